@@ -1,0 +1,23 @@
+/**
+ * The contract between the roles and the network (DESIGN §2, §6, §9). The libp2p gossip bus
+ * implements it for real peers; an in-process hub implements it for the agents test tier.
+ * Every envelope a Bus hands to a listener has passed schema, id, authorship and signature
+ * checks, and has already been merged into the peer's plan state.
+ */
+import type { AnyEnvelope, BodyOf, Envelope, Kind } from './protocol/schemas'
+
+/** Something that can be released; mirrors VS Code's Disposable without depending on it. */
+export interface Disposable { dispose(): void }
+
+export interface Bus {
+  /** This peer's PeerId string (the signer of everything it publishes). */
+  readonly peerId: string
+  /**
+   * Signs `body` with this peer's key, merges it into the local plan state, delivers it to
+   * this peer's own listeners (roles count their own votes) and gossips it.
+   * @throws Error when the body fails its own schema/id checks (a bug in the caller).
+   */
+  publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>>
+  /** Called once for each new verified envelope, from gossip, sync or this peer itself. */
+  onMessage(listener: (env: AnyEnvelope) => void): Disposable
+}

@@ -1,0 +1,118 @@
+/**
+ * Envelope checks shared by gossip, sync and the state log (DESIGN §1, §2, §9): schema,
+ * recomputed ids and authorship. Signature verification needs libp2p keys and lives in the
+ * network layer; this module only defines the bytes that are signed.
+ */
+import { stringify } from 'safe-stable-stringify'
+import { childId, contentId, proposalId, rootGoalId } from './ids'
+import { BODY_SCHEMAS, Envelope, type AnyEnvelope, type Kind } from './schemas'
+import { parseTimestamp } from './time'
+
+/** Canonical JSON: object keys sorted at every level, no whitespace. */
+export function canonicalJson (value: unknown): string {
+  const s = stringify(value)
+  if (s === undefined) throw new TypeError('value has no JSON form')
+  return s
+}
+
+/** The bytes an author signs: a domain tag, the kind and the canonical body. */
+export function signingBytes (kind: Kind, body: unknown): Uint8Array {
+  return new TextEncoder().encode(`goal-swarm/v1\n${kind}\n${canonicalJson(body)}`)
+}
+
+/**
+ * Content key of a message: H(kind, canonical body). The G-Sets of the plan state are keyed
+ * by it (DESIGN §6), so a repeated message is one element and two different bodies never
+ * overwrite each other.
+ */
+export function messageKey (env: { kind: Kind, body: unknown }): string {
+  return contentId(env.kind, canonicalJson(env.body))
+}
+
+/** Why a message was dropped (counted per reason, DESIGN §9). */
+export type DropReason = 'invalid_schema' | 'id_mismatch' | 'impersonation' | 'too_large' | 'clock_skew' | 'bad_signature' | 'duplicate'
+
+export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: DropReason, detail: string }
+
+/**
+ * The peer a body names as its author, which must equal the envelope's signer; null when the
+ * body is derived content anyone may republish (child goals, prompt nodes), which the id check
+ * covers instead.
+ */
+export function claimedAuthor (env: AnyEnvelope): string | null {
+  switch (env.kind) {
+    case 'goal': return env.body.parent_id === null ? env.body.origin_peer : null
+    case 'proposal': return env.body.proposer_peer
+    case 'score': return env.body.scorer_peer
+    case 'accepted': return env.body.scorer_peer
+    case 'node': return null
+    case 'claim': return env.body.claimer_peer
+    case 'renew': return env.body.claimer_peer
+    case 'result': return env.body.executor_peer
+    case 'failure': return env.body.reporter_peer
+    case 'capability': return env.body.peer_id
+  }
+}
+
+function idProblem (env: AnyEnvelope): string | null {
+  switch (env.kind) {
+    case 'goal': {
+      const g = env.body
+      if (g.parent_id === null) {
+        if (g.proposal_id !== null || g.index !== null || g.depth !== 0) return 'a root goal has depth 0 and no proposal_id/index'
+        const want = rootGoalId(g.text, parseTimestamp(g.created_at), g.origin_peer)
+        return want === g.goal_id ? null : `goal_id ${g.goal_id} != ${want}`
+      }
+      if (g.proposal_id === null || g.index === null || g.depth === 0) return 'a child goal needs proposal_id, index and depth > 0'
+      const want = childId(g.parent_id, g.proposal_id, g.index, g.text)
+      return want === g.goal_id ? null : `goal_id ${g.goal_id} != ${want}`
+    }
+    case 'proposal': {
+      const p = env.body
+      const want = proposalId(p.goal_id, p.subgoals, p.proposer_peer)
+      return want === p.proposal_id ? null : `proposal_id ${p.proposal_id} != ${want}`
+    }
+    case 'accepted': {
+      const a = env.body
+      if (a.children.length !== a.subgoals.length) return 'children and subgoals differ in length'
+      for (const [i, c] of a.children.entries()) {
+        if (c.index !== i || c.text !== a.subgoals[i]) return `child ${i} does not match subgoal ${i}`
+        if (c.child_id !== childId(a.goal_id, a.proposal_id, i, c.text)) return `child ${i} has a wrong child_id`
+        if (c.is_atomic !== (c.required_capability !== null)) return `child ${i}: an atomic child needs a capability, a composite none`
+      }
+      return null
+    }
+    case 'node': {
+      const n = env.body
+      const want = childId(n.goal_id, n.proposal_id, n.index, n.text)
+      return want === n.node_id ? null : `node_id ${n.node_id} != ${want}`
+    }
+    default:
+      return null
+  }
+}
+
+/**
+ * Schema, id and authorship checks of one received envelope (DESIGN §1, §2, §9).
+ * @param raw parsed JSON of unknown shape
+ * @param transportAuthor the gossip message's signed author (StrictSign), when it came by gossip
+ * @returns the typed envelope, or the drop reason with a human-readable detail. Never throws.
+ */
+export function checkEnvelope (raw: unknown, transportAuthor?: string): CheckResult {
+  const outer = Envelope.safeParse(raw)
+  if (!outer.success) return { ok: false, reason: 'invalid_schema', detail: outer.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }
+  const schema = BODY_SCHEMAS[outer.data.kind]
+  const body = schema.safeParse(outer.data.body)
+  if (!body.success) return { ok: false, reason: 'invalid_schema', detail: `${outer.data.kind}: ` + body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }
+  const env = { ...outer.data, body: body.data } as AnyEnvelope
+  if (transportAuthor !== undefined && transportAuthor !== env.from) {
+    return { ok: false, reason: 'impersonation', detail: `envelope from ${env.from} relayed as authored by ${transportAuthor}` }
+  }
+  const author = claimedAuthor(env)
+  if (author !== null && author !== env.from) {
+    return { ok: false, reason: 'impersonation', detail: `${env.kind} names ${author} but is signed by ${env.from}` }
+  }
+  const problem = idProblem(env)
+  if (problem !== null) return { ok: false, reason: 'id_mismatch', detail: `${env.kind}: ${problem}` }
+  return { ok: true, env }
+}

@@ -1,0 +1,210 @@
+/**
+ * Wire schemas (zod 4) for every gossip message, with the seed's snake_case field names.
+ * Unknown fields are rejected (`strict`): the signature and the content key cover the whole
+ * body, so silently stripping a field would change what was signed.
+ */
+import { z } from 'zod'
+import { parseTimestamp } from './time'
+
+/** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
+export const CAPABILITIES = ['can_write_text', 'can_query_api', 'can_run_code'] as const
+export const Capability = z.enum(CAPABILITIES)
+export type Capability = z.infer<typeof Capability>
+
+/** 16 lowercase hex chars (ids.ts contentId). */
+export const Id = z.string().regex(/^[0-9a-f]{16}$/, 'expected a 16-char lowercase hex content id')
+/** A libp2p PeerId in its string form (base58btc or CIDv1); test peers may use short names. */
+export const PeerIdStr = z.string().min(1).max(128).regex(/^[A-Za-z0-9._-]+$/, 'expected a peer id')
+/** ISO-8601 timestamp with offset and ≤ 6 fraction digits; kept as text on the wire. */
+export const Timestamp = z.string().max(40).refine((s) => {
+  try { parseTimestamp(s); return true } catch { return false }
+}, 'expected an ISO-8601 timestamp with offset, e.g. 2025-01-02T03:04:05.678901Z')
+
+const Text = z.string().min(1).max(4000)
+
+/** A goal: the root a user submitted, or a composite child of an accepted split. */
+export const Goal = z.strictObject({
+  goal_id: Id,
+  text: Text,
+  /** null for a root goal. */
+  parent_id: Id.nullable(),
+  depth: z.int().min(0).max(16),
+  /** Root: the submitting peer (must be the signer). Child: copied from the parent goal. */
+  origin_peer: PeerIdStr,
+  created_at: Timestamp,
+  /** Child goals only: the accepted proposal and slot this goal comes from (for id checks). */
+  proposal_id: Id.nullable(),
+  index: z.int().min(0).max(63).nullable()
+})
+export type Goal = z.infer<typeof Goal>
+
+/** A decomposer's proposed split of one goal. */
+export const SubgoalProposal = z.strictObject({
+  goal_id: Id,
+  proposal_id: Id,
+  proposer_peer: PeerIdStr,
+  subgoals: z.array(Text).min(1).max(12),
+  rationale: z.string().max(4000),
+  /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
+  attempt: z.int().min(0).max(16),
+  proposed_at: Timestamp
+})
+export type SubgoalProposal = z.infer<typeof SubgoalProposal>
+
+/** One scorer's vote on one proposal. */
+export const ScoreMsg = z.strictObject({
+  goal_id: Id,
+  proposal_id: Id,
+  scorer_peer: PeerIdStr,
+  score: z.number().min(0).max(1),
+  notes: z.string().max(4000),
+  scored_at: Timestamp
+})
+export type ScoreMsg = z.infer<typeof ScoreMsg>
+
+/** The accepting scorer's decision for one slot of the split (DESIGN §4). */
+export const ChildDecision = z.strictObject({
+  index: z.int().min(0).max(63),
+  child_id: Id,
+  text: Text,
+  is_atomic: z.boolean(),
+  /** The capability an atomic child needs; null for a composite child. */
+  required_capability: Capability.nullable()
+})
+export type ChildDecision = z.infer<typeof ChildDecision>
+
+/** A split accepted by a scorer, with the atomic/composite decisions inside it. */
+export const AcceptedSplit = z.strictObject({
+  goal_id: Id,
+  proposal_id: Id,
+  scorer_peer: PeerIdStr,
+  subgoals: z.array(Text).min(1).max(12),
+  final_score: z.number().min(0).max(1),
+  confirming_scores: z.array(z.strictObject({ scorer_peer: PeerIdStr, score: z.number().min(0).max(1) })).min(1).max(64),
+  /** true when accepted by the timeout fallback rather than the quorum rule (DESIGN §3). */
+  fallback: z.boolean(),
+  children: z.array(ChildDecision).min(1).max(12),
+  accepted_at: Timestamp
+})
+export type AcceptedSplit = z.infer<typeof AcceptedSplit>
+
+/** An atomic leaf, derived from an accepted split. */
+export const PromptNode = z.strictObject({
+  node_id: Id,
+  /** The parent goal. */
+  goal_id: Id,
+  proposal_id: Id,
+  index: z.int().min(0).max(63),
+  text: Text,
+  is_atomic: z.literal(true),
+  depends_on: z.array(Id).max(12),
+  required_capability: Capability
+})
+export type PromptNode = z.infer<typeof PromptNode>
+
+/** An executor's claim on a leaf: a lease of `lease_ms` from claimed_at (DESIGN §5). */
+export const ClaimMsg = z.strictObject({
+  node_id: Id,
+  goal_id: Id,
+  claimer_peer: PeerIdStr,
+  claimed_at: Timestamp,
+  capability: Capability,
+  lease_ms: z.int().min(1000).max(3_600_000)
+})
+export type ClaimMsg = z.infer<typeof ClaimMsg>
+
+/** The lease holder's renewal of its claim while it works. */
+export const LeaseRenewal = z.strictObject({
+  node_id: Id,
+  goal_id: Id,
+  claimer_peer: PeerIdStr,
+  /** claimed_at of the claim this renews. */
+  claimed_at: Timestamp,
+  renewed_at: Timestamp
+})
+export type LeaseRenewal = z.infer<typeof LeaseRenewal>
+
+/** Inline outputs up to this many UTF-16 code units; larger ones travel as a blob (DESIGN §10). */
+export const MAX_INLINE_OUTPUT = 64 * 1024
+
+/** A leaf's outcome. success=false is a failure after retries, never shown as done (DESIGN §8). */
+export const ResultMsg = z.strictObject({
+  node_id: Id,
+  goal_id: Id,
+  executor_peer: PeerIdStr,
+  success: z.boolean(),
+  /** The whole output, or its first MAX_INLINE_OUTPUT chars when output_sha256 is set. */
+  output: z.string().max(MAX_INLINE_OUTPUT),
+  /** sha256 (64 hex) of the full UTF-8 output when it travels as a blob; else null. */
+  output_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  /** Size of the full output in UTF-8 bytes. */
+  output_bytes: z.int().min(0),
+  attempts: z.int().min(1).max(100),
+  finished_at: Timestamp
+})
+export type ResultMsg = z.infer<typeof ResultMsg>
+
+/** A role gave up on something (exhausted LLM retries, unparseable output...). */
+export const FailureMsg = z.strictObject({
+  goal_id: Id,
+  node_id: Id.nullable(),
+  role: z.enum(['decomposer', 'scorer', 'executor']),
+  reporter_peer: PeerIdStr,
+  reason: z.string().min(1).max(4000),
+  failed_at: Timestamp
+})
+export type FailureMsg = z.infer<typeof FailureMsg>
+
+export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
+export const Role = z.enum(ROLES)
+export type Role = z.infer<typeof Role>
+
+/** A peer's periodic announcement of its role and capabilities (liveness for capability gaps). */
+export const CapabilityAnnounce = z.strictObject({
+  peer_id: PeerIdStr,
+  role: Role,
+  /** Empty for roles that execute nothing. */
+  capabilities: z.array(Capability).max(CAPABILITIES.length),
+  announced_at: Timestamp
+})
+export type CapabilityAnnounce = z.infer<typeof CapabilityAnnounce>
+
+/** Every message kind with its body schema. */
+export const BODY_SCHEMAS = {
+  goal: Goal,
+  proposal: SubgoalProposal,
+  score: ScoreMsg,
+  accepted: AcceptedSplit,
+  node: PromptNode,
+  claim: ClaimMsg,
+  renew: LeaseRenewal,
+  result: ResultMsg,
+  failure: FailureMsg,
+  capability: CapabilityAnnounce
+} as const
+export type Kind = keyof typeof BODY_SCHEMAS
+export const KINDS = Object.keys(BODY_SCHEMAS) as Kind[]
+export type BodyOf<K extends Kind> = z.infer<(typeof BODY_SCHEMAS)[K]>
+
+/**
+ * The signed unit that travels over gossip, is stored in the state log and is exchanged by
+ * sync (DESIGN §7): the body, its author's PeerId, and an Ed25519 signature by the author's
+ * libp2p key over `signingBytes(kind, body)` (base64).
+ */
+export const Envelope = z.strictObject({
+  v: z.literal(1),
+  kind: z.enum(KINDS as [Kind, ...Kind[]]),
+  body: z.record(z.string(), z.unknown()),
+  from: PeerIdStr,
+  sig: z.string().max(200)
+})
+export interface Envelope<K extends Kind = Kind> {
+  v: 1
+  kind: K
+  body: BodyOf<K>
+  from: string
+  sig: string
+}
+
+/** Union helper: an envelope of any kind, narrowed by `kind`. */
+export type AnyEnvelope = { [K in Kind]: Envelope<K> }[Kind]

@@ -1,0 +1,98 @@
+/**
+ * Protocol timestamps (DESIGN §1, §5): ISO-8601 UTC strings with microsecond precision,
+ * e.g. `2025-01-02T03:04:05.678901Z`. Internally a timestamp is an integer count of
+ * microseconds since the Unix epoch (µs, a JS number: exact up to year 2255). Parsing and
+ * comparison never go through a JS Date, which only keeps milliseconds.
+ */
+
+/** Integer microseconds since 1970-01-01T00:00:00Z. */
+export type Micros = number
+
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})$/
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+function isLeap (y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
+}
+
+/**
+ * Parses an ISO-8601 timestamp with an explicit offset (`Z` or `±HH:MM`) and 0-6 fraction
+ * digits into integer µs since the epoch (UTC).
+ * @throws RangeError when the text is not such a timestamp or names an impossible date.
+ */
+export function parseTimestamp (text: string): Micros {
+  const m = ISO_RE.exec(text)
+  if (m == null) throw new RangeError(`not an ISO-8601 timestamp with offset: ${JSON.stringify(text)}`)
+  const [, ys, mos, ds, hs, mis, ss, frac = '', off] = m as unknown as string[]
+  const y = Number(ys); const mo = Number(mos); const d = Number(ds)
+  const h = Number(hs); const mi = Number(mis); const s = Number(ss)
+  const dim = mo === 2 && isLeap(y) ? 29 : DAYS_IN_MONTH[mo - 1]
+  if (mo < 1 || mo > 12 || dim === undefined || d < 1 || d > dim || h > 23 || mi > 59 || s > 59) {
+    throw new RangeError(`impossible date or time in timestamp: ${JSON.stringify(text)}`)
+  }
+  let offsetMin = 0
+  if (off !== 'Z' && off !== undefined) {
+    const sign = off.startsWith('-') ? -1 : 1
+    const oh = Number(off.slice(1, 3)); const om = Number(off.slice(4, 6))
+    if (oh > 23 || om > 59) throw new RangeError(`bad UTC offset in timestamp: ${JSON.stringify(text)}`)
+    offsetMin = sign * (oh * 60 + om)
+  }
+  // Date.UTC is plain calendar arithmetic on integers here (whole seconds), not a parse.
+  const wholeSeconds = Date.UTC(y, mo - 1, d, h, mi, s) / 1000 - offsetMin * 60
+  const micros = frac === '' ? 0 : Number(frac.padEnd(6, '0'))
+  return wholeSeconds * 1_000_000 + micros
+}
+
+function splitMicros (us: Micros): { seconds: number, micros: number } {
+  if (!Number.isSafeInteger(us)) throw new RangeError(`timestamp must be an integer count of µs, got ${us}`)
+  const micros = ((us % 1_000_000) + 1_000_000) % 1_000_000
+  return { seconds: (us - micros) / 1_000_000, micros }
+}
+
+function isoSeconds (seconds: number): string {
+  // Whole seconds only: the Date never sees the sub-millisecond part.
+  return new Date(seconds * 1000).toISOString().slice(0, 19)
+}
+
+/** Wire form: `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`, fraction omitted at 0 µs (as the seed's JSON). */
+export function formatTimestamp (us: Micros): string {
+  const { seconds, micros } = splitMicros(us)
+  return `${isoSeconds(seconds)}${micros === 0 ? '' : '.' + String(micros).padStart(6, '0')}Z`
+}
+
+/**
+ * Form hashed into root goal ids (DESIGN §1): Python's `datetime.isoformat()` of a UTC
+ * datetime, `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, so ids match the seed implementation's.
+ */
+export function hashTimestamp (us: Micros): string {
+  const { seconds, micros } = splitMicros(us)
+  return `${isoSeconds(seconds)}${micros === 0 ? '' : '.' + String(micros).padStart(6, '0')}+00:00`
+}
+
+/**
+ * Test hook for clock-skew fault injection: GOAL_SWARM_CLOCK_OFFSET_MS shifts this
+ * process's notion of now by that many milliseconds (may be negative).
+ */
+function clockOffsetMicros (): number {
+  const raw = process.env.GOAL_SWARM_CLOCK_OFFSET_MS
+  if (raw === undefined || raw === '') return 0
+  const ms = Number(raw)
+  return Number.isFinite(ms) ? Math.round(ms * 1000) : 0
+}
+
+const hrtimeAnchor = { wall: Date.now() * 1000, mono: process.hrtime.bigint() }
+
+/** Current time in µs since the epoch: wall clock anchored once, advanced by the monotonic clock. */
+export function nowMicros (): Micros {
+  const elapsedUs = Number((process.hrtime.bigint() - hrtimeAnchor.mono) / 1000n)
+  return hrtimeAnchor.wall + elapsedUs + clockOffsetMicros()
+}
+
+/** Current time as a wire timestamp. */
+export function nowTimestamp (): string {
+  return formatTimestamp(nowMicros())
+}
+
+/** ms → µs */
+export const msToMicros = (ms: number): Micros => Math.round(ms * 1000)
