@@ -19,7 +19,8 @@ function isLeap (y: number): boolean {
 /**
  * Parses an ISO-8601 timestamp with an explicit offset (`Z` or `±HH:MM`) and 0-6 fraction
  * digits into integer µs since the epoch (UTC).
- * @throws RangeError when the text is not such a timestamp or names an impossible date.
+ * @throws RangeError when the text is not such a timestamp, names an impossible date, or lies
+ *   outside the exactly representable µs range (about years 1685-2255).
  */
 export function parseTimestamp (text: string): Micros {
   const m = ISO_RE.exec(text)
@@ -38,10 +39,16 @@ export function parseTimestamp (text: string): Micros {
     if (oh > 23 || om > 59) throw new RangeError(`bad UTC offset in timestamp: ${JSON.stringify(text)}`)
     offsetMin = sign * (oh * 60 + om)
   }
-  // Date.UTC is plain calendar arithmetic on integers here (whole seconds), not a parse.
-  const wholeSeconds = Date.UTC(y, mo - 1, d, h, mi, s) / 1000 - offsetMin * 60
+  // Date.UTC is plain calendar arithmetic on integers here (whole seconds), not a parse. It
+  // maps years 0-99 to 1900-1999, so the year is set separately with setUTCFullYear.
+  const cal = new Date(Date.UTC(2000, mo - 1, d, h, mi, s))
+  cal.setUTCFullYear(y)
+  const wholeSeconds = cal.getTime() / 1000 - offsetMin * 60
   const micros = frac === '' ? 0 : Number(frac.padEnd(6, '0'))
-  return wholeSeconds * 1_000_000 + micros
+  const us = wholeSeconds * 1_000_000 + micros
+  // Beyond 2^53 µs (years before 1685 or after 2255) µs stop being exact integers.
+  if (!Number.isSafeInteger(us)) throw new RangeError(`timestamp outside the representable µs range: ${JSON.stringify(text)}`)
+  return us
 }
 
 function splitMicros (us: Micros): { seconds: number, micros: number } {

@@ -1,0 +1,105 @@
+/**
+ * Claim rule (DESIGN §5) as pure functions: who holds a leaf's lease at a given time, decided
+ * only from the set of claims and renewals, so every peer with the same messages agrees.
+ */
+import { compareStrings } from './acceptance'
+import { messageKey } from './envelope'
+import type { ClaimMsg, LeaseRenewal } from './schemas'
+import { msToMicros, parseTimestamp, type Micros } from './time'
+
+/** Claims whose claimed_at is further than this from the receiver's clock are dropped (ms). */
+export const CLAIM_TOLERANCE_MS = 5000
+/** Competing claims are collected this long after the earliest before anyone starts (ms). */
+export const SETTLE_WINDOW_MS = 2000
+
+/**
+ * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,
+ * in either direction (DESIGN §5). Applied on receipt of a live claim, not to synced history.
+ */
+export function claimWithinTolerance (claimedAtUs: Micros, nowUs: Micros, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
+  return Math.abs(claimedAtUs - nowUs) <= msToMicros(toleranceMs)
+}
+
+/**
+ * A leaf's lease at one instant.
+ * - unclaimed: no claim at all.
+ * - settling: the earliest claim of the current round is younger than the settle window;
+ *   `holder` is who wins if nothing earlier arrives.
+ * - held: the settle window is over and the holder's lease (with renewals) still runs.
+ * - lapsed: every lease ran out and no later claim exists; the leaf is claimable again.
+ */
+export type LeaseState =
+  | { state: 'unclaimed' }
+  | { state: 'lapsed', lastHolder: ClaimMsg }
+  | { state: 'settling' | 'held', holder: ClaimMsg, leaseUntilUs: Micros }
+
+interface ParsedClaim { claim: ClaimMsg, at: Micros, key: string }
+
+/** Claims in (claimed_at µs, claimer_peer) order, one per (claimer, claimed_at): lowest messageKey. */
+function orderClaims (claims: readonly ClaimMsg[]): ParsedClaim[] {
+  const byPeerAndTime = new Map<string, ParsedClaim>()
+  for (const claim of claims) {
+    const at = parseTimestamp(claim.claimed_at)
+    const pc = { claim, at, key: messageKey({ kind: 'claim', body: claim }) }
+    const slot = `${at}\n${claim.claimer_peer}`
+    const prev = byPeerAndTime.get(slot)
+    if (prev === undefined || pc.key < prev.key) byPeerAndTime.set(slot, pc)
+  }
+  return [...byPeerAndTime.values()].sort((a, b) => a.at - b.at || compareStrings(a.claim.claimer_peer, b.claim.claimer_peer))
+}
+
+/**
+ * End of a claim's lease in µs: claimed_at + lease_ms, pushed forward by each renewal of this
+ * claim (same claimer_peer and claimed_at) to renewed_at + lease_ms. Renewals are taken in
+ * renewed_at order and only count while the lease they extend still runs (renewed_at <= the
+ * end so far): a lease that lapsed stays lapsed, so a stalled executor that wakes up and
+ * renews cannot take a leaf back from whoever reclaimed it.
+ */
+export function leaseEnd (claim: ClaimMsg, renewals: readonly LeaseRenewal[]): Micros {
+  const at = parseTimestamp(claim.claimed_at)
+  const lease = msToMicros(claim.lease_ms)
+  const times = renewals
+    .filter((r) => r.claimer_peer === claim.claimer_peer && r.node_id === claim.node_id && parseTimestamp(r.claimed_at) === at)
+    .map((r) => parseTimestamp(r.renewed_at))
+    .sort((a, b) => a - b)
+  let end = at + lease
+  for (const t of times) {
+    if (t > end) break
+    end = Math.max(end, t + lease)
+  }
+  return end
+}
+
+/**
+ * Who holds the lease of one leaf at `nowUs` (DESIGN §5).
+ *
+ * Claims are ordered by (claimed_at µs, claimer_peer); a peer's repeated claims with the same
+ * claimed_at count once. Round 1: the earliest claim wins. Before claimed_at + settle window
+ * the state is `settling`; then `held` until the lease end (see `leaseEnd`). When that lease
+ * has lapsed, the next round considers only claims made after it ended, and so on.
+ *
+ * @param claims claims of one leaf (the caller filters by node_id)
+ * @param renewals renewals of that leaf
+ * @param settleMs settle window in ms (default SETTLE_WINDOW_MS)
+ */
+export function resolveClaims (
+  claims: readonly ClaimMsg[],
+  renewals: readonly LeaseRenewal[],
+  nowUs: Micros,
+  settleMs: number = SETTLE_WINDOW_MS
+): LeaseState {
+  const ordered = orderClaims(claims)
+  if (ordered.length === 0) return { state: 'unclaimed' }
+  const settle = msToMicros(settleMs)
+  let i = 0
+  let last: ParsedClaim | undefined
+  while (i < ordered.length) {
+    const winner = ordered[i] as ParsedClaim
+    const end = leaseEnd(winner.claim, renewals)
+    if (nowUs < winner.at + settle) return { state: 'settling', holder: winner.claim, leaseUntilUs: end }
+    if (nowUs < end) return { state: 'held', holder: winner.claim, leaseUntilUs: end }
+    last = winner
+    while (i < ordered.length && (ordered[i] as ParsedClaim).at <= end) i++
+  }
+  return { state: 'lapsed', lastHolder: (last as ParsedClaim).claim }
+}

@@ -1,0 +1,163 @@
+/**
+ * Message builders for tests: schema-valid bodies with correct content ids, and envelopes.
+ * `envelopeOf` makes an unsigned envelope (sig 'unsigned', from = the body's author) for pure
+ * logic that never checks signatures; `signedEnvelope` signs with a real libp2p key.
+ * Times are µs (use `T0 + sec(n)`), turned into wire timestamps here.
+ */
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import type { PrivateKey } from '@libp2p/interface'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { claimedAuthor } from '../../src/peer/protocol/envelope'
+import { childId, proposalId, rootGoalId } from '../../src/peer/protocol/ids'
+import type {
+  AcceptedSplit, AnyEnvelope, BodyOf, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
+  Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SubgoalProposal
+} from '../../src/peer/protocol/schemas'
+import { signEnvelope } from '../../src/peer/protocol/signing'
+import { formatTimestamp, type Micros } from '../../src/peer/protocol/time'
+
+/** 2025-01-02T03:04:05Z in µs: the base time of most tests. */
+export const T0: Micros = 1_735_787_045_000_000
+/** s → µs */
+export const sec = (s: number): Micros => Math.round(s * 1_000_000)
+/** ms → µs */
+export const ms = (m: number): Micros => Math.round(m * 1000)
+/** µs → wire timestamp */
+export const ts = (us: Micros): string => formatTimestamp(us)
+
+export function rootGoal (text = 'Plan a two-week trip to Japan', origin = 'peer-user', createdAt: Micros = T0): Goal {
+  return {
+    goal_id: rootGoalId(text, createdAt, origin),
+    text,
+    parent_id: null,
+    depth: 0,
+    origin_peer: origin,
+    created_at: ts(createdAt),
+    proposal_id: null,
+    index: null
+  }
+}
+
+export function proposal (goalId: string, subgoals: string[], proposer = 'peer-dec-1', opts: { attempt?: number, at?: Micros, rationale?: string } = {}): SubgoalProposal {
+  return {
+    goal_id: goalId,
+    proposal_id: proposalId(goalId, subgoals, proposer),
+    proposer_peer: proposer,
+    subgoals,
+    rationale: opts.rationale ?? 'covers the goal',
+    attempt: opts.attempt ?? 0,
+    proposed_at: ts(opts.at ?? T0 + sec(1))
+  }
+}
+
+export function score (p: Pick<SubgoalProposal, 'goal_id' | 'proposal_id'>, scorer: string, value: number, opts: { at?: Micros, notes?: string } = {}): ScoreMsg {
+  return {
+    goal_id: p.goal_id,
+    proposal_id: p.proposal_id,
+    scorer_peer: scorer,
+    score: value,
+    notes: opts.notes ?? '',
+    scored_at: ts(opts.at ?? T0 + sec(2))
+  }
+}
+
+export interface AcceptOpts {
+  /** Which slots are atomic: all (default), none, or per index. */
+  atomic?: boolean | boolean[]
+  capability?: Capability | Capability[]
+  confirming?: { scorer_peer: string, score: number }[]
+  finalScore?: number
+  fallback?: boolean
+  at?: Micros
+}
+
+export function decisions (goalId: string, p: Pick<SubgoalProposal, 'proposal_id' | 'subgoals'>, opts: AcceptOpts = {}): ChildDecision[] {
+  return p.subgoals.map((text, index) => {
+    const atomic = Array.isArray(opts.atomic) ? (opts.atomic[index] ?? true) : (opts.atomic ?? true)
+    const cap = Array.isArray(opts.capability) ? (opts.capability[index] ?? 'can_write_text') : (opts.capability ?? 'can_write_text')
+    return { index, child_id: childId(goalId, p.proposal_id, index, text), text, is_atomic: atomic, required_capability: atomic ? cap : null }
+  })
+}
+
+export function accepted (p: SubgoalProposal, scorer = 'peer-sc-1', opts: AcceptOpts = {}): AcceptedSplit {
+  const confirming = opts.confirming ?? [{ scorer_peer: 'peer-sc-1', score: 0.8 }, { scorer_peer: 'peer-sc-2', score: 0.8 }]
+  return {
+    goal_id: p.goal_id,
+    proposal_id: p.proposal_id,
+    scorer_peer: scorer,
+    subgoals: p.subgoals,
+    final_score: opts.finalScore ?? confirming.reduce((s, c) => s + c.score, 0) / confirming.length,
+    confirming_scores: confirming,
+    fallback: opts.fallback ?? false,
+    children: decisions(p.goal_id, p, opts),
+    accepted_at: ts(opts.at ?? T0 + sec(3))
+  }
+}
+
+/** The child goal message of a composite slot (what a scorer publishes on goal/new). */
+export function childGoal (a: AcceptedSplit, index: number, parent: Pick<Goal, 'depth' | 'origin_peer'>, createdAt: Micros = T0 + sec(4)): Goal {
+  const d = a.children[index]
+  if (d === undefined || d.is_atomic) throw new Error(`slot ${index} is not a composite child`)
+  return {
+    goal_id: d.child_id, text: d.text, parent_id: a.goal_id, depth: parent.depth + 1, origin_peer: parent.origin_peer,
+    created_at: ts(createdAt), proposal_id: a.proposal_id, index
+  }
+}
+
+/** The prompt node of an atomic slot. */
+export function promptNode (a: AcceptedSplit, index: number, dependsOn: string[] = []): PromptNode {
+  const d = a.children[index]
+  if (d === undefined || !d.is_atomic || d.required_capability === null) throw new Error(`slot ${index} is not atomic`)
+  return {
+    node_id: d.child_id, goal_id: a.goal_id, proposal_id: a.proposal_id, index, text: d.text,
+    is_atomic: true, depends_on: dependsOn, required_capability: d.required_capability
+  }
+}
+
+export function claim (nodeId: string, goalId: string, claimer: string, at: Micros, leaseMs = 15_000, capability: Capability = 'can_write_text'): ClaimMsg {
+  return { node_id: nodeId, goal_id: goalId, claimer_peer: claimer, claimed_at: ts(at), capability, lease_ms: leaseMs }
+}
+
+export function renewal (c: ClaimMsg, at: Micros): LeaseRenewal {
+  return { node_id: c.node_id, goal_id: c.goal_id, claimer_peer: c.claimer_peer, claimed_at: c.claimed_at, renewed_at: ts(at) }
+}
+
+export function result (nodeId: string, goalId: string, executor: string, opts: { success?: boolean, output?: string, at?: Micros, attempts?: number } = {}): ResultMsg {
+  const output = opts.output ?? `output of ${nodeId} by ${executor}`
+  return {
+    node_id: nodeId, goal_id: goalId, executor_peer: executor, success: opts.success ?? true, output,
+    output_sha256: null, output_bytes: Buffer.byteLength(output, 'utf8'), attempts: opts.attempts ?? 1,
+    finished_at: ts(opts.at ?? T0 + sec(10))
+  }
+}
+
+export function failure (goalId: string, reporter: string, opts: { nodeId?: string | null, role?: FailureMsg['role'], reason?: string, at?: Micros } = {}): FailureMsg {
+  return {
+    goal_id: goalId, node_id: opts.nodeId ?? null, role: opts.role ?? 'decomposer', reporter_peer: reporter,
+    reason: opts.reason ?? 'LLM retries exhausted', failed_at: ts(opts.at ?? T0 + sec(5))
+  }
+}
+
+export function capability (peer: string, at: Micros, caps: Capability[] = ['can_write_text'], role: Role = 'executor'): CapabilityAnnounce {
+  return { peer_id: peer, role, capabilities: caps, announced_at: ts(at) }
+}
+
+/**
+ * An unsigned envelope: `from` is the body's named author (or `from` when given, which derived
+ * content needs). Only for code that does not verify signatures.
+ */
+export function envelopeOf<K extends Kind> (kind: K, body: BodyOf<K>, from?: string, sig = 'unsigned'): Envelope<K> {
+  const author = claimedAuthor({ v: 1, kind, body, from: '', sig } as AnyEnvelope)
+  return { v: 1, kind, body, from: from ?? author ?? 'peer-relay', sig }
+}
+
+/** A fresh Ed25519 libp2p identity. */
+export async function newIdentity (): Promise<{ key: PrivateKey, peerId: string }> {
+  const key = await generateKeyPair('Ed25519')
+  return { key, peerId: peerIdFromPrivateKey(key).toString() }
+}
+
+/** A really signed envelope (signEnvelope). */
+export async function signedEnvelope<K extends Kind> (key: PrivateKey, kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
+  return await signEnvelope(key, kind, body)
+}

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { CLAIM_TOLERANCE_MS, SETTLE_WINDOW_MS, claimWithinTolerance, leaseEnd, resolveClaims, type LeaseState } from '../../src/peer/protocol/claims'
+import { T0, claim, ms, renewal, sec } from '../support/fixtures'
+
+const NODE = '00000000000000aa'
+const GOAL = '00000000000000bb'
+const c = (peer: string, at: number, leaseMs = 15_000): ReturnType<typeof claim> => claim(NODE, GOAL, peer, at, leaseMs)
+
+function holderOf (s: LeaseState): string | null {
+  return s.state === 'settling' || s.state === 'held' ? s.holder.claimer_peer : s.state === 'lapsed' ? s.lastHolder.claimer_peer : null
+}
+
+function permutations<T> (xs: T[]): T[][] {
+  if (xs.length <= 1) return [xs]
+  return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]))
+}
+
+describe('claim tolerance (DESIGN §5)', () => {
+  it('accepts claims within ±5 s of local time, inclusive', () => {
+    assert.equal(CLAIM_TOLERANCE_MS, 5000)
+    assert.equal(claimWithinTolerance(T0, T0), true)
+    assert.equal(claimWithinTolerance(T0 - sec(5), T0), true)
+    assert.equal(claimWithinTolerance(T0 + sec(5), T0), true)
+    assert.equal(claimWithinTolerance(T0 - sec(5) - 1, T0), false)
+    assert.equal(claimWithinTolerance(T0 + sec(5) + 1, T0), false)
+    assert.equal(claimWithinTolerance(T0 + sec(60), T0), false)
+  })
+
+  it('takes another tolerance in ms', () => {
+    assert.equal(claimWithinTolerance(T0 + ms(100), T0, 100), true)
+    assert.equal(claimWithinTolerance(T0 + ms(101), T0, 100), false)
+  })
+})
+
+describe('resolveClaims (DESIGN §5)', () => {
+  it('is unclaimed with no claims', () => {
+    assert.deepEqual(resolveClaims([], [], T0), { state: 'unclaimed' })
+  })
+
+  it('settles for 2 s after the earliest claim, then holds until the lease ends', () => {
+    assert.equal(SETTLE_WINDOW_MS, 2000)
+    const a = c('ex-a', T0)
+    assert.deepEqual(resolveClaims([a], [], T0), { state: 'settling', holder: a, leaseUntilUs: T0 + sec(15) })
+    assert.equal(resolveClaims([a], [], T0 + sec(2) - 1).state, 'settling')
+    assert.deepEqual(resolveClaims([a], [], T0 + sec(2)), { state: 'held', holder: a, leaseUntilUs: T0 + sec(15) })
+    assert.equal(resolveClaims([a], [], T0 + sec(15) - 1).state, 'held')
+    assert.deepEqual(resolveClaims([a], [], T0 + sec(15)), { state: 'lapsed', lastHolder: a })
+  })
+
+  it('is settling also before the claim time (a claim slightly in the future)', () => {
+    assert.equal(resolveClaims([c('ex-a', T0 + sec(3))], [], T0).state, 'settling')
+  })
+
+  it('honours a custom settle window', () => {
+    const a = c('ex-a', T0)
+    assert.equal(resolveClaims([a], [], T0 + ms(500), 500).state, 'held')
+    assert.equal(resolveClaims([a], [], T0 + ms(499), 500).state, 'settling')
+    assert.equal(resolveClaims([a], [], T0 + ms(1), 0).state, 'held')
+  })
+
+  it('lets the earliest claimed_at win, in any arrival order', () => {
+    const claims = [c('ex-c', T0 + ms(300)), c('ex-a', T0 + ms(100)), c('ex-b', T0 + ms(200))]
+    for (const order of permutations(claims)) {
+      assert.equal(holderOf(resolveClaims(order, [], T0 + ms(300))), 'ex-a')
+      assert.equal(holderOf(resolveClaims(order, [], T0 + sec(5))), 'ex-a')
+    }
+  })
+
+  it('breaks a claimed_at tie by the lowest peer id', () => {
+    const claims = [c('ex-b', T0), c('ex-a', T0), c('ex-c', T0)]
+    for (const order of permutations(claims)) assert.equal(holderOf(resolveClaims(order, [], T0 + sec(3))), 'ex-a')
+  })
+
+  it('compares claim times in µs, not ms', () => {
+    const claims = [c('ex-a', T0 + 2), c('ex-b', T0 + 1)]
+    assert.equal(holderOf(resolveClaims(claims, [], T0 + sec(3))), 'ex-b')
+  })
+
+  it('compares claim times as instants, whatever offset they were written with', () => {
+    const a = { ...c('ex-a', T0 + 1), claimed_at: '2025-01-02T04:04:05.000001+01:00' }
+    const b = c('ex-b', T0 + 2)
+    assert.equal(holderOf(resolveClaims([b, a], [], T0 + sec(3))), 'ex-a')
+  })
+
+  it("counts one peer's repeated claim at the same time once (lowest message key)", () => {
+    const a1 = c('ex-a', T0, 15_000)
+    const a2 = c('ex-a', T0, 30_000)
+    const r1 = resolveClaims([a1, a2], [], T0 + sec(20))
+    const r2 = resolveClaims([a2, a1], [], T0 + sec(20))
+    assert.deepEqual(r1, r2)
+  })
+
+  it('extends the lease with renewals of the same claim', () => {
+    const a = c('ex-a', T0)
+    const renewals = [renewal(a, T0 + sec(10)), renewal(a, T0 + sec(20))]
+    assert.equal(leaseEnd(a, renewals), T0 + sec(35))
+    assert.deepEqual(resolveClaims([a], renewals, T0 + sec(30)), { state: 'held', holder: a, leaseUntilUs: T0 + sec(35) })
+    assert.equal(resolveClaims([a], [...renewals].reverse(), T0 + sec(35)).state, 'lapsed')
+  })
+
+  it('ignores renewals by another peer or for another claim time', () => {
+    const a = c('ex-a', T0)
+    const b = c('ex-b', T0 + sec(1))
+    const foreign = [renewal(b, T0 + sec(10)), renewal(c('ex-a', T0 + 5), T0 + sec(10)), { ...renewal(a, T0 + sec(10)), node_id: '00000000000000cc' }]
+    assert.equal(leaseEnd(a, foreign), T0 + sec(15))
+  })
+
+  it('does not revive a lapsed lease with a late renewal', () => {
+    const a = c('ex-a', T0)
+    assert.equal(leaseEnd(a, [renewal(a, T0 + sec(16))]), T0 + sec(15))
+    // a renewal exactly at the end still counts
+    assert.equal(leaseEnd(a, [renewal(a, T0 + sec(15))]), T0 + sec(30))
+    // a chain of timely renewals keeps it alive, however they arrive
+    assert.equal(leaseEnd(a, [renewal(a, T0 + sec(28)), renewal(a, T0 + sec(14))]), T0 + sec(43))
+  })
+
+  it('after a lapse, a later claim wins a new round; claims made during the lease do not', () => {
+    const a = c('ex-a', T0)
+    const during = c('ex-b', T0 + sec(5)) // competed and lost while ex-a held the lease
+    const after = c('ex-c', T0 + sec(16))
+    const claims = [a, during, after]
+    for (const order of permutations(claims)) {
+      assert.equal(holderOf(resolveClaims(order, [], T0 + sec(10))), 'ex-a')
+      assert.deepEqual(resolveClaims(order, [], T0 + sec(17)), { state: 'settling', holder: after, leaseUntilUs: T0 + sec(31) })
+      assert.equal(resolveClaims(order, [], T0 + sec(18)).state, 'held')
+      assert.deepEqual(resolveClaims(order, [], T0 + sec(31)), { state: 'lapsed', lastHolder: after })
+    }
+  })
+
+  it('lets the same executor reclaim after its own lapse', () => {
+    const a1 = c('ex-a', T0)
+    const a2 = c('ex-a', T0 + sec(20))
+    assert.deepEqual(resolveClaims([a2, a1], [], T0 + sec(25)), { state: 'held', holder: a2, leaseUntilUs: T0 + sec(35) })
+  })
+
+  it('is lapsed, naming the last holder, when every round ran out', () => {
+    const claims = [c('ex-a', T0), c('ex-b', T0 + sec(16)), c('ex-c', T0 + sec(40))]
+    assert.deepEqual(resolveClaims(claims, [], T0 + sec(100)), { state: 'lapsed', lastHolder: claims[2] })
+  })
+
+  it('treats a claim exactly at the previous lease end as part of the old round', () => {
+    const a = c('ex-a', T0)
+    const b = c('ex-b', T0 + sec(15))
+    assert.deepEqual(resolveClaims([a, b], [], T0 + sec(16)), { state: 'lapsed', lastHolder: a })
+  })
+
+  it('uses each claim’s own lease length', () => {
+    const a = c('ex-a', T0, 3000)
+    assert.equal(resolveClaims([a], [], T0 + sec(3) - 1).state, 'held')
+    assert.equal(resolveClaims([a], [], T0 + sec(3)).state, 'lapsed')
+  })
+
+  it('keeps a renewed lease and the rounds after it consistent', () => {
+    const a = c('ex-a', T0)
+    const b = c('ex-b', T0 + sec(20)) // inside a's renewed lease: loses
+    const d = c('ex-d', T0 + sec(30)) // after it: wins round 2
+    const r = [renewal(a, T0 + sec(12))] // a's lease runs to T0+27 s
+    for (const order of permutations([a, b, d])) {
+      assert.equal(holderOf(resolveClaims(order, r, T0 + sec(25))), 'ex-a')
+      // d is known (its clock runs ahead): the leaf is settling on d, not free
+      assert.equal(holderOf(resolveClaims(order, r, T0 + sec(28))), 'ex-d')
+      assert.deepEqual(resolveClaims(order.filter((x) => x !== d), r, T0 + sec(28)), { state: 'lapsed', lastHolder: a })
+      assert.equal(resolveClaims(order, r, T0 + sec(31)).state, 'settling')
+      assert.deepEqual(resolveClaims(order, r, T0 + sec(33)), { state: 'held', holder: d, leaseUntilUs: T0 + sec(45) })
+    }
+  })
+})

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import {
+  AcceptedSplit, BODY_SCHEMAS, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
+  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp
+} from '../../src/peer/protocol/schemas'
+import {
+  T0, accepted, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
+} from '../support/fixtures'
+
+const g = rootGoal()
+const p = proposal(g.goal_id, ['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'])
+const a = accepted(p, 'peer-sc-1', { atomic: [true, false, true] })
+const n = promptNode(a, 0)
+const c = claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))
+
+const valid: Record<string, [{ safeParse: (v: unknown) => { success: boolean } }, Record<string, unknown>]> = {
+  goal: [Goal, g],
+  proposal: [SubgoalProposal, p],
+  score: [ScoreMsg, score(p, 'peer-sc-1', 0.75)],
+  accepted: [AcceptedSplit, a],
+  node: [PromptNode, n],
+  claim: [ClaimMsg, c],
+  renew: [LeaseRenewal, renewal(c, T0 + sec(8))],
+  result: [ResultMsg, result(n.node_id, g.goal_id, 'peer-ex-1')],
+  failure: [FailureMsg, failure(g.goal_id, 'peer-dec-1')],
+  capability: [CapabilityAnnounce, capability('peer-ex-1', T0)]
+}
+
+function rejects (schema: { safeParse: (v: unknown) => { success: boolean } }, value: unknown, what: string): void {
+  assert.equal(schema.safeParse(value).success, false, `should reject: ${what}`)
+}
+
+describe('wire schemas', () => {
+  it('has a schema for every kind and the fixtures are valid', () => {
+    assert.deepEqual([...KINDS].sort(), Object.keys(valid).sort())
+    for (const [kind, [schema, body]] of Object.entries(valid)) {
+      assert.equal(schema.safeParse(body).success, true, kind)
+      assert.equal(BODY_SCHEMAS[kind as keyof typeof BODY_SCHEMAS], schema)
+    }
+  })
+
+  it('rejects every body with any one required field missing', () => {
+    let checked = 0
+    for (const [kind, [schema, body]] of Object.entries(valid)) {
+      for (const field of Object.keys(body)) {
+        const { [field]: _dropped, ...rest } = body
+        rejects(schema, rest, `${kind} without ${field}`)
+        checked++
+      }
+    }
+    assert.ok(checked > 60)
+  })
+
+  it('rejects unknown fields on every kind (the signature covers the whole body)', () => {
+    for (const [kind, [schema, body]] of Object.entries(valid)) rejects(schema, { ...body, extra: 1 }, `${kind} with an extra field`)
+    rejects(AcceptedSplit, { ...a, children: [{ ...a.children[0], note: 'x' }, ...a.children.slice(1)] }, 'nested extra field')
+  })
+
+  it('rejects wrong types', () => {
+    rejects(Goal, { ...g, depth: '0' }, 'depth as a string')
+    rejects(Goal, { ...g, depth: 0.5 }, 'fractional depth')
+    rejects(Goal, { ...g, text: 42 }, 'numeric text')
+    rejects(Goal, { ...g, parent_id: undefined }, 'parent_id undefined')
+    rejects(SubgoalProposal, { ...p, subgoals: 'a,b' }, 'subgoals as a string')
+    rejects(ScoreMsg, { ...score(p, 's', 0.5), score: '0.5' }, 'score as a string')
+    rejects(ClaimMsg, { ...c, lease_ms: 15000.5 }, 'fractional lease')
+    rejects(ResultMsg, { ...result(n.node_id, g.goal_id, 'e'), success: 'true' }, 'success as a string')
+    rejects(Goal, null, 'null body')
+    rejects(Goal, [g], 'array body')
+  })
+
+  it('keeps scores inside [0, 1], both ends inclusive', () => {
+    assert.equal(ScoreMsg.safeParse(score(p, 's', 0)).success, true)
+    assert.equal(ScoreMsg.safeParse(score(p, 's', 1)).success, true)
+    rejects(ScoreMsg, score(p, 's', 1.0001), 'score above 1')
+    rejects(ScoreMsg, score(p, 's', -0.01), 'negative score')
+    rejects(ScoreMsg, score(p, 's', Number.NaN), 'NaN score')
+    rejects(ScoreMsg, score(p, 's', Number.POSITIVE_INFINITY), 'infinite score')
+    rejects(AcceptedSplit, { ...a, final_score: 1.5 }, 'final score above 1')
+    rejects(AcceptedSplit, { ...a, confirming_scores: [{ scorer_peer: 's', score: 2 }] }, 'confirming score above 1')
+  })
+
+  it('rejects empty lists and empty texts where content is required', () => {
+    rejects(SubgoalProposal, { ...p, subgoals: [] }, 'no subgoals')
+    rejects(SubgoalProposal, { ...p, subgoals: ['a', ''] }, 'an empty subgoal')
+    rejects(AcceptedSplit, { ...a, subgoals: [] }, 'accepted with no subgoals')
+    rejects(AcceptedSplit, { ...a, children: [] }, 'accepted with no children')
+    rejects(AcceptedSplit, { ...a, confirming_scores: [] }, 'accepted with no confirming votes')
+    rejects(Goal, { ...g, text: '' }, 'empty goal text')
+    rejects(FailureMsg, { ...failure(g.goal_id, 'd'), reason: '' }, 'empty failure reason')
+    rejects(SubgoalProposal, { ...p, subgoals: Array.from({ length: 13 }, (_, i) => `s${i}`) }, '13 subgoals')
+  })
+
+  it('rejects bad timestamps and accepts good ones with any offset', () => {
+    for (const bad of ['2025-01-02T03:04:05', '2025-02-30T00:00:00Z', 'yesterday', '2025-01-02T03:04:05.1234567Z', '', 1735787045]) {
+      rejects(Timestamp, bad, `timestamp ${String(bad)}`)
+      rejects(Goal, { ...g, created_at: bad }, `goal created_at ${String(bad)}`)
+    }
+    assert.equal(Timestamp.safeParse('2025-01-02T04:04:05.678901+01:00').success, true)
+    assert.equal(ClaimMsg.safeParse({ ...c, claimed_at: '2025-01-02T03:04:05.6Z' }).success, true)
+  })
+
+  it('rejects malformed ids, peer ids and capabilities', () => {
+    rejects(Goal, { ...g, goal_id: g.goal_id.toUpperCase() }, 'upper-case id')
+    rejects(Goal, { ...g, goal_id: g.goal_id.slice(1) }, '15-char id')
+    rejects(ScoreMsg, { ...score(p, 's', 0.5), scorer_peer: '' }, 'empty peer id')
+    rejects(ScoreMsg, { ...score(p, 's', 0.5), scorer_peer: 'peer one' }, 'peer id with a space')
+    rejects(ClaimMsg, { ...c, capability: 'can_fly' }, 'unknown capability')
+    rejects(PromptNode, { ...n, is_atomic: false }, 'non-atomic prompt node')
+    rejects(CapabilityAnnounce, { ...capability('e', T0), role: 'king' }, 'unknown role')
+    rejects(ClaimMsg, { ...c, lease_ms: 10 }, 'lease under 1 s')
+  })
+
+  it('validates the envelope wrapper', () => {
+    const env = { v: 1, kind: 'goal', body: g, from: 'peer-user', sig: 'x' }
+    assert.equal(Envelope.safeParse(env).success, true)
+    rejects(Envelope, { ...env, v: 2 }, 'version 2')
+    rejects(Envelope, { ...env, kind: 'gossip' }, 'unknown kind')
+    rejects(Envelope, { ...env, extra: true }, 'extra envelope field')
+    rejects(Envelope, { ...env, body: 'text' }, 'string body')
+    rejects(Envelope, { ...env, sig: 'x'.repeat(201) }, 'oversized signature')
+  })
+})
