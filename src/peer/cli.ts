@@ -1,0 +1,219 @@
+/**
+ * Command line of dist/peer.js (the `goal-swarm-peer` bin), parsed with commander. Every bad
+ * flag or value is reported naming the flag, and the process exits 2 (issue "Peer runtime", CLI).
+ */
+import { isIP } from 'node:net'
+import path from 'node:path'
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { multiaddr } from '@multiformats/multiaddr'
+import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
+import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
+import { CAPABILITIES, ROLES, type Capability, type Role } from './protocol/schemas'
+import { checkSwarmName } from './protocol/topics'
+import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
+
+/** Exit status for usage errors (bad flag or value). */
+export const USAGE_EXIT = 2
+
+export type CliResult =
+  | { kind: 'run', config: PeerConfig }
+  /** Help was printed, a key was written, or a usage error was reported: exit with `code`. */
+  | { kind: 'exit', code: number }
+
+export interface CliIo {
+  out: (s: string) => void
+  err: (s: string) => void
+  env: NodeJS.ProcessEnv
+}
+
+const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
+
+function int (min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v)
+    if (!/^-?\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`)
+    }
+    return n
+  }
+}
+
+function num (min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v)
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}.`)
+    return n
+  }
+}
+
+function capabilities (v: string): Capability[] {
+  const parts = v.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const p of parts) {
+    if (!(CAPABILITIES as readonly string[]).includes(p)) throw new InvalidArgumentError(`unknown capability "${p}"; expected a comma-separated list of ${CAPABILITIES.join(', ')}.`)
+  }
+  return [...new Set(parts)] as Capability[]
+}
+
+function addr (v: string, prev: string[] | undefined): string[] {
+  let ma
+  try { ma = multiaddr(v) } catch (err) { throw new InvalidArgumentError(`not a multiaddr (${(err as Error).message}).`) }
+  if (!ma.getComponents().some((c) => c.name === 'tcp')) throw new InvalidArgumentError('expected a TCP multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>.')
+  return [...(prev ?? []), v]
+}
+
+function host (v: string): string {
+  if (isIP(v) === 0) throw new InvalidArgumentError('expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0.')
+  return v
+}
+
+function name (v: string): string {
+  if (!NAME_RE.test(v)) throw new InvalidArgumentError(`expected 1-64 characters of ${NAME_RE.source.slice(1, -7)}.`)
+  return v
+}
+
+function swarm (v: string): string {
+  try { return checkSwarmName(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
+}
+
+function swarmKey (v: string): string {
+  try { readSwarmKey(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
+  return v
+}
+
+function url (v: string): string {
+  try { return new URL(v).toString() } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
+}
+
+function goalText (v: string): string {
+  if (v.trim() === '' || v.length > 4000) throw new InvalidArgumentError('expected 1-4000 characters of goal text.')
+  return v
+}
+
+function nonEmpty (v: string): string {
+  if (v.trim() === '') throw new InvalidArgumentError('expected a non-empty value.')
+  return v
+}
+
+/** The commander program (exported so --help text can be tested and documented). */
+export function buildProgram (io: CliIo): Command {
+  const p = new Command('goal-swarm-peer')
+  p.description('A Goal Swarm peer: joins a swarm over libp2p, keeps the plan state, and plays one role.')
+    .addOption(new Option('--role <role>', 'role of this peer').choices(ROLES))
+    .option('--port <n>', 'TCP listen port (0 = any free port)', int(0, 65535), DEFAULTS.port)
+    .option('--host <ip>', 'listen address', host, DEFAULTS.host)
+    .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
+    .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, nonEmpty)
+    .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
+    .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
+    .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
+    .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
+    .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
+    .option('--mdns-interval-ms <ms>', 'mDNS query interval', int(100, 3_600_000), DEFAULTS.mdnsIntervalMs)
+    .option('--swarm <name>', 'swarm name (topic namespace)', swarm, DEFAULTS.swarm)
+    .option('--swarm-key <file>', 'pre-shared key file: only peers with the same key can connect', swarmKey)
+    .option('--new-swarm-key <file>', 'write a new random swarm key to <file> and exit')
+    .option('--max-depth <n>', 'depth cap of the goal tree', int(0, 16), DEFAULTS.maxDepth)
+    .option('--min-splits <n>', 'fewest subgoals per split', int(1, 12), DEFAULTS.minSplits)
+    .option('--max-splits <n>', 'most subgoals per split', int(1, 12), DEFAULTS.maxSplits)
+    .option('--root-split-count <n>', 'exact number of subgoals for a root goal', int(1, 12))
+    .option('--quorum <n>', 'distinct scorers needed to accept a split', int(1, 64), DEFAULT_ACCEPTANCE.quorum)
+    .option('--min-score <x>', 'lowest qualifying score (inclusive)', num(0, 1), DEFAULT_ACCEPTANCE.minScore)
+    .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
+    .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
+    .option('--settle-ms <ms>', 'claim settle window', int(0, 60_000), DEFAULTS.settleMs)
+    .option('--announce-interval-ms <ms>', 'capability announcement period', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
+    .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
+    .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
+    .option('--model <model>', 'LLM model name', nonEmpty)
+    .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required)', url)
+    .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
+    .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
+    .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
+    .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
+    .option('-v, --verbose', 'debug logging', false)
+    .addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
+      'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>')
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+  return p
+}
+
+/**
+ * Parses argv (without the node and script paths) into a PeerConfig.
+ * Never throws and never exits: usage errors are printed to io.err and returned as exit 2.
+ */
+export function parseCli (argv: string[], io: CliIo): CliResult {
+  const program = buildProgram(io)
+  try {
+    program.parse(argv, { from: 'user' })
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return { kind: 'exit', code: 0 }
+      return { kind: 'exit', code: USAGE_EXIT }
+    }
+    throw err
+  }
+  const o = program.opts()
+  const fail = (flag: string, msg: string): CliResult => {
+    io.err(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`)
+    return { kind: 'exit', code: USAGE_EXIT }
+  }
+
+  if (typeof o.newSwarmKey === 'string') {
+    try { writeNewSwarmKey(o.newSwarmKey) } catch (err) { return fail('--new-swarm-key', (err as Error).message) }
+    io.out(`wrote a new swarm key to ${o.newSwarmKey}\n`)
+    return { kind: 'exit', code: 0 }
+  }
+  if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)
+  const role = o.role as Role
+  if (o.minSplits > o.maxSplits) return fail('--min-splits', `${o.minSplits} is more than --max-splits ${o.maxSplits}`)
+
+  const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
+  const usesLlm = role !== 'observer'
+  const apiKey = apiKeyFromEnv(provider, io.env)
+  if (usesLlm && provider === 'openai-compatible' && o.llmBaseUrl === undefined) return fail('--llm-base-url', 'required with --llm openai-compatible (e.g. http://127.0.0.1:11434/v1)')
+  if (usesLlm && provider === 'openai-compatible' && o.model === undefined) return fail('--model', 'required with --llm openai-compatible')
+  if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
+
+  const port = o.port as number
+  const identity = (o.identity as string | undefined) ?? `${role}-${port}`
+  return {
+    kind: 'run',
+    config: {
+      role,
+      name: identity,
+      host: o.host,
+      port,
+      dataDir: path.resolve(o.dataDir ?? path.join(DEFAULTS.baseDir, identity)),
+      identityDir: path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities')),
+      capabilities: o.capabilities ?? (role === 'executor' ? [...DEFAULT_EXECUTOR_CAPABILITIES] : []),
+      swarm: o.swarm,
+      swarmKeyFile: o.swarmKey === undefined ? null : path.resolve(o.swarmKey),
+      mdns: o.mdns as boolean,
+      mdnsIntervalMs: o.mdnsIntervalMs,
+      bootstrap: o.bootstrap ?? [],
+      submitGoal: o.submitGoal ?? null,
+      reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
+      logFormat: o.logFormat,
+      verbose: o.verbose === true,
+      maxDepth: o.maxDepth,
+      minSplits: o.minSplits,
+      maxSplits: o.maxSplits,
+      rootSplitCount: o.rootSplitCount ?? null,
+      acceptance: { quorum: o.quorum, minScore: o.minScore, timeoutMs: o.acceptTimeoutMs },
+      leaseMs: o.leaseMs,
+      settleMs: o.settleMs,
+      announceIntervalMs: o.announceIntervalMs,
+      maxReproposals: o.maxReproposals,
+      llm: {
+        provider,
+        model: o.model ?? null,
+        baseUrl: o.llmBaseUrl ?? null,
+        apiKey,
+        maxRetries: o.llmMaxRetries,
+        retryBaseMs: o.llmRetryBaseMs
+      }
+    }
+  }
+}

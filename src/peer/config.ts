@@ -1,0 +1,157 @@
+/**
+ * Peer configuration: every tunable of one peer process, built by the CLI (cli.ts) or by a
+ * test/benchmark in-process. Roles and the extension use these exact names (brief "Peer config").
+ */
+import path from 'node:path'
+import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
+import type { Capability, Role } from './protocol/schemas'
+import { DEFAULT_SWARM } from './protocol/topics'
+
+export type LlmProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
+export const LLM_PROVIDERS: readonly LlmProviderName[] = ['anthropic', 'openai-compatible', 'offline-demo']
+
+/** LLM settings (same field names as llm/provider.ts LlmConfig). */
+export interface PeerLlmConfig {
+  provider: LlmProviderName
+  /** null = the provider's default model. */
+  model: string | null
+  baseUrl: string | null
+  /** From ANTHROPIC_API_KEY / OPENAI_API_KEY (or the editor's SecretStorage via env), never a flag. */
+  apiKey: string | null
+  /** Retries after the first attempt. */
+  maxRetries: number
+  /** First backoff delay in ms, doubling per retry. */
+  retryBaseMs: number
+}
+
+export interface PeerConfig {
+  role: Role
+  /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`. */
+  name: string
+  /** Listen address (IPv4 or IPv6 literal), default 127.0.0.1. */
+  host: string
+  /** TCP listen port; 0 = any free port. */
+  port: number
+  /** Holds state.jsonl (the signed message log) and blobs/ (large results). */
+  dataDir: string
+  identityDir: string
+  /** What an executor offers; [] for the other roles unless given. */
+  capabilities: Capability[]
+  /** Topic namespace (`goal-swarm/<swarm>/...`), [A-Za-z0-9_.-]{1,64}. */
+  swarm: string
+  /** libp2p private-network pre-shared key file; peers without the same key cannot connect. */
+  swarmKeyFile: string | null
+  /** mDNS discovery; NEVER on in the host network namespace of a test machine. */
+  mdns: boolean
+  /** mDNS query interval in ms. */
+  mdnsIntervalMs: number
+  /** Multiaddrs dialled at start and re-dialled whenever not connected. */
+  bootstrap: string[]
+  /** A root goal to publish once the node runs (CLI --submit-goal). */
+  submitGoal: string | null
+  /** Observer: write the plan report (Markdown) here. */
+  reportFile: string | null
+  logFormat: 'text' | 'json'
+  /** Debug logging. */
+  verbose: boolean
+  /** Depth cap: goals at this depth are split only into atomic leaves (DESIGN §4). */
+  maxDepth: number
+  minSplits: number
+  maxSplits: number
+  /** Exact number of subgoals for a root goal; null = between minSplits and maxSplits. */
+  rootSplitCount: number | null
+  /** Acceptance rule tunables (DESIGN §3): --quorum, --min-score, --accept-timeout-ms. */
+  acceptance: AcceptanceConfig
+  /** Claim lease length in ms (DESIGN §5). */
+  leaseMs: number
+  /** Claim settle window in ms (DESIGN §5). */
+  settleMs: number
+  /** Capability announcement period in ms. */
+  announceIntervalMs: number
+  /** Re-proposals allowed per goal, counted swarm-wide. */
+  maxReproposals: number
+  llm: PeerLlmConfig
+}
+
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 0,
+  swarm: DEFAULT_SWARM,
+  mdnsIntervalMs: 10_000,
+  maxDepth: 3,
+  minSplits: 2,
+  maxSplits: 6,
+  leaseMs: 15_000,
+  settleMs: 2_000,
+  announceIntervalMs: 5_000,
+  maxReproposals: 2,
+  llmMaxRetries: 3,
+  llmRetryBaseMs: 1_000,
+  /** Relative to the working directory; .gitignore'd in this repo. */
+  baseDir: '.goal-swarm'
+} as const
+
+/** Capabilities an executor offers when none are given. */
+export const DEFAULT_EXECUTOR_CAPABILITIES: Capability[] = ['can_write_text']
+
+/**
+ * The LLM provider when none is chosen: anthropic when ANTHROPIC_API_KEY is set (DESIGN "LLM"),
+ * otherwise the offline demo model, whose every output says it is synthetic.
+ */
+export function defaultLlmProvider (env: NodeJS.ProcessEnv = process.env): LlmProviderName {
+  return (env.ANTHROPIC_API_KEY ?? '') !== '' ? 'anthropic' : 'offline-demo'
+}
+
+/** The API key for a provider, from the environment only. */
+export function apiKeyFromEnv (provider: LlmProviderName, env: NodeJS.ProcessEnv = process.env): string | null {
+  const v = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined
+  return v === undefined || v === '' ? null : v
+}
+
+/**
+ * A complete config from a role and optional overrides, filling every default the CLI fills
+ * (name `${role}-${port}`, data dir `.goal-swarm/<name>`, identity dir `.goal-swarm/identities`).
+ * Used by tests and benchmarks that run a peer in-process.
+ */
+export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): PeerConfig {
+  const port = overrides.port ?? DEFAULTS.port
+  const name = overrides.name ?? `${role}-${port}`
+  const provider = overrides.llm?.provider ?? defaultLlmProvider()
+  return {
+    role,
+    name,
+    host: DEFAULTS.host,
+    port,
+    dataDir: path.join(DEFAULTS.baseDir, name),
+    identityDir: path.join(DEFAULTS.baseDir, 'identities'),
+    capabilities: role === 'executor' ? [...DEFAULT_EXECUTOR_CAPABILITIES] : [],
+    swarm: DEFAULTS.swarm,
+    swarmKeyFile: null,
+    mdns: true,
+    mdnsIntervalMs: DEFAULTS.mdnsIntervalMs,
+    bootstrap: [],
+    submitGoal: null,
+    reportFile: null,
+    logFormat: 'text',
+    verbose: false,
+    maxDepth: DEFAULTS.maxDepth,
+    minSplits: DEFAULTS.minSplits,
+    maxSplits: DEFAULTS.maxSplits,
+    rootSplitCount: null,
+    acceptance: { ...DEFAULT_ACCEPTANCE },
+    leaseMs: DEFAULTS.leaseMs,
+    settleMs: DEFAULTS.settleMs,
+    announceIntervalMs: DEFAULTS.announceIntervalMs,
+    maxReproposals: DEFAULTS.maxReproposals,
+    ...overrides,
+    llm: {
+      provider,
+      model: null,
+      baseUrl: null,
+      apiKey: apiKeyFromEnv(provider),
+      maxRetries: DEFAULTS.llmMaxRetries,
+      retryBaseMs: DEFAULTS.llmRetryBaseMs,
+      ...overrides.llm
+    }
+  }
+}

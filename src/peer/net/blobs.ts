@@ -1,0 +1,205 @@
+/**
+ * Large results (DESIGN §10). A result whose output is longer than MAX_INLINE_OUTPUT travels
+ * as a Result envelope carrying the first MAX_INLINE_OUTPUT chars plus output_sha256; the full
+ * UTF-8 text is a blob, stored under `<dataDir>/blobs/<sha256>` and fetched by sha256 from
+ * other peers over the stream protocol /goal-swarm/blob/1.0.0 (verified before it is stored).
+ */
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { Logger } from '../log'
+import { MAX_INLINE_OUTPUT, type ResultMsg } from '../protocol/schemas'
+import { jsonFrames } from './framing'
+
+export const BLOB_PROTOCOL = '/goal-swarm/blob/1.0.0'
+const CHUNK_BYTES = 1024 * 1024
+const SHA_RE = /^[0-9a-f]{64}$/
+const FETCH_TIMEOUT_MS = 60_000
+
+export function sha256Hex (bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+/** The first `max` UTF-16 code units of `s`, never ending inside a surrogate pair. */
+export function truncateText (s: string, max: number): string {
+  if (s.length <= max) return s
+  const cut = s.slice(0, max)
+  const last = cut.charCodeAt(cut.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut
+}
+
+/**
+ * The wire form of a result body: unchanged when its output fits inline; otherwise the
+ * output is truncated to MAX_INLINE_OUTPUT chars, output_sha256/output_bytes describe the
+ * full text, and `blob` holds the full UTF-8 bytes to store before publishing.
+ * Used by the gossip bus's publish; an in-process bus can reuse it.
+ */
+export function inlineResult (body: ResultMsg): { body: ResultMsg, blob: Buffer | null } {
+  if (body.output_sha256 !== null || body.output.length <= MAX_INLINE_OUTPUT) return { body, blob: null }
+  const blob = Buffer.from(body.output, 'utf8')
+  return {
+    body: { ...body, output: truncateText(body.output, MAX_INLINE_OUTPUT), output_sha256: sha256Hex(blob), output_bytes: blob.byteLength },
+    blob
+  }
+}
+
+/** Content-addressed files under one directory. */
+export class BlobStore {
+  constructor (readonly dir: string) {}
+
+  private file (sha: string): string {
+    if (!SHA_RE.test(sha)) throw new RangeError(`not a sha256: ${sha}`)
+    return path.join(this.dir, sha)
+  }
+
+  has (sha: string): boolean { return SHA_RE.test(sha) && existsSync(this.file(sha)) }
+
+  /** @returns the bytes, or null when not stored */
+  async get (sha: string): Promise<Buffer | null> {
+    try { return await readFile(this.file(sha)) } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+  }
+
+  /** Stores bytes under their sha256 (atomically). @throws when `expectSha` does not match */
+  async put (bytes: Uint8Array, expectSha?: string): Promise<string> {
+    const sha = sha256Hex(bytes)
+    if (expectSha !== undefined && expectSha !== sha) throw new Error(`blob content hashes to ${sha}, expected ${expectSha}`)
+    if (this.has(sha)) return sha
+    await mkdir(this.dir, { recursive: true })
+    const tmp = `${this.file(sha)}.${process.pid}.tmp`
+    await writeFile(tmp, bytes)
+    await rename(tmp, this.file(sha))
+    return sha
+  }
+}
+
+interface Wanted { peers: string[], attempts: number, nextAt: number }
+
+/**
+ * Serves stored blobs to other peers and fetches missing ones. Wanted blobs are retried with
+ * backoff (and on every new connection) until some peer delivers them.
+ */
+export class BlobService {
+  private readonly wanted = new Map<string, Wanted>()
+  private readonly inflight = new Map<string, Promise<Buffer>>()
+  private timer: NodeJS.Timeout | null = null
+  private stopped = false
+
+  constructor (private readonly node: Libp2p, readonly store: BlobStore, private readonly log: Logger) {}
+
+  async start (): Promise<void> {
+    await this.node.handle(BLOB_PROTOCOL, (stream) => { void this.serve(stream) }, { maxInboundStreams: 64 })
+    this.timer = setInterval(() => { this.retryWanted() }, 2000)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    this.stopped = true
+    if (this.timer !== null) clearInterval(this.timer)
+  }
+
+  private async serve (stream: Stream): Promise<void> {
+    const frames = jsonFrames(stream)
+    const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS)
+    try {
+      const req = await frames.read({ signal }) as { sha256?: unknown }
+      const sha = typeof req?.sha256 === 'string' && SHA_RE.test(req.sha256) ? req.sha256 : null
+      const bytes = sha === null ? null : await this.store.get(sha)
+      if (bytes === null) {
+        await frames.write({ ok: false }, { signal })
+      } else {
+        await frames.write({ ok: true, bytes: bytes.byteLength }, { signal })
+        for (let i = 0; i < bytes.byteLength; i += CHUNK_BYTES) await frames.writeBytes(bytes.subarray(i, i + CHUNK_BYTES), { signal })
+      }
+      await stream.close({ signal })
+    } catch (err) {
+      this.log.debug({ err: (err as Error).message }, 'blob request failed')
+      stream.abort(err as Error)
+    }
+  }
+
+  /** Asks one peer for a blob. @throws when it does not have it or sends something else */
+  private async fetchFrom (peer: PeerId, sha: string): Promise<Buffer> {
+    const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS)
+    const stream = await this.node.dialProtocol(peer, BLOB_PROTOCOL, { signal })
+    try {
+      const frames = jsonFrames(stream)
+      await frames.write({ sha256: sha }, { signal })
+      const head = await frames.read({ signal }) as { ok?: unknown, bytes?: unknown }
+      if (head?.ok !== true || typeof head.bytes !== 'number') throw new Error('peer does not have it')
+      const chunks: Uint8Array[] = []
+      let got = 0
+      while (got < head.bytes) {
+        const c = await frames.readBytes({ signal })
+        chunks.push(c)
+        got += c.byteLength
+      }
+      const bytes = Buffer.concat(chunks)
+      await this.store.put(bytes, sha)
+      await stream.close({ signal }).catch(() => {})
+      return bytes
+    } catch (err) {
+      stream.abort(err as Error)
+      throw err
+    }
+  }
+
+  /**
+   * The blob's bytes: from the store, else fetched from `preferred` peers first, then any
+   * connected peer. @throws when no connected peer delivers it
+   */
+  async get (sha: string, preferred: string[] = []): Promise<Buffer> {
+    const local = await this.store.get(sha)
+    if (local !== null) return local
+    let p = this.inflight.get(sha)
+    if (p === undefined) {
+      p = this.fetchAny(sha, preferred).finally(() => this.inflight.delete(sha))
+      this.inflight.set(sha, p)
+    }
+    return await p
+  }
+
+  private async fetchAny (sha: string, preferred: string[]): Promise<Buffer> {
+    const connected = this.node.getPeers()
+    const order = [
+      ...preferred.map((id) => connected.find((p) => p.toString() === id)).filter((p): p is PeerId => p !== undefined),
+      ...connected.filter((p) => !preferred.includes(p.toString()))
+    ]
+    const errors: string[] = []
+    for (const peer of order) {
+      try {
+        const bytes = await this.fetchFrom(peer, sha)
+        this.log.info({ sha256: sha, bytes: bytes.byteLength, from: peer.toString() }, 'fetched blob')
+        this.wanted.delete(sha)
+        return bytes
+      } catch (err) {
+        errors.push(`${peer.toString()}: ${(err as Error).message}`)
+      }
+    }
+    throw new Error(`blob ${sha} not available from ${order.length} connected peer(s)${errors.length > 0 ? ': ' + errors.join('; ') : ''}`)
+  }
+
+  /** Fetches a blob in the background (retrying) unless it is stored already. */
+  want (sha: string, preferred: string[]): void {
+    if (this.store.has(sha) || this.wanted.has(sha)) return
+    this.wanted.set(sha, { peers: preferred, attempts: 0, nextAt: 0 })
+    this.retryWanted()
+  }
+
+  /** Retries every wanted blob now (e.g. after a new connection). */
+  retryWanted (force = false): void {
+    const now = Date.now()
+    for (const [sha, w] of this.wanted) {
+      if (this.stopped || this.inflight.has(sha) || (!force && w.nextAt > now)) continue
+      w.attempts++
+      w.nextAt = now + Math.min(30_000, 1000 * 2 ** Math.min(w.attempts, 5))
+      this.get(sha, w.peers).catch((err) => {
+        this.log.debug({ sha256: sha, attempts: w.attempts, err: (err as Error).message }, 'blob fetch will be retried')
+      })
+    }
+  }
+}

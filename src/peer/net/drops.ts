@@ -1,0 +1,48 @@
+/**
+ * Drop counters per reason (DESIGN §9): every message the bus refuses is counted here and
+ * logged, so a status query and the logs show what was dropped and why.
+ */
+import type { DropReason } from '../protocol/envelope'
+import type { Logger } from '../log'
+
+export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate']
+
+/** Where a dropped message came from. */
+export type DropSource = 'gossip' | 'sync' | 'disk'
+
+/** Logs at most this many drops per reason per window; the rest are summarised. */
+const LOG_BURST = 20
+const LOG_WINDOW_MS = 10_000
+
+export class DropCounters {
+  private readonly counts = new Map<DropReason, number>()
+  private readonly logged = new Map<DropReason, number>()
+  private windowStart = Date.now()
+
+  constructor (private readonly log: Logger) {}
+
+  /** Counts one drop and logs it (duplicates at debug: they are normal in gossip). */
+  count (reason: DropReason, detail: string, source: DropSource, from?: string): void {
+    this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
+    if (reason === 'duplicate') {
+      this.log.debug({ reason, source, from }, 'dropped duplicate')
+      return
+    }
+    const now = Date.now()
+    if (now - this.windowStart > LOG_WINDOW_MS) {
+      for (const [r, n] of this.logged) if (n > LOG_BURST) this.log.warn({ reason: r, suppressed: n - LOG_BURST }, 'more drops were not logged one by one')
+      this.logged.clear()
+      this.windowStart = now
+    }
+    const n = (this.logged.get(reason) ?? 0) + 1
+    this.logged.set(reason, n)
+    if (n <= LOG_BURST) this.log.warn({ reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
+  }
+
+  /** Counts per reason; every reason is present (0 when none). */
+  snapshot (): Record<DropReason, number> {
+    const out = {} as Record<DropReason, number>
+    for (const r of DROP_REASONS) out[r] = this.counts.get(r) ?? 0
+    return out
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The one verification pipeline every received message goes through, whether it came by
+ * gossip, by sync or from the state log on disk (DESIGN §1, §2, §5, §7, §9):
+ * size -> JSON -> checkEnvelope (schema, ids, authorship vs the gossip author) -> topic ->
+ * signature -> clock skew (live claims/renewals only) -> dedupe by messageKey.
+ */
+import { checkEnvelope, messageKey, type DropReason } from '../protocol/envelope'
+import { claimWithinTolerance, CLAIM_TOLERANCE_MS } from '../protocol/claims'
+import type { AnyEnvelope } from '../protocol/schemas'
+import { verifyEnvelopeSignature } from '../protocol/signing'
+import { parseTimestamp, type Micros } from '../protocol/time'
+import { topicFor } from '../protocol/topics'
+
+/**
+ * Largest serialized envelope accepted (UTF-8 bytes). Bigger than any legitimate message
+ * (inline outputs are capped at MAX_INLINE_OUTPUT chars, larger ones travel as blobs) and
+ * well below the gossip frame limit, so oversized messages reach us and are counted.
+ */
+export const MAX_ENVELOPE_BYTES = 1024 * 1024
+
+export type Verdict =
+  | { ok: true, env: AnyEnvelope, key: string }
+  | { ok: false, reason: DropReason, detail: string, from?: string }
+
+export interface VerifyContext {
+  swarm: string
+  /** Dedupe: true when the plan state already holds this messageKey. */
+  has(key: string): boolean
+  /** This peer's clock in µs (protocol/time nowMicros, which honours the test clock offset). */
+  now(): Micros
+  /** Claim clock tolerance in ms (DESIGN §5, default 5000). */
+  toleranceMs?: number
+}
+
+export interface VerifyInput {
+  /** The serialized envelope (gossip payload, a synced entry) or an already parsed value (disk). */
+  data: Uint8Array | string | { parsed: unknown }
+  /** Signed gossip author (StrictSign); undefined for sync and disk. */
+  transportAuthor?: string
+  /** Gossip topic it arrived on; undefined for sync and disk. */
+  topic?: string
+  /** Live gossip: claims/renewals are checked against this peer's clock. Never for synced history. */
+  live: boolean
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+function byteLength (data: Uint8Array | string): number {
+  return typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.byteLength
+}
+
+function fromOf (raw: unknown): string | undefined {
+  if (typeof raw === 'object' && raw !== null && typeof (raw as { from?: unknown }).from === 'string') return (raw as { from: string }).from
+  return undefined
+}
+
+/**
+ * Runs the pipeline on one message. Never throws.
+ * @returns the typed envelope and its messageKey, or why it is dropped
+ */
+export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): Promise<Verdict> {
+  let raw: unknown
+  if (typeof input.data === 'object' && !(input.data instanceof Uint8Array)) {
+    raw = input.data.parsed
+  } else {
+    const size = byteLength(input.data)
+    if (size > MAX_ENVELOPE_BYTES) return { ok: false, reason: 'too_large', detail: `${size} bytes > ${MAX_ENVELOPE_BYTES}`, from: input.transportAuthor }
+    try {
+      raw = JSON.parse(typeof input.data === 'string' ? input.data : decoder.decode(input.data))
+    } catch (err) {
+      return { ok: false, reason: 'invalid_schema', detail: `not JSON: ${(err as Error).message}`, from: input.transportAuthor }
+    }
+  }
+  const checked = checkEnvelope(raw, input.transportAuthor)
+  if (!checked.ok) return { ok: false, reason: checked.reason, detail: checked.detail, from: input.transportAuthor ?? fromOf(raw) }
+  const env = checked.env
+  if (input.topic !== undefined) {
+    const want = topicFor(ctx.swarm, env)
+    if (want !== input.topic) return { ok: false, reason: 'invalid_schema', detail: `${env.kind} arrived on topic ${input.topic}, belongs on ${want}`, from: env.from }
+  }
+  if (!await verifyEnvelopeSignature(env)) return { ok: false, reason: 'bad_signature', detail: `${env.kind} signature does not verify for ${env.from}`, from: env.from }
+  if (input.live && (env.kind === 'claim' || env.kind === 'renew')) {
+    const at = parseTimestamp(env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at)
+    const now = ctx.now()
+    if (!claimWithinTolerance(at, now, ctx.toleranceMs ?? CLAIM_TOLERANCE_MS)) {
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s from local time`, from: env.from }
+    }
+  }
+  const key = messageKey(env)
+  if (ctx.has(key)) return { ok: false, reason: 'duplicate', detail: key, from: env.from }
+  return { ok: true, env, key }
+}
