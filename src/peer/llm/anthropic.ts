@@ -1,0 +1,70 @@
+/**
+ * Claude through @anthropic-ai/sdk. Structured output is a forced tool_use whose input_schema
+ * is the JSON schema: it works on every Claude model and needs no beta feature.
+ */
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk'
+import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS } from './provider'
+import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest } from './retrying'
+
+export interface AnthropicOptions {
+  apiKey: string
+  /** e.g. the test stand-in's URL; null = the SDK default (ANTHROPIC_BASE_URL or api.anthropic.com). */
+  baseUrl: string | null
+  model: string | null
+  timeoutMs?: number
+}
+
+export class AnthropicBackend implements Backend {
+  readonly name = 'anthropic' as const
+  readonly model: string
+  private readonly client: Anthropic
+  /** Shown in network/API failure messages. */
+  readonly endpoint: string
+
+  constructor (opts: AnthropicOptions) {
+    this.model = opts.model ?? DEFAULT_ANTHROPIC_MODEL
+    this.client = new Anthropic({
+      apiKey: opts.apiKey,
+      ...(opts.baseUrl !== null ? { baseURL: opts.baseUrl } : {}),
+      // Retries happen in RetryingProvider, where they are counted and logged.
+      maxRetries: 0,
+      timeout: opts.timeoutMs ?? REQUEST_TIMEOUT_MS
+    })
+    this.endpoint = `${this.client.baseURL.replace(/\/+$/, '')}/v1/messages`
+  }
+
+  async send (req: BackendRequest): Promise<BackendReply> {
+    const params: Anthropic.MessageCreateParamsNonStreaming = {
+      model: this.model,
+      max_tokens: req.maxTokens,
+      ...(req.system !== '' ? { system: req.system } : {}),
+      messages: [{ role: 'user', content: req.prompt }]
+    }
+    if (req.json !== null) {
+      params.tools = [{
+        name: req.json.name,
+        description: `Record the ${req.json.name} result. The input must match the schema exactly.`,
+        input_schema: req.json.schema as Anthropic.Tool.InputSchema
+      }]
+      params.tool_choice = { type: 'tool', name: req.json.name }
+    }
+    let msg: Anthropic.Message
+    try {
+      msg = await this.client.messages.create(params)
+    } catch (e) {
+      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
+      if (e instanceof APIError && typeof e.status === 'number') {
+        throw httpFailure(e.status, e.apiMessage ?? e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)
+      }
+      throw e
+    }
+    const usage = { input_tokens: msg.usage?.input_tokens ?? 0, output_tokens: msg.usage?.output_tokens ?? 0 }
+    const text = msg.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+    const tool = req.json === null ? undefined : msg.content.find((b) => b.type === 'tool_use' && b.name === req.json?.name)
+    if (tool !== undefined && tool.type === 'tool_use') {
+      return { text: JSON.stringify(tool.input), value: tool.input, usage, stopReason: msg.stop_reason ?? null }
+    }
+    // No tool call (a model or proxy that ignored tool_choice): the text may still hold JSON.
+    return { text, usage, stopReason: msg.stop_reason ?? null }
+  }
+}

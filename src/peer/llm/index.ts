@@ -1,0 +1,47 @@
+/**
+ * Entry point of the LLM layer: createProvider picks the provider from the peer's `llm`
+ * settings. Everything goes through RetryingProvider, so retries, validation and stats
+ * behave the same for every provider.
+ */
+import type { Logger } from 'pino'
+import { AnthropicBackend } from './anthropic'
+import { OfflineDemoBackend } from './offline-demo'
+import { OpenAiCompatibleBackend } from './openai-compatible'
+import { ConfigError, type LlmConfig, type LlmProvider } from './provider'
+import { RetryingProvider, type Backend } from './retrying'
+
+export * from './provider'
+export { countInstruction, parseCountInstruction, type CountRange } from './hints'
+export { DEMO_LABEL } from './offline-demo'
+
+/**
+ * The provider `cfg.provider` names, with cfg's retry settings.
+ * @throws ConfigError naming the missing option: anthropic without a key (ANTHROPIC_API_KEY),
+ *   openai-compatible without a base URL (--llm-base-url) or model (--model).
+ */
+export function createProvider (cfg: LlmConfig, log?: Logger): LlmProvider {
+  const childLog = log?.child({ component: 'llm', provider: cfg.provider })
+  return new RetryingProvider(backendFor(cfg), { maxRetries: cfg.maxRetries, retryBaseMs: cfg.retryBaseMs }, childLog)
+}
+
+function backendFor (cfg: LlmConfig): Backend {
+  switch (cfg.provider) {
+    case 'anthropic':
+      if (!cfg.apiKey) {
+        throw new ConfigError('the anthropic provider needs an API key: set ANTHROPIC_API_KEY or use --llm offline-demo', 'ANTHROPIC_API_KEY')
+      }
+      return new AnthropicBackend({ apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, model: cfg.model, timeoutMs: cfg.timeoutMs })
+    case 'openai-compatible':
+      if (!cfg.baseUrl) {
+        throw new ConfigError('the openai-compatible provider needs --llm-base-url (e.g. http://127.0.0.1:11434/v1 for Ollama)', '--llm-base-url')
+      }
+      if (!cfg.model) {
+        throw new ConfigError('the openai-compatible provider needs --model (the model name the server serves)', '--model')
+      }
+      return new OpenAiCompatibleBackend({ baseUrl: cfg.baseUrl, model: cfg.model, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs })
+    case 'offline-demo':
+      return new OfflineDemoBackend()
+    default:
+      throw new ConfigError(`unknown LLM provider "${String((cfg as { provider: unknown }).provider)}"; use anthropic, openai-compatible or offline-demo`, '--llm')
+  }
+}

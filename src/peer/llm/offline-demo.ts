@@ -1,0 +1,230 @@
+/**
+ * The offline demo model: no network, no key, deterministic (the same call always gives the
+ * same output) and clearly synthetic (every text starts with DEMO_LABEL). It builds a value
+ * from the JSON schema it is sent, so it follows whatever schemas the roles define; the
+ * purpose only picks the wording and a few sensible biases:
+ *  - decompose: arrays get the count asked for by a countInstruction() line in the prompt
+ *    (clamped to the schema's minItems/maxItems), items are distinct ordered steps;
+ *  - score: numbers named like "score" (or any number in a 0..1 range) are >= 0.6 for ~90%
+ *    of inputs, so acceptance happens, but fixed per input;
+ *  - classify: "atomic" booleans / enum values win ~75% of the time, capability enums pick
+ *    can_write_text (what a default executor offers);
+ *  - execute: free text is a short markdown answer.
+ * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
+ * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).
+ */
+import { createHash } from 'node:crypto'
+import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
+import { parseCountInstruction, type CountRange } from './hints'
+import type { Backend, BackendReply, BackendRequest } from './retrying'
+import type { JsonSchema } from './structured'
+
+/** Every text the demo model writes starts with this label. */
+export const DEMO_LABEL = '[demo output]'
+
+const STEPS = [
+  'Clarify the requirements', 'Research the options', 'Draft a plan', 'Estimate time and budget',
+  'Prepare what is needed', 'Carry out the main work', 'Review and refine', 'Summarise the outcome'
+]
+const BULLETS = [
+  'List what is needed and who does it.', 'Set a time box for each step.',
+  'Check the result against the goal before moving on.', 'Write down open questions and decisions.',
+  'Keep a short summary for the final report.'
+]
+const NOTES: Record<LlmPurpose, string> = {
+  decompose: 'Synthetic split into sequential steps by the offline demo model; no LLM was called.',
+  score: 'Synthetic score from the offline demo model; no LLM was called.',
+  classify: 'Synthetic classification from the offline demo model; no LLM was called.',
+  execute: 'Synthetic answer from the offline demo model; no LLM was called.'
+}
+const HIGH_SCORE_SHARE = 0.9
+const ATOMIC_SHARE = 0.75
+const MAX_DEPTH = 12
+
+/** Deterministic numbers in [0, 1) from a seed (sha256 in counter mode). */
+class Rng {
+  private n = 0
+  constructor (private readonly seed: string) {}
+  next (): number {
+    return createHash('sha256').update(`${this.seed}\0${this.n++}`).digest().readUInt32BE(0) / 2 ** 32
+  }
+
+  /** Integer in [lo, hi]. */
+  int (lo: number, hi: number): number {
+    return hi <= lo ? lo : lo + Math.floor(this.next() * (hi - lo + 1))
+  }
+}
+
+interface Ctx { purpose: LlmPurpose; topic: string; hint: CountRange | null; rng: Rng; root: JsonSchema }
+/** An array item: its position and the step names chosen for that array. */
+interface Slot { index: number; steps: string[] }
+
+export interface DemoInput { purpose: LlmPurpose; system: string; prompt: string }
+
+/** A value for a JSON schema (as z.toJSONSchema writes it), fixed for a given input. */
+export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
+  const ctx: Ctx = {
+    purpose: input.purpose,
+    topic: topicOf(input.prompt),
+    hint: parseCountInstruction(input.prompt),
+    rng: new Rng(seedOf(input, JSON.stringify(schema))),
+    root: schema
+  }
+  return gen(schema, ctx, '', 0, null)
+}
+
+/** Free text for a call: markdown for 'execute', one labelled line otherwise. */
+export function demoText (input: DemoInput): string {
+  const topic = topicOf(input.prompt)
+  if (input.purpose !== 'execute') return `${DEMO_LABEL} ${input.purpose} reply for "${topic}". ${NOTES[input.purpose]}`
+  const rng = new Rng(seedOf(input, 'text'))
+  const first = rng.int(0, BULLETS.length - 3)
+  return [
+    `**${DEMO_LABEL}** ${NOTES.execute}`,
+    '',
+    `### ${topic}`,
+    ...BULLETS.slice(first, first + 3).map((b, i) => `${i + 1}. ${b}`)
+  ].join('\n')
+}
+
+/** Backend for RetryingProvider; replies instantly. Token counts are estimates (chars / 4). */
+export class OfflineDemoBackend implements Backend {
+  readonly name = 'offline-demo' as const
+  readonly model = OFFLINE_DEMO_MODEL
+
+  async send (req: BackendRequest): Promise<BackendReply> {
+    const input = { purpose: req.purpose, system: req.system, prompt: req.prompt }
+    const value = req.json === null ? undefined : demoValue(req.json.schema, input)
+    const text = value === undefined ? demoText(input) : JSON.stringify(value)
+    const usage = { input_tokens: estimateTokens(req.system + req.prompt), output_tokens: estimateTokens(text) }
+    return { text, value, usage, stopReason: 'end_turn' }
+  }
+}
+
+function estimateTokens (s: string): number {
+  return Math.ceil(s.length / 4)
+}
+
+function seedOf (input: DemoInput, extra: string): string {
+  return createHash('sha256').update([input.purpose, input.system, input.prompt, extra].join('\0')).digest('hex')
+}
+
+/** The goal or task the prompt is about, without earlier demo labels. */
+function topicOf (prompt: string): string {
+  const line = /^[\s>*-]*(?:goal|task|subgoal)\s*:\s*(.+)$/im.exec(prompt)?.[1] ??
+    prompt.split('\n').find((l) => l.trim() !== '') ?? 'the goal'
+  const clean = line.split(DEMO_LABEL).join('').replace(/\s+/g, ' ').trim().replace(/^"(.*)"$/, '$1')
+  return clean.length > 140 ? clean.slice(0, 139) + '…' : clean || 'the goal'
+}
+
+function gen (s: JsonSchema, ctx: Ctx, key: string, depth: number, slot: Slot | null): unknown {
+  if (depth > MAX_DEPTH) return null
+  if (typeof s.$ref === 'string') return gen(resolveRef(ctx.root, s.$ref), ctx, key, depth + 1, slot)
+  if ('const' in s) return s.const
+  if (Array.isArray(s.enum)) return pickEnum(s.enum, ctx)
+  const options = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined
+  if (Array.isArray(options)) {
+    return gen(options.find((o) => o.type !== 'null') ?? options[0] ?? {}, ctx, key, depth + 1, slot)
+  }
+  if (Array.isArray(s.allOf)) return gen(Object.assign({}, ...(s.allOf as JsonSchema[])), ctx, key, depth + 1, slot)
+  const types = Array.isArray(s.type) ? s.type as string[] : [s.type]
+  const type = types.find((t) => t !== 'null') ?? (s.properties ? 'object' : s.items ? 'array' : 'string')
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {}
+      for (const [k, sub] of Object.entries((s.properties ?? {}) as Record<string, JsonSchema>)) {
+        // An array item's slot reaches its fields, so {text: ...} items read as distinct steps too.
+        out[k] = gen(sub, ctx, k, depth + 1, slot)
+      }
+      return out
+    }
+    case 'array': {
+      if (Array.isArray(s.prefixItems)) return (s.prefixItems as JsonSchema[]).map((p) => gen(p, ctx, key, depth + 1, null))
+      const count = arrayCount(s, ctx)
+      const steps = pickSteps(ctx, count)
+      const items = (s.items ?? {}) as JsonSchema
+      return Array.from({ length: count }, (_, index) => gen(items, ctx, key, depth + 1, { index, steps }))
+    }
+    case 'integer':
+    case 'number':
+      return number(s, ctx, key, type === 'integer')
+    case 'boolean':
+      return ctx.rng.next() < (/atomic/i.test(key) ? ATOMIC_SHARE : 0.5)
+    case 'null':
+      return null
+    default:
+      return fitLength(text(ctx, key, slot), s)
+  }
+}
+
+function resolveRef (root: JsonSchema, ref: string): JsonSchema {
+  if (ref === '#') return root
+  const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref)
+  const defs = m ? root[m[1] as string] as Record<string, JsonSchema> | undefined : undefined
+  return (m && defs?.[m[2] as string]) ?? {}
+}
+
+function pickEnum (values: unknown[], ctx: Ctx): unknown {
+  // Capability: the one every default executor has, so demo leaves never sit in a capability gap.
+  if (values.includes('can_write_text')) return 'can_write_text'
+  if (values.includes('atomic')) {
+    const others = values.filter((v) => v !== 'atomic')
+    return ctx.rng.next() < ATOMIC_SHARE || others.length === 0 ? 'atomic' : others[ctx.rng.int(0, others.length - 1)]
+  }
+  return values[ctx.rng.int(0, values.length - 1)] ?? null
+}
+
+function arrayCount (s: JsonSchema, ctx: Ctx): number {
+  const lo = typeof s.minItems === 'number' ? s.minItems : 0
+  const hi = typeof s.maxItems === 'number' ? s.maxItems : Infinity
+  if (lo === hi) return lo
+  const want = ctx.hint !== null
+    ? ctx.hint.min + ctx.rng.int(0, Math.min(2, ctx.hint.max - ctx.hint.min))
+    : Math.max(lo, ctx.purpose === 'decompose' ? 2 : 1) + ctx.rng.int(0, 2)
+  return Math.min(hi, Math.max(lo, want))
+}
+
+/** `count` step names in their natural order, seeded, skipping the step the topic already is. */
+function pickSteps (ctx: Ctx, count: number): string[] {
+  const candidates = STEPS.filter((step) => !ctx.topic.startsWith(step))
+  if (count >= candidates.length) return candidates
+  const chosen = new Set<number>()
+  while (chosen.size < count) chosen.add(ctx.rng.int(0, candidates.length - 1))
+  return [...chosen].sort((a, b) => a - b).map((i) => candidates[i] as string)
+}
+
+function number (s: JsonSchema, ctx: Ctx, key: string, integer: boolean): number {
+  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined)
+  const step = integer ? 1 : 0.01
+  const exMin = num(s.exclusiveMinimum)
+  const exMax = num(s.exclusiveMaximum)
+  let lo = num(s.minimum) ?? (exMin !== undefined ? exMin + step : 0)
+  let hi = num(s.maximum) ?? (exMax !== undefined ? exMax - step : lo + 10)
+  if (integer) {
+    lo = Math.ceil(lo)
+    hi = Math.floor(hi)
+    return ctx.rng.int(lo, hi)
+  }
+  const scoreLike = ctx.purpose === 'score' && (/score/i.test(key) || (lo >= 0 && hi <= 1))
+  const r = scoreLike
+    ? (ctx.rng.next() < HIGH_SCORE_SHARE ? 0.62 + ctx.rng.next() * 0.33 : 0.3 + ctx.rng.next() * 0.25)
+    : lo + ctx.rng.next() * (hi - lo)
+  return Math.min(hi, Math.max(lo, Math.round(r * 100) / 100))
+}
+
+function text (ctx: Ctx, key: string, slot: Slot | null): string {
+  if (slot !== null && ctx.purpose === 'decompose') {
+    const step = slot.steps[slot.index] ?? `Part ${slot.index + 1}`
+    return `${DEMO_LABEL} ${step} — ${ctx.topic}`
+  }
+  if (slot !== null) return `${DEMO_LABEL} ${key || 'item'} ${slot.index + 1} for "${ctx.topic}"`
+  if (ctx.purpose === 'execute') return demoText({ purpose: 'execute', system: '', prompt: `Task: ${ctx.topic}` })
+  return `${DEMO_LABEL} ${NOTES[ctx.purpose]}`
+}
+
+function fitLength (t: string, s: JsonSchema): string {
+  const min = typeof s.minLength === 'number' ? s.minLength : 0
+  const max = typeof s.maxLength === 'number' ? s.maxLength : Infinity
+  const padded = t.length < min ? t + ' ' + '.'.repeat(min - t.length - 1) : t
+  return padded.length > max ? padded.slice(0, max) : padded
+}

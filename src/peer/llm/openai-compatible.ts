@@ -1,0 +1,65 @@
+/**
+ * Any OpenAI-compatible chat completions server (Ollama, LM Studio, llama.cpp server, vLLM,
+ * OpenAI itself) through the openai SDK. Structured output: response_format json_schema with
+ * strict false, which local servers accept more widely; zod validates the reply anyway.
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
+import { REQUEST_TIMEOUT_MS } from './provider'
+import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest } from './retrying'
+
+export interface OpenAiCompatibleOptions {
+  /** Including the API prefix, e.g. http://127.0.0.1:11434/v1 */
+  baseUrl: string
+  model: string
+  /** Local servers usually need none. */
+  apiKey: string | null
+  timeoutMs?: number
+}
+
+/** Sent when no key is configured: the SDK insists on one, local servers ignore it. */
+const NO_KEY = 'no-key'
+
+export class OpenAiCompatibleBackend implements Backend {
+  readonly name = 'openai-compatible' as const
+  readonly model: string
+  private readonly client: OpenAI
+  /** Shown in network/API failure messages. */
+  readonly endpoint: string
+
+  constructor (opts: OpenAiCompatibleOptions) {
+    this.model = opts.model
+    this.client = new OpenAI({
+      apiKey: opts.apiKey ?? NO_KEY,
+      baseURL: opts.baseUrl,
+      // Retries happen in RetryingProvider, where they are counted and logged.
+      maxRetries: 0,
+      timeout: opts.timeoutMs ?? REQUEST_TIMEOUT_MS
+    })
+    this.endpoint = `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`
+  }
+
+  async send (req: BackendRequest): Promise<BackendReply> {
+    const messages: OpenAI.ChatCompletionMessageParam[] = []
+    if (req.system !== '') messages.push({ role: 'system', content: req.system })
+    messages.push({ role: 'user', content: req.prompt })
+    const params: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: this.model, max_tokens: req.maxTokens, messages }
+    if (req.json !== null) {
+      params.response_format = { type: 'json_schema', json_schema: { name: req.json.name, schema: req.json.schema, strict: false } }
+    }
+    let res: OpenAI.ChatCompletion
+    try {
+      res = await this.client.chat.completions.create(params)
+    } catch (e) {
+      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
+      if (e instanceof APIError && typeof e.status === 'number') {
+        throw httpFailure(e.status, e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)
+      }
+      throw e
+    }
+    const choice = res.choices?.[0]
+    const usage = { input_tokens: res.usage?.prompt_tokens ?? 0, output_tokens: res.usage?.completion_tokens ?? 0 }
+    const refusal = choice?.message.refusal
+    const text = choice?.message.content ?? (refusal ? `(refused: ${refusal})` : '')
+    return { text, usage, stopReason: choice?.finish_reason ?? null }
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The one LLM interface the roles use (DESIGN "LLM"): free text, and a value for a zod schema
+ * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo.
+ */
+import type { z } from 'zod'
+
+export type ProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
+/** What a call is for; the offline demo model shapes its synthetic output by it. */
+export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute'
+
+/**
+ * LLM settings of a peer (the `llm` part of PeerConfig, same field names).
+ * `apiKey` comes from ANTHROPIC_API_KEY / OPENAI_API_KEY or the editor's SecretStorage,
+ * never from a flag or a settings file.
+ */
+export interface LlmConfig {
+  provider: ProviderName
+  /** null = provider default (anthropic: DEFAULT_ANTHROPIC_MODEL); required for openai-compatible. */
+  model: string | null
+  /** anthropic: optional (tests point it at the stand-in); openai-compatible: required, e.g. http://127.0.0.1:11434/v1 */
+  baseUrl: string | null
+  apiKey: string | null
+  /** Retries after the first attempt (3 => up to 4 attempts). */
+  maxRetries: number
+  /** First backoff delay in ms; doubles per retry (seed: 1 s, 2 s, 4 s). */
+  retryBaseMs: number
+  /** Per-request timeout in ms (default REQUEST_TIMEOUT_MS). */
+  timeoutMs?: number
+}
+
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6'
+export const OFFLINE_DEMO_MODEL = 'offline-demo-1'
+/** Seed default for max_tokens. */
+export const DEFAULT_MAX_TOKENS = 2048
+export const DEFAULT_MAX_RETRIES = 3
+export const DEFAULT_RETRY_BASE_MS = 1000
+export const REQUEST_TIMEOUT_MS = 120_000
+
+export interface LlmCall {
+  purpose: LlmPurpose
+  system: string
+  prompt: string
+  /** Output token cap; default DEFAULT_MAX_TOKENS. */
+  maxTokens?: number
+}
+
+/** Totals since the provider was created. Tokens and latency include every attempt. */
+export interface LlmStats {
+  /** generateText/generateObject invocations. */
+  calls: number
+  input_tokens: number
+  output_tokens: number
+  /** Sum of request round-trip times in ms (backoff waits excluded). */
+  latency_ms: number
+  /** Attempts beyond the first, over all calls. */
+  retries: number
+  /** Calls that ended in an LlmError. */
+  failures: number
+}
+
+export interface LlmProvider {
+  readonly name: ProviderName
+  readonly model: string
+  /**
+   * Free text (e.g. an executor's markdown answer). Retries network/API errors and empty
+   * replies with backoff. @throws LlmError when attempts are exhausted or the error is permanent.
+   */
+  generateText(call: LlmCall): Promise<string>
+  /**
+   * Sends the JSON schema (z.toJSONSchema) the provider supports, validates the reply with
+   * zod, retries with backoff feeding the validation error back into the next prompt.
+   * @throws LlmError {kind: 'network' | 'api' | 'validation', attempts} when exhausted
+   */
+  generateObject<T>(call: LlmCall & { schema: z.ZodType<T>; schemaName: string }): Promise<T>
+  stats(): LlmStats
+}
+
+/** What made the last attempt fail. */
+export type LlmErrorKind = 'network' | 'api' | 'validation'
+
+/**
+ * A call that gave up. `kind` is the last attempt's failure: a network or API failure is
+ * reported as such and never as a schema complaint (the seed's fault B9).
+ */
+export class LlmError extends Error {
+  override name = 'LlmError'
+  constructor (
+    message: string,
+    readonly kind: LlmErrorKind,
+    /** Attempts made, including the first. */
+    readonly attempts: number,
+    readonly purpose: LlmPurpose,
+    /** HTTP status of the last API failure, if any. */
+    readonly status: number | null = null,
+    options?: { cause?: unknown }
+  ) {
+    super(message, options)
+  }
+}
+
+/** Bad or missing LLM settings; `option` names the CLI flag or variable to set. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+  constructor (message: string, readonly option: string) {
+    super(message)
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * A loopback stand-in for LLM servers, so tests run the real @anthropic-ai/sdk and openai
+ * code paths without the internet. It speaks
+ *   POST /v1/messages          Anthropic Messages API (text and tool_use replies, usage)
+ *   POST /v1/chat/completions  OpenAI chat completions (usage)
+ * on 127.0.0.1 (port 0 = any free port) and answers from a per-test script.
+ *
+ * Usage:
+ *   const llm = await LlmStandin.start()          // or new LlmStandin({ latencyMs: 50 }).start()
+ *   llm.reply({ json: { score: 3 } }, { json: { score: 0.8, notes: 'ok' } })   // queue, in order
+ *   llm.respondWith((req) => req.purpose === 'score' ? { json: {...} } : { text: '...' })
+ *   llm.respondWith(demoResponder)                // answer everything like the offline demo model
+ *   const provider = createProvider(llm.llmConfig('anthropic'))  // or 'openai-compatible'
+ *   ... llm.requests[1].prompt, llm.requests.length ...
+ *   await llm.close()
+ * Queued replies are used first, then the responder function; with neither, the stand-in
+ * answers HTTP 500 "stand-in script exhausted" so a missing script fails the test visibly.
+ */
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { LlmConfig, LlmPurpose } from '../../src/peer/llm/provider'
+import { demoText, demoValue } from '../../src/peer/llm/offline-demo'
+
+export type StandinApi = 'anthropic' | 'openai'
+export interface StandinUsage { input_tokens: number; output_tokens: number }
+
+/** One request the stand-in received, decoded for assertions and for scripts. */
+export interface StandinRequest {
+  /** 0-based arrival order across both APIs. */
+  index: number
+  api: StandinApi
+  path: string
+  headers: IncomingHttpHeaders
+  /** The raw JSON body the SDK sent. */
+  body: Record<string, unknown>
+  model: string
+  /** System prompt text ('' when none). */
+  system: string
+  /** All user message text, joined with blank lines. */
+  prompt: string
+  /** The forced tool's name (Anthropic) or response_format json_schema name (OpenAI); null for free text. */
+  schemaName: string | null
+  /** The JSON schema sent with the request (tool input_schema / json_schema.schema); null for free text. */
+  schema: Record<string, unknown> | null
+  /** Guessed from schemaName (decompose/score/classify prefix or keyword); 'execute' for free text. */
+  purpose: LlmPurpose | null
+}
+
+interface ReplyExtras {
+  /** Defaults: input = (system + prompt chars) / 4, output = reply chars / 4, rounded up. */
+  usage?: Partial<StandinUsage>
+  /** Delay before answering, in ms (added to the stand-in's latencyMs). */
+  latencyMs?: number
+}
+/**
+ * What to answer:
+ *  - {text}: an assistant text reply (Anthropic: a text block even when a tool was forced,
+ *    like a model ignoring tool_choice; OpenAI: message.content). `stopReason` overrides
+ *    end_turn / stop (e.g. 'max_tokens' / 'length').
+ *  - {json}: structured output (Anthropic: a tool_use block for the forced tool with this
+ *    input, or text when no tool was sent; OpenAI: message.content = JSON text).
+ *  - {status}: an HTTP error in the API's error format (e.g. 500, 529 overloaded, 401).
+ *  - 'drop-connection': the socket is destroyed without an answer (a network error).
+ */
+export type StandinReply =
+  | (ReplyExtras & { text: string; stopReason?: string })
+  | (ReplyExtras & { json: unknown })
+  | (ReplyExtras & { status: number; message?: string })
+  | 'drop-connection'
+export type StandinResponder = (req: StandinRequest) => StandinReply | Promise<StandinReply>
+
+export interface StandinOptions {
+  /** Latency added to every reply, in ms (default 0). */
+  latencyMs?: number
+  /** Initial queue, or a responder function. */
+  script?: StandinReply[] | StandinResponder
+}
+
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+  413: 'request_too_large', 429: 'rate_limit_error', 500: 'api_error', 529: 'overloaded_error'
+}
+
+export class LlmStandin {
+  /** Every request received, in order. */
+  readonly requests: StandinRequest[] = []
+  private readonly queue: StandinReply[] = []
+  private responder: StandinResponder | null = null
+  private latencyMs: number
+  private server: http.Server | null = null
+  private port = 0
+  private readonly timers = new Set<NodeJS.Timeout>()
+
+  constructor (opts: StandinOptions = {}) {
+    this.latencyMs = opts.latencyMs ?? 0
+    if (Array.isArray(opts.script)) this.queue.push(...opts.script)
+    else if (opts.script) this.responder = opts.script
+  }
+
+  /** Creates and starts a stand-in. */
+  static async start (opts: StandinOptions = {}): Promise<LlmStandin> {
+    return new LlmStandin(opts).start()
+  }
+
+  /** Listens on 127.0.0.1 at a free port. */
+  async start (): Promise<this> {
+    if (this.server) return this
+    const server = http.createServer((req, res) => { void this.handle(req, res) })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(0, '127.0.0.1', () => resolve())
+    })
+    this.server = server
+    this.port = (server.address() as AddressInfo).port
+    return this
+  }
+
+  /** Stops listening, cuts open connections and cancels delayed replies. */
+  async close (): Promise<void> {
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
+    const server = this.server
+    this.server = null
+    if (!server) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  /** Base URL for the Anthropic SDK (it appends /v1/messages). */
+  get url (): string {
+    if (this.port === 0) throw new Error('LlmStandin not started')
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  /** Base URL for the openai SDK (it appends /chat/completions). */
+  get openaiBaseUrl (): string {
+    return `${this.url}/v1`
+  }
+
+  /** Queues replies, answered in order before the responder function. */
+  reply (...replies: StandinReply[]): this {
+    this.queue.push(...replies)
+    return this
+  }
+
+  /** Answers every request the queue does not cover. */
+  respondWith (responder: StandinResponder | null): this {
+    this.responder = responder
+    return this
+  }
+
+  /** Latency added to every later reply, in ms. */
+  setLatency (ms: number): this {
+    this.latencyMs = ms
+    return this
+  }
+
+  /** Forgets recorded requests and queued replies (the responder stays). */
+  reset (): this {
+    this.requests.length = 0
+    this.queue.length = 0
+    return this
+  }
+
+  /**
+   * LLM settings pointing a provider at this stand-in: test key, fast retries
+   * (retryBaseMs 10, maxRetries 3) unless overridden.
+   */
+  llmConfig (provider: 'anthropic' | 'openai-compatible', over: Partial<LlmConfig> = {}): LlmConfig {
+    return {
+      provider,
+      model: provider === 'anthropic' ? 'claude-standin' : 'standin-model',
+      baseUrl: provider === 'anthropic' ? this.url : this.openaiBaseUrl,
+      apiKey: 'standin-test-key',
+      maxRetries: 3,
+      retryBaseMs: 10,
+      ...over
+    }
+  }
+
+  private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = ''
+    for await (const chunk of req) raw += String(chunk)
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const api: StandinApi | null = req.method !== 'POST'
+      ? null
+      : path.endsWith('/v1/messages') ? 'anthropic' : path.endsWith('/chat/completions') ? 'openai' : null
+    if (api === null) return sendJson(res, 404, { error: { message: `stand-in: no route ${req.method} ${path}` } })
+    let body: Record<string, unknown>
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>
+    } catch {
+      return sendError(res, api, 400, 'stand-in: request body is not JSON')
+    }
+    const request = decode(this.requests.length, api, path, req.headers, body)
+    this.requests.push(request)
+    if (body.stream === true) return sendError(res, api, 400, 'stand-in: streaming is not supported')
+
+    let reply: StandinReply
+    try {
+      const next = this.queue.shift()
+      reply = next ?? (this.responder ? await this.responder(request) : { status: 500, message: 'stand-in script exhausted' })
+    } catch (e) {
+      reply = { status: 500, message: `stand-in responder threw: ${(e as Error).message}` }
+    }
+    const delay = this.latencyMs + (typeof reply === 'object' ? reply.latencyMs ?? 0 : 0)
+    if (delay > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => { this.timers.delete(t); resolve() }, delay)
+        this.timers.add(t)
+      })
+    }
+    if (this.server === null) return // closed while waiting
+    if (reply === 'drop-connection') {
+      req.socket.destroy()
+      return
+    }
+    if ('status' in reply) return sendError(res, api, reply.status, reply.message ?? `stand-in HTTP ${reply.status}`)
+    const out = 'json' in reply ? JSON.stringify(reply.json) : reply.text
+    const usage: StandinUsage = {
+      input_tokens: reply.usage?.input_tokens ?? estimate(request.system + request.prompt),
+      output_tokens: reply.usage?.output_tokens ?? estimate(out)
+    }
+    const stopReason = 'stopReason' in reply ? reply.stopReason : undefined
+    if (api === 'anthropic') {
+      const tool = 'json' in reply && request.schemaName !== null
+      const block = tool
+        ? { type: 'tool_use', id: `toolu_standin_${request.index}`, name: request.schemaName, input: (reply as { json: unknown }).json }
+        : { type: 'text', text: out }
+      return sendJson(res, 200, {
+        id: `msg_standin_${request.index}`, type: 'message', role: 'assistant', model: request.model,
+        content: [block], stop_reason: stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage
+      })
+    }
+    return sendJson(res, 200, {
+      id: `chatcmpl-standin-${request.index}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: request.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: out, refusal: null }, finish_reason: stopReason ?? 'stop', logprobs: null }],
+      usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens }
+    })
+  }
+}
+
+/**
+ * A responder that answers like the offline demo model: schema-valid JSON for structured
+ * requests and labelled markdown for text, deterministic per request. Lets agents/swarm
+ * tests and benchmarks run the real SDK paths with sensible output.
+ */
+export const demoResponder: StandinResponder = (req) => {
+  const input = { purpose: req.purpose ?? 'execute', system: req.system, prompt: req.prompt }
+  return req.schema === null ? { text: demoText(input) } : { json: demoValue(req.schema, input) }
+}
+
+function decode (index: number, api: StandinApi, path: string, headers: IncomingHttpHeaders, body: Record<string, unknown>): StandinRequest {
+  const messages = Array.isArray(body.messages) ? body.messages as Array<{ role?: unknown; content?: unknown }> : []
+  const user = messages.filter((m) => m.role === 'user').map((m) => textOf(m.content))
+  let system = ''
+  let schemaName: string | null = null
+  let schema: Record<string, unknown> | null = null
+  if (api === 'anthropic') {
+    system = textOf(body.system)
+    const choice = body.tool_choice as { type?: string; name?: string } | undefined
+    const tools = Array.isArray(body.tools) ? body.tools as Array<{ name?: string; input_schema?: Record<string, unknown> }> : []
+    const tool = choice?.type === 'tool' ? tools.find((t) => t.name === choice.name) : undefined
+    if (tool) {
+      schemaName = tool.name ?? null
+      schema = tool.input_schema ?? null
+    }
+  } else {
+    system = messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n\n')
+    const rf = body.response_format as { type?: string; json_schema?: { name?: string; schema?: Record<string, unknown> } } | undefined
+    if (rf?.type === 'json_schema') {
+      schemaName = rf.json_schema?.name ?? null
+      schema = rf.json_schema?.schema ?? null
+    }
+  }
+  return {
+    index, api, path, headers, body,
+    model: typeof body.model === 'string' ? body.model : '',
+    system, prompt: user.join('\n\n'), schemaName, schema,
+    purpose: guessPurpose(schemaName, schema !== null)
+  }
+}
+
+/** Message content as text: a string, or the text of its text blocks. */
+function textOf (content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content.flatMap((b: { type?: unknown; text?: unknown }) => (b?.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join('\n')
+}
+
+function guessPurpose (schemaName: string | null, structured: boolean): LlmPurpose | null {
+  if (!structured) return 'execute'
+  const n = (schemaName ?? '').toLowerCase()
+  if (/decompos|split|subgoal|propos/.test(n)) return 'decompose'
+  if (/scor|vote|rate/.test(n)) return 'score'
+  if (/classif|atomic|capab/.test(n)) return 'classify'
+  if (/exec|result|answer/.test(n)) return 'execute'
+  return null
+}
+
+function estimate (s: string): number {
+  return Math.ceil(s.length / 4)
+}
+
+function sendJson (res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(body))
+}
+
+function sendError (res: ServerResponse, api: StandinApi, status: number, message: string): void {
+  sendJson(res, status, api === 'anthropic'
+    ? { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? 'api_error', message } }
+    : { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } })
+}
