@@ -1,0 +1,150 @@
+// The UI suite's user journey through the Goal Swarm extension: open the view, submit a goal
+// from the command palette, let a local swarm (offline demo model) plan and run it, open a
+// result, contribute an executor. Each step checks what the user sees on screen.
+import { log } from '../harness/util.mjs'
+import { answerQuickInput, runCommand, waitForNotification } from '../harness/workbench.mjs'
+
+/** The goal the user types. */
+export const GOAL = 'Plan a two-week trip to Japan'
+
+/** User settings for the UI run: offline demo model, no mDNS in the host namespace. */
+export const UI_SETTINGS = {
+  'goalSwarm.llm.provider': 'offline-demo',
+  'goalSwarm.mdns': false
+}
+
+/** Every Goal Swarm result of the offline demo model carries this label (src/peer/llm/offline-demo.ts). */
+const DEMO_ANSWER = 'Synthetic answer from the offline demo model'
+
+/** Monaco renders spaces as no-break spaces; compare text as the user reads it. */
+const normalize = (s) => s.replace(/\u00a0/g, ' ')
+
+/**
+ * Rows of the Plan tree as rendered: label, description and whether the row can expand.
+ * @returns {Promise<{ label: string, description: string, expandable: boolean, expanded: boolean, level: number }[]>}
+ */
+async function planRows (page) {
+  return page.evaluate(() => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+    if (!pane) return []
+    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].map((row) => ({
+      label: row.querySelector('.label-name')?.textContent ?? '',
+      description: row.querySelector('.label-description')?.textContent ?? '',
+      expandable: row.hasAttribute('aria-expanded'),
+      expanded: row.getAttribute('aria-expanded') === 'true',
+      level: Number(row.getAttribute('aria-level') ?? '0')
+    }))
+  })
+}
+
+const planRow = (page, label) => page.locator('.pane-body .monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first()
+
+/** Expands every collapsed goal row, as a user clicking the twisties would (bounded). */
+async function expandAll (page) {
+  for (let i = 0; i < 50; i++) {
+    const collapsed = page.locator('.pane-body .monaco-list-row[aria-expanded="false"]').first()
+    if (await collapsed.count() === 0) return
+    await collapsed.locator('.monaco-tl-twistie').click()
+    await page.waitForTimeout(150)
+  }
+}
+
+/**
+ * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
+ * @param {import('./suite.mjs').JourneyContext} ctx
+ */
+export function goalSwarmJourney ({ page, screenshot }) {
+  let leaf = null
+  const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
+  return [
+    {
+      name: 'the Goal Swarm view opens from the activity bar and invites a goal',
+      timeoutMs: 90_000,
+      run: async () => {
+        await container.waitFor({ timeout: 60_000 })
+        await container.click()
+        const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Plan' }) }).first()
+        await pane.waitFor({ timeout: 30_000 })
+        await pane.getByRole('button', { name: 'Submit Goal' }).first().waitFor({ timeout: 30_000 })
+      }
+    },
+    {
+      name: 'Goal Swarm: Submit Goal from the command palette takes the goal',
+      timeoutMs: 90_000,
+      run: async () => {
+        await runCommand(page, 'Goal Swarm: Submit Goal')
+        await answerQuickInput(page, { expect: 'Describe the goal', text: GOAL })
+      }
+    },
+    {
+      name: 'with nobody to plan it, the editor offers a local swarm and starts it',
+      timeoutMs: 120_000,
+      run: async () => {
+        const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).first()
+        await toast.waitFor({ timeout: 60_000 })
+        await toast.getByRole('button', { name: /Start Local Swarm/ }).click()
+      }
+    },
+    {
+      name: 'the plan tree fills in until every prompt is done',
+      timeoutMs: 5 * 60_000,
+      run: async () => {
+        await planRow(page, GOAL).waitFor({ timeout: 60_000 })
+        // Watch the tree grow and report what the user saw, until the completion notification.
+        let last = ''
+        const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
+        let finished = false
+        complete.then(() => { finished = true }, () => { finished = true })
+        while (!finished) {
+          const rows = await planRows(page)
+          const seen = `${rows.length} rows: ${rows.map((r) => r.description).join(', ')}`
+          if (seen !== last) { log(`ui: tree ${seen}`); last = seen }
+          await page.waitForTimeout(1000)
+        }
+        const message = await complete
+        log(`ui: notification "${normalize(message).split('\n')[0]}"`)
+        const m = /plan complete, (\d+) of (\d+) prompts done/.exec(normalize(message))
+        if (!m) throw new Error(`unexpected completion message: ${message}`)
+        if (Number(m[2]) < 2 || m[1] !== m[2]) throw new Error(`expected every prompt of a split plan done, got ${m[1]} of ${m[2]}`)
+
+        await expandAll(page)
+        const rows = await planRows(page)
+        log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
+        const root = rows.find((r) => r.label === GOAL)
+        if (!root || !/^decomposed · \d/.test(root.description)) throw new Error(`root goal row should read "decomposed · <score>", got ${JSON.stringify(root)}`)
+        const leaves = rows.filter((r) => !r.expandable)
+        if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
+        const notDone = leaves.filter((r) => !r.description.startsWith('done'))
+        if (notDone.length > 0) throw new Error(`leaves not done: ${JSON.stringify(notDone)}`)
+        leaf = leaves[0]
+        await screenshot('plan-tree')
+      }
+    },
+    {
+      name: "clicking a leaf opens its result, and the editor shows the leaf's text",
+      timeoutMs: 60_000,
+      run: async () => {
+        await planRow(page, leaf.label).click()
+        const editor = page.locator('.editor-instance .monaco-editor .view-lines').first()
+        await editor.filter({ hasText: DEMO_ANSWER }).waitFor({ timeout: 30_000 })
+        const text = normalize(await editor.innerText())
+        if (!text.includes(`# ${leaf.label}`)) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
+        if (!text.includes('done')) throw new Error(`result document should show status done:\n${text}`)
+        const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText())
+        log(`ui: editor tab "${tab.trim()}" shows ${text.split('\n').length} lines`)
+        await screenshot('result')
+      }
+    },
+    {
+      name: 'Goal Swarm: Contribute Executor starts an executor and the status bar says so',
+      timeoutMs: 90_000,
+      run: async () => {
+        await runCommand(page, 'Goal Swarm: Contribute Executor')
+        await answerQuickInput(page, { expect: 'Capabilities this editor offers' })
+        await waitForNotification(page, 'this editor now executes prompts needing can_write_text', 60_000)
+        await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
+        await screenshot('executor')
+      }
+    }
+  ]
+}

@@ -1,0 +1,87 @@
+// UI suite runner: a fresh code-server with the packaged .vsix installed the way a user installs
+// it, a real Chromium on the workbench, and a journey of steps a user would take.
+import { mkdir, readdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { launchBrowser } from '../harness/browser.mjs'
+import { createSandbox } from '../harness/codeServer.mjs'
+import { runSteps } from '../harness/steps.mjs'
+import { log, stopwatch } from '../harness/util.mjs'
+import { waitForWorkbench, workbenchUrl } from '../harness/workbench.mjs'
+
+/**
+ * @typedef {object} JourneyContext
+ * @property {import('playwright-core').Page} page
+ * @property {string} workspace      folder the workbench has open (on this machine)
+ * @property {string} artifactsDir   where screenshots go
+ * @property {(name: string) => Promise<string>} screenshot  saves `<artifactsDir>/<name>.png`, resolves its path
+ */
+
+/**
+ * Installs `vsix`, starts code-server and Chromium, opens the workbench on a throwaway workspace
+ * and runs the steps `journey(ctx)` returns. Resolves the step counts plus `{ ms, screenshots }`.
+ * @param {{ toolchain: import('../harness/toolchain.mjs').Toolchain, vsix: string, artifactsDir: string,
+ *   settings?: object, journey: (ctx: JourneyContext) => object[] }} opts
+ */
+export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, journey }) {
+  const elapsed = stopwatch()
+  const sandbox = await createSandbox(toolchain, { name: 'ui', settings })
+  const screenshots = []
+  let server
+  let browser
+  let version
+  let result
+  let strays = []
+  try {
+    version = await sandbox.version()
+    log(`ui suite: ${version.line}`)
+    await sandbox.installExtension(vsix)
+    server = await sandbox.start()
+    browser = await launchBrowser({ profileDir: sandbox.dirs.browserProfile, env: sandbox.env() })
+    const { page } = browser
+    page.on('pageerror', (e) => log(`ui suite: page error: ${e.message}`))
+    await mkdir(artifactsDir, { recursive: true })
+    // Screenshots of an earlier run must not pass for this run's.
+    for (const f of await readdir(artifactsDir)) if (f.endsWith('.png')) await rm(path.join(artifactsDir, f), { force: true })
+    const screenshot = async (name) => {
+      const file = path.join(artifactsDir, `${name}.png`)
+      await page.screenshot({ path: file })
+      screenshots.push(file)
+      log(`ui suite: screenshot ${path.relative(process.cwd(), file)}`)
+      return file
+    }
+    /** @type {JourneyContext} */
+    const ctx = { page, workspace: sandbox.dirs.workspace, artifactsDir, screenshot }
+    const steps = [
+      {
+        name: 'the workbench opens on a workspace',
+        timeoutMs: 120_000,
+        run: async () => {
+          await page.goto(workbenchUrl(server.origin, { folder: sandbox.dirs.workspace }))
+          await waitForWorkbench(page)
+        }
+      },
+      ...journey(ctx)
+    ]
+    result = await runSteps('ui', steps, { onFailure: () => screenshot('ui-failure') })
+  } finally {
+    await browser?.close()
+    await server?.stop()
+    strays = await sandbox.killStrays()
+    await sandbox.saveLog(path.join(artifactsDir, 'ui-code-server.log'))
+    await sandbox.dispose()
+  }
+  // Peer children must go with the editor (issue 5); anything left behind is a failed check.
+  const check = { name: 'no process outlives the editor', status: strays.length === 0 ? 'passed' : 'failed', ms: 0 }
+  if (strays.length > 0) check.error = new Error(`killed: ${strays.map((x) => `${x.pid} ${x.cmd}`).join('; ')}`)
+  log(`ui: ${strays.length === 0 ? '✔' : '✖'} ${check.name}`)
+  return {
+    passed: result.passed + (strays.length === 0 ? 1 : 0),
+    failed: result.failed + (strays.length === 0 ? 0 : 1),
+    skipped: result.skipped,
+    results: [...result.results, check],
+    vscode: version.vscode,
+    codeServer: version.codeServer,
+    ms: elapsed(),
+    screenshots
+  }
+}
