@@ -161,3 +161,60 @@ export async function newIdentity (): Promise<{ key: PrivateKey, peerId: string 
 export async function signedEnvelope<K extends Kind> (key: PrivateKey, kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
   return await signEnvelope(key, kind, body)
 }
+
+/** A small but complete plan, as the envelopes a peer would hold, plus handles to its parts. */
+export interface SamplePlan {
+  envelopes: AnyEnvelope[]
+  root: Goal
+  /** Accepted (dec-1) and competing (dec-2) root proposals. */
+  pA: SubgoalProposal
+  pB: SubgoalProposal
+  /** Root split: [0] Book flights (atomic, done), [1] Plan Tokyo days (composite), [2] Plan Kyoto days (atomic, can_query_api: a capability gap). */
+  rootSplit: AcceptedSplit
+  tokyo: Goal
+  /** Tokyo split: two atomic leaves, pending execution. */
+  tokyoSplit: AcceptedSplit
+  /** The time the statuses above hold at. */
+  nowUs: Micros
+}
+
+/** Builds SamplePlan: a root goal decomposed two levels deep with one leaf done. */
+export function samplePlan (): SamplePlan {
+  const root = rootGoal('Plan a two-week trip to Japan', 'peer-user', T0)
+  const pA = proposal(root.goal_id, ['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'], 'peer-dec-1', { rationale: 'by city' })
+  const pB = proposal(root.goal_id, ['Research Japan', 'Write itinerary'], 'peer-dec-2', { rationale: 'research first' })
+  const rootSplit = accepted(pA, 'peer-sc-1', {
+    atomic: [true, false, true],
+    capability: ['can_write_text', 'can_write_text', 'can_query_api'],
+    confirming: [{ scorer_peer: 'peer-sc-1', score: 0.8 }, { scorer_peer: 'peer-sc-2', score: 0.7 }]
+  })
+  const tokyo = childGoal(rootSplit, 1, root)
+  const pT = proposal(tokyo.goal_id, ['Day 1: Asakusa and Ueno', 'Day 2: Shibuya and Harajuku'], 'peer-dec-1', { at: T0 + sec(5) })
+  const tokyoSplit = accepted(pT, 'peer-sc-2', { at: T0 + sec(7), confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }, { scorer_peer: 'peer-sc-2', score: 0.6 }] })
+  const flights = promptNode(rootSplit, 0)
+  const c = claim(flights.node_id, root.goal_id, 'peer-ex-1', T0 + sec(5))
+  const envelopes: AnyEnvelope[] = [
+    envelopeOf('goal', root),
+    envelopeOf('proposal', pA),
+    envelopeOf('proposal', pB),
+    envelopeOf('score', score(pA, 'peer-sc-1', 0.8)),
+    envelopeOf('score', score(pA, 'peer-sc-2', 0.7)),
+    envelopeOf('score', score(pB, 'peer-sc-1', 0.5)),
+    envelopeOf('score', score(pB, 'peer-sc-2', 0.65)),
+    envelopeOf('accepted', rootSplit),
+    envelopeOf('goal', tokyo, 'peer-sc-1'),
+    envelopeOf('node', flights, 'peer-sc-1'),
+    envelopeOf('node', promptNode(rootSplit, 2), 'peer-sc-1'),
+    envelopeOf('proposal', pT),
+    envelopeOf('score', score(pT, 'peer-sc-1', 0.9, { at: T0 + sec(6) })),
+    envelopeOf('score', score(pT, 'peer-sc-2', 0.6, { at: T0 + sec(6) })),
+    envelopeOf('accepted', tokyoSplit),
+    envelopeOf('node', promptNode(tokyoSplit, 0), 'peer-sc-2'),
+    envelopeOf('node', promptNode(tokyoSplit, 1), 'peer-sc-2'),
+    envelopeOf('capability', capability('peer-ex-1', T0 + sec(20), ['can_write_text'])),
+    envelopeOf('capability', capability('peer-sc-1', T0 + sec(20), [], 'scorer')),
+    envelopeOf('claim', c),
+    envelopeOf('result', result(flights.node_id, root.goal_id, 'peer-ex-1', { output: 'Flights: NRT, 14 days', at: T0 + sec(9) }))
+  ]
+  return { envelopes, root, pA, pB, rootSplit, tokyo, tokyoSplit, nowUs: T0 + sec(30) }
+}

@@ -33,17 +33,19 @@ export type LeaseState =
   | { state: 'lapsed', lastHolder: ClaimMsg }
   | { state: 'settling' | 'held', holder: ClaimMsg, leaseUntilUs: Micros }
 
-interface ParsedClaim { claim: ClaimMsg, at: Micros, key: string }
+interface ParsedClaim { claim: ClaimMsg, at: Micros }
+
+const claimKey = (c: ClaimMsg): string => messageKey({ kind: 'claim', body: c })
 
 /** Claims in (claimed_at µs, claimer_peer) order, one per (claimer, claimed_at): lowest messageKey. */
 function orderClaims (claims: readonly ClaimMsg[]): ParsedClaim[] {
   const byPeerAndTime = new Map<string, ParsedClaim>()
   for (const claim of claims) {
     const at = parseTimestamp(claim.claimed_at)
-    const pc = { claim, at, key: messageKey({ kind: 'claim', body: claim }) }
     const slot = `${at}\n${claim.claimer_peer}`
     const prev = byPeerAndTime.get(slot)
-    if (prev === undefined || pc.key < prev.key) byPeerAndTime.set(slot, pc)
+    // Keys are hashed only on such a collision, which is rare.
+    if (prev === undefined || claimKey(claim) < claimKey(prev.claim)) byPeerAndTime.set(slot, { claim, at })
   }
   return [...byPeerAndTime.values()].sort((a, b) => a.at - b.at || compareStrings(a.claim.claimer_peer, b.claim.claimer_peer))
 }

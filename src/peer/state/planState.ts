@@ -1,0 +1,230 @@
+/**
+ * Plan state (DESIGN §6): grow-only sets of verified envelopes keyed by `messageKey`, with
+ * per-kind indexes. Merge is set union, so it is commutative, associative and idempotent, and
+ * nothing read from it depends on the order or repetition of the messages added.
+ */
+import { messageKey } from '../protocol/envelope'
+import { compareStrings } from '../protocol/acceptance'
+import type {
+  AcceptedSplit, AnyEnvelope, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
+  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
+} from '../protocol/schemas'
+import { parseTimestamp } from '../protocol/time'
+
+interface Keyed<T> { key: string, body: T }
+
+/** Bodies of one index slot, read in messageKey order (sorted lazily on read). */
+class Bucket<T> {
+  private items: Keyed<T>[] = []
+  private sorted = true
+  push (key: string, body: T): void {
+    const lastKey = this.items.at(-1)?.key
+    if (lastKey !== undefined && key < lastKey) this.sorted = false
+    this.items.push({ key, body })
+  }
+
+  values (): T[] {
+    if (!this.sorted) {
+      this.items.sort((a, b) => compareStrings(a.key, b.key))
+      this.sorted = true
+    }
+    return this.items.map((i) => i.body)
+  }
+}
+
+/** Index of bodies by a natural id where several bodies may share the id: lowest key wins. */
+class ByNaturalId<T> {
+  readonly map = new Map<string, Keyed<T>>()
+  offer (id: string, key: string, body: T): void {
+    const prev = this.map.get(id)
+    if (prev === undefined || key < prev.key) this.map.set(id, { key, body })
+  }
+
+  get (id: string): T | undefined { return this.map.get(id)?.body }
+}
+
+/** Index of bodies grouped by an id, each group read in messageKey order. */
+class Groups<T> {
+  private readonly map = new Map<string, Bucket<T>>()
+  add (id: string, key: string, body: T): void {
+    let b = this.map.get(id)
+    if (b === undefined) { b = new Bucket<T>(); this.map.set(id, b) }
+    b.push(key, body)
+  }
+
+  get (id: string): T[] { return this.map.get(id)?.values() ?? [] }
+}
+
+/** The order-independent identity of an envelope's signer part, for picking among republications. */
+function signerTag (env: AnyEnvelope): string {
+  return `${env.from}\n${env.sig}`
+}
+
+/**
+ * The plan state of one peer: every verified envelope it has seen, as G-Sets (DESIGN §6).
+ *
+ * Two envelopes with the same kind and body are one element (same messageKey). When the same
+ * body arrives from several signers (derived content anyone may republish, e.g. prompt nodes),
+ * the envelope kept is the one with the lowest (from, sig), so `envelopes()` is also
+ * independent of arrival order.
+ */
+export class PlanState {
+  private readonly byKey = new Map<string, AnyEnvelope>()
+  private sortedKeys: string[] | null = []
+
+  private readonly goalById = new ByNaturalId<Goal>()
+  private readonly proposalsByGoal = new Map<string, ByNaturalId<SubgoalProposal>>()
+  private readonly scoresByGoal = new Groups<ScoreMsg>()
+  private readonly acceptedByGoal = new Groups<AcceptedSplit>()
+  private readonly nodeById = new ByNaturalId<PromptNode>()
+  private readonly claimsByNode = new Groups<ClaimMsg>()
+  private readonly renewalsByNode = new Groups<LeaseRenewal>()
+  private readonly resultsByNode = new Groups<ResultMsg>()
+  private readonly failuresByGoal = new Groups<FailureMsg>()
+  private readonly failuresByNode = new Groups<FailureMsg>()
+  private readonly capabilityList = new Bucket<CapabilityAnnounce>()
+  private readonly kindCounts = new Map<Kind, number>()
+
+  /** @param envelopes initial content; each must already be verified (checkEnvelope + signature). */
+  constructor (envelopes?: Iterable<AnyEnvelope>) {
+    if (envelopes !== undefined) for (const env of envelopes) this.add(env)
+  }
+
+  /**
+   * Adds one verified envelope (the caller has run checkEnvelope and the signature check).
+   * @returns true when its content was new; false for a repeat (which changes nothing visible
+   *   except possibly which signer's copy `envelopes()` returns, see the class doc).
+   */
+  add (env: AnyEnvelope): boolean {
+    return this.addKeyed(messageKey(env), env)
+  }
+
+  private addKeyed (key: string, env: AnyEnvelope): boolean {
+    const prev = this.byKey.get(key)
+    if (prev !== undefined) {
+      if (signerTag(env) < signerTag(prev)) this.byKey.set(key, env)
+      return false
+    }
+    this.byKey.set(key, env)
+    this.sortedKeys = null
+    this.kindCounts.set(env.kind, (this.kindCounts.get(env.kind) ?? 0) + 1)
+    this.index(key, env)
+    return true
+  }
+
+  private index (key: string, env: AnyEnvelope): void {
+    switch (env.kind) {
+      case 'goal': this.goalById.offer(env.body.goal_id, key, env.body); break
+      case 'proposal': {
+        let p = this.proposalsByGoal.get(env.body.goal_id)
+        if (p === undefined) { p = new ByNaturalId<SubgoalProposal>(); this.proposalsByGoal.set(env.body.goal_id, p) }
+        p.offer(env.body.proposal_id, key, env.body)
+        break
+      }
+      case 'score': this.scoresByGoal.add(env.body.goal_id, key, env.body); break
+      case 'accepted': this.acceptedByGoal.add(env.body.goal_id, key, env.body); break
+      case 'node': this.nodeById.offer(env.body.node_id, key, env.body); break
+      case 'claim': this.claimsByNode.add(env.body.node_id, key, env.body); break
+      case 'renew': this.renewalsByNode.add(env.body.node_id, key, env.body); break
+      case 'result': this.resultsByNode.add(env.body.node_id, key, env.body); break
+      case 'failure':
+        this.failuresByGoal.add(env.body.goal_id, key, env.body)
+        if (env.body.node_id !== null) this.failuresByNode.add(env.body.node_id, key, env.body)
+        break
+      case 'capability': this.capabilityList.push(key, env.body); break
+    }
+  }
+
+  /** true when an envelope with this messageKey is held. */
+  has (key: string): boolean { return this.byKey.has(key) }
+
+  /** The held envelope with this messageKey. */
+  getEnvelope (key: string): AnyEnvelope | undefined { return this.byKey.get(key) }
+
+  /** Number of distinct messages. */
+  get size (): number { return this.byKey.size }
+
+  /** Number of distinct messages of one kind. */
+  countOf (kind: Kind): number { return this.kindCounts.get(kind) ?? 0 }
+
+  /** Sorted messageKeys of every held envelope. */
+  keys (): string[] {
+    if (this.sortedKeys === null) this.sortedKeys = [...this.byKey.keys()].sort(compareStrings)
+    return [...this.sortedKeys]
+  }
+
+  /** Every envelope, sorted by messageKey. */
+  envelopes (): AnyEnvelope[] {
+    return this.keys().map((k) => this.byKey.get(k) as AnyEnvelope)
+  }
+
+  /** Union of two states as a new instance; neither input changes (DESIGN §6 merge). */
+  static merge (a: PlanState, b: PlanState): PlanState {
+    const out = new PlanState()
+    for (const s of [a, b]) for (const [key, env] of s.byKey) out.addKeyed(key, env)
+    return out
+  }
+
+  /** Adds everything `other` holds to this state. @returns how many messages were new. */
+  mergeFrom (other: PlanState): number {
+    let added = 0
+    for (const [key, env] of other.byKey) if (this.addKeyed(key, env)) added++
+    return added
+  }
+
+  /** The goal with this id; among bodies sharing the id, the one with the lowest messageKey. */
+  goal (goalId: string): Goal | undefined { return this.goalById.get(goalId) }
+
+  /** Every goal (one body per goal_id), sorted by goal_id. */
+  goals (): Goal[] {
+    return [...this.goalById.map.keys()].sort(compareStrings).map((id) => this.goalById.get(id) as Goal)
+  }
+
+  /** Root goals (parent_id null) ordered by (created_at µs, goal_id). */
+  rootGoals (): Goal[] {
+    return this.goals()
+      .filter((g) => g.parent_id === null)
+      .map((g) => ({ g, at: parseTimestamp(g.created_at) }))
+      .sort((a, b) => a.at - b.at || compareStrings(a.g.goal_id, b.g.goal_id))
+      .map((x) => x.g)
+  }
+
+  /** Proposals for a goal, one body per proposal_id (lowest messageKey), sorted by proposal_id. */
+  proposalsFor (goalId: string): SubgoalProposal[] {
+    const p = this.proposalsByGoal.get(goalId)
+    if (p === undefined) return []
+    return [...p.map.keys()].sort(compareStrings).map((id) => p.get(id) as SubgoalProposal)
+  }
+
+  /** Every score message for a goal (all bodies, messageKey order; dedupe with distinctVotes). */
+  scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }
+
+  /** Every accepted split for a goal (messageKey order; pick with winningSplit). */
+  acceptedFor (goalId: string): AcceptedSplit[] { return this.acceptedByGoal.get(goalId) }
+
+  /** The prompt node with this id (lowest messageKey among bodies sharing it). */
+  node (nodeId: string): PromptNode | undefined { return this.nodeById.get(nodeId) }
+
+  /** Every prompt node (one per node_id), sorted by node_id. */
+  nodes (): PromptNode[] {
+    return [...this.nodeById.map.keys()].sort(compareStrings).map((id) => this.nodeById.get(id) as PromptNode)
+  }
+
+  /** Claims on a leaf, messageKey order (resolve with resolveClaims). */
+  claimsFor (nodeId: string): ClaimMsg[] { return this.claimsByNode.get(nodeId) }
+
+  /** Lease renewals on a leaf, messageKey order. */
+  renewalsFor (nodeId: string): LeaseRenewal[] { return this.renewalsByNode.get(nodeId) }
+
+  /** Results (success or not) for a leaf, messageKey order. */
+  resultsFor (nodeId: string): ResultMsg[] { return this.resultsByNode.get(nodeId) }
+
+  /** Failure notices with this goal_id: the goal's own (node_id null) and its leaves'. */
+  failuresFor (goalId: string): FailureMsg[] { return this.failuresByGoal.get(goalId) }
+
+  /** Failure notices about one leaf. */
+  failuresForNode (nodeId: string): FailureMsg[] { return this.failuresByNode.get(nodeId) }
+
+  /** Every capability announcement, messageKey order. */
+  capabilities (): CapabilityAnnounce[] { return this.capabilityList.values() }
+}

@@ -1,0 +1,296 @@
+/**
+ * The plan tree as a pure function of the plan state and a clock reading (DESIGN §4, §6):
+ * for the same set of messages and the same `nowUs`, every peer builds the identical tree,
+ * whatever order or repetition the messages arrived in.
+ */
+import { createHash } from 'node:crypto'
+import { compareStrings, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
+import { resolveClaims } from '../protocol/claims'
+import { canonicalJson, messageKey } from '../protocol/envelope'
+import type { AcceptedSplit, Capability, ChildDecision, FailureMsg, ResultMsg } from '../protocol/schemas'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import type { PlanState } from './planState'
+
+/**
+ * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
+ * - decomposed: has a winning accepted split; its children are the tree below.
+ * - failed: decomposition gave up: failure notices for the goal itself, no vote on any
+ *   proposal and no accepted split.
+ * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
+ */
+export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded'
+/**
+ * - done: a successful result exists. failed: only failed results / executor failure notices.
+ * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
+ *   capability. pending_execution: claimable. superseded: under a losing accepted split.
+ */
+export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded'
+
+/** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
+export interface ProposalView {
+  proposal_id: string
+  proposer_peer: string
+  subgoals: string[]
+  rationale: string
+  /** Distinct votes, lowest score per scorer, sorted by scorer_peer. */
+  votes: Vote[]
+  /** Mean of `votes`; null with no votes. */
+  mean: number | null
+  /** true for the proposal of the winning accepted split. */
+  accepted: boolean
+}
+
+export interface GoalView {
+  kind: 'goal'
+  id: string
+  text: string
+  depth: number
+  parent_id: string | null
+  status: GoalStatus
+  /** The winning accepted split (winningSplit), or null. */
+  accepted: AcceptedSplit | null
+  /** Sorted by proposal_id. */
+  proposals: ProposalView[]
+  /** The goal's own failure notices (node_id null), messageKey order. */
+  failures: FailureMsg[]
+  /** The winning split's children in index order, then every losing split's, superseded. */
+  children: TreeNode[]
+}
+
+export interface LeafView {
+  kind: 'leaf'
+  /** node_id (= the child_id of the accepted split slot). */
+  id: string
+  /** The parent goal. */
+  goal_id: string
+  text: string
+  required_capability: Capability
+  status: LeafStatus
+  /** Lease holder (settling/held), else the last holder of a lapsed lease, else null. */
+  claimer: string | null
+  /** Executor of the shown result (success, else failure), else null. */
+  executor: string | null
+  /** Output of the shown result (a failure notice's reason when that is all there is). */
+  output: string | null
+  output_sha256: string | null
+  /** true for done, false for a failure, null when there is no outcome yet. */
+  success: boolean | null
+}
+
+export type TreeNode = GoalView | LeafView
+
+export interface TreeOptions {
+  /** The clock reading statuses are computed for (µs). */
+  nowUs: Micros
+  /** An executor's announcement counts as live this long, ms (default 30000). */
+  capabilityTtlMs?: number
+  /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
+  settleMs?: number
+}
+
+export const DEFAULT_CAPABILITY_TTL_MS = 30_000
+
+/** Distinct scorers in an accepted split's confirming votes (padding with repeats gains nothing). */
+function confirmCount (a: AcceptedSplit): number {
+  return new Set(a.confirming_scores.map((c) => c.scorer_peer)).size
+}
+
+/**
+ * Ranks competing accepted splits of one goal (DESIGN §4), best first: most distinct
+ * confirming scorers, then highest final_score, then lowest proposal_id, then lowest messageKey.
+ */
+export function rankSplits (accepted: readonly AcceptedSplit[]): AcceptedSplit[] {
+  if (accepted.length <= 1) return [...accepted]
+  const keyOf = (x: { a: AcceptedSplit, key?: string }): string => (x.key ??= messageKey({ kind: 'accepted', body: x.a }))
+  return accepted
+    .map((a): { a: AcceptedSplit, n: number, key?: string } => ({ a, n: confirmCount(a) }))
+    .sort((x, y) => (y.n - x.n) || (y.a.final_score - x.a.final_score) ||
+      compareStrings(x.a.proposal_id, y.a.proposal_id) || compareStrings(keyOf(x), keyOf(y)))
+    .map((x) => x.a)
+}
+
+/** The one accepted split every peer adopts for a goal (DESIGN §4), or undefined for none. */
+export function winningSplit (accepted: readonly AcceptedSplit[]): AcceptedSplit | undefined {
+  return rankSplits(accepted)[0]
+}
+
+interface Ctx {
+  state: PlanState
+  nowUs: Micros
+  settleMs: number | undefined
+  liveCapabilities: Set<string>
+}
+
+/** Capabilities offered by executors whose announcement is within the TTL of now (either side). */
+function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<string> {
+  const ttl = msToMicros(ttlMs)
+  const live = new Set<string>()
+  for (const c of state.capabilities()) {
+    if (c.role !== 'executor') continue
+    if (Math.abs(nowUs - parseTimestamp(c.announced_at)) <= ttl) for (const cap of c.capabilities) live.add(cap)
+  }
+  return live
+}
+
+/** Earliest finished_at, then executor_peer; input is in messageKey order and the sort is stable. */
+function firstResult (results: ResultMsg[]): ResultMsg | undefined {
+  return results
+    .map((r) => ({ r, at: parseTimestamp(r.finished_at) }))
+    .sort((a, b) => a.at - b.at || compareStrings(a.r.executor_peer, b.r.executor_peer))[0]?.r
+}
+
+function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boolean): LeafView {
+  const { state } = ctx
+  const id = d.child_id
+  const lease = resolveClaims(state.claimsFor(id), state.renewalsFor(id), ctx.nowUs, ctx.settleMs)
+  const claimer = lease.state === 'settling' || lease.state === 'held'
+    ? lease.holder.claimer_peer
+    : lease.state === 'lapsed' ? lease.lastHolder.claimer_peer : null
+  const view: LeafView = {
+    kind: 'leaf',
+    id,
+    goal_id: goalId,
+    text: d.text,
+    // An atomic decision always names one (checkEnvelope enforces it); the fallback is for typing.
+    required_capability: d.required_capability ?? 'can_write_text',
+    status: 'pending_execution',
+    claimer,
+    executor: null,
+    output: null,
+    output_sha256: null,
+    success: null
+  }
+  const results = state.resultsFor(id)
+  const ok = firstResult(results.filter((r) => r.success))
+  const bad = ok === undefined ? firstResult(results.filter((r) => !r.success)) : undefined
+  const notice = ok === undefined && bad === undefined
+    ? state.failuresForNode(id).find((f) => f.role === 'executor')
+    : undefined
+  const shown = ok ?? bad
+  if (shown !== undefined) {
+    view.executor = shown.executor_peer
+    view.output = shown.output
+    view.output_sha256 = shown.output_sha256
+    view.success = shown.success
+    view.status = shown.success ? 'done' : 'failed'
+  } else if (notice !== undefined) {
+    // DESIGN §8: an executor that gave up is a visible failure, even without a ResultMsg.
+    view.executor = notice.reporter_peer
+    view.output = notice.reason
+    view.success = false
+    view.status = 'failed'
+  } else if (lease.state === 'settling' || lease.state === 'held') {
+    view.status = 'claimed'
+  } else if (!ctx.liveCapabilities.has(view.required_capability)) {
+    view.status = 'capability_gap'
+  }
+  if (superseded) view.status = 'superseded'
+  return view
+}
+
+interface GoalSeed { id: string, text: string, depth: number, parent_id: string | null }
+
+function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>): GoalView {
+  const { state } = ctx
+  const ranked = rankSplits(state.acceptedFor(g.id))
+  const winner = ranked[0]
+  const votes = state.scoresFor(g.id)
+  const proposals: ProposalView[] = state.proposalsFor(g.id).map((p) => {
+    const vs = distinctVotes(p, votes)
+    return {
+      proposal_id: p.proposal_id,
+      proposer_peer: p.proposer_peer,
+      subgoals: p.subgoals,
+      rationale: p.rationale,
+      votes: vs,
+      mean: vs.length === 0 ? null : meanScore(vs),
+      accepted: winner !== undefined && winner.proposal_id === p.proposal_id
+    }
+  })
+  const failures = state.failuresFor(g.id).filter((f) => f.node_id === null)
+  let status: GoalStatus = 'pending_decomposition'
+  if (superseded) status = 'superseded'
+  else if (winner !== undefined) status = 'decomposed'
+  else if (failures.length > 0 && proposals.every((p) => p.votes.length === 0)) status = 'failed'
+
+  const view: GoalView = {
+    kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
+    accepted: winner ?? null, proposals, failures, children: []
+  }
+  if (winner === undefined || path.has(g.id)) return view
+  path.add(g.id)
+  // Splits of the winner's proposal derive the same children (same ids); list each losing
+  // proposal once. The winner's decisions (atomic or not) rule for its own children.
+  const seen = new Set<string>()
+  for (const split of ranked) {
+    if (seen.has(split.proposal_id)) continue
+    seen.add(split.proposal_id)
+    const lost = superseded || split !== winner
+    for (const d of [...split.children].sort((a, b) => a.index - b.index)) {
+      view.children.push(d.is_atomic
+        ? leafView(ctx, g.id, d, lost)
+        : goalView(ctx, { id: d.child_id, text: d.text, depth: g.depth + 1, parent_id: g.id }, lost, path))
+    }
+  }
+  path.delete(g.id)
+  return view
+}
+
+/**
+ * The plan tree (DESIGN §4, §6): one GoalView per root goal (parent_id null), ordered by
+ * (created_at µs, goal_id). Child goals and leaves come from each goal's accepted splits; they
+ * need no Goal/PromptNode message of their own since every peer derives them from the split.
+ */
+export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
+  const ctx: Ctx = {
+    state,
+    nowUs: opts.nowUs,
+    settleMs: opts.settleMs,
+    liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS)
+  }
+  return state.rootGoals().map((g) => goalView(ctx, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null }, false, new Set()))
+}
+
+/** Counts over the non-superseded leaves of one root's tree. */
+export interface PlanProgress {
+  leaves: number
+  done: number
+  failed: number
+  capability_gap: number
+  /** Leaves pending execution. */
+  pending: number
+  claimed: number
+  /** Non-superseded goals still waiting for an accepted split. */
+  pending_goals: number
+  /** No goal is pending decomposition and every leaf is done or failed. */
+  complete: boolean
+}
+
+/** Progress of one root goal's tree; superseded parts are left out. */
+export function planProgress (root: GoalView): PlanProgress {
+  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, complete: false }
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'goal') {
+      if (n.status === 'pending_decomposition') p.pending_goals++
+      n.children.forEach(walk)
+      return
+    }
+    p.leaves++
+    switch (n.status) {
+      case 'done': p.done++; break
+      case 'failed': p.failed++; break
+      case 'capability_gap': p.capability_gap++; break
+      case 'pending_execution': p.pending++; break
+      case 'claimed': p.claimed++; break
+    }
+  }
+  walk(root)
+  p.complete = p.pending_goals === 0 && p.done + p.failed === p.leaves
+  return p
+}
+
+/** sha256 (hex) of the canonical JSON of the roots: equal trees hash equal on every peer. */
+export function treeHash (roots: readonly GoalView[]): string {
+  return createHash('sha256').update(canonicalJson(roots)).digest('hex')
+}

@@ -1,0 +1,265 @@
+/**
+ * Property tests (DESIGN §3, §5, §6): random but protocol-valid message sets built from a
+ * random sequence of operations; any permutation or repetition of a set must give the same
+ * state and the same tree, and merge must be a semilattice join.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { decideAcceptance } from '../../src/peer/protocol/acceptance'
+import { resolveClaims } from '../../src/peer/protocol/claims'
+import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, type ClaimMsg, type Goal, type SubgoalProposal } from '../../src/peer/protocol/schemas'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, treeHash, type TreeNode } from '../../src/peer/state/tree'
+import {
+  T0, accepted, capability, claim, envelopeOf, failure, ms, promptNode, proposal, renewal, result, rootGoal, score, sec
+} from '../support/fixtures'
+
+const DECS = ['dec-1', 'dec-2', 'dec-3']
+const SCORERS = ['sc-1', 'sc-2', 'sc-3', 'sc-4']
+const EXECS = ['ex-1', 'ex-2', 'ex-3']
+const TEXTS = ['Book flights', 'Plan days', 'Budget', 'Hotels', 'Food tour', '日本語のメモ', 'Review', 'Pack']
+const VALUES = [0, 0.3, 0.59, 0.6, 0.75, 0.8, 1]
+const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 150)
+
+const peer = (xs: string[]): fc.Arbitrary<string> => fc.constantFrom(...xs)
+const op = fc.oneof(
+  { arbitrary: fc.record({ t: fc.constant('propose' as const), goal: fc.nat(), by: peer(DECS), n: fc.integer({ min: 1, max: 3 }), seed: fc.nat(), attempt: fc.nat(1) }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('score' as const), prop: fc.nat(), by: peer(SCORERS), value: fc.constantFrom(...VALUES), dt: fc.nat(9) }), weight: 5 },
+  { arbitrary: fc.record({ t: fc.constant('accept' as const), prop: fc.nat(), by: peer(SCORERS), atomic: fc.nat(7), caps: fc.nat(26), confirm: fc.subarray(SCORERS, { minLength: 1 }), value: fc.constantFrom(...VALUES) }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('republish' as const), split: fc.nat(), slot: fc.nat(), by: peer([...SCORERS, ...EXECS]), dt: fc.nat(30) }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('claim' as const), leaf: fc.nat(), by: peer(EXECS), dtMs: fc.oneof(fc.constantFrom(0, 1000, 16_000, 30_000), fc.nat(60_000)), leaseMs: fc.constantFrom(1000, 5000, 15_000) }), weight: 4 },
+  { arbitrary: fc.record({ t: fc.constant('renew' as const), claim: fc.nat(), dtMs: fc.nat(20_000) }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('result' as const), leaf: fc.nat(), by: peer(EXECS), success: fc.boolean(), dtMs: fc.nat(60_000), out: fc.nat(3) }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('failure' as const), goal: fc.nat(), leaf: fc.option(fc.nat()), by: peer([...DECS, ...EXECS]) }), weight: 1 },
+  { arbitrary: fc.record({ t: fc.constant('announce' as const), by: peer([...EXECS, 'sc-1']), caps: fc.subarray([...CAPABILITIES]), dtMs: fc.nat(90_000) }), weight: 2 }
+)
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never
+
+const pick = <T>(xs: readonly T[], i: number): T | undefined => xs.length === 0 ? undefined : xs[i % xs.length]
+
+/** Folds a random operation list into a set of envelopes a swarm could really have produced. */
+function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
+  const goals: Pick<Goal, 'goal_id' | 'depth' | 'origin_peer'>[] = []
+  const envs: AnyEnvelope[] = []
+  for (let i = 0; i < rootCount; i++) {
+    const g = rootGoal(`Goal ${i}: ${TEXTS[i % TEXTS.length]}`, 'peer-user', T0 + i)
+    goals.push(g)
+    envs.push(envelopeOf('goal', g))
+  }
+  const proposals: SubgoalProposal[] = []
+  const splits: AcceptedSplit[] = []
+  const leaves: { node_id: string, goal_id: string }[] = []
+  const claims: ClaimMsg[] = []
+  for (const o of ops) {
+    switch (o.t) {
+      case 'propose': {
+        const g = pick(goals, o.goal)!
+        const subs = Array.from({ length: o.n }, (_, i) => TEXTS[(o.seed + i * 3) % TEXTS.length] as string)
+        const p = proposal(g.goal_id, subs, o.by, { attempt: o.attempt, at: T0 + sec(1 + o.attempt), rationale: `attempt ${o.attempt}` })
+        proposals.push(p)
+        envs.push(envelopeOf('proposal', p))
+        break
+      }
+      case 'score': {
+        const p = pick(proposals, o.prop)
+        if (p !== undefined) envs.push(envelopeOf('score', score(p, o.by, o.value, { at: T0 + sec(2 + o.dt) })))
+        break
+      }
+      case 'accept': {
+        const p = pick(proposals, o.prop)
+        if (p === undefined) break
+        const atomic = p.subgoals.map((_, i) => ((o.atomic >> i) & 1) === 1)
+        const caps = p.subgoals.map((_, i) => CAPABILITIES[Math.floor(o.caps / 3 ** i) % 3] as Capability)
+        const a = accepted(p, o.by, { atomic, capability: caps, confirming: o.confirm.map((s) => ({ scorer_peer: s, score: o.value })), finalScore: o.value })
+        splits.push(a)
+        envs.push(envelopeOf('accepted', a))
+        const parent = goals.find((g) => g.goal_id === a.goal_id)!
+        for (const d of a.children) {
+          if (d.is_atomic) leaves.push({ node_id: d.child_id, goal_id: a.goal_id })
+          else if (parent.depth < 3 && !goals.some((g) => g.goal_id === d.child_id)) goals.push({ goal_id: d.child_id, depth: parent.depth + 1, origin_peer: parent.origin_peer })
+        }
+        break
+      }
+      case 'republish': {
+        const a = pick(splits, o.split)
+        if (a === undefined) break
+        const slot = o.slot % a.children.length
+        const d = a.children[slot]!
+        if (d.is_atomic) envs.push(envelopeOf('node', promptNode(a, slot), o.by, `sig-${o.by}`))
+        else {
+          const parent = goals.find((g) => g.goal_id === a.goal_id)!
+          // each republisher may stamp its own created_at: same goal_id, different bodies
+          envs.push(envelopeOf('goal', {
+            goal_id: d.child_id, text: d.text, parent_id: a.goal_id, depth: parent.depth + 1, origin_peer: parent.origin_peer,
+            created_at: new Date(Number((T0 + sec(4 + o.dt)) / 1000)).toISOString(), proposal_id: a.proposal_id, index: slot
+          }, o.by, `sig-${o.by}`))
+        }
+        break
+      }
+      case 'claim': {
+        const l = pick(leaves, o.leaf)
+        if (l === undefined) break
+        const c = claim(l.node_id, l.goal_id, o.by, T0 + ms(5000 + o.dtMs), o.leaseMs)
+        claims.push(c)
+        envs.push(envelopeOf('claim', c))
+        break
+      }
+      case 'renew': {
+        const c = pick(claims, o.claim)
+        if (c !== undefined) envs.push(envelopeOf('renew', renewal(c, T0 + ms(5000 + o.dtMs))))
+        break
+      }
+      case 'result': {
+        const l = pick(leaves, o.leaf)
+        if (l !== undefined) envs.push(envelopeOf('result', result(l.node_id, l.goal_id, o.by, { success: o.success, output: `out ${o.out}`, at: T0 + ms(6000 + o.dtMs) })))
+        break
+      }
+      case 'failure': {
+        const l = o.leaf === null ? undefined : pick(leaves, o.leaf)
+        const g = l?.goal_id ?? pick(goals, o.goal)!.goal_id
+        const role = o.by.startsWith('ex') ? 'executor' : 'decomposer'
+        envs.push(envelopeOf('failure', failure(g, o.by, { nodeId: l?.node_id ?? null, role })))
+        break
+      }
+      case 'announce':
+        envs.push(envelopeOf('capability', capability(o.by, T0 + ms(o.dtMs), o.caps, o.by.startsWith('ex') ? 'executor' : 'scorer')))
+        break
+    }
+  }
+  return envs
+}
+
+const poolArb = fc.tuple(fc.integer({ min: 1, max: 2 }), fc.array(op, { minLength: 10, maxLength: 70, size: 'max' })).map(([n, ops]) => buildPool(n, ops))
+const nowArb = fc.integer({ min: 0, max: 120_000 }).map((m) => T0 + ms(m))
+
+/** Copies of an envelope that must count as the same message: JSON round trip, keys reordered. */
+function copyOf (e: AnyEnvelope, how: number): AnyEnvelope {
+  if (how % 2 === 0) return JSON.parse(JSON.stringify(e)) as AnyEnvelope
+  return { ...e, body: Object.fromEntries(Object.entries(e.body).reverse()) } as AnyEnvelope
+}
+
+/** The pool shuffled, with some entries repeated (as copies) at random places. */
+const reorderedArb = (pool: AnyEnvelope[]): fc.Arbitrary<AnyEnvelope[]> =>
+  fc.tuple(
+    fc.shuffledSubarray(pool, { minLength: pool.length, maxLength: pool.length }),
+    fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(1)), { maxLength: 20 })
+  ).map(([shuffled, dups]) => {
+    const out = [...shuffled]
+    if (pool.length === 0) return out
+    for (const [which, where, how] of dups) out.splice(where % (out.length + 1), 0, copyOf(pool[which % pool.length]!, how))
+    return out
+  })
+
+const hashOf = (s: PlanState, nowUs: number): string => treeHash(buildTree(s, { nowUs }))
+
+/** Everything the PlanState query API answers, for comparing two states. */
+function queries (s: PlanState): unknown {
+  return {
+    goals: s.goals(),
+    roots: s.rootGoals(),
+    nodes: s.nodes(),
+    perGoal: s.goals().map((g) => [s.proposalsFor(g.goal_id), s.scoresFor(g.goal_id), s.acceptedFor(g.goal_id), s.failuresFor(g.goal_id)]),
+    perNode: s.nodes().map((n) => [s.claimsFor(n.node_id), s.renewalsFor(n.node_id), s.resultsFor(n.node_id), s.failuresForNode(n.node_id)]),
+    capabilities: s.capabilities()
+  }
+}
+
+function walk (n: TreeNode, f: (n: TreeNode) => void): void {
+  f(n)
+  if (n.kind === 'goal') for (const c of n.children) walk(c, f)
+}
+
+describe('properties of the plan state (DESIGN §6)', () => {
+  it('any permutation and any duplication gives the identical state and tree', () => {
+    fc.assert(fc.property(
+      poolArb.chain((pool) => fc.tuple(fc.constant(pool), reorderedArb(pool), nowArb)),
+      ([pool, reordered, nowUs]) => {
+        const a = new PlanState(pool)
+        const b = new PlanState()
+        for (const e of reordered) b.add(e)
+        assert.equal(b.size, a.size)
+        assert.deepEqual(b.envelopes(), a.envelopes())
+        assert.equal(hashOf(b, nowUs), hashOf(a, nowUs))
+        assert.deepEqual(queries(b), queries(a))
+      }
+    ), { numRuns: RUNS })
+  })
+
+  it('merge is commutative, associative and idempotent', () => {
+    fc.assert(fc.property(
+      poolArb.chain((pool) => fc.tuple(fc.constant(pool), fc.array(fc.nat(7), { minLength: pool.length, maxLength: pool.length }), nowArb)),
+      ([pool, masks, nowUs]) => {
+        const part = (bit: number): PlanState => new PlanState(pool.filter((_, i) => ((masks[i] ?? 0) & bit) !== 0))
+        const [a, b, c] = [part(1), part(2), part(4)]
+        const same = (x: PlanState, y: PlanState): void => {
+          assert.deepEqual(x.envelopes(), y.envelopes())
+          assert.equal(hashOf(x, nowUs), hashOf(y, nowUs))
+        }
+        same(PlanState.merge(a, b), PlanState.merge(b, a))
+        same(PlanState.merge(PlanState.merge(a, b), c), PlanState.merge(a, PlanState.merge(b, c)))
+        same(PlanState.merge(a, a), a)
+        same(PlanState.merge(PlanState.merge(a, b), b), PlanState.merge(a, b))
+        // the union holds exactly what was in some part
+        const union = PlanState.merge(PlanState.merge(a, b), c)
+        assert.equal(union.size, new PlanState(pool.filter((_, i) => (masks[i] ?? 0) !== 0)).size)
+      }
+    ), { numRuns: RUNS })
+  })
+
+  it('never shows a failure as done, and a done leaf always has a successful result', () => {
+    fc.assert(fc.property(poolArb, nowArb, (pool, nowUs) => {
+      const s = new PlanState(pool)
+      for (const root of buildTree(s, { nowUs })) {
+        walk(root, (n) => {
+          if (n.kind !== 'leaf') return
+          const ok = s.resultsFor(n.id).some((r) => r.success)
+          if (n.status === 'done') assert.equal(n.success, true)
+          if (n.status === 'failed') assert.equal(n.success, false)
+          if (n.status !== 'superseded') assert.equal(n.status === 'done', ok)
+        })
+      }
+    }), { numRuns: RUNS })
+  })
+})
+
+describe('properties of the decision rules (DESIGN §3, §5)', () => {
+  const g = rootGoal()
+  const props = [proposal(g.goal_id, ['a'], 'dec-1'), proposal(g.goal_id, ['b'], 'dec-2'), proposal(g.goal_id, ['a', 'b'], 'dec-3')]
+  const voteArb = fc.array(fc.record({ p: fc.nat(2), s: peer(SCORERS), v: fc.constantFrom(...VALUES) }), { maxLength: 14 })
+    .map((vs) => vs.map((x) => score(props[x.p]!, x.s, x.v)))
+
+  it('acceptance ignores vote order and repeated votes', () => {
+    fc.assert(fc.property(
+      voteArb.chain((votes) => fc.tuple(fc.constant(votes), fc.shuffledSubarray(votes, { minLength: votes.length, maxLength: votes.length }), fc.subarray(votes))),
+      fc.shuffledSubarray(props, { minLength: 3, maxLength: 3 }),
+      fc.integer({ min: 0, max: 90_000 }),
+      ([votes, shuffled, extra], ps, elapsed) => {
+        const want = decideAcceptance(props, votes, elapsed)
+        assert.deepEqual(decideAcceptance(ps, [...shuffled, ...extra], elapsed), want)
+        if (want !== null) {
+          assert.ok(want.confirming_scores.length >= 2)
+          if (!want.fallback) assert.ok(want.confirming_scores.every((c) => c.score >= 0.6))
+          assert.ok(want.final_score >= 0 && want.final_score <= 1)
+        }
+      }
+    ), { numRuns: RUNS * 2 })
+  })
+
+  it('the claim winner ignores arrival order and repetition', () => {
+    const claimArb = fc.array(fc.record({ by: peer(EXECS), dt: fc.oneof(fc.constantFrom(0, 1000, 16_000, 20_000), fc.nat(40_000)), lease: fc.constantFrom(1000, 5000, 15_000) }), { maxLength: 8 })
+      .map((cs) => cs.map((c) => claim('00000000000000aa', '00000000000000bb', c.by, T0 + ms(c.dt), c.lease)))
+    fc.assert(fc.property(
+      claimArb.chain((cs) => fc.tuple(fc.constant(cs), fc.shuffledSubarray(cs, { minLength: cs.length, maxLength: cs.length }), fc.subarray(cs))),
+      fc.array(fc.tuple(fc.nat(), fc.nat(30_000)), { maxLength: 4 }),
+      fc.integer({ min: 0, max: 80_000 }),
+      ([cs, shuffled, extra], rs, nowMs) => {
+        const renewals = cs.length === 0 ? [] : rs.map(([i, dt]) => renewal(cs[i % cs.length]!, T0 + ms(dt)))
+        const want = resolveClaims(cs, renewals, T0 + ms(nowMs))
+        assert.deepEqual(resolveClaims([...shuffled, ...extra], [...renewals].reverse(), T0 + ms(nowMs)), want)
+        if (want.state === 'held') assert.ok(T0 + ms(nowMs) < want.leaseUntilUs)
+        assert.equal(want.state === 'unclaimed', cs.length === 0)
+      }
+    ), { numRuns: RUNS * 2 })
+  })
+})

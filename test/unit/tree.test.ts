@@ -1,0 +1,363 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { childId } from '../../src/peer/protocol/ids'
+import { messageKey } from '../../src/peer/protocol/envelope'
+import type { AcceptedSplit, AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { PlanState } from '../../src/peer/state/planState'
+import {
+  buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
+} from '../../src/peer/state/tree'
+import {
+  T0, accepted, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
+} from '../support/fixtures'
+
+function leaf (n: TreeNode | undefined): LeafView {
+  assert.ok(n !== undefined && n.kind === 'leaf', 'expected a leaf')
+  return n
+}
+function goal (n: TreeNode | undefined): GoalView {
+  assert.ok(n !== undefined && n.kind === 'goal', 'expected a goal')
+  return n
+}
+function only (state: PlanState, nowUs: number, opts: { capabilityTtlMs?: number, settleMs?: number } = {}): GoalView {
+  const roots = buildTree(state, { nowUs, ...opts })
+  assert.equal(roots.length, 1)
+  return roots[0]!
+}
+
+const g = rootGoal()
+const pA = proposal(g.goal_id, ['Book flights', 'Book hotels'], 'peer-dec-1')
+const pB = proposal(g.goal_id, ['Research', 'Write plan', 'Review'], 'peer-dec-2')
+const live = envelopeOf('capability', capability('peer-ex-1', T0 + sec(10), ['can_write_text']))
+const NOW = T0 + sec(20)
+
+function withSplit (a: AcceptedSplit, extra: AnyEnvelope[] = []): PlanState {
+  return new PlanState([envelopeOf('goal', g), envelopeOf('proposal', pA), envelopeOf('proposal', pB), envelopeOf('accepted', a), live, ...extra])
+}
+
+describe('winningSplit (DESIGN §4)', () => {
+  const conf = (...peers: string[]): { scorer_peer: string, score: number }[] => peers.map((scorer_peer) => ({ scorer_peer, score: 0.8 }))
+  it('prefers more distinct confirming scorers', () => {
+    const two = accepted(pA, 'sc-1', { confirming: conf('sc-1', 'sc-2'), finalScore: 0.99 })
+    const three = accepted(pB, 'sc-2', { confirming: conf('sc-1', 'sc-2', 'sc-3'), finalScore: 0.6 })
+    assert.equal(winningSplit([two, three]), three)
+    assert.equal(winningSplit([three, two]), three)
+  })
+
+  it('does not count a repeated confirming scorer twice', () => {
+    const padded = accepted(pA, 'sc-1', { confirming: conf('sc-1', 'sc-1', 'sc-1'), finalScore: 0.9 })
+    const honest = accepted(pB, 'sc-2', { confirming: conf('sc-1', 'sc-2'), finalScore: 0.7 })
+    assert.equal(winningSplit([padded, honest]), honest)
+  })
+
+  it('then prefers the higher final score', () => {
+    const lo = accepted(pA, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.7 })
+    const hi = accepted(pB, 'sc-2', { confirming: conf('a', 'b'), finalScore: 0.71 })
+    assert.equal(winningSplit([lo, hi]), hi)
+    assert.equal(winningSplit([hi, lo]), hi)
+  })
+
+  it('then the lowest proposal_id, then the lowest messageKey', () => {
+    const x = accepted(pA, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.8 })
+    const y = accepted(pB, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.8 })
+    const lowest = pA.proposal_id < pB.proposal_id ? x : y
+    assert.equal(winningSplit([x, y]), lowest)
+    assert.equal(winningSplit([y, x]), lowest)
+    const x2 = accepted(pA, 'sc-2', { confirming: conf('a', 'b'), finalScore: 0.8 })
+    const byKey = messageKey({ kind: 'accepted', body: x }) < messageKey({ kind: 'accepted', body: x2 }) ? x : x2
+    assert.equal(winningSplit([x, x2]), byKey)
+    assert.equal(winningSplit([x2, x]), byKey)
+  })
+
+  it('is undefined for no splits, and rankSplits orders all of them', () => {
+    assert.equal(winningSplit([]), undefined)
+    const a = accepted(pA, 'sc-1', { confirming: conf('a'), finalScore: 0.9 })
+    const b = accepted(pB, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.7 })
+    assert.deepEqual(rankSplits([a, b]), [b, a])
+  })
+})
+
+describe('buildTree (DESIGN §4, §6)', () => {
+  it('is empty for an empty state and lists one view per root goal', () => {
+    assert.deepEqual(buildTree(new PlanState(), { nowUs: NOW }), [])
+    const other = rootGoal('Another goal', 'peer-user', T0 + 1)
+    const roots = buildTree(new PlanState([envelopeOf('goal', other), envelopeOf('goal', g)]), { nowUs: NOW })
+    assert.deepEqual(roots.map((r) => r.id), [g.goal_id, other.goal_id])
+  })
+
+  it('shows a new goal as pending decomposition', () => {
+    const root = only(new PlanState([envelopeOf('goal', g)]), NOW)
+    assert.deepEqual(root, {
+      kind: 'goal', id: g.goal_id, text: g.text, depth: 0, parent_id: null, status: 'pending_decomposition',
+      accepted: null, proposals: [], failures: [], children: []
+    })
+  })
+
+  it('lists proposals sorted by id with deduplicated votes (lowest per scorer) and their mean', () => {
+    const s = new PlanState([
+      envelopeOf('goal', g), envelopeOf('proposal', pB), envelopeOf('proposal', pA),
+      envelopeOf('score', score(pA, 'sc-2', 0.9)), envelopeOf('score', score(pA, 'sc-1', 0.7)),
+      envelopeOf('score', score(pA, 'sc-2', 0.5)), envelopeOf('score', score(pB, 'sc-1', 0.4))
+    ])
+    const root = only(s, NOW)
+    assert.equal(root.status, 'pending_decomposition')
+    assert.deepEqual(root.proposals.map((p) => p.proposal_id), [pA.proposal_id, pB.proposal_id].sort())
+    const a = root.proposals.find((p) => p.proposal_id === pA.proposal_id)!
+    assert.deepEqual(a.votes, [{ scorer_peer: 'sc-1', score: 0.7 }, { scorer_peer: 'sc-2', score: 0.5 }])
+    assert.equal(a.mean, 0.6)
+    assert.equal(a.accepted, false)
+    assert.equal(a.proposer_peer, 'peer-dec-1')
+    assert.deepEqual(a.subgoals, pA.subgoals)
+    const b = root.proposals.find((p) => p.proposal_id === pB.proposal_id)!
+    assert.equal(b.mean, 0.4)
+    assert.equal(only(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', pA)]), NOW).proposals[0]?.mean, null)
+  })
+
+  it('marks a goal failed when decomposers gave up and nobody voted', () => {
+    const f = envelopeOf('failure', failure(g.goal_id, 'peer-dec-1', { reason: 'LLM retries exhausted' }))
+    const failed = only(new PlanState([envelopeOf('goal', g), f]), NOW)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.failures[0]?.reason, 'LLM retries exhausted')
+    const voted = only(new PlanState([envelopeOf('goal', g), f, envelopeOf('proposal', pA), envelopeOf('score', score(pA, 'sc-1', 0.2))]), NOW)
+    assert.equal(voted.status, 'pending_decomposition')
+    assert.equal(only(withSplit(accepted(pA), [f]), NOW).status, 'decomposed')
+    // a leaf's failure notice is not a failure of its goal
+    const leafFail = envelopeOf('failure', failure(g.goal_id, 'peer-ex-1', { nodeId: '00000000000000aa', role: 'executor' }))
+    const root = only(new PlanState([envelopeOf('goal', g), leafFail]), NOW)
+    assert.equal(root.status, 'pending_decomposition')
+    assert.deepEqual(root.failures, [])
+  })
+
+  it('expands the accepted split into leaves and child goals in index order', () => {
+    const a = accepted(pB, 'sc-1', { atomic: [true, false, true], capability: ['can_write_text', 'can_write_text', 'can_run_code'] })
+    const root = only(withSplit(a), NOW)
+    assert.equal(root.status, 'decomposed')
+    assert.deepEqual(root.accepted, a)
+    assert.equal(root.proposals.find((p) => p.proposal_id === pB.proposal_id)?.accepted, true)
+    assert.equal(root.proposals.find((p) => p.proposal_id === pA.proposal_id)?.accepted, false)
+    assert.deepEqual(root.children.map((c) => [c.kind, c.id]), [
+      ['leaf', childId(g.goal_id, pB.proposal_id, 0, 'Research')],
+      ['goal', childId(g.goal_id, pB.proposal_id, 1, 'Write plan')],
+      ['leaf', childId(g.goal_id, pB.proposal_id, 2, 'Review')]
+    ])
+    assert.deepEqual(leaf(root.children[0]), {
+      kind: 'leaf', id: childId(g.goal_id, pB.proposal_id, 0, 'Research'), goal_id: g.goal_id, text: 'Research',
+      required_capability: 'can_write_text', status: 'pending_execution', claimer: null, executor: null,
+      output: null, output_sha256: null, success: null
+    })
+    const child = goal(root.children[1])
+    assert.equal(child.depth, 1)
+    assert.equal(child.parent_id, g.goal_id)
+    assert.equal(child.text, 'Write plan')
+    assert.equal(child.status, 'pending_decomposition')
+    assert.equal(leaf(root.children[2]).required_capability, 'can_run_code')
+  })
+
+  it('shows a capability gap when no live executor offers the capability', () => {
+    const a = accepted(pA, 'sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const root = only(withSplit(a), NOW)
+    assert.equal(leaf(root.children[0]).status, 'pending_execution')
+    assert.equal(leaf(root.children[1]).status, 'capability_gap')
+    // announcement older than the TTL: gap
+    assert.equal(leaf(only(withSplit(a), T0 + sec(40) + 1).children[0]).status, 'capability_gap')
+    assert.equal(leaf(only(withSplit(a), T0 + sec(40)).children[0]).status, 'pending_execution')
+    assert.equal(leaf(only(withSplit(a), T0 + sec(50), { capabilityTtlMs: 60_000 }).children[0]).status, 'pending_execution')
+    // announcements by non-executors do not count
+    const noExec = new PlanState([envelopeOf('goal', g), envelopeOf('accepted', a), envelopeOf('capability', capability('peer-sc-1', NOW, ['can_query_api'], 'scorer'))])
+    assert.equal(leaf(only(noExec, NOW).children[1]).status, 'capability_gap')
+    // a new executor with the capability closes the gap
+    const plus = withSplit(a, [envelopeOf('capability', capability('peer-ex-2', NOW, ['can_query_api']))])
+    assert.equal(leaf(only(plus, NOW).children[1]).status, 'pending_execution')
+  })
+
+  it('shows claims: settling and held are claimed, a lapsed lease is claimable again', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const c = claim(nodeId, g.goal_id, 'peer-ex-1', NOW - sec(1))
+    const s = withSplit(a, [envelopeOf('claim', c)])
+    const settling = leaf(only(s, NOW).children[0])
+    assert.equal(settling.status, 'claimed')
+    assert.equal(settling.claimer, 'peer-ex-1')
+    assert.equal(leaf(only(s, NOW + sec(5)).children[0]).status, 'claimed')
+    const lapsed = leaf(only(s, NOW + sec(14)).children[0])
+    assert.equal(lapsed.status, 'pending_execution')
+    assert.equal(lapsed.claimer, 'peer-ex-1', 'the last holder stays visible')
+    // later the only executor has also stopped announcing: nobody can run it
+    assert.equal(leaf(only(s, NOW + sec(21)).children[0]).status, 'capability_gap')
+    const renewed = withSplit(a, [envelopeOf('claim', c), envelopeOf('renew', renewal(c, NOW + sec(10)))])
+    assert.equal(leaf(only(renewed, NOW + sec(14)).children[0]).status, 'claimed')
+    assert.equal(leaf(only(s, NOW, { settleMs: 500 }).children[0]).status, 'claimed')
+  })
+
+  it('shows the earliest successful result as done, over failures', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const ok1 = result(nodeId, g.goal_id, 'peer-ex-2', { output: 'second', at: T0 + sec(12) })
+    const ok2 = result(nodeId, g.goal_id, 'peer-ex-3', { output: 'first', at: T0 + sec(11) })
+    const bad = result(nodeId, g.goal_id, 'peer-ex-1', { success: false, output: 'rate limited', at: T0 + sec(10) })
+    for (const order of [[ok1, ok2, bad], [bad, ok2, ok1]]) {
+      const l = leaf(only(withSplit(a, order.map((r) => envelopeOf('result', r))), NOW).children[0])
+      assert.equal(l.status, 'done')
+      assert.equal(l.output, 'first')
+      assert.equal(l.executor, 'peer-ex-3')
+      assert.equal(l.success, true)
+    }
+    const tie1 = result(nodeId, g.goal_id, 'peer-ex-b', { output: 'b', at: T0 + sec(11) })
+    const tie2 = result(nodeId, g.goal_id, 'peer-ex-a', { output: 'a', at: T0 + sec(11) })
+    assert.equal(leaf(only(withSplit(a, [tie1, tie2].map((r) => envelopeOf('result', r))), NOW).children[0]).executor, 'peer-ex-a')
+  })
+
+  it('shows a failed result as failed, never as done', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const bad = result(nodeId, g.goal_id, 'peer-ex-1', { success: false, output: 'LLM error after 3 attempts', attempts: 3 })
+    const l = leaf(only(withSplit(a, [envelopeOf('result', bad)]), NOW).children[0])
+    assert.equal(l.status, 'failed')
+    assert.equal(l.success, false)
+    assert.equal(l.output, 'LLM error after 3 attempts')
+    const notice = envelopeOf('failure', failure(g.goal_id, 'peer-ex-1', { nodeId, role: 'executor', reason: 'gave up' }))
+    const viaNotice = leaf(only(withSplit(a, [notice]), NOW).children[0])
+    assert.equal(viaNotice.status, 'failed')
+    assert.equal(viaNotice.output, 'gave up')
+    assert.equal(viaNotice.executor, 'peer-ex-1')
+  })
+
+  it('nests child goals with their own splits', () => {
+    const plan = samplePlan()
+    const root = only(new PlanState(plan.envelopes), plan.nowUs)
+    assert.equal(root.status, 'decomposed')
+    assert.deepEqual(root.children.map((c) => [c.kind, c.status]), [['leaf', 'done'], ['goal', 'decomposed'], ['leaf', 'capability_gap']])
+    const flights = leaf(root.children[0])
+    assert.equal(flights.output, 'Flights: NRT, 14 days')
+    assert.equal(flights.claimer, 'peer-ex-1')
+    const tokyo = goal(root.children[1])
+    assert.equal(tokyo.id, plan.tokyo.goal_id)
+    assert.equal(tokyo.depth, 1)
+    assert.deepEqual(tokyo.children.map((c) => [c.kind, c.text, c.status]), [
+      ['leaf', 'Day 1: Asakusa and Ueno', 'pending_execution'],
+      ['leaf', 'Day 2: Shibuya and Harajuku', 'pending_execution']
+    ])
+    assert.equal(leaf(tokyo.children[0]).goal_id, plan.tokyo.goal_id)
+    assert.equal(tokyo.proposals[0]?.accepted, true)
+    assert.equal(tokyo.proposals[0]?.mean, 0.75)
+  })
+
+  it('derives child goals from the split alone (no goal message needed)', () => {
+    const plan = samplePlan()
+    const without = plan.envelopes.filter((e) => !(e.kind === 'goal' && e.body.parent_id !== null) && e.kind !== 'node')
+    const a = buildTree(new PlanState(without), { nowUs: plan.nowUs })
+    const b = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })
+    assert.equal(treeHash(a), treeHash(b))
+  })
+
+  it('supersedes the losing split and its whole subtree', () => {
+    const plan = samplePlan()
+    // a competing split of the root, accepted by a third scorer on weaker evidence
+    const loser = accepted(plan.pB, 'peer-sc-3', { atomic: [true, false], confirming: [{ scorer_peer: 'peer-sc-3', score: 0.9 }] })
+    const loserChild = loser.children[1]!.child_id
+    const pL = proposal(loserChild, ['Deep research', 'Summary'], 'peer-dec-2')
+    const loserChildSplit = accepted(pL, 'peer-sc-3')
+    const extra = [
+      envelopeOf('accepted', loser), envelopeOf('proposal', pL), envelopeOf('accepted', loserChildSplit),
+      envelopeOf('claim', claim(loser.children[0]!.child_id, plan.root.goal_id, 'peer-ex-1', plan.nowUs - sec(1))),
+      envelopeOf('result', result(loser.children[0]!.child_id, plan.root.goal_id, 'peer-ex-1'))
+    ]
+    const root = only(new PlanState([...plan.envelopes, ...extra]), plan.nowUs)
+    assert.deepEqual(root.accepted, plan.rootSplit)
+    assert.equal(root.children.length, 5)
+    assert.deepEqual(root.children.slice(0, 3).map((c) => c.status), ['done', 'decomposed', 'capability_gap'])
+    const [lostLeaf, lostGoal] = [leaf(root.children[3]), goal(root.children[4])]
+    assert.equal(lostLeaf.status, 'superseded')
+    assert.equal(lostLeaf.text, 'Research Japan')
+    assert.equal(lostGoal.status, 'superseded')
+    assert.equal(lostGoal.accepted?.proposal_id, pL.proposal_id)
+    assert.deepEqual(lostGoal.children.map((c) => c.status), ['superseded', 'superseded'])
+    const progress = planProgress(root)
+    assert.equal(progress.leaves, 4)
+  })
+
+  it('lists two accepted splits of the same proposal once, with the winner’s decisions', () => {
+    const a1 = accepted(pA, 'sc-1', { atomic: [true, true] })
+    const a2 = accepted(pA, 'sc-2', { atomic: [true, false], confirming: [{ scorer_peer: 'sc-1', score: 0.8 }, { scorer_peer: 'sc-2', score: 0.8 }, { scorer_peer: 'sc-3', score: 0.6 }] })
+    for (const order of [[a1, a2], [a2, a1]]) {
+      const root = only(withSplit(order[0]!, [envelopeOf('accepted', order[1]!)]), NOW)
+      assert.deepEqual(root.accepted, a2)
+      assert.deepEqual(root.children.map((c) => [c.kind, c.status]), [['leaf', 'pending_execution'], ['goal', 'pending_decomposition']])
+    }
+  })
+
+  it('builds a plan of a thousand leaves quickly', () => {
+    const subs = Array.from({ length: 10 }, (_, i) => `part ${i}`)
+    const top = proposal(g.goal_id, subs, 'peer-dec-1')
+    const topSplit = accepted(top, 'sc-1', { atomic: false })
+    const envs: AnyEnvelope[] = [envelopeOf('goal', g), envelopeOf('accepted', topSplit), live]
+    for (const d1 of topSplit.children) {
+      const p1 = proposal(d1.child_id, subs, 'peer-dec-1')
+      const s1 = accepted(p1, 'sc-1', { atomic: false })
+      envs.push(envelopeOf('proposal', p1), envelopeOf('accepted', s1))
+      for (const d2 of s1.children) {
+        const p2 = proposal(d2.child_id, subs, 'peer-dec-1')
+        const s2 = accepted(p2, 'sc-1')
+        envs.push(envelopeOf('proposal', p2), envelopeOf('accepted', s2))
+        for (const leafD of s2.children) {
+          envs.push(envelopeOf('claim', claim(leafD.child_id, d2.child_id, 'peer-ex-1', T0 + sec(11))))
+          envs.push(envelopeOf('result', result(leafD.child_id, d2.child_id, 'peer-ex-1')))
+        }
+      }
+    }
+    const started = performance.now()
+    const s = new PlanState(envs)
+    const roots = buildTree(s, { nowUs: NOW })
+    const hash = treeHash(roots)
+    const elapsed = performance.now() - started
+    const p = planProgress(roots[0]!)
+    assert.equal(p.leaves, 1000)
+    assert.equal(p.done, 1000)
+    assert.equal(p.complete, true)
+    assert.match(hash, /^[0-9a-f]{64}$/)
+    assert.ok(elapsed < 10_000, `took ${elapsed} ms`)
+  })
+})
+
+describe('planProgress', () => {
+  it('counts leaves by status and reports completion', () => {
+    const plan = samplePlan()
+    const s = new PlanState(plan.envelopes)
+    const p = planProgress(only(s, plan.nowUs))
+    assert.deepEqual(p, { leaves: 4, done: 1, failed: 0, capability_gap: 1, pending: 2, claimed: 0, pending_goals: 0, complete: false })
+    const [d1, d2] = plan.tokyoSplit.children
+    const kyoto = plan.rootSplit.children[2]!
+    s.add(envelopeOf('claim', claim(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs)))
+    assert.equal(planProgress(only(s, plan.nowUs)).claimed, 1)
+    s.add(envelopeOf('result', result(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1')))
+    s.add(envelopeOf('result', result(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false })))
+    s.add(envelopeOf('result', result(kyoto.child_id, plan.root.goal_id, 'peer-ex-9')))
+    assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, complete: true })
+  })
+
+  it('is not complete while a goal waits for decomposition', () => {
+    assert.deepEqual(planProgress(only(new PlanState([envelopeOf('goal', g)]), NOW)), {
+      leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 1, complete: false
+    })
+    const a = accepted(pA, 'sc-1', { atomic: [true, false] })
+    const done = envelopeOf('result', result(a.children[0]!.child_id, g.goal_id, 'peer-ex-1'))
+    const p = planProgress(only(withSplit(a, [done]), NOW))
+    assert.equal(p.pending_goals, 1)
+    assert.equal(p.complete, false)
+  })
+})
+
+describe('treeHash', () => {
+  it('is the same for the same messages and changes with any status', () => {
+    const plan = samplePlan()
+    const h1 = treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs }))
+    const h2 = treeHash(buildTree(new PlanState([...plan.envelopes].reverse()), { nowUs: plan.nowUs }))
+    assert.equal(h1, h2)
+    assert.match(h1, /^[0-9a-f]{64}$/)
+    const more = new PlanState(plan.envelopes)
+    more.add(envelopeOf('capability', capability('peer-ex-2', plan.nowUs, ['can_query_api'])))
+    assert.notEqual(treeHash(buildTree(more, { nowUs: plan.nowUs })), h1)
+    assert.notEqual(treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs + sec(60) })), h1)
+    assert.equal(treeHash([]), treeHash([]))
+  })
+})
