@@ -20,7 +20,7 @@ const SCORERS = ['sc-1', 'sc-2', 'sc-3', 'sc-4']
 const EXECS = ['ex-1', 'ex-2', 'ex-3']
 const TEXTS = ['Book flights', 'Plan days', 'Budget', 'Hotels', 'Food tour', '日本語のメモ', 'Review', 'Pack']
 const VALUES = [0, 0.3, 0.59, 0.6, 0.75, 0.8, 1]
-const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 150)
+const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 100)
 
 const peer = (xs: string[]): fc.Arbitrary<string> => fc.constantFrom(...xs)
 const op = fc.oneof(
