@@ -1,0 +1,212 @@
+/**
+ * Decomposer role (DESIGN §3, §4, §8): proposes a split for every live goal below the depth
+ * cap, once per goal, and re-proposes with the scorers' notes when no split was accepted in time.
+ *
+ * Re-proposal bound (swarm-wide, not per process; the seed's fault B8): every proposal carries
+ * `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
+ * k <= maxReproposals and no proposal for the goal with attempt >= k exists in its state, from
+ * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
+ * rounds per goal; only decomposers that race inside one jitter window can both publish in the
+ * same round. A goal gets at most D × (maxReproposals + 1) proposals from D decomposers,
+ * typically D + maxReproposals.
+ */
+import type pLimitFn from 'p-limit'
+import pLimit from 'p-limit'
+import { distinctVotes, meanScore } from '../protocol/acceptance'
+import { proposalId } from '../protocol/ids'
+import type { AnyEnvelope, Goal } from '../protocol/schemas'
+import { formatTimestamp } from '../protocol/time'
+import type { Disposable } from '../bus'
+import type { LlmProvider } from '../llm/provider'
+import type { RoleContext } from './context'
+import { brief, failureText, guard, jitterMs, RoleTimers } from './common'
+import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
+import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
+
+/** LLM calls one decomposer runs at once. */
+const CONCURRENCY = 2
+/** Longest wait after a proposal for the scorers beyond their acceptance timeout (seed: 5 s). */
+const MAX_GRACE_MS = 5000
+
+export interface DecomposerOptions {
+  /** Injected randomness for jitter (tests). */
+  random?: () => number
+}
+
+/** Extra wait past the acceptance timeout before a re-proposal: 5 s, or a third of a short timeout. */
+export function reproposalGraceMs (acceptTimeoutMs: number): number {
+  return Math.min(MAX_GRACE_MS, Math.round(acceptTimeoutMs / 3))
+}
+
+/**
+ * Starts the decomposer. It subscribes before it publishes anything (the seed's fault B18),
+ * then works through the goals already in the state.
+ */
+export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: DecomposerOptions = {}): Disposable {
+  const { bus, state, config, log } = ctx
+  const me = bus.peerId
+  const timers = new RoleTimers()
+  const limit: ReturnType<typeof pLimitFn> = pLimit(CONCURRENCY)
+  const random = opts.random ?? Math.random
+  /** Goals with an LLM call queued or running here. */
+  const inflight = new Set<string>()
+  /** Goals with a re-proposal check armed. */
+  const armed = new Set<string>()
+  /** Proposals this process made per goal (bounds re-proposals even when the model repeats itself). */
+  const madeHere = new Map<string, number>()
+  const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
+
+  const sub = bus.onMessage((env: AnyEnvelope) => {
+    if (env.kind === 'goal' || env.kind === 'accepted') {
+      // An accepted split can make a child goal live (it may have arrived before its split).
+      if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
+      const gid = goalIdOf(env)
+      if (gid !== null) consider(gid)
+    }
+  })
+
+  function countRange (goal: Goal): { min: number, max: number } {
+    if (goal.depth === 0 && config.rootSplitCount !== null) return { min: config.rootSplitCount, max: config.rootSplitCount }
+    return { min: config.minSplits, max: config.maxSplits }
+  }
+
+  function gaveUpHere (goalId: string): boolean {
+    return state.failuresFor(goalId).some((f) => f.role === 'decomposer' && f.reporter_peer === me && f.node_id === null)
+  }
+
+  /** Decides what, if anything, this decomposer does for a goal now. */
+  function consider (goalId: string): void {
+    if (timers.isDisposed || inflight.has(goalId)) return
+    const goal = state.goal(goalId)
+    if (goal === undefined || goal.depth >= config.maxDepth) return
+    if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
+    const mine = state.proposalsFor(goalId).filter((p) => p.proposer_peer === me)
+    if (mine.length === 0 && !gaveUpHere(goalId)) {
+      propose(goal, 0)
+    } else if (mine.length > 0) {
+      armReproposal(goalId)
+    }
+  }
+
+  function armReproposal (goalId: string): void {
+    if (armed.has(goalId)) return
+    armed.add(goalId)
+    timers.after(waitMs, () => {
+      armed.delete(goalId)
+      guard(log, `re-proposal check for goal ${goalId}`, () => checkReproposal(goalId))
+    })
+  }
+
+  async function checkReproposal (goalId: string): Promise<void> {
+    const goal = state.goal(goalId)
+    if (goal === undefined || state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
+    const next = nextAttempt(goalId)
+    if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
+      log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length },
+        `no split accepted for "${brief(goal.text)}" and the re-proposal bound (${config.maxReproposals}) is reached`)
+      return
+    }
+    // Jitter so decomposers whose timers fire together do not all take the same round.
+    await timers.sleep(jitterMs(Math.min(1000, waitMs / 4), random))
+    if (timers.isDisposed || state.acceptedFor(goalId).length > 0) return
+    if (nextAttempt(goalId) !== next) {
+      // Someone else took this round: give their proposal its full time.
+      armReproposal(goalId)
+      return
+    }
+    log.info({ goal_id: goalId, attempt: next }, `no split accepted in time for "${brief(goal.text)}": re-proposing with the scorers' notes`)
+    propose(goal, next)
+  }
+
+  function nextAttempt (goalId: string): number {
+    const attempts = state.proposalsFor(goalId).map((p) => p.attempt)
+    return attempts.length === 0 ? 0 : Math.max(...attempts) + 1
+  }
+
+  function feedbackFor (goalId: string): DecomposeInput['feedback'] {
+    const votes = state.scoresFor(goalId)
+    return state.proposalsFor(goalId).map((p) => {
+      const vs = distinctVotes(p, votes)
+      const notes = votes.filter((v) => v.proposal_id === p.proposal_id && v.notes.trim() !== '').map((v) => v.notes.trim())
+      return { subgoals: p.subgoals, score: vs.length === 0 ? null : meanScore(vs), notes: [...new Set(notes)] }
+    })
+  }
+
+  function propose (goal: Goal, attempt: number): void {
+    inflight.add(goal.goal_id)
+    madeHere.set(goal.goal_id, (madeHere.get(goal.goal_id) ?? 0) + 1)
+    guard(log, `decomposing goal ${goal.goal_id}`, () => limit(async () => {
+      try {
+        await decompose(goal, attempt)
+      } finally {
+        inflight.delete(goal.goal_id)
+      }
+    }))
+  }
+
+  async function decompose (goal: Goal, attempt: number): Promise<void> {
+    if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
+    const { min, max } = countRange(goal)
+    const input: DecomposeInput = {
+      goal: goal.text,
+      depth: goal.depth,
+      maxDepth: config.maxDepth,
+      ancestors: ancestorTexts(state, goal),
+      min,
+      max,
+      feedback: attempt === 0 ? [] : feedbackFor(goal.goal_id)
+    }
+    log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${brief(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
+    let out
+    try {
+      out = await llm.generateObject({
+        purpose: 'decompose',
+        system: DECOMPOSE_SYSTEM,
+        prompt: decomposePrompt(input),
+        schema: decompositionSchema(min, max),
+        schemaName: 'decomposition'
+      })
+    } catch (err) {
+      if (timers.isDisposed) return
+      const reason = failureText(`decomposing goal ${goal.goal_id} failed`, err)
+      log.error({ goal_id: goal.goal_id }, reason)
+      await bus.publish('failure', {
+        goal_id: goal.goal_id, node_id: null, role: 'decomposer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
+      })
+      return
+    }
+    if (timers.isDisposed) return
+    if (state.acceptedFor(goal.goal_id).length > 0) {
+      log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
+      return
+    }
+    const subgoals = out.subgoals.map((s) => s.trim().replace(/\s+/g, ' '))
+    const pid = proposalId(goal.goal_id, subgoals, me)
+    if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
+      log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
+      armReproposal(goal.goal_id)
+      return
+    }
+    await bus.publish('proposal', {
+      goal_id: goal.goal_id,
+      proposal_id: pid,
+      proposer_peer: me,
+      subgoals,
+      rationale: out.rationale.slice(0, 4000),
+      attempt,
+      proposed_at: formatTimestamp(ctx.now())
+    })
+    log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${brief(goal.text)}"`)
+    armReproposal(goal.goal_id)
+  }
+
+  for (const g of state.goals()) consider(g.goal_id)
+
+  return {
+    dispose () {
+      sub.dispose()
+      timers.dispose()
+      limit.clearQueue()
+    }
+  }
+}

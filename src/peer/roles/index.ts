@@ -1,0 +1,74 @@
+/**
+ * Starts the peer's role (DESIGN: decomposer, scorer, executor, observer) on a running bus.
+ * Every role also announces itself on capabilities/announce at start and every
+ * announceIntervalMs: executors with their capabilities (liveness for capability gaps,
+ * DESIGN §5), the others with none (so a submitting peer can see who will act on a goal).
+ */
+import type { Disposable } from '../bus'
+import { createProvider } from '../llm/index'
+import type { LlmProvider } from '../llm/provider'
+import { formatTimestamp } from '../protocol/time'
+import type { RoleContext } from './context'
+import { guard, RoleTimers } from './common'
+import { startDecomposer } from './decomposer'
+import { startExecutor, type ExecutorOptions } from './executor'
+import { startObserver } from './observer'
+import { startScorer } from './scorer'
+
+export { startDecomposer } from './decomposer'
+export { startScorer } from './scorer'
+export { startExecutor } from './executor'
+export { startObserver } from './observer'
+export { renderReportMarkdown, renderTreeText } from './report'
+
+export interface StartRoleOptions {
+  /** A provider to use instead of one made from config.llm (tests, the extension). */
+  llm?: LlmProvider
+  /** Blob store for outputs larger than the inline limit (executor, DESIGN §10). */
+  storeBlob?: ExecutorOptions['storeBlob']
+}
+
+/** Publishes this peer's CapabilityAnnounce now and every `config.announceIntervalMs`. */
+export function startAnnouncer (ctx: RoleContext): Disposable {
+  const timers = new RoleTimers()
+  const { config, bus, log } = ctx
+  const announce = (): void => {
+    guard(log, 'capability announcement', async () => {
+      await bus.publish('capability', {
+        peer_id: bus.peerId,
+        role: config.role,
+        capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
+        announced_at: formatTimestamp(ctx.now())
+      })
+    })
+  }
+  announce()
+  timers.every(config.announceIntervalMs, announce)
+  return { dispose () { timers.dispose() } }
+}
+
+/**
+ * Starts `ctx.config.role`. LLM roles get a provider from `ctx.config.llm` unless one is given.
+ * @throws ConfigError (from createProvider) when the LLM settings are incomplete
+ * @returns a Disposable that stops the role's timers and listeners (publishes nothing more)
+ */
+export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}): Promise<Disposable> {
+  const { config, log } = ctx
+  const parts: Disposable[] = []
+  const llm = (): LlmProvider => opts.llm ?? createProvider(config.llm, log)
+  switch (config.role) {
+    case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
+    case 'scorer': parts.push(startScorer(ctx, llm())); break
+    case 'executor': parts.push(startExecutor(ctx, llm(), { storeBlob: opts.storeBlob })); break
+    case 'observer': parts.push(startObserver(ctx)); break
+  }
+  parts.push(startAnnouncer(ctx))
+  log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
+  return {
+    dispose () {
+      for (const p of parts.reverse()) {
+        try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }
+      }
+    }
+  }
+}

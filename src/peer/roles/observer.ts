@@ -1,0 +1,110 @@
+/**
+ * Observer role: no LLM, publishes nothing of its own. Rebuilds the plan tree from its plan
+ * state whenever it changes (debounced, and on a slow tick because leases and capability
+ * announcements age without any message), prints it when the printed text changes, and with
+ * --report-file keeps a Markdown report of it up to date.
+ */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import type { Disposable } from '../bus'
+import { formatTimestamp } from '../protocol/time'
+import { buildTree, planProgress, type GoalView } from '../state/tree'
+import type { RoleContext } from './context'
+import { brief, guard, RoleTimers } from './common'
+import { renderReportMarkdown, renderTreeText } from './report'
+
+/** Quiet time after a message before the tree is rebuilt (ms). */
+const DEBOUNCE_MS = 300
+/** Rebuild at least this often, for time-driven status changes (ms). */
+const TICK_MS = 2000
+
+export interface ObserverOptions {
+  /** Where the tree text goes (default: stdout). */
+  print?: (text: string) => void
+  debounceMs?: number
+}
+
+export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Disposable {
+  const { bus, state, config, log } = ctx
+  const timers = new RoleTimers()
+  const print = opts.print ?? ((text: string) => { process.stdout.write(text) })
+  const debounceMs = opts.debounceMs ?? DEBOUNCE_MS
+  let pending = false
+  let lastText = ''
+  let lastReport = ''
+  let writing: Promise<void> = Promise.resolve()
+  const completed = new Set<string>()
+
+  const sub = bus.onMessage(() => { schedule() })
+  const stopTick = timers.every(TICK_MS, () => { render() })
+
+  function schedule (): void {
+    if (pending || timers.isDisposed) return
+    pending = true
+    timers.after(debounceMs, () => { pending = false; render() })
+  }
+
+  function render (final = false): void {
+    let roots: GoalView[]
+    try {
+      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs })
+    } catch (err) {
+      log.error({ err }, 'could not build the plan tree')
+      return
+    }
+    const text = renderTreeText(roots)
+    if (text !== lastText && roots.length > 0) {
+      lastText = text
+      print(text)
+    }
+    for (const root of roots) {
+      const p = planProgress(root)
+      if (p.complete && !completed.has(root.id)) {
+        completed.add(root.id)
+        log.info({ goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed }, `plan complete for "${brief(root.text)}": ${p.done}/${p.leaves} leaves done`)
+      }
+    }
+    if (config.reportFile !== null) writeReport(roots, final)
+  }
+
+  function writeReport (roots: GoalView[], sync: boolean): void {
+    const file = config.reportFile
+    if (file === null) return
+    // The timestamp alone must not cause a rewrite: compare the report without it.
+    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId })
+    if (body === lastReport) return
+    lastReport = body
+    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId })
+    // Write then rename, so a reader never sees half a report.
+    const tmp = `${file}.${process.pid}${sync ? '.final' : ''}.tmp`
+    if (sync) {
+      // At shutdown the process may exit right after dispose: no async work may be left.
+      try {
+        mkdirSync(dirname(file), { recursive: true })
+        writeFileSync(tmp, md)
+        renameSync(tmp, file)
+      } catch (err) {
+        log.error({ err, file }, 'could not write the report file')
+      }
+      return
+    }
+    writing = writing.then(async () => {
+      await mkdir(dirname(file), { recursive: true })
+      await writeFile(tmp, md)
+      await rename(tmp, file)
+    }).catch((err: unknown) => { log.error({ err, file }, 'could not write the report file') })
+  }
+
+  guard(log, 'first render', async () => { render() })
+
+  return {
+    dispose () {
+      sub.dispose()
+      stopTick()
+      timers.dispose()
+      // Last picture of the plan, so the report reflects everything seen before shutdown.
+      render(true)
+    }
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * What the roles ask the LLM (our own wording; the seed's prompts only gave the intent) and the
+ * zod schemas its answers must match. The provider sends each schema as JSON Schema, validates
+ * with it and retries with the validation error fed back (DESIGN "LLM", §8), so every rule a
+ * role relies on (subgoal count, score range) is in the schema, not checked afterwards.
+ */
+import { z } from 'zod'
+import { countInstruction } from '../llm/hints'
+import { CAPABILITIES, Capability } from '../protocol/schemas'
+
+/** Longest subgoal we accept from the model (the wire allows 4000; a subgoal is one sentence). */
+export const MAX_SUBGOAL_CHARS = 600
+
+/**
+ * A decomposer's answer: between `min` and `max` distinct, non-blank subgoals and a rationale.
+ * @throws RangeError when min > max or min < 1
+ */
+export function decompositionSchema (min: number, max: number) {
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || min > max) {
+    throw new RangeError(`subgoal count range must be 1 <= min <= max, got ${min}..${max}`)
+  }
+  const countText = min === max ? `exactly ${min}` : `${min} to ${max}`
+  return z.object({
+    subgoals: z.array(z.string().min(1).max(MAX_SUBGOAL_CHARS).describe('one self-contained, imperative sentence'))
+      .min(min, `give ${countText} subgoals`)
+      .max(max, `give ${countText} subgoals`)
+      .refine((xs) => xs.every((x) => x.trim().length > 0), 'a subgoal is blank')
+      .refine((xs) => new Set(xs.map(normalizeText)).size === xs.length, 'two subgoals are the same')
+      .describe(`${countText} subgoals`),
+    rationale: z.string().max(2000).describe('why this split, in one or two sentences')
+  })
+}
+export type Decomposition = z.infer<ReturnType<typeof decompositionSchema>>
+
+/** A scorer's vote on one proposal: 0.0 (unusable) .. 1.0 (excellent) against the rubric. */
+export const ScoreOutput = z.object({
+  score: z.number().min(0).max(1).describe('0.0 = unusable, 1.0 = excellent'),
+  notes: z.string().max(2000).describe('the main strengths and weaknesses, briefly')
+})
+export type ScoreOutput = z.infer<typeof ScoreOutput>
+
+/** The accepting scorer's decision for one subgoal (DESIGN §4). */
+export const ClassifyOutput = z.object({
+  is_atomic: z.boolean().describe('true: one concrete deliverable; false: still needs splitting'),
+  required_capability: Capability.describe(`what producing it needs: ${CAPABILITIES.join(', ')}`),
+  reason: z.string().max(1000)
+})
+export type ClassifyOutput = z.infer<typeof ClassifyOutput>
+
+/** Whitespace- and case-insensitive form of a text, for duplicate checks. */
+export function normalizeText (s: string): string {
+  return s.trim().replace(/\s+/g, ' ').toLowerCase()
+}
+
+function numbered (lines: readonly string[]): string {
+  return lines.map((l, i) => `${i + 1}. ${l}`).join('\n')
+}
+
+function contextBlock (ancestors: readonly string[]): string {
+  if (ancestors.length === 0) return 'This is a top-level goal.'
+  return `It is part of this larger plan (outermost goal first):\n${numbered(ancestors)}`
+}
+
+export const DECOMPOSE_SYSTEM = [
+  'You break a goal down into smaller subgoals for a team that works on them independently.',
+  'Each subgoal is one imperative sentence that makes sense on its own: whoever picks it up sees only that sentence and the goals above it.',
+  'Together the subgoals achieve the whole goal; no two of them cover the same work; none adds requirements the goal does not state.',
+  'Reply with JSON only: {"subgoals": ["..."], "rationale": "..."}.'
+].join(' ')
+
+/** Inputs of a decomposition prompt. */
+export interface DecomposeInput {
+  goal: string
+  /** 0 for a root goal. */
+  depth: number
+  maxDepth: number
+  /** Outermost first. */
+  ancestors: readonly string[]
+  min: number
+  max: number
+  /** Scorers' comments on earlier splits of this goal, for a re-proposal; empty on the first. */
+  feedback: readonly { subgoals: readonly string[], score: number | null, notes: readonly string[] }[]
+}
+
+export function decomposePrompt (x: DecomposeInput): string {
+  const levelsLeft = x.maxDepth - x.depth - 1
+  const parts = [
+    `Goal: ${x.goal}`,
+    `Depth: ${x.depth} (the plan stops splitting at depth ${x.maxDepth}).`,
+    contextBlock(x.ancestors),
+    // countInstruction's fixed wording is also what the offline demo model reads the count from.
+    countInstruction(x.min, x.max, 'subgoals') + (levelsLeft <= 0
+      ? ' These subgoals will not be split again, so each must be a concrete task one person can finish in one sitting.'
+      : ' A subgoal may still be broad; it can be split again later.')
+  ]
+  if (x.feedback.length > 0) {
+    parts.push('Earlier splits of this goal were not accepted. Reviewers said:\n' + x.feedback.map((f, i) =>
+      `Split ${i + 1} (${f.score === null ? 'no score' : `mean score ${f.score.toFixed(2)}`}): ${f.subgoals.join(' | ')}\n` +
+      (f.notes.length > 0 ? f.notes.map((n) => `  - ${n}`).join('\n') : '  - (no notes)')).join('\n') +
+      '\nPropose a different split that answers these comments.')
+  }
+  return parts.join('\n\n')
+}
+
+export const SCORE_SYSTEM = [
+  'You review a proposed split of a goal into subgoals against a fixed rubric:',
+  '(1) coverage: doing all subgoals achieves the whole goal;',
+  '(2) no overlap: no two subgoals duplicate work;',
+  '(3) actionable: each subgoal is concrete enough to act on, or clearly splittable further.',
+  'Give one overall score from 0.0 (unusable) to 1.0 (excellent); 0.6 or more means you would accept it.',
+  'Reply with JSON only: {"score": 0.0, "notes": "..."}.'
+].join(' ')
+
+export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string }): string {
+  return [
+    `Goal: ${x.goal}`,
+    contextBlock(x.ancestors),
+    `Proposed subgoals:\n${numbered(x.subgoals)}`,
+    `Proposer's rationale: ${x.rationale === '' ? '(none)' : x.rationale}`,
+    'Score this split.'
+  ].join('\n\n')
+}
+
+export const CLASSIFY_SYSTEM = [
+  'You decide whether a subgoal is atomic or composite.',
+  'Atomic: a single concrete deliverable that one focused response can produce.',
+  'Composite: it still bundles several distinct pieces of work and should be split further.',
+  'Also name the capability producing it needs: can_write_text (writing, planning, analysis from general knowledge),',
+  'can_query_api (needs live external data: prices, availability, bookings, schedules),',
+  'can_run_code (needs a program written and run). For a composite subgoal name the capability of its main part.',
+  'Reply with JSON only: {"is_atomic": true, "required_capability": "can_write_text", "reason": "..."}.'
+].join(' ')
+
+export function classifyPrompt (x: { subgoal: string, goal: string, ancestors: readonly string[], siblings: readonly string[] }): string {
+  return [
+    `Subgoal: ${x.subgoal}`,
+    `It is one part of the goal: ${x.goal}`,
+    contextBlock(x.ancestors),
+    `The goal's other parts, handled separately:\n${numbered(x.siblings)}`,
+    'Is the subgoal atomic or composite, and what capability does it need?'
+  ].join('\n\n')
+}
+
+export const EXECUTE_SYSTEM = [
+  'You carry out one concrete task that is part of a larger plan.',
+  'Reply with the deliverable itself: no preamble, no description of what you are going to do, no closing remarks.',
+  'Stay within the task; other tasks of the plan are done by others.',
+  'If the task needs something you cannot access (live prices, bookings, running code), say so in one line and give the most useful offline substitute.'
+].join(' ')
+
+export function executePrompt (x: { task: string, ancestors: readonly string[] }): string {
+  return [
+    `Task: ${x.task}`,
+    x.ancestors.length === 0 ? '' : `The task belongs to this plan (outermost goal first):\n${numbered(x.ancestors)}`
+  ].filter((s) => s !== '').join('\n\n')
+}

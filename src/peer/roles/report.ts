@@ -1,0 +1,143 @@
+/**
+ * Renders the plan tree (state/tree.ts) for people: an indented text tree for the terminal
+ * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
+ * goal tree, statuses, accepted scores and votes, and every result.
+ */
+import type { GoalView, LeafView, TreeNode } from '../state/tree'
+import { planProgress } from '../state/tree'
+
+/** Shortens a PeerId for display: the last 8 characters are what tells peers apart. */
+export function shortPeer (peer: string | null): string {
+  if (peer === null) return '-'
+  return peer.length > 12 ? `…${peer.slice(-8)}` : peer
+}
+
+function oneLine (text: string, max: number): string {
+  const s = text.replace(/\s+/g, ' ').trim()
+  return s.length > max ? s.slice(0, max - 1) + '…' : s
+}
+
+function progressLine (root: GoalView): string {
+  const p = planProgress(root)
+  const parts = [`${p.done}/${p.leaves} leaves done`]
+  if (p.claimed > 0) parts.push(`${p.claimed} running`)
+  if (p.pending > 0) parts.push(`${p.pending} waiting`)
+  if (p.failed > 0) parts.push(`${p.failed} failed`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
+  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} awaiting a split`)
+  if (p.complete) parts.push('COMPLETE')
+  return parts.join(', ')
+}
+
+export interface TextTreeOptions {
+  /** Characters of a result shown under a done leaf; 0 hides results (default 100). */
+  resultChars?: number
+  /** Show superseded branches (default false: they are noise for a reader). */
+  showSuperseded?: boolean
+}
+
+/** The tree as indented text, one block per root goal, statuses in brackets. */
+export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOptions = {}): string {
+  const resultChars = opts.resultChars ?? 100
+  const lines: string[] = []
+  const walk = (n: TreeNode, indent: string): void => {
+    if (n.status === 'superseded' && opts.showSuperseded !== true) return
+    if (n.kind === 'goal') {
+      const votes = n.accepted === null ? '' : ` score ${n.accepted.final_score.toFixed(2)}`
+      lines.push(`${indent}* ${oneLine(n.text, 110)} [${n.status}${votes}]`)
+      for (const c of n.children) walk(c, indent + '  ')
+    } else {
+      const who = n.status === 'claimed' ? ` by ${shortPeer(n.claimer)}` : n.executor !== null ? ` by ${shortPeer(n.executor)}` : ''
+      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${who}]`)
+      if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${oneLine(n.output, resultChars)}`)
+    }
+  }
+  for (const root of roots) {
+    lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
+    lines.push(`${root.text} [${root.status}${root.accepted === null ? '' : ` score ${root.accepted.final_score.toFixed(2)}`}]`)
+    for (const c of root.children) walk(c, '  ')
+  }
+  return lines.join('\n') + '\n'
+}
+
+function mdEscape (text: string): string {
+  return text.replace(/([\\`*_[\]<>|])/g, '\\$1').replace(/\s+/g, ' ').trim()
+}
+
+/** A block quote nested under a numbered list item, blank lines kept inside the quote. */
+function quoteBlock (text: string): string {
+  return text.split('\n').map((l) => (l.trim() === '' ? '   >' : `   > ${l}`)).join('\n')
+}
+
+export interface ReportOptions {
+  /** When the report was written (shown in its header). */
+  generatedAt: string
+  /** Who wrote it, e.g. the observer's PeerId. */
+  writer?: string
+}
+
+/**
+ * The Markdown plan report: per root goal a progress summary, the goal tree with statuses,
+ * each decomposed goal's proposals with their votes (the accepted one marked, with its final
+ * score and whether the timeout fallback chose it), and every leaf's result in full.
+ */
+export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOptions): string {
+  const out: string[] = ['# Goal Swarm plan report', '', `Generated ${opts.generatedAt}${opts.writer === undefined ? '' : ` by ${opts.writer}`}.`, '']
+  if (roots.length === 0) out.push('No goal has been submitted yet.', '')
+  for (const root of roots) {
+    const p = planProgress(root)
+    out.push(`## ${mdEscape(root.text)}`, '')
+    out.push(`Goal \`${root.id}\`: **${p.complete ? 'complete' : 'in progress'}**, ${p.done} of ${p.leaves} leaves done` +
+      `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.capability_gap > 0 ? `, ${p.capability_gap} with a capability gap` : ''}` +
+      `${p.pending_goals > 0 ? `, ${p.pending_goals} goals awaiting a split` : ''}.`, '')
+    out.push('### Plan tree', '')
+    const leaves: LeafView[] = []
+    const goals: GoalView[] = []
+    let leafNo = 0
+    const numbers = new Map<string, number>()
+    const walk = (n: TreeNode, depth: number): void => {
+      const pad = '  '.repeat(depth)
+      if (n.kind === 'goal') {
+        goals.push(n)
+        const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
+        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status}${score}*`)
+        if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
+      } else {
+        if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, ++leafNo) }
+        const ref = numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
+        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${shortPeer(n.executor)}\`` : ''}${n.output !== null ? ref : ''}`)
+      }
+    }
+    walk(root, 0)
+    out.push('')
+    out.push('### Accepted splits and votes', '')
+    for (const g of goals) {
+      if (g.proposals.length === 0 && g.failures.length === 0) continue
+      out.push(`#### ${mdEscape(g.text)}`, '')
+      if (g.accepted !== null) {
+        const a = g.accepted
+        out.push(`Accepted proposal \`${a.proposal_id}\` by scorer \`${shortPeer(a.scorer_peer)}\`, final score ${a.final_score.toFixed(2)}` +
+          ` from ${a.confirming_scores.map((c) => `${c.score.toFixed(2)} (\`${shortPeer(c.scorer_peer)}\`)`).join(', ')}${a.fallback ? ' — chosen by the timeout fallback' : ''}.`, '')
+      }
+      out.push('| proposal | by | subgoals | votes | mean | accepted |', '|---|---|---|---|---|---|')
+      for (const pv of g.proposals) {
+        out.push(`| \`${pv.proposal_id}\` | \`${shortPeer(pv.proposer_peer)}\` | ${pv.subgoals.map(mdEscape).join('; ')} | ` +
+          `${pv.votes.map((v) => v.score.toFixed(2)).join(', ') || '-'} | ${pv.mean === null ? '-' : pv.mean.toFixed(2)} | ${pv.accepted ? 'yes' : ''} |`)
+      }
+      for (const f of g.failures) out.push('', `Failure (${f.role}, \`${shortPeer(f.reporter_peer)}\`): ${mdEscape(f.reason)}`)
+      out.push('')
+    }
+    out.push('### Results', '')
+    if (leaves.length === 0) out.push('No leaves yet.', '')
+    for (const [i, leaf] of leaves.entries()) {
+      out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${shortPeer(leaf.executor)}\`` : ''}`)
+      if (leaf.output !== null) {
+        out.push('')
+        out.push(quoteBlock(leaf.output.trim()))
+        if (leaf.output_sha256 !== null) out.push('', `   (truncated; full output sha256 \`${leaf.output_sha256}\`)`)
+      }
+      out.push('')
+    }
+  }
+  return out.join('\n')
+}

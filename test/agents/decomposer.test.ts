@@ -1,0 +1,219 @@
+/**
+ * Decomposer against the in-process bus and the LLM stand-in (real Anthropic SDK):
+ * valid output, malformed then valid, exhausted retries, exact root count, ancestor context,
+ * the depth cap, and the swarm-wide re-proposal bound.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { proposalId } from '../../src/peer/protocol/ids'
+import { nowMicros } from '../../src/peer/protocol/time'
+import { startDecomposer } from '../../src/peer/roles/decomposer'
+import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
+import { accepted, childGoal, proposal, rootGoal } from '../support/fixtures'
+import { delay, waitFor } from '../support/memory-bus'
+import { publishedOf, World } from './harness'
+
+const SPLIT = ['Book round-trip flights to Tokyo', 'Reserve lodging for 14 nights', 'Draft a day-by-day itinerary']
+
+test('valid output: the model\'s split is proposed once, with goal text, depth and count in the prompt', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer')
+  w.standin.reply({ json: { subgoals: SPLIT, rationale: 'transport, lodging, schedule' } })
+  w.track(startDecomposer(d.ctx, d.llm))
+  const goal = await w.submit(user)
+
+  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  assert.ok(p)
+  assert.deepEqual(p.subgoals, SPLIT)
+  assert.equal(p.rationale, 'transport, lodging, schedule')
+  assert.equal(p.attempt, 0)
+  assert.equal(p.proposal_id, proposalId(goal.goal_id, SPLIT, d.peer.peerId))
+  // Every peer on the bus holds it, not only the proposer.
+  await w.hub.idle()
+  assert.equal(user.state.proposalsFor(goal.goal_id).length, 1)
+
+  assert.equal(w.standin.requests.length, 1)
+  const req = w.standin.requests[0]!
+  assert.equal(req.purpose, 'decompose')
+  assert.equal(req.system, DECOMPOSE_SYSTEM)
+  assert.match(req.prompt, /Goal: Plan a two-week trip to Japan/)
+  assert.match(req.prompt, /Depth: 0 /)
+  assert.match(req.prompt, /Return between 2 and 4 subgoals\./)
+  assert.match(req.prompt, /top-level goal/)
+  const subgoalsSchema = (req.schema?.properties as Record<string, { minItems?: number, maxItems?: number }>).subgoals
+  assert.equal(subgoalsSchema?.minItems, 2)
+  assert.equal(subgoalsSchema?.maxItems, 4)
+
+  // A repeated goal message or more traffic does not make it propose again.
+  await user.publish('goal', goal)
+  await delay(300)
+  assert.equal(publishedOf(d.peer, 'proposal').length, 1)
+  assert.equal(w.standin.requests.length, 1)
+})
+
+test('malformed output then valid: the validation error goes back to the model and the valid split is proposed', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer')
+  w.standin.reply(
+    { json: { subgoals: ['Only one subgoal'], rationale: 'too few' } },
+    { text: 'Sure! Here is a plan: fly, sleep, eat.' },
+    { json: { subgoals: SPLIT.slice(0, 2), rationale: 'two tracks' } }
+  )
+  w.track(startDecomposer(d.ctx, d.llm))
+  await w.submit(user)
+  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  assert.deepEqual(p?.subgoals, SPLIT.slice(0, 2))
+  assert.equal(w.standin.requests.length, 3)
+  // The retry names the problem (too few subgoals), not a generic complaint.
+  assert.match(w.standin.requests[1]!.prompt, /subgoals/i)
+  assert.notEqual(w.standin.requests[1]!.prompt, w.standin.requests[0]!.prompt)
+  assert.equal(publishedOf(d.peer, 'failure').length, 0)
+})
+
+test('exhausted retries publish a decomposer failure notice and no proposal', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer')
+  const bad = { json: { subgoals: [], rationale: 'nothing' } }
+  w.standin.reply(bad, bad, bad, bad)
+  w.track(startDecomposer(d.ctx, d.llm))
+  const goal = await w.submit(user)
+  const [f] = await waitFor('a failure notice', () => publishedOf(d.peer, 'failure').length === 1 && publishedOf(d.peer, 'failure'))
+  assert.equal(f?.goal_id, goal.goal_id)
+  assert.equal(f?.role, 'decomposer')
+  assert.equal(f?.node_id, null)
+  assert.match(f?.reason ?? '', /validation/)
+  assert.match(f?.reason ?? '', /4 attempts/)
+  assert.equal(w.standin.requests.length, 4) // maxRetries 3 => 4 attempts
+  assert.equal(publishedOf(d.peer, 'proposal').length, 0)
+  await w.hub.idle()
+  assert.equal(user.state.failuresFor(goal.goal_id).length, 1)
+  // A network-level failure is reported as such, not as a schema problem (B9).
+  const w2 = await World.create()
+  t.after(() => w2.close())
+  const user2 = await w2.hub.addPeer({ label: 'user' })
+  const d2 = await w2.agent('decomposer')
+  w2.standin.reply({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 })
+  w2.track(startDecomposer(d2.ctx, d2.llm))
+  await w2.submit(user2)
+  const [f2] = await waitFor('a failure notice', () => publishedOf(d2.peer, 'failure').length === 1 && publishedOf(d2.peer, 'failure'))
+  assert.match(f2?.reason ?? '', /LLM api error/)
+})
+
+test('exact root count: rootSplitCount is asked for and enforced, other depths use min..max', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer', { rootSplitCount: 3 })
+  w.standin.reply(
+    { json: { subgoals: [...SPLIT, 'Pack the bags'], rationale: 'four' } },
+    { json: { subgoals: SPLIT, rationale: 'three' } }
+  )
+  w.track(startDecomposer(d.ctx, d.llm))
+  await w.submit(user)
+  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  assert.deepEqual(p?.subgoals, SPLIT)
+  assert.match(w.standin.requests[0]!.prompt, /Return exactly 3 subgoals\./)
+  const schema = (w.standin.requests[0]!.schema?.properties as Record<string, { minItems?: number, maxItems?: number }>).subgoals
+  assert.deepEqual([schema?.minItems, schema?.maxItems], [3, 3])
+  assert.equal(w.standin.requests.length, 2)
+})
+
+test('a child goal\'s prompt carries its ancestors\' texts, its depth and the min..max count', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const sc = await w.hub.addPeer({ label: 'scorer' })
+  const d = await w.agent('decomposer', { maxDepth: 2, rootSplitCount: 3 })
+  // The root already has an accepted split (someone else's), with one composite child.
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
+  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const child = childGoal(a, 1, root)
+  await user.publish('goal', root)
+  await sc.publish('accepted', a)
+  await w.hub.idle()
+  w.standin.reply({ json: { subgoals: ['Pick Tokyo districts to stay in', 'List Tokyo sights by day'], rationale: 'where, what' } })
+  w.track(startDecomposer(d.ctx, d.llm))
+  await sc.publish('goal', child)
+  const [cp] = await waitFor('a proposal for the child', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  assert.equal(cp?.goal_id, child.goal_id)
+  // The root had an accepted split: nothing proposed for it.
+  assert.equal(w.standin.requests.length, 1)
+  const prompt = w.standin.requests[0]!.prompt
+  assert.match(prompt, /Goal: Plan the Tokyo days/)
+  assert.match(prompt, /Depth: 1 /)
+  assert.match(prompt, /1\. Plan a two-week trip to Japan/)
+  // Below the root the count is min..max, not rootSplitCount.
+  assert.match(prompt, /Return between 2 and 4 subgoals\./)
+  // depth 1 + 1 >= maxDepth 2: the prompt says these subgoals are final.
+  assert.match(prompt, /will not be split again/)
+})
+
+test('a goal at the depth cap is never decomposed', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const sc = await w.hub.addPeer({ label: 'scorer' })
+  const d = await w.agent('decomposer', { maxDepth: 1 })
+  w.standin.respondWith(() => ({ json: { subgoals: ['x', 'y'], rationale: 'r' } }))
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
+  // A scorer with a deeper cap made slot 1 composite: its goal sits at depth 1 = our cap.
+  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await sc.publish('accepted', a)
+  await w.hub.idle()
+  w.track(startDecomposer(d.ctx, d.llm))
+  await sc.publish('goal', childGoal(a, 1, root))
+  await delay(500)
+  assert.equal(w.standin.requests.length, 0)
+  assert.equal(publishedOf(d.peer, 'proposal').length, 0)
+})
+
+test('re-proposal: no acceptance in time => one re-proposal with the scorers\' notes, bounded swarm-wide', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const sc = await w.hub.addPeer({ label: 'lone-scorer' })
+  const over = { maxReproposals: 1, acceptance: { quorum: 2, minScore: 0.6, timeoutMs: 600 } }
+  const d1 = await w.agent('decomposer', over, 'dec-1')
+  const d2 = await w.agent('decomposer', over, 'dec-2')
+  let n = 0
+  w.standin.respondWith((req) => {
+    if (req.purpose !== 'decompose') return { status: 400 }
+    n++
+    return { json: { subgoals: [`Step A${n}`, `Step B${n}`], rationale: `split ${n}` } }
+  })
+  // Distinct jitter: dec-1 re-proposes first, dec-2 then sees round 1 taken.
+  w.track(startDecomposer(d1.ctx, d1.llm, { random: () => 0 }))
+  w.track(startDecomposer(d2.ctx, d2.llm, { random: () => 0.99 }))
+  // One scorer votes low on every proposal, so the quorum of 2 is never met.
+  sc.onMessage((env) => {
+    if (env.kind !== 'proposal') return
+    void sc.publish('score', {
+      goal_id: env.body.goal_id, proposal_id: env.body.proposal_id, scorer_peer: sc.peerId, score: 0.3,
+      notes: `too vague: ${env.body.subgoals[0]}`, scored_at: new Date().toISOString()
+    })
+  })
+  const goal = await w.submit(user)
+  // wait = timeout 600 + grace 200; jitter up to 200 ms
+  await waitFor('a re-proposal', () => user.state.proposalsFor(goal.goal_id).some((p) => p.attempt === 1), 8000)
+  await delay(2500) // two more rounds' worth of time: no further proposals may appear
+  const all = user.state.proposalsFor(goal.goal_id)
+  assert.equal(all.filter((p) => p.attempt === 0).length, 2)
+  assert.equal(all.filter((p) => p.attempt === 1).length, 1, 'exactly one re-proposal swarm-wide')
+  assert.equal(all.length, 3)
+  const re = all.find((p) => p.attempt === 1)!
+  assert.equal(re.proposer_peer, d1.peer.peerId)
+  const rePrompt = w.standin.requests.filter((r) => r.purpose === 'decompose')[2]!.prompt
+  assert.match(rePrompt, /were not accepted/)
+  assert.match(rePrompt, /too vague: Step A/)
+  assert.match(rePrompt, /mean score 0\.30/)
+  assert.ok(d1.records.some((r) => /re-proposal bound \(1\) is reached/.test(r.msg)))
+})

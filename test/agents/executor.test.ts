@@ -1,0 +1,209 @@
+/**
+ * Executor against the in-process bus and the LLM stand-in: capability match and mismatch
+ * (capability gap until a capable executor joins), lease renewal while working, a lost claim
+ * race, lease expiry then reclaim, failures never shown as done, superseded leaves, and three
+ * executors racing for the same leaves.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Capability, PromptNode } from '../../src/peer/protocol/schemas'
+import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
+import { startExecutor } from '../../src/peer/roles/executor'
+import { startAnnouncer } from '../../src/peer/roles/index'
+import { EXECUTE_SYSTEM } from '../../src/peer/roles/prompts'
+import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
+import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
+import { FAST, publishedOf, World, type Agent } from './harness'
+
+/** Publishes a root goal with an accepted split of atomic leaves and their prompt nodes. */
+async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: { publishNodes?: boolean } = {}) {
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const sc = await w.hub.addPeer({ label: 'sc' })
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, texts, dec.peerId, { at: nowMicros() })
+  const a = accepted(p, sc.peerId, { atomic: true, capability: caps, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await dec.publish('proposal', p)
+  await sc.publish('accepted', a)
+  const nodes = texts.map((_, i) => promptNode(a, i))
+  if (opts.publishNodes !== false) for (const n of nodes) await sc.publish('node', n)
+  await w.hub.idle()
+  return { user, dec, sc, root, p, a, nodes }
+}
+
+function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2] = {}): void {
+  w.track(startAnnouncer(e.ctx))
+  w.track(startExecutor(e.ctx, e.llm, opts))
+}
+
+function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
+  const find = (n: { kind: string, id: string, children?: unknown[] }): LeafView | undefined => {
+    if (n.kind === 'leaf' && n.id === nodeId) return n as LeafView
+    for (const c of (n.children ?? []) as { kind: string, id: string, children?: unknown[] }[]) {
+      const f = find(c)
+      if (f !== undefined) return f
+    }
+    return undefined
+  }
+  for (const root of buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })) {
+    const f = find(root)
+    if (f !== undefined) return f
+  }
+  return undefined
+}
+
+test('capability match: claims, renews its lease while working, publishes the output; prompt has the leaf and its ancestors', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes, root } = await seedLeaves(w, ['Write a packing list for Japan in spring'], ['can_write_text'])
+  const e = await w.agent('executor', { capabilities: ['can_write_text'] })
+  w.standin.respondWith(() => ({ text: '- passport\n- rail pass', latencyMs: 900 }))
+  startExec(w, e)
+  const node = nodes[0]!
+  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const [r] = user.state.resultsFor(node.node_id)
+  assert.equal(r?.success, true)
+  assert.equal(r?.output, '- passport\n- rail pass')
+  assert.equal(r?.executor_peer, e.peer.peerId)
+  assert.equal(r?.attempts, 1)
+  assert.equal(r?.output_bytes, Buffer.byteLength('- passport\n- rail pass'))
+  assert.equal(publishedOf(e.peer, 'claim').length, 1)
+  const claim = publishedOf(e.peer, 'claim')[0]!
+  assert.equal(claim.lease_ms, FAST.leaseMs)
+  assert.equal(claim.capability, 'can_write_text')
+  // 900 ms of work with a 1000 ms lease: renewed every ~333 ms.
+  assert.ok(publishedOf(e.peer, 'renew').length >= 2, `renewals: ${publishedOf(e.peer, 'renew').length}`)
+  assert.ok(publishedOf(e.peer, 'renew').every((x) => x.claimed_at === claim.claimed_at))
+  const caps = publishedOf(e.peer, 'capability')
+  assert.ok(caps.length >= 1 && caps[0]!.role === 'executor')
+  assert.deepEqual(caps[0]!.capabilities, ['can_write_text'])
+  const req = w.standin.requests.filter((x) => x.purpose === 'execute')
+  assert.equal(req.length, 1)
+  assert.equal(req[0]!.system, EXECUTE_SYSTEM)
+  assert.match(req[0]!.prompt, /^Task: Write a packing list for Japan in spring/)
+  assert.match(req[0]!.prompt, new RegExp(`1\\. ${root.text}`))
+  assert.equal(leafStatus(user, node.node_id)?.status, 'done')
+  await delay(500)
+  assert.equal(w.standin.requests.length, 1, 'a done leaf is not executed again')
+})
+
+test('capability mismatch: the leaf shows a capability gap and is done once a capable executor joins', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Benchmark three JSON parsers'], ['can_run_code'])
+  const node = nodes[0]!
+  const writer = await w.agent('executor', { capabilities: ['can_write_text'] }, 'writer')
+  w.standin.respondWith(() => ({ text: 'parser timings' }))
+  startExec(w, writer)
+  await delay(1200)
+  assert.equal(publishedOf(writer.peer, 'claim').length, 0)
+  assert.equal(w.standin.requests.length, 0)
+  assert.equal(leafStatus(user, node.node_id)?.status, 'capability_gap')
+
+  const coder = await w.agent('executor', { capabilities: ['can_write_text', 'can_run_code'] }, 'coder')
+  await w.hub.syncInto(coder.peer)
+  startExec(w, coder)
+  await waitFor('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  assert.equal(user.state.resultsFor(node.node_id)[0]?.executor_peer, coder.peer.peerId)
+  assert.equal(publishedOf(writer.peer, 'claim').length, 0)
+  assert.equal(leafStatus(user, node.node_id)?.status, 'done')
+})
+
+test('lost claim race, then the winner\'s lease lapses without a result and the loser reclaims and finishes', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Summarise JR Pass rules'], ['can_write_text'])
+  const node = nodes[0]!
+  const rival = await w.hub.addPeer({ label: 'rival' })
+  await w.hub.syncInto(rival)
+  const e = await w.agent('executor')
+  w.standin.respondWith(() => ({ text: 'JR Pass summary' }))
+  // The rival answers e's claim with an earlier one (within tolerance), then "crashes": no renewal, no result.
+  let rivalClaimedAt = 0
+  rival.onMessage((env) => {
+    if (env.kind !== 'claim' || env.body.claimer_peer === rival.peerId || rivalClaimedAt !== 0) return
+    rivalClaimedAt = parseTimestamp(env.body.claimed_at) - 1000
+    void rival.publish('claim', { ...env.body, claimer_peer: rival.peerId, claimed_at: formatTimestamp(rivalClaimedAt) })
+  })
+  startExec(w, e)
+  await waitFor('the lost race', () => e.records.some((r) => /lost the claim/.test(r.msg)), 5000)
+  assert.equal(w.standin.requests.length, 0, 'the loser does not execute')
+  assert.equal(leafStatus(user, node.node_id)?.claimer, rival.peerId)
+
+  await waitFor('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.executor_peer, e.peer.peerId)
+  assert.equal(publishedOf(e.peer, 'claim').length, 2)
+  const second = publishedOf(e.peer, 'claim')[1]!
+  assert.ok(parseTimestamp(second.claimed_at) >= rivalClaimedAt + FAST.leaseMs * 1000, 'reclaimed only after the lease ended')
+  assert.equal(w.standin.requests.length, 1)
+})
+
+test('a failed execution is published as success=false with its attempts, shown failed and never done', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Check ryokan availability'], ['can_write_text'])
+  const e = await w.agent('executor')
+  w.standin.respondWith(() => ({ status: 529, message: 'overloaded' }))
+  startExec(w, e)
+  const node = nodes[0]!
+  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.success, false)
+  assert.equal(r.attempts, 4)
+  assert.match(r.output, /LLM api error after 4 attempts/)
+  assert.equal(leafStatus(user, node.node_id)?.status, 'failed')
+  await delay(400)
+  assert.equal(publishedOf(e.peer, 'claim').length, 1, 'a failed leaf is not claimed again')
+})
+
+test('superseded leaves (children of a losing split) are never claimed', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, sc, root, nodes } = await seedLeaves(w, ['Book flights', 'Book hotels'], ['can_write_text', 'can_write_text'])
+  const sc2 = await w.hub.addPeer({ label: 'sc2' })
+  const dec2 = await w.hub.addPeer({ label: 'dec2' })
+  // A competing split with fewer confirmations: it loses (DESIGN §4) and its leaves are superseded.
+  const p2 = proposal(root.goal_id, ['Arrange travel', 'Arrange lodging'], dec2.peerId, { at: nowMicros() })
+  const a2 = accepted(p2, sc2.peerId, { atomic: true, confirming: [{ scorer_peer: sc2.peerId, score: 0.7 }], finalScore: 0.7 })
+  await dec2.publish('proposal', p2)
+  await sc2.publish('accepted', a2)
+  const losers: PromptNode[] = [promptNode(a2, 0), promptNode(a2, 1)]
+  for (const n of losers) await sc2.publish('node', n)
+  void sc
+  const e = await w.agent('executor')
+  await w.hub.syncInto(e.peer)
+  w.standin.respondWith(() => ({ text: 'done' }))
+  startExec(w, e)
+  await waitFor('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
+  await delay(500)
+  const claimed = publishedOf(e.peer, 'claim').map((c) => c.node_id).sort()
+  assert.deepEqual(claimed, nodes.map((n) => n.node_id).sort())
+  for (const n of losers) assert.equal(leafStatus(user, n.node_id)?.status, 'superseded')
+})
+
+test('three executors racing for the same leaves: exactly one result per leaf, no leaf executed twice', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const texts = ['Write day 1', 'Write day 2', 'Write day 3', 'Write day 4', 'Write day 5']
+  const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
+  w.standin.respondWith((req) => ({ text: `itinerary for ${/^Task: (.*)$/m.exec(req.prompt)?.[1]}`, latencyMs: 100 }))
+  const execs: Agent[] = []
+  for (const [i, d] of [0, 15, 40].entries()) {
+    const e = await w.agent('executor', {}, `exec-${i}`)
+    e.peer.delayMs = d
+    await w.hub.syncInto(e.peer)
+    execs.push(e)
+  }
+  // Same candidate order everywhere, so they really collide on every leaf.
+  const sameOrder = (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index)
+  for (const e of execs) startExec(w, e, { order: sameOrder })
+  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
+  await delay(600)
+  for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
+  const executed = w.standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1])
+  assert.deepEqual(executed.sort(), [...texts].sort(), 'each leaf sent to the model exactly once')
+  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim/.test(r.msg))), 'the race really happened')
+})

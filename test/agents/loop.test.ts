@@ -1,0 +1,78 @@
+/**
+ * Every role together on the in-process bus, started through startRole exactly as the peer
+ * runtime does, against the stand-in answering like the demo model: the goal becomes a complete
+ * tree, every peer computes the same tree, no leaf runs twice, and the observer prints the tree
+ * and writes the Markdown report.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import { nowMicros } from '../../src/peer/protocol/time'
+import { startAnnouncer, startObserver, startRole } from '../../src/peer/roles/index'
+import { buildTree, planProgress, treeHash } from '../../src/peer/state/tree'
+import { demoResponder } from '../support/llm-standin'
+import { waitFor } from '../support/memory-bus'
+import { FAST, World, type Agent } from './harness'
+
+test('full loop in-process: goal -> accepted splits -> every leaf done, one tree everywhere, a report', async (t) => {
+  const w = await World.create()
+  const dir = await mkdtemp(path.join(tmpdir(), 'goal-swarm-loop-'))
+  t.after(async () => { await w.close(); await rm(dir, { recursive: true, force: true }) })
+  w.standin.respondWith(demoResponder)
+  const over = { maxDepth: 2, minSplits: 2, maxSplits: 3, rootSplitCount: 3 }
+  const reportFile = path.join(dir, 'report.md')
+  const printed: string[] = []
+  const agents: Agent[] = []
+  for (const role of ['decomposer', 'decomposer', 'scorer', 'scorer', 'executor', 'executor'] as const) {
+    agents.push(await w.agent(role, over, `${role}-${agents.length}`))
+  }
+  const observer = await w.agent('observer', { ...over, reportFile }, 'observer')
+  for (const a of agents) w.track(await startRole(a.ctx))
+  w.track(startObserver(observer.ctx, { print: (s) => printed.push(s), debounceMs: 50 }))
+  w.track(startAnnouncer(observer.ctx))
+  const user = await w.hub.addPeer({ label: 'user' })
+  const started = Date.now()
+  const goal = await w.submit(user)
+
+  const progress = () => {
+    const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
+    return root === undefined ? undefined : planProgress(root)
+  }
+  const done = await waitFor('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
+  assert.ok(done.leaves >= 2)
+  assert.equal(done.done, done.leaves, 'every leaf done, none failed')
+  t.diagnostic(`in-process loop: ${done.leaves} leaves in ${Date.now() - started} ms`)
+  await w.hub.idle()
+
+  // The same set of messages everywhere, so the same tree everywhere.
+  const nowUs = nowMicros()
+  const hashes = new Set([...agents, observer].map((a) => treeHash(buildTree(a.peer.state, { nowUs, settleMs: FAST.settleMs }))))
+  assert.equal(hashes.size, 1)
+  // No leaf executed twice: one result per node and one execute call per leaf.
+  const nodes = observer.peer.state.nodes()
+  for (const n of nodes) assert.ok(observer.peer.state.resultsFor(n.node_id).length <= 1, `results for ${n.text}`)
+  const executeCalls = w.standin.requests.filter((r) => r.purpose === 'execute').length
+  assert.equal(executeCalls, done.leaves)
+
+  // The observer printed the finished tree and wrote the report.
+  await waitFor('the printed complete tree', () => printed.some((p) => p.includes('COMPLETE')), 5000)
+  const last = printed.at(-1)!
+  assert.match(last, new RegExp(`=== plan for goal ${goal.goal_id}: ${done.leaves}/${done.leaves} leaves done, COMPLETE ===`))
+  assert.match(last, /\[done by /)
+  const md = await waitFor('the complete report', () => {
+    const text = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : ''
+    return text.includes('**complete**') && text
+  }, 5000)
+  assert.match(md, /^# Goal Swarm plan report/)
+  assert.match(md, /## Plan a two-week trip to Japan/)
+  assert.match(md, new RegExp(`\\*\\*complete\\*\\*, ${done.leaves} of ${done.leaves} leaves done`))
+  assert.match(md, /### Accepted splits and votes/)
+  assert.match(md, /Accepted proposal `[0-9a-f]{16}` by scorer/)
+  assert.match(md, /\[demo output\]/)
+  for (const n of nodes.filter((x) => observer.peer.state.resultsFor(x.node_id).length === 1)) {
+    assert.ok(md.includes(n.text.replace(/([\\`*_[\]<>|])/g, '\\$1')), `report lists ${n.text}`)
+  }
+})

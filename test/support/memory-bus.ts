@@ -1,0 +1,203 @@
+/**
+ * An in-process hub that implements the Bus contract (src/peer/bus.ts) for several simulated
+ * peers, for the agents test tier: real Ed25519 keys, every envelope signed with signEnvelope
+ * and re-verified by each receiver (signature, schema, ids, authorship via checkEnvelope), a
+ * PlanState per peer, delivery to every peer including the sender, optional per-peer delay and
+ * partitions. It stands in for libp2p gossip only; the roles above it are the real ones.
+ */
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import type { PrivateKey } from '@libp2p/interface'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { Bus, Disposable } from '../../src/peer/bus'
+import { checkEnvelope, messageKey, type DropReason } from '../../src/peer/protocol/envelope'
+import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../../src/peer/protocol/schemas'
+import { signEnvelope, verifyEnvelopeSignature } from '../../src/peer/protocol/signing'
+import { PlanState } from '../../src/peer/state/planState'
+import type { PeerConfig } from '../../src/peer/config'
+import type { RoleContext } from '../../src/peer/roles/context'
+import { nowMicros } from '../../src/peer/protocol/time'
+import { pino, type Logger } from 'pino'
+
+export interface MemoryPeerOptions {
+  /** Delay before this peer receives others' messages, in ms (default 0: next macrotask). */
+  delayMs?: number
+  /** Test label for messages (the PeerId is still a real Ed25519 one). */
+  label?: string
+}
+
+/** A drop seen by a receiver, with the DropReason the runtime would count. */
+export interface Drop { to: string, reason: DropReason, detail: string }
+
+/** One simulated peer: a Bus plus its own PlanState. */
+export class MemoryPeer implements Bus {
+  readonly state = new PlanState()
+  readonly label: string
+  delayMs: number
+  /** Envelopes this peer published, in order. */
+  readonly published: AnyEnvelope[] = []
+  private readonly listeners = new Set<(env: AnyEnvelope) => void>()
+
+  constructor (
+    private readonly hub: MemoryHub,
+    readonly key: PrivateKey,
+    readonly peerId: string,
+    opts: MemoryPeerOptions
+  ) {
+    this.delayMs = opts.delayMs ?? 0
+    this.label = opts.label ?? peerId.slice(-6)
+  }
+
+  async publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
+    if (this.hub.isStopped(this)) throw new Error(`peer ${this.label} is stopped`)
+    const env = await signEnvelope(this.key, kind, body)
+    const check = checkEnvelope(env)
+    if (!check.ok) throw new Error(`publish ${kind}: ${check.reason}: ${check.detail}`)
+    this.published.push(check.env)
+    this.accept(check.env)
+    this.hub.broadcast(this, check.env)
+    return env
+  }
+
+  onMessage (listener: (env: AnyEnvelope) => void): Disposable {
+    this.listeners.add(listener)
+    return { dispose: () => { this.listeners.delete(listener) } }
+  }
+
+  /** Number of listeners still subscribed (roles must remove theirs on dispose). */
+  get listenerCount (): number { return this.listeners.size }
+
+  /**
+   * Verifies like the gossip bus does, then merges and notifies. Deliveries run independently
+   * (no per-peer queue), like gossip, so one slow message never holds up the next; with a delay
+   * each arrives `delayMs` after it was sent.
+   */
+  async receive (env: AnyEnvelope): Promise<void> {
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs))
+    if (this.hub.isStopped(this)) return
+    if (!(await verifyEnvelopeSignature(env))) { this.hub.drops.push({ to: this.label, reason: 'bad_signature', detail: env.kind }); return }
+    const check = checkEnvelope(JSON.parse(JSON.stringify(env)), env.from)
+    if (!check.ok) { this.hub.drops.push({ to: this.label, reason: check.reason, detail: check.detail }); return }
+    this.accept(check.env)
+  }
+
+  private accept (env: AnyEnvelope): void {
+    if (!this.state.add(env)) return
+    for (const l of [...this.listeners]) {
+      try {
+        l(env)
+      } catch (err) {
+        this.hub.listenerErrors.push({ peer: this.label, err })
+      }
+    }
+  }
+}
+
+/** The in-process "network" connecting MemoryPeers. */
+export class MemoryHub {
+  readonly peers: MemoryPeer[] = []
+  readonly drops: Drop[] = []
+  /** Exceptions thrown by listeners (a role must never throw into the bus). */
+  readonly listenerErrors: { peer: string, err: unknown }[] = []
+  private readonly cut = new Set<string>()
+  private readonly stopped = new Set<MemoryPeer>()
+  private pending = new Set<Promise<void>>()
+
+  /** A new peer with a fresh Ed25519 identity. */
+  async addPeer (opts: MemoryPeerOptions = {}): Promise<MemoryPeer> {
+    const key = await generateKeyPair('Ed25519')
+    const peer = new MemoryPeer(this, key, peerIdFromPrivateKey(key).toString(), opts)
+    this.peers.push(peer)
+    return peer
+  }
+
+  /** Stops delivery between two peers (both directions) until `heal`. */
+  partition (a: MemoryPeer, b: MemoryPeer): void {
+    this.cut.add(pairKey(a, b))
+  }
+
+  heal (a?: MemoryPeer, b?: MemoryPeer): void {
+    if (a === undefined || b === undefined) this.cut.clear()
+    else this.cut.delete(pairKey(a, b))
+  }
+
+  /** A stopped peer neither sends nor receives (a crashed process). */
+  stop (peer: MemoryPeer): void { this.stopped.add(peer) }
+  isStopped (peer: MemoryPeer): boolean { return this.stopped.has(peer) }
+
+  broadcast (from: MemoryPeer, env: AnyEnvelope): void {
+    for (const to of this.peers) {
+      if (to === from || this.stopped.has(to) || this.cut.has(pairKey(from, to))) continue
+      const p = to.receive(env)
+      this.pending.add(p)
+      void p.finally(() => this.pending.delete(p))
+    }
+  }
+
+  /**
+   * Late-join sync: gives `peer` every envelope any running peer holds that it lacks,
+   * re-verified on receipt (DESIGN §7).
+   */
+  async syncInto (peer: MemoryPeer): Promise<number> {
+    const seen = new Set<string>()
+    const jobs: Promise<void>[] = []
+    for (const other of this.peers) {
+      if (other === peer || this.stopped.has(other)) continue
+      for (const env of other.state.envelopes()) {
+        const k = messageKey(env)
+        if (peer.state.has(k) || seen.has(k)) continue
+        seen.add(k)
+        jobs.push(peer.receive(env))
+      }
+    }
+    await Promise.all(jobs)
+    return seen.size
+  }
+
+  /** Resolves once no delivery is in flight. */
+  async idle (): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending])
+  }
+}
+
+function pairKey (a: MemoryPeer, b: MemoryPeer): string {
+  return a.peerId < b.peerId ? `${a.peerId}|${b.peerId}` : `${b.peerId}|${a.peerId}`
+}
+
+/** A pino log record captured by `captureLogger`. */
+export interface LogRecord { level: number, msg: string, [field: string]: unknown }
+
+/**
+ * A real pino logger whose records land in `records` (and on stderr when GOAL_SWARM_TEST_LOG
+ * is set), so tests can assert what a role said.
+ */
+export function captureLogger (name: string): { log: Logger, records: LogRecord[] } {
+  const records: LogRecord[] = []
+  const echo = (process.env.GOAL_SWARM_TEST_LOG ?? '') !== ''
+  const log = pino({ level: 'debug', base: { peer: name } }, {
+    write (line: string) {
+      records.push(JSON.parse(line) as LogRecord)
+      if (echo) process.stderr.write(line)
+    }
+  })
+  return { log, records }
+}
+
+/** A RoleContext on a MemoryPeer: its bus and state, a config, a capturing logger, the real clock. */
+export function roleContext (peer: MemoryPeer, config: PeerConfig): { ctx: RoleContext, records: LogRecord[] } {
+  const { log, records } = captureLogger(`${config.role}:${peer.label}`)
+  return { ctx: { bus: peer, state: peer.state, config, log, now: nowMicros }, records }
+}
+
+/** Polls `check` every 20 ms until it returns a truthy value. @throws after `timeoutMs` naming `what`. */
+export async function waitFor<T> (what: string, check: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const v = check()
+    if (v !== undefined && v !== null && v !== false) return v
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Resolves after `ms`. */
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
