@@ -1,6 +1,204 @@
-import type * as vscode from 'vscode'
+/**
+ * Activation entry (package.json main → dist/extension.js). Activation is lazy: opening the
+ * Plan view or running a command. It starts the main peer child once, wires the plan model to
+ * the views, and on deactivate stops every child it started (tiered; the children also exit by
+ * themselves when the IPC channel closes).
+ */
+import * as vscode from 'vscode'
+import { PlanModel } from '../views/planModel'
+import { PlanTreeProvider, type PlanElement } from '../views/planTree'
+import { ResultDocuments } from '../views/resultDocuments'
+import { SCHEME } from '../views/resultUri'
+import { StatusBar } from '../views/statusBar'
+import type { PeersSnapshot } from '../views/statusModel'
+import { CommandHandlers } from './commands'
+import { Commands, ContextKeys } from './commandIds'
+import { SettingsService } from './config'
+import { Disposable, toDisposable } from './disposable'
+import { Log } from './log'
+import { peerPaths, workspaceKey } from './paths'
+import { PeerManager } from './peers'
+import { ApiKeys } from './secrets'
 
-/** Activation entry point (contributes.activationEvents). Filled by the extension issue. */
-export function activate (_context: vscode.ExtensionContext): void {}
+/** View id of the Plan tree (package.json contributes.views). */
+export const PLAN_VIEW_ID = 'goalSwarm.plan'
 
-export function deactivate (): void {}
+/** Longest deactivate waits for children to stop before killing them, ms. */
+const DEACTIVATE_BUDGET_MS = 4000
+
+/**
+ * Returned from activate() when the extension runs in development or test mode, so the
+ * extension-host tests can read the plan model, the tree and the peers' pids.
+ */
+export interface GoalSwarmTestApi {
+  readonly model: PlanModel
+  readonly tree: PlanTreeProvider
+  readonly treeView: vscode.TreeView<PlanElement>
+  readonly peers: PeerManager
+  readonly results: ResultDocuments
+  /** Where peer identities and data dirs live (context.globalStorageUri). */
+  readonly storageDir: string
+}
+
+class GoalSwarmExtension extends Disposable {
+  readonly log = this._register(new Log())
+  private readonly extLog = this.log.for('extension')
+  readonly settings: SettingsService
+  readonly keys: ApiKeys
+  readonly model = new PlanModel()
+  readonly peers: PeerManager
+  readonly tree: PlanTreeProvider
+  readonly treeView: vscode.TreeView<PlanElement>
+  readonly results: ResultDocuments
+  private readonly statusBar = this._register(new StatusBar())
+  private restartOffered = false
+  private readonly storageDir: string
+
+  constructor (context: vscode.ExtensionContext) {
+    super()
+    this.storageDir = context.globalStorageUri.fsPath
+    this._register(toDisposable(() => this.model.dispose()))
+    this.settings = this._register(new SettingsService(this.log.for('settings')))
+    this.keys = new ApiKeys(context.secrets)
+    const wsId = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString()
+    this.peers = this._register(new PeerManager({
+      log: this.log,
+      settings: this.settings,
+      keys: this.keys,
+      paths: peerPaths(this.storageDir),
+      script: vscode.Uri.joinPath(context.extensionUri, 'dist', 'peer.js').fsPath,
+      workspaceKey: workspaceKey(wsId),
+      notify: (severity, message, ...actions) => severity === 'error'
+        ? vscode.window.showErrorMessage(message, ...actions)
+        : vscode.window.showWarningMessage(message, ...actions)
+    }))
+    this._register(this.peers.main.onEnvelopes((envs) => this.model.addEnvelopes(envs)))
+
+    this.tree = this._register(new PlanTreeProvider(this.model))
+    this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))
+    const planLog = this.log.for('results')
+    this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
+    this._register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this.results))
+    this._register(new CommandHandlers({
+      log: this.log,
+      settings: this.settings,
+      keys: this.keys,
+      peers: this.peers,
+      model: this.model,
+      tree: this.tree,
+      treeView: this.treeView,
+      results: this.results
+    }))
+
+    this._register(this.peers.onDidChange(() => this.onPeersChanged()))
+    this._register(this.model.onDidChange(() => this.onPlanChanged()))
+    this._register(this.settings.onDidChange(() => this.onSettingsChanged()))
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.updateMessage()))
+
+    // The children exit when the IPC channel closes; this is the last resort if the extension
+    // host itself exits without running deactivate.
+    const onExit = (): void => { for (const p of this.peers.all()) p.process?.killNow() }
+    process.on('exit', onExit)
+    this._register(toDisposable(() => process.off('exit', onExit)))
+
+    this.onPeersChanged()
+    this.onPlanChanged()
+    this.extLog.info(`activated (VS Code ${vscode.version}, ${vscode.env.appName}, trusted: ${vscode.workspace.isTrusted})`)
+  }
+
+  /** Lazy activation: the view opened or a command ran, so the main peer starts now. */
+  startOnActivation (): void {
+    this.settings.current() // reports invalid settings once, naming them
+    this.peers.startMain().catch((err: Error) => this.extLog.warn(`main peer not started: ${err.message}`))
+  }
+
+  api (): GoalSwarmTestApi {
+    return { model: this.model, tree: this.tree, treeView: this.treeView, peers: this.peers, results: this.results, storageDir: this.storageDir }
+  }
+
+  private fetchOutput (nodeId: string): Promise<string> {
+    const proc = this.peers.main.process
+    if (proc === undefined || proc.hasExited) return Promise.reject(new Error('the main peer is not running'))
+    return proc.getOutput(nodeId)
+  }
+
+  private onPeersChanged (): void {
+    const main = this.peers.main
+    const ready = main.ready
+    const status = main.status
+    const s = this.settings.read().settings
+    const snapshot: PeersSnapshot = {
+      phase: main.phase,
+      role: ready?.role ?? s.role,
+      peerId: ready?.peerId ?? null,
+      swarm: ready?.swarm ?? null,
+      connectedPeers: status?.connected_peers ?? (ready !== undefined ? 0 : null),
+      listen: ready?.listen ?? [],
+      failure: main.failure,
+      contributing: this.peers.contributor?.isActive === true ? [...(this.peers.contributorCapabilities ?? [])] : null,
+      localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
+      drops: status?.drops ?? {}
+    }
+    this.statusBar.update(snapshot)
+    void vscode.commands.executeCommand('setContext', ContextKeys.peerRunning, main.phase === 'running')
+    void vscode.commands.executeCommand('setContext', ContextKeys.contributing, snapshot.contributing !== null)
+    void vscode.commands.executeCommand('setContext', ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)
+    this.updateMessage()
+  }
+
+  private onPlanChanged (): void {
+    void vscode.commands.executeCommand('setContext', ContextKeys.hasPlan, this.model.roots().length > 0)
+    this.updateMessage()
+  }
+
+  /** A line above the tree for states the welcome view does not cover. */
+  private updateMessage (): void {
+    const main = this.peers.main
+    let message: string | undefined
+    if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
+    else if (main.phase === 'stopped' && this.model.roots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
+    else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
+    this.treeView.message = message
+  }
+
+  private onSettingsChanged (): void {
+    this.settings.current()
+    this.onPeersChanged()
+    const stale = this.peers.staleLabels()
+    if (stale.length === 0 || this.restartOffered) return
+    this.restartOffered = true
+    void vscode.window.showInformationMessage(`Goal Swarm: settings changed; restart the peers (${stale.join(', ')}) to apply them?`, 'Restart Peer').then(async (a) => {
+      this.restartOffered = false
+      if (a === 'Restart Peer') await vscode.commands.executeCommand(Commands.restartPeer)
+    })
+  }
+
+  /** Stops every child within the deactivate budget, then kills what is left. */
+  async shutdown (): Promise<void> {
+    const pids = this.peers.livePids()
+    if (pids.length > 0) this.extLog.info(`stopping peers (pids ${pids.join(', ')})`)
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      this.peers.stopAll(),
+      new Promise<void>((resolve) => { timer = setTimeout(resolve, DEACTIVATE_BUDGET_MS) })
+    ])
+    clearTimeout(timer)
+    for (const p of this.peers.all()) p.process?.killNow()
+  }
+}
+
+let current: GoalSwarmExtension | undefined
+
+export function activate (context: vscode.ExtensionContext): GoalSwarmTestApi | undefined {
+  const ext = new GoalSwarmExtension(context)
+  current = ext
+  context.subscriptions.push(ext)
+  ext.startOnActivation()
+  return context.extensionMode === vscode.ExtensionMode.Production ? undefined : ext.api()
+}
+
+export async function deactivate (): Promise<void> {
+  const ext = current
+  current = undefined
+  if (ext !== undefined) await ext.shutdown()
+}

@@ -1,0 +1,27 @@
+/** Command ids (package.json contributes.commands; category "Goal Swarm"). */
+export const Commands = {
+  submitGoal: 'goalSwarm.submitGoal',
+  startPeer: 'goalSwarm.startPeer',
+  stopPeer: 'goalSwarm.stopPeer',
+  restartPeer: 'goalSwarm.restartPeer',
+  contributeExecutor: 'goalSwarm.contributeExecutor',
+  stopContributing: 'goalSwarm.stopContributing',
+  startLocalSwarm: 'goalSwarm.startLocalSwarm',
+  stopLocalSwarm: 'goalSwarm.stopLocalSwarm',
+  openResult: 'goalSwarm.openResult',
+  saveResultAs: 'goalSwarm.saveResultAs',
+  exportPlan: 'goalSwarm.exportPlan',
+  copyPrompt: 'goalSwarm.copyPrompt',
+  showLog: 'goalSwarm.showLog',
+  setApiKey: 'goalSwarm.setApiKey',
+  clearApiKey: 'goalSwarm.clearApiKey'
+} as const
+export type CommandId = (typeof Commands)[keyof typeof Commands]
+
+/** Context keys set by the extension (used in `when` clauses of package.json). */
+export const ContextKeys = {
+  peerRunning: 'goalSwarm.peerRunning',
+  contributing: 'goalSwarm.contributing',
+  localSwarmRunning: 'goalSwarm.localSwarmRunning',
+  hasPlan: 'goalSwarm.hasPlan'
+} as const

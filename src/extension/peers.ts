@@ -1,0 +1,241 @@
+/**
+ * Every peer child this editor runs: the main peer (role from `goalSwarm.role`, the one whose
+ * envelopes feed the Plan view), the contributed executor, and the local swarm. Builds each
+ * launch from the current settings, stored API keys and storage paths.
+ */
+import * as vscode from 'vscode'
+import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
+import { Disposable } from './disposable'
+import type { Log } from './log'
+import { ensurePeerDirs, type PeerPaths } from './paths'
+import type { PeerLaunch, ReadyInfo } from './peerProcess'
+import { loopbackDialAddrs, specFromSettings, type PeerSpec } from './peerSpec'
+import type { ApiKeys } from './secrets'
+import type { SettingsService } from './config'
+import { effectiveProvider, Keys, roleUsesLlm, type LlmProvider, type Settings } from './settings'
+import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
+
+/** Size of a local swarm (issue 5: 2 decomposers, 2 scorers, 2 executors). */
+export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
+export const DEFAULT_LOCAL_SWARM: LocalSwarmSize = { decomposers: 2, scorers: 2, executors: 2 }
+
+export interface PeerManagerDeps {
+  log: Log
+  settings: SettingsService
+  keys: ApiKeys
+  paths: PeerPaths
+  /** Absolute path of dist/peer.js. */
+  script: string
+  /** 8 hex chars making identity names unique per workspace. */
+  workspaceKey: string
+  notify: SupervisorDeps['notify']
+}
+
+export class PeerManager extends Disposable {
+  readonly main: SupervisedPeer
+  private contributorPeer: SupervisedPeer | undefined
+  private contributorCaps: Capability[] | undefined
+  private local: SupervisedPeer[] = []
+  /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
+  private readonly launchedWith = new Map<string, string>()
+
+  private readonly _onDidChange = this._register(new vscode.EventEmitter<void>())
+  /** Any peer's phase, readiness or status changed, or peers were added/removed. */
+  readonly onDidChange = this._onDidChange.event
+
+  constructor (private readonly deps: PeerManagerDeps) {
+    super()
+    this.main = this.track(new SupervisedPeer('main', () => this.mainLaunch(), this.supervisorDeps('main')))
+  }
+
+  get contributor (): SupervisedPeer | undefined { return this.contributorPeer }
+  /** Capabilities of the contributed executor, when one runs. */
+  get contributorCapabilities (): readonly Capability[] | undefined { return this.contributorCaps }
+  get localSwarm (): readonly SupervisedPeer[] { return this.local }
+  /** Every peer this editor supervises. */
+  all (): SupervisedPeer[] {
+    return [this.main, ...(this.contributorPeer !== undefined ? [this.contributorPeer] : []), ...this.local]
+  }
+
+  /** pids of every child still running. */
+  livePids (): number[] {
+    return this.all().map((p) => p.pid).filter((p): p is number => p !== undefined)
+  }
+
+  /** Starts the main peer (no-op when running) and waits until it is ready. */
+  startMain (): Promise<ReadyInfo> { return this.main.start() }
+
+  /**
+   * Starts an executor peer with `capabilities` next to the main peer (issue 5 "Contribute
+   * Executor"). A running contributor is replaced.
+   */
+  async contribute (capabilities: Capability[]): Promise<ReadyInfo> {
+    await this.startMain()
+    await this.stopContributing()
+    this.contributorCaps = [...capabilities]
+    const peer = this.track(new SupervisedPeer('executor', () => this.helperLaunch('executor', 'executor', `editor-executor-${this.deps.workspaceKey}`, this.contributorCaps ?? ['can_write_text']), this.supervisorDeps('executor')))
+    this.contributorPeer = peer
+    this._onDidChange.fire()
+    return peer.start()
+  }
+
+  async stopContributing (): Promise<void> {
+    const peer = this.contributorPeer
+    if (peer === undefined) return
+    this.contributorPeer = undefined
+    this.contributorCaps = undefined
+    await peer.stop()
+    peer.dispose()
+    this._onDidChange.fire()
+  }
+
+  /**
+   * Starts a local swarm on 127.0.0.1 that bootstraps to the main peer, with the configured
+   * LLM provider (the offline demo when no key is set). Replaces a running one.
+   * @returns the ready info of every member
+   */
+  async startLocalSwarm (size: LocalSwarmSize = DEFAULT_LOCAL_SWARM): Promise<ReadyInfo[]> {
+    await this.startMain()
+    await this.stopLocalSwarm()
+    const members: SupervisedPeer[] = []
+    const add = (role: Role, n: number): void => {
+      for (let i = 1; i <= n; i++) {
+        const label = `local-${role}-${i}`
+        members.push(this.track(new SupervisedPeer(label, () => this.helperLaunch(label, role, `${label}-${this.deps.workspaceKey}`, role === 'executor' ? [...CAPABILITIES] : []), this.supervisorDeps(label))))
+      }
+    }
+    add('decomposer', size.decomposers)
+    add('scorer', size.scorers)
+    add('executor', size.executors)
+    this.local = members
+    this._onDidChange.fire()
+    try {
+      return await Promise.all(members.map((m) => m.start()))
+    } catch (err) {
+      await this.stopLocalSwarm()
+      throw err
+    }
+  }
+
+  async stopLocalSwarm (): Promise<void> {
+    const members = this.local
+    if (members.length === 0) return
+    this.local = []
+    await Promise.all(members.map((m) => m.stop()))
+    for (const m of members) m.dispose()
+    this._onDidChange.fire()
+  }
+
+  /** Stops every peer (main, contributor, local swarm); resolves when all are gone. */
+  async stopAll (): Promise<void> {
+    await Promise.all([this.stopContributing(), this.stopLocalSwarm()])
+    await this.main.stop()
+  }
+
+  /** Restarts every active peer with the current settings (main first: the others dial it). */
+  async restartAll (): Promise<void> {
+    const contributorCaps = this.contributorCaps
+    const localSize = this.localSize()
+    await this.stopAll()
+    await this.startMain()
+    if (localSize !== undefined) await this.startLocalSwarm(localSize)
+    if (contributorCaps !== undefined) await this.contribute(contributorCaps)
+  }
+
+  /** Labels of active peers whose launch settings differ from the current settings. */
+  staleLabels (): string[] {
+    const s = this.deps.settings.read().settings
+    return this.all().filter((p) => {
+      const was = this.launchedWith.get(p.label)
+      return p.isActive && was !== undefined && was !== this.fingerprint(p.label, s)
+    }).map((p) => p.label)
+  }
+
+  private localSize (): LocalSwarmSize | undefined {
+    if (this.local.length === 0) return undefined
+    const count = (r: string): number => this.local.filter((m) => m.label.startsWith(`local-${r}-`)).length
+    return { decomposers: count('decomposer'), scorers: count('scorer'), executors: count('executor') }
+  }
+
+  private track (peer: SupervisedPeer): SupervisedPeer {
+    this._register(peer.onDidChange(() => this._onDidChange.fire()))
+    return peer
+  }
+
+  private supervisorDeps (label: string): SupervisorDeps {
+    const log = this.deps.log
+    return {
+      log: log.for('supervisor'),
+      peerLog: log.for(`peer:${label}`),
+      notify: this.deps.notify,
+      showLog: () => log.show()
+    }
+  }
+
+  /** What a restart would change, for `staleLabels`. Bootstrap addresses of siblings are left out. */
+  private fingerprint (label: string, s: Settings): string {
+    // Helpers ignore the main peer's role, capabilities, listen address, mDNS and bootstrap list.
+    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, ...shared } = s
+    return JSON.stringify(label === 'main' ? s : shared)
+  }
+
+  private async provider (s: Settings, role: Role): Promise<LlmProvider> {
+    const provider = effectiveProvider(s.llmProvider, await this.deps.keys.has('anthropic'))
+    if (roleUsesLlm(role) && provider === 'anthropic' && !(await this.deps.keys.has('anthropic'))) {
+      throw new LaunchError(`the anthropic LLM provider needs an API key: run "Goal Swarm: Set API Key", or set ${Keys.llmProvider} to "offline-demo"`)
+    }
+    return provider
+  }
+
+  private async env (): Promise<NodeJS.ProcessEnv> {
+    // Electron runs as plain Node for the child; harmless under a real Node binary.
+    return { ...process.env, ...(await this.deps.keys.childEnv()), ELECTRON_RUN_AS_NODE: '1' }
+  }
+
+  private async mainLaunch (): Promise<PeerLaunch> {
+    const s = this.deps.settings.current()
+    const name = `editor-${this.deps.workspaceKey}`
+    await ensurePeerDirs(this.deps.paths, name)
+    // Re-dial running siblings: after a restart on a new port they cannot find the main peer.
+    const siblings = [...(this.contributorPeer !== undefined ? [this.contributorPeer] : []), ...this.local]
+      .flatMap((p) => (p.ready !== undefined ? loopbackDialAddrs(p.ready.listen, p.ready.peerId) : []))
+    const spec: PeerSpec = {
+      ...specFromSettings(s, await this.provider(s, s.role)),
+      label: 'main',
+      role: s.role,
+      identity: name,
+      dataDir: this.deps.paths.dataDir(name),
+      identityDir: this.deps.paths.identityDir
+    }
+    spec.bootstrap = [...spec.bootstrap, ...siblings]
+    this.launchedWith.set('main', this.fingerprint('main', s))
+    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
+  }
+
+  /** A child next to the main peer: loopback only, no mDNS, bootstraps to the main peer. */
+  private async helperLaunch (label: string, role: Role, identity: string, capabilities: Capability[]): Promise<PeerLaunch> {
+    const s = this.deps.settings.current()
+    const main = await this.main.whenReady()
+    await ensurePeerDirs(this.deps.paths, identity)
+    const spec: PeerSpec = {
+      ...specFromSettings(s, await this.provider(s, role)),
+      label,
+      role,
+      identity,
+      dataDir: this.deps.paths.dataDir(identity),
+      identityDir: this.deps.paths.identityDir,
+      host: '127.0.0.1',
+      port: 0,
+      mdns: false,
+      capabilities,
+      bootstrap: loopbackDialAddrs(main.listen, main.peerId)
+    }
+    this.launchedWith.set(spec.label, this.fingerprint(spec.label, s))
+    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
+  }
+
+  override dispose (): void {
+    for (const p of this.all()) p.dispose()
+    super.dispose()
+  }
+}

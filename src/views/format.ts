@@ -1,0 +1,40 @@
+/** Small text helpers shared by the view models (pure). */
+
+/** Short form of a PeerId for labels: the last 6 characters after an ellipsis. */
+export function shortPeer (peerId: string): string {
+  return peerId.length > 12 ? `…${peerId.slice(-6)}` : peerId
+}
+
+/** A score 0..1 with two decimals. */
+export function formatScore (score: number): string {
+  return score.toFixed(2)
+}
+
+/** Escapes Markdown syntax in user or model text so it shows literally. */
+export function escapeMarkdown (text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&')
+}
+
+/** First line of `text`, cut to `max` characters with an ellipsis. */
+export function firstLine (text: string, max = 80): string {
+  const line = text.split(/\r?\n/, 1)[0] ?? ''
+  return line.length > max ? line.slice(0, max - 1) + '…' : line
+}
+
+/** A file-name-safe slug of `text` (for Save As / Export defaults). */
+export function slug (text: string, max = 48): string {
+  const s = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  return (s.slice(0, max).replace(/-+$/, '') || 'goal-swarm')
+}
+
+/** Human words for the status enums. */
+export const STATUS_LABEL: Record<string, string> = {
+  pending_decomposition: 'pending',
+  decomposed: 'decomposed',
+  failed: 'failed',
+  superseded: 'superseded',
+  pending_execution: 'pending',
+  claimed: 'running',
+  done: 'done',
+  capability_gap: 'capability gap'
+}

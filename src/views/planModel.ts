@@ -1,0 +1,203 @@
+/**
+ * The plan model the views render: a PlanState fed with the verified envelopes the main peer
+ * child streams over IPC, and the pure tree built from it (DESIGN §6). Pure (no vscode), so it
+ * is unit-tested; the tree view and result documents subscribe to `onDidChange`.
+ *
+ * Refreshes are coalesced: a burst of gossip fires one change after `debounceMs` of quiet (and
+ * at least every `maxWaitMs` while the burst lasts). Statuses also depend on the clock (claim
+ * settle windows, lapsed leases, capability liveness), so a tick rebuilds the tree every
+ * `tickMs` and fires only when its hash changed.
+ */
+import type { AnyEnvelope, CapabilityAnnounce } from '../peer/protocol/schemas'
+import { msToMicros, nowMicros, parseTimestamp, type Micros } from '../peer/protocol/time'
+import { PlanState } from '../peer/state/planState'
+import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type TreeNode } from '../peer/state/tree'
+
+export interface PlanModelOptions {
+  /** Quiet time before a change is announced, ms (default 150). */
+  debounceMs?: number
+  /** Longest a change waits during a continuous burst, ms (default 1000). */
+  maxWaitMs?: number
+  /** Clock-driven rebuild interval, ms (default 2000; 0 = none). */
+  tickMs?: number
+  /** Clock (µs), replaceable in tests. */
+  now?: () => Micros
+}
+
+/** Where a node sits in the current tree. */
+export interface NodeEntry {
+  node: TreeNode
+  /** Parent goal id, null for a root goal. */
+  parentId: string | null
+  /** The root goal this node belongs to. */
+  rootId: string
+}
+
+/** Small listener registry, so the model stays free of vscode (and of Node's EventEmitter typing). */
+class Emitter {
+  private readonly listeners = new Set<() => void>()
+  on (fn: () => void): { dispose(): void } {
+    this.listeners.add(fn)
+    return { dispose: () => { this.listeners.delete(fn) } }
+  }
+
+  fire (): void { for (const fn of [...this.listeners]) fn() }
+}
+
+export class PlanModel {
+  readonly state = new PlanState()
+  private readonly debounceMs: number
+  private readonly maxWaitMs: number
+  private readonly now: () => Micros
+  private readonly changed = new Emitter()
+  private cache: { roots: GoalView[], index: Map<string, NodeEntry>, hash: string } | null = null
+  private lastHash = ''
+  private debounceTimer: NodeJS.Timeout | undefined
+  private burstStartedAt: number | undefined
+  private readonly tickTimer: NodeJS.Timeout | undefined
+  private generation = 0
+
+  constructor (opts: PlanModelOptions = {}) {
+    this.debounceMs = opts.debounceMs ?? 150
+    this.maxWaitMs = opts.maxWaitMs ?? 1000
+    this.now = opts.now ?? nowMicros
+    const tickMs = opts.tickMs ?? 2000
+    if (tickMs > 0) {
+      this.tickTimer = setInterval(() => this.tick(), tickMs)
+      this.tickTimer.unref()
+    }
+  }
+
+  /** Listener called (coalesced) after the tree changed. */
+  onDidChange (listener: () => void): { dispose(): void } {
+    return this.changed.on(listener)
+  }
+
+  /** Counts every announced change. */
+  get version (): number { return this.generation }
+
+  /** New envelopes arrived whose change has not been announced yet (debounce running). */
+  get hasPendingChange (): boolean { return this.debounceTimer !== undefined }
+
+  /**
+   * Folds verified envelopes into the state.
+   * @returns how many were new; a change is scheduled when any was.
+   */
+  addEnvelopes (envelopes: Iterable<AnyEnvelope>): number {
+    let added = 0
+    for (const env of envelopes) if (this.state.add(env)) added++
+    if (added > 0) {
+      this.cache = null
+      this.schedule()
+    }
+    return added
+  }
+
+  /** Root goals of the current tree (oldest first), rebuilt lazily after a change. */
+  roots (): readonly GoalView[] { return this.current().roots }
+
+  /** The node with this id (goal id or node id) and its position, if present. */
+  find (id: string): NodeEntry | undefined { return this.current().index.get(id) }
+
+  /** Hash of the current tree (tree.ts treeHash). */
+  hash (): string { return this.current().hash }
+
+  /**
+   * Peers whose latest capability announcement is within `ttlMs` of now, one entry per peer
+   * (its newest announcement). Used to tell whether anyone will act on a submitted goal.
+   */
+  livePeers (ttlMs = DEFAULT_CAPABILITY_TTL_MS): CapabilityAnnounce[] {
+    const nowUs = this.now()
+    const ttl = msToMicros(ttlMs)
+    const newest = new Map<string, { at: Micros, a: CapabilityAnnounce }>()
+    for (const a of this.state.capabilities()) {
+      const at = parseTimestamp(a.announced_at)
+      if (Math.abs(nowUs - at) > ttl) continue
+      const prev = newest.get(a.peer_id)
+      if (prev === undefined || at > prev.at) newest.set(a.peer_id, { at, a })
+    }
+    return [...newest.values()].map((x) => x.a).sort((x, y) => (x.peer_id < y.peer_id ? -1 : x.peer_id > y.peer_id ? 1 : 0))
+  }
+
+  /**
+   * Resolves once `predicate` holds for the current roots (checked now and after every change).
+   * @throws Error after `timeoutMs` with `what` in the message.
+   */
+  waitFor (predicate: (roots: readonly GoalView[]) => boolean, timeoutMs: number, what = 'plan condition'): Promise<void> {
+    if (predicate(this.roots())) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const sub = this.onDidChange(() => {
+        if (!predicate(this.roots())) return
+        clearTimeout(timer)
+        sub.dispose()
+        resolve()
+      })
+      const timer = setTimeout(() => {
+        sub.dispose()
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))
+      }, timeoutMs)
+    })
+  }
+
+  /** Stops the timers; listeners are dropped. */
+  dispose (): void {
+    if (this.tickTimer !== undefined) clearInterval(this.tickTimer)
+    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer)
+    this.debounceTimer = undefined
+  }
+
+  private current (): { roots: GoalView[], index: Map<string, NodeEntry>, hash: string } {
+    if (this.cache === null) {
+      const roots = buildTree(this.state, { nowUs: this.now() })
+      this.cache = { roots, index: indexTree(roots), hash: treeHash(roots) }
+    }
+    return this.cache
+  }
+
+  private schedule (): void {
+    const t = Date.now()
+    this.burstStartedAt ??= t
+    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer)
+    const wait = Math.max(0, Math.min(this.debounceMs, this.burstStartedAt + this.maxWaitMs - t))
+    this.debounceTimer = setTimeout(() => this.flush(), wait)
+  }
+
+  private flush (): void {
+    this.debounceTimer = undefined
+    this.burstStartedAt = undefined
+    this.announceIfChanged()
+  }
+
+  private tick (): void {
+    if (this.debounceTimer !== undefined) return // a flush is due anyway
+    this.cache = null
+    this.announceIfChanged()
+  }
+
+  private announceIfChanged (): void {
+    const hash = this.hash()
+    if (hash === this.lastHash) return
+    this.lastHash = hash
+    this.generation++
+    this.changed.fire()
+  }
+}
+
+/** Every node of the forest by id, with its parent and root. */
+export function indexTree (roots: readonly GoalView[]): Map<string, NodeEntry> {
+  const index = new Map<string, NodeEntry>()
+  const walk = (node: TreeNode, parentId: string | null, rootId: string): void => {
+    // First occurrence wins: ids are content ids, so a repeat would be the same node.
+    if (index.has(node.id)) return
+    index.set(node.id, { node, parentId, rootId })
+    if (node.kind === 'goal') for (const c of node.children) walk(c, node.id, rootId)
+  }
+  for (const r of roots) walk(r, null, r.id)
+  return index
+}
+
+/** Every leaf under `node` (depth first, in tree order). */
+export function leavesOf (node: TreeNode): Extract<TreeNode, { kind: 'leaf' }>[] {
+  if (node.kind === 'leaf') return [node]
+  return node.children.flatMap(leavesOf)
+}

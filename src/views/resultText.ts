@@ -1,0 +1,67 @@
+/**
+ * The Markdown of a result document (`goal-swarm:/result/<node_id>.md`): a header with the
+ * prompt, who executed it and the status, then the output. Pure; resultDocuments.ts serves it.
+ */
+import type { GoalView, LeafView } from '../peer/state/tree'
+import { firstLine, STATUS_LABEL } from './format'
+
+export interface ResultTextInput {
+  leaf: LeafView
+  /** Texts of the goals above the leaf, root first (the context the prompt was run in). */
+  lineage: string[]
+  /** The full output when it travelled as a blob and has been fetched; else null. */
+  fullOutput: string | null
+}
+
+/** Blockquotes a multi-line text. */
+function quote (text: string): string {
+  return text.split(/\r?\n/).map((l) => (l === '' ? '>' : `> ${l}`)).join('\n')
+}
+
+/** The whole document text for one leaf. */
+export function resultMarkdown ({ leaf, lineage, fullOutput }: ResultTextInput): string {
+  const out: string[] = []
+  out.push(`# ${firstLine(leaf.text, 100)}`, '')
+  out.push('**Prompt**', '', quote(leaf.text), '')
+  if (lineage.length > 0) out.push(`**Goal:** ${lineage.join(' › ')}`, '')
+  out.push(`| Status | Capability | Executor | Node |`, `|---|---|---|---|`)
+  out.push(`| ${STATUS_LABEL[leaf.status] ?? leaf.status} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${leaf.executor}\``} | \`${leaf.id}\` |`, '')
+  out.push('---', '')
+  const output = fullOutput ?? leaf.output
+  switch (leaf.status) {
+    case 'done':
+      out.push(output ?? '')
+      if (fullOutput === null && leaf.output_sha256 !== null) out.push('', `_… output truncated; fetching the full result (sha256 ${leaf.output_sha256})._`)
+      break
+    case 'failed':
+      out.push('**Execution failed.**', '', output ?? '')
+      break
+    case 'claimed':
+      out.push(`_Running on ${leaf.claimer ?? 'an executor'}. This document updates when the result arrives._`)
+      break
+    case 'pending_execution':
+      out.push('_Waiting for an executor to claim this prompt. This document updates when the result arrives._')
+      break
+    case 'capability_gap':
+      out.push(`_No live executor offers \`${leaf.required_capability}\`. Run "Goal Swarm: Contribute Executor" to offer it; this document updates when the result arrives._`)
+      break
+    case 'superseded':
+      out.push('_This prompt belongs to a split that lost to another accepted split; it is never run._')
+      if (output !== null) out.push('', output)
+      break
+  }
+  return out.join('\n') + '\n'
+}
+
+/** Texts of the goals from the root down to the leaf's parent, given a lookup by id. */
+export function lineageOf (leaf: LeafView, goalById: (id: string) => GoalView | undefined): string[] {
+  const texts: string[] = []
+  const seen = new Set<string>()
+  let g = goalById(leaf.goal_id)
+  while (g !== undefined && !seen.has(g.id)) {
+    seen.add(g.id)
+    texts.unshift(firstLine(g.text, 80))
+    g = g.parent_id === null ? undefined : goalById(g.parent_id)
+  }
+  return texts
+}

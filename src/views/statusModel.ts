@@ -1,0 +1,45 @@
+/** Text and tooltip of the status bar item; pure, unit-tested. */
+
+export interface PeersSnapshot {
+  /** Main peer phase (supervisor.ts PeerPhase). */
+  phase: 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
+  role: string
+  peerId: string | null
+  swarm: string | null
+  connectedPeers: number | null
+  listen: string[]
+  failure: string | null
+  /** Capabilities of the contributed executor, null when this editor contributes none. */
+  contributing: string[] | null
+  localSwarmPeers: number
+  drops: Record<string, number>
+}
+
+export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: string, error: boolean } {
+  let text: string
+  switch (s.phase) {
+    case 'stopped': text = '$(circle-slash) Goal Swarm: stopped'; break
+    case 'starting': text = `$(loading~spin) Goal Swarm: starting ${s.role}`; break
+    case 'restarting': text = `$(loading~spin) Goal Swarm: restarting ${s.role}`; break
+    case 'failed': text = '$(error) Goal Swarm: peer failed'; break
+    case 'running': {
+      const n = s.connectedPeers ?? 0
+      text = `$(broadcast) ${s.role} · ${n} peer${n === 1 ? '' : 's'}`
+      break
+    }
+  }
+  if (s.contributing !== null) text += ' · $(run) executor'
+  const tip: string[] = ['**Goal Swarm**', '']
+  tip.push(`- Role: ${s.role} (${s.phase})`)
+  if (s.peerId !== null) tip.push(`- PeerId: \`${s.peerId}\``)
+  if (s.swarm !== null) tip.push(`- Swarm: \`${s.swarm}\``)
+  if (s.connectedPeers !== null) tip.push(`- Connected peers: ${s.connectedPeers}`)
+  if (s.listen.length > 0) tip.push(`- Listening: ${s.listen.map((a) => `\`${a}\``).join(', ')}`)
+  tip.push(`- Contributing an executor: ${s.contributing === null ? 'no' : `yes (${s.contributing.join(', ')})`}`)
+  if (s.localSwarmPeers > 0) tip.push(`- Local swarm: ${s.localSwarmPeers} peers`)
+  const drops = Object.entries(s.drops).filter(([, n]) => n > 0)
+  if (drops.length > 0) tip.push(`- Dropped messages: ${drops.map(([r, n]) => `${r} ${n}`).join(', ')}`)
+  if (s.failure !== null) tip.push('', `$(error) ${s.failure}`)
+  tip.push('', '_Click to show the log._')
+  return { text, tooltip: tip.join('\n'), error: s.phase === 'failed' }
+}

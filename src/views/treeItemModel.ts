@@ -1,0 +1,142 @@
+/**
+ * What the Plan tree shows for each node: label, description, codicon, Markdown tooltip,
+ * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
+ * turns these into vscode.TreeItems.
+ */
+import type { GoalStatus, GoalView, LeafStatus, LeafView, TreeNode } from '../peer/state/tree'
+import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
+
+/** A codicon id and an optional theme color id. */
+export interface IconModel { id: string, color?: string }
+
+export interface PlanItemModel {
+  /** The content id (goal_id or node_id): stable across updates, so expansion state survives. */
+  id: string
+  label: string
+  description: string
+  icon: IconModel
+  /** Markdown (untrusted: no command links, theme icons allowed). */
+  tooltip: string
+  /**
+   * `goal.<status>` or `leaf.<status>`, plus `.result` when a leaf has output (menus in
+   * package.json match on these).
+   */
+  contextValue: string
+  collapsible: 'none' | 'collapsed' | 'expanded'
+}
+
+/** Codicon per goal status (issue 5: pending, decomposed, failed, superseded). */
+export const GOAL_ICONS: Record<GoalStatus, IconModel> = {
+  pending_decomposition: { id: 'loading~spin' },
+  decomposed: { id: 'type-hierarchy-sub', color: 'charts.blue' },
+  failed: { id: 'error', color: 'testing.iconFailed' },
+  superseded: { id: 'circle-slash', color: 'disabledForeground' }
+}
+
+/** Codicon per leaf status (pending, claimed/running, done, failed, capability gap, superseded). */
+export const LEAF_ICONS: Record<LeafStatus, IconModel> = {
+  pending_execution: { id: 'circle-large-outline' },
+  claimed: { id: 'sync~spin', color: 'charts.yellow' },
+  done: { id: 'pass', color: 'testing.iconPassed' },
+  failed: { id: 'error', color: 'testing.iconFailed' },
+  capability_gap: { id: 'warning', color: 'list.warningForeground' },
+  superseded: { id: 'circle-slash', color: 'disabledForeground' }
+}
+
+function code (s: string): string {
+  return '`' + s.replace(/`/g, '') + '`'
+}
+
+/** The tree item of a goal (root or composite subgoal). */
+export function goalItem (goal: GoalView): PlanItemModel {
+  const score = goal.status === 'decomposed' && goal.accepted !== null ? ` · ${formatScore(goal.accepted.final_score)}` : ''
+  return {
+    id: goal.id,
+    label: firstLine(goal.text, 120),
+    description: `${STATUS_LABEL[goal.status]}${score}`,
+    icon: GOAL_ICONS[goal.status],
+    tooltip: goalTooltip(goal),
+    contextValue: `goal.${goal.status}`,
+    // Roots open by default so a submitted goal shows its plan; subgoals stay compact.
+    collapsible: goal.children.length === 0 ? 'none' : goal.parent_id === null ? 'expanded' : 'collapsed'
+  }
+}
+
+/** The tree item of an atomic leaf. */
+export function leafItem (leaf: LeafView): PlanItemModel {
+  let description = STATUS_LABEL[leaf.status] ?? leaf.status
+  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${shortPeer(leaf.claimer)}`
+  else if (leaf.status === 'capability_gap') description = `capability gap: ${leaf.required_capability}`
+  else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${shortPeer(leaf.executor)}`
+  return {
+    id: leaf.id,
+    label: firstLine(leaf.text, 120),
+    description,
+    icon: LEAF_ICONS[leaf.status],
+    tooltip: leafTooltip(leaf),
+    contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,
+    collapsible: 'none'
+  }
+}
+
+/** Dispatches on the node kind. */
+export function planItem (node: TreeNode): PlanItemModel {
+  return node.kind === 'goal' ? goalItem(node) : leafItem(node)
+}
+
+/**
+ * Goal tooltip: the accepted score and the votes behind it, then every competing proposal with
+ * its proposer, mean and votes (issue 5 "Plan tree view").
+ */
+export function goalTooltip (goal: GoalView): string {
+  const out: string[] = []
+  out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
+  const a = goal.accepted
+  if (a !== null) {
+    const how = a.fallback ? 'by timeout fallback (best mean)' : `by quorum of ${a.confirming_scores.length}`
+    out.push(`**Accepted split:** score **${formatScore(a.final_score)}** ${how}, accepted by ${code(shortPeer(a.scorer_peer))}`, '')
+    out.push('| Scorer | Vote |', '|---|---:|')
+    for (const v of a.confirming_scores) out.push(`| ${code(shortPeer(v.scorer_peer))} | ${formatScore(v.score)} |`)
+    out.push('')
+  }
+  if (goal.proposals.length > 0) {
+    out.push(`**Proposals (${goal.proposals.length}):**`, '')
+    for (const p of goal.proposals) {
+      const mean = p.mean === null ? 'no votes yet' : `mean ${formatScore(p.mean)} from ${p.votes.length} vote${p.votes.length === 1 ? '' : 's'}`
+      const mark = p.accepted ? '$(check) ' : ''
+      const votes = p.votes.length === 0 ? '' : ` (${p.votes.map((v) => `${code(shortPeer(v.scorer_peer))} ${formatScore(v.score)}`).join(', ')})`
+      out.push(`- ${mark}${code(p.proposal_id)} by ${code(shortPeer(p.proposer_peer))}: ${p.subgoals.length} subgoals, ${mean}${votes}`)
+    }
+    out.push('')
+  } else if (goal.status === 'pending_decomposition') {
+    out.push('_Waiting for proposals from decomposers._', '')
+  }
+  for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(shortPeer(f.reporter_peer))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
+  out.push(`Goal id ${code(goal.id)}`)
+  return out.join('\n')
+}
+
+const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
+  pending_execution: 'Waiting for an executor to claim it.',
+  claimed: 'An executor holds the claim and is running it.',
+  done: 'Executed successfully.',
+  failed: 'Execution failed after retries.',
+  capability_gap: 'No live executor offers the capability it needs; run "Goal Swarm: Contribute Executor" to offer it.',
+  superseded: 'Belongs to a split that lost to another accepted split; it is never run.'
+}
+
+/** Leaf tooltip: status, capability, claimer/executor and the start of the output. */
+export function leafTooltip (leaf: LeafView): string {
+  const out: string[] = []
+  out.push(`**Prompt** · ${STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
+  out.push(`_${LEAF_STATUS_HELP[leaf.status]}_`, '')
+  out.push(`- Capability: ${code(leaf.required_capability)}`)
+  if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
+  if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
+  out.push(`- Node id: ${code(leaf.id)}`)
+  if (leaf.output !== null) {
+    const preview = leaf.output.length > 400 ? leaf.output.slice(0, 399) + '…' : leaf.output
+    out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', escapeMarkdown(preview))
+  }
+  return out.join('\n')
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, type GoalView, type LeafView } from '../../src/peer/state/tree'
+import { planJson, planMarkdown } from '../../src/views/planExport'
+import { leavesOf } from '../../src/views/planModel'
+import { lineageOf, resultMarkdown } from '../../src/views/resultText'
+import { nodeIdFromPath, resultPath } from '../../src/views/resultUri'
+import { samplePlan } from '../support/fixtures'
+
+const plan = samplePlan()
+const [root] = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })
+assert.ok(root)
+const leaves = leavesOf(root)
+const flights = leaves.find((l) => l.text === 'Book flights') as LeafView
+const day1 = leaves.find((l) => l.text === 'Day 1: Asakusa and Ueno') as LeafView
+const goals = new Map<string, GoalView>([[root.id, root], ...root.children.filter((c): c is GoalView => c.kind === 'goal').map((g) => [g.id, g] as const)])
+
+describe('Export Plan (views)', () => {
+  it('Markdown: title, progress, the tree as a nested list with statuses and scores, then every result', () => {
+    const md = planMarkdown(root)
+    const lines = md.split('\n')
+    assert.equal(lines[0], '# Plan: Plan a two-week trip to Japan')
+    assert.equal(lines[2], `Goal id \`${root.id}\` · 1/4 leaves done, 1 capability gap, in progress`)
+    const tree = lines.slice(lines.indexOf('## Tree') + 2, lines.indexOf('## Results') - 1)
+    assert.deepEqual(tree, [
+      '- **Plan a two-week trip to Japan** — decomposed (score 0.75)',
+      '  - Book flights — done, by `peer-ex-1` [`can_write_text`]',
+      '  - **Plan Tokyo days** — decomposed (score 0.75)',
+      '    - Day 1: Asakusa and Ueno — pending [`can_write_text`]',
+      '    - Day 2: Shibuya and Harajuku — pending [`can_write_text`]',
+      '  - Plan Kyoto days — capability gap [`can_query_api`]'
+    ])
+    const results = lines.slice(lines.indexOf('## Results'))
+    assert.equal(results.filter((l) => l.startsWith('### ')).length, 4)
+    assert.ok(md.includes('### 1. Book flights\n\nStatus: done · capability `can_write_text` · executor `peer-ex-1`\n\nFlights: NRT, 14 days\n'))
+    assert.ok(md.includes('### 2. Day 1: Asakusa and Ueno\n\nStatus: pending · capability `can_write_text`\n\n_No result yet._'))
+  })
+
+  it('Markdown uses fetched full outputs of blob results instead of the inline prefix', () => {
+    const md = planMarkdown(root, new Map([[flights.id, 'Flights: NRT, 14 days, plus the whole 5 MB appendix']]))
+    assert.ok(md.includes('plus the whole 5 MB appendix'))
+  })
+
+  it('JSON: the tree and progress, parseable, with full outputs', () => {
+    const parsed = JSON.parse(planJson(root, new Map([[flights.id, 'FULL']]))) as { format: string, version: number, progress: { leaves: number, done: number, capability_gap: number, complete: boolean }, goal: GoalView }
+    assert.equal(parsed.format, 'goal-swarm-plan')
+    assert.equal(parsed.version, 1)
+    assert.deepEqual({ leaves: parsed.progress.leaves, done: parsed.progress.done, gap: parsed.progress.capability_gap, complete: parsed.progress.complete }, { leaves: 4, done: 1, gap: 1, complete: false })
+    assert.equal(parsed.goal.id, root.id)
+    assert.equal(parsed.goal.accepted?.final_score, 0.75)
+    const f = parsed.goal.children[0] as LeafView
+    assert.equal(f.id, flights.id)
+    assert.equal(f.output, 'FULL')
+    assert.equal(f.executor, 'peer-ex-1')
+  })
+})
+
+describe('result documents (views)', () => {
+  it('a done result: title, the prompt quoted, the goal lineage, executor and node in the header, then the output', () => {
+    const md = resultMarkdown({ leaf: flights, lineage: lineageOf(flights, (id) => goals.get(id)), fullOutput: null })
+    assert.equal(md, [
+      '# Book flights',
+      '',
+      '**Prompt**',
+      '',
+      '> Book flights',
+      '',
+      '**Goal:** Plan a two-week trip to Japan',
+      '',
+      '| Status | Capability | Executor | Node |',
+      '|---|---|---|---|',
+      `| done | \`can_write_text\` | \`peer-ex-1\` | \`${flights.id}\` |`,
+      '',
+      '---',
+      '',
+      'Flights: NRT, 14 days',
+      ''
+    ].join('\n'))
+  })
+
+  it('a leaf under a subgoal lists the whole lineage; a pending one says the document will update', () => {
+    const md = resultMarkdown({ leaf: day1, lineage: lineageOf(day1, (id) => goals.get(id)), fullOutput: null })
+    assert.ok(md.includes('**Goal:** Plan a two-week trip to Japan › Plan Tokyo days'))
+    assert.ok(md.includes('| pending | `can_write_text` | — |'))
+    assert.ok(md.endsWith('_Waiting for an executor to claim this prompt. This document updates when the result arrives._\n'))
+  })
+
+  it('a blob result shows the prefix with a note until the full output is there, then the full output only', () => {
+    const blob: LeafView = { ...flights, output: 'first 64 KiB…', output_sha256: 'a'.repeat(64) }
+    const before = resultMarkdown({ leaf: blob, lineage: [], fullOutput: null })
+    assert.ok(before.includes('first 64 KiB…\n\n_… output truncated; fetching the full result (sha256 ' + 'a'.repeat(64) + ')._'))
+    const after = resultMarkdown({ leaf: blob, lineage: [], fullOutput: 'the entire output' })
+    assert.ok(after.endsWith('---\n\nthe entire output\n'))
+    assert.ok(!after.includes('truncated'))
+  })
+
+  it('multi-line prompts are quoted line by line; a failure is labelled as such', () => {
+    const failed: LeafView = { ...flights, text: 'Line one\n\nLine two', status: 'failed', success: false, output: 'rate limited' }
+    const md = resultMarkdown({ leaf: failed, lineage: [], fullOutput: null })
+    assert.ok(md.startsWith('# Line one\n\n**Prompt**\n\n> Line one\n>\n> Line two\n'))
+    assert.ok(md.endsWith('**Execution failed.**\n\nrate limited\n'))
+  })
+
+  it('result URIs carry the node id and a readable file name', () => {
+    const p = resultPath(flights.id, 'Book flights: NRT → KIX!')
+    assert.equal(p, `/result/${flights.id}/book-flights-nrt-kix.md`)
+    assert.equal(nodeIdFromPath(p), flights.id)
+    assert.equal(nodeIdFromPath('/result/not-an-id/x.md'), null)
+    assert.equal(nodeIdFromPath(`/plan/${flights.id}/x.md`), null)
+  })
+})

@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict'
+import * as path from 'node:path'
+import { describe, it } from 'node:test'
+import { parseCli } from '../../src/peer/cli'
+import { loopbackDialAddrs, peerArgs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
+import { DEFAULT_SETTINGS, effectiveProvider, Keys, readSettings, type SettingKey } from '../../src/extension/settings'
+import { backoffDelay, DEFAULT_RESTART_POLICY } from '../../src/extension/restartPolicy'
+import { statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
+
+function reader (values: Partial<Record<SettingKey, unknown>>, baseDir: string | null = '/ws') {
+  return { baseDir, get: (k: SettingKey) => values[k] }
+}
+
+const PEER_ID = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
+
+describe('extension settings (views tier: pure rules)', () => {
+  it('unset settings give the documented defaults with no problems', () => {
+    const { settings, problems } = readSettings(reader({}))
+    assert.deepEqual(problems, [])
+    assert.deepEqual(settings, DEFAULT_SETTINGS)
+    assert.equal(settings.role, 'observer')
+    assert.equal(settings.mdns, false)
+    assert.equal(settings.llmProvider, 'auto')
+  })
+
+  it('an invalid value falls back to its default and the problem names the setting', () => {
+    const { settings, problems } = readSettings(reader({ [Keys.listenPort]: 70000, [Keys.role]: 'boss', [Keys.minScore]: 1.5, [Keys.swarmName]: 'my swarm' }))
+    assert.equal(settings.listenPort, 0)
+    assert.equal(settings.role, 'observer')
+    assert.equal(settings.minScore, 0.6)
+    assert.equal(settings.swarmName, 'default')
+    assert.deepEqual(problems.map((p) => p.key), [Keys.role, Keys.listenPort, Keys.swarmName, Keys.minScore])
+    for (const p of problems) assert.ok(p.message.startsWith(`${p.key}: `), p.message)
+    assert.match(problems[1]?.message ?? '', /^goalSwarm\.listenPort: .*got 70000, using 0$/)
+  })
+
+  it('a bad item of a list names the item', () => {
+    const { settings, problems } = readSettings(reader({ [Keys.bootstrapPeers]: ['/ip4/10.0.0.2/tcp/4001', 'localhost:4001'], [Keys.capabilities]: ['can_fly'] }))
+    assert.deepEqual(settings.bootstrapPeers, [])
+    assert.deepEqual(settings.capabilities, ['can_write_text'])
+    assert.match(problems.find((p) => p.key === Keys.bootstrapPeers)?.message ?? '', /expected a multiaddr .*\(item 1\)/)
+    assert.match(problems.find((p) => p.key === Keys.capabilities)?.message ?? '', /\(item 0\)/)
+  })
+
+  it('the listen host must be an IP address', () => {
+    const { problems } = readSettings(reader({ [Keys.listenHost]: 'my-laptop' }))
+    assert.match(problems[0]?.message ?? '', /^goalSwarm\.listenHost: expected an IPv4 or IPv6 address/)
+    assert.deepEqual(readSettings(reader({ [Keys.listenHost]: '0.0.0.0' })).problems, [])
+  })
+
+  it('a split range with min > max is reported and reset', () => {
+    const { settings, problems } = readSettings(reader({ [Keys.minSplits]: 5, [Keys.maxSplits]: 3 }))
+    assert.deepEqual([settings.minSplits, settings.maxSplits], [2, 6])
+    assert.equal(problems[0]?.key, Keys.minSplits)
+    assert.match(problems[0]?.message ?? '', /goalSwarm\.minSplits \(5\) is larger than goalSwarm\.maxSplits \(3\)/)
+  })
+
+  it('relative paths resolve against the workspace folder; without one they are reported', () => {
+    assert.equal(readSettings(reader({ [Keys.swarmKeyFile]: 'keys/swarm.key' })).settings.swarmKeyFile, path.resolve('/ws', 'keys/swarm.key'))
+    const none = readSettings(reader({ [Keys.swarmKeyFile]: 'swarm.key' }, null))
+    assert.equal(none.settings.swarmKeyFile, null)
+    assert.equal(none.problems[0]?.key, Keys.swarmKeyFile)
+    assert.equal(readSettings(reader({ [Keys.swarmKeyFile]: '  ' })).settings.swarmKeyFile, null)
+  })
+
+  it('openai-compatible without base URL or model is reported naming both settings', () => {
+    const { problems } = readSettings(reader({ [Keys.llmProvider]: 'openai-compatible' }))
+    assert.deepEqual(problems.map((p) => p.key), [Keys.llmBaseUrl, Keys.llmModel])
+    assert.deepEqual(readSettings(reader({ [Keys.llmProvider]: 'openai-compatible', [Keys.llmBaseUrl]: 'http://127.0.0.1:11434/v1', [Keys.llmModel]: 'llama3.1' })).problems, [])
+  })
+
+  it('auto means anthropic with a key and the offline demo model without one', () => {
+    assert.equal(effectiveProvider('auto', true), 'anthropic')
+    assert.equal(effectiveProvider('auto', false), 'offline-demo')
+    assert.equal(effectiveProvider('openai-compatible', true), 'openai-compatible')
+    assert.equal(effectiveProvider('offline-demo', true), 'offline-demo')
+  })
+})
+
+function spec (over: Partial<PeerSpec> = {}): PeerSpec {
+  return {
+    ...specFromSettings(DEFAULT_SETTINGS, 'offline-demo'),
+    label: 'main',
+    role: 'observer',
+    identity: 'editor-0123abcd',
+    dataDir: '/storage/peers/editor-0123abcd',
+    identityDir: '/storage/identities',
+    ...over
+  }
+}
+
+const io = () => {
+  const err: string[] = []
+  return { io: { out: () => {}, err: (s: string) => { err.push(s) }, env: {} }, err }
+}
+
+describe('peer command line built from settings', () => {
+  it('the default observer: loopback, any port, no mDNS, JSON logs, storage paths', () => {
+    const args = peerArgs(spec())
+    assert.deepEqual(args, [
+      '--role', 'observer', '--identity', 'editor-0123abcd', '--data-dir', '/storage/peers/editor-0123abcd',
+      '--identity-dir', '/storage/identities', '--host', '127.0.0.1', '--port', '0', '--swarm', 'default',
+      '--llm', 'offline-demo', '--max-depth', '3', '--min-splits', '2', '--max-splits', '6', '--quorum', '2',
+      '--min-score', '0.6', '--log-format', 'json', '--no-mdns'
+    ])
+  })
+
+  it('the peer CLI accepts every flag the extension builds and reads the same values back', () => {
+    const s = spec({
+      role: 'executor',
+      capabilities: ['can_write_text', 'can_run_code'],
+      host: '0.0.0.0',
+      port: 4100,
+      mdns: true,
+      swarm: 'team-a',
+      bootstrap: [`/ip4/127.0.0.1/tcp/4001/p2p/${PEER_ID}`, `/ip4/10.0.0.7/tcp/4002/p2p/${PEER_ID}`],
+      llm: { provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1' },
+      maxDepth: 2, minSplits: 3, maxSplits: 4, quorum: 3, minScore: 0.7
+    })
+    const { io: cliIo, err } = io()
+    const r = parseCli(peerArgs(s), cliIo)
+    assert.equal(r.kind, 'run', err.join(''))
+    if (r.kind !== 'run') return
+    const c = r.config
+    assert.deepEqual(
+      [c.role, c.name, c.dataDir, c.identityDir, c.host, c.port, c.swarm, c.mdns, c.logFormat],
+      ['executor', 'editor-0123abcd', path.resolve('/storage/peers/editor-0123abcd'), path.resolve('/storage/identities'), '0.0.0.0', 4100, 'team-a', true, 'json'])
+    assert.deepEqual(c.capabilities, ['can_write_text', 'can_run_code'])
+    assert.deepEqual(c.bootstrap, s.bootstrap)
+    assert.deepEqual([c.llm.provider, c.llm.model, c.llm.baseUrl], ['openai-compatible', 'llama3.1', 'http://127.0.0.1:11434/v1'])
+    assert.deepEqual([c.maxDepth, c.minSplits, c.maxSplits, c.acceptance.quorum, c.acceptance.minScore], [2, 3, 4, 3, 0.7])
+  })
+
+  it('the CLI refuses an anthropic executor without a key in its environment, naming --llm (the supervisor does not restart exit 2)', () => {
+    const { io: cliIo, err } = io()
+    const r = parseCli(peerArgs(spec({ role: 'executor', llm: { provider: 'anthropic', model: null, baseUrl: null } })), cliIo)
+    assert.deepEqual(r, { kind: 'exit', code: 2 })
+    assert.match(err.join(''), /--llm/)
+    // an observer needs no key
+    assert.equal(parseCli(peerArgs(spec({ llm: { provider: 'anthropic', model: null, baseUrl: null } })), io().io).kind, 'run')
+  })
+
+  it('helpers dial the main peer on loopback, with its PeerId', () => {
+    assert.deepEqual(loopbackDialAddrs(['/ip4/192.168.1.5/tcp/4100', '/ip4/127.0.0.1/tcp/4100'], PEER_ID), [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`])
+    assert.deepEqual(loopbackDialAddrs([`/ip4/10.0.0.2/tcp/1/p2p/${PEER_ID}`], PEER_ID), [`/ip4/10.0.0.2/tcp/1/p2p/${PEER_ID}`])
+  })
+})
+
+describe('peer supervision policy', () => {
+  it('backs off exponentially from 1 s, capped at 30 s; gives up after 4 crashes in 5 minutes', () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 9].map((n) => backoffDelay(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000])
+    assert.deepEqual([DEFAULT_RESTART_POLICY.maxCrashes, DEFAULT_RESTART_POLICY.windowMs], [4, 300_000])
+  })
+})
+
+describe('status bar', () => {
+  const base: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 6, listen: ['/ip4/127.0.0.1/tcp/4100'], failure: null, contributing: null, localSwarmPeers: 6, drops: { invalid_schema: 2, duplicate: 0 } }
+
+  it('shows role and connected peers, and the executor when this editor contributes one', () => {
+    const m = statusBarModel(base)
+    assert.equal(m.text, '$(broadcast) observer · 6 peers')
+    assert.equal(m.error, false)
+    assert.match(m.tooltip, new RegExp(`PeerId: \`${PEER_ID}\``))
+    assert.match(m.tooltip, /Contributing an executor: no/)
+    assert.match(m.tooltip, /Dropped messages: invalid_schema 2$/m)
+    const c = statusBarModel({ ...base, connectedPeers: 1, contributing: ['can_write_text', 'can_run_code'] })
+    assert.equal(c.text, '$(broadcast) observer · 1 peer · $(run) executor')
+    assert.match(c.tooltip, /Contributing an executor: yes \(can_write_text, can_run_code\)/)
+  })
+
+  it('a failed peer turns the item red and puts the reason in the tooltip', () => {
+    const m = statusBarModel({ ...base, phase: 'failed', failure: 'peer main crashed 4 times within 5 min' })
+    assert.equal(m.text, '$(error) Goal Swarm: peer failed')
+    assert.equal(m.error, true)
+    assert.match(m.tooltip, /crashed 4 times within 5 min/)
+  })
+})

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
+import { escapeMarkdown, shortPeer } from '../../src/views/format'
+import { goalItem, leafItem, planItem } from '../../src/views/treeItemModel'
+import { accepted, claim, envelopeOf, failure, proposal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
+
+function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
+  return buildTree(new PlanState(envelopes), { nowUs })
+}
+
+function byText (root: GoalView, text: string): TreeNode {
+  const walk = (n: TreeNode): TreeNode | undefined => n.text === text ? n : n.kind === 'goal' ? n.children.map(walk).find((x) => x !== undefined) : undefined
+  const found = walk(root)
+  assert.ok(found, `no node "${text}"`)
+  return found
+}
+
+const leaf = (root: GoalView, text: string): LeafView => {
+  const n = byText(root, text)
+  assert.equal(n.kind, 'leaf')
+  return n as LeafView
+}
+
+describe('plan tree items (views)', () => {
+  const plan = samplePlan()
+  const [root] = tree(plan.envelopes, plan.nowUs)
+  assert.ok(root)
+
+  it('a decomposed root: content id, text, status with the accepted score, expanded', () => {
+    const item = goalItem(root)
+    assert.equal(item.id, plan.root.goal_id)
+    assert.equal(item.label, 'Plan a two-week trip to Japan')
+    assert.equal(item.description, 'decomposed · 0.75')
+    assert.deepEqual(item.icon, { id: 'type-hierarchy-sub', color: 'charts.blue' })
+    assert.equal(item.contextValue, 'goal.decomposed')
+    assert.equal(item.collapsible, 'expanded')
+  })
+
+  it('the goal tooltip shows the accepted score, the votes behind it and every competing proposal with its proposer', () => {
+    const t = goalItem(root).tooltip
+    assert.match(t, /\*\*Accepted split:\*\* score \*\*0\.75\*\* by quorum of 2, accepted by `peer-sc-1`/)
+    assert.match(t, /\| `peer-sc-1` \| 0\.80 \|/)
+    assert.match(t, /\| `peer-sc-2` \| 0\.70 \|/)
+    assert.match(t, /\*\*Proposals \(2\):\*\*/)
+    assert.ok(t.includes(`- $(check) \`${plan.pA.proposal_id}\` by \`peer-dec-1\`: 3 subgoals, mean 0.75 from 2 votes (\`peer-sc-1\` 0.80, \`peer-sc-2\` 0.70)`), t)
+    assert.ok(t.includes(`- \`${plan.pB.proposal_id}\` by \`peer-dec-2\`: 2 subgoals, mean 0.57 from 2 votes`), t)
+    assert.ok(t.endsWith(`Goal id \`${plan.root.goal_id}\``))
+  })
+
+  it('a composite subgoal is collapsed and shows its own score', () => {
+    const tokyo = byText(root, 'Plan Tokyo days') as GoalView
+    const item = goalItem(tokyo)
+    assert.equal(item.id, plan.tokyo.goal_id)
+    assert.equal(item.description, 'decomposed · 0.75')
+    assert.equal(item.collapsible, 'collapsed')
+    assert.match(item.tooltip, /^\*\*Subgoal \(depth 1\)\*\* · decomposed/)
+  })
+
+  it('a done leaf: executor in the description, pass icon, result context, output in the tooltip', () => {
+    const l = leaf(root, 'Book flights')
+    const item = leafItem(l)
+    assert.equal(item.id, plan.rootSplit.children[0]?.child_id)
+    assert.equal(item.description, 'done · peer-ex-1')
+    assert.deepEqual(item.icon, { id: 'pass', color: 'testing.iconPassed' })
+    assert.equal(item.contextValue, 'leaf.done.result')
+    assert.equal(item.collapsible, 'none')
+    assert.match(item.tooltip, /- Executed by: `peer-ex-1`/)
+    assert.match(item.tooltip, /\*\*Result:\*\*\n\nFlights: NRT, 14 days/)
+  })
+
+  it('a leaf no live executor can run is a capability gap naming the capability', () => {
+    const item = leafItem(leaf(root, 'Plan Kyoto days'))
+    assert.equal(item.description, 'capability gap: can_query_api')
+    assert.deepEqual(item.icon, { id: 'warning', color: 'list.warningForeground' })
+    assert.equal(item.contextValue, 'leaf.capability_gap')
+    assert.match(item.tooltip, /Contribute Executor/)
+  })
+
+  it('a claimable leaf is pending with an empty circle', () => {
+    const item = leafItem(leaf(root, 'Day 1: Asakusa and Ueno'))
+    assert.equal(item.description, 'pending')
+    assert.equal(item.icon.id, 'circle-large-outline')
+    assert.equal(item.contextValue, 'leaf.pending_execution')
+  })
+
+  it('a claimed leaf is running on its claimer (spinning icon); a failed one is red and keeps its reason', () => {
+    const day1 = plan.tokyoSplit.children[0]
+    const day2 = plan.tokyoSplit.children[1]
+    assert.ok(day1 && day2)
+    const longPeer = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
+    const envs: AnyEnvelope[] = [
+      ...plan.envelopes,
+      envelopeOf('claim', claim(day1.child_id, plan.tokyo.goal_id, longPeer, plan.nowUs - sec(1))),
+      envelopeOf('result', result(day2.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, output: 'LLM retries exhausted: 529 overloaded', at: plan.nowUs - sec(2) }))
+    ]
+    const [r] = tree(envs, plan.nowUs)
+    assert.ok(r)
+    const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
+    assert.equal(claimed.description, `running on …${longPeer.slice(-6)}`)
+    assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
+    assert.match(claimed.tooltip, new RegExp(`Claimed by: \`${longPeer}\``))
+    const failed = leafItem(leaf(r, 'Day 2: Shibuya and Harajuku'))
+    assert.equal(failed.description, 'failed · peer-ex-1')
+    assert.deepEqual(failed.icon, { id: 'error', color: 'testing.iconFailed' })
+    assert.equal(failed.contextValue, 'leaf.failed.result')
+    assert.match(failed.tooltip, /\*\*Failure:\*\*\n\nLLM retries exhausted: 529 overloaded/)
+  })
+
+  it('children of a losing accepted split are superseded (slashed circle) and never look runnable', () => {
+    const loser = accepted(plan.pB, 'peer-sc-3', { confirming: [{ scorer_peer: 'peer-sc-3', score: 0.65 }], at: T0 + sec(4) })
+    const [r] = tree([...plan.envelopes, envelopeOf('accepted', loser)], plan.nowUs)
+    assert.ok(r)
+    const item = planItem(byText(r, 'Write itinerary'))
+    assert.equal(item.description, 'superseded')
+    assert.deepEqual(item.icon, { id: 'circle-slash', color: 'disabledForeground' })
+    assert.equal(item.contextValue, 'leaf.superseded')
+    // the winner keeps its place
+    assert.equal(goalItem(r).description, 'decomposed · 0.75')
+  })
+
+  it('a goal nobody has split yet spins and says it waits for proposals; a failed one says who gave up', () => {
+    const g = rootGoal('Write a *haiku* about [gossip](http://x)', 'peer-user', T0)
+    const [pending] = tree([envelopeOf('goal', g)], T0 + sec(1))
+    assert.ok(pending)
+    const item = goalItem(pending)
+    assert.equal(item.description, 'pending')
+    assert.equal(item.icon.id, 'loading~spin')
+    assert.equal(item.collapsible, 'none')
+    assert.match(item.tooltip, /_Waiting for proposals from decomposers\._/)
+    // user text is shown literally, not as Markdown (no link, no emphasis)
+    assert.ok(item.tooltip.includes('Write a \\*haiku\\* about \\[gossip\\]\\(http://x\\)'), item.tooltip)
+
+    const [failed] = tree([envelopeOf('goal', g), envelopeOf('failure', failure(g.goal_id, 'peer-dec-1', { reason: 'invalid JSON after 3 attempts' }))], T0 + sec(9))
+    assert.ok(failed)
+    const f = goalItem(failed)
+    assert.equal(f.description, 'failed')
+    assert.deepEqual(f.icon, { id: 'error', color: 'testing.iconFailed' })
+    assert.match(f.tooltip, /decomposer `peer-dec-1` gave up:\*\* invalid JSON after 3 attempts/)
+  })
+
+  it('a proposal without votes says so; a fallback acceptance says how it was chosen', () => {
+    const g = rootGoal('Learn Go', 'peer-user', T0)
+    const p = proposal(g.goal_id, ['Tour of Go', 'Build a CLI'], 'peer-dec-1')
+    const [r1] = tree([envelopeOf('goal', g), envelopeOf('proposal', p)], T0 + sec(2))
+    assert.ok(r1)
+    assert.match(goalItem(r1).tooltip, /2 subgoals, no votes yet/)
+    const a = accepted(p, 'peer-sc-1', { fallback: true, confirming: [{ scorer_peer: 'peer-sc-1', score: 0.5 }, { scorer_peer: 'peer-sc-2', score: 0.55 }] })
+    const [r2] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.5)), envelopeOf('score', score(p, 'peer-sc-2', 0.55)), envelopeOf('accepted', a)], T0 + sec(60))
+    assert.ok(r2)
+    assert.equal(goalItem(r2).description, 'decomposed · 0.53')
+    assert.match(goalItem(r2).tooltip, /score \*\*0\.53\*\* by timeout fallback \(best mean\)/)
+  })
+
+  it('ids are the content ids and stay the same when more messages arrive', () => {
+    const ids = (r: GoalView): string[] => [r.id, ...r.children.flatMap((c) => c.kind === 'goal' ? ids(c) : [c.id])]
+    const before = ids(root)
+    const [after] = tree([...plan.envelopes, envelopeOf('score', score(plan.pB, 'peer-sc-3', 0.9))], plan.nowUs)
+    assert.ok(after)
+    assert.deepEqual(ids(after), before)
+    assert.equal(new Set(before).size, before.length)
+  })
+})
+
+describe('view text helpers', () => {
+  it('shortens long PeerIds to their tail and keeps short names', () => {
+    assert.equal(shortPeer('12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'), '…CVe2Xo')
+    assert.equal(shortPeer('peer-ex-1'), 'peer-ex-1')
+  })
+
+  it('escapes Markdown syntax', () => {
+    assert.equal(escapeMarkdown('# a_b *c* `d` [e](f) <g>'), '\\# a\\_b \\*c\\* \\`d\\` \\[e\\]\\(f\\) \\<g\\>')
+  })
+})

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict'
+import * as vscode from 'vscode'
+import { alive, api, EXTENSION_ID } from './helpers'
+
+const COMMANDS = [
+  'goalSwarm.submitGoal', 'goalSwarm.startPeer', 'goalSwarm.stopPeer', 'goalSwarm.restartPeer',
+  'goalSwarm.contributeExecutor', 'goalSwarm.stopContributing', 'goalSwarm.startLocalSwarm', 'goalSwarm.stopLocalSwarm',
+  'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
+  'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey'
+]
+
+suite('Goal Swarm: activation and commands', () => {
+  test('VS Code and workspace', () => {
+    console.log(`vscode ${vscode.version} (${vscode.env.appName}, uiKind ${vscode.env.uiKind}, remote ${vscode.env.remoteName ?? 'none'}), trusted ${vscode.workspace.isTrusted}`)
+  })
+
+  test('the extension activates and returns its test API', async () => {
+    const a = await api()
+    assert.ok(vscode.extensions.getExtension(EXTENSION_ID)?.isActive)
+    assert.equal(typeof a.model.roots, 'function')
+    assert.equal(typeof a.tree.getChildren, 'function')
+  })
+
+  test('every Goal Swarm command is contributed in category "Goal Swarm" and registered', async () => {
+    await api()
+    const contributed = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { contributes: { commands: { command: string, category: string, title: string }[] } }).contributes.commands
+    assert.deepEqual(contributed.map((c) => c.command).sort(), [...COMMANDS].sort())
+    for (const c of contributed) assert.equal(c.category, 'Goal Swarm', `${c.command} category`)
+    const registered = new Set(await vscode.commands.getCommands(true))
+    assert.deepEqual(COMMANDS.filter((c) => !registered.has(c)), [], 'commands without a handler')
+  })
+
+  test('activation starts one observer peer as a child process of the extension host', async () => {
+    const a = await api()
+    const ready = await a.peers.main.whenReady()
+    assert.equal(ready.role, 'observer')
+    assert.match(ready.peerId, /^12D3KooW/)
+    assert.ok(ready.listen.some((l) => l.startsWith('/ip4/127.0.0.1/tcp/')), `listens on loopback: ${ready.listen.join(', ')}`)
+    const pid = a.peers.main.pid
+    assert.ok(pid !== undefined && alive(pid), 'main peer process alive')
+    assert.notEqual(pid, process.pid)
+    assert.equal(a.peers.main.phase, 'running')
+  })
+
+  test('the Plan view opens in the Goal Swarm container', async () => {
+    const a = await api()
+    await vscode.commands.executeCommand('goalSwarm.plan.focus')
+    const deadline = Date.now() + 10_000
+    while (!a.treeView.visible && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    assert.equal(a.treeView.visible, true)
+  })
+})

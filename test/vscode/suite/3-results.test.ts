@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import * as vscode from 'vscode'
+import { api, GOAL, leaves, rootById, shared } from './helpers'
+
+suite('Goal Swarm: results as documents, save, export, copy', () => {
+  let dir = ''
+  suiteSetup(async () => { dir = await mkdtemp(path.join(tmpdir(), 'goal-swarm-results-')) })
+  suiteTeardown(async () => { await rm(dir, { recursive: true, force: true }) })
+
+  async function doneLeaf () {
+    const a = await api()
+    const root = rootById(a, shared().goalId ?? '')
+    assert.ok(root, 'the plan of the previous suite')
+    const leaf = leaves(root).find((l) => l.status === 'done')
+    assert.ok(leaf)
+    return { a, root, leaf }
+  }
+
+  test('Open Result shows the result as a read-only Markdown document with the prompt and executor in a header', async () => {
+    const { leaf } = await doneLeaf()
+    const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', leaf.id)
+    assert.match(uri ?? '', new RegExp(`^goal-swarm:/result/${leaf.id}/[a-z0-9-]+\\.md$`))
+    const editor = vscode.window.activeTextEditor
+    assert.ok(editor)
+    const doc = editor.document
+    assert.equal(doc.uri.toString(), uri)
+    assert.equal(doc.languageId, 'markdown')
+    assert.equal(doc.isDirty, false)
+    const text = doc.getText()
+    const firstLine = leaf.text.split('\n')[0] ?? ''
+    assert.ok(text.includes(`> ${firstLine}`), 'the prompt is quoted in the header')
+    assert.ok(text.includes(`**Goal:** ${GOAL}`), 'lineage in the header')
+    assert.ok(text.includes(`| done | \`${leaf.required_capability}\` | \`${leaf.executor}\` | \`${leaf.id}\` |`), 'status, capability, executor and node in the header')
+    assert.ok(text.includes(leaf.output ?? '<no output>'), 'the output follows the header')
+    assert.match(text, /Synthetic answer from the offline demo model/)
+    // Read-only: an edit is refused and the document stays clean (no "save changes?" on close).
+    const applied = await editor.edit((b) => b.insert(new vscode.Position(0, 0), 'x'))
+    assert.equal(applied, false)
+    assert.equal(doc.isDirty, false)
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor')
+  })
+
+  test('Save Result As writes the same document to a real file', async () => {
+    const { leaf } = await doneLeaf()
+    const target = vscode.Uri.file(path.join(dir, 'result.md'))
+    const written = await vscode.commands.executeCommand<string>('goalSwarm.saveResultAs', leaf.id, target)
+    assert.equal(written, target.toString())
+    const text = await readFile(target.fsPath, 'utf8')
+    assert.ok(text.startsWith(`# ${leaf.text.split('\n')[0]?.slice(0, 100)}`))
+    assert.ok(text.includes(leaf.output ?? '<no output>'))
+  })
+
+  test('Export Plan writes Markdown with the tree and every result, and JSON with the tree', async () => {
+    const { root } = await doneLeaf()
+    const md = vscode.Uri.file(path.join(dir, 'plan.md'))
+    assert.equal(await vscode.commands.executeCommand<string>('goalSwarm.exportPlan', root.id, { format: 'markdown', target: md }), md.toString())
+    const mdText = await readFile(md.fsPath, 'utf8')
+    assert.ok(mdText.startsWith(`# Plan: ${GOAL}\n`))
+    const n = leaves(root).length
+    assert.ok(mdText.includes(`${n}/${n} leaves done`), 'progress line')
+    assert.equal(mdText.split('\n').filter((l) => l.startsWith('### ')).length, n)
+
+    const json = vscode.Uri.file(path.join(dir, 'plan.json'))
+    await vscode.commands.executeCommand('goalSwarm.exportPlan', root.id, { format: 'json', target: json })
+    const parsed = JSON.parse(await readFile(json.fsPath, 'utf8')) as { goal: { id: string, text: string }, progress: { done: number, complete: boolean } }
+    assert.deepEqual([parsed.goal.id, parsed.goal.text, parsed.progress.done, parsed.progress.complete], [root.id, GOAL, n, true])
+  })
+
+  test('Copy Prompt puts the prompt text on the clipboard', async () => {
+    const { leaf } = await doneLeaf()
+    const copied = await vscode.commands.executeCommand<string>('goalSwarm.copyPrompt', leaf.id)
+    assert.equal(copied, leaf.text)
+    assert.equal(await vscode.env.clipboard.readText(), leaf.text)
+  })
+})

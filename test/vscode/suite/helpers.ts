@@ -1,0 +1,92 @@
+/** Shared by the extension-host tests (bundled into each test file). */
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
+import * as vscode from 'vscode'
+import type { GoalSwarmTestApi } from '../../../src/extension/extension'
+import type { GoalView, LeafView, TreeNode } from '../../../src/peer/state/tree'
+
+export const EXTENSION_ID = 'goal-swarm.goal-swarm'
+
+/** Activates the extension and returns its test API (returned outside production mode). */
+export async function api (): Promise<GoalSwarmTestApi> {
+  const ext = vscode.extensions.getExtension<GoalSwarmTestApi | undefined>(EXTENSION_ID)
+  assert.ok(ext, `extension ${EXTENSION_ID} is installed`)
+  const a = await ext.activate()
+  assert.ok(a, 'activate() returned the test API (extension runs in development/test mode)')
+  return a
+}
+
+/**
+ * User settings for the swarm tests: offline demo model (no key, no network), no mDNS in the
+ * host namespace, and a small plan (depth 2, 2-3 subgoals) so it completes quickly on 2 cores.
+ */
+export const TEST_SETTINGS: Record<string, unknown> = {
+  'goalSwarm.llm.provider': 'offline-demo',
+  'goalSwarm.mdns': false,
+  'goalSwarm.maxDepth': 2,
+  'goalSwarm.minSplits': 2,
+  'goalSwarm.maxSplits': 3
+}
+
+export async function applySettings (values: Record<string, unknown>): Promise<void> {
+  const config = vscode.workspace.getConfiguration()
+  for (const [key, value] of Object.entries(values)) await config.update(key, value, vscode.ConfigurationTarget.Global)
+}
+
+/** Every node of a tree, depth first. */
+export function walk (node: TreeNode): TreeNode[] {
+  return node.kind === 'leaf' ? [node] : [node, ...node.children.flatMap(walk)]
+}
+
+export function leaves (root: GoalView): LeafView[] {
+  return walk(root).filter((n): n is LeafView => n.kind === 'leaf' && n.status !== 'superseded')
+}
+
+export function rootById (a: GoalSwarmTestApi, goalId: string): GoalView | undefined {
+  return a.model.roots().find((r) => r.id === goalId)
+}
+
+/** true while a process with this pid exists. */
+export function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Polls `check` every 100 ms until it returns true. @throws after timeoutMs naming `what` */
+export async function until (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/**
+ * pids of processes whose command line mentions `needle` (Linux /proc; empty elsewhere): finds
+ * peers by their data dir even if they escaped the supervisor's bookkeeping.
+ */
+export function pidsMentioning (needle: string): number[] {
+  if (process.platform !== 'linux') return []
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ')
+      if (cmd.includes(needle)) out.push(Number(entry))
+    } catch { /* the process ended while we looked */ }
+  }
+  return out
+}
+
+/** Shared between test files (each is its own bundle): state kept on globalThis. */
+export function shared (): { goalId?: string } {
+  const g = globalThis as { __goalSwarmTests?: { goalId?: string } }
+  g.__goalSwarmTests ??= {}
+  return g.__goalSwarmTests
+}
+
+export const GOAL = 'Plan a two-week trip to Japan'
