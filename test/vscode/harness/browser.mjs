@@ -28,7 +28,7 @@ export const CHROMIUM_ARGS = [
  * Resolves `{ context, page, close() }`; close() is also registered as a cleanup.
  * @param {{ profileDir: string, env: NodeJS.ProcessEnv, viewport?: { width: number, height: number } }} opts
  */
-export async function launchBrowser ({ profileDir, env, viewport = { width: 1400, height: 900 } }) {
+export async function launchBrowser ({ profileDir, env, viewport = { width: 1600, height: 1000 } }) {
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM_PATH,
     headless: true,

@@ -105,3 +105,19 @@ export async function waitForNotification (page, text, timeout = 30_000) {
   await toast.waitFor({ timeout })
   return toast.innerText()
 }
+
+/**
+ * Drags the sash between the side bar and the editor `by` pixels to the right, as a user widens
+ * the side bar (long tree labels then fit in screenshots). Resolves the new side bar width.
+ */
+export async function widenSideBar (page, by) {
+  const sash = await page.locator('.monaco-sash.primary-sidebar-sash').first().boundingBox()
+  if (!sash) throw new Error('no side bar sash to drag')
+  const x = sash.x + sash.width / 2
+  const y = sash.y + sash.height / 2
+  await page.mouse.move(x, y)
+  await page.mouse.down()
+  await page.mouse.move(x + by, y, { steps: 20 })
+  await page.mouse.up()
+  return (await page.locator('.part.sidebar').boundingBox())?.width ?? 0
+}

@@ -2,7 +2,7 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor. Each step checks what the user sees on screen.
 import { log } from '../harness/util.mjs'
-import { answerQuickInput, runCommand, waitForNotification } from '../harness/workbench.mjs'
+import { answerQuickInput, runCommand, waitForNotification, widenSideBar } from '../harness/workbench.mjs'
 
 /** The goal the user types. */
 export const GOAL = 'Plan a two-week trip to Japan'
@@ -39,14 +39,19 @@ async function planRows (page) {
 
 const planRow = (page, label) => page.locator('.pane-body .monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first()
 
-/** Expands every collapsed goal row, as a user clicking the twisties would (bounded). */
+/**
+ * Expands every collapsed goal row, as a user clicking the twisties would (bounded).
+ * Resolves how many rows it had to expand.
+ */
 async function expandAll (page) {
-  for (let i = 0; i < 50; i++) {
+  let clicked = 0
+  for (; clicked < 50; clicked++) {
     const collapsed = page.locator('.pane-body .monaco-list-row[aria-expanded="false"]').first()
-    if (await collapsed.count() === 0) return
+    if (await collapsed.count() === 0) break
     await collapsed.locator('.monaco-tl-twistie').click()
     await page.waitForTimeout(150)
   }
+  return clicked
 }
 
 /**
@@ -66,6 +71,8 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Plan' }) }).first()
         await pane.waitFor({ timeout: 30_000 })
         await pane.getByRole('button', { name: 'Submit Goal' }).first().waitFor({ timeout: 30_000 })
+        const width = await widenSideBar(page, 300)
+        log(`ui: side bar widened to ${Math.round(width)} px`)
       }
     },
     {
@@ -90,34 +97,65 @@ export function goalSwarmJourney ({ page, screenshot }) {
       timeoutMs: 5 * 60_000,
       run: async () => {
         await planRow(page, GOAL).waitFor({ timeout: 60_000 })
-        // Watch the tree grow and report what the user saw, until the completion notification.
+        // Watch the tree grow until the completion notification; the rows must change live
+        // (prompts seen pending or running before the plan completes).
         let last = ''
+        let sawUnfinishedLeaf = false
         const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
         let finished = false
         complete.then(() => { finished = true }, () => { finished = true })
         while (!finished) {
+          // A user watching opens goals that got subgoals (only the root starts expanded).
+          const opened = await expandAll(page)
+          if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
+          if (rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) sawUnfinishedLeaf = true
           const seen = `${rows.length} rows: ${rows.map((r) => r.description).join(', ')}`
           if (seen !== last) { log(`ui: tree ${seen}`); last = seen }
-          await page.waitForTimeout(1000)
+          await page.waitForTimeout(400)
         }
-        const message = await complete
-        log(`ui: notification "${normalize(message).split('\n')[0]}"`)
-        const m = /plan complete, (\d+) of (\d+) prompts done/.exec(normalize(message))
+        const message = normalize(await complete).split('\n').find((l) => l.includes('plan complete')) ?? ''
+        log(`ui: notification "${message}"`)
+        const m = /plan complete, (\d+) of (\d+) prompts done/.exec(message)
         if (!m) throw new Error(`unexpected completion message: ${message}`)
         if (Number(m[2]) < 2 || m[1] !== m[2]) throw new Error(`expected every prompt of a split plan done, got ${m[1]} of ${m[2]}`)
+        if (!sawUnfinishedLeaf) throw new Error('the tree never showed a prompt pending or running before the plan completed (no live updates?)')
 
-        await expandAll(page)
-        const rows = await planRows(page)
+        // The notification comes from the plan model; the tree renders coalesced refreshes, so
+        // give its rows a moment to catch up before judging them.
+        let rows = []
+        let leaves = []
+        for (let waited = 0; ; waited += 500) {
+          await expandAll(page)
+          rows = await planRows(page)
+          leaves = rows.filter((r) => !r.expandable)
+          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done'))) break
+          if (waited >= 15_000) break
+          await page.waitForTimeout(500)
+        }
         log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
         const root = rows.find((r) => r.label === GOAL)
         if (!root || !/^decomposed · \d/.test(root.description)) throw new Error(`root goal row should read "decomposed · <score>", got ${JSON.stringify(root)}`)
-        const leaves = rows.filter((r) => !r.expandable)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         const notDone = leaves.filter((r) => !r.description.startsWith('done'))
-        if (notDone.length > 0) throw new Error(`leaves not done: ${JSON.stringify(notDone)}`)
+        if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
         leaf = leaves[0]
         await screenshot('plan-tree')
+      }
+    },
+    {
+      name: 'hovering the goal shows the accepted score and the votes behind it',
+      timeoutMs: 30_000,
+      run: async () => {
+        await planRow(page, GOAL).hover()
+        const hover = page.locator('.monaco-hover', { hasText: 'Accepted split' }).first()
+        await hover.waitFor({ timeout: 15_000 })
+        const text = normalize(await hover.innerText())
+        if (!/score \d\.\d+ by quorum of \d/.test(text)) throw new Error(`tooltip lacks the accepted score and quorum:\n${text}`)
+        if (!text.includes('Scorer') || !text.includes('Vote')) throw new Error(`tooltip lacks the votes table:\n${text}`)
+        log(`ui: goal tooltip "${text.split('\n').filter(Boolean).slice(0, 4).join(' | ')}"`)
+        await page.mouse.move(900, 500)
+        await page.keyboard.press('Escape')
       }
     },
     {
@@ -128,8 +166,10 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const editor = page.locator('.editor-instance .monaco-editor .view-lines').first()
         await editor.filter({ hasText: DEMO_ANSWER }).waitFor({ timeout: 30_000 })
         const text = normalize(await editor.innerText())
-        if (!text.includes(`# ${leaf.label}`)) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
-        if (!text.includes('done')) throw new Error(`result document should show status done:\n${text}`)
+        // Markdown word-wraps in the editor, so lines are compared without whitespace.
+        const flat = (t) => t.replace(/\s+/g, '')
+        if (!flat(text).startsWith(flat(`# ${leaf.label}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
+        if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
         const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText())
         log(`ui: editor tab "${tab.trim()}" shows ${text.split('\n').length} lines`)
         await screenshot('result')
