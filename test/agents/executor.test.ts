@@ -5,8 +5,9 @@
  * executors racing for the same leaves.
  */
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import type { Capability, PromptNode } from '../../src/peer/protocol/schemas'
+import { MAX_INLINE_OUTPUT, type Capability, type PromptNode } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
@@ -206,4 +207,23 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   const executed = w.standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1])
   assert.deepEqual(executed.sort(), [...texts].sort(), 'each leaf sent to the model exactly once')
   assert.ok(execs.some((e) => e.records.some((r) => /lost the claim/.test(r.msg))), 'the race really happened')
+})
+
+test('an output larger than the inline limit goes to the blob store; the result carries its start, sha256 and size', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Write the full 14-day itinerary'], ['can_write_text'])
+  const e = await w.agent('executor')
+  const big = 'day plan — 東京 '.repeat(6000) + 'end' // > 64 Ki UTF-16 units, multi-byte UTF-8
+  w.standin.respondWith(() => ({ text: big }))
+  const blobs = new Map<string, string>()
+  startExec(w, e, { storeBlob: async (text) => { const sha = createHash('sha256').update(text, 'utf8').digest('hex'); blobs.set(sha, text); return sha } })
+  const node = nodes[0]!
+  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.success, true)
+  assert.equal(r.output.length, MAX_INLINE_OUTPUT)
+  assert.ok(big.startsWith(r.output))
+  assert.equal(r.output_bytes, Buffer.byteLength(big, 'utf8'))
+  assert.equal(blobs.get(r.output_sha256 ?? ''), big)
 })

@@ -8,13 +8,13 @@
  * executor), any executor still running competes for it again (fixes the seed's B5).
  * Superseded leaves (children of a losing split) are never claimed.
  */
-import { createHash } from 'node:crypto'
 import { resolveClaims } from '../protocol/claims'
 import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
+import { sha256Hex, truncateText } from '../net/blobs'
 import type { RoleContext } from './context'
 import { brief, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
@@ -30,16 +30,12 @@ const MAX_TICK_MS = 1000
 export interface ExecutorOptions {
   /**
    * Stores a full output too large to inline (DESIGN §10) and returns its sha256; the result
-   * then carries the first MAX_INLINE_OUTPUT chars. Provided by the peer runtime.
+   * then carries the first MAX_INLINE_OUTPUT chars and the sha256, and peers fetch the rest by
+   * it. Provided by the peer runtime (its blob store).
    */
   storeBlob?: (text: string) => Promise<string>
   /** Orders candidate leaves (tests); default spreads executors over different leaves. */
   order?: (nodes: PromptNode[]) => PromptNode[]
-}
-
-/** sha256 hex of a text's UTF-8 bytes. */
-export function sha256Hex (text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): Disposable {
@@ -168,7 +164,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     let inline = output
     if (output.length > MAX_INLINE_OUTPUT) {
       sha = opts.storeBlob !== undefined ? await opts.storeBlob(output) : sha256Hex(output)
-      inline = output.slice(0, MAX_INLINE_OUTPUT)
+      inline = truncateText(output, MAX_INLINE_OUTPUT)
       if (opts.storeBlob === undefined) log.warn({ node_id: node.node_id, bytes }, 'output too large to inline and no blob store: only its first part is published')
     }
     await bus.publish('result', {

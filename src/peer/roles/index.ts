@@ -51,11 +51,16 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  * Starts `ctx.config.role`. LLM roles get a provider from `ctx.config.llm` unless one is given.
  * @throws ConfigError (from createProvider) when the LLM settings are incomplete
  * @returns a Disposable that stops the role's timers and listeners (publishes nothing more)
+ *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
 export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}): Promise<Disposable> {
   const { config, log } = ctx
   const parts: Disposable[] = []
-  const llm = (): LlmProvider => opts.llm ?? createProvider(config.llm, log)
+  let provider: LlmProvider | null = null
+  const llm = (): LlmProvider => {
+    provider = opts.llm ?? createProvider(config.llm, log)
+    return provider
+  }
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
@@ -69,6 +74,8 @@ export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}):
       for (const p of parts.reverse()) {
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }
       }
+      // One record with this peer's LLM totals, for measurements (scripts/demo.mjs reads it).
+      if (provider !== null) log.info({ role: config.role, llm: provider.stats(), provider: provider.name, model: provider.model }, 'llm usage')
     }
   }
 }

@@ -12,7 +12,7 @@ import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView } from '../state/tree'
 import type { RoleContext } from './context'
 import { brief, guard, RoleTimers } from './common'
-import { renderReportMarkdown, renderTreeText } from './report'
+import { failedGoals, renderReportMarkdown, renderTreeText } from './report'
 
 /** Quiet time after a message before the tree is rebuilt (ms). */
 const DEBOUNCE_MS = 300
@@ -62,7 +62,11 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       const p = planProgress(root)
       if (p.complete && !completed.has(root.id)) {
         completed.add(root.id)
-        log.info({ goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed }, `plan complete for "${brief(root.text)}": ${p.done}/${p.leaves} leaves done`)
+        const badGoals = failedGoals(root)
+        // scripts/local-swarm.mjs reads this record (msg prefix and fields).
+        log.info({ goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals },
+          `plan complete for "${brief(root.text)}": ${p.done}/${p.leaves} leaves done` +
+          `${p.failed > 0 ? `, ${p.failed} failed` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}`)
       }
     }
     if (config.reportFile !== null) writeReport(roots, final)

@@ -17,15 +17,29 @@ function oneLine (text: string, max: number): string {
   return s.length > max ? s.slice(0, max - 1) + '…' : s
 }
 
+/** Goals of the winning tree whose decomposition gave up (DESIGN §8: failure is visible). */
+export function failedGoals (root: GoalView): number {
+  let n = 0
+  const walk = (g: TreeNode): void => {
+    if (g.kind !== 'goal' || g.status === 'superseded') return
+    if (g.status === 'failed') n++
+    g.children.forEach(walk)
+  }
+  walk(root)
+  return n
+}
+
 function progressLine (root: GoalView): string {
   const p = planProgress(root)
+  const badGoals = failedGoals(root)
   const parts = [`${p.done}/${p.leaves} leaves done`]
   if (p.claimed > 0) parts.push(`${p.claimed} running`)
   if (p.pending > 0) parts.push(`${p.pending} waiting`)
   if (p.failed > 0) parts.push(`${p.failed} failed`)
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
   if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} awaiting a split`)
-  if (p.complete) parts.push('COMPLETE')
+  if (badGoals > 0) parts.push(`${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split`)
+  if (p.complete) parts.push(p.failed > 0 || badGoals > 0 ? 'FINISHED WITH FAILURES' : 'COMPLETE')
   return parts.join(', ')
 }
 
@@ -86,8 +100,11 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
   if (roots.length === 0) out.push('No goal has been submitted yet.', '')
   for (const root of roots) {
     const p = planProgress(root)
+    const badGoals = failedGoals(root)
+    const state = !p.complete ? 'in progress' : p.failed > 0 || badGoals > 0 ? 'finished with failures' : 'complete'
     out.push(`## ${mdEscape(root.text)}`, '')
-    out.push(`Goal \`${root.id}\`: **${p.complete ? 'complete' : 'in progress'}**, ${p.done} of ${p.leaves} leaves done` +
+    out.push(`Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
+      `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
       `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.capability_gap > 0 ? `, ${p.capability_gap} with a capability gap` : ''}` +
       `${p.pending_goals > 0 ? `, ${p.pending_goals} goals awaiting a split` : ''}.`, '')
     out.push('### Plan tree', '')

@@ -11,11 +11,11 @@
  * dies between its accepted split and its children.
  */
 import pLimit from 'p-limit'
-import { decideAcceptance, type Acceptance } from '../protocol/acceptance'
+import { compareStrings, decideAcceptance, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, AnyEnvelope, ChildDecision, Goal, PromptNode, SubgoalProposal } from '../protocol/schemas'
-import { childId } from '../protocol/ids'
-import { formatTimestamp } from '../protocol/time'
+import { childId, contentId } from '../protocol/ids'
+import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
@@ -27,6 +27,13 @@ import { classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, scorePrompt, SCORE_SYS
 const CONCURRENCY = 2
 /** Upper bound of the random pause before accepting, so scorers rarely accept in lockstep. */
 const ACCEPT_JITTER_MS = 300
+/**
+ * Extra wait per rank before accepting: the live scorers are ranked per goal by H(goal_id,
+ * peer), so one of them goes first and the others normally adopt its split instead of
+ * classifying and publishing their own. A rank only delays; if the first one is gone, the next
+ * accepts one step later. Correctness never depends on it (duplicates converge, DESIGN §4).
+ */
+const ACCEPT_STAGGER_MS = 1500
 /** How long a scorer waits for another scorer's children before republishing missing ones. */
 const REPUBLISH_AFTER_MS = 3000
 
@@ -34,6 +41,8 @@ export interface ScorerOptions {
   random?: () => number
   /** Override of ACCEPT_JITTER_MS (tests use 0 to force a race, or a large value to lose one). */
   acceptJitterMs?: number
+  /** Override of ACCEPT_STAGGER_MS (tests use 0 to control the order with acceptJitterMs). */
+  acceptStaggerMs?: number
 }
 
 /** Classification used when the classifier call gives up (DESIGN §4: failure => atomic). */
@@ -77,6 +86,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const limit = pLimit(CONCURRENCY)
   const random = opts.random ?? Math.random
   const acceptJitter = opts.acceptJitterMs ?? ACCEPT_JITTER_MS
+  const acceptStagger = opts.acceptStaggerMs ?? ACCEPT_STAGGER_MS
+  const scorerTtlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Proposals scored (or being scored, or given up on) by this process. */
@@ -191,8 +202,20 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     })
   }
 
+  /** This scorer's place among the live scorers for one goal (0 = goes first). */
+  function acceptRank (goalId: string): number {
+    const now = ctx.now()
+    const live = new Set([me])
+    for (const c of state.capabilities()) {
+      if (c.role === 'scorer' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) live.add(c.peer_id)
+    }
+    const ranked = [...live].map((p) => ({ p, k: contentId(goalId, p) })).sort((a, b) => compareStrings(a.k, b.k))
+    return ranked.findIndex((x) => x.p === me)
+  }
+
   async function acceptNow (goal: Goal): Promise<void> {
-    await timers.sleep(jitterMs(acceptJitter, random))
+    const rank = acceptRank(goal.goal_id)
+    await timers.sleep(rank * acceptStagger + jitterMs(acceptJitter, random))
     if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
     const decision = decide(goal.goal_id)
     if (decision === null) return
@@ -228,13 +251,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return await Promise.all(proposal.subgoals.map(async (text, index) => {
       let c: ClassifyOutput
       try {
-        c = await limit(() => llm.generateObject({
-          purpose: 'classify',
-          system: CLASSIFY_SYSTEM,
-          prompt: classifyPrompt({ subgoal: text, goal: goal.text, ancestors: ancestors.slice(0, -1), siblings: proposal.subgoals.filter((_, i) => i !== index) }),
-          schema: ClassifyOutput,
-          schemaName: 'classification'
-        }))
+        c = await limit(async () => {
+          // Another scorer's split arrived meanwhile: the caller adopts it, so skip the call.
+          if (state.acceptedFor(goal.goal_id).length > 0 || timers.isDisposed) return FALLBACK_CLASSIFICATION
+          return await llm.generateObject({
+            purpose: 'classify',
+            system: CLASSIFY_SYSTEM,
+            prompt: classifyPrompt({ subgoal: text, goal: goal.text, ancestors: ancestors.slice(0, -1), siblings: proposal.subgoals.filter((_, i) => i !== index) }),
+            schema: ClassifyOutput,
+            schemaName: 'classification'
+          })
+        })
       } catch (err) {
         log.warn({ goal_id: goal.goal_id, index }, failureText(`classifying subgoal ${index} failed; treating it as atomic can_write_text`, err))
         c = FALLBACK_CLASSIFICATION

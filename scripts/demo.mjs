@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// npm run demo -- ["goal text"] [--report FILE] [--timeout-ms MS]
+// A local swarm of real peer processes on 127.0.0.1 (2 decomposers, 2 scorers, 2 executors,
+// 1 observer) plans the goal with the offline demo model: no key, no network. Shows the tree
+// filling in, writes the plan report, stops every process; exit 0 when every leaf is done.
+import path from 'node:path'
+import { Command } from 'commander'
+import { ensureBuilt, printSummary, runLocalSwarm } from './local-swarm.mjs'
+
+const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
+const program = new Command('demo')
+  .description('Run a local Goal Swarm on the offline demo model and write the plan report.')
+  .argument('[goal]', 'the goal to plan', DEFAULT_GOAL)
+  .option('--report <file>', 'where to write the Markdown plan report', 'goal-swarm-report.md')
+  .option('--timeout-ms <ms>', 'give up after this long', (v) => Number(v), 180_000)
+  .option('--quiet', 'print only the tree and the summary, not the roles\' progress', false)
+  .option('--log-dir <dir>', 'also write every peer\'s log (JSON lines) to <dir>/<peer>.log')
+  .parse()
+
+const say = (s) => { process.stdout.write(s + '\n') }
+const opts = program.opts()
+const goal = program.args[0] ?? DEFAULT_GOAL
+const reportFile = path.resolve(opts.report)
+try {
+  ensureBuilt(say)
+} catch (err) {
+  say(`FAILED: ${err.message}`)
+  process.exit(1)
+}
+say(`Goal Swarm demo: "${goal}" (offline demo model: every output is synthetic and says so)`)
+const outcome = await runLocalSwarm({
+  goal,
+  counts: { decomposers: 2, scorers: 2, executors: 2 },
+  // Shorter protocol timings than the defaults suit one machine: gossip here takes milliseconds.
+  // 3-5 subgoals per split give the demo model's tree a second level for the default goal.
+  peerArgs: ['--llm', 'offline-demo', '--settle-ms', '500', '--accept-timeout-ms', '5000', '--announce-interval-ms', '2000',
+    '--min-splits', '3', '--max-splits', '5'],
+  reportFile,
+  timeoutMs: opts.timeoutMs,
+  env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+  say,
+  showTree: true,
+  showProgress: !opts.quiet,
+  logDir: opts.logDir === undefined ? undefined : path.resolve(opts.logDir)
+})
+printSummary(say, outcome, reportFile)
+process.exit(outcome.ok ? 0 : 1)

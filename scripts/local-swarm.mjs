@@ -1,0 +1,244 @@
+// Runs a whole swarm of real peer processes (dist/peer.js) on 127.0.0.1 for one goal, shows the
+// plan tree filling in, writes the plan report, stops every process and reports measurements.
+// Used by scripts/demo.mjs (offline demo model) and scripts/swarm.mjs (a real model).
+// No mDNS (peers dial each other), temp data dirs, nothing written outside them but the report.
+import { fork, spawnSync } from 'node:child_process'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const PEER = path.join(REPO_ROOT, 'dist', 'peer.js')
+const ROLES = ['decomposer', 'scorer', 'executor', 'observer']
+
+/** Newest mtime (ms) of the files under `dir`. */
+function newestMtime (dir) {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
+  }
+  return newest
+}
+
+/** Builds dist/peer.js when it is missing or older than its sources. @throws when the build fails */
+export function ensureBuilt (say) {
+  const sources = Math.max(newestMtime(path.join(REPO_ROOT, 'src', 'peer')), statSync(path.join(REPO_ROOT, 'esbuild.mjs')).mtimeMs)
+  if (existsSync(PEER) && statSync(PEER).mtimeMs >= sources) return
+  say('building dist/peer.js ...')
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'esbuild.mjs')], { cwd: REPO_ROOT, stdio: 'inherit' })
+  if (r.status !== 0) throw new Error(`the build failed (exit ${r.status})`)
+}
+
+/** Splits a stream into lines. */
+function onLines (stream, fn) {
+  let buf = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk) => {
+    buf += chunk
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) { fn(buf.slice(0, i)); buf = buf.slice(i + 1) }
+  })
+  stream.on('end', () => { if (buf !== '') fn(buf) })
+}
+
+class Peer {
+  constructor (name, role, args, env, logFile) {
+    this.name = name
+    this.role = role
+    this.records = []
+    this.ready = null
+    this.exit = null
+    this.envelopes = []
+    this.waiters = new Map()
+    this.listeners = new Set()
+    this.child = fork(PEER, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => { this.exit = { code, signal }; this.emit({ type: '@exit' }); resolve(this.exit) })
+    })
+    this.child.on('error', () => {})
+    this.stderrTail = []
+    onLines(this.child.stderr, (line) => {
+      if (logFile !== null) appendFileSync(logFile, line + '\n')
+      this.stderrTail.push(line)
+      if (this.stderrTail.length > 40) this.stderrTail.shift()
+      if (!line.startsWith('{')) return
+      let rec
+      try { rec = JSON.parse(line) } catch { return }
+      this.records.push(rec)
+      this.emit({ type: '@stderr', rec })
+    })
+    this.stdout = this.child.stdout
+    this.child.on('message', (m) => {
+      if (m?.type === 'ready') this.ready = m
+      if (m?.type === 'envelopes') this.envelopes.push(...m.envelopes)
+      const id = m?.request_id
+      if (typeof id === 'string' && this.waiters.has(id)) { this.waiters.get(id)(m); this.waiters.delete(id) }
+      this.emit(m)
+    })
+  }
+
+  on (fn) { this.listeners.add(fn); return () => this.listeners.delete(fn) }
+  emit (m) { for (const fn of [...this.listeners]) fn(m) }
+
+  /** Resolves with the next event `pred` accepts. @throws on timeout or exit first */
+  next (pred, what, timeoutMs) {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => { off(); reject(new Error(`${this.name}: no ${what} within ${timeoutMs} ms`)) }, timeoutMs)
+      const off = this.on((m) => {
+        if (pred(m)) { clearTimeout(t); off(); resolve(m) } else if (m.type === '@exit') {
+          clearTimeout(t); off(); reject(new Error(`${this.name} exited (${JSON.stringify(this.exit)}) before ${what}:\n${this.stderrTail.slice(-10).join('\n')}`))
+        }
+      })
+    })
+  }
+
+  request (msg, timeoutMs = 60_000) {
+    const id = Math.random().toString(36).slice(2, 14)
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => { this.waiters.delete(id); reject(new Error(`${this.name}: no reply to ${msg.type}`)) }, timeoutMs)
+      this.waiters.set(id, (m) => { clearTimeout(t); resolve(m) })
+      this.child.send({ ...msg, request_id: id })
+    })
+  }
+
+  async stop (graceMs = 3000) {
+    if (this.exit !== null) return
+    try { this.child.send({ type: 'shutdown' }) } catch { /* channel closed */ }
+    const t = setTimeout(() => { this.child.kill('SIGKILL') }, graceMs)
+    await this.exited
+    clearTimeout(t)
+  }
+
+  kill () { if (this.exit === null) this.child.kill('SIGKILL') }
+}
+
+/** Short one-line form of a role's log record for the console. */
+function progressLine (peer, rec) {
+  if (rec.level < 30 || !ROLES.includes(rec.component)) return null
+  if (/^llm usage$|started$/.test(rec.msg)) return null
+  return `  [${peer.name}] ${rec.msg}`
+}
+
+/**
+ * Runs the swarm until the goal's plan is complete, fails, or times out.
+ * @param {object} o
+ * @param {string} o.goal
+ * @param {{decomposers: number, scorers: number, executors: number}} o.counts
+ * @param {string[]} o.peerArgs flags for every peer (LLM, protocol timings, tree shape)
+ * @param {string[]} [o.executorArgs] extra flags for executors (e.g. --capabilities)
+ * @param {string} o.reportFile
+ * @param {number} o.timeoutMs
+ * @param {NodeJS.ProcessEnv} o.env environment of the peers (API keys)
+ * @param {(s: string) => void} o.say
+ * @param {boolean} [o.showTree] print the observer's tree whenever it changes (default true)
+ * @param {boolean} [o.showProgress] print the roles' progress lines (default true)
+ * @param {string} [o.logDir] also write every peer's log (JSON lines) to <logDir>/<name>.log
+ * @returns {Promise<{ok: boolean, reason: string, summary: object}>}
+ */
+export async function runLocalSwarm (o) {
+  const say = o.say
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-local-'))
+  if (o.logDir !== undefined) mkdirSync(o.logDir, { recursive: true })
+  const peers = []
+  const common = ['--host', '127.0.0.1', '--port', '0', '--no-mdns', '--log-format', 'json', '--identity-dir', path.join(tmp, 'identities'), ...o.peerArgs]
+  const start = async (role, name, extra = []) => {
+    const bootstrap = peers.filter((p) => p.ready !== null).map((p) => p.ready.listen[0])
+    const args = ['--role', role, '--identity', name, '--data-dir', path.join(tmp, name), ...common, ...extra]
+    if (bootstrap.length > 0) args.push('--bootstrap', ...bootstrap)
+    const p = new Peer(name, role, args, o.env, o.logDir === undefined ? null : path.join(o.logDir, `${name}.log`))
+    peers.push(p)
+    await p.next((m) => m.type === 'ready', 'ready', 30_000)
+    return p
+  }
+  const stopAll = async () => { await Promise.all(peers.map((p) => p.stop())) }
+  const onSignal = () => { for (const p of peers) p.kill(); rmSync(tmp, { recursive: true, force: true }); process.exit(130) }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+
+  let outcome = { ok: false, reason: 'not started', summary: {} }
+  try {
+    const observer = await start('observer', 'observer', ['--report-file', o.reportFile])
+    if (o.showTree !== false) onLines(observer.stdout, (l) => say(l))
+    for (let i = 1; i <= o.counts.decomposers; i++) await start('decomposer', `decomposer-${i}`)
+    for (let i = 1; i <= o.counts.scorers; i++) await start('scorer', `scorer-${i}`)
+    for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, o.executorArgs ?? [])
+    say(`started ${peers.length} peers on 127.0.0.1: ${peers.map((p) => p.name).join(', ')}`)
+    for (const p of peers) {
+      if (o.showProgress !== false) p.on((m) => { if (m.type === '@stderr') { const l = progressLine(p, m.rec); if (l !== null) say(l) } })
+    }
+
+    const t0 = Date.now()
+    const submitted = await observer.request({ type: 'submit-goal', text: o.goal })
+    if (submitted.type !== 'submitted') throw new Error(`submitting the goal failed: ${submitted.message}`)
+    const goalId = submitted.goal_id
+    say(`submitted goal ${goalId}: "${o.goal}"`)
+
+    const result = await new Promise((resolve) => {
+      const offs = []
+      const finish = (r) => { clearTimeout(timer); for (const off of offs) off(); resolve(r) }
+      const timer = setTimeout(() => finish({ ok: false, reason: `timed out after ${o.timeoutMs} ms (see the report for how far the plan got)` }), o.timeoutMs)
+      offs.push(observer.on((m) => {
+        if (m.type === '@stderr' && typeof m.rec.msg === 'string' && m.rec.msg.startsWith('plan complete') && m.rec.goal_id === goalId) {
+          const { leaves, done, failed, failed_goals: failedGoals = 0 } = m.rec
+          finish(failed > 0 || failedGoals > 0 || leaves === 0
+            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed and ${failedGoals} goals that could not be split`, leaves, done, failed }
+            : { ok: true, reason: `all ${leaves} leaves done`, leaves, done, failed })
+        }
+        if (m.type === 'envelopes') {
+          // Every decomposer gave up on the root goal: nothing will ever split it.
+          const fails = observer.envelopes.filter((e) => e.kind === 'failure' && e.body.goal_id === goalId && e.body.node_id === null && e.body.role === 'decomposer')
+          const accepted = observer.envelopes.some((e) => e.kind === 'accepted' && e.body.goal_id === goalId)
+          const reporters = new Set(fails.map((e) => e.body.reporter_peer))
+          if (!accepted && reporters.size >= o.counts.decomposers) finish({ ok: false, reason: `every decomposer failed on the goal: ${fails[0].body.reason}` })
+        }
+      }))
+      for (const p of peers) offs.push(p.on((m) => { if (m.type === '@exit') finish({ ok: false, reason: `${p.name} exited unexpectedly (${JSON.stringify(p.exit)}):\n${p.stderrTail.slice(-8).join('\n')}` }) }))
+    })
+    const elapsedMs = Date.now() - t0
+    // Let the observer's debounced report catch up, then stop everyone (its last render on stop).
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    await stopAll()
+
+    const results = new Map()
+    for (const e of observer.envelopes) {
+      if (e.kind !== 'result') continue
+      results.set(e.body.node_id, (results.get(e.body.node_id) ?? 0) + 1)
+    }
+    const duplicated = [...results.values()].filter((n) => n > 1).length
+    const llm = {}
+    for (const p of peers) {
+      const rec = p.records.find((r) => r.msg === 'llm usage')
+      if (rec === undefined) continue
+      const agg = llm[p.role] ?? { peers: 0, calls: 0, retries: 0, failures: 0, input_tokens: 0, output_tokens: 0 }
+      agg.peers++
+      for (const k of ['calls', 'retries', 'failures', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k]
+      llm[p.role] = agg
+    }
+    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm }
+    outcome = { ok: result.ok, reason: result.reason, summary }
+  } catch (err) {
+    outcome = { ok: false, reason: err.message, summary: {} }
+  } finally {
+    for (const p of peers) p.kill()
+    await Promise.all(peers.map((p) => p.exited))
+    process.removeListener('SIGINT', onSignal)
+    process.removeListener('SIGTERM', onSignal)
+    rmSync(tmp, { recursive: true, force: true })
+  }
+  return outcome
+}
+
+/** Prints the summary of a run. */
+export function printSummary (say, outcome, reportFile) {
+  const s = outcome.summary
+  if (existsSync(reportFile)) say(`report: ${reportFile}`)
+  if (s.elapsed_ms !== undefined) {
+    say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)
+    for (const [role, a] of Object.entries(s.llm)) {
+      say(`LLM calls by ${role}s (${a.peers} peer${a.peers === 1 ? '' : 's'}): ${a.calls} calls, ${a.retries} retries, ${a.failures} failures, ${a.input_tokens} in / ${a.output_tokens} out tokens`)
+    }
+  }
+  say(outcome.ok ? `OK: ${outcome.reason}` : `FAILED: ${outcome.reason}`)
+}
