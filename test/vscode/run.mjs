@@ -20,8 +20,9 @@ import { runUiSuite } from './ui/suite.mjs'
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
-/** Bundled extension-host tests (built by the extension's `build:vscode-tests` script). */
-const DEFAULT_TESTS = path.join(repo, 'dist', 'test', 'vscode', 'index.js')
+/** Bundled extension-host tests (test/vscode/build-suite.mjs, npm script test:vscode:build). */
+const BUILD_TESTS_SCRIPT = 'test:vscode:build'
+const DEFAULT_TESTS = path.join(repo, 'out', 'test', 'vscode', 'suite', 'index.js')
 const DEFAULT_VSIX = path.join(repo, 'goal-swarm.vsix')
 
 const program = new Command()
@@ -29,7 +30,7 @@ const program = new Command()
   .description('Runs the extension in real VS Code (code-server) and Chromium, offline.')
   .addOption(new Option('--suite <which>', 'which suites to run').choices(['all', 'host', 'ui']).default('all'))
   .option('--install-only', 'install Debian packages, Node 24 and code-server into the cache, then exit')
-  .option('--tests <file>', 'bundled extension-host test entry (default: build it with npm run build:vscode-tests)')
+  .option('--tests <file>', `bundled extension-host test entry (default: build it with npm run ${BUILD_TESTS_SCRIPT})`)
   .option('--extension <dir>', 'extension folder for the host suite', repo)
   .option('--vsix <file>', 'packaged extension for the UI suite (default: build it with npm run package)')
   .option('--artifacts <dir>', 'screenshots and code-server logs', path.join(repo, 'artifacts', 'vscode'))
@@ -70,9 +71,9 @@ async function main () {
   if (opts.suite !== 'ui') {
     let testsPath = opts.tests ? path.resolve(opts.tests) : DEFAULT_TESTS
     if (!opts.tests) {
-      if (!await hasScript('build:vscode-tests')) throw new Error('package.json has no build:vscode-tests script to bundle the extension-host tests')
+      if (!await hasScript(BUILD_TESTS_SCRIPT)) throw new Error(`package.json has no ${BUILD_TESTS_SCRIPT} script to bundle the extension-host tests`)
       await npmRun('build')
-      await npmRun('build:vscode-tests')
+      await npmRun(BUILD_TESTS_SCRIPT)
     }
     if (!existsSync(testsPath)) throw new Error(`extension-host test entry not found: ${testsPath}`)
     log('host suite: starting')

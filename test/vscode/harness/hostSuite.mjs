@@ -72,8 +72,8 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
     result = { vscode: version.vscode, codeServer: version.codeServer, exitCode, passed: counts?.passed ?? 0, failed: counts?.failed ?? 0, pending: counts?.pending ?? 0 }
     if (exitCode === 'timeout') result = { ...result, ok: false, reason: `the extension host did not finish within ${seconds(timeoutMs)}` }
     else if (!counts) result = { ...result, ok: false, reason: `mocha printed no report (extension host exit code ${exitCode})` }
-    else if (exitCode !== 0) result = { ...result, ok: false, reason: `extension host exit code ${exitCode}` }
     else if (counts.failed > 0) result = { ...result, ok: false, reason: `${counts.failed} test(s) failed` }
+    else if (exitCode !== 0) result = { ...result, ok: false, reason: `extension host exit code ${exitCode}` }
     else if (counts.passed === 0) result = { ...result, ok: false, reason: 'no test ran' }
     else result = { ...result, ok: true }
   } finally {

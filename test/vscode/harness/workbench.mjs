@@ -22,8 +22,14 @@ export function remoteUri (host, absolutePath) {
   return `vscode-remote://${host}${absolutePath}`
 }
 
-/** Workbench log lines that say nothing about the extension under test. */
-const NOISE = /^\[(AgentHost|ChatModelSelection|AccountPolicyGate|McpGallery|Extension Gallery)|^(Resolving|Resolved|Creating a socket)/
+/** Workbench log lines that say nothing about the extension under test (offline, no gallery, no GitHub). */
+const NOISE = new RegExp([
+  /^\[(AgentHost|ChatModelSelection|AccountPolicyGate|McpGallery|Extension Gallery|reconnection-grace-time|Service Worker)\]/,
+  /^(Resolving|Resolved|Creating a socket)/,
+  /^Ignoring fetching additional builtin extensions/,
+  /^Updating additional builtin extensions cache/,
+  /^Timed out waiting for authentication provider 'github'/
+].map((r) => r.source).join('|'))
 
 /**
  * Exposes the hooks the workbench calls when built with the smoke-test driver:
