@@ -52,6 +52,8 @@ class GoalSwarmExtension extends Disposable {
   readonly results: ResultDocuments
   private readonly statusBar = this._register(new StatusBar())
   private restartOffered = false
+  private lastSnapshot = ''
+  private readonly contexts = new Map<string, boolean>()
   private readonly storageDir: string
 
   constructor (context: vscode.ExtensionContext) {
@@ -139,16 +141,27 @@ class GoalSwarmExtension extends Disposable {
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {}
     }
-    this.statusBar.update(snapshot)
-    void vscode.commands.executeCommand('setContext', ContextKeys.peerRunning, main.phase === 'running')
-    void vscode.commands.executeCommand('setContext', ContextKeys.contributing, snapshot.contributing !== null)
-    void vscode.commands.executeCommand('setContext', ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)
+    // Every child reports its status each second: only touch the UI when something changed.
+    const key = JSON.stringify(snapshot)
+    if (key !== this.lastSnapshot) {
+      this.lastSnapshot = key
+      this.statusBar.update(snapshot)
+    }
+    this.setContext(ContextKeys.peerRunning, main.phase === 'running')
+    this.setContext(ContextKeys.contributing, snapshot.contributing !== null)
+    this.setContext(ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)
     this.updateMessage()
   }
 
   private onPlanChanged (): void {
-    void vscode.commands.executeCommand('setContext', ContextKeys.hasPlan, this.model.roots().length > 0)
+    this.setContext(ContextKeys.hasPlan, this.model.roots().length > 0)
     this.updateMessage()
+  }
+
+  private setContext (key: string, value: boolean): void {
+    if (this.contexts.get(key) === value) return
+    this.contexts.set(key, value)
+    void vscode.commands.executeCommand('setContext', key, value)
   }
 
   /** A line above the tree for states the welcome view does not cover. */
@@ -158,7 +171,7 @@ class GoalSwarmExtension extends Disposable {
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
     else if (main.phase === 'stopped' && this.model.roots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
     else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
-    this.treeView.message = message
+    if (this.treeView.message !== message) this.treeView.message = message
   }
 
   private onSettingsChanged (): void {

@@ -50,6 +50,7 @@ export class PlanModel {
   private readonly maxWaitMs: number
   private readonly now: () => Micros
   private readonly changed = new Emitter()
+  private readonly grown = new Emitter()
   private cache: { roots: GoalView[], index: Map<string, NodeEntry>, hash: string } | null = null
   private lastHash = ''
   private debounceTimer: NodeJS.Timeout | undefined
@@ -71,6 +72,14 @@ export class PlanModel {
   /** Listener called (coalesced) after the tree changed. */
   onDidChange (listener: () => void): { dispose(): void } {
     return this.changed.on(listener)
+  }
+
+  /**
+   * Listener called (coalesced, like onDidChange) after new envelopes arrived, whether or not
+   * the tree changed: capability announcements change who is live but not the tree.
+   */
+  onDidAddEnvelopes (listener: () => void): { dispose(): void } {
+    return this.grown.on(listener)
   }
 
   /** Counts every announced change. */
@@ -120,20 +129,22 @@ export class PlanModel {
   }
 
   /**
-   * Resolves once `predicate` holds for the current roots (checked now and after every change).
+   * Resolves once `predicate` holds for the current roots (checked now, after every tree change
+   * and after every batch of new envelopes).
    * @throws Error after `timeoutMs` with `what` in the message.
    */
   waitFor (predicate: (roots: readonly GoalView[]) => boolean, timeoutMs: number, what = 'plan condition'): Promise<void> {
     if (predicate(this.roots())) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      const sub = this.onDidChange(() => {
+      const check = (): void => {
         if (!predicate(this.roots())) return
         clearTimeout(timer)
-        sub.dispose()
+        subs.forEach((s) => s.dispose())
         resolve()
-      })
+      }
+      const subs = [this.onDidChange(check), this.onDidAddEnvelopes(check)]
       const timer = setTimeout(() => {
-        sub.dispose()
+        subs.forEach((s) => s.dispose())
         reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))
       }, timeoutMs)
     })
@@ -166,6 +177,7 @@ export class PlanModel {
     this.debounceTimer = undefined
     this.burstStartedAt = undefined
     this.announceIfChanged()
+    this.grown.fire()
   }
 
   private tick (): void {

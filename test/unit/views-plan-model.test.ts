@@ -101,6 +101,17 @@ describe('plan model (views)', () => {
     model.dispose()
   })
 
+  it('waitFor also re-checks after envelopes that leave the tree unchanged (capability announcements)', async () => {
+    const model = new PlanModel({ debounceMs: 5, tickMs: 0, now: () => plan.nowUs })
+    model.addEnvelopes(plan.envelopes)
+    const hash = model.hash()
+    const waiting = model.waitFor(() => model.livePeers().some((p) => p.role === 'decomposer'), 2000, 'a live decomposer')
+    setTimeout(() => model.addEnvelopes([envelopeOf('capability', capability('peer-dec-9', plan.nowUs - sec(1), [], 'decomposer'))]), 10)
+    await waiting
+    assert.equal(model.hash(), hash, 'the tree itself did not change')
+    model.dispose()
+  })
+
   it('waitFor resolves when the condition holds and rejects with what it waited for on timeout', async () => {
     const model = new PlanModel({ debounceMs: 5, tickMs: 0, now: () => plan.nowUs })
     const waiting = model.waitFor((roots) => roots.length === 1, 2000, 'a root goal')
