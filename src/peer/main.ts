@@ -1,2 +1,102 @@
-// Entry of dist/peer.js (CLI and forked child). Filled by the peer runtime.
-console.log('goal-swarm-peer: not yet available')
+// Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
+import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
+import { parseCli, USAGE_EXIT } from './cli'
+import type { Disposable } from './bus'
+import { IpcChild } from './ipc/child'
+import { ConfigError } from './llm/provider'
+import { createLogger } from './log'
+import { DataDirLockedError } from './net/dataDir'
+import { IdentityError } from './net/identity'
+import { startRuntime, type PeerRuntime } from './net/runtime'
+import { SwarmKeyError } from './net/swarmKey'
+import { startRole } from './roles/index'
+
+/** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
+const STOP_DEADLINE_MS = 1800
+
+function fail (code: number, message: string): never {
+  process.stderr.write(`goal-swarm-peer: error: ${message}\n`)
+  process.exit(code)
+}
+
+async function main (): Promise<void> {
+  const cli = parseCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env })
+  if (cli.kind === 'exit') process.exit(cli.code)
+  const config = cli.config
+  const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
+  const mainLog = log.child({ component: 'main' })
+  process.on('unhandledRejection', (err) => { mainLog.error({ err }, 'unhandled rejection (the peer keeps running)') })
+
+  let runtime: PeerRuntime | null = null
+  let role: Disposable | null = null
+  let ipc: IpcChild | null = null
+  let stopping = false
+  const shutdown = (reason: string): void => {
+    if (stopping) return
+    stopping = true
+    mainLog.info({ reason }, 'stopping')
+    setTimeout(() => { process.exit(0) }, STOP_DEADLINE_MS).unref()
+    void (async () => {
+      try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
+      ipc?.stop()
+      forward(null)
+      await runtime?.stop()
+      process.exit(0)
+    })()
+  }
+  process.on('SIGINT', () => { shutdown('SIGINT') })
+  process.on('SIGTERM', () => { shutdown('SIGTERM') })
+  if (typeof process.send === 'function') {
+    ipc = new IpcChild(process, {
+      submitGoal: async (text) => {
+        if (runtime === null) throw new Error('the peer is not running yet')
+        return await runtime.submitGoal(text)
+      },
+      getOutput: async (nodeId) => {
+        if (runtime === null) throw new Error('the peer is not running yet')
+        return await runtime.getOutput(nodeId)
+      },
+      status: () => {
+        const s = runtime?.status()
+        return {
+          peer_id: s?.peer_id ?? '',
+          role: config.role,
+          capabilities: config.capabilities,
+          connected_peers: s?.connected_peers ?? 0,
+          drops: s?.drops ?? {},
+          state_size: s?.state_size ?? 0
+        }
+      },
+      shutdown
+    }, mainLog)
+    ipc.listen()
+    forward(ipc.forwardLog)
+  }
+
+  try {
+    runtime = await startRuntime(config, log)
+  } catch (err) {
+    if (err instanceof IdentityError || err instanceof SwarmKeyError || err instanceof DataDirLockedError) fail(1, err.message)
+    const e = err as NodeJS.ErrnoException
+    if (e.code === 'EADDRINUSE' || /EADDRINUSE/.test(e.message)) fail(1, `cannot listen on ${config.host}:${config.port}: address in use (--port)`)
+    fail(1, `cannot start the peer: ${e.message}`)
+  }
+  if (stopping) return
+  const rt = runtime
+  try {
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now }, { storeBlob: rt.storeBlob })
+  } catch (err) {
+    await rt.stop()
+    if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
+    fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
+  }
+  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen: rt.listenAddrs() }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  if (config.submitGoal !== null) {
+    const goalId = await rt.submitGoal(config.submitGoal)
+    mainLog.info({ goal_id: goalId }, 'submitted the root goal')
+  }
+}
+
+main().catch((err: unknown) => {
+  fail(1, err instanceof Error ? (err.stack ?? err.message) : String(err))
+})

@@ -8,7 +8,7 @@ import type { Logger } from '../log'
 export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate']
 
 /** Where a dropped message came from. */
-export type DropSource = 'gossip' | 'sync' | 'disk'
+export type DropSource = 'gossip' | 'push' | 'sync' | 'disk'
 
 /** Logs at most this many drops per reason per window; the rest are summarised. */
 const LOG_BURST = 20

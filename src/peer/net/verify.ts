@@ -2,7 +2,9 @@
  * The one verification pipeline every received message goes through, whether it came by
  * gossip, by sync or from the state log on disk (DESIGN §1, §2, §5, §7, §9):
  * size -> JSON -> checkEnvelope (schema, ids, authorship vs the gossip author) -> topic ->
- * signature -> clock skew (live claims/renewals only) -> dedupe by messageKey.
+ * dedupe by messageKey -> signature -> clock skew (live claims/renewals only).
+ * Dedupe comes before the signature check only to save its cost: a message whose content is
+ * already held is dropped either way (counted as duplicate).
  */
 import { checkEnvelope, messageKey, type DropReason } from '../protocol/envelope'
 import { claimWithinTolerance, CLAIM_TOLERANCE_MS } from '../protocol/claims'
@@ -78,6 +80,8 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
     const want = topicFor(ctx.swarm, env)
     if (want !== input.topic) return { ok: false, reason: 'invalid_schema', detail: `${env.kind} arrived on topic ${input.topic}, belongs on ${want}`, from: env.from }
   }
+  const key = messageKey(env)
+  if (ctx.has(key)) return { ok: false, reason: 'duplicate', detail: key, from: env.from }
   if (!await verifyEnvelopeSignature(env)) return { ok: false, reason: 'bad_signature', detail: `${env.kind} signature does not verify for ${env.from}`, from: env.from }
   if (input.live && (env.kind === 'claim' || env.kind === 'renew')) {
     const at = parseTimestamp(env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at)
@@ -86,7 +90,5 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
       return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s from local time`, from: env.from }
     }
   }
-  const key = messageKey(env)
-  if (ctx.has(key)) return { ok: false, reason: 'duplicate', detail: key, from: env.from }
   return { ok: true, env, key }
 }

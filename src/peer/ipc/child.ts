@@ -1,0 +1,131 @@
+/**
+ * The child side of the IPC protocol (ipc/protocol.ts): when this peer was forked by a parent
+ * (the extension host, a test), it reports `ready`, streams every verified envelope (the
+ * whole state first, then each new one), sends `status` every second, forwards its logs, and
+ * answers submit-goal / get-output / status-query / shutdown. Every incoming message is
+ * zod-validated; an invalid one is logged and dropped.
+ */
+import type { Disposable } from '../bus'
+import type { ForwardedLog, Logger } from '../log'
+import type { AnyEnvelope, Role } from '../protocol/schemas'
+import { ParentMessage, type ChildMessage } from './protocol'
+
+/** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
+const BATCH = 200
+const STATUS_INTERVAL_MS = 1000
+/** New envelopes are sent at most this often (a sync adds hundreds in a burst). */
+const DELTA_INTERVAL_MS = 20
+
+export interface IpcChildHandlers {
+  submitGoal(text: string): Promise<string>
+  getOutput(nodeId: string): Promise<string>
+  status(): { peer_id: string, role: Role, capabilities: string[], connected_peers: number, drops: Record<string, number>, state_size: number }
+  /** Stop the peer and exit (the caller exits the process). */
+  shutdown(reason: string): void
+}
+
+/** The IPC channel of a forked child: `process` when `process.send` exists. */
+export interface IpcChannel {
+  send?: (msg: unknown) => boolean
+  connected?: boolean
+  on(event: 'message', fn: (msg: unknown) => void): unknown
+  on(event: 'disconnect', fn: () => void): unknown
+}
+
+export class IpcChild {
+  private pending: AnyEnvelope[] = []
+  private flushScheduled = false
+  private timer: NodeJS.Timeout | null = null
+  private subscription: Disposable | null = null
+  private closed = false
+
+  constructor (private readonly channel: IpcChannel, private readonly handlers: IpcChildHandlers, private readonly log: Logger) {}
+
+  /** Sends one message; false when the channel is gone (never throws). */
+  send (msg: ChildMessage): boolean {
+    if (this.closed || this.channel.send === undefined || this.channel.connected === false) return false
+    try {
+      return this.channel.send(msg)
+    } catch {
+      return false
+    }
+  }
+
+  /** Listens for parent commands; a closed channel means the parent is gone: shut down. */
+  listen (): void {
+    this.channel.on('message', (raw) => { this.onMessage(raw) })
+    this.channel.on('disconnect', () => {
+      this.closed = true
+      this.handlers.shutdown('the parent process closed the IPC channel')
+    })
+  }
+
+  /** For log.ts forward(): every log record as an IPC `log` message. */
+  readonly forwardLog = (rec: ForwardedLog): void => {
+    this.send({ type: 'log', level: rec.level, component: rec.component, msg: rec.msg })
+  }
+
+  /**
+   * Reports `ready`, then the snapshot, then deltas from `onMessage`, and starts the status
+   * timer. Snapshot and subscription happen in one tick, so no envelope falls between them.
+   */
+  ready (info: { peer_id: string, role: Role, swarm: string, listen: string[] }, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
+    this.subscription = onMessage((env) => { this.delta(env) })
+    this.send({ type: 'ready', ...info })
+    for (let i = 0; i < snapshot.length; i += BATCH) this.send({ type: 'envelopes', envelopes: snapshot.slice(i, i + BATCH) })
+    this.sendStatus()
+    this.timer = setInterval(() => { this.sendStatus() }, STATUS_INTERVAL_MS)
+    this.timer.unref()
+  }
+
+  private sendStatus (): void {
+    this.send({ type: 'status', ...this.handlers.status() })
+  }
+
+  /** Deltas are batched (DELTA_INTERVAL_MS): a sync that adds 1000 envelopes sends a few messages. */
+  private delta (env: AnyEnvelope): void {
+    this.pending.push(env)
+    if (this.flushScheduled) return
+    this.flushScheduled = true
+    setTimeout(() => {
+      this.flushScheduled = false
+      const all = this.pending
+      this.pending = []
+      for (let i = 0; i < all.length; i += BATCH) this.send({ type: 'envelopes', envelopes: all.slice(i, i + BATCH) })
+    }, DELTA_INTERVAL_MS)
+  }
+
+  stop (): void {
+    if (this.timer !== null) clearInterval(this.timer)
+    this.subscription?.dispose()
+  }
+
+  private onMessage (raw: unknown): void {
+    const parsed = ParentMessage.safeParse(raw)
+    if (!parsed.success) {
+      this.log.warn({ issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }, 'dropped an invalid IPC message from the parent')
+      return
+    }
+    const msg = parsed.data
+    switch (msg.type) {
+      case 'submit-goal':
+        this.handlers.submitGoal(msg.text).then(
+          (goalId) => this.send({ type: 'submitted', request_id: msg.request_id, goal_id: goalId }),
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+        )
+        break
+      case 'get-output':
+        this.handlers.getOutput(msg.node_id).then(
+          (text) => this.send({ type: 'output', request_id: msg.request_id, node_id: msg.node_id, text }),
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+        )
+        break
+      case 'status-query':
+        this.sendStatus()
+        break
+      case 'shutdown':
+        this.handlers.shutdown('the parent asked to shut down')
+        break
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Who dials whom (shared/reference/p2p findings): libp2p 3 never auto-dials discovered peers
+ * and @libp2p/bootstrap dials once, never again. So:
+ * - bootstrap multiaddrs are dialled at start and re-dialled, with backoff, whenever they are
+ *   not connected (a restarted bootstrap peer is found again);
+ * - every mDNS sighting of an unconnected peer is dialled, by the lower PeerId only, so a pair
+ *   does not open two connections at once.
+ */
+import type { Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import type { Logger } from '../log'
+
+const FIRST_RETRY_MS = 500
+const MAX_RETRY_MS = 5_000
+const DIAL_TIMEOUT_MS = 5_000
+
+interface Target { addr: Multiaddr, text: string, peerId: string | null, nextAt: number, delay: number, dialing: boolean, failures: number }
+
+export class Dialer {
+  private readonly targets: Target[]
+  private timer: NodeJS.Timeout | null = null
+  private stopped = false
+
+  constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger) {
+    this.targets = bootstrap.map((text) => {
+      const addr = multiaddr(text)
+      const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value ?? null
+      return { addr, text, peerId: p2p, nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0 }
+    })
+  }
+
+  start (): void {
+    if (this.targets.length === 0) return
+    this.tick()
+    this.timer = setInterval(() => { this.tick() }, 250)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    this.stopped = true
+    if (this.timer !== null) clearInterval(this.timer)
+  }
+
+  private connected (peerId: string): boolean {
+    return this.node.getConnections().some((c) => c.remotePeer.toString() === peerId && c.status === 'open')
+  }
+
+  private tick (): void {
+    const now = Date.now()
+    for (const t of this.targets) {
+      if (this.stopped || t.dialing || t.nextAt > now) continue
+      if (t.peerId !== null && this.connected(t.peerId)) { t.delay = FIRST_RETRY_MS; continue }
+      if (t.peerId === this.node.peerId.toString()) continue
+      t.dialing = true
+      this.node.dial(t.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
+        .then((conn) => {
+          t.peerId = conn.remotePeer.toString()
+          if (t.failures > 0) this.log.info({ addr: t.text, failures: t.failures }, 'bootstrap peer reached')
+          t.failures = 0
+          t.delay = FIRST_RETRY_MS
+          t.nextAt = Date.now() + FIRST_RETRY_MS
+        })
+        .catch((err: Error) => {
+          t.failures++
+          t.nextAt = Date.now() + t.delay
+          t.delay = Math.min(MAX_RETRY_MS, t.delay * 2)
+          const line = { addr: t.text, failures: t.failures, err: err.message }
+          if (t.failures === 3) this.log.warn(line, 'bootstrap peer not reachable yet; retrying')
+          else this.log.debug(line, 'bootstrap dial failed')
+        })
+        .finally(() => { t.dialing = false })
+    }
+  }
+
+  /** An mDNS sighting: dial it unless connected; only the lower PeerId of a pair dials. */
+  onDiscovered (peer: PeerInfo): void {
+    if (this.stopped) return
+    const id: PeerId = peer.id
+    if (id.equals(this.node.peerId) || this.connected(id.toString())) return
+    if (this.node.peerId.toString() > id.toString()) return
+    const addrs = peer.multiaddrs.map((ma) => ma.encapsulate(`/p2p/${id.toString()}`))
+    if (addrs.length === 0) return
+    this.node.dial(addrs, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
+      .then(() => { this.log.debug({ peer: id.toString() }, 'dialled mDNS peer') })
+      .catch((err: Error) => { this.log.debug({ peer: id.toString(), err: err.message }, 'mDNS dial failed') })
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The libp2p node of a peer (DESIGN "Dependencies", shared/reference/p2p findings): TCP,
+ * noise, yamux, identify (GossipSub needs it), GossipSub with StrictSign, optional mDNS and an
+ * optional pre-shared swarm key. Discovery dialling lives in dialer.ts.
+ */
+import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
+import { identify } from '@libp2p/identify'
+import type { Libp2p, PeerDiscovery, PeerInfo, PrivateKey } from '@libp2p/interface'
+import { mdns, type MulticastDNSComponents } from '@libp2p/mdns'
+import { noise } from '@libp2p/noise'
+import { preSharedKey } from '@libp2p/pnet'
+import { tcp } from '@libp2p/tcp'
+import { yamux } from '@libp2p/yamux'
+import { createLibp2p } from 'libp2p'
+import { isIPv6 } from 'node:net'
+
+export type PeerNode = Libp2p<{ identify: unknown, pubsub: GossipSub }>
+
+/** Gossip frames up to this size are read (bigger RPCs reset the stream); see verify.ts. */
+export const GOSSIP_MAX_RPC_BYTES = 4 * 1024 * 1024
+
+export interface NodeOptions {
+  privateKey: PrivateKey
+  host: string
+  port: number
+  /** Swarm key file bytes (swarmKey.ts readSwarmKey), or null for an open swarm. */
+  psk: Uint8Array | null
+  mdns: { intervalMs: number, onPeer: (peer: PeerInfo) => void } | null
+}
+
+/**
+ * Creates the node, not yet started (so handlers and validators are in place before the
+ * first connection).
+ */
+export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
+  const peerDiscovery: Array<(components: MulticastDNSComponents) => PeerDiscovery> = []
+  const mdnsOpts = opts.mdns
+  if (mdnsOpts !== null) {
+    const make = mdns({ interval: mdnsOpts.intervalMs, serviceTag: '_goal-swarm._udp.local' })
+    // libp2p 3 does not dial what mDNS finds, and emits peer:discovery only once per peer-store
+    // entry (a restarted peer would be missed): listen to every sighting instead.
+    peerDiscovery.push((components) => {
+      const d = make(components)
+      d.addEventListener('peer', (e) => { mdnsOpts.onPeer(e.detail) })
+      return d
+    })
+  }
+  const ip = isIPv6(opts.host) ? 'ip6' : 'ip4'
+  return await createLibp2p({
+    start: false,
+    privateKey: opts.privateKey,
+    addresses: { listen: [`/${ip}/${opts.host}/tcp/${opts.port}`] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    ...(opts.psk === null ? {} : { connectionProtector: preSharedKey({ psk: opts.psk }) }),
+    peerDiscovery,
+    connectionManager: {
+      maxConnections: 300,
+      // On one machine every peer dials from the same IP; the default (5/s per host) would
+      // refuse a swarm starting at once.
+      inboundConnectionThreshold: 10_000,
+      maxIncomingPendingConnections: 128
+    },
+    // A busy 2-core machine can miss a ping deadline; a dead peer's TCP connection closes anyway.
+    connectionMonitor: { abortConnectionOnPingFailure: false },
+    services: {
+      identify: identify(),
+      pubsub: gossipsub({
+        globalSignaturePolicy: 'StrictSign',
+        // Own messages are delivered locally by the bus (before gossip), not echoed.
+        emitSelf: false,
+        // Publishing before anyone subscribed must not throw; sync delivers it later.
+        allowPublishToZeroTopicPeers: true,
+        ignoreDuplicatePublishError: true,
+        // Tuned for 3-50 peers: mesh degree 6 (4..12), flood own messages to every subscriber
+        // so small swarms deliver in one hop, 700 ms heartbeat for quicker mesh repair.
+        D: 6,
+        Dlo: 4,
+        Dhi: 12,
+        floodPublish: true,
+        heartbeatInterval: 700,
+        maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
+        maxOutboundBufferSize: 64 * 1024 * 1024,
+        // Each goal has 4 topics and each leaf 3: allow plans of a few thousand nodes.
+        maxTopicBytesPerPeer: 64 * 1024 * 1024,
+        decodeRpcLimits: { maxSubscriptions: 50_000, maxMessages: 5000, maxIhaveMessageIDs: 5000, maxIwantMessageIDs: 5000, maxControlMessages: 5000, maxIdontwantMessageIDs: 512, maxPeerInfos: 16 }
+      })
+    }
+  }) as unknown as PeerNode
+}

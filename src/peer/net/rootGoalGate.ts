@@ -1,0 +1,95 @@
+/**
+ * Root goals wait for someone who acts on them (issue "Peer runtime", bus): a goal gossiped
+ * while no decomposer or scorer listens reaches nobody (gossip never replays). So a root goal
+ * is held, already in the local state and log, until a live decomposer or scorer (learned from
+ * capability announcements) is known and some peer subscribes to goal/new; then it is gossiped.
+ * Sync would also carry it to every peer that connects later: it is never lost.
+ */
+import type { GossipSub } from '@libp2p/gossipsub'
+import type { Logger } from '../log'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { formatTopic } from '../protocol/topics'
+import type { PlanState } from '../state/planState'
+
+/** After this long without an actor, the wait is logged as a warning (it goes on). */
+export const ROOT_GOAL_WAIT_WARN_MS = 10_000
+
+interface Pending { goalId: string, topic: string, data: Uint8Array, since: number, warned: boolean }
+
+export interface RootGoalGateDeps {
+  pubsub: GossipSub
+  state: PlanState
+  swarm: string
+  selfPeerId: string
+  /** This peer is a decomposer or scorer itself: publish at once. */
+  selfActs: boolean
+  capabilityTtlMs: number
+  now(): Micros
+  log: Logger
+  gossip(topic: string, data: Uint8Array): Promise<number>
+}
+
+export class RootGoalGate {
+  private readonly queue: Pending[] = []
+  private timer: NodeJS.Timeout | null = null
+  private readonly goalNewTopic: string
+  private readonly onSubscriptionChange = (): void => { this.check() }
+
+  constructor (private readonly deps: RootGoalGateDeps) {
+    this.goalNewTopic = formatTopic({ swarm: deps.swarm, kind: 'goal/new' })
+  }
+
+  start (): void {
+    this.deps.pubsub.addEventListener('subscription-change', this.onSubscriptionChange)
+    this.timer = setInterval(() => { this.check() }, 1000)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    this.deps.pubsub.removeEventListener('subscription-change', this.onSubscriptionChange)
+    if (this.timer !== null) clearInterval(this.timer)
+  }
+
+  pending (): string[] { return this.queue.map((p) => p.goalId) }
+
+  enqueue (goalId: string, topic: string, data: Uint8Array): void {
+    this.queue.push({ goalId, topic, data, since: Date.now(), warned: false })
+    this.check()
+    if (this.queue.some((p) => p.goalId === goalId)) this.deps.log.info({ goal_id: goalId }, 'root goal kept until a decomposer or scorer is in the mesh')
+  }
+
+  /** Peers whose latest announcement (within the TTL) says decomposer or scorer. */
+  liveActors (): string[] {
+    const nowUs = this.deps.now()
+    const ttlUs = msToMicros(this.deps.capabilityTtlMs)
+    const actors = new Set<string>()
+    for (const c of this.deps.state.capabilities()) {
+      if (c.peer_id === this.deps.selfPeerId || (c.role !== 'decomposer' && c.role !== 'scorer')) continue
+      if (nowUs - parseTimestamp(c.announced_at) <= ttlUs) actors.add(c.peer_id)
+    }
+    return [...actors]
+  }
+
+  /** Gossips every held goal if someone who acts on it is reachable now. */
+  check (): void {
+    if (this.queue.length === 0) return
+    const subscribers = this.deps.pubsub.getSubscribers(this.goalNewTopic).map(String)
+    const actors = this.deps.selfActs ? [] : this.liveActors()
+    const open = subscribers.length > 0 && (this.deps.selfActs || actors.length > 0)
+    if (!open) {
+      for (const p of this.queue) {
+        if (!p.warned && Date.now() - p.since > ROOT_GOAL_WAIT_WARN_MS) {
+          p.warned = true
+          this.deps.log.warn({ goal_id: p.goalId, subscribers: subscribers.length }, 'still no decomposer or scorer in the mesh; the root goal stays queued')
+        }
+      }
+      return
+    }
+    const ready = this.queue.splice(0, this.queue.length)
+    for (const p of ready) {
+      void this.deps.gossip(p.topic, p.data).then((n) => {
+        this.deps.log.info({ goal_id: p.goalId, recipients: n, actors: actors.filter((a) => subscribers.includes(a)).length, waited_ms: Date.now() - p.since }, 'root goal published')
+      })
+    }
+  }
+}

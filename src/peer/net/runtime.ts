@@ -1,0 +1,220 @@
+/**
+ * One running peer minus its role: identity, libp2p node, verified gossip bus, anti-entropy
+ * sync, blobs, persistence and discovery dialling, wired together (issue "Peer runtime").
+ * main.ts starts a role on top of it; tests and benchmarks may start it in-process.
+ */
+import path from 'node:path'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { PeerId } from '@libp2p/interface'
+import type { PeerConfig } from '../config'
+import type { Logger } from '../log'
+import type { ResultMsg } from '../protocol/schemas'
+import { nowMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { formatTopic } from '../protocol/topics'
+import { PlanState } from '../state/planState'
+import { BlobService, BlobStore } from './blobs'
+import { lockDataDir } from './dataDir'
+import { Dialer } from './dialer'
+import { DropCounters } from './drops'
+import { GossipBus } from './gossipBus'
+import { loadOrCreateIdentity } from './identity'
+import { createPeerNode, type PeerNode } from './node'
+import { StateLog } from './stateLog'
+import { readSwarmKey } from './swarmKey'
+import { SyncService } from './sync'
+
+export interface RuntimeOptions {
+  /** Background sync period with one random peer (ms, default 5000). */
+  syncIntervalMs?: number
+  /** Capability announcements younger than this mark a live peer (ms, default 30000). */
+  capabilityTtlMs?: number
+  /** Clock for protocol timestamps (default nowMicros, which honours GOAL_SWARM_CLOCK_OFFSET_MS). */
+  now?: () => Micros
+}
+
+/** What the IPC status message and logs report. */
+export interface RuntimeStatus {
+  peer_id: string
+  connected_peers: number
+  drops: Record<string, number>
+  state_size: number
+  /** Peers in this node's GossipSub mesh for goal/new. */
+  mesh_peers: number
+  topics: number
+  pending_root_goals: number
+}
+
+export interface PeerRuntime {
+  readonly config: PeerConfig
+  readonly peerId: string
+  readonly node: PeerNode
+  readonly bus: GossipBus
+  readonly state: PlanState
+  readonly drops: DropCounters
+  readonly blobs: BlobService
+  readonly sync: SyncService
+  now(): Micros
+  /** Listen multiaddrs including /p2p/<PeerId> (dial these). */
+  listenAddrs(): string[]
+  status(): RuntimeStatus
+  /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
+  submitGoal(text: string): Promise<string>
+  /**
+   * The full output of a leaf's result (a successful one first), fetching its blob when it is
+   * not stored yet. @throws when there is no result or the blob cannot be fetched
+   */
+  getOutput(nodeId: string): Promise<string>
+  /** Stores a text as a blob (for the executor's large outputs). @returns its sha256 */
+  storeBlob(text: string): Promise<string>
+  /** Stops everything and releases the data dir; idempotent. */
+  stop(): Promise<void>
+}
+
+/**
+ * The result a leaf shows (as state/tree.ts picks it): the earliest successful one by
+ * (finished_at, executor_peer), else the earliest failed one.
+ */
+export function shownResult (results: ResultMsg[]): ResultMsg | undefined {
+  const first = (rs: ResultMsg[]): ResultMsg | undefined => rs
+    .map((r) => ({ r, at: parseTimestamp(r.finished_at) }))
+    .sort((a, b) => a.at - b.at || (a.r.executor_peer < b.r.executor_peer ? -1 : a.r.executor_peer > b.r.executor_peer ? 1 : 0))[0]?.r
+  return first(results.filter((r) => r.success)) ?? first(results.filter((r) => !r.success))
+}
+
+/**
+ * Starts a peer's network side.
+ * @throws IdentityError (corrupt key file), SwarmKeyError, DataDirLockedError, or a libp2p
+ *   listen error (port in use)
+ */
+export async function startRuntime (config: PeerConfig, log: Logger, opts: RuntimeOptions = {}): Promise<PeerRuntime> {
+  const now = opts.now ?? nowMicros
+  const release = lockDataDir(config.dataDir)
+  try {
+    return await build(config, log, opts, now, release)
+  } catch (err) {
+    release()
+    throw err
+  }
+}
+
+async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now: () => Micros, release: () => void): Promise<PeerRuntime> {
+  const identity = await loadOrCreateIdentity(config.identityDir, config.name)
+  const peerId: PeerId = peerIdFromPrivateKey(identity.key)
+  log.child({ component: 'identity' }).info({ peer_id: peerId.toString(), file: identity.file, created: identity.created }, identity.created ? 'created a new identity' : 'loaded identity')
+  const psk = config.swarmKeyFile === null ? null : readSwarmKey(config.swarmKeyFile)
+
+  const drops = new DropCounters(log.child({ component: 'drops' }))
+  const state = new PlanState()
+  const stateLog = new StateLog(config.dataDir, log.child({ component: 'store' }))
+  const loadStart = Date.now()
+  for (const env of await stateLog.load({ swarm: config.swarm, now }, drops)) state.add(env)
+  if (state.size > 0) log.child({ component: 'store' }).info({ messages: state.size, ms: Date.now() - loadStart }, 'reloaded the state log')
+
+  let dialer: Dialer | null = null
+  const node = await createPeerNode({
+    privateKey: identity.key,
+    host: config.host,
+    port: config.port,
+    psk,
+    mdns: config.mdns ? { intervalMs: config.mdnsIntervalMs, onPeer: (p) => dialer?.onDiscovered(p) } : null
+  })
+  dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }))
+  const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs')), log.child({ component: 'blobs' }))
+  const bus = new GossipBus({
+    pubsub: node.services.pubsub,
+    privateKey: identity.key,
+    peerId,
+    swarm: config.swarm,
+    state,
+    stateLog,
+    drops,
+    blobs,
+    log: log.child({ component: 'gossip' }),
+    now,
+    selfActsOnGoals: config.role === 'decomposer' || config.role === 'scorer',
+    capabilityTtlMs: opts.capabilityTtlMs ?? Math.max(30_000, 3 * config.announceIntervalMs),
+    pushTo: async (peer, jsons) => {
+      const target = node.getPeers().find((p) => p.toString() === peer)
+      if (target !== undefined) await sync.push(target, jsons)
+    }
+  })
+  const sync = new SyncService(node, {
+    swarm: config.swarm,
+    keys: () => state.keys(),
+    envelope: (k) => state.getEnvelope(k),
+    ingest: async (json, peer, live) => await bus.ingest(json, live ? 'push' : 'sync', { peer }),
+    batchDone: () => { bus.flushTracking() }
+  }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? 5000, catchUpDelayMs: 300 })
+  bus.onNewTopics((hint) => { sync.requestCatchUp(hint) })
+  await blobs.start()
+  await sync.start()
+
+  const netLog = log.child({ component: 'net' })
+  node.addEventListener('peer:connect', (e) => {
+    netLog.info({ peer: e.detail.toString(), peers: node.getPeers().length }, 'peer connected')
+    blobs.retryWanted(true)
+  })
+  node.addEventListener('peer:disconnect', (e) => {
+    netLog.info({ peer: e.detail.toString(), peers: node.getPeers().length }, 'peer disconnected')
+  })
+  const goalNew = formatTopic({ swarm: config.swarm, kind: 'goal/new' })
+  const mesh = new Set<string>()
+  const onMesh = (added: boolean) => (e: CustomEvent<{ peerId: string, topic: string }>): void => {
+    if (e.detail.topic !== goalNew) return
+    const before = mesh.size
+    if (added) mesh.add(e.detail.peerId); else mesh.delete(e.detail.peerId)
+    if (mesh.size !== before) netLog.info({ topic: goalNew, mesh_peers: mesh.size }, 'mesh changed')
+  }
+  node.services.pubsub.addEventListener('gossipsub:graft', onMesh(true))
+  node.services.pubsub.addEventListener('gossipsub:prune', onMesh(false))
+
+  await node.start()
+  bus.start()
+  dialer.start()
+  const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
+  netLog.info({ peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length }, 'listening')
+
+  let stopping: Promise<void> | null = null
+  const runtime: PeerRuntime = {
+    config,
+    peerId: peerId.toString(),
+    node,
+    bus,
+    state,
+    drops,
+    blobs,
+    sync,
+    now,
+    listenAddrs,
+    status: () => ({
+      peer_id: peerId.toString(),
+      connected_peers: node.getPeers().length,
+      drops: drops.snapshot(),
+      state_size: state.size,
+      mesh_peers: mesh.size,
+      topics: bus.subscriptions.size,
+      pending_root_goals: bus.pendingRootGoals().length
+    }),
+    submitGoal: async (text) => (await bus.submitGoal(text)).body.goal_id,
+    getOutput: async (nodeId) => {
+      const r = shownResult(state.resultsFor(nodeId))
+      if (r === undefined) throw new Error(`no result for node ${nodeId} yet`)
+      if (r.output_sha256 === null) return r.output
+      return (await blobs.get(r.output_sha256, [r.executor_peer])).toString('utf8')
+    },
+    storeBlob: async (text) => await blobs.store.put(Buffer.from(text, 'utf8')),
+    stop: async () => {
+      stopping ??= (async () => {
+        dialer?.stop()
+        sync.stop()
+        blobs.stop()
+        bus.stop()
+        await stateLog.flush()
+        try { await node.stop() } catch (err) { netLog.warn({ err: (err as Error).message }, 'libp2p stop failed') }
+        release()
+      })()
+      await stopping
+    }
+  }
+  return runtime
+}

@@ -1,0 +1,88 @@
+/**
+ * The peer's durable copy of its plan state (DESIGN §7): `<dataDir>/state.jsonl`, one signed
+ * envelope per line, appended as messages are accepted and re-verified on reload, so a
+ * restarted peer resumes where it was and a tampered file cannot inject anything.
+ */
+import { existsSync } from 'node:fs'
+import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Logger } from '../log'
+import type { AnyEnvelope } from '../protocol/schemas'
+import { parseJsonl, toJsonlLine } from '../state/jsonl'
+import { verifyIncoming, type VerifyContext } from './verify'
+import type { DropCounters } from './drops'
+
+export const STATE_FILE = 'state.jsonl'
+
+export class StateLog {
+  readonly file: string
+  private queue: string[] = []
+  private writing: Promise<void> = Promise.resolve()
+  private scheduled = false
+  private failed = false
+
+  constructor (dataDir: string, private readonly log: Logger) {
+    this.file = path.join(dataDir, STATE_FILE)
+  }
+
+  /**
+   * Reads and re-verifies the log (signature, schema, ids; no clock check: it is history).
+   * Bad lines are logged and counted, never fatal. When the file had bad or truncated lines it
+   * is rewritten with only the good ones, so later appends start on a clean line.
+   * @returns the verified envelopes, in file order, without repeats
+   */
+  async load (ctx: Omit<VerifyContext, 'has'>, drops: DropCounters): Promise<AnyEnvelope[]> {
+    if (!existsSync(this.file)) return []
+    const text = await readFile(this.file, 'utf8')
+    const parsed = parseJsonl(text)
+    for (const e of parsed.errors) this.log.warn({ file: this.file, line: e.line }, `state log line is not JSON: ${e.message}`)
+    if (parsed.truncatedLine !== null) this.log.warn({ file: this.file, line: parsed.truncatedLine }, 'state log ends in a truncated line (crash mid-write); it is dropped')
+    const seen = new Set<string>()
+    const out: AnyEnvelope[] = []
+    let bad = parsed.errors.length + (parsed.truncatedLine === null ? 0 : 1)
+    for (const value of parsed.values) {
+      const v = await verifyIncoming({ data: { parsed: value }, live: false }, { ...ctx, has: (k) => seen.has(k) })
+      if (v.ok) {
+        seen.add(v.key)
+        out.push(v.env)
+      } else if (v.reason !== 'duplicate') {
+        drops.count(v.reason, v.detail, 'disk', v.from)
+        bad++
+      }
+    }
+    if (bad > 0) {
+      const tmp = `${this.file}.${process.pid}.tmp`
+      await writeFile(tmp, out.map(toJsonlLine).join(''))
+      await rename(tmp, this.file)
+      this.log.warn({ file: this.file, kept: out.length, dropped: bad }, 'rewrote the state log without its bad lines')
+    }
+    return out
+  }
+
+  /** Queues one accepted envelope; lines are written in order, batched per tick. */
+  append (env: AnyEnvelope): void {
+    this.queue.push(toJsonlLine(env))
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      const lines = this.queue.join('')
+      this.queue = []
+      this.writing = this.writing.then(async () => {
+        try {
+          await appendFile(this.file, lines)
+        } catch (err) {
+          // Keep running (the state is still in memory and peers still sync), but say so once.
+          if (!this.failed) this.log.error({ file: this.file, err: (err as Error).message }, 'cannot append to the state log; state will not survive a restart')
+          this.failed = true
+        }
+      })
+    })
+  }
+
+  /** Resolves when everything appended so far is on disk. */
+  async flush (): Promise<void> {
+    while (this.scheduled || this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
+    await this.writing
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * Anti-entropy sync over the libp2p stream protocol /goal-swarm/sync/1.0.0 (DESIGN §7).
+ * Gossip never replays, so on every new connection (the lower PeerId starts) and
+ * periodically with a random peer, two peers compare their plan states and send each other
+ * what the other lacks. Received envelopes go through the same verification as gossip
+ * (except the live clock check: they are history).
+ *
+ * One session, symmetric after the first frame:
+ *   both: {t:'hello', swarm, count, hash}     hash = sha256 of the sorted messageKeys
+ *   equal hash and count -> both close.   Otherwise:
+ *   both: {t:'keys', keys}                     every messageKey held
+ *   both: {t:'envs', envs: [json...]}*, {t:'done'}   what the other lacks, then the end
+ * A push (a publisher handing its fresh messages to a peer that subscribed just too late) is
+ * one frame {t:'push', swarm, envs: [json...]} from the dialler; it is verified as live gossip.
+ */
+import { createHash } from 'node:crypto'
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { Logger } from '../log'
+import { canonicalJson } from '../protocol/envelope'
+import type { AnyEnvelope } from '../protocol/schemas'
+import { jsonFrames, type JsonFrames } from './framing'
+import type { IngestOutcome } from './gossipBus'
+
+export const SYNC_PROTOCOL = '/goal-swarm/sync/1.0.0'
+/** Bytes of envelope JSON per `envs` frame (a frame may exceed it by one envelope). */
+const BATCH_BYTES = 512 * 1024
+const SESSION_TIMEOUT_MS = 60_000
+
+export interface SyncSource {
+  swarm: string
+  /** Sorted messageKeys of the plan state. */
+  keys(): string[]
+  envelope(key: string): AnyEnvelope | undefined
+  /** Verifies and merges one synced (live=false) or pushed (live=true) envelope from `peer`. */
+  ingest(json: string, peer: string, live: boolean): Promise<IngestOutcome>
+  /** Called after each received batch (subscribes the topics of what it added). */
+  batchDone(): void
+}
+
+export interface SyncStats { peer: string, sent: number, received: number, added: number, ms: number, equal: boolean }
+
+export interface SyncOptions {
+  /** Period of background sync with one random connected peer (ms). */
+  intervalMs: number
+  /** Delay after new topics before a catch-up sync (ms). */
+  catchUpDelayMs: number
+}
+
+function digest (keys: string[]): string {
+  const h = createHash('sha256')
+  for (const k of keys) h.update(k).update('\n')
+  return h.digest('hex')
+}
+
+function pickRandom<T> (items: T[], n: number): T[] {
+  const copy = [...items]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    const a = copy[i] as T; copy[i] = copy[j] as T; copy[j] = a
+  }
+  return copy.slice(0, n)
+}
+
+export class SyncService {
+  private readonly running = new Map<string, Promise<SyncStats | null>>()
+  private timer: NodeJS.Timeout | null = null
+  private catchUp: NodeJS.Timeout | null = null
+  private readonly hints = new Set<string>()
+  private readonly again = new Set<string>()
+  private stopped = false
+  private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
+    const peer = evt.detail
+    // One session covers both directions: only the lower PeerId starts it.
+    if (this.node.peerId.toString() < peer.toString()) void this.syncWith(peer)
+  }
+
+  constructor (private readonly node: Libp2p, private readonly source: SyncSource, private readonly log: Logger, private readonly opts: SyncOptions) {}
+
+  async start (): Promise<void> {
+    await this.node.handle(SYNC_PROTOCOL, (stream, connection) => {
+      void this.respond(stream, connection.remotePeer)
+    }, { maxInboundStreams: 32 })
+    this.node.addEventListener('peer:connect', this.onConnect)
+    this.timer = setInterval(() => {
+      for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
+    }, this.opts.intervalMs)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    this.stopped = true
+    this.node.removeEventListener('peer:connect', this.onConnect)
+    if (this.timer !== null) clearInterval(this.timer)
+    if (this.catchUp !== null) clearTimeout(this.catchUp)
+  }
+
+  /**
+   * Soon syncs with the peer that made us subscribe new topics and one random peer, and once
+   * more a little later: a message published on a per-goal topic just before our subscription
+   * reached its publisher would otherwise wait for the periodic sync.
+   * @param hint PeerId of the peer whose message revealed the new goal/leaf
+   */
+  requestCatchUp (hint?: string): void {
+    if (this.stopped) return
+    if (hint !== undefined && hint !== this.node.peerId.toString()) this.hints.add(hint)
+    if (this.catchUp !== null) return
+    const round = (delayMs: number, then?: () => void): void => {
+      this.catchUp = setTimeout(() => {
+        this.catchUp = null
+        const peers = this.node.getPeers()
+        const hinted = peers.filter((p) => this.hints.has(p.toString()))
+        this.hints.clear()
+        const others = pickRandom(peers.filter((p) => !hinted.includes(p)), 1)
+        for (const p of [...hinted.slice(0, 3), ...others]) void this.syncWith(p)
+        then?.()
+      }, delayMs)
+      this.catchUp.unref()
+    }
+    round(this.opts.catchUpDelayMs, () => { if (this.catchUp === null) round(5 * this.opts.catchUpDelayMs) })
+  }
+
+  /** Runs one session with `peer` (or joins the one already running). Never throws. */
+  async syncWith (peer: PeerId): Promise<SyncStats | null> {
+    const id = peer.toString()
+    const existing = this.running.get(id)
+    if (existing !== undefined) {
+      // It may have compared states before what we now miss existed: run again after it.
+      this.again.add(id)
+      return await existing
+    }
+    const p = (async (): Promise<SyncStats | null> => {
+      if (this.stopped) return null
+      const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
+      let stream: Stream | undefined
+      try {
+        stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
+        return await this.session(jsonFrames(stream), id, signal)
+      } catch (err) {
+        stream?.abort(err as Error)
+        if (!this.stopped) this.log.debug({ peer: id, err: (err as Error).message }, 'sync failed')
+        return null
+      }
+    })().finally(() => {
+      this.running.delete(id)
+      if (this.again.delete(id) && !this.stopped) void this.syncWith(peer)
+    })
+    this.running.set(id, p)
+    return await p
+  }
+
+  private async respond (stream: Stream, peer: PeerId): Promise<void> {
+    const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
+    try {
+      const frames = jsonFrames(stream)
+      const first = await frames.read({ signal }) as { t?: unknown, swarm?: unknown, envs?: unknown }
+      if (first?.t === 'push') {
+        if (first.swarm !== this.source.swarm || !Array.isArray(first.envs)) throw new Error('sync: bad push')
+        for (const json of first.envs) if (typeof json === 'string') await this.source.ingest(json, peer.toString(), true)
+        await stream.close({ signal })
+        return
+      }
+      await this.session(frames, peer.toString(), signal, first)
+    } catch (err) {
+      stream.abort(err as Error)
+      if (!this.stopped) this.log.debug({ peer: peer.toString(), err: (err as Error).message }, 'sync (inbound) failed')
+    }
+  }
+
+  /** Sends fresh envelopes (canonical JSON) to one peer, verified there as live gossip. */
+  async push (peer: PeerId, jsons: string[]): Promise<void> {
+    const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
+    const stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
+    try {
+      await jsonFrames(stream).write({ t: 'push', swarm: this.source.swarm, envs: jsons }, { signal })
+      await stream.close({ signal })
+    } catch (err) {
+      stream.abort(err as Error)
+      throw err
+    }
+  }
+
+  /** @param theirHello the peer's hello when already read (responder side) */
+  private async session (frames: JsonFrames, peer: string, signal: AbortSignal, theirHello?: unknown): Promise<SyncStats> {
+    const started = Date.now()
+    const mine = this.source.keys()
+    const myHash = digest(mine)
+    await frames.write({ t: 'hello', v: 1, swarm: this.source.swarm, count: mine.length, hash: myHash }, { signal })
+    const hello = (theirHello ?? await frames.read({ signal })) as { t?: unknown, swarm?: unknown, count?: unknown, hash?: unknown }
+    if (hello?.t !== 'hello') throw new Error('sync: expected hello')
+    if (hello.swarm !== this.source.swarm) throw new Error(`sync: peer is in swarm ${String(hello.swarm)}`)
+    if (hello.count === mine.length && hello.hash === myHash) {
+      await frames.stream.close({ signal })
+      return { peer, sent: 0, received: 0, added: 0, ms: Date.now() - started, equal: true }
+    }
+    await frames.write({ t: 'keys', keys: mine }, { signal })
+    const theirs = await frames.read({ signal }) as { t?: unknown, keys?: unknown }
+    if (theirs?.t !== 'keys' || !Array.isArray(theirs.keys)) throw new Error('sync: expected keys')
+    const theirSet = new Set(theirs.keys.filter((k): k is string => typeof k === 'string'))
+    const missing = mine.filter((k) => !theirSet.has(k))
+
+    const send = async (): Promise<number> => {
+      let batch: string[] = []
+      let bytes = 0
+      let sent = 0
+      for (const k of missing) {
+        const env = this.source.envelope(k)
+        if (env === undefined) continue
+        const json = canonicalJson(env)
+        batch.push(json)
+        bytes += json.length
+        sent++
+        if (bytes >= BATCH_BYTES) {
+          await frames.write({ t: 'envs', envs: batch }, { signal })
+          batch = []
+          bytes = 0
+        }
+      }
+      if (batch.length > 0) await frames.write({ t: 'envs', envs: batch }, { signal })
+      await frames.write({ t: 'done' }, { signal })
+      return sent
+    }
+    const receive = async (): Promise<{ received: number, added: number }> => {
+      let received = 0
+      let added = 0
+      for (;;) {
+        const f = await frames.read({ signal }) as { t?: unknown, envs?: unknown }
+        if (f?.t === 'done') return { received, added }
+        if (f?.t !== 'envs' || !Array.isArray(f.envs)) throw new Error('sync: expected envs or done')
+        for (const json of f.envs) {
+          if (typeof json !== 'string') continue
+          received++
+          if (await this.source.ingest(json, peer, false) === 'new') added++
+        }
+        this.source.batchDone()
+      }
+    }
+    const [sent, got] = await Promise.all([send(), receive()])
+    await frames.stream.close({ signal })
+    const stats = { peer, sent, received: got.received, added: got.added, ms: Date.now() - started, equal: false }
+    if (sent > 0 || got.added > 0) this.log.info(stats, 'synced')
+    return stats
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * A synthetic but fully valid plan authored by one peer (every *_peer field is that peer, so
+ * it passes the authorship check when that peer signs it): every message kind, in causal
+ * order, with ids derived as the protocol derives them. Used to load a swarm with a known set
+ * of messages (late join, restart, delivery latency, drops).
+ */
+import type { Goal, BodyOf, Kind } from '../../src/peer/protocol/schemas'
+import type { Micros } from '../../src/peer/protocol/time'
+import { accepted, capability, childGoal, claim, failure, promptNode, proposal, renewal, result, rootGoal, score } from './fixtures'
+
+export interface Item<K extends Kind = Kind> { kind: K, body: BodyOf<K> }
+
+const item = <K extends Kind>(kind: K, body: BodyOf<K>): Item => ({ kind, body } as unknown as Item)
+
+export interface SyntheticPlanOptions {
+  text: string
+  /**
+   * Fan-out per level, root first (each 1..12): [3, 2] = root -> 3 composite subgoals -> 2
+   * atomic leaves each. Every composite goal gets a proposal, a score and an accepted split.
+   */
+  shape: number[]
+  /** Timestamps (claims must be within ±5 s of the receivers' clocks when gossiped live). */
+  nowUs: Micros
+  /** Claim, renew and finish every leaf (default true); false leaves them pending. */
+  results?: boolean
+}
+
+/**
+ * The plan's messages in causal order. Counts: shape [2, 2] = 30 messages (18 without
+ * results), [1, 2] = 18, [6, 6, 6] = 1038.
+ */
+export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[] {
+  const { nowUs } = opts
+  const withResults = opts.results ?? true
+  const out: Item[] = []
+  const root = rootGoal(opts.text, peer, nowUs)
+  out.push(item('capability', capability(peer, nowUs, ['can_write_text'], 'executor')))
+  out.push(item('goal', root))
+  const expand = (g: Goal, level: number): void => {
+    const fanout = opts.shape[level] as number
+    const atomic = level === opts.shape.length - 1
+    const p = proposal(g.goal_id, Array.from({ length: fanout }, (_, i) => `${g.text} / ${atomic ? 'step' : 'part'} ${i + 1}`), peer, { at: nowUs })
+    out.push(item('proposal', p))
+    out.push(item('score', score(p, peer, 0.8, { at: nowUs })))
+    const a = accepted(p, peer, { atomic, confirming: [{ scorer_peer: peer, score: 0.8 }], at: nowUs })
+    out.push(item('accepted', a))
+    for (let i = 0; i < fanout; i++) {
+      if (!atomic) {
+        const child = childGoal(a, i, g, nowUs)
+        out.push(item('goal', child))
+        expand(child, level + 1)
+        continue
+      }
+      const n = promptNode(a, i)
+      out.push(item('node', n))
+      if (!withResults) continue
+      const c = claim(n.node_id, n.goal_id, peer, nowUs)
+      out.push(item('claim', c))
+      out.push(item('renew', renewal(c, nowUs + 1000)))
+      out.push(item('result', result(n.node_id, n.goal_id, peer, { output: `synthetic output of ${n.text}`, at: nowUs + 2000 })))
+    }
+  }
+  expand(root, 0)
+  out.push(item('failure', failure(root.goal_id, peer, { reason: 'synthetic failure notice', at: nowUs })))
+  return out
+}
