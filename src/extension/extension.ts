@@ -36,6 +36,7 @@ export interface GoalSwarmTestApi {
   readonly treeView: vscode.TreeView<PlanElement>
   readonly peers: PeerManager
   readonly results: ResultDocuments
+  readonly settings: SettingsService
   /** Where peer identities and data dirs live (context.globalStorageUri). */
   readonly storageDir: string
 }
@@ -115,7 +116,7 @@ class GoalSwarmExtension extends Disposable {
   }
 
   api (): GoalSwarmTestApi {
-    return { model: this.model, tree: this.tree, treeView: this.treeView, peers: this.peers, results: this.results, storageDir: this.storageDir }
+    return { model: this.model, tree: this.tree, treeView: this.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir }
   }
 
   private fetchOutput (nodeId: string): Promise<string> {

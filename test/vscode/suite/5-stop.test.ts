@@ -42,3 +42,18 @@ suite('Goal Swarm: Stop Peer', () => {
     await until(() => !alive(pid2), 10_000, 'the restarted peer to exit')
   })
 })
+
+suite('Goal Swarm: peers running when the extension host ends', () => {
+  // Left running on purpose: deactivate (and each child's IPC-close handler) must stop them.
+  // The harness (test/vscode/run.mjs) fails the run when any process of its sandbox outlives
+  // code-server, so this is checked after the extension host is gone.
+  test('the main peer and a local swarm are running at the end of the suite', async function () {
+    this.timeout(60_000)
+    const a = await api()
+    await vscode.commands.executeCommand('goalSwarm.startLocalSwarm', { decomposers: 1, scorers: 1, executors: 1 })
+    const pids = a.peers.livePids()
+    assert.equal(pids.length, 4)
+    for (const pid of pids) assert.ok(alive(pid))
+    console.log(`peers left running for the after-exit check: pids ${pids.join(', ')}`)
+  })
+})
