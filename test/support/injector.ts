@@ -38,11 +38,11 @@ async function main (): Promise<void> {
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
   const runtime = await startRuntime(config, log)
   const { key } = await loadOrCreateIdentity(config.identityDir, config.name)
-  const send = (m: unknown): void => { if (process.connected) process.send?.(m) }
+  const send = (m: unknown): void => { if (process.connected) process.send?.(m, undefined, undefined, () => {}) }
 
   // The regular peer protocol for everything that is not an injector command.
   const channel: IpcChannel = {
-    send: (m) => process.send?.(m) ?? false,
+    send: (m, h, o, cb) => process.send?.(m, h, o, cb) ?? false,
     get connected () { return process.connected },
     on: ((event: 'message' | 'disconnect', fn: (m?: unknown) => void) => {
       if (event === 'message') process.on('message', (m) => { if (!isInjectCmd(m)) fn(m) })

@@ -26,7 +26,7 @@ export interface IpcChildHandlers {
 
 /** The IPC channel of a forked child: `process` when `process.send` exists. */
 export interface IpcChannel {
-  send?: (msg: unknown) => boolean
+  send?: (msg: unknown, sendHandle?: undefined, options?: undefined, callback?: (err: Error | null) => void) => boolean
   connected?: boolean
   on(event: 'message', fn: (msg: unknown) => void): unknown
   on(event: 'disconnect', fn: () => void): unknown
@@ -45,7 +45,9 @@ export class IpcChild {
   send (msg: ChildMessage): boolean {
     if (this.closed || this.channel.send === undefined || this.channel.connected === false) return false
     try {
-      return this.channel.send(msg)
+      // With a callback, a write to a closed channel (EPIPE) is reported here instead of as an
+      // 'error' event that would crash the process while it shuts down.
+      return this.channel.send(msg, undefined, undefined, (err) => { if (err !== null) this.closed = true })
     } catch {
       return false
     }

@@ -1,0 +1,115 @@
+/**
+ * LAN tier (issue "Peer runtime", DESIGN "Testing tiers" 4): 4 peers, each in its own network
+ * namespace on a bridged 10.77.0.0/24 (test/lan/netns.sh), find each other by mDNS only (no
+ * bootstrap addresses) and exchange messages. Needs root and `ip netns`; otherwise skipped
+ * with the reason printed. mDNS never runs in the host namespace: every peer here runs under
+ * `ip netns exec`, and TestSwarm refuses mDNS without such a wrapper.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync, spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { nowMicros } from '../../src/peer/protocol/time'
+import { capability, score } from '../support/fixtures'
+import { INJECTOR_SPEC, percentile, REPO_ROOT, sleep, TestSwarm, type PeerProcess } from '../support/peers'
+import { syntheticPlan } from '../support/syntheticPlan'
+
+const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
+const PREFIX = `gslan${process.pid}`
+const N = 4
+
+function unavailable (): string | null {
+  if (process.platform !== 'linux') return 'network namespaces need Linux'
+  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
+  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+  if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
+  return null
+}
+
+/** Removes namespaces left by earlier runs that were killed before their cleanup. */
+function sweepStale (): void {
+  const list = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout
+  for (const line of list.split('\n')) {
+    const m = /^(gslan(\d+))-\S+/.exec(line.trim())
+    if (m === null) continue
+    let alive = true
+    try { process.kill(Number(m[2]), 0) } catch { alive = false }
+    if (!alive) spawnSync(NETNS, ['down', m[1] as string])
+  }
+}
+
+const reason = unavailable()
+if (reason !== null) {
+  console.log(`LAN tier skipped: ${reason}`)
+  test('LAN tier: peers in network namespaces discover each other by mDNS', { skip: reason }, () => {})
+} else {
+  const swarm = new TestSwarm({ commonArgs: ['--announce-interval-ms', '60000'] })
+  const measured: Record<string, string> = {}
+  let peers: PeerProcess[] = []
+  let inj: PeerProcess
+
+  before(async () => {
+    sweepStale()
+    execFileSync(NETNS, ['up', PREFIX, String(N)], { stdio: 'inherit' })
+    const lan = (i: number): { wrap: string[], host: string, port: number, mdns: true, bootstrap: 'none', args: string[] } => ({
+      wrap: ['ip', 'netns', 'exec', `${PREFIX}-${i}`], host: `10.77.0.${10 + i}`, port: 4001, mdns: true, bootstrap: 'none', args: ['--mdns-interval-ms', '1000']
+    })
+    // All at once: discovery is by mDNS only, nobody is told an address.
+    const started = await Promise.all([
+      ...[1, 2, 3].map(async (i) => await swarm.start({ ...lan(i), name: `lan${i}`, readyTimeoutMs: 60_000 })),
+      swarm.start({ ...lan(4), ...INJECTOR_SPEC, name: 'lan-injector', role: 'scorer', readyTimeoutMs: 90_000 })
+    ])
+    peers = started.slice(0, 3)
+    inj = started[3] as PeerProcess
+  })
+
+  after(async () => {
+    await swarm.close()
+    spawnSync(NETNS, ['down', PREFIX])
+    const left = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l.startsWith(`${PREFIX}-`))
+    if (left.length > 0) console.log(`warning: namespaces left behind: ${left.join(', ')}`)
+    console.log('\nMeasured (LAN tier, 4 peers in separate network namespaces, mDNS):')
+    for (const [k, v] of Object.entries(measured)) console.log(`  ${k}: ${v}`)
+  })
+
+  describe(`LAN tier: ${N} peers in network namespaces, discovery by mDNS only`, { timeout: 150_000 }, () => {
+    test('every peer discovers and connects to every other peer, and the mesh forms', async () => {
+      const all = swarm.peers
+      await Promise.all(all.map(async (p) => { await p.waitForPeers(N - 1, 60_000) }))
+      const lastReady = Math.max(...all.map((p) => p.readyAt ?? 0))
+      const connected = all.map((p) => {
+        const rec = p.logRecords().find((r) => r.msg === 'peer connected' && Number(r.peers) >= N - 1)
+        assert.ok(rec !== undefined, `${p.name} logged its connections`)
+        return { p, at: Number(rec.time) }
+      })
+      measured['mDNS discovery: last peer ready -> full mesh of connections (ms)'] = (Math.max(...connected.map((c) => c.at)) - lastReady).toFixed(0)
+      const meshAt = await Promise.all(all.map(async (p) => Number((await p.waitForLog('mesh changed', (r) => Number(r.mesh_peers) >= N - 1, 30_000)).time)))
+      measured['GossipSub mesh (goal/new) full at every peer, after last ready (ms)'] = (Math.max(...meshAt) - lastReady).toFixed(0)
+      for (const p of peers) assert.equal(p.connectedPeers(), N - 1)
+    })
+
+    test('messages of every kind and goals from every peer reach every peer', async () => {
+      const plan = syntheticPlan(inj.peerId, { text: 'A plan on the LAN', shape: [2, 2], nowUs: nowMicros() })
+      const r = await inj.request({ type: 'inject-many', items: [{ kind: 'capability', body: capability(inj.peerId, nowMicros(), [], 'scorer') }, ...plan] }, 60_000)
+      assert.equal(r.type, 'inject-done')
+      await Promise.all(swarm.peers.map(async (p) => { await p.waitForKeys(r.keys as string[], 'the plan', 30_000) }))
+      const goalIds = await Promise.all(peers.map(async (p, i) => await p.submitGoal(`Goal ${i + 1} from the LAN`)))
+      for (const p of swarm.peers) {
+        await p.waitFor(() => goalIds.every((g) => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.goal_id === g)), 'every submitted goal', 30_000)
+      }
+      for (const p of peers) assert.equal(p.kinds().size, 10, `${p.name} holds all 10 kinds`)
+
+      const proposal = plan.find((i) => i.kind === 'proposal')?.body as Parameters<typeof score>[0]
+      const lat: number[] = []
+      for (let i = 0; i < 30; i++) {
+        const d = await inj.request({ type: 'inject-publish', kind: 'score', body: score(proposal, inj.peerId, 0.5 + i / 100, { at: nowMicros(), notes: `probe ${i}` }) })
+        await Promise.all(peers.map(async (p) => { await p.waitForKeys([d.key as string], 'probe', 20_000) }))
+        for (const p of peers) lat.push((p.arrivals.get(d.key as string) as number) - (d.at as number))
+        await sleep(20)
+      }
+      measured['publish -> receive (IPC) p50 / p95 (ms), 90 deliveries'] = `${percentile(lat, 50).toFixed(1)} / ${percentile(lat, 95).toFixed(1)}`
+      await sleep(2000)
+      measured['idle RSS per peer (MB)'] = peers.map((p) => ((p.rssKiB() ?? 0) / 1024).toFixed(0)).join(', ')
+    })
+  })
+}

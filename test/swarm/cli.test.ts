@@ -1,0 +1,171 @@
+/**
+ * The peer CLI as a user meets it (issue "Peer runtime", CLI and Node): `node dist/peer.js`
+ * processes with real flags, exit codes and messages; identity persistence; shutdown on
+ * SIGINT/SIGTERM and when the parent's IPC channel closes; the private-swarm key.
+ * All peers run on 127.0.0.1 with --no-mdns, in a temp dir.
+ */
+import assert from 'node:assert/strict'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, describe, test } from 'node:test'
+import { PEER_BUNDLE, sleep, TestSwarm, wallMs } from '../support/peers'
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
+const swarm = new TestSwarm()
+const spawned: ChildProcess[] = []
+after(async () => {
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  await swarm.close()
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
+
+/** Runs the CLI to completion (SIGKILL after timeoutMs). No API keys in its environment. */
+async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
+  const child = spawn(process.execPath, [PEER_BUNDLE, ...args], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  spawned.push(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+  const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => { resolve([c, s]) }))
+  clearTimeout(t)
+  await sleep(50)
+  return { code, signal, stdout, stderr }
+}
+
+/** Starts a long-running peer (no IPC) and resolves once its JSON log says it listens. */
+async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId: string, addr: string, stderr: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }> {
+  const child = spawn(process.execPath, [PEER_BUNDLE, '--log-format', 'json', '--no-mdns', ...args], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  spawned.push(child)
+  let err = ''
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => { resolve([c, s]) }))
+  const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no "listening" within 30 s:\n${err}`)), 30_000)
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString()
+      for (const line of err.split('\n')) {
+        if (!line.includes('"listening"')) continue
+        clearTimeout(t)
+        resolve(JSON.parse(line) as Record<string, unknown>)
+        return
+      }
+    })
+    void exited.then(([c]) => { clearTimeout(t); reject(new Error(`exited ${String(c)} before listening:\n${err}`)) })
+  })
+  return { child, peerId: String(listening.peer_id), addr: (listening.listen as string[])[0] as string, stderr: () => err, exited }
+}
+
+describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
+  test('--help lists every flag and exits 0', async () => {
+    const r = await runCli(['--help'])
+    assert.equal(r.code, 0)
+    for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
+      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals']) {
+      assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)
+    }
+  })
+
+  const bad: Array<[string[], string]> = [
+    [[], '--role'],
+    [['--role', 'wizard'], '--role'],
+    [['--role', 'observer', '--port', '70000'], '--port'],
+    [['--role', 'observer', '--port', 'abc'], '--port'],
+    [['--role', 'observer', '--frobnicate'], '--frobnicate'],
+    [['--role', 'observer', '--bootstrap', 'not-a-multiaddr'], '--bootstrap'],
+    [['--role', 'observer', '--bootstrap', '/ip4/127.0.0.1/udp/4001'], '--bootstrap'],
+    [['--role', 'executor', '--capabilities', 'can_fly'], '--capabilities'],
+    [['--role', 'observer', '--log-format', 'xml'], '--log-format'],
+    [['--role', 'observer', '--min-splits', '5', '--max-splits', '3'], '--min-splits'],
+    [['--role', 'observer', '--min-score', '1.5'], '--min-score'],
+    [['--role', 'observer', '--swarm', 'no/slashes'], '--swarm'],
+    [['--role', 'observer', '--swarm-key', '/nonexistent/swarm.key'], '--swarm-key'],
+    [['--role', 'observer', '--host', 'example.com'], '--host'],
+    [['--role', 'decomposer', '--llm', 'openai-compatible'], '--llm-base-url'],
+    [['--role', 'scorer', '--llm', 'anthropic'], '--llm'],
+    [['--role', 'observer', 'stray-argument'], 'too many arguments']
+  ]
+  for (const [args, flag] of bad) {
+    test(`bad usage ${JSON.stringify(args)} exits 2 naming ${flag}`, async () => {
+      const r = await runCli(args)
+      assert.equal(r.code, 2, r.stderr)
+      assert.ok(r.stderr.includes(flag), `stderr names ${flag}: ${r.stderr}`)
+    })
+  }
+
+  test('identity: created 0600, kept across restarts; a corrupt key file is an error naming it', async () => {
+    const ids = path.join(tmp, 'ids')
+    const args = ['--role', 'observer', '--identity', 'alice', '--identity-dir', ids, '--data-dir', path.join(tmp, 'alice')]
+    const first = await startCli(args)
+    const keyFile = path.join(ids, 'alice.key')
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600)
+    const t0 = wallMs()
+    first.child.kill('SIGTERM')
+    const [code] = await first.exited
+    assert.equal(code, 0)
+    assert.ok(wallMs() - t0 < 2000, `SIGTERM exit took ${wallMs() - t0} ms`)
+    const second = await startCli(args)
+    assert.equal(second.peerId, first.peerId, 'same PeerId after a restart')
+    const t1 = wallMs()
+    second.child.kill('SIGINT')
+    assert.equal((await second.exited)[0], 0)
+    assert.ok(wallMs() - t1 < 2000, `SIGINT exit took ${wallMs() - t1} ms`)
+
+    writeFileSync(keyFile, 'this is not a key')
+    const r = await runCli(args)
+    assert.equal(r.code, 1)
+    assert.ok(r.stderr.includes(keyFile), `names the key file: ${r.stderr}`)
+    assert.match(r.stderr, /corrupt/)
+  })
+
+  test('a second peer on the same data dir is refused, naming the dir', async () => {
+    const dir = path.join(tmp, 'shared-data')
+    const a = await startCli(['--role', 'observer', '--identity', 'd1', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', dir])
+    const r = await runCli(['--role', 'observer', '--identity', 'd2', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', dir])
+    assert.equal(r.code, 1)
+    assert.ok(r.stderr.includes(dir), r.stderr)
+    a.child.kill('SIGKILL')
+    await a.exited
+  })
+
+  test('a forked peer exits within 2 s when its parent closes the IPC channel', async () => {
+    const p = await swarm.start({ name: 'ipc-child', bootstrap: 'none' })
+    const t0 = wallMs()
+    p.child.disconnect()
+    const exit = await p.exited
+    assert.equal(exit.code, 0)
+    assert.ok(wallMs() - t0 < 2000, `exit took ${wallMs() - t0} ms`)
+  })
+
+  test('--submit-goal publishes a root goal signed by this peer', async () => {
+    const p = await swarm.start({ name: 'submitter', bootstrap: 'none', args: ['--submit-goal', 'Plan a two-week trip to Japan'] })
+    await p.waitFor(() => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.text === 'Plan a two-week trip to Japan'), 'the submitted goal')
+    const env = [...p.envelopes.values()].find((e) => e.kind === 'goal')
+    assert.equal(env?.from, p.peerId)
+    await p.waitForLog('submitted the root goal')
+    await p.stop()
+  })
+
+  test('a private swarm: only peers holding the same swarm key connect', async () => {
+    const key1 = path.join(tmp, 'swarm1.key')
+    const key2 = path.join(tmp, 'swarm2.key')
+    assert.equal((await runCli(['--new-swarm-key', key1])).code, 0)
+    assert.equal((await runCli(['--new-swarm-key', key2])).code, 0)
+    assert.equal(statSync(key1).mode & 0o777, 0o600)
+    assert.equal((await runCli(['--new-swarm-key', key1])).code, 2, 'never overwrites a key')
+    const a = await swarm.start({ name: 'psk-a', bootstrap: 'none', args: ['--swarm-key', key1] })
+    const b = await swarm.start({ name: 'psk-b', bootstrap: [a.addr], args: ['--swarm-key', key1] })
+    const c = await swarm.start({ name: 'psk-c', bootstrap: [a.addr] })
+    const d = await swarm.start({ name: 'psk-d', bootstrap: [a.addr], args: ['--swarm-key', key2] })
+    await b.waitForPeers(1)
+    await sleep(3000) // c and d keep re-dialling a meanwhile
+    assert.equal(a.connectedPeers(), 1, 'a only connects to b')
+    assert.equal(c.connectedPeers(), 0, 'no key: no connection')
+    assert.equal(d.connectedPeers(), 0, 'another key: no connection')
+    for (const p of [a, b, c, d]) await p.kill()
+  })
+})
