@@ -33,7 +33,7 @@ const outcome = await runLocalSwarm({
   counts: { decomposers: 2, scorers: 2, executors: 2 },
   // Shorter protocol timings than the defaults suit one machine: gossip here takes milliseconds.
   // 3-5 subgoals per split give the demo model's tree a second level for the default goal.
-  peerArgs: ['--llm', 'offline-demo', '--settle-ms', '500', '--accept-timeout-ms', '5000', '--announce-interval-ms', '2000',
+  peerArgs: ['--llm', 'offline-demo', '--settle-ms', '1000', '--accept-timeout-ms', '5000', '--announce-interval-ms', '2000',
     '--min-splits', '3', '--max-splits', '5'],
   reportFile,
   timeoutMs: opts.timeoutMs,

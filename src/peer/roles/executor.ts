@@ -45,6 +45,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const timers = new RoleTimers()
   /** Leaves this process is claiming or executing. */
   const working = new Set<string>()
+  /** Local monotonic ms when this executor first saw each leaf. */
+  const firstSeen = new Map<string, number>()
   let scheduled = false
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
@@ -77,14 +79,24 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function look (): void {
     if (timers.isDisposed || working.size >= PARALLEL_LEAVES) return
     const candidates: { node: PromptNode, cap: Capability }[] = []
+    const nowMs = performance.now()
+    let soonest = Infinity
     for (const node of state.nodes()) {
       if (working.has(node.node_id) || state.resultsFor(node.node_id).length > 0) continue
       const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
+      // A leaf is claimed only once it has been known for a settle window: by then every
+      // executor that saw it at about the same time has subscribed to its claim topic, so
+      // competing claims reach each other within the settle window (measured: a claim on a
+      // fresh topic can take over a second to arrive otherwise).
+      const seen = firstSeen.get(node.node_id) ?? nowMs
+      firstSeen.set(node.node_id, seen)
+      if (nowMs - seen < config.settleMs) { soonest = Math.min(soonest, seen + config.settleMs - nowMs); continue }
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
       if (lease.state === 'settling' || lease.state === 'held') continue
       candidates.push({ node, cap })
     }
+    if (soonest !== Infinity) timers.after(soonest + 5, schedule)
     if (candidates.length === 0) return
     const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
     for (const node of order(candidates.map((c) => c.node))) {
@@ -130,6 +142,14 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     await execute(node, mine)
   }
 
+  /** The current holder of a leaf's lease when it is not this claim, else null. */
+  function otherHolder (node: PromptNode, mine: ClaimMsg): string | null {
+    const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
+    if (lease.state !== 'settling' && lease.state !== 'held') return null
+    const h = lease.holder
+    return h.claimer_peer === me && h.claimed_at === mine.claimed_at ? null : h.claimer_peer
+  }
+
   async function execute (node: PromptNode, mine: ClaimMsg): Promise<void> {
     log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${brief(node.text)}"`)
     const stopRenewing = timers.every(Math.max(100, Math.floor(config.leaseMs / 3)), () => {
@@ -159,6 +179,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       stopRenewing()
     }
     if (timers.isDisposed) return
+    // A competing claim that wins by the rule arrived late, or the lease lapsed and someone
+    // else holds it now: that executor publishes the result; a second one would be a duplicate.
+    const other = otherHolder(node, mine)
+    if (other !== null) {
+      log.warn({ node_id: node.node_id, holder: other }, `lost the lease on "${brief(node.text)}" while working; result not published`)
+      return
+    }
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output

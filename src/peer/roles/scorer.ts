@@ -291,11 +291,12 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         const now = winningFor(state, goal.goal_id)
         if (now === undefined || messageKey({ kind: 'accepted', body: now }) !== splitKey) return
         const todo = missing()
-        for (const c of todo) {
-          if (timers.isDisposed) return
+        if (timers.isDisposed) return
+        // Concurrently: each publish may wait on the network, and the children are independent.
+        await Promise.all(todo.map(async (c) => {
           if (c.kind === 'goal') await bus.publish('goal', c.body)
           else await bus.publish('node', c.body)
-        }
+        }))
         if (todo.length > 0 && split.scorer_peer !== me) {
           log.info({ goal_id: goal.goal_id, children: todo.length }, 'republished children the accepting scorer did not deliver')
         }

@@ -1,0 +1,87 @@
+/**
+ * Shared parts of the roles' swarm tests (test/swarm/roles-*.test.ts): real peer processes
+ * (test/support/peers.ts) whose LLM is the loopback stand-in speaking the OpenAI API to the real
+ * openai SDK inside each peer, small trees and short protocol timings, and the plan tree as
+ * each peer holds it (rebuilt from the envelopes it streams over IPC).
+ */
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
+import { nowMicros } from '../../src/peer/protocol/time'
+import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
+import type { PeerProcess } from '../support/peers'
+
+/**
+ * Settle window of these tests (ms). Shorter than the 2 s default, but above the ~0.7-0.9 s a
+ * claim on a fresh per-leaf topic was measured to take to reach the other peers.
+ */
+export const SETTLE_MS = 1500
+/** Claim lease (ms): short, so a killed holder's leaf comes back quickly. */
+export const LEASE_MS = 4000
+
+/** Protocol flags for every role peer: small splits, short timings, fast LLM retries. */
+export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSplits?: number, maxSplits?: number, rootSplitCount?: number } = {}): string[] {
+  const args = [
+    '--llm', 'openai-compatible', '--model', 'standin', '--llm-base-url', standin.openaiBaseUrl,
+    '--llm-retry-base-ms', '10',
+    '--max-depth', String(over.maxDepth ?? 2),
+    '--min-splits', String(over.minSplits ?? 2),
+    '--max-splits', String(over.maxSplits ?? 3),
+    '--settle-ms', String(SETTLE_MS),
+    '--lease-ms', String(LEASE_MS),
+    '--accept-timeout-ms', '3000',
+    '--announce-interval-ms', '1000'
+  ]
+  if (over.rootSplitCount !== undefined) args.push('--root-split-count', String(over.rootSplitCount))
+  return args
+}
+
+/** A stand-in answering like the demo model, unless `responder` decides otherwise (null = demo). */
+export async function startStandin (responder?: (req: StandinRequest) => StandinReply | null | Promise<StandinReply | null>): Promise<LlmStandin> {
+  return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
+}
+
+/** The plan tree as `peer` holds it now. */
+export function treeOf (peer: PeerProcess, nowUs = nowMicros()): GoalView[] {
+  return buildTree(new PlanState(peer.envelopes.values()), { nowUs, settleMs: SETTLE_MS })
+}
+
+export function progressOf (peer: PeerProcess, goalId: string): PlanProgress | undefined {
+  const root = treeOf(peer).find((r) => r.id === goalId)
+  return root === undefined ? undefined : planProgress(root)
+}
+
+/** Waits until `peer` holds the goal's complete plan (every leaf done or failed). */
+export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 60_000): Promise<PlanProgress> {
+  await peer.waitFor(() => progressOf(peer, goalId)?.complete === true, `the complete plan of ${goalId}`, timeoutMs)
+  return progressOf(peer, goalId) as PlanProgress
+}
+
+/** Every leaf of the winning tree (superseded ones left out). */
+export function leavesOf (root: GoalView): LeafView[] {
+  const out: LeafView[] = []
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'leaf') out.push(n)
+    else n.children.forEach(walk)
+  }
+  walk(root)
+  return out
+}
+
+/** Number of ResultMsgs per node_id that `peer` holds. */
+export function resultsPerNode (peer: PeerProcess): Map<string, number> {
+  const m = new Map<string, number>()
+  for (const e of peer.envelopes.values()) if (e.kind === 'result') m.set(e.body.node_id, (m.get(e.body.node_id) ?? 0) + 1)
+  return m
+}
+
+/** treeHash of each peer's tree at one common clock reading. */
+export function hashes (peers: PeerProcess[]): string[] {
+  const nowUs = nowMicros()
+  return peers.map((p) => treeHash(treeOf(p, nowUs)))
+}
+
+/** The stand-in's execute requests, by the task text of each. */
+export function executedTasks (standin: LlmStandin): string[] {
+  return standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1] ?? '?')
+}
