@@ -78,7 +78,6 @@ test('(3) three executors racing: exactly one result per leaf', async (t) => {
   await swarm.start({ role: 'scorer', name: 'sc1', args })
   await swarm.start({ role: 'scorer', name: 'sc2', args })
   const execs = await swarm.startMany(3, (i) => ({ role: 'executor', name: `ex${i + 1}`, args }))
-  await swarm.waitConnected(5)
   const goalId = await observer.submitGoal(GOAL)
   const p = await waitComplete(observer, goalId)
   assert.equal(p.leaves, 4)
