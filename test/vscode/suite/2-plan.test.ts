@@ -3,7 +3,7 @@ import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/peer/state/tree'
 import type { PlanElement } from '../../../src/views/planTree'
-import { alive, api, applySettings, GOAL, leaves, rootById, shared, TEST_SETTINGS, walk } from './helpers'
+import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, walk } from './helpers'
 
 suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () => {
   suiteSetup(async () => {
@@ -50,10 +50,10 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     }
   })
 
-  test('tree items carry content ids, statuses, codicons, tooltips and a click command', async () => {
+  test('tree items carry content ids, statuses, codicons, tooltips and a click command', async function () {
+    this.timeout(300_000)
     const a = await api()
-    const goalId = shared().goalId
-    assert.ok(goalId, 'previous test submitted a goal')
+    const goalId = await ensurePlan(a)
     const rootEl = a.tree.getChildren().find((e) => e.id === goalId)
     assert.ok(rootEl, 'root element listed at the top level')
     const item = a.tree.getTreeItem(rootEl)
@@ -94,9 +94,10 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     assert.equal(leafCount, planProgress(root).leaves)
   })
 
-  test('reveal selects a leaf deep in the tree (getParent chain)', async () => {
+  test('reveal selects a leaf deep in the tree (getParent chain)', async function () {
+    this.timeout(300_000)
     const a = await api()
-    const root = rootById(a, shared().goalId ?? '')
+    const root = rootById(a, await ensurePlan(a))
     assert.ok(root)
     const deepest = leaves(root).at(-1)
     assert.ok(deepest)

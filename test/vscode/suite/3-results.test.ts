@@ -3,17 +3,22 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
-import { api, GOAL, leaves, rootById, shared } from './helpers'
+import { api, ensurePlan, GOAL, leaves, rootById } from './helpers'
 
 suite('Goal Swarm: results as documents, save, export, copy', () => {
   let dir = ''
   suiteSetup(async () => { dir = await mkdtemp(path.join(tmpdir(), 'goal-swarm-results-')) })
   suiteTeardown(async () => { await rm(dir, { recursive: true, force: true }) })
 
+  suiteSetup(async function () {
+    this.timeout(300_000)
+    await ensurePlan(await api())
+  })
+
   async function doneLeaf () {
     const a = await api()
-    const root = rootById(a, shared().goalId ?? '')
-    assert.ok(root, 'the plan of the previous suite')
+    const root = rootById(a, await ensurePlan(a))
+    assert.ok(root)
     const leaf = leaves(root).find((l) => l.status === 'done')
     assert.ok(leaf)
     return { a, root, leaf }

@@ -36,7 +36,7 @@ suite('Goal Swarm: supervision and settings', () => {
   test('a crashed peer is restarted with backoff and keeps its PeerId', async function () {
     this.timeout(60_000)
     const a = await api()
-    const before = await a.peers.main.whenReady()
+    const before = await a.peers.startMain()
     const pid = a.peers.main.pid
     assert.ok(pid !== undefined)
     process.kill(pid, 'SIGKILL')
@@ -49,6 +49,7 @@ suite('Goal Swarm: supervision and settings', () => {
   test('repeated crashes stop the restarts, and the reason says so; Start Peer recovers', async function () {
     this.timeout(120_000)
     const a = await api()
+    await a.peers.startMain()
     const phase = (): string => a.peers.main.phase
     // The previous test's crash counts: this series reaches the limit (4 in 5 min) within 3 more.
     for (let i = 0; i < 5 && phase() !== 'failed'; i++) {

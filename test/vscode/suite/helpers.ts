@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import * as vscode from 'vscode'
 import type { GoalSwarmTestApi } from '../../../src/extension/extension'
-import type { GoalView, LeafView, TreeNode } from '../../../src/peer/state/tree'
+import { planProgress, type GoalView, type LeafView, type TreeNode } from '../../../src/peer/state/tree'
 
 export const EXTENSION_ID = 'goal-swarm.goal-swarm'
 
@@ -90,3 +90,25 @@ export function shared (): { goalId?: string } {
 }
 
 export const GOAL = 'Plan a two-week trip to Japan'
+
+/**
+ * The goal id of a completed plan of GOAL: the one an earlier test made, or a new one planned
+ * by a fresh local swarm (so each test file also runs alone or in any order, as
+ * @vscode/test-cli may load them).
+ */
+export async function ensurePlan (a: GoalSwarmTestApi): Promise<string> {
+  const s = shared()
+  const done = (id: string | undefined): id is string => {
+    const r = id === undefined ? undefined : rootById(a, id)
+    return r !== undefined && planProgress(r).complete
+  }
+  if (done(s.goalId)) return s.goalId
+  await applySettings(TEST_SETTINGS)
+  const count = (role: string): number => a.peers.localSwarm.filter((p) => p.isActive && p.label.startsWith(`local-${role}-`)).length
+  if (count('decomposer') < 1 || count('scorer') < 2 || count('executor') < 1) await vscode.commands.executeCommand('goalSwarm.startLocalSwarm')
+  const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL, ifNoWorkers: 'submit', progress: false })
+  assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
+  await a.model.waitFor(() => done(goalId), 280_000, 'the plan to complete')
+  s.goalId = goalId
+  return goalId
+}

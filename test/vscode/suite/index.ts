@@ -1,7 +1,8 @@
 /**
  * extensionTestsPath entry: VS Code's extension host calls run(). Runs every bundled
- * `*.test.js` next to this file, in name order (the files build on each other's peers and plan).
- * MOCHA_GREP in the environment selects tests by title.
+ * `*.test.js` next to this file, in name order (later files reuse the plan of earlier ones but
+ * make their own when run alone). MOCHA_GREP in the environment selects tests by title;
+ * MOCHA_ORDER=reverse runs the files backwards (as @vscode/test-cli may order them).
  */
 import { readdirSync } from 'node:fs'
 import * as path from 'node:path'
@@ -9,7 +10,9 @@ import Mocha from 'mocha'
 
 export function run (): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, reporter: 'spec', timeout: 120_000, slow: 10_000, grep: process.env.MOCHA_GREP })
-  for (const f of readdirSync(__dirname).filter((n) => n.endsWith('.test.js')).sort()) mocha.addFile(path.join(__dirname, f))
+  const files = readdirSync(__dirname).filter((n) => n.endsWith('.test.js')).sort()
+  if (process.env.MOCHA_ORDER === 'reverse') files.reverse()
+  for (const f of files) mocha.addFile(path.join(__dirname, f))
   return new Promise((resolve, reject) => {
     mocha.run((failures) => {
       const total = mocha.suite.total()
