@@ -247,7 +247,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   /** The winning split's decision for each subgoal; one LLM call per subgoal, run in parallel. */
   async function classifyAll (goal: Goal, proposal: SubgoalProposal): Promise<ChildDecision[]> {
     const forced = goal.depth + 1 >= config.maxDepth
-    const ancestors = [...ancestorTexts(state, goal), goal.text]
+    const ancestors = ancestorTexts(state, goal)
     return await Promise.all(proposal.subgoals.map(async (text, index) => {
       let c: ClassifyOutput
       try {
@@ -257,7 +257,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
           return await llm.generateObject({
             purpose: 'classify',
             system: CLASSIFY_SYSTEM,
-            prompt: classifyPrompt({ subgoal: text, goal: goal.text, ancestors: ancestors.slice(0, -1), siblings: proposal.subgoals.filter((_, i) => i !== index) }),
+            prompt: classifyPrompt({ subgoal: text, goal: goal.text, ancestors, siblings: proposal.subgoals.filter((_, i) => i !== index) }),
             schema: ClassifyOutput,
             schemaName: 'classification'
           })
