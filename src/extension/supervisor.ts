@@ -121,6 +121,8 @@ export class SupervisedPeer extends Disposable {
     try {
       launch = await this.launcher()
     } catch (err) {
+      // Stopped meanwhile (e.g. the main peer this one dials was stopped): not a failure.
+      if (this._phase !== 'starting' || this.isDisposed) return
       this.fail((err as Error).message, err instanceof LaunchError ? undefined : err as Error)
       return
     }
