@@ -147,6 +147,13 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const env = [...p.envelopes.values()].find((e) => e.kind === 'goal')
     assert.equal(env?.from, p.peerId)
     await p.waitForLog('submitted the root goal')
+    // Logs also travel over IPC; an invalid parent message is logged and dropped, nothing more.
+    assert.ok(p.messages.some((m) => (m as { type?: string }).type === 'log'), 'log messages over IPC')
+    p.send({ type: 'make-coffee' })
+    await p.waitForLog('dropped an invalid IPC message from the parent')
+    const before = p.lastStatus
+    await p.waitFor(() => p.lastStatus !== before, 'a status after the invalid message')
+    assert.ok(p.running)
     await p.stop()
   })
 

@@ -1,0 +1,124 @@
+/**
+ * The peer runtime in-process (real libp2p nodes on 127.0.0.1, no mDNS): the bus contract the
+ * roles rely on (self-delivery, one call per new envelope, publish-time checks), reference-
+ * counted subscriptions, large results as blobs, and the state log's handling of a damaged
+ * file. Complements runtime.test.ts, which runs the same code as separate processes.
+ */
+import '../../src/peer/polyfill' // FIRST: libp2p on Node 20
+import assert from 'node:assert/strict'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, describe, test } from 'node:test'
+import { makeConfig } from '../../src/peer/config'
+import { createLogger } from '../../src/peer/log'
+import { startRuntime, type PeerRuntime } from '../../src/peer/net/runtime'
+import { messageKey } from '../../src/peer/protocol/envelope'
+import { MAX_INLINE_OUTPUT, type AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
+import { formatTopic } from '../../src/peer/protocol/topics'
+import { toJsonlLine } from '../../src/peer/state/jsonl'
+import { capability, proposal, score } from '../support/fixtures'
+import { sleep } from '../support/peers'
+import { syntheticPlan } from '../support/syntheticPlan'
+
+const base = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-bus-'))
+const { log } = createLogger({ format: 'json', verbose: false })
+log.level = 'silent'
+const running: PeerRuntime[] = []
+after(async () => {
+  for (const r of running) await r.stop()
+  rmSync(base, { recursive: true, force: true })
+})
+
+async function peer (name: string, bootstrap: string[] = []): Promise<PeerRuntime> {
+  const rt = await startRuntime(makeConfig('observer', { name, dataDir: path.join(base, name), identityDir: path.join(base, 'ids'), mdns: false, bootstrap }), log, { syncIntervalMs: 1000 })
+  running.push(rt)
+  return rt
+}
+
+async function until (check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
+  test('publish delivers to own listeners once, gossips to others, and refuses bad bodies', async () => {
+    const a = await peer('a')
+    const b = await peer('b', [a.listenAddrs()[0] as string])
+    await until(() => a.node.getPeers().length === 1 && b.node.getPeers().length === 1, 'a connection')
+    const seenA: AnyEnvelope[] = []
+    const seenB: AnyEnvelope[] = []
+    a.bus.onMessage((e) => seenA.push(e))
+    const sub = b.bus.onMessage((e) => seenB.push(e))
+    const body = capability(a.peerId, nowMicros(), [], 'scorer')
+    const env = await a.bus.publish('capability', body)
+    assert.equal(env.from, a.peerId)
+    assert.deepEqual(seenA.map((e) => messageKey(e)), [messageKey(env)], 'own listener called at once')
+    await a.bus.publish('capability', body)
+    assert.equal(seenA.length, 1, 'the same content again is not news')
+    await until(() => seenB.length === 1, 'gossip to b')
+    assert.ok(b.state.has(messageKey(env)), 'merged into b\'s state before its listener ran')
+    sub.dispose()
+    await a.bus.publish('capability', capability(a.peerId, nowMicros() + 1, [], 'scorer'))
+    await until(() => b.state.size >= 2, 'second announcement')
+    assert.equal(seenB.length, 1, 'a disposed listener is not called')
+
+    const p = proposal('0123456789abcdef', ['one', 'two'], a.peerId)
+    await assert.rejects(a.bus.publish('score', score(p, b.peerId, 0.9)), /impersonation/)
+    await assert.rejects(a.bus.publish('proposal', { ...p, proposal_id: 'ffffffffffffffff' }), /id_mismatch/)
+    await assert.rejects(a.bus.publish('score', { ...score(p, a.peerId, 0.9), score: 2 }), /invalid_schema/)
+  })
+
+  test('subscriptions are reference-counted', async () => {
+    const a = running[0] as PeerRuntime
+    const topic = formatTopic({ swarm: 'default', kind: 'propose', goalId: 'abcdefabcdefabcd' })
+    const s1 = a.bus.subscribe(topic)
+    const s2 = a.bus.subscribe(topic)
+    assert.equal(a.bus.subscriptions.refCount(topic), 2)
+    s1.dispose()
+    s1.dispose()
+    assert.ok(a.node.services.pubsub.getTopics().includes(topic), 'still subscribed for the other holder')
+    s2.dispose()
+    assert.ok(!a.node.services.pubsub.getTopics().includes(topic), 'released by the last holder')
+  })
+
+  test('a result longer than the inline limit is published truncated and served whole', async () => {
+    const [a, b] = running as [PeerRuntime, PeerRuntime]
+    const plan = syntheticPlan(a.peerId, { text: 'blob plan', shape: [1, 1], nowUs: nowMicros(), results: false })
+    for (const it of plan) await a.bus.publish(it.kind, it.body)
+    const node = plan.find((i) => i.kind === 'node')?.body as { node_id: string, goal_id: string }
+    const output = 'ü'.repeat(MAX_INLINE_OUTPUT) + ' and the end'
+    const env = await a.bus.publish('result', { node_id: node.node_id, goal_id: node.goal_id, executor_peer: a.peerId, success: true, output, output_sha256: null, output_bytes: Buffer.byteLength(output), attempts: 1, finished_at: formatTimestamp(nowMicros()) })
+    assert.equal(env.body.output.length, MAX_INLINE_OUTPUT)
+    assert.match(env.body.output_sha256 ?? '', /^[0-9a-f]{64}$/)
+    assert.equal(env.body.output_bytes, Buffer.byteLength(output))
+    assert.equal(await a.getOutput(node.node_id), output)
+    await until(() => b.state.resultsFor(node.node_id).length === 1, 'the result at b')
+    assert.equal(await b.getOutput(node.node_id), output, 'b fetches the blob from a')
+  })
+
+  test('the state log is re-verified on load; bad and truncated lines are dropped and the file rewritten', async () => {
+    const a = running[0] as PeerRuntime
+    const good = a.state.envelopes()
+    const dir = path.join(base, 'damaged')
+    const file = path.join(dir, 'state.jsonl')
+    const cap = good.find((e) => e.kind === 'capability') as AnyEnvelope & { kind: 'capability' }
+    const tampered = { ...cap, body: { ...cap.body, announced_at: formatTimestamp(nowMicros() + 5_000_000) } } // signature of another body
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(file, good.map(toJsonlLine).join('') + 'not json\n' + JSON.stringify(tampered) + '\n')
+    appendFileSync(file, '{"v":1,"kind":"go') // a crash mid-append
+    const c = await startRuntime(makeConfig('observer', { name: 'damaged', dataDir: dir, identityDir: path.join(base, 'ids'), mdns: false }), log)
+    running.push(c)
+    assert.equal(c.state.size, good.length)
+    assert.equal(c.drops.snapshot().bad_signature, 1)
+    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
+    assert.equal(lines.length, good.length, 'rewritten with the good lines only')
+    await c.bus.publish('capability', capability(c.peerId, nowMicros(), [], 'observer'))
+    await c.stop()
+    assert.equal(readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').length, good.length + 1, 'appends go on a clean line')
+  })
+})
