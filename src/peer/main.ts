@@ -26,6 +26,11 @@ async function main (): Promise<void> {
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
   const mainLog = log.child({ component: 'main' })
   process.on('unhandledRejection', (err) => { mainLog.error({ err }, 'unhandled rejection (the peer keeps running)') })
+  // DESIGN §9: nothing a remote peer sends may take the process down; sync repairs whatever a
+  // failed handler missed. Logged with its stack so it gets fixed.
+  process.on('uncaughtException', (err) => { mainLog.error({ err }, 'uncaught exception (the peer keeps running)') })
+  // A reader that went away (closed pipe) must not crash the peer.
+  process.stdout.on('error', () => {})
 
   let runtime: PeerRuntime | null = null
   let role: Disposable | null = null

@@ -171,6 +171,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   await node.start()
   bus.start()
   dialer.start()
+  // Large outputs of reloaded results that never arrived before the restart.
+  for (const env of state.envelopes()) {
+    if (env.kind === 'result' && env.body.output_sha256 !== null && !blobs.store.has(env.body.output_sha256)) blobs.want(env.body.output_sha256, [env.body.executor_peer])
+  }
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
   netLog.info({ peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length }, 'listening')
 
