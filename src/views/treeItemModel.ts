@@ -57,8 +57,9 @@ export function goalItem (goal: GoalView): PlanItemModel {
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal),
     contextValue: `goal.${goal.status}`,
-    // Roots open by default so a submitted goal shows its plan; subgoals stay compact.
-    collapsible: goal.children.length === 0 ? 'none' : goal.parent_id === null ? 'expanded' : 'collapsed'
+    // Roots are always expandable and open: VS Code remembers a row first drawn without a
+    // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
+    collapsible: goal.parent_id === null ? 'expanded' : goal.children.length === 0 ? 'none' : 'collapsed'
   }
 }
 
