@@ -1,0 +1,116 @@
+/**
+ * docs/BENCHMARKS.md writer: Markdown tables, and one marked section per benchmark, so
+ * `npm run bench -- --only NAME` rewrites that benchmark's section and keeps the others.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+
+export interface Table {
+  /** Column titles. */
+  columns: string[]
+  rows: (string | number)[][]
+}
+
+/** A target from the issue and how the run did against it. */
+export interface TargetCheck {
+  target: string
+  measured: string
+  /** null when the run could not measure it. */
+  met: boolean | null
+}
+
+/** What one benchmark contributes to the document. */
+export interface Section {
+  /** Stable id (the --only NAME), e.g. 'overhead'. */
+  name: string
+  title: string
+  /** Paragraphs before the tables (settings, method). */
+  intro: string[]
+  tables: { caption?: string, table: Table }[]
+  targets: TargetCheck[]
+  /** Paragraphs after the tables (caveats, why a target was missed). */
+  notes: string[]
+}
+
+const esc = (v: string | number): string => String(v).replace(/\|/g, '\\|').replace(/\n/g, ' ')
+
+/** A GitHub Markdown table. */
+export function renderTable (t: Table): string {
+  const head = `| ${t.columns.map(esc).join(' | ')} |`
+  const rule = `|${t.columns.map(() => '---').join('|')}|`
+  return [head, rule, ...t.rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n')
+}
+
+export function renderSection (s: Section): string {
+  const parts: string[] = [`## ${s.title}`, ...s.intro]
+  for (const t of s.tables) {
+    if (t.caption !== undefined) parts.push(t.caption)
+    parts.push(renderTable(t.table))
+  }
+  if (s.targets.length > 0) {
+    parts.push(renderTable({
+      columns: ['target', 'measured', 'met'],
+      rows: s.targets.map((t) => [t.target, t.measured, t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'])
+    }))
+  }
+  parts.push(...s.notes)
+  return parts.join('\n\n')
+}
+
+const start = (name: string): string => `<!-- bench:${name}:start -->`
+const end = (name: string): string => `<!-- bench:${name}:end -->`
+
+/**
+ * Replaces (or appends, in `order`) the marked block `name` of a document.
+ * @param order every block name in document order, to place a new block
+ */
+export function replaceBlock (doc: string, name: string, body: string, order: readonly string[]): string {
+  const block = `${start(name)}\n${body.trim()}\n${end(name)}`
+  const s = doc.indexOf(start(name))
+  const e = doc.indexOf(end(name))
+  if (s >= 0 && e > s) return doc.slice(0, s) + block + doc.slice(e + end(name).length)
+  // Insert before the first block that comes later in `order`, else at the end.
+  const later = order.slice(order.indexOf(name) + 1).map((n) => doc.indexOf(start(n))).filter((i) => i >= 0)
+  if (later.length > 0) {
+    const at = Math.min(...later)
+    return doc.slice(0, at) + block + '\n\n' + doc.slice(at)
+  }
+  return doc.trimEnd() + '\n\n' + block + '\n'
+}
+
+export const DOC_HEADER = [
+  '# Benchmarks',
+  '',
+  'Measured by `npm run bench` (bench/run.ts); every section below is generated: edit bench/, then rerun',
+  '(`npm run bench -- --only NAME` rewrites one section, `--quick` runs a shorter version). Each',
+  'section names the command that produced it. Fault injection is a test tier, not a benchmark:',
+  '`npm run test:faults` (test/faults).'
+].join('\n')
+
+/**
+ * Writes `sections` (and the machine block) into `file`, keeping other sections as they are.
+ * @param order every section name in document order
+ */
+export function writeDoc (file: string, machine: string, sections: Section[], order: readonly string[]): void {
+  let doc = existsSync(file) ? readFileSync(file, 'utf8') : DOC_HEADER + '\n'
+  const all = ['machine', ...order]
+  doc = replaceBlock(doc, 'machine', machine, all)
+  for (const s of sections) doc = replaceBlock(doc, s.name, renderSection(s), all)
+  writeFileSync(file, doc.trimEnd() + '\n')
+}
+
+/** Formats ms as seconds with `digits` decimals. */
+export const sec = (ms: number, digits = 2): string => (ms / 1000).toFixed(digits)
+/** Formats a number of ms. */
+export const msText = (ms: number, digits = 0): string => ms.toFixed(digits)
+
+/** p-th percentile (0..100) by nearest rank; NaN for an empty list. */
+export function percentile (values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)))
+  return sorted[rank - 1] as number
+}
+
+export function median (values: readonly number[]): number {
+  return percentile(values, 50)
+}

@@ -1,0 +1,270 @@
+/**
+ * A swarm of real peer processes playing roles (test/support/peers.ts TestSwarm), each LLM
+ * peer with its own loopback LLM stand-in (test/support/llm-standin.ts) so calls are counted
+ * per peer and a test can see when one peer's call is in flight. Plans are watched through the
+ * peers' IPC envelope streams: each PeerProcess mirrors its peer's verified plan state, and
+ * the tree is the same pure function the peers use (state/tree.ts).
+ *
+ * Used by the benchmarks (bench/*.ts) and the fault tier (test/faults).
+ */
+import { messageKey } from '../../src/peer/protocol/envelope'
+import type { LlmPurpose } from '../../src/peer/llm/provider'
+import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
+import { nowMicros, type Micros } from '../../src/peer/protocol/time'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
+import { LlmStandin, type StandinResponder } from '../../test/support/llm-standin'
+import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from '../../test/support/peers'
+
+/** API key the peers send to their stand-ins (never a real key). */
+const STANDIN_KEY = 'standin-test-key'
+
+export interface RolePeer {
+  peer: PeerProcess
+  role: Role
+  /** The peer's own LLM stand-in; null for observers and non-LLM peers. */
+  llm: LlmStandin | null
+}
+
+export interface RoleSwarmOptions extends TestSwarmOptions {
+  /** Answers every LLM call of every peer. */
+  responder: StandinResponder
+  /** Stand-in latency per call, ms (default 0). */
+  latencyMs?: number
+}
+
+export interface AddOptions extends Omit<PeerSpec, 'role'> {
+  /** This peer's stand-in latency (default: the swarm's). */
+  latencyMs?: number
+  /**
+   * Use the offline demo model instead of a stand-in (for peers in network namespaces, which
+   * cannot reach a stand-in on the host's loopback).
+   */
+  offlineDemo?: boolean
+}
+
+/** Mirrors one peer's plan state from its IPC envelope stream, incrementally. */
+export class StateMirror {
+  readonly state = new PlanState()
+  private seen = 0
+  constructor (readonly peer: PeerProcess) {}
+
+  /** Folds in envelopes received since the last call. @returns the state */
+  update (): PlanState {
+    const envs = this.peer.envelopes
+    if (envs.size === this.seen) return this.state
+    let i = 0
+    for (const env of envs.values()) {
+      if (i++ < this.seen) continue
+      this.state.add(env)
+    }
+    this.seen = envs.size
+    return this.state
+  }
+
+  /** The tree of one root goal at `nowUs` (default now), or undefined when unknown here. */
+  root (goalId: string, nowUs: Micros = nowMicros()): GoalView | undefined {
+    return buildTree(this.update(), { nowUs }).find((r) => r.id === goalId)
+  }
+}
+
+/** Non-superseded leaves of a tree. */
+export function liveLeaves (root: GoalView): LeafView[] {
+  const out: LeafView[] = []
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'leaf') out.push(n)
+    else n.children.forEach(walk)
+  }
+  walk(root)
+  return out
+}
+
+export interface Completion {
+  /** Wall-clock ms (wallMs) when the last result the plan needed reached the watching peer. */
+  at: number
+  progress: PlanProgress
+  root: GoalView
+}
+
+export class RoleSwarm {
+  readonly swarm: TestSwarm
+  readonly members: RolePeer[] = []
+  private readonly standins: LlmStandin[] = []
+  private readonly mirrors = new Map<PeerProcess, StateMirror>()
+
+  constructor (readonly opts: RoleSwarmOptions) {
+    this.swarm = new TestSwarm(opts)
+  }
+
+  /**
+   * Starts one peer of `role` (LLM roles talk to a fresh stand-in through the real Anthropic
+   * SDK). Bootstraps to every running peer unless `spec.bootstrap` says otherwise.
+   */
+  async add (role: Role, spec: AddOptions = {}): Promise<RolePeer> {
+    let llm: LlmStandin | null = null
+    const args = [...(spec.args ?? [])]
+    const env: Record<string, string> = { ...spec.env }
+    if (spec.offlineDemo === true) {
+      args.push('--llm', 'offline-demo')
+    } else if (role !== 'observer' && spec.script === undefined) {
+      llm = await LlmStandin.start({ latencyMs: spec.latencyMs ?? this.opts.latencyMs ?? 0, script: this.opts.responder })
+      this.standins.push(llm)
+      args.push('--llm', 'anthropic', '--llm-base-url', llm.url, '--llm-retry-base-ms', '100')
+      env.ANTHROPIC_API_KEY = STANDIN_KEY
+    }
+    const { latencyMs: _latency, offlineDemo: _demo, ...peerSpec } = spec
+    const peer = await this.swarm.start({ ...peerSpec, role, args, env })
+    const m: RolePeer = { peer, role, llm }
+    this.members.push(m)
+    return m
+  }
+
+  /** Starts peers in the order decomposers, scorers, executors, observers. */
+  async addRoles (counts: Partial<Record<Role, number>>, spec: AddOptions | ((role: Role, i: number) => AddOptions) = {}): Promise<RolePeer[]> {
+    const out: RolePeer[] = []
+    for (const role of ['decomposer', 'scorer', 'executor', 'observer'] as const) {
+      for (let i = 0; i < (counts[role] ?? 0); i++) {
+        out.push(await this.add(role, typeof spec === 'function' ? spec(role, i) : spec))
+      }
+    }
+    return out
+  }
+
+  /**
+   * Restarts a killed or stopped member with the same identity, port, data dir and stand-in.
+   * @returns the new member (also replaces the old one in `members`)
+   */
+  async restart (m: RolePeer, overrides: PeerSpec = {}): Promise<RolePeer> {
+    const peer = await this.swarm.restart(m.peer, overrides)
+    const next: RolePeer = { peer, role: m.role, llm: m.llm }
+    const i = this.members.indexOf(m)
+    if (i >= 0) this.members[i] = next
+    return next
+  }
+
+  /** Running members of a role. */
+  of (role: Role): RolePeer[] {
+    return this.members.filter((m) => m.role === role && m.peer.running)
+  }
+
+  /** Running peers. */
+  get peers (): PeerProcess[] {
+    return this.members.filter((m) => m.peer.running).map((m) => m.peer)
+  }
+
+  mirror (peer: PeerProcess): StateMirror {
+    let m = this.mirrors.get(peer)
+    if (m === undefined) { m = new StateMirror(peer); this.mirrors.set(peer, m) }
+    return m
+  }
+
+  /** Sets the stand-in latency of every LLM peer. */
+  setLatency (ms: number): void {
+    for (const s of this.standins) s.setLatency(ms)
+  }
+
+  /** Forgets every stand-in's recorded requests. */
+  resetCalls (): void {
+    for (const s of this.standins) s.reset()
+  }
+
+  /** LLM calls per role and purpose, over every member ever started. */
+  callsByRole (): Record<Role, Record<LlmPurpose, number>> {
+    const zero = (): Record<LlmPurpose, number> => ({ decompose: 0, score: 0, classify: 0, execute: 0 })
+    const out: Record<Role, Record<LlmPurpose, number>> = { decomposer: zero(), scorer: zero(), executor: zero(), observer: zero() }
+    const counted = new Set<LlmStandin>()
+    for (const m of this.members) {
+      if (m.llm === null || counted.has(m.llm)) continue
+      counted.add(m.llm)
+      for (const r of m.llm.requests) if (r.purpose !== null) out[m.role][r.purpose]++
+    }
+    return out
+  }
+
+  /**
+   * Waits until `goalId`'s plan is complete at `peer` (every non-superseded leaf done or failed,
+   * no goal awaiting a split), polling its mirrored state every `pollMs`.
+   * @throws on timeout, with the peer's progress
+   */
+  async waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 120_000, pollMs = 50): Promise<Completion> {
+    const mirror = this.mirror(peer)
+    const deadline = wallMs() + timeoutMs
+    let last: PlanProgress | null = null
+    let size = -1
+    for (;;) {
+      const state = mirror.update()
+      if (state.size !== size) {
+        size = state.size
+        const root = mirror.root(goalId)
+        if (root !== undefined) {
+          last = planProgress(root)
+          if (last.complete) {
+            let at = 0
+            for (const leaf of liveLeaves(root)) {
+              for (const r of state.resultsFor(leaf.id)) {
+                const t = peer.arrivals.get(messageKey({ kind: 'result', body: r }))
+                if (t !== undefined) at = Math.max(at, t)
+              }
+            }
+            return { at, progress: last, root }
+          }
+        }
+      }
+      if (!peer.running) throw new Error(`peer ${peer.name} exited while waiting for plan ${goalId}: ${JSON.stringify(peer.exit)}`)
+      if (wallMs() > deadline) throw new Error(`plan ${goalId} not complete at ${peer.name} after ${timeoutMs} ms: ${JSON.stringify(last)}`)
+      await new Promise((resolve) => setTimeout(resolve, pollMs))
+    }
+  }
+
+  /**
+   * Tree hash of one root goal at each peer, all computed for the same clock reading (the
+   * tree is a pure function of the message set and the clock, so equal sets hash equal).
+   */
+  treeHashes (goalId: string, peers: PeerProcess[] = this.peers, nowUs: Micros = nowMicros()): Map<PeerProcess, string | null> {
+    const out = new Map<PeerProcess, string | null>()
+    for (const p of peers) {
+      const root = this.mirror(p).root(goalId, nowUs)
+      out.set(p, root === undefined ? null : treeHash([root]))
+    }
+    return out
+  }
+
+  /**
+   * Waits until every peer in `peers` has the same tree hash for `goalId`.
+   * @returns the hash and when it was first seen equal (wallMs)
+   * @throws on timeout, listing each peer's hash and message count
+   */
+  async waitSameTree (goalId: string, peers: PeerProcess[] = this.peers, timeoutMs = 30_000): Promise<{ hash: string, at: number }> {
+    const deadline = wallMs() + timeoutMs
+    for (;;) {
+      const hashes = this.treeHashes(goalId, peers)
+      const values = [...hashes.values()]
+      if (values[0] != null && values.every((h) => h === values[0])) return { hash: values[0], at: wallMs() }
+      if (wallMs() > deadline) {
+        throw new Error(`tree of ${goalId} differs after ${timeoutMs} ms: ` +
+          [...hashes].map(([p, h]) => `${p.name}=${h?.slice(0, 12) ?? 'none'} (${p.envelopes.size} msgs)`).join(', '))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+
+  /** Waits for a fresh `status` from `peer` (asks for one) and returns its drop counters. */
+  async freshDrops (peer: PeerProcess, timeoutMs = 10_000): Promise<Record<string, number>> {
+    const before = peer.lastStatus
+    peer.send({ type: 'status-query' })
+    await peer.waitFor(() => peer.lastStatus !== before, 'a fresh status', timeoutMs)
+    return { ...(peer.lastStatus?.drops ?? {}) }
+  }
+
+  /** Kills every process (SIGKILL), stops every stand-in, removes the temp dir. Never throws. */
+  async close (): Promise<void> {
+    await this.swarm.close()
+    await Promise.all(this.standins.map(async (s) => { await s.close().catch(() => {}) }))
+  }
+}
+
+/** Plan messages of one root goal's envelopes (capability announcements excluded: they repeat). */
+export function isPlanMessage (env: AnyEnvelope): boolean {
+  return env.kind !== 'capability'
+}

@@ -1,0 +1,163 @@
+/**
+ * Benchmark 3, scale: 5, 10, 20 and 40 peer processes on this one machine (1 decomposer,
+ * 2 scorers, 2 executors, the rest observers; full mesh by --bootstrap, as mDNS would give on a
+ * LAN). Measures idle RSS per peer, then runs the scripted plan and measures gossip delivery
+ * (per message and receiving peer: arrival there minus first arrival anywhere, i.e. at the
+ * publisher; both read from the peers' IPC streams by this runner) and the time from the last
+ * result's publication until every peer holds every plan message (and all tree hashes agree).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import type { PeerProcess } from '../test/support/peers'
+import { wallMs } from '../test/support/peers'
+import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { median, percentile, sec, type TargetCheck } from './lib/report'
+import { isPlanMessage, RoleSwarm } from './lib/roleSwarm'
+import { scriptedResponder } from './lib/scriptedPlan'
+
+const ARGS = ['--max-depth', '2', '--settle-ms', '500']
+
+interface ScaleResult {
+  peers: number
+  startMs: number
+  minConnected: number
+  idleRssMiB: number[]
+  afterRssMiB: number[]
+  completeMs: number
+  convergeMs: number
+  converged: boolean
+  deliveries: number[]
+  messages: number
+  loopP99Ms: number
+  error: string | null
+}
+
+async function oneSize (ctx: BenchContext, n: number): Promise<ScaleResult> {
+  const rs = new RoleSwarm({ responder: scriptedResponder(), latencyMs: 0, commonArgs: ARGS })
+  const r: ScaleResult = {
+    peers: n, startMs: NaN, minConnected: 0, idleRssMiB: [], afterRssMiB: [], completeMs: NaN, convergeMs: NaN,
+    converged: false, deliveries: [], messages: 0, loopP99Ms: NaN, error: null
+  }
+  const loop = monitorEventLoopDelay({ resolution: 10 })
+  try {
+    const t0 = wallMs()
+    await rs.addRoles({ decomposer: 1, scorer: 2, executor: 2, observer: Math.max(0, n - 5) }, { readyTimeoutMs: 60_000 })
+    await rs.swarm.waitConnected(n - 1, 180_000)
+    r.startMs = wallMs() - t0
+    ctx.log(`scale ${n}: ${n} peers up and fully connected in ${sec(r.startMs, 1)} s`)
+    await sleep(5000) // idle: announcements, heartbeats, status only
+    const peers = rs.peers
+    r.minConnected = Math.min(...peers.map((p) => p.connectedPeers()))
+    r.idleRssMiB = peers.map((p) => (p.rssKiB() ?? NaN) / 1024)
+
+    loop.enable()
+    const submitter = rs.of('decomposer')[0]?.peer as PeerProcess
+    const t1 = wallMs()
+    const goalId = await submitter.submitGoal(`Organise a neighbourhood festival (${n} peers)`)
+    const done = await Promise.all(peers.map(async (p) => await rs.waitComplete(p, goalId, 300_000)))
+    r.completeMs = Math.max(...done.map((d) => d.at)) - t1
+    try {
+      await rs.waitSameTree(goalId, peers, 120_000)
+      r.converged = true
+    } catch (err) {
+      r.error = (err as Error).message.split('\n')[0] ?? 'trees differ'
+    }
+    await sleep(1000)
+    loop.disable()
+    r.loopP99Ms = loop.percentile(99) / 1e6
+
+    // Every plan message any peer holds, with its first arrival anywhere (≈ its publication).
+    const first = new Map<string, number>()
+    const isResult = new Set<string>()
+    for (const p of peers) {
+      for (const [k, env] of p.envelopes) {
+        if (!isPlanMessage(env)) continue
+        const t = p.arrivals.get(k)
+        if (t === undefined) continue
+        if (t < (first.get(k) ?? Infinity)) first.set(k, t)
+        if (env.kind === 'result') isResult.add(k)
+      }
+    }
+    r.messages = first.size
+    let lastSeen = 0
+    let missing = 0
+    for (const p of peers) {
+      for (const [k, t0k] of first) {
+        const t = p.arrivals.get(k)
+        if (t === undefined) { missing++; continue }
+        lastSeen = Math.max(lastSeen, t)
+        if (t > t0k) r.deliveries.push(t - t0k)
+      }
+    }
+    const lastResult = Math.max(...[...isResult].map((k) => first.get(k) as number))
+    r.convergeMs = missing === 0 ? lastSeen - lastResult : NaN
+    if (missing > 0) { r.converged = false; r.error ??= `${missing} (peer, message) pairs never arrived` }
+    r.afterRssMiB = peers.map((p) => (p.rssKiB() ?? NaN) / 1024)
+  } catch (err) {
+    r.error = (err as Error).message.split('\n')[0] ?? 'error'
+  } finally {
+    loop.disable()
+    await rs.close()
+  }
+  return r
+}
+
+const mib = (xs: number[]): string => xs.length === 0 ? '-' : `${median(xs).toFixed(0)} / ${Math.max(...xs).toFixed(0)}`
+
+export const scale: Benchmark = {
+  name: 'scale',
+  title: '3. Scale: 5 to 40 peers on one machine',
+  async run (ctx) {
+    const load = loadNote()
+    const sizes = ctx.quick ? [5, 10] : [5, 10, 20, 40]
+    const results: ScaleResult[] = []
+    for (const n of sizes) {
+      const r = await oneSize(ctx, n)
+      ctx.log(`scale ${n}: complete ${sec(r.completeMs)} s, converge ${r.convergeMs.toFixed(0)} ms, p95 ${percentile(r.deliveries, 95).toFixed(0)} ms, RSS ${mib(r.idleRssMiB)}${r.error === null ? '' : `, error ${r.error}`}`)
+      results.push(r)
+    }
+    const rows = results.map((r) => [
+      r.peers,
+      `1 decomposer, 2 scorers, 2 executors, ${Math.max(0, r.peers - 5)} observers`,
+      sec(r.startMs, 1),
+      r.minConnected,
+      mib(r.idleRssMiB),
+      sec(r.completeMs),
+      r.converged ? `${r.convergeMs.toFixed(0)}` : `no${r.error === null ? '' : ` (${r.error})`}`,
+      `${percentile(r.deliveries, 50).toFixed(1)} / ${percentile(r.deliveries, 95).toFixed(1)}`,
+      `${r.messages} msgs, ${r.deliveries.length} deliveries`,
+      mib(r.afterRssMiB),
+      r.loopP99Ms.toFixed(0),
+      `\`${ctx.command}\``
+    ])
+    const at = (n: number): ScaleResult | undefined => results.find((r) => r.peers === n)
+    const r40 = at(40)
+    const r20 = at(20)
+    const maxIdle = Math.max(...results.flatMap((r) => r.idleRssMiB))
+    const targets: TargetCheck[] = [
+      { target: '40 peers converge', measured: r40 === undefined ? 'not run (--quick)' : r40.converged ? `yes, ${r40.convergeMs.toFixed(0)} ms after the last result` : `no: ${r40.error ?? ''}`, met: r40 === undefined ? null : r40.converged },
+      { target: 'gossip delivery p95 < 100 ms at 20 peers', measured: r20 === undefined ? 'not run (--quick)' : `${percentile(r20.deliveries, 95).toFixed(1)} ms`, met: r20 === undefined ? null : percentile(r20.deliveries, 95) < 100 },
+      { target: 'idle peer RSS < 100 MB', measured: `max ${maxIdle.toFixed(0)} MiB`, met: maxIdle < 100 }
+    ]
+    return {
+      name: 'scale',
+      title: this.title,
+      intro: [
+        `Peers are \`dist/peer.js\` processes on 127.0.0.1, started one after another, each dialing every peer before it (a full mesh, what mDNS discovery gives on a LAN); flags \`${ARGS.join(' ')}\`, stand-in LLM latency 0 ms. ` +
+        'Idle RSS is read from /proc 5 s after the swarm is fully connected (before any plan). The plan is the scripted 3 x 3 plan, submitted by the decomposer.',
+        'Delivery latency is measured by this runner from the peers\' IPC streams: for each plan message and each peer, the arrival there minus the first arrival anywhere ' +
+        '(the publisher delivers its own messages to itself at once), so both ends include one IPC hop and the runner\'s event-loop delay (its p99 is shown). ' +
+        'Messages a peer got by anti-entropy sync instead of gossip count too: they are what a user would wait for. ' +
+        '"Converge after last result" is from the first arrival of the last result to the moment the last peer holds every plan message (all tree hashes then agree).',
+        `Machine: ${load} at the start.`
+      ],
+      tables: [{
+        table: {
+          columns: ['peers', 'roles', 'start + full mesh (s)', 'min connections', 'idle RSS per peer MiB (median / max)', 'plan complete at all peers (s)', 'converge after last result (ms)', 'delivery p50 / p95 (ms)', 'measured', 'RSS after plan MiB (median / max)', 'runner event-loop p99 (ms)', 'command'],
+          rows
+        }
+      }],
+      targets,
+      notes: []
+    }
+  }
+}

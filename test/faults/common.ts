@@ -1,0 +1,54 @@
+/**
+ * Shared settings of the fault tier (test/faults): protocol timers short enough that a lapsed
+ * lease or a fallback acceptance happens within seconds, the scripted 3 x 3 plan, and small
+ * helpers. Every test starts its peers through bench/lib/roleSwarm.ts (real `dist/peer.js`
+ * processes on 127.0.0.1, no mDNS) and closes the swarm in `after`, which SIGKILLs every process
+ * it ever started, also when the test failed. Run `npm run build` first.
+ */
+import { existsSync } from 'node:fs'
+import type { PeerProcess } from '../support/peers'
+import { PEER_BUNDLE } from '../support/peers'
+import { RoleSwarm } from '../../bench/lib/roleSwarm'
+import { levelOf, promptField, scriptedResponder } from '../../bench/lib/scriptedPlan'
+import type { StandinRequest } from '../support/llm-standin'
+
+/** Lease 3 s (renewed each second), settle 300 ms, fallback acceptance after 5 s, announcements each second. */
+export const FAULT_ARGS = ['--max-depth', '2', '--settle-ms', '300', '--lease-ms', '3000', '--accept-timeout-ms', '5000', '--announce-interval-ms', '1000']
+
+/** Generous per-test timeout (2 shared cores). */
+export const TEST_TIMEOUT_MS = 150_000
+
+export function requireBundle (): void {
+  if (!existsSync(PEER_BUNDLE)) throw new Error(`${PEER_BUNDLE} is missing: run npm run build first`)
+}
+
+/** A role swarm with the scripted responder and the fault-tier timers. */
+export function faultSwarm (extraArgs: string[] = []): RoleSwarm {
+  return new RoleSwarm({ responder: scriptedResponder(), latencyMs: 0, commonArgs: [...FAULT_ARGS, ...extraArgs] })
+}
+
+/** true when the request is about the plan of root goal text `root` (scripted texts embed it). */
+export function aboutPlan (req: StandinRequest, root: string): boolean {
+  const text = promptField(req.prompt, 'Goal') ?? promptField(req.prompt, 'Subgoal') ?? promptField(req.prompt, 'Task') ?? ''
+  return text === root || text.startsWith(`${root} / `)
+}
+
+/** The level (0 root, 1 branch, 2 leaf) of the goal/subgoal/task a request is about. */
+export function requestLevel (req: StandinRequest): number {
+  const text = promptField(req.prompt, 'Goal') ?? promptField(req.prompt, 'Subgoal') ?? promptField(req.prompt, 'Task') ?? ''
+  return levelOf(text)
+}
+
+/** Resolves once `check` holds, polling every `pollMs`. @throws after `timeoutMs` naming `what` */
+export async function until (what: string, check: () => boolean, timeoutMs = 60_000, pollMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, pollMs))
+  }
+}
+
+/** Names and exit states, for assertion messages. */
+export function describe (peers: PeerProcess[]): string {
+  return peers.map((p) => `${p.name}:${p.running ? 'running' : JSON.stringify(p.exit)}`).join(', ')
+}

@@ -1,0 +1,103 @@
+/**
+ * Fault tier: network partition. Six peers, each in its own network namespace on a bridged
+ * 10.77.0.0/24 (test/lan/netns.sh); one executor's link to the bridge goes down once it has
+ * seen the plan's first leaves, the other five finish the plan, then the link comes back up and
+ * every peer must converge to the same tree hash (gossip resumes, anti-entropy sync fills the
+ * gap). Peers use the offline demo model (a stand-in on the host's loopback is unreachable
+ * from a namespace). Needs root and `ip netns`; otherwise skipped with the reason printed.
+ * mDNS runs only inside the namespaces.
+ */
+import assert from 'node:assert/strict'
+import { execFileSync, spawnSync } from 'node:child_process'
+import path from 'node:path'
+import { after, test } from 'node:test'
+import { REPO_ROOT } from '../support/peers'
+import { isPlanMessage, type RolePeer } from '../../bench/lib/roleSwarm'
+import { faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+
+const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
+const PREFIX = `gsfault${process.pid}`
+const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
+/** The executor that gets cut off (1-based namespace index). */
+const VICTIM = 5
+
+function unavailable (): string | null {
+  if (process.platform !== 'linux') return 'network namespaces need Linux'
+  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
+  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+  if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
+  return null
+}
+
+/** Removes namespaces of earlier runs of this file that died before their cleanup. */
+function sweepStale (): void {
+  for (const line of spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n')) {
+    const m = /^(gsfault(\d+))-\S+/.exec(line.trim())
+    if (m === null) continue
+    let alive = true
+    try { process.kill(Number(m[2]), 0) } catch { alive = false }
+    if (!alive) spawnSync(NETNS, ['down', m[1] as string])
+  }
+}
+
+function link (i: number, state: 'up' | 'down'): void {
+  execFileSync('ip', ['-n', `${PREFIX}-br`, 'link', 'set', `vb${i}`, state])
+}
+
+const reason = unavailable()
+if (reason !== null) {
+  console.log(`fault tier, partition test skipped: ${reason}`)
+  test('network partition of one peer during a plan, then heal: every peer converges', { skip: reason }, () => {})
+} else {
+  // Offline demo model: small plans (2-3 subgoals per split, depth 2), no network needed.
+  const swarm = faultSwarm(['--min-splits', '2', '--max-splits', '3', '--mdns-interval-ms', '1000'])
+  let up = false
+  after(async () => {
+    await swarm.close()
+    if (up) spawnSync(NETNS, ['down', PREFIX])
+  })
+
+  test('network partition of one executor during a plan, then heal: every peer converges to the same tree', { timeout: TEST_TIMEOUT_MS }, async () => {
+    requireBundle()
+    sweepStale()
+    execFileSync(NETNS, ['up', PREFIX, String(ROLES.length)], { stdio: 'inherit' })
+    up = true
+    const members: RolePeer[] = []
+    for (const [k, role] of ROLES.entries()) {
+      const i = k + 1
+      members.push(await swarm.add(role, {
+        name: `ns${i}-${role}`,
+        wrap: ['ip', 'netns', 'exec', `${PREFIX}-${i}`],
+        host: `10.77.0.${10 + i}`,
+        port: 4001,
+        mdns: true,
+        offlineDemo: true,
+        readyTimeoutMs: 60_000
+      }))
+    }
+    await swarm.swarm.waitConnected(ROLES.length - 1, 60_000)
+    const observer = members[ROLES.length - 1]?.peer
+    const victim = members[VICTIM - 1]?.peer
+    assert.ok(observer !== undefined && victim !== undefined && victim.role === 'executor')
+
+    const goalId = await observer.submitGoal('Hold together across a partition')
+    await until('the victim executor sees the first leaves', () => [...victim.envelopes.values()].some((e) => e.kind === 'node'), 60_000, 5)
+    link(VICTIM, 'down')
+    const cutAt = victim.envelopes.size
+
+    const done = await swarm.waitComplete(observer, goalId, 120_000)
+    assert.ok(done.progress.complete && done.progress.leaves > 0)
+    const others = swarm.peers.filter((p) => p !== victim)
+    await swarm.waitSameTree(goalId, others, 30_000)
+    const planKeys = (p: typeof observer): number => [...p.envelopes.values()].filter(isPlanMessage).length
+    const missing = planKeys(observer) - planKeys(victim)
+    assert.ok(missing > 0, `the cut-off executor missed part of the plan (it holds ${planKeys(victim)} plan messages, the observer ${planKeys(observer)})`)
+
+    link(VICTIM, 'up')
+    const { hash } = await swarm.waitSameTree(goalId, swarm.peers, 90_000)
+    assert.match(hash, /^[0-9a-f]{64}$/)
+    assert.ok(victim.running, 'the cut-off executor kept running')
+    console.log(`partition: executor cut off after ${cutAt} messages, missed ${missing} plan messages, converged after the heal (tree ${hash.slice(0, 12)})`)
+  })
+}
+
