@@ -28,7 +28,7 @@ export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSpl
     '--max-splits', String(over.maxSplits ?? 3),
     '--settle-ms', String(SETTLE_MS),
     '--lease-ms', String(LEASE_MS),
-    '--accept-timeout-ms', '3000',
+    '--accept-timeout-ms', '5000',
     '--announce-interval-ms', '1000'
   ]
   if (over.rootSplitCount !== undefined) args.push('--root-split-count', String(over.rootSplitCount))

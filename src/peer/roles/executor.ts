@@ -56,10 +56,15 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
-      case 'node': case 'accepted': case 'claim': case 'renew': case 'result': case 'goal':
+      case 'node':
+        if (!firstSeen.has(env.body.node_id)) firstSeen.set(env.body.node_id, performance.now())
+        schedule()
+        break
+      case 'accepted': case 'claim': case 'renew': case 'result': case 'goal':
         schedule()
     }
   })
+  for (const n of state.nodes()) firstSeen.set(n.node_id, performance.now())
   const stopTick = timers.every(Math.min(MAX_TICK_MS, Math.max(100, Math.floor(config.leaseMs / 4))), schedule)
 
   function schedule (): void {
