@@ -89,13 +89,15 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'scorer', '--llm', 'anthropic'], '--llm'],
     [['--role', 'observer', 'stray-argument'], 'too many arguments']
   ]
-  for (const [args, flag] of bad) {
-    test(`bad usage ${JSON.stringify(args)} exits 2 naming ${flag}`, async () => {
-      const r = await runCli(args)
-      assert.equal(r.code, 2, r.stderr)
-      assert.ok(r.stderr.includes(flag), `stderr names ${flag}: ${r.stderr}`)
-    })
-  }
+  describe('bad flags and values', { concurrency: 4 }, () => {
+    for (const [args, flag] of bad) {
+      test(`${JSON.stringify(args)} exits 2 naming ${flag}`, async () => {
+        const r = await runCli(args)
+        assert.equal(r.code, 2, r.stderr)
+        assert.ok(r.stderr.includes(flag), `stderr names ${flag}: ${r.stderr}`)
+      })
+    }
+  })
 
   test('identity: created 0600, kept across restarts; a corrupt key file is an error naming it', async () => {
     const ids = path.join(tmp, 'ids')
