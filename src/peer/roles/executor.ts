@@ -38,6 +38,11 @@ export interface ExecutorOptions {
   order?: (nodes: PromptNode[]) => PromptNode[]
 }
 
+/**
+ * Starts the executor on `ctx`: claims live leaves whose capability is in
+ * `ctx.config.capabilities`, one at a time. Announcing the capabilities is startAnnouncer's job
+ * (index.ts). @returns a Disposable stopping it (a leaf in progress is abandoned: its lease lapses)
+ */
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): Disposable {
   const { bus, state, config, log } = ctx
   const me = bus.peerId

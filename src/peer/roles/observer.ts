@@ -25,6 +25,11 @@ export interface ObserverOptions {
   debounceMs?: number
 }
 
+/**
+ * Starts the observer on `ctx`: prints the tree on change, writes `ctx.config.reportFile` when
+ * set, and logs "plan complete for ..." (fields goal_id, leaves, done, failed, failed_goals)
+ * once per root. @returns a Disposable that stops it after a last synchronous render and report
+ */
 export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Disposable {
   const { bus, state, config, log } = ctx
   const timers = new RoleTimers()

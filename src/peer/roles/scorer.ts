@@ -79,6 +79,11 @@ export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal
       })
 }
 
+/**
+ * Starts the scorer on `ctx` (subscribes first, then works through the goals already held).
+ * Never throws into the bus: LLM failures become FailureMsgs (role scorer) or, for
+ * classification, the atomic can_write_text fallback. @returns a Disposable stopping it
+ */
 export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOptions = {}): Disposable {
   const { bus, state, config, log } = ctx
   const me = bus.peerId
