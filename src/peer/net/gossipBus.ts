@@ -66,13 +66,12 @@ export class GossipBus implements Bus {
   private readonly base: Disposable[] = []
   private readonly verifyCtx: VerifyContext
   private readonly gate: RootGoalGate
-  private newTopicHook: ((hint: string | undefined) => void) | null = null
+  private newTopicHook: (() => void) | null = null
   private closed = false
   /** Own recent gossip per topic, for late subscribers (see publish). */
   private readonly recent = new Map<string, Recent[]>()
   private readonly pushQueue = new Map<string, string[]>()
   private deferred: AnyEnvelope[] = []
-  private deferredHint: string | undefined
   private deferTimer: NodeJS.Timeout | null = null
   private readonly retiring = new Map<string, NodeJS.Timeout>()
   private readonly onSubscriptionChange = (e: CustomEvent<SubscriptionChangeData>): void => { this.pushToLateSubscriber(e.detail) }
@@ -97,7 +96,7 @@ export class GossipBus implements Bus {
   /** Subscribes the base topics and the topics of everything already in the state. */
   start (): void {
     for (const t of baseTopics(this.deps.swarm)) this.base.push(this.subscriptions.acquire(t))
-    for (const env of this.deps.state.envelopes()) this.track(env, undefined, false)
+    for (const env of this.deps.state.envelopes()) this.track(env, false)
     this.gate.start()
     this.deps.pubsub.addEventListener('subscription-change', this.onSubscriptionChange)
   }
@@ -113,11 +112,8 @@ export class GossipBus implements Bus {
     for (const t of this.retiring.values()) clearTimeout(t)
   }
 
-  /**
-   * Called whenever new per-goal/leaf topics get subscribed (sync uses it to catch up), with
-   * the peer the triggering message came from (gossip author or sync partner), if any.
-   */
-  onNewTopics (hook: (hint: string | undefined) => void): void { this.newTopicHook = hook }
+  /** Called whenever new per-goal/leaf topics get subscribed (sync uses it to catch up). */
+  onNewTopics (hook: () => void): void { this.newTopicHook = hook }
 
   /**
    * Signs, stores, delivers to this peer's listeners, and gossips (Bus.publish). A result
@@ -252,14 +248,14 @@ export class GossipBus implements Bus {
    * Verifies one received message and, when valid and new, merges it (state, log, listeners).
    * Gossip is live (claims are clock-checked); sync is history (they are not).
    */
-  async ingest (data: Uint8Array | string, source: DropSource, via: { transportAuthor?: string, topic?: string, peer?: string } = {}): Promise<IngestOutcome> {
+  async ingest (data: Uint8Array | string, source: DropSource, via: { transportAuthor?: string, topic?: string } = {}): Promise<IngestOutcome> {
     if (this.closed) return 'dropped'
     const v = await verifyIncoming({ data, transportAuthor: via.transportAuthor, topic: via.topic, live: source === 'gossip' || source === 'push' }, this.verifyCtx)
     if (!v.ok) {
       this.deps.drops.count(v.reason, v.detail, source, v.from)
       return v.reason === 'duplicate' ? 'duplicate' : 'dropped'
     }
-    if (!this.accept(v.env, via.transportAuthor ?? via.peer, source)) {
+    if (!this.accept(v.env, source)) {
       this.deps.drops.count('duplicate', v.key, source, v.env.from)
       return 'duplicate'
     }
@@ -271,11 +267,11 @@ export class GossipBus implements Bus {
    * Topics of synced history are subscribed in batches (flushTracking), so a late joiner's
    * thousand-message sync costs a few subscription decisions, not one RPC per message.
    */
-  private accept (env: AnyEnvelope, hint?: string, source: DropSource | 'local' = 'local'): boolean {
+  private accept (env: AnyEnvelope, source: DropSource | 'local' = 'local'): boolean {
     if (!this.deps.state.add(env)) return false
     this.deps.stateLog?.append(env)
-    if (source === 'sync' || source === 'disk') this.deferTracking(env, hint)
-    else this.track(env, hint)
+    if (source === 'sync' || source === 'disk') this.deferTracking(env)
+    else this.track(env)
     if (env.kind === 'result' && env.body.output_sha256 !== null && env.from !== this.peerId) {
       this.deps.blobs?.want(env.body.output_sha256, [env.from])
     }
@@ -286,9 +282,8 @@ export class GossipBus implements Bus {
     return true
   }
 
-  private deferTracking (env: AnyEnvelope, hint?: string): void {
+  private deferTracking (env: AnyEnvelope): void {
     this.deferred.push(env)
-    if (hint !== undefined) this.deferredHint = hint
     if (this.deferTimer === null) {
       this.deferTimer = setTimeout(() => { this.flushTracking() }, TRACK_BATCH_MS)
       this.deferTimer.unref()
@@ -299,13 +294,11 @@ export class GossipBus implements Bus {
   flushTracking (): void {
     if (this.deferTimer !== null) { clearTimeout(this.deferTimer); this.deferTimer = null }
     const batch = this.deferred
-    const hint = this.deferredHint
     this.deferred = []
-    this.deferredHint = undefined
     if (this.closed) return
     let added = false
-    for (const env of batch) added = this.track(env, undefined, false) || added
-    if (added) this.newTopicHook?.(hint)
+    for (const env of batch) added = this.track(env, false) || added
+    if (added) this.newTopicHook?.()
   }
 
   /** true when a leaf has a successful result: nothing more is expected on its topics. */
@@ -318,7 +311,7 @@ export class GossipBus implements Bus {
    * unfinished leaves; a leaf's topics are released LEAF_TOPIC_GRACE_MS after it is done.
    * @returns true when new topics were subscribed
    */
-  private track (env: AnyEnvelope, hint?: string, notify = true): boolean {
+  private track (env: AnyEnvelope, notify = true): boolean {
     const { goals, nodes } = referencedIds(env)
     let added = false
     for (const g of goals) {
@@ -338,7 +331,7 @@ export class GossipBus implements Bus {
       this.tracked.set(k, nodeTopics(this.deps.swarm, n.goalId, n.nodeId).map((t) => this.subscriptions.acquire(t)))
       added = true
     }
-    if (added && notify) this.newTopicHook?.(hint)
+    if (added && notify) this.newTopicHook?.()
     return added
   }
 

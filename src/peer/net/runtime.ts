@@ -142,10 +142,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     swarm: config.swarm,
     keys: () => state.keys(),
     envelope: (k) => state.getEnvelope(k),
-    ingest: async (json, peer, live) => await bus.ingest(json, live ? 'push' : 'sync', { peer }),
+    ingest: async (json, _peer, live) => await bus.ingest(json, live ? 'push' : 'sync'),
     batchDone: () => { bus.flushTracking() }
   }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? 5000, catchUpDelayMs: 300 })
-  bus.onNewTopics((hint) => { sync.requestCatchUp(hint) })
+  bus.onNewTopics(() => { sync.requestCatchUp() })
   await blobs.start()
   await sync.start()
 

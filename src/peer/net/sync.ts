@@ -65,7 +65,6 @@ export class SyncService {
   private readonly running = new Map<string, Promise<SyncStats | null>>()
   private timer: NodeJS.Timeout | null = null
   private catchUp: NodeJS.Timeout | null = null
-  private readonly hints = new Set<string>()
   private readonly again = new Set<string>()
   private stopped = false
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
@@ -95,23 +94,16 @@ export class SyncService {
   }
 
   /**
-   * Soon syncs with the peer that made us subscribe new topics and one random peer, and once
-   * more a little later: a message published on a per-goal topic just before our subscription
-   * reached its publisher would otherwise wait for the periodic sync.
-   * @param hint PeerId of the peer whose message revealed the new goal/leaf
+   * Soon syncs with a random peer, and with another a little later: a message published on a
+   * per-goal topic just before our subscription reached its publisher is pushed to us by that
+   * publisher (gossipBus), and this covers what nobody pushes (e.g. a publisher that died).
    */
-  requestCatchUp (hint?: string): void {
-    if (this.stopped) return
-    if (hint !== undefined && hint !== this.node.peerId.toString()) this.hints.add(hint)
-    if (this.catchUp !== null) return
+  requestCatchUp (): void {
+    if (this.stopped || this.catchUp !== null) return
     const round = (delayMs: number, then?: () => void): void => {
       this.catchUp = setTimeout(() => {
         this.catchUp = null
-        const peers = this.node.getPeers()
-        const hinted = peers.filter((p) => this.hints.has(p.toString()))
-        this.hints.clear()
-        const others = pickRandom(peers.filter((p) => !hinted.includes(p)), 1)
-        for (const p of [...hinted.slice(0, 3), ...others]) void this.syncWith(p)
+        for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
         then?.()
       }, delayMs)
       this.catchUp.unref()
