@@ -1,0 +1,55 @@
+/**
+ * The user-facing scripts: `npm run demo` runs the whole local swarm offline and exits 0 with a
+ * complete report; `npm run swarm` without a model exits 2 listing the options.
+ */
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import { REPO_ROOT } from '../support/peers'
+
+test('npm run demo: real processes plan the default goal offline, write the report and exit 0', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-demo-test-'))
+  const report = path.join(dir, 'report.md')
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'demo.mjs'), '--quiet', '--report', report, '--timeout-ms', '150000'], {
+    cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }) })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  child.stderr.on('data', (d: Buffer) => { out += d.toString() })
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
+  assert.equal(code, 0, out.slice(-3000))
+  const ok = /OK: all (\d+) leaves done/.exec(out)
+  assert.ok(ok !== null, out.slice(-2000))
+  const leaves = Number(ok[1])
+  assert.ok(leaves >= 2)
+  assert.match(out, new RegExp(`leaves: ${leaves}; results: ${leaves}; duplicated executions: 0`))
+  assert.match(out, /LLM calls by decomposers \(2 peers\): \d+ calls/)
+  assert.match(out, /LLM calls by executors \(2 peers\): \d+ calls/)
+  assert.match(out, /=== plan for goal [0-9a-f]{16}: (\d+)\/\1 leaves done, COMPLETE ===/)
+  assert.ok(existsSync(report))
+  const md = readFileSync(report, 'utf8')
+  assert.match(md, /## Plan a two-week trip to Japan/)
+  assert.match(md, new RegExp(`\\*\\*complete\\*\\*, ${leaves} of ${leaves} leaves done`))
+  assert.equal((md.match(/— \*done\*/g) ?? []).length, leaves)
+  assert.match(md, /\[demo output\]/)
+})
+
+test('npm run swarm without a model exits 2 and lists the options', () => {
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'swarm.mjs'), '--goal', 'Plan a trip'], {
+    cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, encoding: 'utf8'
+  })
+  assert.equal(r.status, 2)
+  assert.match(r.stderr, /no model configured/)
+  assert.match(r.stderr, /ANTHROPIC_API_KEY=/)
+  assert.match(r.stderr, /--llm openai-compatible --model .* --llm-base-url/)
+  assert.match(r.stderr, /npm run demo/)
+  const r2 = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'swarm.mjs'), '--goal', 'Plan a trip', '--llm', 'openai-compatible'], {
+    cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, encoding: 'utf8'
+  })
+  assert.equal(r2.status, 2)
+  assert.match(r2.stderr, /needs --model and --llm-base-url/)
+})
