@@ -23,9 +23,12 @@ after(async () => {
 
 interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
-/** Runs the CLI to completion (SIGKILL after timeoutMs). No API keys in its environment. */
+/**
+ * Runs the CLI to completion (SIGKILL after timeoutMs), always with --no-mdns (mDNS never runs
+ * in the host namespace). No API keys in its environment.
+ */
 async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
-  const child = spawn(process.execPath, [PEER_BUNDLE, ...args], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [PEER_BUNDLE, ...args, '--no-mdns'], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
   spawned.push(child)
   let stdout = ''
   let stderr = ''
