@@ -57,11 +57,14 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
-    if (env.kind === 'goal' || env.kind === 'accepted') {
+    if (env.kind !== 'goal' && env.kind !== 'accepted') return
+    try {
       // An accepted split can make a child goal live (it may have arrived before its split).
       if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
       const gid = goalIdOf(env)
       if (gid !== null) consider(gid)
+    } catch (err) {
+      log.error({ err }, 'decomposer could not process a message')
     }
   })
 
