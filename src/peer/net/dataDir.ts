@@ -10,7 +10,7 @@ import path from 'node:path'
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError'
   constructor (readonly dir: string, readonly pid: number) {
-    super(`data dir ${dir} is in use by process ${pid}; give this peer its own --data-dir (and --identity)`)
+    super(`data dir ${dir} is in use by process ${pid}; give this peer its own --data-dir (and --identity), or delete ${dir}/LOCK if no peer runs there`)
   }
 }
 
