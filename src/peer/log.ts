@@ -48,7 +48,7 @@ export function createLogger (opts: { format: 'text' | 'json', verbose: boolean,
   const fd = opts.destination ?? 2
   const main: DestinationStream = opts.format === 'json'
     ? pino.destination({ dest: fd, sync: true })
-    : pretty({ destination: fd, sync: true, colorize: fd === 2 && process.stderr.isTTY === true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l', singleLine: true })
+    : pretty({ destination: fd, sync: true, colorize: fd === 2 && process.stderr.isTTY === true, ignore: 'pid,hostname,component', messageFormat: '{if component}{component}: {end}{msg}', translateTime: 'HH:MM:ss.l', singleLine: true })
   let sink: ((rec: ForwardedLog) => void) | null = null
   const forwarder: DestinationStream = {
     write (line: string): void {
