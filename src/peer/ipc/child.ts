@@ -35,6 +35,7 @@ export interface IpcChannel {
 export class IpcChild {
   private pending: AnyEnvelope[] = []
   private flushScheduled = false
+  private lastFlush = 0
   private timer: NodeJS.Timeout | null = null
   private subscription: Disposable | null = null
   private closed = false
@@ -84,17 +85,21 @@ export class IpcChild {
     this.send({ type: 'status', ...this.handlers.status() })
   }
 
-  /** Deltas are batched (DELTA_INTERVAL_MS): a sync that adds 1000 envelopes sends a few messages. */
+  /**
+   * Deltas go out at most every DELTA_INTERVAL_MS: a lone envelope at once (next tick), a burst
+   * (a sync adding 1000) in a few batched messages.
+   */
   private delta (env: AnyEnvelope): void {
     this.pending.push(env)
     if (this.flushScheduled) return
     this.flushScheduled = true
     setTimeout(() => {
       this.flushScheduled = false
+      this.lastFlush = Date.now()
       const all = this.pending
       this.pending = []
       for (let i = 0; i < all.length; i += BATCH) this.send({ type: 'envelopes', envelopes: all.slice(i, i + BATCH) })
-    }, DELTA_INTERVAL_MS)
+    }, Math.max(0, this.lastFlush + DELTA_INTERVAL_MS - Date.now()))
   }
 
   stop (): void {
