@@ -31,6 +31,8 @@ export interface RoleSwarmOptions extends TestSwarmOptions {
   responder: StandinResponder
   /** Stand-in latency per call, ms (default 0). */
   latencyMs?: number
+  /** Peer entry script instead of dist/peer.js (e.g. to compare a modified build). */
+  bundle?: string
 }
 
 export interface AddOptions extends Omit<PeerSpec, 'role'> {
@@ -114,7 +116,8 @@ export class RoleSwarm {
       env.ANTHROPIC_API_KEY = STANDIN_KEY
     }
     const { latencyMs: _latency, offlineDemo: _demo, ...peerSpec } = spec
-    const peer = await this.swarm.start({ ...peerSpec, role, args, env })
+    const script = peerSpec.script ?? this.opts.bundle
+    const peer = await this.swarm.start({ ...peerSpec, ...(script === undefined ? {} : { script }), role, args, env })
     const m: RolePeer = { peer, role, llm }
     this.members.push(m)
     return m

@@ -23,8 +23,8 @@ let watcher: PeerProcess
 
 before(async () => {
   requireBundle()
-  await swarm.addRoles({ decomposer: 2, scorer: 3 }, { latencyMs: 300 })
-  await swarm.addRoles({ executor: 2 }, { latencyMs: 800 })
+  await swarm.addRoles({ decomposer: 2, scorer: 3 }, { latencyMs: 150 })
+  await swarm.addRoles({ executor: 2 }, { latencyMs: 500 })
   editor = (await swarm.add('observer', { name: 'editor' })).peer
   watcher = (await swarm.add('observer', { name: 'watcher' })).peer
   await swarm.swarm.waitConnected(MIN_CONNECTED, 60_000)

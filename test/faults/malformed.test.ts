@@ -14,7 +14,7 @@ import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
 import { describe, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 
 const COUNT = 10_000
-const OVERSIZED = 40
+const OVERSIZED = 20
 const REASONS = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature'] as const
 
 const swarm = faultSwarm()
@@ -39,7 +39,7 @@ test(`${COUNT} malformed messages during a plan: no crash, every one counted wit
   const msgs: MalformedMessage[] = [...malformedTraffic({
     count: COUNT, oversized: OVERSIZED, swarm: 'default', injector: injector.peerId, victims: targets.map((p) => p.peerId), seed: 2024
   })]
-  const limit = pLimit(16)
+  const limit = pLimit(64)
   const recipients: number[] = []
   const started = Date.now()
   await Promise.all(msgs.map(async (m) => await limit(async () => {
