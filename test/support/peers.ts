@@ -36,7 +36,10 @@ export const INJECTOR = path.join(REPO_ROOT, 'test', 'support', 'injector.ts')
 /** Spec fields that run the injector instead of dist/peer.js. */
 export const INJECTOR_SPEC: Pick<PeerSpec, 'script' | 'execArgv'> = { script: INJECTOR, execArgv: ['--import', 'tsx'] }
 
-/** Wall-clock ms with sub-ms precision, comparable across processes of one machine. */
+/**
+ * Wall-clock ms with sub-ms precision. Compare values from one process only: each process
+ * anchors it at its own start, so two processes can differ by a few ms.
+ */
 export const wallMs = (): number => performance.timeOrigin + performance.now()
 
 export type StatusMsg = Extract<ChildMessage, { type: 'status' }>

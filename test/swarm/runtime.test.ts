@@ -112,14 +112,17 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const proposal = bodyOf('proposal', plan)
     const lat: number[] = []
     for (let i = 0; i < 40; i++) {
+      // One clock (this process): from the command to the injector to each peer's IPC report,
+      // so it includes two IPC hops (about 1 ms) on top of sign + gossip + verify.
+      const sent = wallMs()
       const r = await publish('score', score(proposal, inj.peerId, 0.5 + i / 100, { at: nowMicros(), notes: `latency probe ${i}` }))
       await allHave([r.key as string], 'latency probe', 20_000, peers)
-      for (const p of peers) lat.push((p.arrivals.get(r.key as string) as number) - (r.at as number))
+      for (const p of peers) lat.push((p.arrivals.get(r.key as string) as number) - sent)
       await sleep(20)
     }
     const p50 = percentile(lat, 50)
     const p95 = percentile(lat, 95)
-    measured['publish -> receive (IPC) p50 / p95 (ms), 160 deliveries'] = `${p50.toFixed(1)} / ${p95.toFixed(1)}`
+    measured['publish -> receive, incl. 2 IPC hops, p50 / p95 (ms), 160 deliveries'] = `${p50.toFixed(1)} / ${p95.toFixed(1)}`
     assert.ok(p50 < 1000, `median delivery ${p50} ms`)
   })
 

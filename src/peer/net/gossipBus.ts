@@ -44,6 +44,8 @@ export interface GossipBusDeps {
    * subscribe to a topic just after this peer published on it, see `publish`.
    */
   pushTo?: (peer: string, jsons: string[]) => Promise<void>
+  /** PeerIds with an open libp2p connection now (who may still subscribe late). */
+  connectedPeers?: () => string[]
 }
 
 /** Own publications are pushed to peers subscribing to their topic within this window (ms). */
@@ -54,7 +56,12 @@ export const LEAF_TOPIC_GRACE_MS = 10_000
 /** Synced envelopes' topics are subscribed at most this long after they arrive (ms). */
 const TRACK_BATCH_MS = 200
 
-interface Recent { json: string, at: number, sentTo: Set<string> }
+/**
+ * One own publication kept for late subscribers: only peers already connected when it was
+ * published and not among its recipients get a push (a peer that connects later gets it from
+ * the sync that runs on every new connection).
+ */
+interface Recent { json: string, at: number, missed: Set<string> }
 
 const encoder = new TextEncoder()
 
@@ -200,7 +207,11 @@ export class GossipBus implements Bus {
       if (keep.length === 0) this.recent.delete(t); else if (keep.length !== list.length) this.recent.set(t, keep)
     }
     const list = this.recent.get(topic) ?? []
-    list.push({ json: new TextDecoder().decode(data), at: now, sentTo: new Set(sentTo) })
+    const got = new Set(sentTo)
+    const connected = this.deps.connectedPeers?.() ?? this.deps.pubsub.getPeers().map(String)
+    const missed = new Set(connected.filter((p) => !got.has(p)))
+    if (missed.size === 0) return
+    list.push({ json: new TextDecoder().decode(data), at: now, missed })
     this.recent.set(topic, list)
   }
 
@@ -212,8 +223,7 @@ export class GossipBus implements Bus {
     for (const sub of change.subscriptions) {
       if (!sub.subscribe) continue
       for (const r of this.recent.get(sub.topic) ?? []) {
-        if (now - r.at >= LATE_SUBSCRIBER_WINDOW_MS || r.sentTo.has(peer)) continue
-        r.sentTo.add(peer)
+        if (now - r.at >= LATE_SUBSCRIBER_WINDOW_MS || !r.missed.delete(peer)) continue
         jsons.push(r.json)
       }
     }

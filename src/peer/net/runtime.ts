@@ -133,6 +133,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     now,
     selfActsOnGoals: config.role === 'decomposer' || config.role === 'scorer',
     capabilityTtlMs: opts.capabilityTtlMs ?? Math.max(30_000, 3 * config.announceIntervalMs),
+    connectedPeers: () => node.getPeers().map(String),
     pushTo: async (peer, jsons) => {
       const target = node.getPeers().find((p) => p.toString() === peer)
       if (target !== undefined) await sync.push(target, jsons)

@@ -70,12 +70,17 @@ export function baseTopics (swarm: string): string[] {
   ]
 }
 
-/** Goal and leaf ids an envelope makes known (so their topics get subscribed). */
+/** Goal and leaf ids an envelope makes known (so their topics get subscribed), DESIGN §4 ids. */
 export function referencedIds (env: AnyEnvelope): { goals: string[], nodes: { goalId: string, nodeId: string }[] } {
   switch (env.kind) {
     case 'goal': return { goals: [env.body.goal_id], nodes: [] }
     case 'proposal': case 'score': return { goals: [env.body.goal_id], nodes: [] }
-    case 'accepted': return { goals: [env.body.goal_id], nodes: [] }
+    // The split already names its children: subscribing their topics now, before the child
+    // goals and prompt nodes are published, means executors hear each other's first claims.
+    case 'accepted': return {
+      goals: [env.body.goal_id, ...env.body.children.filter((c) => !c.is_atomic).map((c) => c.child_id)],
+      nodes: env.body.children.filter((c) => c.is_atomic).map((c) => ({ goalId: env.body.goal_id, nodeId: c.child_id }))
+    }
     case 'node': return { goals: [env.body.goal_id], nodes: [{ goalId: env.body.goal_id, nodeId: env.body.node_id }] }
     case 'claim': case 'renew': case 'result':
       return { goals: [env.body.goal_id], nodes: [{ goalId: env.body.goal_id, nodeId: env.body.node_id }] }
