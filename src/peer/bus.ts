@@ -20,4 +20,11 @@ export interface Bus {
   publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>>
   /** Called once for each new verified envelope, from gossip, sync or this peer itself. */
   onMessage(listener: (env: AnyEnvelope) => void): Disposable
+  /**
+   * Evidence that this peer's clock runs ahead of a competitor's for one leaf: a live claim or
+   * renewal for it arrived more than the claim tolerance in our past and was dropped (DESIGN §5).
+   * Such a peer cannot rank claims for that leaf, so its executor stands down while the evidence
+   * is fresh (the competitor's lease). Optional: buses without live clock checks omit it.
+   */
+  clockSkewEvidence?(nodeId: string): { peer: string, offsetMs: number } | undefined
 }

@@ -18,7 +18,7 @@ import { inlineResult, type BlobService } from './blobs'
 import type { DropCounters, DropSource } from './drops'
 import type { StateLog } from './stateLog'
 import { baseTopics, goalTopics, nodeTopics, referencedIds, TopicSubscriptions } from './subscriptions'
-import { MAX_ENVELOPE_BYTES, verifyIncoming, type VerifyContext } from './verify'
+import { MAX_ENVELOPE_BYTES, verifyIncoming, type SkewedClaim, type VerifyContext } from './verify'
 import { RootGoalGate } from './rootGoalGate'
 
 /** What happened to one received message. */
@@ -47,6 +47,9 @@ export interface GossipBusDeps {
   /** PeerIds with an open libp2p connection now (who may still subscribe late). */
   connectedPeers?: () => string[]
 }
+
+/** How long a skewed renewal counts as evidence when its claim's lease is unknown (ms). */
+const DEFAULT_SKEW_LEASE_MS = 15_000
 
 /** Own publications are pushed to peers subscribing to their topic within this window (ms). */
 export const LATE_SUBSCRIBER_WINDOW_MS = 5000
@@ -81,6 +84,8 @@ export class GossipBus implements Bus {
   private deferred: AnyEnvelope[] = []
   private deferTimer: NodeJS.Timeout | null = null
   private readonly retiring = new Map<string, NodeJS.Timeout>()
+  /** Per leaf: the latest live claim/renewal dropped for being in our past, and until when (local ms) it counts. */
+  private readonly skewEvidence = new Map<string, { peer: string, offsetMs: number, untilMs: number, leaseMs: number }>()
   private readonly onSubscriptionChange = (e: CustomEvent<SubscriptionChangeData>): void => { this.pushToLateSubscriber(e.detail) }
 
   constructor (private readonly deps: GossipBusDeps) {
@@ -186,6 +191,23 @@ export class GossipBus implements Bus {
   /** Holds a topic subscribed (reference-counted) beyond what the bus subscribes itself. */
   subscribe (topic: string): Disposable { return this.subscriptions.acquire(topic) }
 
+  /** Bus.clockSkewEvidence: fresh evidence that our clock runs ahead of a competitor's for this leaf. */
+  clockSkewEvidence (nodeId: string): { peer: string, offsetMs: number } | undefined {
+    const e = this.skewEvidence.get(nodeId)
+    if (e === undefined) return undefined
+    if (Date.now() > e.untilMs) { this.skewEvidence.delete(nodeId); return undefined }
+    return { peer: e.peer, offsetMs: e.offsetMs }
+  }
+
+  private noteSkew (skew: SkewedClaim): void {
+    // A claim from our future says the other peer's clock is ahead: it will stand down on its
+    // side, so only claims from our past make us stand down (one of any pair acts).
+    if (skew.offsetMs >= 0) return
+    const prior = this.skewEvidence.get(skew.nodeId)
+    const leaseMs = skew.leaseMs ?? prior?.leaseMs ?? DEFAULT_SKEW_LEASE_MS
+    this.skewEvidence.set(skew.nodeId, { peer: skew.peer, offsetMs: skew.offsetMs, untilMs: Date.now() + leaseMs, leaseMs })
+  }
+
   private async gossip (topic: string, data: Uint8Array): Promise<number> {
     if (this.closed) return 0
     try {
@@ -263,6 +285,7 @@ export class GossipBus implements Bus {
     const v = await verifyIncoming({ data, transportAuthor: via.transportAuthor, topic: via.topic, live: source === 'gossip' || source === 'push' }, this.verifyCtx)
     if (!v.ok) {
       this.deps.drops.count(v.reason, v.detail, source, v.from)
+      if (v.skew !== undefined) this.noteSkew(v.skew)
       return v.reason === 'duplicate' ? 'duplicate' : 'dropped'
     }
     if (!this.accept(v.env, source)) {

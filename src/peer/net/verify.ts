@@ -22,7 +22,13 @@ export const MAX_ENVELOPE_BYTES = 1024 * 1024
 
 export type Verdict =
   | { ok: true, env: AnyEnvelope, key: string }
-  | { ok: false, reason: DropReason, detail: string, from?: string }
+  | { ok: false, reason: DropReason, detail: string, from?: string, skew?: SkewedClaim }
+
+/**
+ * A live claim or renewal dropped for clock skew: which leaf, whose, and how far its timestamp
+ * was from local time (ms; negative = in our past, i.e. our clock runs ahead of its author's).
+ */
+export interface SkewedClaim { nodeId: string, peer: string, offsetMs: number, leaseMs: number | null }
 
 export interface VerifyContext {
   swarm: string
@@ -87,7 +93,8 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
     const at = parseTimestamp(env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at)
     const now = ctx.now()
     if (!claimWithinTolerance(at, now, ctx.toleranceMs ?? CLAIM_TOLERANCE_MS)) {
-      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s from local time`, from: env.from }
+      const skew: SkewedClaim = { nodeId: env.body.node_id, peer: env.from, offsetMs: (at - now) / 1000, leaseMs: env.kind === 'claim' ? env.body.lease_ms : null }
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s from local time`, from: env.from, skew }
     }
   }
   return { ok: true, env, key }

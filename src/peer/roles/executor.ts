@@ -52,6 +52,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const working = new Set<string>()
   /** Local monotonic ms when this executor first saw each leaf. */
   const firstSeen = new Map<string, number>()
+  /** Leaves already warned about for clock skew (one warning per leaf). */
+  const warnedSkew = new Set<string>()
   let scheduled = false
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
@@ -104,6 +106,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (nowMs - seen < config.settleMs) { soonest = Math.min(soonest, seen + config.settleMs - nowMs); continue }
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
       if (lease.state === 'settling' || lease.state === 'held') continue
+      if (skewedOut(node)) { soonest = Math.min(soonest, 1000); continue }
       candidates.push({ node, cap })
     }
     if (soonest !== Infinity) timers.after(soonest + 5, schedule)
@@ -149,7 +152,24 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       log.info({ node_id: node.node_id, holder: holder?.claimer_peer ?? null }, `lost the claim on "${brief(node.text)}"`)
       return
     }
+    if (skewedOut(node)) return
     await execute(node, mine)
+  }
+
+  /**
+   * true when a competitor's live claim on this leaf looked older than the claim tolerance: our
+   * clock runs ahead, we dropped its claim and cannot rank claims for this leaf, so we stand down
+   * until its lease would have lapsed (DESIGN §5; the competitor keeps the leaf).
+   */
+  function skewedOut (node: PromptNode): boolean {
+    const skew = bus.clockSkewEvidence?.(node.node_id)
+    if (skew === undefined) return false
+    if (!warnedSkew.has(node.node_id)) {
+      warnedSkew.add(node.node_id)
+      log.warn({ node_id: node.node_id, peer: skew.peer, offset_ms: Math.round(skew.offsetMs) },
+        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${brief(node.text)}"`)
+    }
+    return true
   }
 
   /** The current holder of a leaf's lease when it is not this claim, else null. */
@@ -196,6 +216,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       log.warn({ node_id: node.node_id, holder: other }, `lost the lease on "${brief(node.text)}" while working; result not published`)
       return
     }
+    // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
+    // clock and runs the leaf itself, so publishing ours too would make a duplicate.
+    if (skewedOut(node)) return
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output
