@@ -63,9 +63,17 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     await until(() => seenB.length === 1, 'gossip to b')
     assert.ok(b.state.has(messageKey(env)), 'merged into b\'s state before its listener ran')
     sub.dispose()
-    await a.bus.publish('capability', capability(a.peerId, nowMicros() + 1, [], 'scorer'))
-    await until(() => b.state.size >= 2, 'second announcement')
+    const second = await a.bus.publish('capability', capability(a.peerId, nowMicros() + 1, [], 'scorer'))
+    await until(() => b.state.has(messageKey(second)), 'second announcement')
     assert.equal(seenB.length, 1, 'a disposed listener is not called')
+    // Announcements are a last-writer-wins register per peer: the newer one replaced the first,
+    // and the first again (as a late gossip or sync would bring it) is a duplicate, not news.
+    assert.equal(b.state.has(messageKey(env)), false)
+    assert.equal(b.state.capabilities().filter((c) => c.peer_id === a.peerId).length, 1)
+    const dupBefore = b.drops.snapshot().duplicate
+    assert.equal(await b.bus.ingest(JSON.stringify(env), 'sync'), 'duplicate')
+    assert.equal(b.drops.snapshot().duplicate, dupBefore + 1)
+    assert.equal(b.state.capabilities().find((c) => c.peer_id === a.peerId)?.announced_at, second.body.announced_at)
 
     const p = proposal('0123456789abcdef', ['one', 'two'], a.peerId)
     await assert.rejects(a.bus.publish('score', score(p, b.peerId, 0.9)), /impersonation/)
@@ -103,22 +111,31 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
 
   test('the state log is re-verified on load; bad and truncated lines are dropped and the file rewritten', async () => {
     const a = running[0] as PeerRuntime
-    const good = a.state.envelopes()
+    const all = a.state.envelopes()
+    const good = all.filter((e) => e.kind !== 'capability')
     const dir = path.join(base, 'damaged')
     const file = path.join(dir, 'state.jsonl')
-    const cap = good.find((e) => e.kind === 'capability') as AnyEnvelope & { kind: 'capability' }
-    const tampered = { ...cap, body: { ...cap.body, announced_at: formatTimestamp(nowMicros() + 5_000_000) } } // signature of another body
+    const sc = good.find((e) => e.kind === 'score') as AnyEnvelope & { kind: 'score' }
+    const tampered = { ...sc, body: { ...sc.body, score: sc.body.score === 1 ? 0.5 : 1 } } // signature of another body
     mkdirSync(dir, { recursive: true })
-    writeFileSync(file, good.map(toJsonlLine).join('') + 'not json\n' + JSON.stringify(tampered) + '\n')
+    // Capability lines, as an older version appended them: liveness, compacted away on load.
+    const caps = all.filter((e) => e.kind === 'capability')
+    assert.ok(caps.length >= 1)
+    writeFileSync(file, all.map(toJsonlLine).join('') + caps.map(toJsonlLine).join('') + 'not json\n' + JSON.stringify(tampered) + '\n')
     appendFileSync(file, '{"v":1,"kind":"go') // a crash mid-append
     const c = await startRuntime(makeConfig('observer', { name: 'damaged', dataDir: dir, identityDir: path.join(base, 'ids'), mdns: false }), log)
     running.push(c)
     assert.equal(c.state.size, good.length)
+    assert.equal(c.state.countOf('capability'), 0, 'announcements are not reloaded')
     assert.equal(c.drops.snapshot().bad_signature, 1)
     const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
     assert.equal(lines.length, good.length, 'rewritten with the good lines only')
     await c.bus.publish('capability', capability(c.peerId, nowMicros(), [], 'observer'))
+    const p = proposal('0123456789abcdef', ['one', 'two'], a.peerId)
+    await c.bus.publish('score', score(p, c.peerId, 0.7))
     await c.stop()
-    assert.equal(readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').length, good.length + 1, 'appends go on a clean line')
+    const after = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
+    assert.equal(after.length, good.length + 1, 'appends go on a clean line; announcements are not appended')
+    assert.equal((JSON.parse(after.at(-1) as string) as AnyEnvelope).kind, 'score')
   })
 })

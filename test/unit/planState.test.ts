@@ -140,6 +140,81 @@ describe('PlanState G-Sets (DESIGN §6)', () => {
   })
 })
 
+describe('PlanState capability announcements: a last-writer-wins register per peer (DESIGN §6)', () => {
+  const old = envelopeOf('capability', capability('peer-ex-1', T0 + sec(5), ['can_write_text']), 'peer-ex-1')
+  const mid = envelopeOf('capability', capability('peer-ex-1', T0 + sec(10), ['can_write_text']), 'peer-ex-1')
+  const newer = envelopeOf('capability', capability('peer-ex-1', T0 + sec(15), ['can_write_text', 'can_run_code']), 'peer-ex-1')
+  const other = envelopeOf('capability', capability('peer-sc-1', T0 + sec(5), [], 'scorer'), 'peer-sc-1')
+
+  it('a newer announcement replaces the held one, which leaves envelopes(), has() and size', () => {
+    const s = new PlanState([envelopeOf('goal', g), old, other])
+    assert.equal(s.size, 3)
+    assert.equal(s.add(mid), true)
+    assert.equal(s.size, 3)
+    assert.equal(s.has(messageKey(old)), false)
+    assert.equal(s.getEnvelope(messageKey(old)), undefined)
+    assert.equal(s.has(messageKey(mid)), true)
+    assert.equal(s.countOf('capability'), 2)
+    assert.ok(!s.envelopes().some((e) => messageKey(e) === messageKey(old)))
+    assert.deepEqual(s.keys(), s.envelopes().map(messageKey))
+    assert.equal(s.add(newer), true)
+    assert.deepEqual(s.capabilities().find((c) => c.peer_id === 'peer-ex-1'), newer.body)
+    assert.equal(s.capabilities().length, 2)
+    assert.equal(s.envelopes().filter((e) => e.kind === 'capability').length, 2)
+  })
+
+  it('an older or repeated announcement is not new and changes nothing', () => {
+    const s = new PlanState([newer, other])
+    const before = s.envelopes()
+    assert.equal(s.add(old), false)
+    assert.equal(s.add(mid), false)
+    assert.equal(s.add(newer), false)
+    assert.equal(s.size, 2)
+    assert.deepEqual(s.envelopes(), before)
+    assert.deepEqual(s.capabilities().map((c) => c.announced_at), [newer.body, other.body].sort((x, y) => (messageKey({ kind: 'capability', body: x }) < messageKey({ kind: 'capability', body: y }) ? -1 : 1)).map((c) => c.announced_at))
+  })
+
+  it('keeps the newest per peer whatever the arrival order; a tie on announced_at goes to the lowest messageKey', () => {
+    const tieA = envelopeOf('capability', capability('peer-ex-1', T0 + sec(15), ['can_query_api']), 'peer-ex-1')
+    const all = [old, mid, newer, tieA, other]
+    const winner = [newer, tieA].sort((x, y) => (messageKey(x) < messageKey(y) ? -1 : 1))[0]!
+    const orders = [all, [...all].reverse(), [mid, tieA, other, old, newer], [newer, old, tieA, mid, other]]
+    for (const order of orders) {
+      const s = new PlanState(order)
+      assert.equal(s.size, 2)
+      assert.deepEqual(s.capabilities().find((c) => c.peer_id === 'peer-ex-1'), winner.body)
+      assert.deepEqual(s.envelopes(), new PlanState(all).envelopes())
+    }
+  })
+
+  it('merge keeps the newest of both sides and counts a replacement as new', () => {
+    const a = new PlanState([old, other])
+    const b = new PlanState([newer])
+    for (const m of [PlanState.merge(a, b), PlanState.merge(b, a)]) {
+      assert.equal(m.size, 2)
+      assert.deepEqual(m.capabilities().find((c) => c.peer_id === 'peer-ex-1'), newer.body)
+    }
+    const m = new PlanState(a.envelopes())
+    assert.equal(m.mergeFrom(b), 1)
+    assert.equal(m.mergeFrom(a), 0, 'the older side brings nothing new')
+    assert.equal(m.size, 2)
+  })
+
+  it('a long-running peer holds one announcement per peer, not one per round', () => {
+    const s = new PlanState()
+    let added = 0
+    for (let round = 0; round < 1000; round++) {
+      for (const peer of ['peer-ex-1', 'peer-ex-2', 'peer-sc-1']) {
+        if (s.add(envelopeOf('capability', capability(peer, T0 + sec(5 * round), ['can_write_text']), peer))) added++
+      }
+    }
+    assert.equal(added, 3000)
+    assert.equal(s.size, 3)
+    assert.equal(s.capabilities().length, 3)
+    assert.ok(s.capabilities().every((c) => c.announced_at === capability('x', T0 + sec(5 * 999)).announced_at))
+  })
+})
+
 describe('PlanState merge', () => {
   const plan = samplePlan()
   const half = Math.floor(plan.envelopes.length / 2)

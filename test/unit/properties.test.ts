@@ -9,6 +9,8 @@ import fc from 'fast-check'
 import { decideAcceptance } from '../../src/peer/protocol/acceptance'
 import { resolveClaims } from '../../src/peer/protocol/claims'
 import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, type ClaimMsg, type Goal, type SubgoalProposal } from '../../src/peer/protocol/schemas'
+import { messageKey } from '../../src/peer/protocol/envelope'
+import { parseTimestamp } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, treeHash, type TreeNode } from '../../src/peer/state/tree'
 import {
@@ -32,7 +34,8 @@ const op = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('renew' as const), claim: fc.nat(), dtMs: fc.nat(20_000) }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('result' as const), leaf: fc.nat(), by: peer(EXECS), success: fc.boolean(), dtMs: fc.nat(60_000), out: fc.nat(3) }), weight: 3 },
   { arbitrary: fc.record({ t: fc.constant('failure' as const), goal: fc.nat(), leaf: fc.option(fc.nat()), by: peer([...DECS, ...EXECS]) }), weight: 1 },
-  { arbitrary: fc.record({ t: fc.constant('announce' as const), by: peer([...EXECS, 'sc-1']), caps: fc.subarray([...CAPABILITIES]), dtMs: fc.nat(90_000) }), weight: 2 }
+  // Few distinct times, so one peer's announcements often tie on announced_at (LWW tie-break).
+  { arbitrary: fc.record({ t: fc.constant('announce' as const), by: peer([...EXECS, 'sc-1']), caps: fc.subarray([...CAPABILITIES]), dtMs: fc.oneof(fc.constantFrom(0, 5000, 10_000, 30_000), fc.nat(90_000)) }), weight: 3 }
 )
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never
 
@@ -203,6 +206,30 @@ describe('properties of the plan state (DESIGN §6)', () => {
         // the union holds exactly what was in some part
         const union = PlanState.merge(PlanState.merge(a, b), c)
         assert.equal(union.size, new PlanState(pool.filter((_, i) => (masks[i] ?? 0) !== 0)).size)
+      }
+    ), { numRuns: RUNS })
+  })
+
+  it('capability announcements are a last-writer-wins register per peer: the newest, ties to the lowest key', () => {
+    fc.assert(fc.property(
+      poolArb.chain((pool) => fc.tuple(fc.constant(pool), reorderedArb(pool))),
+      ([pool, reordered]) => {
+        const s = new PlanState()
+        for (const e of reordered) s.add(e)
+        const want = new Map<string, { at: number, key: string, body: unknown }>()
+        for (const e of pool) {
+          if (e.kind !== 'capability') continue
+          const at = parseTimestamp(e.body.announced_at)
+          const key = messageKey(e)
+          const held = want.get(e.body.peer_id)
+          if (held === undefined || at > held.at || (at === held.at && key < held.key)) want.set(e.body.peer_id, { at, key, body: e.body })
+        }
+        const got = new Map(s.capabilities().map((c) => [c.peer_id, c]))
+        assert.equal(got.size, want.size)
+        for (const [peerId, w] of want) assert.deepEqual(got.get(peerId), w.body)
+        const held = s.envelopes().filter((e) => e.kind === 'capability').map(messageKey).sort()
+        assert.deepEqual(held, [...want.values()].map((w) => w.key).sort())
+        assert.equal(s.size, new Set(pool.filter((e) => e.kind !== 'capability').map(messageKey)).size + want.size)
       }
     ), { numRuns: RUNS })
   })

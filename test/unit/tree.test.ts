@@ -170,6 +170,22 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.equal(leaf(only(plus, NOW).children[1]).status, 'pending_execution')
   })
 
+  it('reads only the latest announcement per executor: a dropped capability opens a gap, a fresh one keeps it live', () => {
+    const a = accepted(pA, 'sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const had = envelopeOf('capability', capability('peer-ex-2', NOW - sec(10), ['can_query_api']))
+    const dropped = envelopeOf('capability', capability('peer-ex-2', NOW - sec(5), ['can_write_text']))
+    for (const order of [[had, dropped], [dropped, had]]) {
+      assert.equal(leaf(only(withSplit(a, order), NOW).children[1]).status, 'capability_gap', 'the newer announcement no longer offers it')
+    }
+    // the only executor keeps announcing: its earlier announcements are gone, it stays live
+    let s = withSplit(a)
+    for (let i = 1; i <= 20; i++) s.add(envelopeOf('capability', capability('peer-ex-1', T0 + sec(10 + 5 * i), ['can_write_text'])))
+    assert.equal(s.capabilities().length, 1)
+    assert.equal(leaf(only(s, T0 + sec(120)).children[0]).status, 'pending_execution')
+    s = withSplit(a)
+    assert.equal(leaf(only(s, T0 + sec(120)).children[0]).status, 'capability_gap')
+  })
+
   it('shows claims: settling and held are claimed, a lapsed lease is claimable again', () => {
     const a = accepted(pA)
     const nodeId = a.children[0]!.child_id

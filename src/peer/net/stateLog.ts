@@ -2,6 +2,13 @@
  * The peer's durable copy of its plan state (DESIGN §7): `<dataDir>/state.jsonl`, one signed
  * envelope per line, appended as messages are accepted and re-verified on reload, so a
  * restarted peer resumes where it was and a tampered file cannot inject anything.
+ *
+ * Capability announcements are never written: they are liveness, not history. Every peer
+ * re-sends its own every announce interval (5 s) and they count only within the capability
+ * TTL (30 s), while the plan state keeps just the newest per peer; appending them would grow
+ * the log by one line per peer every 5 s forever, and an append-only file cannot drop the
+ * superseded ones without compaction. After a restart the current announcements arrive by
+ * the sync that runs on every new connection and by the next announce round.
  */
 import { existsSync } from 'node:fs'
 import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
@@ -13,6 +20,15 @@ import { verifyIncoming, type VerifyContext } from './verify'
 import type { DropCounters } from './drops'
 
 export const STATE_FILE = 'state.jsonl'
+
+/** Whether envelopes of this kind go to the state log (capability announcements do not, see above). */
+export function persisted (kind: AnyEnvelope['kind']): boolean {
+  return kind !== 'capability'
+}
+
+function kindOf (value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : undefined
+}
 
 export class StateLog {
   readonly file: string
@@ -28,7 +44,9 @@ export class StateLog {
   /**
    * Reads and re-verifies the log (signature, schema, ids; no clock check: it is history).
    * Bad lines are logged and counted, never fatal. When the file had bad or truncated lines it
-   * is rewritten with only the good ones, so later appends start on a clean line.
+   * is rewritten with only the good ones, so later appends start on a clean line. Capability
+   * announcements (written by older versions) are skipped unverified and compacted away the
+   * same way: stale liveness, see the module doc.
    * @returns the verified envelopes, in file order, without repeats
    */
   async load (ctx: Omit<VerifyContext, 'has'>, drops: DropCounters): Promise<AnyEnvelope[]> {
@@ -40,7 +58,9 @@ export class StateLog {
     const seen = new Set<string>()
     const out: AnyEnvelope[] = []
     let bad = parsed.errors.length + (parsed.truncatedLine === null ? 0 : 1)
+    let skipped = 0
     for (const value of parsed.values) {
+      if (kindOf(value) === 'capability') { skipped++; continue }
       const v = await verifyIncoming({ data: { parsed: value }, live: false }, { ...ctx, has: (k) => seen.has(k) })
       if (v.ok) {
         seen.add(v.key)
@@ -50,17 +70,22 @@ export class StateLog {
         bad++
       }
     }
-    if (bad > 0) {
+    if (bad > 0 || skipped > 0) {
       const tmp = `${this.file}.${process.pid}.tmp`
       await writeFile(tmp, out.map(toJsonlLine).join(''))
       await rename(tmp, this.file)
-      this.log.warn({ file: this.file, kept: out.length, dropped: bad }, 'rewrote the state log without its bad lines')
+      if (bad > 0) this.log.warn({ file: this.file, kept: out.length, dropped: bad, capability_lines: skipped }, 'rewrote the state log without its bad lines')
+      else this.log.info({ file: this.file, kept: out.length, capability_lines: skipped }, 'compacted capability announcements out of the state log')
     }
     return out
   }
 
-  /** Queues one accepted envelope; lines are written in order, batched per tick. */
+  /**
+   * Queues one accepted envelope; lines are written in order, batched per tick. Capability
+   * announcements are ignored (not persisted, see the module doc).
+   */
   append (env: AnyEnvelope): void {
+    if (!persisted(env.kind)) return
     this.queue.push(toJsonlLine(env))
     if (this.scheduled) return
     this.scheduled = true

@@ -12,6 +12,12 @@
  *   both: {t:'envs', envs: [json...]}*, {t:'done'}   what the other lacks, then the end
  * A push (a publisher handing its fresh messages to a peer that subscribed just too late) is
  * one frame {t:'push', swarm, envs: [json...]} from the dialler; it is verified as live gossip.
+ *
+ * Capability announcements are a last-writer-wins register per peer in the plan state, so
+ * `keys()` lists only the newest one per peer. When two peers hold different announcements of
+ * one peer, each sends its own; the older one is a duplicate at the receiver (ingest returns
+ * 'duplicate', not an error) and the newer one replaces the older, so after one session both
+ * hold the same key and the digests agree again: nobody re-sends superseded announcements.
  */
 import { createHash } from 'node:crypto'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'

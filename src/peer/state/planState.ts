@@ -1,7 +1,9 @@
 /**
  * Plan state (DESIGN §6): grow-only sets of verified envelopes keyed by `messageKey`, with
- * per-kind indexes. Merge is set union, so it is commutative, associative and idempotent, and
- * nothing read from it depends on the order or repetition of the messages added.
+ * per-kind indexes, plus one last-writer-wins register per peer for capability announcements.
+ * Merge is set union for the G-Sets and max for the registers, so it is commutative,
+ * associative and idempotent, and nothing read from it depends on the order or repetition of
+ * the messages added.
  */
 import { messageKey } from '../protocol/envelope'
 import { compareStrings } from '../protocol/acceptance'
@@ -9,7 +11,7 @@ import type {
   AcceptedSplit, AnyEnvelope, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
 } from '../protocol/schemas'
-import { parseTimestamp } from '../protocol/time'
+import { parseTimestamp, type Micros } from '../protocol/time'
 
 interface Keyed<T> { key: string, body: T }
 
@@ -55,13 +57,29 @@ class Groups<T> {
   get (id: string): T[] { return this.map.get(id)?.values() ?? [] }
 }
 
+/** The capability announcement held for one peer (its LWW register). */
+interface HeldAnnouncement { key: string, at: Micros, body: CapabilityAnnounce }
+
+/**
+ * Order of capability announcements of one peer: greater announced_at wins, on a tie the lower
+ * messageKey. A total order, so keeping the maximum is a semilattice join (DESIGN §6).
+ * @returns true when (at, key) beats `held`
+ */
+function supersedes (at: Micros, key: string, held: HeldAnnouncement): boolean {
+  return at > held.at || (at === held.at && key < held.key)
+}
+
 /** The order-independent identity of an envelope's signer part, for picking among republications. */
 function signerTag (env: AnyEnvelope): string {
   return `${env.from}\n${env.sig}`
 }
 
 /**
- * The plan state of one peer: every verified envelope it has seen, as G-Sets (DESIGN §6).
+ * The plan state of one peer: every verified envelope it has seen, as G-Sets (DESIGN §6),
+ * except capability announcements: those are liveness re-sent every few seconds, so only the
+ * newest per peer_id is held (a last-writer-wins register: greatest announced_at, tie -> lowest
+ * messageKey). An older announcement is not new (`add` returns false, `has` is false for its
+ * key); a newer one replaces the held one, which leaves `envelopes()`, `keys()` and `size`.
  *
  * Two envelopes with the same kind and body are one element (same messageKey). When the same
  * body arrives from several signers (derived content anyone may republish, e.g. prompt nodes),
@@ -82,7 +100,7 @@ export class PlanState {
   private readonly resultsByNode = new Groups<ResultMsg>()
   private readonly failuresByGoal = new Groups<FailureMsg>()
   private readonly failuresByNode = new Groups<FailureMsg>()
-  private readonly capabilityList = new Bucket<CapabilityAnnounce>()
+  private readonly capabilityByPeer = new Map<string, HeldAnnouncement>()
   private readonly kindCounts = new Map<Kind, number>()
 
   /** @param envelopes initial content; each must already be verified (checkEnvelope + signature). */
@@ -93,7 +111,8 @@ export class PlanState {
   /**
    * Adds one verified envelope (the caller has run checkEnvelope and the signature check).
    * @returns true when its content was new; false for a repeat (which changes nothing visible
-   *   except possibly which signer's copy `envelopes()` returns, see the class doc).
+   *   except possibly which signer's copy `envelopes()` returns, see the class doc) and for a
+   *   capability announcement not newer than the one held for its peer.
    */
   add (env: AnyEnvelope): boolean {
     return this.addKeyed(messageKey(env), env)
@@ -105,10 +124,27 @@ export class PlanState {
       if (signerTag(env) < signerTag(prev)) this.byKey.set(key, env)
       return false
     }
+    if (env.kind === 'capability' && !this.takeAnnouncement(key, env.body)) return false
     this.byKey.set(key, env)
     this.sortedKeys = null
     this.kindCounts.set(env.kind, (this.kindCounts.get(env.kind) ?? 0) + 1)
     this.index(key, env)
+    return true
+  }
+
+  /**
+   * Updates the peer's capability register. @returns false when the held one is newer or
+   * equal (nothing changes); true after dropping a superseded one (the caller stores `key`).
+   */
+  private takeAnnouncement (key: string, body: CapabilityAnnounce): boolean {
+    const at = parseTimestamp(body.announced_at)
+    const held = this.capabilityByPeer.get(body.peer_id)
+    if (held !== undefined) {
+      if (!supersedes(at, key, held)) return false
+      this.byKey.delete(held.key)
+      this.kindCounts.set('capability', (this.kindCounts.get('capability') ?? 1) - 1)
+    }
+    this.capabilityByPeer.set(body.peer_id, { key, at, body })
     return true
   }
 
@@ -131,17 +167,17 @@ export class PlanState {
         this.failuresByGoal.add(env.body.goal_id, key, env.body)
         if (env.body.node_id !== null) this.failuresByNode.add(env.body.node_id, key, env.body)
         break
-      case 'capability': this.capabilityList.push(key, env.body); break
+      case 'capability': break // indexed by takeAnnouncement
     }
   }
 
-  /** true when an envelope with this messageKey is held. */
+  /** true when an envelope with this messageKey is held (a superseded announcement is not). */
   has (key: string): boolean { return this.byKey.has(key) }
 
   /** The held envelope with this messageKey. */
   getEnvelope (key: string): AnyEnvelope | undefined { return this.byKey.get(key) }
 
-  /** Number of distinct messages. */
+  /** Number of distinct messages held (one capability announcement per peer). */
   get size (): number { return this.byKey.size }
 
   /** Number of distinct messages of one kind. */
@@ -158,14 +194,14 @@ export class PlanState {
     return this.keys().map((k) => this.byKey.get(k) as AnyEnvelope)
   }
 
-  /** Union of two states as a new instance; neither input changes (DESIGN §6 merge). */
+  /** Join of two states as a new instance (union; newest announcement per peer); neither input changes (DESIGN §6 merge). */
   static merge (a: PlanState, b: PlanState): PlanState {
     const out = new PlanState()
     for (const s of [a, b]) for (const [key, env] of s.byKey) out.addKeyed(key, env)
     return out
   }
 
-  /** Adds everything `other` holds to this state. @returns how many messages were new. */
+  /** Adds everything `other` holds to this state. @returns how many messages were new (incl. newer announcements). */
   mergeFrom (other: PlanState): number {
     let added = 0
     for (const [key, env] of other.byKey) if (this.addKeyed(key, env)) added++
@@ -225,6 +261,8 @@ export class PlanState {
   /** Failure notices about one leaf. */
   failuresForNode (nodeId: string): FailureMsg[] { return this.failuresByNode.get(nodeId) }
 
-  /** Every capability announcement, messageKey order. */
-  capabilities (): CapabilityAnnounce[] { return this.capabilityList.values() }
+  /** The latest capability announcement of each peer (LWW register, see the class doc), messageKey order. */
+  capabilities (): CapabilityAnnounce[] {
+    return [...this.capabilityByPeer.values()].sort((a, b) => compareStrings(a.key, b.key)).map((h) => h.body)
+  }
 }

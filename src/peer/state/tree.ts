@@ -121,7 +121,11 @@ interface Ctx {
   liveCapabilities: Set<string>
 }
 
-/** Capabilities offered by executors whose announcement is within the TTL of now (either side). */
+/**
+ * Capabilities offered by executors whose announcement is within the TTL of now (either side).
+ * The state holds only each peer's latest announcement, which is the one that says whether
+ * the peer is live and what it offers now.
+ */
 function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<string> {
   const ttl = msToMicros(ttlMs)
   const live = new Set<string>()
