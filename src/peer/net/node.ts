@@ -81,6 +81,11 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
         floodPublish: true,
         heartbeatInterval: 700,
         maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
+        // Peers on one machine all connect from loopback. GossipSub's IP colocation penalty
+        // (-5 x (peers - 10)^2 beyond 10 peers per IP) puts every peer of a local swarm of ~15
+        // below the publish and graylist thresholds, which silences gossip (benchmark "scale",
+        // docs/BENCHMARKS.md). Loopback is exempt; LAN addresses keep the Sybil protection.
+        scoreParams: { IPColocationFactorWhitelist: new Set(['127.0.0.1', '::1']) },
         maxOutboundBufferSize: 64 * 1024 * 1024,
         // Each goal has 4 topics and each leaf 3: allow plans of a few thousand nodes.
         maxTopicBytesPerPeer: 64 * 1024 * 1024,
