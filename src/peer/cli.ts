@@ -46,6 +46,11 @@ function num (min: number, max: number) {
   }
 }
 
+/** Error text with any quoted value over 80 chars cut, so a 4 KB bad goal is not echoed whole. */
+function shortenQuoted (text: string): string {
+  return text.replace(/'([^']{80})[^']+'/g, (_m, head: string) => `'${head.slice(0, 60)}…'`)
+}
+
 function capabilities (v: string): Capability[] {
   const parts = v.split(',').map((s) => s.trim()).filter((s) => s !== '')
   for (const p of parts) {
@@ -135,7 +140,7 @@ export function buildProgram (io: CliIo): Command {
       'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>')
     .allowExcessArguments(false)
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(shortenQuoted(str)) })
   return p
 }
 
@@ -168,6 +173,10 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)
   const role = o.role as Role
   if (o.minSplits > o.maxSplits) return fail('--min-splits', `${o.minSplits} is more than --max-splits ${o.maxSplits}`)
+  if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
+    return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
+  }
+  if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 
   const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
   const usesLlm = role !== 'observer'

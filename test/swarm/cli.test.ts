@@ -82,6 +82,8 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'observer', '--bootstrap', 'not-a-multiaddr'], '--bootstrap'],
     [['--role', 'observer', '--bootstrap', '/ip4/127.0.0.1/udp/4001'], '--bootstrap'],
     [['--role', 'executor', '--capabilities', 'can_fly'], '--capabilities'],
+    [['--role', 'executor', '--capabilities', ','], '--capabilities'],
+    [['--role', 'scorer', '--capabilities', 'can_write_text'], '--capabilities'],
     [['--role', 'observer', '--log-format', 'xml'], '--log-format'],
     [['--role', 'observer', '--min-splits', '5', '--max-splits', '3'], '--min-splits'],
     [['--role', 'observer', '--min-score', '1.5'], '--min-score'],
@@ -135,6 +137,29 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.ok(r.stderr.includes(dir), r.stderr)
     a.child.kill('SIGKILL')
     await a.exited
+  })
+
+  test('a second peer with the same identity is refused, naming the key file', async () => {
+    const ids = path.join(tmp, 'ids-twice')
+    const a = await startCli(['--role', 'observer', '--identity', 'twin', '--identity-dir', ids, '--data-dir', path.join(tmp, 'twin-1')])
+    const r = await runCli(['--role', 'observer', '--identity', 'twin', '--identity-dir', ids, '--data-dir', path.join(tmp, 'twin-2')])
+    assert.equal(r.code, 1)
+    assert.ok(r.stderr.includes(path.join(ids, 'twin.key')), r.stderr)
+    a.child.kill('SIGKILL')
+    await a.exited
+  })
+
+  test('a data dir that cannot be created is an error naming it, never a hang', async () => {
+    const r = await runCli(['--role', 'observer', '--identity', 'procdir', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-nope'])
+    assert.equal(r.code, 1, r.stderr)
+    assert.ok(r.stderr.includes('/proc/1/goal-swarm-nope'), r.stderr)
+  })
+
+  test('a bad value is not echoed whole', async () => {
+    const r = await runCli(['--role', 'observer', '--submit-goal', 'a'.repeat(5000)])
+    assert.equal(r.code, 2)
+    assert.ok(r.stderr.includes('--submit-goal'), r.stderr)
+    assert.ok(r.stderr.length < 500, `stderr is ${r.stderr.length} chars`)
   })
 
   test('a forked peer exits within 2 s when its parent closes the IPC channel', async () => {

@@ -1,16 +1,17 @@
 /**
- * Exclusive use of a data dir: two live processes appending to one state.jsonl would corrupt
- * it, so a peer holds `<dataDir>/LOCK` (its pid) while it runs. A lock left by a process that
- * no longer exists (kill -9) is taken over.
+ * Exclusive use of a data dir and of an identity: two live processes appending to one
+ * state.jsonl would corrupt it, and two processes with one key would be one PeerId twice on
+ * the swarm. A peer holds `<dataDir>/LOCK` and `<identityDir>/<name>.key.lock` (its pid) while
+ * it runs. A lock left by a process that no longer exists (kill -9) is taken over.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
-/** Another live process holds the data dir. */
+/** Another live process holds the data dir or the identity. */
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError'
-  constructor (readonly dir: string, readonly pid: number) {
-    super(`data dir ${dir} is in use by process ${pid}; give this peer its own --data-dir (and --identity), or delete ${dir}/LOCK if no peer runs there`)
+  constructor (readonly dir: string, readonly pid: number, message?: string) {
+    super(message ?? `data dir ${dir} is in use by process ${pid}; give this peer its own --data-dir (and --identity), or delete ${dir}/LOCK if no peer runs there`)
   }
 }
 
@@ -19,13 +20,27 @@ function alive (pid: number): boolean {
 }
 
 /**
- * Creates the dir if needed and takes its lock.
- * @returns a function that releases the lock (idempotent)
- * @throws DataDirLockedError when a live process holds it
+ * mkdir -p one level at a time. Node 20's recursive mkdir loops forever on some paths
+ * (e.g. under /proc); single-level calls fail with an error instead.
+ * @throws the first mkdir error, e.g. ENOENT/EACCES/ENOTDIR
  */
-export function lockDataDir (dir: string): () => void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const file = path.join(dir, 'LOCK')
+export function ensureDir (dir: string, mode = 0o700): void {
+  const abs = path.resolve(dir)
+  const missing: string[] = []
+  for (let p = abs; !existsSync(p); p = path.dirname(p)) {
+    missing.unshift(p)
+    if (path.dirname(p) === p) break
+  }
+  for (const p of missing) mkdirSync(p, { mode })
+}
+
+/**
+ * Takes `file` as a pid lock.
+ * @param locked builds the error for a lock held by live process `pid`
+ * @returns a function that releases the lock (idempotent)
+ * @throws the error from `locked` when a live process holds it
+ */
+export function takeLock (file: string, locked: (pid: number) => Error): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       writeFileSync(file, String(process.pid), { flag: 'wx' })
@@ -40,8 +55,29 @@ export function lockDataDir (dir: string): () => void {
     }
     let pid = 0
     try { pid = Number(readFileSync(file, 'utf8').trim()) } catch { continue }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dir, pid)
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw locked(pid)
     try { unlinkSync(file) } catch { /* raced with another taker */ }
   }
   throw new Error(`could not take the lock ${file}`)
+}
+
+/**
+ * Creates the dir if needed and takes its lock.
+ * @returns a function that releases the lock (idempotent)
+ * @throws DataDirLockedError when a live process holds it
+ */
+export function lockDataDir (dir: string): () => void {
+  ensureDir(dir)
+  return takeLock(path.join(dir, 'LOCK'), (pid) => new DataDirLockedError(dir, pid))
+}
+
+/**
+ * Takes the lock of identity `name`, so one PeerId runs in one process at a time.
+ * @throws DataDirLockedError naming the key file when a live process uses that identity
+ */
+export function lockIdentity (identityDir: string, name: string): () => void {
+  ensureDir(identityDir)
+  const key = path.join(identityDir, `${name}.key`)
+  return takeLock(`${key}.lock`, (pid) => new DataDirLockedError(identityDir, pid,
+    `identity ${key} is in use by process ${pid}; give this peer its own --identity, or delete ${key}.lock if no peer runs with it`))
 }

@@ -3,7 +3,8 @@
  * encoding of the private key, mode 0600. A restart with the same name keeps its PeerId; a
  * corrupt file is an error naming the file, never a silent new identity.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, readFile, writeFile } from 'node:fs/promises'
+import { ensureDir } from './dataDir'
 import path from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
@@ -42,7 +43,7 @@ export async function loadOrCreateIdentity (identityDir: string, name: string): 
     if (key.type !== 'Ed25519') throw new IdentityError(`identity key file ${file} holds a ${key.type} key; Goal Swarm needs Ed25519`, file)
     return { key, created: false, file }
   }
-  await mkdir(identityDir, { recursive: true, mode: 0o700 })
+  ensureDir(identityDir)
   const key = await generateKeyPair('Ed25519')
   try {
     // 'wx': never overwrite a key another process created a moment ago.

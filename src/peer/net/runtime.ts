@@ -13,7 +13,7 @@ import { nowMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { formatTopic } from '../protocol/topics'
 import { PlanState } from '../state/planState'
 import { BlobService, BlobStore } from './blobs'
-import { lockDataDir } from './dataDir'
+import { lockDataDir, lockIdentity } from './dataDir'
 import { Dialer } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
@@ -88,7 +88,15 @@ export function shownResult (results: ResultMsg[]): ResultMsg | undefined {
  */
 export async function startRuntime (config: PeerConfig, log: Logger, opts: RuntimeOptions = {}): Promise<PeerRuntime> {
   const now = opts.now ?? nowMicros
-  const release = lockDataDir(config.dataDir)
+  const releaseDir = lockDataDir(config.dataDir)
+  let releaseIdentity: () => void
+  try {
+    releaseIdentity = lockIdentity(config.identityDir, config.name)
+  } catch (err) {
+    releaseDir()
+    throw err
+  }
+  const release = (): void => { releaseIdentity(); releaseDir() }
   try {
     return await build(config, log, opts, now, release)
   } catch (err) {
