@@ -14,7 +14,7 @@ const count = (v) => {
 }
 const program = new Command('swarm')
   .description('Run a local Goal Swarm of real peer processes with a real LLM and write the plan report.')
-  .requiredOption('--goal <text>', 'the goal to plan')
+  .option('--goal <text>', 'the goal to plan (required)')
   .addOption(new Option('--llm <provider>', 'LLM provider').choices(['anthropic', 'openai-compatible']))
   .option('--model <model>', 'model name (required for openai-compatible)')
   .option('--llm-base-url <url>', 'server base URL (openai-compatible, e.g. http://127.0.0.1:11434/v1 for Ollama)')
@@ -51,6 +51,11 @@ if (problem !== null) {
     '  No model at all:    npm run demo   (the offline demo model)',
     ''
   ].join('\n'))
+  process.exit(2)
+}
+// Checked after the model so that a bare `npm run swarm` shows the options above first.
+if (opts.goal === undefined || opts.goal.trim() === '') {
+  process.stderr.write('swarm: --goal TEXT is required, e.g. npm run swarm -- --goal "Plan a two-week trip to Japan"\n')
   process.exit(2)
 }
 const llmArgs = ['--llm', provider]
