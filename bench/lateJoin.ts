@@ -75,7 +75,16 @@ export const lateJoin: Benchmark = {
     const targets: TargetCheck[] = SIZES.map((s, i) => {
       const r = results[i] as JoinResult
       const m = median(r.fromSpawn)
-      return { target: `${r.nodes} nodes shown in < ${s.targetMs / 1000} s`, measured: r.fromSpawn.length === 0 ? 'failed' : `${sec(m)} s from process start`, met: r.fromSpawn.length === 0 ? false : m < s.targetMs }
+      const startPart = median(r.fromSpawn.map((x, j) => x - (r.fromReady[j] ?? NaN)))
+      return {
+        target: `${r.nodes} nodes shown in < ${s.targetMs / 1000} s`,
+        measured: r.fromSpawn.length === 0 ? 'failed' : `${sec(m)} s from process start (max ${sec(Math.max(...r.fromSpawn))} s)`,
+        met: r.fromSpawn.length === 0 ? false : m < s.targetMs,
+        why: r.fromSpawn.length === 0
+          ? r.error ?? undefined
+          : `${sec(startPart)} s of it is the process start (spawn -> ready); the rest is the sync of ${r.messages} messages: the joiner re-verifies every Ed25519 signature and id, ` +
+            'appends each to its state log, subscribes every goal and leaf topic, and streams the envelopes to its parent over IPC, on a machine shared with other work'
+      }
     })
     return {
       name: 'late-join',

@@ -20,9 +20,10 @@ import { exactlyOnce } from './exactlyOnce'
 import { scale } from './scale'
 import { lateJoin } from './lateJoin'
 import { startup } from './startup'
+import { faults } from './faults'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup]
+const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, faults]
 const ORDER = BENCHMARKS.map((b) => b.name)
 
 async function main (): Promise<number> {

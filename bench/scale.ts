@@ -128,6 +128,18 @@ export async function oneSize (ctx: BenchContext, n: number): Promise<ScaleResul
   return r
 }
 
+/** RSS of a bare `node` process idling, MB: what any Node.js peer costs before its own code. */
+async function bareNodeRssMB (): Promise<number> {
+  const { spawn } = await import('node:child_process')
+  const { readFileSync } = await import('node:fs')
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 5000)'], { stdio: 'ignore' })
+  await sleep(1500)
+  let kib = NaN
+  try { kib = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid ?? 0}/status`, 'utf8'))?.[1]) } catch { /* not Linux */ }
+  child.kill('SIGKILL')
+  return kib * 1024 / 1e6
+}
+
 const mb = (xs: number[]): string => xs.length === 0 ? '-' : `${median(xs).toFixed(0)} / ${Math.max(...xs).toFixed(0)}`
 
 export const scale: Benchmark = {
@@ -161,11 +173,24 @@ export const scale: Benchmark = {
     const r40 = at(40)
     const r20 = at(20)
     const maxIdle = Math.max(...results.flatMap((r) => r.idleRssMB))
+    const bare = await bareNodeRssMB()
+    const slow = (xs: number[]): string => `${((xs.filter((x) => x > 100).length / Math.max(1, xs.length)) * 100).toFixed(0)}%`
     const targets: TargetCheck[] = [
-      { target: '40 peers converge', measured: r40 === undefined ? 'not run (--quick)' : r40.converged ? `yes, ${r40.convergeMs.toFixed(0)} ms after the last result` : `no: ${r40.error ?? ''}`, met: r40 === undefined ? null : r40.converged },
-      { target: 'gossip delivery p95 < 100 ms at 20 peers (plan messages)', measured: r20 === undefined ? 'not run (--quick)' : `${percentile(r20.deliveries, 95).toFixed(1)} ms`, met: r20 === undefined ? null : percentile(r20.deliveries, 95) < 100 },
-      { target: 'gossip delivery p95 < 100 ms at 20 peers (probe on a subscribed topic)', measured: r20 === undefined ? 'not run (--quick)' : `${percentile(r20.probe, 95).toFixed(1)} ms`, met: r20 === undefined ? null : percentile(r20.probe, 95) < 100 },
-      { target: 'idle peer RSS < 100 MB', measured: `max ${maxIdle.toFixed(0)} MB`, met: maxIdle < 100 }
+      { target: '40 peers converge', measured: r40 === undefined ? 'not run (--quick)' : r40.converged ? `yes, ${r40.convergeMs.toFixed(0)} ms after the last result` : `no: ${r40.error ?? ''}`, met: r40 === undefined ? null : r40.converged, why: r40?.error ?? undefined },
+      { target: 'gossip delivery p95 < 100 ms at 20 peers (plan messages)', measured: r20 === undefined ? 'not run (--quick)' : `${percentile(r20.deliveries, 95).toFixed(1)} ms`, met: r20 === undefined ? null : percentile(r20.deliveries, 95) < 100,
+        why: r20 === undefined
+          ? undefined
+          : `${slow(r20.deliveries)} of the (message, peer) deliveries took over 100 ms. Most plan messages go out on a per-goal or per-leaf topic the moment it exists (stand-in calls take 0 ms), ` +
+            'before the other peers\' subscriptions to that new topic have reached the publisher; those arrive by the catch-up sync (300 ms later, then the 5 s periodic sync) instead of gossip. ' +
+            'The probe row measures gossip on an established topic.' },
+      { target: 'gossip delivery p95 < 100 ms at 20 peers (probe on a subscribed topic)', measured: r20 === undefined ? 'not run (--quick)' : `${percentile(r20.probe, 95).toFixed(1)} ms`, met: r20 === undefined ? null : percentile(r20.probe, 95) < 100,
+        why: r20 === undefined ? undefined : `20 peer processes and the runner share 2 cores (${load} at the start); a publish reaches 19 peers one hop away, each verifying an Ed25519 signature` },
+      {
+        target: 'idle peer RSS < 100 MB',
+        measured: `max ${maxIdle.toFixed(0)} MB`,
+        met: maxIdle < 100,
+        why: `a bare \`node\` process idles at ${bare.toFixed(0)} MB here; the peer loads a 4.4 MB bundle (libp2p, GossipSub, noise, yamux, both LLM SDKs, zod, pino) and keeps connections, topic state and the plan state`
+      }
     ]
     return {
       name: 'scale',

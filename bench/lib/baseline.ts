@@ -33,6 +33,8 @@ export interface BaselineResult {
   calls: Record<LlmPurpose, number>
   /** Leaf texts and their outputs, in plan order. */
   leaves: { text: string, output: string }[]
+  /** Milestones in ms after the start, comparable to the swarm's phases. */
+  phases: { rootSplit: number, branchSplits: number, firstExecution: number, lastResult: number }
 }
 
 /**
@@ -48,6 +50,9 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
     execute: pLimit(opts.parallel.execute)
   }
   const leaves: { text: string, output: string, order: string }[] = []
+  const started = performance.now()
+  const at = (): number => performance.now() - started
+  const phases = { rootSplit: NaN, branchSplits: NaN, firstExecution: NaN, lastResult: NaN }
 
   async function plan (goal: string, depth: number, ancestors: string[], order: string): Promise<void> {
     const out = await limits.decompose(async () => {
@@ -61,6 +66,8 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
       })
     })
     const forced = depth + 1 >= opts.maxDepth
+    if (depth > 0) phases.branchSplits = Number.isNaN(phases.branchSplits) ? at() : Math.max(phases.branchSplits, at())
+    let classified = 0
     await Promise.all(out.subgoals.map(async (sub, index) => {
       const atomic = forced || (await limits.classify(async () => {
         calls.classify++
@@ -72,12 +79,14 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
           schemaName: 'classification'
         })
       })).is_atomic
+      if (depth === 0 && ++classified === out.subgoals.length) phases.rootSplit = at()
       const childOrder = `${order}.${String(index).padStart(2, '0')}`
       if (!atomic) {
         await plan(sub, depth + 1, [...ancestors, goal], childOrder)
         return
       }
       const output = await limits.execute(async () => {
+        if (Number.isNaN(phases.firstExecution)) phases.firstExecution = at()
         calls.execute++
         return await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: sub, ancestors: [...ancestors, goal] }) })
       })
@@ -85,9 +94,9 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
     }))
   }
 
-  const started = performance.now()
   await plan(opts.goal, 0, [], '0')
-  const wallMs = performance.now() - started
+  const wallMs = at()
+  phases.lastResult = wallMs
   leaves.sort((a, b) => (a.order < b.order ? -1 : 1))
-  return { wallMs, calls, leaves: leaves.map(({ text, output }) => ({ text, output })) }
+  return { wallMs, calls, leaves: leaves.map(({ text, output }) => ({ text, output })), phases }
 }

@@ -16,6 +16,10 @@ export interface TargetCheck {
   measured: string
   /** null when the run could not measure it. */
   met: boolean | null
+  /** Why it was missed (or not measured), when known. */
+  why?: string
+  /** A figure the issue asks to report, without a target value (`met` is null). */
+  informational?: boolean
 }
 
 /** What one benchmark contributes to the document. */
@@ -48,12 +52,33 @@ export function renderSection (s: Section): string {
   }
   if (s.targets.length > 0) {
     parts.push(renderTable({
-      columns: ['target', 'measured', 'met'],
-      rows: s.targets.map((t) => [t.target, t.measured, t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'])
+      columns: ['target', 'measured', 'met', 'why not'],
+      rows: s.targets.map((t) => [t.target, t.measured, metText(t), t.met === true || t.informational === true ? '' : t.why ?? ''])
     }))
   }
   parts.push(...s.notes)
+  // Machine-readable copy of the targets, for the summary block (see writeDoc).
+  parts.push(`<!-- targets ${JSON.stringify(s.targets.map((t) => ({ ...t, section: s.title })))} -->`)
   return parts.join('\n\n')
+}
+
+const metText = (t: TargetCheck): string => t.informational === true ? 'reported' : t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'
+
+/** The closing summary: every target of every section in the document, missed ones first. */
+export function summaryBlock (doc: string): string {
+  const all: (TargetCheck & { section: string })[] = []
+  for (const m of doc.matchAll(/<!-- targets (\[.*?\]) -->/g)) {
+    try { all.push(...(JSON.parse(m[1] as string) as (TargetCheck & { section: string })[])) } catch { /* a hand-edited block */ }
+  }
+  const rank = (t: TargetCheck): number => t.met === false ? 0 : t.informational === true ? 3 : t.met === null ? 1 : 2
+  all.sort((a, b) => rank(a) - rank(b))
+  const missed = all.filter((t) => t.met === false).length
+  return [
+    '## Summary: targets met and missed',
+    `${all.filter((t) => t.informational !== true).length} targets: ${all.filter((t) => t.met === true).length} met, ${missed} missed, ` +
+    `${all.filter((t) => t.met === null && t.informational !== true).length} not measured (from the sections above; rerunning a section updates this table).`,
+    renderTable({ columns: ['section', 'target', 'measured', 'met', 'why not'], rows: all.map((t) => [t.section.replace(/^\d+\.\s*/, ''), t.target, t.measured, metText(t), t.met === true || t.informational === true ? '' : t.why ?? '']) })
+  ].join('\n\n')
 }
 
 const start = (name: string): string => `<!-- bench:${name}:start -->`
@@ -95,6 +120,7 @@ export function writeDoc (file: string, machine: string, sections: Section[], or
   const all = ['machine', ...order]
   doc = replaceBlock(doc, 'machine', machine, all)
   for (const s of sections) doc = replaceBlock(doc, s.name, renderSection(s), all)
+  doc = replaceBlock(doc, 'summary', summaryBlock(doc), [...all, 'summary'])
   writeFileSync(file, doc.trimEnd() + '\n')
 }
 
