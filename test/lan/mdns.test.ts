@@ -92,7 +92,11 @@ if (reason !== null) {
       const plan = syntheticPlan(inj.peerId, { text: 'A plan on the LAN', shape: [2, 2], nowUs: nowMicros() })
       const r = await inj.request({ type: 'inject-many', items: [{ kind: 'capability', body: capability(inj.peerId, nowMicros(), [], 'scorer') }, ...plan] }, 60_000)
       assert.equal(r.type, 'inject-done')
-      await Promise.all(swarm.peers.map(async (p) => { await p.waitForKeys(r.keys as string[], 'the plan', 30_000) }))
+      // Capability announcements are last-writer-wins per peer (DESIGN §6): the injector's newer
+      // ones supersede those injected here, so only the other kinds' keys must all arrive.
+      const items = [{ kind: 'capability' }, ...plan]
+      const planKeys = (r.keys as string[]).filter((_, i) => items[i]?.kind !== 'capability')
+      await Promise.all(swarm.peers.map(async (p) => { await p.waitForKeys(planKeys, 'the plan', 30_000) }))
       const goalIds = await Promise.all(peers.map(async (p, i) => await p.submitGoal(`Goal ${i + 1} from the LAN`)))
       for (const p of swarm.peers) {
         await p.waitFor(() => goalIds.every((g) => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.goal_id === g)), 'every submitted goal', 30_000)
