@@ -7,7 +7,7 @@
 import type { PeerProcess } from '../test/support/peers'
 import { wallMs } from '../test/support/peers'
 import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
-import { median, sec, type Section } from './lib/report'
+import { median, sec, type Section, shortError } from './lib/report'
 import { liveLeaves, RoleSwarm } from './lib/roleSwarm'
 import { DEFAULT_SHAPE, executedTask, leafTexts, scriptedResponder } from './lib/scriptedPlan'
 
@@ -75,7 +75,7 @@ async function oneRun (ctx: BenchContext, s: Settings, i: number): Promise<RunRe
       error: null
     }
   } catch (err) {
-    return { ...empty, error: (err as Error).message.split('\n')[0] ?? 'error' }
+    return { ...empty, error: shortError(err) }
   } finally {
     await rs.close()
   }

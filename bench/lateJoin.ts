@@ -13,7 +13,7 @@ import { nowMicros } from '../src/peer/protocol/time'
 import { buildTree, planProgress } from '../src/peer/state/tree'
 import { TestSwarm } from '../test/support/peers'
 import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
-import { median, sec, type TargetCheck } from './lib/report'
+import { median, sec, type TargetCheck, shortError } from './lib/report'
 import { buildFinishedPlan, treeNodes, writeStateLog } from './lib/finishedPlan'
 import { StateMirror } from './lib/roleSwarm'
 
@@ -51,7 +51,7 @@ async function oneSize (ctx: BenchContext, size: Size, reps: number): Promise<Jo
       await sleep(300)
     }
   } catch (err) {
-    r.error = (err as Error).message.split('\n')[0] ?? 'error'
+    r.error = shortError(err)
   } finally {
     await swarm.close()
   }

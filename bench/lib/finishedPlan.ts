@@ -5,7 +5,8 @@
  *
  * Shape: fan-outs per level, e.g. [9, 10] = root -> 9 goals -> 10 leaves each (100 tree nodes),
  * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, a vote and an accepted split; every
- * leaf a node, claim, renewal and successful result. Ids are derived as the protocol derives
+ * leaf a node, claim, renewal and successful result. No capability announcement: those are
+ * liveness, not plan, and the runtime neither persists nor needs them for a finished plan. Ids are derived as the protocol derives
  * them (test/support/fixtures.ts builders), so every message passes verification.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -16,7 +17,7 @@ import { signEnvelope } from '../../src/peer/protocol/signing'
 import type { Micros } from '../../src/peer/protocol/time'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { STATE_FILE } from '../../src/peer/net/stateLog'
-import { accepted, capability, childGoal, claim, promptNode, proposal, renewal, result, rootGoal, score } from '../../test/support/fixtures'
+import { accepted, childGoal, claim, promptNode, proposal, renewal, result, rootGoal, score } from '../../test/support/fixtures'
 
 /** Tree nodes (goals + leaves) of a shape: 1 + f1 + f1*f2 + ... */
 export function treeNodes (fanouts: readonly number[]): number {
@@ -44,7 +45,6 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
   const add = <K extends Kind>(kind: K, body: BodyOf<K>): void => { items.push({ kind, body }) }
   let leaves = 0
   const root = rootGoal(text, peer, nowUs)
-  add('capability', capability(peer, nowUs, ['can_write_text'], 'executor'))
   add('goal', root)
 
   const expand = (goal: Goal, level: number): void => {

@@ -117,11 +117,18 @@ export const DOC_HEADER = [
  */
 export function writeDoc (file: string, machine: string, sections: Section[], order: readonly string[]): void {
   let doc = existsSync(file) ? readFileSync(file, 'utf8') : DOC_HEADER + '\n'
-  const all = ['machine', ...order]
+  const all = ['machine', ...order, 'summary']
   doc = replaceBlock(doc, 'machine', machine, all)
   for (const s of sections) doc = replaceBlock(doc, s.name, renderSection(s), all)
-  doc = replaceBlock(doc, 'summary', summaryBlock(doc), [...all, 'summary'])
+  doc = replaceBlock(doc, 'summary', summaryBlock(doc), all)
   writeFileSync(file, doc.trimEnd() + '\n')
+}
+
+/** First line of an error message, at most `max` characters (for table cells). */
+export function shortError (err: unknown, max = 160): string {
+  const line = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
+  const cut = line.replace(/; status \{.*$/, '')
+  return cut.length > max ? cut.slice(0, max - 1) + '…' : cut
 }
 
 /** Formats ms as seconds with `digits` decimals. */
