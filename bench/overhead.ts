@@ -209,6 +209,8 @@ export const overhead: Benchmark = {
         `decompose every goal, classify subgoals the depth cap does not force, execute every leaf (${minimal} calls), ` +
         `at most ${PARALLEL.decompose} decompositions, ${PARALLEL.classify} classifications and ${PARALLEL.execute} executions at once ` +
         '(one decomposer\'s and one scorer\'s concurrency; 2 executors x 1 leaf each), pipelined.',
+        `Settings: "${DEFAULTS.label}" are the peer defaults; "${SHORT.label}" shortens only the claim settle window, which loopback gossip needs far less of. ` +
+        '`--accept-timeout-ms` stays at its default: splits are accepted by quorum as soon as both votes are in, and a short timeout only made decomposers re-propose while 1 s calls were still running.',
         `Runs per cell: ${reps} (median shown, every run in parentheses). Machine: ${load} at the start.`
       ],
       tables: [

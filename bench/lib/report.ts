@@ -107,8 +107,9 @@ export const DOC_HEADER = [
   '',
   'Measured by `npm run bench` (bench/run.ts); every section below is generated: edit bench/, then rerun',
   '(`npm run bench -- --only NAME` rewrites one section, `--quick` runs a shorter version). Each',
-  'section names the command that produced it. Fault injection is a test tier, not a benchmark:',
-  '`npm run test:faults` (test/faults).'
+  'section names the command that produced it. Section 6 records one run of the fault-injection',
+  'test tier (`npm run test:faults`, test/faults) on the same machine. The last section sums up',
+  'which targets were met and missed, and why.'
 ].join('\n')
 
 /**
@@ -117,6 +118,9 @@ export const DOC_HEADER = [
  */
 export function writeDoc (file: string, machine: string, sections: Section[], order: readonly string[]): void {
   let doc = existsSync(file) ? readFileSync(file, 'utf8') : DOC_HEADER + '\n'
+  // The text before the first block is the generated header too.
+  const first = doc.indexOf('<!-- bench:')
+  doc = DOC_HEADER + '\n\n' + (first >= 0 ? doc.slice(first) : '')
   const all = ['machine', ...order, 'summary']
   doc = replaceBlock(doc, 'machine', machine, all)
   for (const s of sections) doc = replaceBlock(doc, s.name, renderSection(s), all)
