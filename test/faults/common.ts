@@ -49,6 +49,6 @@ export async function until (what: string, check: () => boolean, timeoutMs = 60_
 }
 
 /** Names and exit states, for assertion messages. */
-export function describe (peers: PeerProcess[]): string {
+export function peerStates (peers: PeerProcess[]): string {
   return peers.map((p) => `${p.name}:${p.running ? 'running' : JSON.stringify(p.exit)}`).join(', ')
 }

@@ -11,7 +11,7 @@ import pLimit from 'p-limit'
 import { INJECTOR_SPEC } from '../support/peers'
 import { expectedDrops, malformedTraffic, type MalformedMessage } from '../../bench/lib/malformed'
 import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
-import { describe, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { faultSwarm, peerStates, requireBundle, TEST_TIMEOUT_MS } from './common'
 
 const COUNT = 10_000
 const OVERSIZED = 20
@@ -65,5 +65,5 @@ test(`${COUNT} malformed messages during a plan: no crash, every one counted wit
     got = delta(p, await swarm.freshDrops(p))
     assert.deepEqual(got, expected, `${p.name} (${p.role}) counted every bad message under its reason`)
   }
-  console.log(`flood: ${COUNT} messages (${JSON.stringify(expected)}) to ${targets.length} peers in ${floodMs} ms; ${describe(targets)}`)
+  console.log(`flood: ${COUNT} messages (${JSON.stringify(expected)}) to ${targets.length} peers in ${floodMs} ms; ${peerStates(targets)}`)
 })
