@@ -33,6 +33,11 @@ export interface Section {
   targets: TargetCheck[]
   /** Paragraphs after the tables (caveats, why a target was missed). */
   notes: string[]
+  /**
+   * Machine-readable figures of this section, written to bench/results/<name>.json so a
+   * script can read them without parsing Markdown (field names are the section's contract).
+   */
+  results?: Record<string, unknown>
 }
 
 const esc = (v: string | number): string => String(v).replace(/\|/g, '\\|').replace(/\n/g, ' ')

@@ -42,6 +42,11 @@ export interface LlmCall {
   prompt: string
   /** Output token cap; default DEFAULT_MAX_TOKENS. */
   maxTokens?: number
+  /**
+   * Aborts the call (the request in flight and any backoff wait); the promise then rejects
+   * with the signal's reason. Executors abort a call whose claim lost the race.
+   */
+  signal?: AbortSignal
 }
 
 /** Totals since the provider was created. Tokens and latency include every attempt. */
