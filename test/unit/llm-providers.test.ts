@@ -50,6 +50,21 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.equal(req.body.max_tokens, 2048)
     })
 
+    test('an aborted call rejects with the abort reason at once, counts as aborted, not failed', async () => {
+      let arrived!: () => void
+      const requestArrived = new Promise<void>((resolve) => { arrived = resolve })
+      llm.setLatency(60_000).respondWith(() => { arrived(); return { text: 'too late' } })
+      const p = createProvider(llm.llmConfig(provider))
+      const ac = new AbortController()
+      const call = p.generateText({ purpose: 'execute', system: '', prompt: 'Task: answer', signal: ac.signal })
+      await requestArrived
+      ac.abort(new Error('claim lost'))
+      await assert.rejects(call, (e: Error) => !(e instanceof LlmError) && e.message === 'claim lost')
+      assert.equal(llm.requests.length, 1, 'no retry after an abort')
+      const s = p.stats()
+      assert.deepEqual({ calls: s.calls, aborted: s.aborted, failures: s.failures }, { calls: 1, aborted: 1, failures: 0 })
+    })
+
     test('malformed then valid: the second prompt carries the validation error', async () => {
       if (provider === 'anthropic') llm.reply({ json: { score: 3, notes: 'x' } })
       else llm.reply({ text: '{"score": 0.' })
@@ -150,7 +165,7 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.ok(err.message.includes(`http://127.0.0.1:${port}/`), err.message)
       assert.match(err.message, /network error: cannot reach .*ECONNREFUSED/)
       assert.doesNotMatch(err.message, /schema/)
-      assert.deepEqual({ ...p.stats(), latency_ms: 0 }, { calls: 1, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 2, failures: 1 })
+      assert.deepEqual({ ...p.stats(), latency_ms: 0 }, { calls: 1, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 2, failures: 1, aborted: 0 })
     })
 
     test('token and latency stats add up over calls and attempts', async () => {

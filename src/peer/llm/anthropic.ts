@@ -4,7 +4,7 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk'
 import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS } from './provider'
-import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest } from './retrying'
+import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface AnthropicOptions {
   apiKey: string
@@ -50,8 +50,9 @@ export class AnthropicBackend implements Backend {
     }
     let msg: Anthropic.Message
     try {
-      msg = await this.client.messages.create(params)
+      msg = await this.client.messages.create(params, req.signal !== undefined ? { signal: req.signal } : undefined)
     } catch (e) {
+      if (req.signal?.aborted === true) throw abortReason(req.signal)
       if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
       if (e instanceof APIError && typeof e.status === 'number') {
         throw httpFailure(e.status, e.apiMessage ?? e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)

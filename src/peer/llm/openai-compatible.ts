@@ -5,7 +5,7 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import { REQUEST_TIMEOUT_MS } from './provider'
-import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest } from './retrying'
+import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface OpenAiCompatibleOptions {
   /** Including the API prefix, e.g. http://127.0.0.1:11434/v1 */
@@ -48,8 +48,9 @@ export class OpenAiCompatibleBackend implements Backend {
     }
     let res: OpenAI.ChatCompletion
     try {
-      res = await this.client.chat.completions.create(params)
+      res = await this.client.chat.completions.create(params, req.signal !== undefined ? { signal: req.signal } : undefined)
     } catch (e) {
+      if (req.signal?.aborted === true) throw abortReason(req.signal)
       if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
       if (e instanceof APIError && typeof e.status === 'number') {
         throw httpFailure(e.status, e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)

@@ -61,6 +61,8 @@ export interface LlmStats {
   retries: number
   /** Calls that ended in an LlmError. */
   failures: number
+  /** Calls ended by their AbortSignal (e.g. an executor that lost its claim). */
+  aborted: number
 }
 
 export interface LlmProvider {

@@ -19,6 +19,8 @@ export interface BackendRequest {
   maxTokens: number
   /** Set for generateObject: constrain the reply to this schema (tool_use / response_format). */
   json: JsonSpec | null
+  /** Passed to the SDK request; an aborted request rejects with the signal's reason. */
+  signal?: AbortSignal
 }
 
 export interface BackendReply {
@@ -62,7 +64,7 @@ export interface RetryOptions { maxRetries: number; retryBaseMs: number }
 export class RetryingProvider implements LlmProvider {
   readonly name: ProviderName
   readonly model: string
-  private readonly totals: LlmStats = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 0, failures: 0 }
+  private readonly totals: LlmStats = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 0, failures: 0, aborted: 0 }
   private readonly retry: RetryOptions
 
   constructor (private readonly backend: Backend, retry: Partial<RetryOptions> = {}, private readonly log?: Logger) {
@@ -121,13 +123,16 @@ export class RetryingProvider implements LlmProvider {
         system: call.system,
         prompt: st.feedback === null ? call.prompt : `${call.prompt}\n\n${st.feedback}`,
         maxTokens: call.maxTokens ?? DEFAULT_MAX_TOKENS,
-        json
+        json,
+        ...(call.signal !== undefined ? { signal: call.signal } : {})
       }
       const t0 = Date.now()
       let reply: BackendReply
       try {
         reply = await this.backend.send(req)
       } catch (e) {
+        // An abort is the caller's decision, not a model failure: no retry, no LlmError.
+        if (call.signal?.aborted === true) throw new AbortError(abortReason(call.signal))
         const failure = e instanceof BackendFailure
           ? e
           : new BackendFailure(`unexpected error: ${(e as Error).message ?? String(e)}`, 'api', false, null, { cause: e })
@@ -157,6 +162,7 @@ export class RetryingProvider implements LlmProvider {
         minTimeout: this.retry.retryBaseMs,
         maxTimeout: Math.max(this.retry.retryBaseMs * 32, 1),
         randomize: false,
+        ...(call.signal !== undefined ? { signal: call.signal } : {}),
         onFailedAttempt: (err) => {
           this.log?.warn({ purpose: call.purpose, attempt: err.attemptNumber, retries_left: err.retriesLeft, err: err.message },
             'LLM attempt failed')
@@ -167,6 +173,11 @@ export class RetryingProvider implements LlmProvider {
       return out
     } catch (e) {
       this.totals.retries += st.attempts - 1
+      if (call.signal?.aborted === true) {
+        this.totals.aborted++
+        this.log?.debug({ purpose: call.purpose, attempts: st.attempts, ms: Date.now() - started }, 'LLM call aborted')
+        throw abortReason(call.signal)
+      }
       this.totals.failures++
       throw this.toLlmError(call.purpose, st.attempts, st.last, e)
     }
@@ -184,6 +195,12 @@ export class RetryingProvider implements LlmProvider {
     // A bug in accept() or the schema itself (not a model problem): say so, keep the cause.
     return new LlmError(`${what}: ${(thrown as Error)?.message ?? String(thrown)}`, 'api', attempts, purpose, null, { cause: thrown })
   }
+}
+
+/** The signal's reason as an Error (AbortSignal.abort() gives a DOMException named AbortError). */
+export function abortReason (signal: AbortSignal): Error {
+  const r: unknown = signal.reason
+  return r instanceof Error ? r : new DOMException(String(r ?? 'This operation was aborted'), 'AbortError')
 }
 
 /** An HTTP error status from `endpoint`; 408, 409, 429 and 5xx (incl. Anthropic's 529) are retried. */
