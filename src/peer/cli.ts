@@ -133,6 +133,8 @@ export function buildProgram (io: CliIo): Command {
     .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required)', url)
     .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
+    .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
+    .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', int(100, 3_600_000), DEFAULTS.llmTimeoutMs)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
@@ -221,7 +223,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         baseUrl: o.llmBaseUrl ?? null,
         apiKey,
         maxRetries: o.llmMaxRetries,
-        retryBaseMs: o.llmRetryBaseMs
+        retryBaseMs: o.llmRetryBaseMs,
+        retryMaxMs: o.llmRetryMaxMs,
+        timeoutMs: o.llmTimeoutMs
       }
     }
   }

@@ -22,6 +22,10 @@ export interface PeerLlmConfig {
   maxRetries: number
   /** First backoff delay in ms, doubling per retry. */
   retryBaseMs: number
+  /** Per-request timeout in ms (--llm-timeout-ms, default 120 s). */
+  timeoutMs?: number
+  /** Ceiling of one backoff wait in ms, a server's Retry-After included (--llm-retry-max-ms, default 60 s). */
+  retryMaxMs?: number
 }
 
 export interface PeerConfig {
@@ -87,6 +91,8 @@ export const DEFAULTS = {
   maxReproposals: 2,
   llmMaxRetries: 3,
   llmRetryBaseMs: 1_000,
+  llmTimeoutMs: 120_000,
+  llmRetryMaxMs: 60_000,
   /** Relative to the working directory; .gitignore'd in this repo. */
   baseDir: '.goal-swarm'
 } as const

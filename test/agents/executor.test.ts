@@ -160,6 +160,26 @@ test('a failed execution is published as success=false with its attempts, shown 
   assert.equal(publishedOf(e.peer, 'claim').length, 1, 'a failed leaf is not claimed again')
 })
 
+test('output cut off at the token limit on every attempt is published as a failure saying truncated, never done', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Write a day-by-day itinerary for Kyoto'], ['can_write_text'])
+  const e = await w.agent('executor')
+  w.standin.respondWith((req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
+  startExec(w, e)
+  const node = nodes[0]!
+  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.success, false)
+  assert.equal(r.attempts, 4)
+  assert.match(r.output, /^executing leaf \w+ failed: LLM output truncated after 4 attempts: .*cut off at the output token limit \(8192 tokens, stop reason "max_tokens"\)/)
+  assert.doesNotMatch(r.output, /Fushimi/, 'the cut-off text is not passed off as the result')
+  assert.deepEqual(w.standin.requests.map((q) => q.body.max_tokens), [2048, 4096, 8192, 8192])
+  const leaf = leafStatus(user, node.node_id)
+  assert.equal(leaf?.status, 'failed')
+  assert.equal(leaf?.success, false)
+})
+
 test('superseded leaves (children of a losing split) are never claimed', async (t) => {
   const w = await World.create()
   t.after(() => w.close())

@@ -51,6 +51,8 @@ interface ReplyExtras {
   usage?: Partial<StandinUsage>
   /** Delay before answering, in ms (added to the stand-in's latencyMs). */
   latencyMs?: number
+  /** Extra response headers, e.g. { 'retry-after': '2' } on a 429. */
+  headers?: Record<string, string>
 }
 /**
  * What to answer:
@@ -58,14 +60,18 @@ interface ReplyExtras {
  *    like a model ignoring tool_choice; OpenAI: message.content). `stopReason` overrides
  *    end_turn / stop (e.g. 'max_tokens' / 'length').
  *  - {json}: structured output (Anthropic: a tool_use block for the forced tool with this
- *    input, or text when no tool was sent; OpenAI: message.content = JSON text).
+ *    input, or text when no tool was sent; OpenAI: message.content = JSON text); `stopReason`
+ *    as for text.
  *  - {status}: an HTTP error in the API's error format (e.g. 500, 529 overloaded, 401).
+ *  - {raw, contentType}: this body as is, HTTP `status` (default 200), e.g. an HTML page
+ *    from a proxy or a wrong base URL.
  *  - 'drop-connection': the socket is destroyed without an answer (a network error).
  */
 export type StandinReply =
   | (ReplyExtras & { text: string; stopReason?: string })
-  | (ReplyExtras & { json: unknown })
+  | (ReplyExtras & { json: unknown; stopReason?: string })
   | (ReplyExtras & { status: number; message?: string })
+  | (ReplyExtras & { raw: string; contentType: string; status?: number })
   | 'drop-connection'
 export type StandinResponder = (req: StandinRequest) => StandinReply | Promise<StandinReply>
 
@@ -215,7 +221,13 @@ export class LlmStandin {
       req.socket.destroy()
       return
     }
-    if ('status' in reply) return sendError(res, api, reply.status, reply.message ?? `stand-in HTTP ${reply.status}`)
+    const extra = reply.headers ?? {}
+    if ('raw' in reply) {
+      res.writeHead(reply.status ?? 200, { ...extra, 'content-type': reply.contentType })
+      res.end(reply.raw)
+      return
+    }
+    if ('status' in reply) return sendError(res, api, reply.status, reply.message ?? `stand-in HTTP ${reply.status}`, extra)
     const out = 'json' in reply ? JSON.stringify(reply.json) : reply.text
     const usage: StandinUsage = {
       input_tokens: reply.usage?.input_tokens ?? estimate(request.system + request.prompt),
@@ -230,13 +242,13 @@ export class LlmStandin {
       return sendJson(res, 200, {
         id: `msg_standin_${request.index}`, type: 'message', role: 'assistant', model: request.model,
         content: [block], stop_reason: stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage
-      })
+      }, extra)
     }
     return sendJson(res, 200, {
       id: `chatcmpl-standin-${request.index}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: request.model,
       choices: [{ index: 0, message: { role: 'assistant', content: out, refusal: null }, finish_reason: stopReason ?? 'stop', logprobs: null }],
       usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens }
-    })
+    }, extra)
   }
 }
 
@@ -302,13 +314,13 @@ function estimate (s: string): number {
   return Math.ceil(s.length / 4)
 }
 
-function sendJson (res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' })
+function sendJson (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' })
   res.end(JSON.stringify(body))
 }
 
-function sendError (res: ServerResponse, api: StandinApi, status: number, message: string): void {
+function sendError (res: ServerResponse, api: StandinApi, status: number, message: string, headers: Record<string, string> = {}): void {
   sendJson(res, status, api === 'anthropic'
     ? { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? 'api_error', message } }
-    : { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } })
+    : { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } }, headers)
 }

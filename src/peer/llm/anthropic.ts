@@ -4,7 +4,7 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk'
 import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS } from './provider'
-import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
+import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface AnthropicOptions {
   apiKey: string
@@ -20,15 +20,17 @@ export class AnthropicBackend implements Backend {
   private readonly client: Anthropic
   /** Shown in network/API failure messages. */
   readonly endpoint: string
+  private readonly timeoutMs: number
 
   constructor (opts: AnthropicOptions) {
+    this.timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS
     this.model = opts.model ?? DEFAULT_ANTHROPIC_MODEL
     this.client = new Anthropic({
       apiKey: opts.apiKey,
       ...(opts.baseUrl !== null ? { baseURL: opts.baseUrl } : {}),
       // Retries happen in RetryingProvider, where they are counted and logged.
       maxRetries: 0,
-      timeout: opts.timeoutMs ?? REQUEST_TIMEOUT_MS
+      timeout: this.timeoutMs
     })
     this.endpoint = `${this.client.baseURL.replace(/\/+$/, '')}/v1/messages`
   }
@@ -49,15 +51,22 @@ export class AnthropicBackend implements Backend {
       params.tool_choice = { type: 'tool', name: req.json.name }
     }
     let msg: Anthropic.Message
+    let contentType: string | null
     try {
-      msg = await this.client.messages.create(params, req.signal !== undefined ? { signal: req.signal } : undefined)
+      const { data, response } = await this.client.messages.create(params, req.signal !== undefined ? { signal: req.signal } : undefined).withResponse()
+      msg = data
+      contentType = response.headers.get('content-type')
     } catch (e) {
       if (req.signal?.aborted === true) throw abortReason(req.signal)
-      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
+      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError, this.timeoutMs)
       if (e instanceof APIError && typeof e.status === 'number') {
-        throw httpFailure(e.status, e.apiMessage ?? e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)
+        throw httpFailure(e.status, e.apiMessage ?? e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e, e.headers)
       }
       throw e
+    }
+    // The SDK hands back a non-JSON body as a string (e.g. an HTML page with HTTP 200).
+    if (typeof msg !== 'object' || msg === null || !Array.isArray((msg as { content?: unknown }).content)) {
+      throw notAnApiReply(this.endpoint, contentType, msg)
     }
     const usage = { input_tokens: msg.usage?.input_tokens ?? 0, output_tokens: msg.usage?.output_tokens ?? 0 }
     const text = msg.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')

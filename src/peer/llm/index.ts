@@ -20,8 +20,16 @@ export { DEMO_LABEL } from './offline-demo'
  *   openai-compatible without a base URL (--llm-base-url) or model (--model).
  */
 export function createProvider (cfg: LlmConfig, log?: Logger): LlmProvider {
-  const childLog = log?.child({ component: 'llm', provider: cfg.provider })
-  return new RetryingProvider(backendFor(cfg), { maxRetries: cfg.maxRetries, retryBaseMs: cfg.retryBaseMs }, childLog)
+  // The role's `component` stays: a second `component` binding would put the key twice in every
+  // JSON line, and readers that keep the last one would no longer see whose call it is.
+  const childLog = log?.child({ llm: cfg.provider })
+  return new RetryingProvider(backendFor(cfg), {
+    maxRetries: cfg.maxRetries,
+    retryBaseMs: cfg.retryBaseMs,
+    ...(cfg.retryMaxMs !== undefined ? { retryMaxMs: cfg.retryMaxMs } : {}),
+    ...(cfg.rateLimitRetries !== undefined ? { rateLimitRetries: cfg.rateLimitRetries } : {}),
+    ...(cfg.waitNoticeMs !== undefined ? { waitNoticeMs: cfg.waitNoticeMs } : {})
+  }, childLog)
 }
 
 function backendFor (cfg: LlmConfig): Backend {

@@ -5,7 +5,7 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import { REQUEST_TIMEOUT_MS } from './provider'
-import { connectionFailure, httpFailure, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
+import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface OpenAiCompatibleOptions {
   /** Including the API prefix, e.g. http://127.0.0.1:11434/v1 */
@@ -25,15 +25,17 @@ export class OpenAiCompatibleBackend implements Backend {
   private readonly client: OpenAI
   /** Shown in network/API failure messages. */
   readonly endpoint: string
+  private readonly timeoutMs: number
 
   constructor (opts: OpenAiCompatibleOptions) {
+    this.timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS
     this.model = opts.model
     this.client = new OpenAI({
       apiKey: opts.apiKey ?? NO_KEY,
       baseURL: opts.baseUrl,
       // Retries happen in RetryingProvider, where they are counted and logged.
       maxRetries: 0,
-      timeout: opts.timeoutMs ?? REQUEST_TIMEOUT_MS
+      timeout: this.timeoutMs
     })
     this.endpoint = `${this.client.baseURL.replace(/\/+$/, '')}/chat/completions`
   }
@@ -47,17 +49,24 @@ export class OpenAiCompatibleBackend implements Backend {
       params.response_format = { type: 'json_schema', json_schema: { name: req.json.name, schema: req.json.schema, strict: false } }
     }
     let res: OpenAI.ChatCompletion
+    let contentType: string | null
     try {
-      res = await this.client.chat.completions.create(params, req.signal !== undefined ? { signal: req.signal } : undefined)
+      const { data, response } = await this.client.chat.completions.create(params, req.signal !== undefined ? { signal: req.signal } : undefined).withResponse()
+      res = data
+      contentType = response.headers.get('content-type')
     } catch (e) {
       if (req.signal?.aborted === true) throw abortReason(req.signal)
-      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError)
+      if (e instanceof APIConnectionError) throw connectionFailure(this.endpoint, e, e instanceof APIConnectionTimeoutError, this.timeoutMs)
       if (e instanceof APIError && typeof e.status === 'number') {
-        throw httpFailure(e.status, e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e)
+        throw httpFailure(e.status, e.message.replace(/^\d{3}\s*/, ''), this.endpoint, e, e.headers)
       }
       throw e
     }
-    const choice = res.choices?.[0]
+    // The SDK hands back a non-JSON body as a string (e.g. an HTML page with HTTP 200).
+    if (typeof res !== 'object' || res === null || !Array.isArray((res as { choices?: unknown }).choices)) {
+      throw notAnApiReply(this.endpoint, contentType, res)
+    }
+    const choice = res.choices[0]
     const usage = { input_tokens: res.usage?.prompt_tokens ?? 0, output_tokens: res.usage?.completion_tokens ?? 0 }
     const refusal = choice?.message.refusal
     const text = choice?.message.content ?? (refusal ? `(refused: ${refusal})` : '')

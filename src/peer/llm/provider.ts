@@ -24,8 +24,14 @@ export interface LlmConfig {
   maxRetries: number
   /** First backoff delay in ms; doubles per retry (seed: 1 s, 2 s, 4 s). */
   retryBaseMs: number
-  /** Per-request timeout in ms (default REQUEST_TIMEOUT_MS). */
+  /** Per-request timeout in ms (default REQUEST_TIMEOUT_MS, flag --llm-timeout-ms). */
   timeoutMs?: number
+  /** Ceiling of any one backoff wait in ms, Retry-After included (default DEFAULT_RETRY_MAX_MS, flag --llm-retry-max-ms). */
+  retryMaxMs?: number
+  /** Retries allowed for rate-limit answers (HTTP 429), on top of maxRetries (default DEFAULT_RATE_LIMIT_RETRIES). */
+  rateLimitRetries?: number
+  /** While a request is outstanding, a "waiting for the model" warning every this many ms (default WAIT_NOTICE_MS). */
+  waitNoticeMs?: number
 }
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6'
@@ -35,6 +41,17 @@ export const DEFAULT_MAX_TOKENS = 2048
 export const DEFAULT_MAX_RETRIES = 3
 export const DEFAULT_RETRY_BASE_MS = 1000
 export const REQUEST_TIMEOUT_MS = 120_000
+/** Longest single backoff wait (ms), also the cap on a server's Retry-After. */
+export const DEFAULT_RETRY_MAX_MS = 60_000
+/** Rate-limited attempts retried before giving up, besides DEFAULT_MAX_RETRIES for other failures. */
+export const DEFAULT_RATE_LIMIT_RETRIES = 8
+/** Interval of the "waiting for the model" warning while a request is outstanding (ms). */
+export const WAIT_NOTICE_MS = 30_000
+/**
+ * A reply cut off at the token cap is retried with double the cap, up to this multiple of the
+ * call's own cap (2048 -> 4096 -> 8192), a size every current model accepts.
+ */
+export const MAX_TOKENS_GROWTH = 4
 
 export interface LlmCall {
   purpose: LlmPurpose
@@ -82,8 +99,12 @@ export interface LlmProvider {
   stats(): LlmStats
 }
 
-/** What made the last attempt fail. */
-export type LlmErrorKind = 'network' | 'api' | 'validation'
+/**
+ * What made the last attempt fail. `truncated`: the reply was cut off at the output token cap
+ * (Anthropic stop_reason "max_tokens", OpenAI finish_reason "length") on every attempt, even
+ * with the raised cap; such output is never a success.
+ */
+export type LlmErrorKind = 'network' | 'api' | 'validation' | 'truncated'
 
 /**
  * A call that gave up. `kind` is the last attempt's failure: a network or API failure is

@@ -7,9 +7,10 @@ import pRetry, { AbortError } from 'p-retry'
 import type { Logger } from 'pino'
 import type { z } from 'zod'
 import {
-  DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_RETRY_BASE_MS, LlmError,
+  DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_RATE_LIMIT_RETRIES, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_MS, LlmError, MAX_TOKENS_GROWTH, WAIT_NOTICE_MS,
   type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ProviderName
 } from './provider'
+import { retryAfterMs } from './retryAfter'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
 
 export interface BackendRequest {
@@ -43,22 +44,75 @@ export interface Backend {
 /** A failed request, as the backend classified it. */
 export class BackendFailure extends Error {
   override name = 'BackendFailure'
+  /** The delay the server asked for (Retry-After / retry-after-ms), ms; null when it named none. */
+  readonly retryAfterMs: number | null
   constructor (
     message: string,
-    readonly kind: Exclude<LlmErrorKind, 'validation'>,
+    readonly kind: Exclude<LlmErrorKind, 'validation' | 'truncated'>,
     /** false for errors another attempt cannot fix (bad key, bad request, unknown model). */
     readonly retryable: boolean,
     readonly status: number | null = null,
-    options?: { cause?: unknown }
+    options?: { cause?: unknown, retryAfterMs?: number | null }
   ) {
     super(message, options)
+    this.retryAfterMs = options?.retryAfterMs ?? null
+  }
+
+  /** HTTP 429: the server rations requests; retried on its own budget (RetryOptions.rateLimitRetries). */
+  get rateLimited (): boolean {
+    return this.status === 429
   }
 }
 
 /** Stop reasons that mean the output was cut off by the token cap. */
 const TRUNCATED = new Set(['max_tokens', 'length'])
 
-export interface RetryOptions { maxRetries: number; retryBaseMs: number }
+/** True when the reply stopped at the output token cap (Anthropic max_tokens, OpenAI length). */
+export function isTruncated (reply: BackendReply): boolean {
+  return reply.stopReason !== null && TRUNCATED.has(reply.stopReason)
+}
+
+/** A reply cut off at the output token cap: never a success; the next attempt gets a larger cap. */
+export class OutputTruncated extends OutputInvalid {
+  override name = 'OutputTruncated'
+  constructor (readonly maxTokens: number, readonly stopReason: string) {
+    super(`the reply was cut off at the output token limit (${maxTokens} tokens, stop reason "${stopReason}"); give a complete answer that fits, more briefly`)
+  }
+}
+
+/** Retry policy of a RetryingProvider; every field in ms except the counts. */
+export interface RetryOptions {
+  /** Retries after the first attempt for network/API errors and invalid or truncated replies. */
+  maxRetries: number
+  /** First backoff wait; doubles per retry of the same class (ordinary / rate limited). */
+  retryBaseMs: number
+  /** Ceiling of one backoff wait, a server's Retry-After included. */
+  retryMaxMs: number
+  /** Retries for HTTP 429 answers, counted apart from maxRetries. */
+  rateLimitRetries: number
+  /** Interval of the "waiting for the model" warning while a request is outstanding; 0 = none. */
+  waitNoticeMs: number
+  /** Jitter source in [0, 1); default Math.random. */
+  random: () => number
+}
+
+/** Share of a backoff wait added as random jitter (upwards, so a wait is never shorter than asked). */
+const JITTER = 0.2
+
+/** Seconds for a log line: one decimal under 10 s, whole seconds above. */
+function seconds (ms: number): string {
+  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000))
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) { reject(abortReason(signal)); return }
+    const onAbort = (): void => { clearTimeout(t); reject(abortReason(signal as AbortSignal)) }
+    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve() }, Math.max(0, ms))
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
 
 /** LlmProvider over a Backend; every provider (offline-demo too) goes through this class. */
 export class RetryingProvider implements LlmProvider {
@@ -70,9 +124,14 @@ export class RetryingProvider implements LlmProvider {
   constructor (private readonly backend: Backend, retry: Partial<RetryOptions> = {}, private readonly log?: Logger) {
     this.name = backend.name
     this.model = backend.model
+    const base = Math.max(0, retry.retryBaseMs ?? DEFAULT_RETRY_BASE_MS)
     this.retry = {
       maxRetries: Math.max(0, Math.floor(retry.maxRetries ?? DEFAULT_MAX_RETRIES)),
-      retryBaseMs: Math.max(0, retry.retryBaseMs ?? DEFAULT_RETRY_BASE_MS)
+      retryBaseMs: base,
+      retryMaxMs: Math.max(base, retry.retryMaxMs ?? DEFAULT_RETRY_MAX_MS),
+      rateLimitRetries: Math.max(0, Math.floor(retry.rateLimitRetries ?? DEFAULT_RATE_LIMIT_RETRIES)),
+      waitNoticeMs: Math.max(0, retry.waitNoticeMs ?? WAIT_NOTICE_MS),
+      random: retry.random ?? Math.random
     }
   }
 
@@ -81,7 +140,8 @@ export class RetryingProvider implements LlmProvider {
   }
 
   generateText (call: LlmCall): Promise<string> {
-    return this.run(call, null, (reply) => {
+    return this.run(call, null, (reply, maxTokens) => {
+      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
       const text = reply.text.trim()
       if (text === '') throw new OutputInvalid('the reply was empty')
       return text
@@ -90,16 +150,10 @@ export class RetryingProvider implements LlmProvider {
 
   generateObject<T> (call: LlmCall & { schema: z.ZodType<T>; schemaName: string }): Promise<T> {
     const spec = jsonSpecFor(call.schema, call.schemaName)
-    return this.run(call, spec, (reply) => {
-      let value: unknown
-      try {
-        value = reply.value !== undefined ? reply.value : parseJsonReply(reply.text)
-      } catch (e) {
-        if (e instanceof OutputInvalid && reply.stopReason !== null && TRUNCATED.has(reply.stopReason)) {
-          throw new OutputInvalid(`${e.message}; it was cut off at the output token limit, reply more briefly`)
-        }
-        throw e
-      }
+    return this.run(call, spec, (reply, maxTokens) => {
+      // A cut-off tool input or JSON text may still parse into something partial: never use it.
+      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+      const value = reply.value !== undefined ? reply.value : parseJsonReply(reply.text)
       return validateValue(call.schema, unwrapValue(spec, value))
     })
   }
@@ -108,25 +162,31 @@ export class RetryingProvider implements LlmProvider {
    * One call: attempts until `accept` returns, with exponential backoff between attempts.
    * Only an invalid reply changes the next prompt (its error is appended); a network or API
    * failure resends the same prompt, so the model is never told a schema was wrong when
-   * the request simply failed.
+   * the request simply failed. A truncated reply doubles the next attempt's token cap (up to
+   * MAX_TOKENS_GROWTH times the call's). HTTP 429 answers are retried on their own budget and
+   * wait what the server asks (Retry-After), capped at retryMaxMs.
    */
-  private async run<T> (call: LlmCall, json: JsonSpec | null, accept: (r: BackendReply) => T): Promise<T> {
+  private async run<T> (call: LlmCall, json: JsonSpec | null, accept: (r: BackendReply, maxTokens: number) => T): Promise<T> {
     this.totals.calls++
     const started = Date.now()
+    const firstCap = call.maxTokens ?? DEFAULT_MAX_TOKENS
     // Mutated by the attempts (a holder, so the compiler does not narrow it to null).
-    const st: { feedback: string | null; attempts: number; last: BackendFailure | OutputInvalid | null } =
-      { feedback: null, attempts: 0, last: null }
+    const st: {
+      feedback: string | null, attempts: number, last: BackendFailure | OutputInvalid | null,
+      maxTokens: number, ordinary: number, rateLimited: number
+    } = { feedback: null, attempts: 0, last: null, maxTokens: firstCap, ordinary: 0, rateLimited: 0 }
     const attempt = async (): Promise<T> => {
       st.attempts++
       const req: BackendRequest = {
         purpose: call.purpose,
         system: call.system,
         prompt: st.feedback === null ? call.prompt : `${call.prompt}\n\n${st.feedback}`,
-        maxTokens: call.maxTokens ?? DEFAULT_MAX_TOKENS,
+        maxTokens: st.maxTokens,
         json,
         ...(call.signal !== undefined ? { signal: call.signal } : {})
       }
       const t0 = Date.now()
+      const stopNotices = this.waitNotices(call.purpose, st.attempts)
       let reply: BackendReply
       try {
         reply = await this.backend.send(req)
@@ -137,14 +197,18 @@ export class RetryingProvider implements LlmProvider {
           ? e
           : new BackendFailure(`unexpected error: ${(e as Error).message ?? String(e)}`, 'api', false, null, { cause: e })
         st.last = failure
-        throw failure.retryable ? failure : new AbortError(failure)
+        if (failure.rateLimited) st.rateLimited++
+        else st.ordinary++
+        const spent = failure.rateLimited ? st.rateLimited > this.retry.rateLimitRetries : st.ordinary > this.retry.maxRetries
+        throw failure.retryable && !spent ? failure : new AbortError(failure)
       } finally {
+        stopNotices()
         this.totals.latency_ms += Date.now() - t0
       }
       this.totals.input_tokens += reply.usage.input_tokens
       this.totals.output_tokens += reply.usage.output_tokens
       try {
-        return accept(reply)
+        return accept(reply, st.maxTokens)
       } catch (e) {
         if (!(e instanceof OutputInvalid)) {
           st.last = null
@@ -152,20 +216,23 @@ export class RetryingProvider implements LlmProvider {
         }
         st.last = e
         st.feedback = retryFeedback(e.message, reply.text, json?.name ?? null)
-        throw e
+        if (e instanceof OutputTruncated) st.maxTokens = Math.min(st.maxTokens * 2, firstCap * MAX_TOKENS_GROWTH)
+        st.ordinary++
+        throw st.ordinary > this.retry.maxRetries ? new AbortError(e) : e
       }
     }
     try {
+      // The budgets above decide when to stop; p-retry runs the attempts and its waits are
+      // ours (onFailedAttempt), so its own timeouts are zero.
       const out = await pRetry(attempt, {
-        retries: this.retry.maxRetries,
-        factor: 2,
-        minTimeout: this.retry.retryBaseMs,
-        maxTimeout: Math.max(this.retry.retryBaseMs * 32, 1),
+        retries: this.retry.maxRetries + this.retry.rateLimitRetries,
+        factor: 1,
+        minTimeout: 0,
+        maxTimeout: 0,
         randomize: false,
         ...(call.signal !== undefined ? { signal: call.signal } : {}),
-        onFailedAttempt: (err) => {
-          this.log?.warn({ purpose: call.purpose, attempt: err.attemptNumber, retries_left: err.retriesLeft, err: err.message },
-            'LLM attempt failed')
+        onFailedAttempt: async (err) => {
+          await sleep(this.backoff(call.purpose, st.attempts, st.last, st.last instanceof BackendFailure && st.last.rateLimited ? st.rateLimited : st.ordinary, err.message), call.signal)
         }
       })
       this.totals.retries += st.attempts - 1
@@ -183,11 +250,52 @@ export class RetryingProvider implements LlmProvider {
     }
   }
 
+  /** Attempts shown as "n/N": N is the ordinary budget, or n when rate-limit retries went past it. */
+  private attemptLabel (n: number): string {
+    return `${n}/${Math.max(n, this.retry.maxRetries + 1)}`
+  }
+
+  /**
+   * The wait before the next attempt (ms), logged at warn with the reason: the server's
+   * Retry-After when it sent one, else retryBaseMs doubling per failure of the same class;
+   * plus up to JITTER of it at random; never above retryMaxMs.
+   */
+  private backoff (purpose: LlmPurpose, attempt: number, last: BackendFailure | OutputInvalid | null, nth: number, why: string): number {
+    const asked = last instanceof BackendFailure ? last.retryAfterMs : null
+    const base = asked ?? this.retry.retryBaseMs * 2 ** Math.max(0, nth - 1)
+    const wait = Math.round(Math.min(this.retry.retryMaxMs, base + this.retry.random() * base * JITTER))
+    if (last instanceof BackendFailure && last.rateLimited) {
+      this.log?.warn({ purpose, attempt, wait_ms: wait, retry_after_ms: asked, err: why },
+        `rate limited, retrying in ${seconds(wait)} s (attempt ${this.attemptLabel(attempt)}${asked === null ? '' : ', as the server asked'})`)
+    } else {
+      this.log?.warn({ purpose, attempt, wait_ms: wait, err: why },
+        `model call failed (attempt ${this.attemptLabel(attempt)}): ${why}; retrying in ${seconds(wait)} s`)
+    }
+    return wait
+  }
+
+  /** Logs "waiting for the model (30 s, attempt 1/4)" every waitNoticeMs until the returned stop function runs. */
+  private waitNotices (purpose: LlmPurpose, attempt: number): () => void {
+    const log = this.log
+    if (log === undefined || this.retry.waitNoticeMs <= 0) return () => {}
+    const t0 = Date.now()
+    const timer = setInterval(() => {
+      const waited = Date.now() - t0
+      log.warn({ purpose, attempt, waited_ms: waited }, `waiting for the model (${seconds(waited)} s, attempt ${this.attemptLabel(attempt)})`)
+    }, this.retry.waitNoticeMs)
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
   private toLlmError (purpose: LlmPurpose, attempts: number, last: BackendFailure | OutputInvalid | null, thrown: unknown): LlmError {
     const what = `${this.name} (${this.model}) ${purpose} call failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`
     if (last instanceof BackendFailure) {
       const label = last.kind === 'network' ? 'network error' : 'API error'
       return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last })
+    }
+    if (last instanceof OutputTruncated) {
+      return new LlmError(`${what}: output truncated: the reply was cut off at the output token limit (${last.maxTokens} tokens, stop reason "${last.stopReason}")`,
+        'truncated', attempts, purpose, null, { cause: last })
     }
     if (last instanceof OutputInvalid) {
       return new LlmError(`${what}: invalid output: ${last.message}`, 'validation', attempts, purpose, null, { cause: last })
@@ -203,16 +311,39 @@ export function abortReason (signal: AbortSignal): Error {
   return r instanceof Error ? r : new DOMException(String(r ?? 'This operation was aborted'), 'AbortError')
 }
 
-/** An HTTP error status from `endpoint`; 408, 409, 429 and 5xx (incl. Anthropic's 529) are retried. */
-export function httpFailure (status: number, detail: string, endpoint: string, cause?: unknown): BackendFailure {
+/**
+ * An HTTP error status from `endpoint`; 408, 409, 429 and 5xx (incl. Anthropic's 529) are
+ * retried. `headers` (the response's) supply Retry-After / retry-after-ms.
+ */
+export function httpFailure (status: number, detail: string, endpoint: string, cause?: unknown, headers?: Parameters<typeof retryAfterMs>[0]): BackendFailure {
   const retryable = status === 408 || status === 409 || status === 429 || status >= 500
-  return new BackendFailure(`HTTP ${status} from ${endpoint}: ${detail}`, 'api', retryable, status, { cause })
+  return new BackendFailure(`HTTP ${status} from ${endpoint}: ${detail}`, 'api', retryable, status, { cause, retryAfterMs: retryAfterMs(headers) })
 }
 
-/** The request never got an HTTP answer (refused, reset, DNS, timeout); always retried. */
-export function connectionFailure (endpoint: string, cause: unknown, timedOut: boolean): BackendFailure {
-  const msg = timedOut ? `request to ${endpoint} timed out` : `cannot reach ${endpoint} (${rootCause(cause)})`
+/**
+ * The request never got an HTTP answer (refused, reset, DNS, timeout); always retried.
+ * `timeoutMs` is the per-request timeout, named in the message when it ran out.
+ */
+export function connectionFailure (endpoint: string, cause: unknown, timedOut: boolean, timeoutMs?: number): BackendFailure {
+  const msg = timedOut
+    ? `request to ${endpoint} timed out${timeoutMs === undefined ? '' : ` after ${seconds(timeoutMs)} s (--llm-timeout-ms)`}`
+    : `cannot reach ${endpoint} (${rootCause(cause)})`
   return new BackendFailure(msg, 'network', true, null, { cause })
+}
+
+/** Characters of an unexpected body quoted in the error (enough to recognise a login or error page). */
+const BODY_QUOTE_CHARS = 80
+
+/**
+ * An HTTP success whose body is not the API's reply (an HTML page from a proxy, captive portal
+ * or wrong base URL, or JSON of another shape). Not retried: the same URL answers the same.
+ */
+export function notAnApiReply (endpoint: string, contentType: string | null, body: unknown): BackendFailure {
+  const media = contentType?.split(';')[0]?.trim() || 'no content type'
+  const text = (typeof body === 'string' ? body : JSON.stringify(body) ?? '').replace(/\s+/g, ' ').trim()
+  const quote = text === '' ? 'an empty body' : `"${text.length > BODY_QUOTE_CHARS ? text.slice(0, BODY_QUOTE_CHARS) + '…' : text}"`
+  const what = media.includes('json') ? `JSON that is not an API response (${quote})` : `${media}, not an API response (${quote})`
+  return new BackendFailure(`the server at ${endpoint} answered with ${what}; check the base URL`, 'api', false, 200)
 }
 
 /**

@@ -55,7 +55,8 @@ export class RoleTimers {
 export function failureText (what: string, err: unknown): string {
   let text: string
   if (err instanceof LlmError) {
-    text = `${what}: LLM ${err.kind} error after ${err.attempts} attempt${err.attempts === 1 ? '' : 's'}: ${err.message}`
+    const label = err.kind === 'truncated' ? 'output truncated' : `${err.kind} error`
+    text = `${what}: LLM ${label} after ${err.attempts} attempt${err.attempts === 1 ? '' : 's'}: ${err.message}`
   } else if (err instanceof Error) {
     text = `${what}: ${err.message}`
   } else {
