@@ -5,7 +5,7 @@
  * and writes the Markdown report.
  */
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -75,4 +75,23 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   for (const n of nodes.filter((x) => observer.peer.state.resultsFor(x.node_id).length === 1)) {
     assert.ok(md.includes(n.text.replace(/([\\`*_[\]<>|])/g, '\\$1')), `report lists ${n.text}`)
   }
+})
+
+test('an observer that has seen no goal never replaces an earlier report; the first goal it sees does', async (t) => {
+  const w = await World.create()
+  const dir = await mkdtemp(path.join(tmpdir(), 'goal-swarm-report-'))
+  t.after(async () => { await w.close(); await rm(dir, { recursive: true, force: true }) })
+  const reportFile = path.join(dir, 'report.md')
+  writeFileSync(reportFile, '# Goal Swarm plan report\n\nThe previous run.\n')
+  const observer = await w.agent('observer', { reportFile }, 'observer')
+  // Started and stopped with no goal: the first render and the last, synchronous one both ran.
+  startObserver(observer.ctx, { print: () => {}, debounceMs: 10 }).dispose()
+  assert.equal(readFileSync(reportFile, 'utf8'), '# Goal Swarm plan report\n\nThe previous run.\n')
+  const again = await w.agent('observer', { reportFile }, 'observer-2')
+  const user = await w.hub.addPeer({ label: 'user' })
+  await w.submit(user)
+  await w.hub.idle()
+  startObserver(again.ctx, { print: () => {}, debounceMs: 10 }).dispose()
+  assert.match(readFileSync(reportFile, 'utf8'), /^## Plan a two-week trip to Japan$/m)
+  assert.deepEqual(readdirSync(dir), ['report.md'], 'no temp file left beside the report')
 })

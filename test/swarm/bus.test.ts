@@ -6,7 +6,7 @@
  */
 import '../../src/peer/polyfill' // FIRST: libp2p on Node 20
 import assert from 'node:assert/strict'
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -109,7 +109,7 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal(await b.getOutput(node.node_id), output, 'b fetches the blob from a')
   })
 
-  test('the state log is re-verified on load; bad and truncated lines are dropped and the file rewritten', async () => {
+  test('the state log is re-verified on load; bad and truncated lines are set aside verbatim and the file rewritten', async () => {
     const a = running[0] as PeerRuntime
     const all = a.state.envelopes()
     const good = all.filter((e) => e.kind !== 'capability')
@@ -130,6 +130,11 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal(c.drops.snapshot().bad_signature, 1)
     const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
     assert.equal(lines.length, good.length, 'rewritten with the good lines only')
+    const aside = readdirSync(dir).filter((f) => /^state\.jsonl\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.test(f))
+    assert.equal(aside.length, 1, `one set-aside file in ${readdirSync(dir).join(', ')}`)
+    assert.equal(readFileSync(path.join(dir, aside[0]!), 'utf8'), `not json\n{"v":1,"kind":"go\n${JSON.stringify(tampered)}\n`,
+      'the rejected lines, verbatim: not JSON, the truncated one, the bad signature')
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temp file left')
     await c.bus.publish('capability', capability(c.peerId, nowMicros(), [], 'observer'))
     const p = proposal('0123456789abcdef', ['one', 'two'], a.peerId)
     await c.bus.publish('score', score(p, c.peerId, 0.7))

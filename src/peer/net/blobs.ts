@@ -6,12 +6,13 @@
  */
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { Logger } from '../log'
 import { MAX_INLINE_OUTPUT, type ResultMsg } from '../protocol/schemas'
 import { jsonFrames } from './framing'
+import { writeFileDurable } from './durableFile'
 
 export const BLOB_PROTOCOL = '/goal-swarm/blob/1.0.0'
 const CHUNK_BYTES = 1024 * 1024
@@ -64,15 +65,13 @@ export class BlobStore {
     }
   }
 
-  /** Stores bytes under their sha256 (atomically). @throws when `expectSha` does not match */
+  /** Stores bytes under their sha256 (atomically and durably, no temp file left behind). @throws when `expectSha` does not match */
   async put (bytes: Uint8Array, expectSha?: string): Promise<string> {
     const sha = sha256Hex(bytes)
     if (expectSha !== undefined && expectSha !== sha) throw new Error(`blob content hashes to ${sha}, expected ${expectSha}`)
     if (this.has(sha)) return sha
     await mkdir(this.dir, { recursive: true })
-    const tmp = `${this.file(sha)}.${process.pid}.tmp`
-    await writeFile(tmp, bytes)
-    await rename(tmp, this.file(sha))
+    await writeFileDurable(this.file(sha), bytes)
     return sha
   }
 }

@@ -11,13 +11,22 @@
  * the sync that runs on every new connection and by the next announce round.
  */
 import { existsSync } from 'node:fs'
-import { appendFile, readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log'
 import type { AnyEnvelope } from '../protocol/schemas'
 import { parseJsonl, toJsonlLine } from '../state/jsonl'
 import { verifyIncoming, type VerifyContext } from './verify'
 import type { DropCounters } from './drops'
+import { appendFileDurable, writeFileDurable } from './durableFile'
+
+/**
+ * Where rejected lines of `file` are set aside: `<file>.corrupt-<UTC time>` (e.g.
+ * state.jsonl.corrupt-2026-12-01T10-52-59-123Z), a name that sorts by time and suits every OS.
+ */
+export function corruptFileName (file: string, at: Date = new Date()): string {
+  return `${file}.corrupt-${at.toISOString().replace(/:/g, '-').replace('.', '-')}`
+}
 
 export const STATE_FILE = 'state.jsonl'
 
@@ -43,10 +52,11 @@ export class StateLog {
 
   /**
    * Reads and re-verifies the log (signature, schema, ids; no clock check: it is history).
-   * Bad lines are logged and counted, never fatal. When the file had bad or truncated lines it
-   * is rewritten with only the good ones, so later appends start on a clean line. Capability
-   * announcements (written by older versions) are skipped unverified and compacted away the
-   * same way: stale liveness, see the module doc.
+   * Bad lines (not JSON, a truncated last line, failed verification) are never fatal and never
+   * silently lost: they are logged, counted, and set aside verbatim, one per line, in
+   * corruptFileName(file); then the file is rewritten (durably) with only the good ones, so
+   * later appends start on a clean line. Capability announcements (written by older versions)
+   * are skipped unverified and compacted away the same way: stale liveness, see the module doc.
    * @returns the verified envelopes, in file order, without repeats
    */
   async load (ctx: Omit<VerifyContext, 'has'>, drops: DropCounters): Promise<AnyEnvelope[]> {
@@ -54,12 +64,12 @@ export class StateLog {
     const text = await readFile(this.file, 'utf8')
     const parsed = parseJsonl(text)
     for (const e of parsed.errors) this.log.warn({ file: this.file, line: e.line }, `state log line is not JSON: ${e.message}`)
-    if (parsed.truncatedLine !== null) this.log.warn({ file: this.file, line: parsed.truncatedLine }, 'state log ends in a truncated line (crash mid-write); it is dropped')
+    if (parsed.truncatedLine !== null) this.log.warn({ file: this.file, line: parsed.truncatedLine }, 'state log ends in a truncated line (crash mid-write)')
     const seen = new Set<string>()
     const out: AnyEnvelope[] = []
-    let bad = parsed.errors.length + (parsed.truncatedLine === null ? 0 : 1)
+    const rejected: string[] = [...parsed.errors.map((e) => e.raw), ...(parsed.truncatedText === null ? [] : [parsed.truncatedText])]
     let skipped = 0
-    for (const value of parsed.values) {
+    for (const [i, value] of parsed.values.entries()) {
       if (kindOf(value) === 'capability') { skipped++; continue }
       const v = await verifyIncoming({ data: { parsed: value }, live: false }, { ...ctx, has: (k) => seen.has(k) })
       if (v.ok) {
@@ -67,14 +77,18 @@ export class StateLog {
         out.push(v.env)
       } else if (v.reason !== 'duplicate') {
         drops.count(v.reason, v.detail, 'disk', v.from)
-        bad++
+        rejected.push(parsed.rawLines[i] ?? '')
       }
     }
-    if (bad > 0 || skipped > 0) {
-      const tmp = `${this.file}.${process.pid}.tmp`
-      await writeFile(tmp, out.map(toJsonlLine).join(''))
-      await rename(tmp, this.file)
-      if (bad > 0) this.log.warn({ file: this.file, kept: out.length, dropped: bad, capability_lines: skipped }, 'rewrote the state log without its bad lines')
+    if (rejected.length > 0) {
+      // Set aside before the rewrite: if writing the copy fails, the original stays as it was.
+      const aside = corruptFileName(this.file)
+      await writeFileDurable(aside, rejected.map((l) => l + '\n').join(''))
+      this.log.warn({ file: this.file, set_aside: aside, lines: rejected.length }, `set ${rejected.length} bad state log line${rejected.length === 1 ? '' : 's'} aside in ${aside}`)
+    }
+    if (rejected.length > 0 || skipped > 0) {
+      await writeFileDurable(this.file, out.map(toJsonlLine).join(''))
+      if (rejected.length > 0) this.log.warn({ file: this.file, kept: out.length, dropped: rejected.length, capability_lines: skipped }, 'rewrote the state log without its bad lines')
       else this.log.info({ file: this.file, kept: out.length, capability_lines: skipped }, 'compacted capability announcements out of the state log')
     }
     return out
@@ -95,7 +109,8 @@ export class StateLog {
       this.queue = []
       this.writing = this.writing.then(async () => {
         try {
-          await appendFile(this.file, lines)
+          // fsynced: a message counts as stored only once it would survive a power cut.
+          await appendFileDurable(this.file, lines)
         } catch (err) {
           // Keep running (the state is still in memory and peers still sync), but say so once.
           if (!this.failed) this.log.error({ file: this.file, err: (err as Error).message }, 'cannot append to the state log; state will not survive a restart')

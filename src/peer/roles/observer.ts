@@ -4,10 +4,11 @@
  * announcements age without any message), prints it when the printed text changes, and with
  * --report-file keeps a Markdown report of it up to date.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { existsSync, mkdirSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
+import { writeFileDurable, writeFileDurableSync } from '../net/durableFile'
 import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView } from '../state/tree'
 import type { RoleContext } from './context'
@@ -38,6 +39,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   let pending = false
   let lastText = ''
   let lastReport = ''
+  /** The report body last written to disk (lastReport: last queued). */
+  let lastWritten = ''
   let writing: Promise<void> = Promise.resolve()
   const completed = new Set<string>()
 
@@ -80,28 +83,32 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   function writeReport (roots: GoalView[], sync: boolean): void {
     const file = config.reportFile
     if (file === null) return
+    // A report of nothing (no goal seen yet, e.g. a fresh observer) never replaces an earlier run's.
+    if (roots.length === 0 && existsSync(file)) return
     // The timestamp alone must not cause a rewrite: compare the report without it.
     const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId })
-    if (body === lastReport) return
+    // At shutdown compare with what is on disk: a queued write may never run (see below).
+    if (body === (sync ? lastWritten : lastReport)) return
     lastReport = body
     const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId })
-    // Write then rename, so a reader never sees half a report.
-    const tmp = `${file}.${process.pid}${sync ? '.final' : ''}.tmp`
+    // Temp file, fsync, rename: a reader never sees half a report, a crash leaves no temp file.
     if (sync) {
       // At shutdown the process may exit right after dispose: no async work may be left.
       try {
         mkdirSync(dirname(file), { recursive: true })
-        writeFileSync(tmp, md)
-        renameSync(tmp, file)
+        writeFileDurableSync(file, md)
+        lastWritten = body
       } catch (err) {
         log.error({ err, file }, 'could not write the report file')
       }
       return
     }
     writing = writing.then(async () => {
+      // The last, synchronous report at shutdown is newer than this one: keep it.
+      if (timers.isDisposed) return
       await mkdir(dirname(file), { recursive: true })
-      await writeFile(tmp, md)
-      await rename(tmp, file)
+      await writeFileDurable(file, md)
+      lastWritten = body
     }).catch((err: unknown) => { log.error({ err, file }, 'could not write the report file') })
   }
 

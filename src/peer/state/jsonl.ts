@@ -14,20 +14,24 @@ export function toJsonlLine (env: AnyEnvelope): string {
 export interface JsonlParse {
   /** Parsed JSON of every good line, in file order; unchecked (run checkEnvelope on each). */
   values: unknown[]
-  /** Lines that are not JSON, 1-based, excluding a truncated last line. */
-  errors: { line: number, message: string }[]
+  /** The text of each of `values`' lines (same index), for setting a rejected one aside verbatim. */
+  rawLines: string[]
+  /** Lines that are not JSON, 1-based, excluding a truncated last line; `raw` is the line's text. */
+  errors: { line: number, message: string, raw: string }[]
   /**
    * 1-based number of an unparseable last line with no terminating newline (a crash
    * mid-write), else null. Its content is lost; append a `\n` before writing more lines.
    */
   truncatedLine: number | null
+  /** The text of the truncated last line, else null. */
+  truncatedText: string | null
 }
 
 /**
  * Parses a JSONL log. Blank lines and `\r\n` endings are accepted. Never throws.
  */
 export function parseJsonl (text: string): JsonlParse {
-  const out: JsonlParse = { values: [], errors: [], truncatedLine: null }
+  const out: JsonlParse = { values: [], rawLines: [], errors: [], truncatedLine: null, truncatedText: null }
   const lines = text.split('\n')
   const unterminated = !text.endsWith('\n')
   for (const [i, raw] of lines.entries()) {
@@ -35,9 +39,14 @@ export function parseJsonl (text: string): JsonlParse {
     if (line.trim() === '') continue
     try {
       out.values.push(JSON.parse(line))
+      out.rawLines.push(line)
     } catch (err) {
-      if (unterminated && i === lines.length - 1) out.truncatedLine = i + 1
-      else out.errors.push({ line: i + 1, message: err instanceof Error ? err.message : String(err) })
+      if (unterminated && i === lines.length - 1) {
+        out.truncatedLine = i + 1
+        out.truncatedText = line
+      } else {
+        out.errors.push({ line: i + 1, message: err instanceof Error ? err.message : String(err), raw: line })
+      }
     }
   }
   return out

@@ -1,0 +1,114 @@
+/**
+ * Durable file writes for the peer's data (state log, blobs, reports): a whole-file write goes
+ * to a temp file beside the target, is fsynced, renamed over the target and the directory
+ * fsynced, so a reader or a crash sees the old file or the new one, never a mix. A temp file is
+ * removed when the write fails and, for writes still in flight, when the process exits (Ctrl-C
+ * ends the peer through process.exit), so none is left behind. Appends are fsynced before they
+ * count as written.
+ */
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs'
+import { open, rename, rm } from 'node:fs/promises'
+import path from 'node:path'
+
+/** Temp files of writes in flight, removed on exit. */
+const inFlight = new Set<string>()
+let exitHook = false
+let seq = 0
+
+function tempFor (file: string): string {
+  if (!exitHook) {
+    exitHook = true
+    process.once('exit', () => {
+      for (const tmp of inFlight) {
+        try { unlinkSync(tmp) } catch { /* already gone */ }
+      }
+    })
+  }
+  const tmp = `${file}.${process.pid}.${++seq}.tmp`
+  inFlight.add(tmp)
+  return tmp
+}
+
+/** fsync of a directory, so a rename in it survives a power cut; skipped where unsupported (Windows). */
+async function syncDir (dir: string): Promise<void> {
+  let fh
+  try {
+    fh = await open(dir, 'r')
+    await fh.sync()
+  } catch {
+    // EISDIR/EPERM on platforms that cannot fsync a directory: the rename itself is still atomic.
+  } finally {
+    await fh?.close().catch(() => {})
+  }
+}
+
+function syncDirSync (dir: string): void {
+  let fd: number | null = null
+  try {
+    fd = openSync(dir, 'r')
+    fsyncSync(fd)
+  } catch {
+    // As in syncDir.
+  } finally {
+    if (fd !== null) try { closeSync(fd) } catch { /* closed */ }
+  }
+}
+
+/**
+ * Replaces `file` with `data` atomically and durably (temp file, fsync, rename, fsync of the
+ * directory). `mode` applies to a newly created file. @throws the fs error; the temp file is gone
+ * and `file` unchanged
+ */
+export async function writeFileDurable (file: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  const tmp = tempFor(file)
+  try {
+    const fh = await open(tmp, 'w', mode)
+    try {
+      await fh.writeFile(data)
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
+    await rename(tmp, file)
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {})
+    throw err
+  } finally {
+    inFlight.delete(tmp)
+  }
+  await syncDir(path.dirname(file))
+}
+
+/** writeFileDurable for shutdown paths that may not wait for a promise. @throws as writeFileDurable */
+export function writeFileDurableSync (file: string, data: string | Uint8Array, mode?: number): void {
+  const tmp = tempFor(file)
+  try {
+    const fd = openSync(tmp, 'w', mode)
+    try {
+      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+      let off = 0
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(tmp, file)
+  } catch (err) {
+    rmSync(tmp, { force: true })
+    throw err
+  } finally {
+    inFlight.delete(tmp)
+  }
+  syncDirSync(path.dirname(file))
+}
+
+/** Appends `data` to `file` (created if missing) and fsyncs it before resolving. @throws the fs error */
+export async function appendFileDurable (file: string, data: string): Promise<void> {
+  const fh = await open(file, 'a')
+  try {
+    await fh.writeFile(data)
+    await fh.datasync()
+  } finally {
+    await fh.close()
+  }
+}

@@ -1,0 +1,73 @@
+// Durable writes of the peer's files: replaced whole or not at all, no temp file left behind on
+// failure or when the process is interrupted (SIGINT ends a peer through process.exit).
+import { after, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { appendFileDurable, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
+
+const base = mkdtempSync(path.join(os.tmpdir(), 'gs-durable-'))
+after(() => { rmSync(base, { recursive: true, force: true }) })
+let n = 0
+const freshDir = (): string => { const d = path.join(base, String(++n)); mkdirSync(d); return d }
+
+describe('durable file writes', () => {
+  test('replace the whole file, leave only the target', async () => {
+    const dir = freshDir()
+    const file = path.join(dir, 'report.md')
+    writeFileSync(file, 'old report')
+    await writeFileDurable(file, '# new report\n')
+    assert.equal(readFileSync(file, 'utf8'), '# new report\n')
+    writeFileDurableSync(file, Buffer.from('final'))
+    assert.equal(readFileSync(file, 'utf8'), 'final')
+    assert.deepEqual(readdirSync(dir), ['report.md'])
+  })
+
+  test('a failed write throws, keeps the target and leaves no temp file', async () => {
+    const dir = freshDir()
+    const target = path.join(dir, 'blob')
+    mkdirSync(target) // a directory where the file should go: the rename fails
+    writeFileSync(path.join(target, 'inside'), 'kept')
+    await assert.rejects(writeFileDurable(target, 'data'), (e: NodeJS.ErrnoException) => typeof e.code === 'string')
+    assert.throws(() => writeFileDurableSync(target, 'data'), (e: NodeJS.ErrnoException) => typeof e.code === 'string')
+    assert.deepEqual(readdirSync(dir), ['blob'])
+    assert.equal(readFileSync(path.join(target, 'inside'), 'utf8'), 'kept')
+  })
+
+  test('appends add to the end', async () => {
+    const dir = freshDir()
+    const file = path.join(dir, 'state.jsonl')
+    await appendFileDurable(file, 'a\n')
+    await appendFileDurable(file, 'b\n')
+    assert.equal(readFileSync(file, 'utf8'), 'a\nb\n')
+  })
+
+  test('SIGINT during writes (exit through process.exit) leaves no temp file', async () => {
+    const dir = freshDir()
+    const file = path.join(dir, 'big.bin')
+    const mod = path.resolve('src/peer/net/durableFile.ts')
+    // Large writes in a loop, so one is in flight when the signal lands.
+    const script = `
+      const { writeFileDurable } = await import(${JSON.stringify(mod)})
+      process.on('SIGINT', () => process.exit(130))
+      const data = Buffer.alloc(8 * 1024 * 1024, 7)
+      let first = true
+      for (;;) {
+        const w = writeFileDurable(${JSON.stringify(file)}, data)
+        if (first) { first = false; process.stdout.write('writing\\n') }
+        await w
+      }`
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('writing')) resolve() })
+      child.once('exit', () => reject(new Error('the writer exited before writing')))
+    })
+    child.kill('SIGINT')
+    assert.equal(await exited, 130)
+    const left = readdirSync(dir).filter((f) => f.endsWith('.tmp'))
+    assert.deepEqual(left, [])
+  })
+})
