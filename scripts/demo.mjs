@@ -5,7 +5,7 @@
 // filling in, writes the plan report, stops every process; exit 0 when every leaf is done.
 import path from 'node:path'
 import { Command } from 'commander'
-import { ensureBuilt, printSummary, runLocalSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, printSummary, runLocalSwarm } from './local-swarm.mjs'
 
 const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
 const program = new Command('demo')
@@ -20,6 +20,11 @@ const program = new Command('demo')
 const say = (s) => { process.stdout.write(s + '\n') }
 const opts = program.opts()
 const goal = program.args[0] ?? DEFAULT_GOAL
+const problem = goalProblem(goal)
+if (problem !== null) {
+  process.stderr.write(`demo: ${problem}, e.g. npm run demo -- "${DEFAULT_GOAL}"\n`)
+  process.exit(2)
+}
 const reportFile = path.resolve(opts.report)
 try {
   ensureBuilt(say)

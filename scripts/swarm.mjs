@@ -5,7 +5,7 @@
 // ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment, never from a flag.
 import path from 'node:path'
 import { Command, Option } from 'commander'
-import { ensureBuilt, printSummary, runLocalSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, printSummary, runLocalSwarm } from './local-swarm.mjs'
 
 const count = (v) => {
   const n = Number(v)
@@ -54,8 +54,13 @@ if (problem !== null) {
   process.exit(2)
 }
 // Checked after the model so that a bare `npm run swarm` shows the options above first.
-if (opts.goal === undefined || opts.goal.trim() === '') {
+if (opts.goal === undefined) {
   process.stderr.write('swarm: --goal TEXT is required, e.g. npm run swarm -- --goal "Plan a two-week trip to Japan"\n')
+  process.exit(2)
+}
+const goalError = goalProblem(opts.goal)
+if (goalError !== null) {
+  process.stderr.write(`swarm: ${goalError}, e.g. npm run swarm -- --goal "Plan a two-week trip to Japan"\n`)
   process.exit(2)
 }
 const llmArgs = ['--llm', provider]

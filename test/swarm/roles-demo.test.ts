@@ -4,10 +4,11 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
+import { Goal } from '../../src/peer/protocol/schemas'
 import { REPO_ROOT } from '../support/peers'
 
 test('npm run demo: real processes plan the default goal offline, write the report and exit 0', async (t) => {
@@ -52,4 +53,35 @@ test('npm run swarm without a model exits 2 and lists the options', () => {
   })
   assert.equal(r2.status, 2)
   assert.match(r2.stderr, /needs --model and --llm-base-url/)
+})
+
+test('an invalid goal is refused before any peer starts (exit 2, naming the limit) and the report is left alone', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-demo-bad-'))
+  try {
+    const report = path.join(dir, 'report.md')
+    writeFileSync(report, 'the previous report\n')
+    const limit = Goal.shape.text.maxLength
+    assert.equal(limit, 4000)
+    const run = (script: string, args: string[]) => spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', script), ...args], {
+      cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, encoding: 'utf8', timeout: 20_000
+    })
+    const cases: Array<[string, string[], RegExp]> = [
+      ['demo.mjs', ['', '--report', report], new RegExp(`^demo: the goal is empty; give 1 to ${limit} characters of text, e\\.g\\. npm run demo -- "Plan a two-week trip to Japan"\\n$`)],
+      ['demo.mjs', ['   ', '--report', report], /^demo: the goal is empty/],
+      ['demo.mjs', ['x'.repeat(limit + 1), '--report', report], new RegExp(`^demo: the goal is ${limit + 1} characters long; the limit is ${limit}`)],
+      ['demo.mjs', ['Plan\u0007a trip', '--report', report], /^demo: the goal contains the control character U\+0007/],
+      ['swarm.mjs', ['--goal', 'y'.repeat(limit + 7), '--llm', 'openai-compatible', '--model', 'm', '--llm-base-url', 'http://127.0.0.1:9/v1', '--report', report],
+        new RegExp(`^swarm: the goal is ${limit + 7} characters long; the limit is ${limit}`)]
+    ]
+    for (const [script, args, want] of cases) {
+      const r = run(script, args)
+      assert.equal(r.status, 2, `${script} ${args[0]?.slice(0, 20)}: ${r.stderr}`)
+      assert.match(r.stderr, want)
+      assert.doesNotMatch(r.stdout, /started|submitted|building/, 'nothing started')
+    }
+    assert.equal(readFileSync(report, 'utf8'), 'the previous report\n')
+    assert.deepEqual(readdirSync(dir), ['report.md'])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
