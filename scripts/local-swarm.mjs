@@ -22,7 +22,6 @@ export const GOAL_MAX_CHARS = 4000
 export function goalProblem (text) {
   if (typeof text !== 'string' || text.trim() === '') return `the goal is empty; give 1 to ${GOAL_MAX_CHARS} characters of text`
   if (text.length > GOAL_MAX_CHARS) return `the goal is ${text.length} characters long; the limit is ${GOAL_MAX_CHARS}`
-  // eslint-disable-next-line no-control-regex
   const ctl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text)
   if (ctl !== null) return `the goal contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}; only text, tabs and newlines are allowed`
   return null
