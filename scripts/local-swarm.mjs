@@ -194,19 +194,14 @@ export async function runLocalSwarm (o) {
       const offs = []
       const finish = (r) => { clearTimeout(timer); for (const off of offs) off(); resolve(r) }
       const timer = setTimeout(() => finish({ ok: false, reason: `timed out after ${o.timeoutMs} ms (see the report for how far the plan got)` }), o.timeoutMs)
+      // The observer's tree decides (DESIGN §8): one peer's failure message is not the end of the
+      // plan while another decomposer or scorer can still move it on.
       offs.push(observer.on((m) => {
         if (m.type === '@stderr' && typeof m.rec.msg === 'string' && m.rec.msg.startsWith('plan complete') && m.rec.goal_id === goalId) {
           const { leaves, done, failed, failed_goals: failedGoals = 0 } = m.rec
           finish(failed > 0 || failedGoals > 0 || leaves === 0
             ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed and ${failedGoals} goals that could not be split`, leaves, done, failed }
             : { ok: true, reason: `all ${leaves} leaves done`, leaves, done, failed })
-        }
-        if (m.type === 'envelopes') {
-          // Every decomposer gave up on the root goal: nothing will ever split it.
-          const fails = observer.envelopes.filter((e) => e.kind === 'failure' && e.body.goal_id === goalId && e.body.node_id === null && e.body.role === 'decomposer')
-          const accepted = observer.envelopes.some((e) => e.kind === 'accepted' && e.body.goal_id === goalId)
-          const reporters = new Set(fails.map((e) => e.body.reporter_peer))
-          if (!accepted && reporters.size >= o.counts.decomposers) finish({ ok: false, reason: `every decomposer failed on the goal: ${fails[0].body.reason}` })
         }
       }))
       for (const p of peers) offs.push(p.on((m) => { if (m.type === '@exit') finish({ ok: false, reason: `${p.name} exited unexpectedly (${JSON.stringify(p.exit)}):\n${p.stderrTail.slice(-8).join('\n')}` }) }))

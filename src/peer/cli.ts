@@ -134,6 +134,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
+    .option('--llm-wait-notice-ms <ms>', 'warn "waiting for the model" this often while an LLM request is outstanding', int(100, 3_600_000), DEFAULTS.llmWaitNoticeMs)
     .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', int(100, 3_600_000), DEFAULTS.llmTimeoutMs)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
@@ -225,7 +226,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         maxRetries: o.llmMaxRetries,
         retryBaseMs: o.llmRetryBaseMs,
         retryMaxMs: o.llmRetryMaxMs,
-        timeoutMs: o.llmTimeoutMs
+        timeoutMs: o.llmTimeoutMs,
+        waitNoticeMs: o.llmWaitNoticeMs
       }
     }
   }

@@ -26,6 +26,8 @@ export interface PeerLlmConfig {
   timeoutMs?: number
   /** Ceiling of one backoff wait in ms, a server's Retry-After included (--llm-retry-max-ms, default 60 s). */
   retryMaxMs?: number
+  /** Interval of "waiting for the model" warnings while a request is outstanding, ms (--llm-wait-notice-ms, default 30 s). */
+  waitNoticeMs?: number
 }
 
 export interface PeerConfig {
@@ -93,6 +95,7 @@ export const DEFAULTS = {
   llmRetryBaseMs: 1_000,
   llmTimeoutMs: 120_000,
   llmRetryMaxMs: 60_000,
+  llmWaitNoticeMs: 30_000,
   /** Relative to the working directory; .gitignore'd in this repo. */
   baseDir: '.goal-swarm'
 } as const

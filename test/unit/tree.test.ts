@@ -377,3 +377,47 @@ describe('treeHash', () => {
     assert.equal(treeHash([]), treeHash([]))
   })
 })
+
+describe('goal failure follows the live decomposers, not the first failure (DESIGN §8)', () => {
+  const dec = (peer: string, at = T0 + sec(15)) => envelopeOf('capability', capability(peer, at, [], 'decomposer'))
+  const scorerLive = (peer: string) => envelopeOf('capability', capability(peer, T0 + sec(15), [], 'scorer'))
+  const gaveUp = (peer: string, role: 'decomposer' | 'scorer' = 'decomposer') =>
+    envelopeOf('failure', failure(g.goal_id, peer, { role, reason: 'HTTP 400 from the model server' }))
+  const status = (envs: AnyEnvelope[], nowUs = NOW, acceptTimeoutMs?: number) =>
+    buildTree(new PlanState([envelopeOf('goal', g), ...envs]), { nowUs, ...(acceptTimeoutMs === undefined ? {} : { acceptTimeoutMs }) })[0]!.status
+
+  it('one of two live decomposers failing leaves the goal pending; both failing fails it', () => {
+    assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1')]), 'pending_decomposition')
+    assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1'), gaveUp('peer-dec-2')]), 'failed')
+  })
+
+  it('a failure with another decomposer\'s proposal waiting for votes is not a failed goal', () => {
+    assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), scorerLive('sc-1'), gaveUp('peer-dec-2'), envelopeOf('proposal', pA)]), 'pending_decomposition')
+    // No live scorer announced and none gave up: still waiting, not failed.
+    assert.equal(status([gaveUp('peer-dec-2'), envelopeOf('proposal', pA)]), 'pending_decomposition')
+  })
+
+  it('a decomposer whose announcement lapsed cannot propose: the live ones having failed is enough', () => {
+    const stale = dec('peer-dec-2', NOW - sec(31)) // older than the 30 s capability TTL
+    assert.equal(status([dec('peer-dec-1'), stale, gaveUp('peer-dec-1')]), 'failed')
+    assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1')]), 'pending_decomposition')
+  })
+
+  it('no live decomposer at all: pending until the acceptance timeout, failed after it', () => {
+    assert.equal(status([], T0 + sec(44), 45_000), 'pending_decomposition')
+    assert.equal(status([], T0 + sec(46), 45_000), 'failed')
+    assert.equal(status([dec('peer-dec-1', T0 + sec(40))], T0 + sec(46), 45_000), 'pending_decomposition', 'a live decomposer may still propose')
+  })
+
+  it('proposals whose every live scorer gave up fail the goal; one scorer still live keeps it pending', () => {
+    const base = [dec('peer-dec-1'), envelopeOf('proposal', pA), scorerLive('sc-1'), scorerLive('sc-2'), gaveUp('sc-1', 'scorer')]
+    assert.equal(status(base), 'pending_decomposition')
+    assert.equal(status([...base, gaveUp('sc-2', 'scorer')]), 'failed')
+  })
+
+  it('the same set of messages gives the same status in any order', () => {
+    const envs = [envelopeOf('goal', g), dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1'), gaveUp('peer-dec-2')]
+    const h = new Set([envs, [...envs].reverse(), [envs[3]!, envs[0]!, envs[4]!, envs[2]!, envs[1]!]].map((e) => treeHash(buildTree(new PlanState(e), { nowUs: NOW }))))
+    assert.equal(h.size, 1)
+  })
+})

@@ -56,7 +56,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   function render (final = false): void {
     let roots: GoalView[]
     try {
-      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs })
+      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs })
     } catch (err) {
       log.error({ err }, 'could not build the plan tree')
       return

@@ -4,7 +4,7 @@
  * whatever order or repetition the messages arrived in.
  */
 import { createHash } from 'node:crypto'
-import { compareStrings, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
+import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
 import { resolveClaims } from '../protocol/claims'
 import { canonicalJson, messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg, ResultMsg } from '../protocol/schemas'
@@ -14,8 +14,8 @@ import type { PlanState } from './planState'
 /**
  * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
  * - decomposed: has a winning accepted split; its children are the tree below.
- * - failed: decomposition gave up: failure notices for the goal itself, no vote on any
- *   proposal and no accepted split.
+ * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
+ *   goal on (goalGaveUp): one peer's failure never fails a goal another peer may still split.
  * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
  */
 export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded'
@@ -86,6 +86,8 @@ export interface TreeOptions {
   capabilityTtlMs?: number
   /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
   settleMs?: number
+  /** Acceptance timeout, ms (default DEFAULT_ACCEPTANCE.timeoutMs): how long a goal with no live decomposer stays pending. */
+  acceptTimeoutMs?: number
 }
 
 export const DEFAULT_CAPABILITY_TTL_MS = 30_000
@@ -119,6 +121,37 @@ interface Ctx {
   nowUs: Micros
   settleMs: number | undefined
   liveCapabilities: Set<string>
+  /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
+  liveRoles: { decomposer: Set<string>, scorer: Set<string> }
+  acceptTimeoutMs: number
+}
+
+/** Peers announcing `decomposer` or `scorer` within the TTL of now (as liveCapabilities). */
+function liveRoles (state: PlanState, nowUs: Micros, ttlMs: number): Ctx['liveRoles'] {
+  const ttl = msToMicros(ttlMs)
+  const out: Ctx['liveRoles'] = { decomposer: new Set(), scorer: new Set() }
+  for (const c of state.capabilities()) {
+    if ((c.role === 'decomposer' || c.role === 'scorer') && Math.abs(nowUs - parseTimestamp(c.announced_at)) <= ttl) out[c.role].add(c.peer_id)
+  }
+  return out
+}
+
+/**
+ * Whether a goal with no accepted split and no vote has been given up for good (DESIGN §8),
+ * a pure function of the messages and now:
+ * - no proposal yet: failed when no live decomposer can still propose, that is every live
+ *   decomposer has published a failure for the goal and at least one decomposer did, or no
+ *   decomposer is live at all once the acceptance timeout has passed since the goal began
+ *   (`sinceUs`: the root's created_at, a child's accepted split).
+ * - proposals waiting for votes: failed when a scorer gave up on the goal and no live scorer
+ *   that has not is left to vote.
+ */
+function goalGaveUp (ctx: Ctx, failures: readonly FailureMsg[], proposals: number, sinceUs: Micros | null): boolean {
+  const role = proposals === 0 ? 'decomposer' : 'scorer'
+  const gaveUp = new Set(failures.filter((f) => f.role === role).map((f) => f.reporter_peer))
+  for (const p of ctx.liveRoles[role]) if (!gaveUp.has(p)) return false
+  if (gaveUp.size > 0) return true
+  return role === 'decomposer' && sinceUs !== null && ctx.nowUs - sinceUs > msToMicros(ctx.acceptTimeoutMs)
 }
 
 /**
@@ -192,7 +225,11 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
   return view
 }
 
-interface GoalSeed { id: string, text: string, depth: number, parent_id: string | null }
+interface GoalSeed {
+  id: string, text: string, depth: number, parent_id: string | null
+  /** When the goal began, µs: the root's created_at, a child's accepted split; null unknown. */
+  since: Micros | null
+}
 
 function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>): GoalView {
   const { state } = ctx
@@ -215,7 +252,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   let status: GoalStatus = 'pending_decomposition'
   if (superseded) status = 'superseded'
   else if (winner !== undefined) status = 'decomposed'
-  else if (failures.length > 0 && proposals.every((p) => p.votes.length === 0)) status = 'failed'
+  else if (proposals.every((p) => p.votes.length === 0) && goalGaveUp(ctx, failures, proposals.length, g.since)) status = 'failed'
 
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
@@ -233,7 +270,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
     for (const d of [...split.children].sort((a, b) => a.index - b.index)) {
       view.children.push(d.is_atomic
         ? leafView(ctx, g.id, d, lost)
-        : goalView(ctx, { id: d.child_id, text: d.text, depth: g.depth + 1, parent_id: g.id }, lost, path))
+        : goalView(ctx, { id: d.child_id, text: d.text, depth: g.depth + 1, parent_id: g.id, since: parseTimestamp(split.accepted_at) }, lost, path))
     }
   }
   path.delete(g.id)
@@ -250,9 +287,11 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     state,
     nowUs: opts.nowUs,
     settleMs: opts.settleMs,
-    liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS)
+    liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
+    liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
+    acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
   }
-  return state.rootGoals().map((g) => goalView(ctx, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null }, false, new Set()))
+  return state.rootGoals().map((g) => goalView(ctx, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null, since: parseTimestamp(g.created_at) }, false, new Set()))
 }
 
 /** Counts over the non-superseded leaves of one root's tree. */

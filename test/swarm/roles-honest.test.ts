@@ -1,0 +1,70 @@
+/**
+ * Honest outcomes on real peer processes with the LLM stand-in: one decomposer's failure does
+ * not fail the goal while another decomposer is live, and a model that never answers is
+ * reported on the console within seconds. Run `npm run build` first.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { demoResponder, type StandinReply } from '../support/llm-standin'
+import { TestSwarm } from '../support/peers'
+import { roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+
+const GOAL = 'Plan a two-week trip to Japan'
+
+test('one decomposer answered HTTP 400: the other one\'s split is used and the plan completes, never failed', async (t) => {
+  const swarm = new TestSwarm()
+  // The working decomposer's model takes 3 s: long after the other one's 400 has arrived.
+  const good = await startStandin(async (req) => (req.purpose === 'decompose' ? { ...(await demoResponder(req) as object), latencyMs: 3000 } as StandinReply : null))
+  const bad = await startStandin((req) => (req.purpose === 'decompose' ? { status: 400, message: 'max_tokens: too large for this model' } : null))
+  t.after(async () => { await swarm.close(); await good.close(); await bad.close() })
+  const args = roleArgs(good, { maxDepth: 1, rootSplitCount: 2 })
+  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
+  const broken = await swarm.start({ role: 'decomposer', name: 'dec-broken', args: roleArgs(bad, { maxDepth: 1, rootSplitCount: 2 }) })
+  await swarm.start({ role: 'decomposer', name: 'dec-ok', args })
+  await swarm.start({ role: 'scorer', name: 'sc1', args })
+  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  await swarm.start({ role: 'executor', name: 'ex', args })
+  // Both decomposers announced before the goal exists, so the observer knows both are live.
+  const decomposers = () => new Set([...observer.envelopes.values()].flatMap((e) => (e.kind === 'capability' && e.body.role === 'decomposer' ? [e.body.peer_id] : [])))
+  await observer.waitFor(() => decomposers().size === 2, 'both decomposers announced', 15_000)
+  const goalId = await observer.submitGoal(GOAL)
+  await observer.waitFor(() => [...observer.envelopes.values()].some((e) => e.kind === 'failure' && e.body.reporter_peer === broken.peerId),
+    'the broken decomposer\'s failure notice', 20_000)
+  const p = await waitComplete(observer, goalId, 60_000)
+  assert.equal(p.leaves, 2)
+  assert.equal(p.done, 2)
+  const root = treeOf(observer).find((r) => r.id === goalId)!
+  assert.equal(root.status, 'decomposed')
+  assert.equal(root.failures.length, 1, 'the failure stays visible in the goal')
+  assert.match(root.failures[0]!.reason, /HTTP 400/)
+  // What the local-swarm scripts and a user read: the observer's one "plan complete" line.
+  await observer.waitFor(() => observer.logRecords().some((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete')), 'plan complete', 10_000)
+  const done = observer.logRecords().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete'))
+  assert.equal(done.length, 1)
+  assert.deepEqual({ leaves: done[0]!.leaves, done: done[0]!.done, failed: done[0]!.failed, failed_goals: done[0]!.failed_goals },
+    { leaves: 2, done: 2, failed: 0, failed_goals: 0 })
+})
+
+test('a model that never answers: the executor warns "waiting for the model" and the request times out per --llm-timeout-ms', async (t) => {
+  const swarm = new TestSwarm()
+  let executeCalls = 0
+  const standin = await startStandin((req) => {
+    if (req.purpose !== 'execute') return null
+    executeCalls++
+    return { text: 'never delivered', latencyMs: 60_000 }
+  })
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
+  await swarm.start({ role: 'decomposer', name: 'dec', args })
+  await swarm.start({ role: 'scorer', name: 'sc1', args })
+  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  // Notices every 30 s and a 120 s timeout are the defaults; shorter ones show both quickly.
+  const ex = await swarm.start({ role: 'executor', name: 'ex', args: [...args, '--llm-timeout-ms', '2500', '--llm-wait-notice-ms', '700', '--llm-max-retries', '0'] })
+  await observer.submitGoal(GOAL)
+  const waiting = (r: Record<string, unknown>) => r.component === 'executor' && r.level === 40 && typeof r.msg === 'string' && /^waiting for the model \(\d\.\d s, attempt 1\/1\)$/.test(r.msg)
+  await ex.waitFor(() => ex.logRecords().some(waiting), 'a "waiting for the model" warning', 30_000)
+  const failedLine = (r: Record<string, unknown>) => r.component === 'executor' && typeof r.msg === 'string' && /timed out after 2\.5 s \(--llm-timeout-ms\)/.test(r.msg)
+  await ex.waitFor(() => ex.logRecords().some(failedLine), 'the execute call timing out', 30_000)
+  assert.ok(executeCalls >= 1)
+})
