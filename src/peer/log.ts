@@ -2,7 +2,9 @@
  * Logging of the peer process: one pino logger writing to stderr (stdout stays free for the
  * observer's output), as pretty text or JSON lines, with one child logger per component
  * (`log.child({ component: 'gossip' })`). Records can also be forwarded to the parent process
- * over IPC (ipc/child.ts).
+ * over IPC (ipc/child.ts). A child of a component logger never binds `component` again: pino
+ * would write the key twice per JSON line, and readers keep only the last one (a role's LLM
+ * calls bind `llm` instead, so their warnings still name the role).
  */
 import { pino, type DestinationStream, type Logger } from 'pino'
 import pretty from 'pino-pretty'

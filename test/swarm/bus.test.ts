@@ -128,6 +128,7 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal(c.state.size, good.length)
     assert.equal(c.state.countOf('capability'), 0, 'announcements are not reloaded')
     assert.equal(c.drops.snapshot().bad_signature, 1)
+    assert.equal(c.drops.snapshot().invalid_schema, 2, 'the line that is not JSON and the truncated one are counted')
     const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
     assert.equal(lines.length, good.length, 'rewritten with the good lines only')
     const aside = readdirSync(dir).filter((f) => /^state\.jsonl\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.test(f))

@@ -63,8 +63,9 @@ export class StateLog {
     if (!existsSync(this.file)) return []
     const text = await readFile(this.file, 'utf8')
     const parsed = parseJsonl(text)
-    for (const e of parsed.errors) this.log.warn({ file: this.file, line: e.line }, `state log line is not JSON: ${e.message}`)
-    if (parsed.truncatedLine !== null) this.log.warn({ file: this.file, line: parsed.truncatedLine }, 'state log ends in a truncated line (crash mid-write)')
+    // Counted like any malformed message (drop counters, peer status), logged by the counter.
+    for (const e of parsed.errors) drops.count('invalid_schema', `state log line ${e.line} is not JSON: ${e.message}`, 'disk')
+    if (parsed.truncatedLine !== null) drops.count('invalid_schema', `state log line ${parsed.truncatedLine} is truncated (crash mid-write)`, 'disk')
     const seen = new Set<string>()
     const out: AnyEnvelope[] = []
     const rejected: string[] = [...parsed.errors.map((e) => e.raw), ...(parsed.truncatedText === null ? [] : [parsed.truncatedText])]
