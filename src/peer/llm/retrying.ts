@@ -76,7 +76,7 @@ export function isTruncated (reply: BackendReply): boolean {
 export class OutputTruncated extends OutputInvalid {
   override name = 'OutputTruncated'
   constructor (readonly maxTokens: number, readonly stopReason: string) {
-    super(`the reply was cut off at the output token limit (${maxTokens} tokens, stop reason "${stopReason}"); give a complete answer that fits, more briefly`)
+    super(`the reply was cut off at the output token limit (${maxTokens} tokens, stop reason "${stopReason}")`)
   }
 }
 
@@ -215,8 +215,9 @@ export class RetryingProvider implements LlmProvider {
           throw new AbortError(e as Error)
         }
         st.last = e
-        st.feedback = retryFeedback(e.message, reply.text, json?.name ?? null)
-        if (e instanceof OutputTruncated) st.maxTokens = Math.min(st.maxTokens * 2, firstCap * MAX_TOKENS_GROWTH)
+        const truncated = e instanceof OutputTruncated
+        st.feedback = retryFeedback(truncated ? `${e.message}; give a complete answer that fits, more briefly` : e.message, reply.text, json?.name ?? null)
+        if (truncated) st.maxTokens = Math.min(st.maxTokens * 2, firstCap * MAX_TOKENS_GROWTH)
         st.ordinary++
         throw st.ordinary > this.retry.maxRetries ? new AbortError(e) : e
       }
