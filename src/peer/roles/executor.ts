@@ -10,7 +10,7 @@
  */
 import { resolveClaims } from '../protocol/claims'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
+import { MAX_INLINE_OUTPUT, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
@@ -219,6 +219,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
     // clock and runs the leaf itself, so publishing ours too would make a duplicate.
     if (skewedOut(node)) return
+    // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
+    output = stripControlChars(output)
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output
