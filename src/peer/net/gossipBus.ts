@@ -337,6 +337,7 @@ export class GossipBus implements Bus {
 
   /** true when a leaf has a successful result that counts (DESIGN §5): nothing more is expected on its topics. */
   private leafDone (nodeId: string): boolean {
+    if (!this.deps.state.resultsFor(nodeId).some((r) => r.success)) return false
     return leafOutcome(this.deps.state, nodeId, this.deps.now()).results.some((r) => r.success)
   }
 

@@ -159,6 +159,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /** true when the leaf has a result that counts (DESIGN §5 result authority: a forged one does not stop us). */
   function hasOutcome (node: PromptNode): boolean {
+    if (state.resultsFor(node.node_id).length === 0) return false
     return leafOutcome(state, node.node_id, ctx.now(), { settleMs: config.settleMs }).results.length > 0
   }
 
