@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { CAPABILITIES, ROLES, type Capability, type Role } from './protocol/schemas'
+import { CAPABILITIES, CONTROL_CHARS, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
 import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
 
@@ -91,6 +91,7 @@ function url (v: string): string {
 
 function goalText (v: string): string {
   if (v.trim() === '' || v.length > 4000) throw new InvalidArgumentError('expected 1-4000 characters of goal text.')
+  if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
   return v
 }
 

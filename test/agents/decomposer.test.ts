@@ -217,3 +217,18 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   assert.match(rePrompt, /mean score 0\.30/)
   assert.ok(d1.records.some((r) => /re-proposal bound \(1\) is reached/.test(r.msg)))
 })
+
+test('control characters in the model\'s split are dropped before proposing (the wire refuses them, DESIGN §1)', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer')
+  w.standin.reply({ json: { subgoals: ['Book round-trip\u0000 flights to Tokyo', '\u001b[31mReserve lodging\u001b[0m for 14 nights'], rationale: 'transport\u0007, lodging' } })
+  w.track(startDecomposer(d.ctx, d.llm))
+  const goal = await w.submit(user)
+  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  assert.deepEqual(p?.subgoals, ['Book round-trip flights to Tokyo', '[31mReserve lodging[0m for 14 nights'])
+  assert.equal(p?.rationale, 'transport, lodging')
+  await w.hub.idle()
+  assert.equal(user.state.proposalsFor(goal.goal_id).length, 1, 'valid on the wire: every peer holds it')
+})

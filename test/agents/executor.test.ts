@@ -247,3 +247,24 @@ test('an output larger than the inline limit goes to the blob store; the result 
   assert.equal(r.output_bytes, Buffer.byteLength(big, 'utf8'))
   assert.equal(blobs.get(r.output_sha256 ?? ''), big)
 })
+
+test('a forged success result from a peer that never claimed does not stop the executor: it claims, runs and its result is shown', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes, root } = await seedLeaves(w, ['Write a packing list for Japan in spring'], ['can_write_text'])
+  const node = nodes[0]!
+  const evil = await w.hub.addPeer({ label: 'evil' })
+  await evil.publish('result', {
+    node_id: node.node_id, goal_id: root.goal_id, executor_peer: evil.peerId, success: true, output: 'forged',
+    output_sha256: null, output_bytes: 6, attempts: 1, finished_at: formatTimestamp(nowMicros() - 60_000_000)
+  })
+  await w.hub.idle()
+  const e = await w.agent('executor', { capabilities: ['can_write_text'] })
+  w.standin.respondWith(() => ({ text: '- passport\n- rail pass' }))
+  startExec(w, e)
+  await waitFor('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
+  assert.equal(publishedOf(e.peer, 'claim').length, 1)
+  assert.equal(w.standin.requests.filter((r) => r.purpose === 'execute').length, 1)
+  const leaf = leafStatus(user, node.node_id)
+  assert.deepEqual([leaf?.status, leaf?.executor, leaf?.output], ['done', e.peer.peerId, '- passport\n- rail pass'])
+})

@@ -8,6 +8,9 @@
  *   inject-many     {items:[{kind,body}]} publish in order -> {keys, at_first, at_last}
  *   inject-sign     {kind, body}          sign only, no checks -> {envelope}
  *   inject-raw      {topic, text}         gossip raw bytes as this peer -> {recipients, at}
+ *   inject-store    {kind, body}          sign and add to this peer's plan state only, no checks and
+ *                                         no gossip, so it spreads by anti-entropy sync alone -> {key}
+ *   inject-sync     {}                    sync with every connected peer now -> {sessions:[{peer, sent}]}
  * Start it with TestSwarm.start({ script: INJECTOR, execArgv: ['--import', 'tsx'], ... }) (peers.ts).
  */
 import '../../src/peer/polyfill'
@@ -18,7 +21,7 @@ import { createLogger } from '../../src/peer/log'
 import { loadOrCreateIdentity } from '../../src/peer/net/identity'
 import { startRuntime } from '../../src/peer/net/runtime'
 import { messageKey } from '../../src/peer/protocol/envelope'
-import type { BodyOf, Kind } from '../../src/peer/protocol/schemas'
+import type { AnyEnvelope, BodyOf, Kind } from '../../src/peer/protocol/schemas'
 import { signEnvelope } from '../../src/peer/protocol/signing'
 
 const wallMs = (): number => performance.timeOrigin + performance.now()
@@ -91,6 +94,17 @@ async function main (): Promise<void> {
           const at = wallMs()
           const r = await runtime.node.services.pubsub.publish(m.topic as string, new TextEncoder().encode(m.text ?? ''))
           reply({ recipients: r.recipients.length, at })
+          break
+        }
+        case 'inject-store': {
+          const env = await signEnvelope(key, m.kind as Kind, m.body as BodyOf<Kind>)
+          runtime.state.add(env as AnyEnvelope)
+          reply({ key: messageKey(env) })
+          break
+        }
+        case 'inject-sync': {
+          const sessions = await Promise.all(runtime.node.getPeers().map(async (p) => ({ peer: p.toString(), sent: (await runtime.sync.syncWith(p))?.sent ?? null })))
+          reply({ sessions })
           break
         }
         default:

@@ -18,7 +18,7 @@ import { MAX_INLINE_OUTPUT, type AnyEnvelope } from '../../src/peer/protocol/sch
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { formatTopic } from '../../src/peer/protocol/topics'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
-import { capability, proposal, score } from '../support/fixtures'
+import { capability, claim, proposal, score } from '../support/fixtures'
 import { sleep } from '../support/peers'
 import { syntheticPlan } from '../support/syntheticPlan'
 
@@ -100,6 +100,8 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     for (const it of plan) await a.bus.publish(it.kind, it.body)
     const node = plan.find((i) => i.kind === 'node')?.body as { node_id: string, goal_id: string }
     const output = 'ü'.repeat(MAX_INLINE_OUTPUT) + ' and the end'
+    // A result counts only from its claim round's winner (DESIGN §5).
+    await a.bus.publish('claim', claim(node.node_id, node.goal_id, a.peerId, nowMicros() - 1000))
     const env = await a.bus.publish('result', { node_id: node.node_id, goal_id: node.goal_id, executor_peer: a.peerId, success: true, output, output_sha256: null, output_bytes: Buffer.byteLength(output), attempts: 1, finished_at: formatTimestamp(nowMicros()) })
     assert.equal(env.body.output.length, MAX_INLINE_OUTPUT)
     assert.match(env.body.output_sha256 ?? '', /^[0-9a-f]{64}$/)

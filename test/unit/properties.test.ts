@@ -12,7 +12,8 @@ import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, ty
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, treeHash, type TreeNode } from '../../src/peer/state/tree'
+import { leafOutcome } from '../../src/peer/state/leafOutcome'
+import { buildTree, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import {
   T0, accepted, capability, claim, envelopeOf, failure, ms, promptNode, proposal, renewal, result, rootGoal, score, sec
 } from '../support/fixtures'
@@ -240,8 +241,11 @@ describe('properties of the plan state (DESIGN §6)', () => {
       for (const root of buildTree(s, { nowUs })) {
         walk(root, (n) => {
           if (n.kind !== 'leaf') return
-          const ok = s.resultsFor(n.id).some((r) => r.success)
+          const o = leafOutcome(s, n.id, nowUs)
+          const ok = o.results.some((r) => r.success)
           if (n.status === 'done') assert.equal(n.success, true)
+          // Result authority: a shown outcome always comes from a result the rule accepted.
+          if (n.status === 'done') assert.ok(o.results.some((r) => r.executor_peer === n.executor && r.output === n.output))
           if (n.status === 'failed') assert.equal(n.success, false)
           if (n.status !== 'superseded') assert.equal(n.status === 'done', ok)
         })
@@ -285,7 +289,48 @@ describe('properties of the decision rules (DESIGN §3, §5)', () => {
         const want = resolveClaims(cs, renewals, T0 + ms(nowMs))
         assert.deepEqual(resolveClaims([...shuffled, ...extra], [...renewals].reverse(), T0 + ms(nowMs)), want)
         if (want.state === 'held') assert.ok(T0 + ms(nowMs) < want.leaseUntilUs)
-        assert.equal(want.state === 'unclaimed', cs.length === 0)
+        // A claim dated beyond the tolerance after now is not live yet (DESIGN §5).
+        assert.equal(want.state === 'unclaimed', cs.every((c) => parseTimestamp(c.claimed_at) > T0 + ms(nowMs) + sec(5)))
+      }
+    ), { numRuns: RUNS * 2 })
+  })
+
+  it('a forged result is ignored whatever the arrival order and repetition (result authority, DESIGN §5)', () => {
+    const plan = { g: rootGoal(), p: undefined as unknown as SubgoalProposal }
+    plan.p = proposal(plan.g.goal_id, ['Book flights'], 'dec-1')
+    const split = accepted(plan.p, 'sc-1')
+    const nodeId = split.children[0]!.child_id
+    const base: AnyEnvelope[] = [envelopeOf('goal', plan.g), envelopeOf('proposal', plan.p), envelopeOf('accepted', split)]
+    const scenario = fc.record({
+      claimDt: fc.nat(5000),
+      lease: fc.constantFrom(5000, 15_000),
+      runMs: fc.integer({ min: 100, max: 4000 }),
+      forgers: fc.array(fc.record({ by: peer(['evil-1', 'evil-2']), dt: fc.integer({ min: -60_000, max: 20_000 }), success: fc.boolean() }), { minLength: 1, maxLength: 4 }),
+      rival: fc.option(fc.record({ by: peer(['ex-2', 'ex-3']), late: fc.integer({ min: 1, max: 3000 }) }))
+    })
+    fc.assert(fc.property(
+      scenario.chain((sc) => {
+        const at = T0 + sec(10) + ms(sc.claimDt)
+        const mine = claim(nodeId, plan.g.goal_id, 'ex-1', at, sc.lease)
+        const envs: AnyEnvelope[] = [...base, envelopeOf('claim', mine),
+          envelopeOf('result', result(nodeId, plan.g.goal_id, 'ex-1', { output: 'real', at: at + ms(sc.runMs) }))]
+        // A competing claim that loses the round (later claimed_at) changes nothing.
+        if (sc.rival !== null) envs.push(envelopeOf('claim', claim(nodeId, plan.g.goal_id, sc.rival.by, at + ms(sc.rival.late), sc.lease)))
+        for (const [i, f] of sc.forgers.entries()) {
+          envs.push(envelopeOf('result', result(nodeId, plan.g.goal_id, f.by, { success: f.success, output: `forged ${i}`, at: at + ms(f.dt) })))
+        }
+        return fc.tuple(fc.constant(envs), reorderedArb(envs), fc.integer({ min: 0, max: 60_000 }).map((m) => at + ms(m)))
+      }),
+      ([envs, reordered, nowUs]) => {
+        const a = new PlanState(envs)
+        const b = new PlanState()
+        for (const e of reordered) b.add(e)
+        assert.equal(hashOf(b, nowUs), hashOf(a, nowUs))
+        const l = buildTree(b, { nowUs })[0]!.children[0] as LeafView
+        assert.deepEqual([l.status, l.executor, l.output], ['done', 'ex-1', 'real'])
+        const o = leafOutcome(b, nodeId, nowUs)
+        assert.deepEqual(o.results.map((r) => r.executor_peer), ['ex-1'])
+        assert.ok(o.unauthorized.length >= 1 && o.unauthorized.every((r) => r.executor_peer.startsWith('evil')))
       }
     ), { numRuns: RUNS * 2 })
   })

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { proposalId } from '../../src/peer/protocol/ids'
 import {
   AcceptedSplit, BODY_SCHEMAS, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
-  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp
+  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp, stripControlChars
 } from '../../src/peer/protocol/schemas'
 import {
   T0, accepted, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
@@ -90,6 +91,39 @@ describe('wire schemas', () => {
     rejects(Goal, { ...g, text: '' }, 'empty goal text')
     rejects(FailureMsg, { ...failure(g.goal_id, 'd'), reason: '' }, 'empty failure reason')
     rejects(SubgoalProposal, { ...p, subgoals: Array.from({ length: 13 }, (_, i) => `s${i}`) }, '13 subgoals')
+  })
+
+  it('rejects control characters in every text field, but keeps tab, newline and carriage return (DESIGN §1)', () => {
+    const controls = ['\u0000', '\u0001', '\u0008', '\u000b', '\u000c', '\u001b', '\u001f', '\u007f']
+    const r = result(n.node_id, g.goal_id, 'peer-ex-1')
+    const s = score(p, 'peer-sc-1', 0.75)
+    const f = failure(g.goal_id, 'peer-dec-1')
+    const fields: Array<[string, { safeParse: (v: unknown) => { success: boolean, error?: { issues: { message: string }[] } } }, (t: string) => unknown]> = [
+      ['goal text', Goal, (t) => ({ ...g, text: `Plan ${t}a trip` })],
+      ['subgoal', SubgoalProposal, (t) => ({ ...p, subgoals: ['Book flights', `Plan${t}`] })],
+      ['rationale', SubgoalProposal, (t) => ({ ...p, rationale: `by city${t}` })],
+      ['notes', ScoreMsg, (t) => ({ ...s, notes: `good${t}` })],
+      ['accepted subgoal', AcceptedSplit, (t) => ({ ...a, subgoals: [a.subgoals[0], `x${t}`, a.subgoals[2]] })],
+      ['child text', AcceptedSplit, (t) => ({ ...a, children: a.children.map((d, i) => i === 1 ? { ...d, text: `x${t}` } : d) })],
+      ['node text', PromptNode, (t) => ({ ...n, text: `Book${t}` })],
+      ['output', ResultMsg, (t) => ({ ...r, output: `done${t}` })],
+      ['failure reason', FailureMsg, (t) => ({ ...f, reason: `gave up${t}` })]
+    ]
+    for (const [what, schema, make] of fields) {
+      for (const t of controls) {
+        const parsed = schema.safeParse(make(t))
+        assert.equal(parsed.success, false, `${what} with U+${t.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        assert.match(parsed.error?.issues[0]?.message ?? '', /control characters are not allowed/)
+      }
+      for (const t of ['\t', '\n', '\r\n', 'é 日本 🗾']) assert.equal(schema.safeParse(make(t)).success, true, `${what} with ${JSON.stringify(t)}`)
+    }
+  })
+
+  it('two texts that differ only around a NUL cannot both be valid (ids stay unambiguous)', () => {
+    // H(goal, ["a\0b"], peer) and H(goal, ["a", "b"], peer) hash the same bytes.
+    assert.equal(proposalId(g.goal_id, ['a\u0000b'], 'peer-dec-1'), proposalId(g.goal_id, ['a', 'b'], 'peer-dec-1'))
+    rejects(SubgoalProposal, { ...p, subgoals: ['a\u0000b'] }, 'a subgoal holding the id separator')
+    assert.equal(stripControlChars('a\u0000b\u001b[31mc\td\n'), 'ab[31mc\td\n')
   })
 
   it('rejects bad timestamps and accepts good ones with any offset', () => {

@@ -208,31 +208,84 @@ describe('buildTree (DESIGN §4, §6)', () => {
   it('shows the earliest successful result as done, over failures', () => {
     const a = accepted(pA)
     const nodeId = a.children[0]!.child_id
+    // Three claim rounds of 1 s leases: ex-1 from 9.5 s, ex-3 from 10.6 s, ex-2 from 11.7 s.
+    const claims = [
+      claim(nodeId, g.goal_id, 'peer-ex-1', T0 + sec(9.5), 1000),
+      claim(nodeId, g.goal_id, 'peer-ex-3', T0 + sec(10.6), 1000),
+      claim(nodeId, g.goal_id, 'peer-ex-2', T0 + sec(11.7), 1000)
+    ].map((c) => envelopeOf('claim', c))
     const ok1 = result(nodeId, g.goal_id, 'peer-ex-2', { output: 'second', at: T0 + sec(12) })
     const ok2 = result(nodeId, g.goal_id, 'peer-ex-3', { output: 'first', at: T0 + sec(11) })
     const bad = result(nodeId, g.goal_id, 'peer-ex-1', { success: false, output: 'rate limited', at: T0 + sec(10) })
     for (const order of [[ok1, ok2, bad], [bad, ok2, ok1]]) {
-      const l = leaf(only(withSplit(a, order.map((r) => envelopeOf('result', r))), NOW).children[0])
+      const l = leaf(only(withSplit(a, [...claims, ...order.map((r) => envelopeOf('result', r))]), NOW).children[0])
       assert.equal(l.status, 'done')
       assert.equal(l.output, 'first')
       assert.equal(l.executor, 'peer-ex-3')
       assert.equal(l.success, true)
     }
-    const tie1 = result(nodeId, g.goal_id, 'peer-ex-b', { output: 'b', at: T0 + sec(11) })
-    const tie2 = result(nodeId, g.goal_id, 'peer-ex-a', { output: 'a', at: T0 + sec(11) })
-    assert.equal(leaf(only(withSplit(a, [tie1, tie2].map((r) => envelopeOf('result', r))), NOW).children[0]).executor, 'peer-ex-a')
+  })
+
+  it('shows only results from the winner of their claim round (result authority, DESIGN §5)', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const c = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-1', T0 + sec(10)))
+    const real = envelopeOf('result', result(nodeId, g.goal_id, 'peer-ex-1', { output: 'real', at: T0 + sec(12) }))
+    // A peer that never claimed, with an earlier finished_at, inside and before the round.
+    const forgedIn = envelopeOf('result', result(nodeId, g.goal_id, 'peer-evil', { output: 'forged', at: T0 + sec(11) }))
+    const forgedOld = envelopeOf('result', result(nodeId, g.goal_id, 'peer-evil', { output: 'forged old', at: T0 + sec(1) }))
+    const forgedNotice = envelopeOf('failure', failure(g.goal_id, 'peer-evil', { nodeId, role: 'executor', reason: 'forged failure', at: T0 + sec(11) }))
+    const onlyForged = leaf(only(withSplit(a, [c, forgedIn, forgedOld, forgedNotice]), NOW).children[0])
+    assert.equal(onlyForged.status, 'claimed')
+    assert.equal(onlyForged.output, null)
+    assert.equal(onlyForged.claimer, 'peer-ex-1')
+    const unclaimed = leaf(only(withSplit(a, [forgedIn, forgedOld, forgedNotice]), NOW).children[0])
+    assert.equal(unclaimed.status, 'pending_execution')
+    for (const order of [[c, forgedIn, real, forgedOld], [real, forgedOld, forgedIn, c]]) {
+      const l = leaf(only(withSplit(a, order), NOW).children[0])
+      assert.deepEqual([l.status, l.executor, l.output], ['done', 'peer-ex-1', 'real'])
+    }
+    // A result of the real claimer from before its claim does not count either.
+    const early = envelopeOf('result', result(nodeId, g.goal_id, 'peer-ex-1', { output: 'early', at: T0 + sec(9) }))
+    assert.equal(leaf(only(withSplit(a, [c, early]), NOW).children[0]).status, 'claimed')
+  })
+
+  it('keeps the result of a lapsed holder nobody reclaimed from, not of one displaced by a later round', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const c1 = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-1', T0 + sec(1), 2000))
+    const late = envelopeOf('result', result(nodeId, g.goal_id, 'peer-ex-1', { output: 'slow but uncontested', at: T0 + sec(8) }))
+    assert.equal(leaf(only(withSplit(a, [c1, late]), NOW).children[0]).output, 'slow but uncontested')
+    const c2 = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-2', T0 + sec(7), 15_000))
+    const l = leaf(only(withSplit(a, [c1, late, c2]), NOW).children[0])
+    assert.deepEqual([l.status, l.claimer], ['claimed', 'peer-ex-2'])
+  })
+
+  it('ignores a claim dated beyond the tolerance after now: a lease only blocks while live by this clock', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const future = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-9', NOW + sec(3600)))
+    assert.equal(leaf(only(withSplit(a, [future]), NOW).children[0]).status, 'pending_execution')
+    const near = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-9', NOW + sec(4)))
+    assert.equal(leaf(only(withSplit(a, [near]), NOW).children[0]).status, 'claimed')
+    const c = claim(nodeId, g.goal_id, 'peer-ex-1', NOW - sec(14), 15_000)
+    const farRenewal = envelopeOf('renew', renewal(c, NOW + sec(3600)))
+    const held = withSplit(a, [envelopeOf('claim', c), farRenewal])
+    assert.equal(leaf(only(held, NOW).children[0]).status, 'claimed')
+    assert.equal(leaf(only(held, NOW + sec(2)).children[0]).status, 'pending_execution', 'a renewal from the future does not extend the lease')
   })
 
   it('shows a failed result as failed, never as done', () => {
     const a = accepted(pA)
     const nodeId = a.children[0]!.child_id
+    const c = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-1', T0 + sec(2)))
     const bad = result(nodeId, g.goal_id, 'peer-ex-1', { success: false, output: 'LLM error after 3 attempts', attempts: 3 })
-    const l = leaf(only(withSplit(a, [envelopeOf('result', bad)]), NOW).children[0])
+    const l = leaf(only(withSplit(a, [c, envelopeOf('result', bad)]), NOW).children[0])
     assert.equal(l.status, 'failed')
     assert.equal(l.success, false)
     assert.equal(l.output, 'LLM error after 3 attempts')
     const notice = envelopeOf('failure', failure(g.goal_id, 'peer-ex-1', { nodeId, role: 'executor', reason: 'gave up' }))
-    const viaNotice = leaf(only(withSplit(a, [notice]), NOW).children[0])
+    const viaNotice = leaf(only(withSplit(a, [c, notice]), NOW).children[0])
     assert.equal(viaNotice.status, 'failed')
     assert.equal(viaNotice.output, 'gave up')
     assert.equal(viaNotice.executor, 'peer-ex-1')
@@ -317,7 +370,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
         envs.push(envelopeOf('proposal', p2), envelopeOf('accepted', s2))
         for (const leafD of s2.children) {
           envs.push(envelopeOf('claim', claim(leafD.child_id, d2.child_id, 'peer-ex-1', T0 + sec(11))))
-          envs.push(envelopeOf('result', result(leafD.child_id, d2.child_id, 'peer-ex-1')))
+          envs.push(envelopeOf('result', result(leafD.child_id, d2.child_id, 'peer-ex-1', { at: T0 + sec(12) })))
         }
       }
     }
@@ -345,9 +398,12 @@ describe('planProgress', () => {
     const kyoto = plan.rootSplit.children[2]!
     s.add(envelopeOf('claim', claim(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs)))
     assert.equal(planProgress(only(s, plan.nowUs)).claimed, 1)
-    s.add(envelopeOf('result', result(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1')))
-    s.add(envelopeOf('result', result(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false })))
-    s.add(envelopeOf('result', result(kyoto.child_id, plan.root.goal_id, 'peer-ex-9')))
+    s.add(envelopeOf('claim', claim(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs)))
+    s.add(envelopeOf('claim', claim(kyoto.child_id, plan.root.goal_id, 'peer-ex-9', plan.nowUs)))
+    const done = plan.nowUs + sec(1)
+    s.add(envelopeOf('result', result(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { at: done })))
+    s.add(envelopeOf('result', result(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, at: done })))
+    s.add(envelopeOf('result', result(kyoto.child_id, plan.root.goal_id, 'peer-ex-9', { at: done })))
     assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, complete: true })
   })
 

@@ -94,6 +94,7 @@ describe('plan tree items (views)', () => {
     const envs: AnyEnvelope[] = [
       ...plan.envelopes,
       envelopeOf('claim', claim(day1.child_id, plan.tokyo.goal_id, longPeer, plan.nowUs - sec(1))),
+      envelopeOf('claim', claim(day2.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs - sec(20))),
       envelopeOf('result', result(day2.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, output: 'LLM retries exhausted: 529 overloaded', at: plan.nowUs - sec(2) }))
     ]
     const [r] = tree(envs, plan.nowUs)

@@ -7,6 +7,13 @@ import type { Logger } from '../log'
 
 export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate']
 
+/**
+ * Why a message is kept but ignored by the plan (DESIGN §5 result authority): counted as a
+ * number held now, next to the drop counts.
+ */
+export type IgnoreReason = 'unauthorized_result'
+export const IGNORE_REASONS: readonly IgnoreReason[] = ['unauthorized_result']
+
 /** Where a dropped message came from. */
 export type DropSource = 'gossip' | 'push' | 'sync' | 'disk'
 
@@ -17,6 +24,7 @@ const LOG_WINDOW_MS = 10_000
 export class DropCounters {
   private readonly counts = new Map<DropReason, number>()
   private readonly logged = new Map<DropReason, number>()
+  private readonly ignoredNow = new Map<IgnoreReason, number>()
   private windowStart = Date.now()
 
   constructor (private readonly log: Logger) {}
@@ -39,10 +47,16 @@ export class DropCounters {
     if (n <= LOG_BURST) this.log.warn({ reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
   }
 
-  /** Counts per reason; every reason is present (0 when none). */
-  snapshot (): Record<DropReason, number> {
-    const out = {} as Record<DropReason, number>
+  /** Sets how many held messages are ignored for `reason` (the caller logs each one). */
+  setIgnored (reason: IgnoreReason, n: number): void {
+    this.ignoredNow.set(reason, n)
+  }
+
+  /** Counts per drop reason and ignore reason; every reason is present (0 when none). */
+  snapshot (): Record<DropReason | IgnoreReason, number> {
+    const out = {} as Record<DropReason | IgnoreReason, number>
     for (const r of DROP_REASONS) out[r] = this.counts.get(r) ?? 0
+    for (const r of IGNORE_REASONS) out[r] = this.ignoredNow.get(r) ?? 0
     return out
   }
 }

@@ -13,6 +13,7 @@ import type { AnyEnvelope, BodyOf, Envelope, Goal, Kind, ResultMsg } from '../pr
 import { signEnvelope } from '../protocol/signing'
 import { formatTimestamp, type Micros } from '../protocol/time'
 import { topicFor } from '../protocol/topics'
+import { leafOutcome } from '../state/leafOutcome'
 import type { PlanState } from '../state/planState'
 import { inlineResult, type BlobService } from './blobs'
 import type { DropCounters, DropSource } from './drops'
@@ -334,9 +335,10 @@ export class GossipBus implements Bus {
     if (added) this.newTopicHook?.()
   }
 
-  /** true when a leaf has a successful result: nothing more is expected on its topics. */
+  /** true when a leaf has a successful result that counts (DESIGN §5): nothing more is expected on its topics. */
   private leafDone (nodeId: string): boolean {
-    return this.deps.state.resultsFor(nodeId).some((r) => r.success)
+    if (!this.deps.state.resultsFor(nodeId).some((r) => r.success)) return false
+    return leafOutcome(this.deps.state, nodeId, this.deps.now()).results.some((r) => r.success)
   }
 
   /**

@@ -8,9 +8,9 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { PeerId } from '@libp2p/interface'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
-import type { ResultMsg } from '../protocol/schemas'
-import { nowMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { nowMicros, type Micros } from '../protocol/time'
 import { formatTopic } from '../protocol/topics'
+import { leafOutcome } from '../state/leafOutcome'
 import { PlanState } from '../state/planState'
 import { BlobService, BlobStore } from './blobs'
 import { lockDataDir, lockIdentity } from './dataDir'
@@ -19,6 +19,7 @@ import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
 import { createPeerNode, type PeerNode } from './node'
+import { ResultAudit } from './resultAudit'
 import { StateLog } from './stateLog'
 import { readSwarmKey } from './swarmKey'
 import { SyncService } from './sync'
@@ -68,17 +69,6 @@ export interface PeerRuntime {
   storeBlob(text: string): Promise<string>
   /** Stops everything and releases the data dir; idempotent. */
   stop(): Promise<void>
-}
-
-/**
- * The result a leaf shows (as state/tree.ts picks it): the earliest successful one by
- * (finished_at, executor_peer), else the earliest failed one.
- */
-export function shownResult (results: ResultMsg[]): ResultMsg | undefined {
-  const first = (rs: ResultMsg[]): ResultMsg | undefined => rs
-    .map((r) => ({ r, at: parseTimestamp(r.finished_at) }))
-    .sort((a, b) => a.at - b.at || (a.r.executor_peer < b.r.executor_peer ? -1 : a.r.executor_peer > b.r.executor_peer ? 1 : 0))[0]?.r
-  return first(results.filter((r) => r.success)) ?? first(results.filter((r) => !r.success))
 }
 
 /**
@@ -155,6 +145,9 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     batchDone: () => { bus.flushTracking() }
   }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? 5000, catchUpDelayMs: 300 })
   bus.onNewTopics(() => { sync.requestCatchUp() })
+  const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { settleMs: config.settleMs } })
+  bus.onMessage((env) => { audit.note(env) })
+  audit.checkAll()
   await blobs.start()
   await sync.start()
 
@@ -210,7 +203,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     }),
     submitGoal: async (text) => (await bus.submitGoal(text)).body.goal_id,
     getOutput: async (nodeId) => {
-      const r = shownResult(state.resultsFor(nodeId))
+      const r = leafOutcome(state, nodeId, now(), { settleMs: config.settleMs }).shown
       if (r === undefined) throw new Error(`no result for node ${nodeId} yet`)
       if (r.output_sha256 === null) return r.output
       return (await blobs.get(r.output_sha256, [r.executor_peer])).toString('utf8')
@@ -219,6 +212,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     stop: async () => {
       stopping ??= (async () => {
         dialer?.stop()
+        audit.stop()
         sync.stop()
         blobs.stop()
         bus.stop()

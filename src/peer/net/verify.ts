@@ -2,12 +2,15 @@
  * The one verification pipeline every received message goes through, whether it came by
  * gossip, by sync or from the state log on disk (DESIGN §1, §2, §5, §7, §9):
  * size -> JSON -> checkEnvelope (schema, ids, authorship vs the gossip author) -> topic ->
- * dedupe by messageKey -> signature -> clock skew (live claims/renewals only).
+ * dedupe by messageKey -> signature -> claim/renewal time rules (DESIGN §5): dated further in
+ * the future than the tolerance is refused on every path (gossip, push, sync, disk); dated
+ * further in the past only on the live paths (gossip, push), since synced and stored history
+ * is old by nature.
  * Dedupe comes before the signature check only to save its cost: a message whose content is
  * already held is dropped either way (counted as duplicate).
  */
 import { checkEnvelope, messageKey, type DropReason } from '../protocol/envelope'
-import { claimWithinTolerance, CLAIM_TOLERANCE_MS } from '../protocol/claims'
+import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../protocol/claims'
 import type { AnyEnvelope } from '../protocol/schemas'
 import { verifyEnvelopeSignature } from '../protocol/signing'
 import { parseTimestamp, type Micros } from '../protocol/time'
@@ -47,7 +50,10 @@ export interface VerifyInput {
   transportAuthor?: string
   /** Gossip topic it arrived on; undefined for sync and disk. */
   topic?: string
-  /** Live gossip: claims/renewals are checked against this peer's clock. Never for synced history. */
+  /**
+   * Live gossip or push: claims/renewals must be within the tolerance of this peer's clock in
+   * both directions. Synced history and the state log (false) get only the future bound.
+   */
   live: boolean
 }
 
@@ -89,12 +95,15 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
   const key = messageKey(env)
   if (ctx.has(key)) return { ok: false, reason: 'duplicate', detail: key, from: env.from }
   if (!await verifyEnvelopeSignature(env)) return { ok: false, reason: 'bad_signature', detail: `${env.kind} signature does not verify for ${env.from}`, from: env.from }
-  if (input.live && (env.kind === 'claim' || env.kind === 'renew')) {
+  if (env.kind === 'claim' || env.kind === 'renew') {
     const at = parseTimestamp(env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at)
     const now = ctx.now()
-    if (!claimWithinTolerance(at, now, ctx.toleranceMs ?? CLAIM_TOLERANCE_MS)) {
+    const tolerance = ctx.toleranceMs ?? CLAIM_TOLERANCE_MS
+    if (input.live ? !claimWithinTolerance(at, now, tolerance) : !notFromFuture(at, now, tolerance)) {
       const skew: SkewedClaim = { nodeId: env.body.node_id, peer: env.from, offsetMs: (at - now) / 1000, leaseMs: env.kind === 'claim' ? env.body.lease_ms : null }
-      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s from local time`, from: env.from, skew }
+      const off = (at - now) / 1e6
+      const dir = off > 0 ? 'ahead of' : 'behind'
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${Math.abs(off).toFixed(3)} s ${dir} local time (tolerance ${tolerance / 1000} s)`, from: env.from, skew }
     }
   }
   return { ok: true, env, key }

@@ -14,7 +14,8 @@ export const SETTLE_WINDOW_MS = 2000
 
 /**
  * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,
- * in either direction (DESIGN §5). Applied on receipt of a live claim, not to synced history.
+ * in either direction (DESIGN §5). Applied on receipt of a live (gossiped or pushed) claim;
+ * synced history and the state log only get the future half of it (notFromFuture).
  */
 export function claimWithinTolerance (claimedAtUs: Micros, nowUs: Micros, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
   return Math.abs(claimedAtUs - nowUs) <= msToMicros(toleranceMs)
@@ -72,36 +73,105 @@ export function leaseEnd (claim: ClaimMsg, renewals: readonly LeaseRenewal[]): M
   return end
 }
 
+/** One claim round of a leaf: its winning claim and the lease that claim held (µs). */
+export interface ClaimRound {
+  winner: ClaimMsg
+  /** The winner's claimed_at (µs). */
+  atUs: Micros
+  /** End of the winner's lease with its renewals (leaseEnd). */
+  endUs: Micros
+}
+
 /**
- * Who holds the lease of one leaf at `nowUs` (DESIGN §5).
+ * true when a claim or renewal timestamp is not further in the future than `toleranceMs`
+ * (inclusive) by the receiver's clock: only such a claim can be live now (DESIGN §5 time rules).
+ * A claim dated later has not started yet by this clock, so it blocks nobody.
+ */
+export function notFromFuture (atUs: Micros, nowUs: Micros, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
+  return atUs - nowUs <= msToMicros(toleranceMs)
+}
+
+/**
+ * The claim rounds of one leaf as seen at `nowUs` (DESIGN §5), oldest first. Claims and
+ * renewals dated more than `toleranceMs` after `nowUs` are left out (not live by this clock).
+ * Claims are ordered by (claimed_at µs, claimer_peer), a peer's repeated claims with one
+ * claimed_at counting once; round 1 is won by the earliest claim; each later round is won by
+ * the earliest claim made after the previous winner's lease ended.
+ */
+export function claimRounds (
+  claims: readonly ClaimMsg[],
+  renewals: readonly LeaseRenewal[],
+  nowUs: Micros,
+  toleranceMs: number = CLAIM_TOLERANCE_MS
+): ClaimRound[] {
+  const ordered = orderClaims(claims.filter((c) => notFromFuture(parseTimestamp(c.claimed_at), nowUs, toleranceMs)))
+  if (ordered.length === 0) return []
+  const live = renewals.filter((r) => notFromFuture(parseTimestamp(r.renewed_at), nowUs, toleranceMs))
+  const rounds: ClaimRound[] = []
+  let i = 0
+  while (i < ordered.length) {
+    const winner = ordered[i] as ParsedClaim
+    const end = leaseEnd(winner.claim, live)
+    rounds.push({ winner: winner.claim, atUs: winner.at, endUs: end })
+    while (i < ordered.length && (ordered[i] as ParsedClaim).at <= end) i++
+  }
+  return rounds
+}
+
+/**
+ * The lease of one leaf at `nowUs`, from its claim rounds (see claimRounds).
+ * Before a round winner's claimed_at + settle window the state is `settling`; then `held`
+ * until its lease end; a round whose lease ended gives way to the next; after the last,
+ * `lapsed`.
+ */
+export function leaseAt (rounds: readonly ClaimRound[], nowUs: Micros, settleMs: number = SETTLE_WINDOW_MS): LeaseState {
+  const last = rounds.at(-1)
+  if (last === undefined) return { state: 'unclaimed' }
+  const settle = msToMicros(settleMs)
+  for (const r of rounds) {
+    if (nowUs < r.atUs + settle) return { state: 'settling', holder: r.winner, leaseUntilUs: r.endUs }
+    if (nowUs < r.endUs) return { state: 'held', holder: r.winner, leaseUntilUs: r.endUs }
+  }
+  return { state: 'lapsed', lastHolder: last.winner }
+}
+
+/**
+ * Result authority (DESIGN §5): true when `peer` won the claim round that an outcome finished
+ * at `atUs` belongs to, the last round whose winning claim is dated at or before `atUs`. A
+ * winner whose lease lapsed without anybody claiming after it still owns its round, so a slow
+ * but uncontested executor's result counts; an outcome dated before any claim, or inside a
+ * round someone else won, does not.
+ * @param rounds claimRounds of the leaf
+ */
+export function wonRoundAt (rounds: readonly ClaimRound[], peer: string, atUs: Micros): boolean {
+  let owner: ClaimRound | undefined
+  for (const r of rounds) {
+    if (r.atUs > atUs) break
+    owner = r
+  }
+  return owner !== undefined && owner.winner.claimer_peer === peer
+}
+
+/**
+ * Who holds the lease of one leaf at `nowUs` (DESIGN §5): leaseAt(claimRounds(...)).
  *
  * Claims are ordered by (claimed_at µs, claimer_peer); a peer's repeated claims with the same
  * claimed_at count once. Round 1: the earliest claim wins. Before claimed_at + settle window
  * the state is `settling`; then `held` until the lease end (see `leaseEnd`). When that lease
- * has lapsed, the next round considers only claims made after it ended, and so on.
+ * has lapsed, the next round considers only claims made after it ended, and so on. A claim or
+ * renewal dated more than `toleranceMs` after `nowUs` is not live yet and blocks nobody.
  *
  * @param claims claims of one leaf (the caller filters by node_id)
  * @param renewals renewals of that leaf
  * @param settleMs settle window in ms (default SETTLE_WINDOW_MS)
+ * @param toleranceMs claim clock tolerance in ms (default CLAIM_TOLERANCE_MS)
  */
 export function resolveClaims (
   claims: readonly ClaimMsg[],
   renewals: readonly LeaseRenewal[],
   nowUs: Micros,
-  settleMs: number = SETTLE_WINDOW_MS
+  settleMs: number = SETTLE_WINDOW_MS,
+  toleranceMs: number = CLAIM_TOLERANCE_MS
 ): LeaseState {
-  const ordered = orderClaims(claims)
-  if (ordered.length === 0) return { state: 'unclaimed' }
-  const settle = msToMicros(settleMs)
-  let i = 0
-  let last: ParsedClaim | undefined
-  while (i < ordered.length) {
-    const winner = ordered[i] as ParsedClaim
-    const end = leaseEnd(winner.claim, renewals)
-    if (nowUs < winner.at + settle) return { state: 'settling', holder: winner.claim, leaseUntilUs: end }
-    if (nowUs < end) return { state: 'held', holder: winner.claim, leaseUntilUs: end }
-    last = winner
-    while (i < ordered.length && (ordered[i] as ParsedClaim).at <= end) i++
-  }
-  return { state: 'lapsed', lastHolder: (last as ParsedClaim).claim }
+  return leaseAt(claimRounds(claims, renewals, nowUs, toleranceMs), nowUs, settleMs)
 }

@@ -20,7 +20,27 @@ export const Timestamp = z.string().max(40).refine((s) => {
   try { parseTimestamp(s); return true } catch { return false }
 }, 'expected an ISO-8601 timestamp with offset, e.g. 2025-01-02T03:04:05.678901Z')
 
-const Text = z.string().min(1).max(4000)
+/**
+ * Control characters refused in every text field (DESIGN §1): C0 (U+0000-U+001F) except tab,
+ * line feed and carriage return, plus DEL (U+007F). Id parts are joined with NUL, so a text
+ * holding NUL could make two different messages share an id; the other controls (escape
+ * sequences, backspace, form feed) only serve to disguise text in terminals and logs.
+ */
+export const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/
+const NO_CONTROL_CHARS = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$/
+const CONTROL_MESSAGE = 'control characters are not allowed (tab, newline and carriage return are)'
+
+/** Text with no control character of CONTROL_CHARS, at most `max` UTF-16 code units. */
+export function plainText (max: number): z.ZodString {
+  return z.string().max(max).regex(NO_CONTROL_CHARS, CONTROL_MESSAGE)
+}
+
+/** `text` without the characters of CONTROL_CHARS (for producers cleaning model output before publishing). */
+export function stripControlChars (text: string): string {
+  return text.replace(new RegExp(CONTROL_CHARS.source, 'g'), '')
+}
+
+const Text = plainText(4000).min(1)
 
 /** A goal: the root a user submitted, or a composite child of an accepted split. */
 export const Goal = z.strictObject({
@@ -44,7 +64,7 @@ export const SubgoalProposal = z.strictObject({
   proposal_id: Id,
   proposer_peer: PeerIdStr,
   subgoals: z.array(Text).min(1).max(12),
-  rationale: z.string().max(4000),
+  rationale: plainText(4000),
   /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
   attempt: z.int().min(0).max(16),
   proposed_at: Timestamp
@@ -57,7 +77,7 @@ export const ScoreMsg = z.strictObject({
   proposal_id: Id,
   scorer_peer: PeerIdStr,
   score: z.number().min(0).max(1),
-  notes: z.string().max(4000),
+  notes: plainText(4000),
   scored_at: Timestamp
 })
 export type ScoreMsg = z.infer<typeof ScoreMsg>
@@ -134,7 +154,7 @@ export const ResultMsg = z.strictObject({
   executor_peer: PeerIdStr,
   success: z.boolean(),
   /** The whole output, or its first MAX_INLINE_OUTPUT chars when output_sha256 is set. */
-  output: z.string().max(MAX_INLINE_OUTPUT),
+  output: plainText(MAX_INLINE_OUTPUT),
   /** sha256 (64 hex) of the full UTF-8 output when it travels as a blob; else null. */
   output_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
   /** Size of the full output in UTF-8 bytes. */
@@ -150,7 +170,7 @@ export const FailureMsg = z.strictObject({
   node_id: Id.nullable(),
   role: z.enum(['decomposer', 'scorer', 'executor']),
   reporter_peer: PeerIdStr,
-  reason: z.string().min(1).max(4000),
+  reason: plainText(4000).min(1),
   failed_at: Timestamp
 })
 export type FailureMsg = z.infer<typeof FailureMsg>

@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'
+import { stripControlChars } from '../protocol/schemas'
 
 /** Timers owned by one role; `dispose` clears them all and refuses new ones. */
 export class RoleTimers {
@@ -51,7 +52,7 @@ export class RoleTimers {
   }
 }
 
-/** One line saying what failed, for logs and failure notices (wire limit 4000 chars). */
+/** One line saying what failed, for logs and failure notices (wire limit 4000 chars, no control characters). */
 export function failureText (what: string, err: unknown): string {
   let text: string
   if (err instanceof LlmError) {
@@ -62,6 +63,7 @@ export function failureText (what: string, err: unknown): string {
   } else {
     text = `${what}: ${String(err)}`
   }
+  text = stripControlChars(text)
   return text.length > 4000 ? text.slice(0, 3997) + '...' : text
 }
 

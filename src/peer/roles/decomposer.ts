@@ -14,7 +14,7 @@ import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'
 import { distinctVotes, meanScore } from '../protocol/acceptance'
 import { proposalId } from '../protocol/ids'
-import type { AnyEnvelope, Goal } from '../protocol/schemas'
+import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/schemas'
 import { formatTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
@@ -183,7 +183,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
       return
     }
-    const subgoals = out.subgoals.map((s) => s.trim().replace(/\s+/g, ' '))
+    // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
+    const subgoals = out.subgoals.map((s) => stripControlChars(s).trim().replace(/\s+/g, ' '))
     const pid = proposalId(goal.goal_id, subgoals, me)
     if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
       log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
@@ -195,7 +196,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       proposal_id: pid,
       proposer_peer: me,
       subgoals,
-      rationale: out.rationale.slice(0, 4000),
+      rationale: stripControlChars(out.rationale).slice(0, 4000),
       attempt,
       proposed_at: formatTimestamp(ctx.now())
     })

@@ -9,8 +9,9 @@
  * Superseded leaves (children of a losing split) are never claimed.
  */
 import { resolveClaims } from '../protocol/claims'
+import { leafOutcome } from '../state/leafOutcome'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
+import { MAX_INLINE_OUTPUT, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
@@ -94,7 +95,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const nowMs = performance.now()
     let soonest = Infinity
     for (const node of state.nodes()) {
-      if (working.has(node.node_id) || state.resultsFor(node.node_id).length > 0) continue
+      if (working.has(node.node_id) || hasOutcome(node)) continue
       const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
       // A leaf is claimed only once it has been known for a settle window: by then every
@@ -145,7 +146,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     log.debug({ node_id: node.node_id }, `claimed "${brief(node.text)}"`)
     await timers.sleep(config.settleMs + SETTLE_MARGIN_MS)
     if (timers.isDisposed) return
-    if (state.resultsFor(node.node_id).length > 0) return
+    if (hasOutcome(node)) return
     const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
     const holder = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
     if (holder === null || holder.claimer_peer !== me || parseTimestamp(holder.claimed_at) !== claimedAtUs) {
@@ -154,6 +155,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     }
     if (skewedOut(node)) return
     await execute(node, mine)
+  }
+
+  /** true when the leaf has a result that counts (DESIGN §5 result authority: a forged one does not stop us). */
+  function hasOutcome (node: PromptNode): boolean {
+    if (state.resultsFor(node.node_id).length === 0) return false
+    return leafOutcome(state, node.node_id, ctx.now(), { settleMs: config.settleMs }).results.length > 0
   }
 
   /**
@@ -219,6 +226,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
     // clock and runs the leaf itself, so publishing ours too would make a duplicate.
     if (skewedOut(node)) return
+    // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
+    output = stripControlChars(output)
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output

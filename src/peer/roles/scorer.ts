@@ -13,7 +13,7 @@
 import pLimit from 'p-limit'
 import { compareStrings, decideAcceptance, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
-import type { AcceptedSplit, AnyEnvelope, ChildDecision, Goal, PromptNode, SubgoalProposal } from '../protocol/schemas'
+import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type ChildDecision, type Goal, type PromptNode, type SubgoalProposal } from '../protocol/schemas'
 import { childId, contentId } from '../protocol/ids'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
@@ -188,7 +188,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
-        notes: out.notes.slice(0, 4000),
+        notes: stripControlChars(out.notes).slice(0, 4000),
         scored_at: formatTimestamp(ctx.now())
       })
       log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score }, `scored ${out.score.toFixed(2)} a split of "${brief(goal.text)}"`)

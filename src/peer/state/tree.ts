@@ -5,10 +5,10 @@
  */
 import { createHash } from 'node:crypto'
 import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
-import { resolveClaims } from '../protocol/claims'
 import { canonicalJson, messageKey } from '../protocol/envelope'
-import type { AcceptedSplit, Capability, ChildDecision, FailureMsg, ResultMsg } from '../protocol/schemas'
+import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { leafOutcome } from './leafOutcome'
 import type { PlanState } from './planState'
 
 /**
@@ -68,7 +68,10 @@ export interface LeafView {
   status: LeafStatus
   /** Lease holder (settling/held), else the last holder of a lapsed lease, else null. */
   claimer: string | null
-  /** Executor of the shown result (success, else failure), else null. */
+  /**
+   * Executor of the shown result (success, else failure), else null. Only results from the
+   * winner of their claim round are shown (DESIGN §5 result authority).
+   */
   executor: string | null
   /** Output of the shown result (a failure notice's reason when that is all there is). */
   output: string | null
@@ -88,6 +91,8 @@ export interface TreeOptions {
   settleMs?: number
   /** Acceptance timeout, ms (default DEFAULT_ACCEPTANCE.timeoutMs): how long a goal with no live decomposer stays pending. */
   acceptTimeoutMs?: number
+  /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
+  toleranceMs?: number
 }
 
 export const DEFAULT_CAPABILITY_TTL_MS = 30_000
@@ -120,6 +125,7 @@ interface Ctx {
   state: PlanState
   nowUs: Micros
   settleMs: number | undefined
+  toleranceMs: number | undefined
   liveCapabilities: Set<string>
   /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
   liveRoles: { decomposer: Set<string>, scorer: Set<string> }
@@ -169,17 +175,10 @@ function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<
   return live
 }
 
-/** Earliest finished_at, then executor_peer; input is in messageKey order and the sort is stable. */
-function firstResult (results: ResultMsg[]): ResultMsg | undefined {
-  return results
-    .map((r) => ({ r, at: parseTimestamp(r.finished_at) }))
-    .sort((a, b) => a.at - b.at || compareStrings(a.r.executor_peer, b.r.executor_peer))[0]?.r
-}
-
 function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boolean): LeafView {
-  const { state } = ctx
   const id = d.child_id
-  const lease = resolveClaims(state.claimsFor(id), state.renewalsFor(id), ctx.nowUs, ctx.settleMs)
+  const outcome = leafOutcome(ctx.state, id, ctx.nowUs, { settleMs: ctx.settleMs, toleranceMs: ctx.toleranceMs })
+  const { lease } = outcome
   const claimer = lease.state === 'settling' || lease.state === 'held'
     ? lease.holder.claimer_peer
     : lease.state === 'lapsed' ? lease.lastHolder.claimer_peer : null
@@ -197,13 +196,9 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     output_sha256: null,
     success: null
   }
-  const results = state.resultsFor(id)
-  const ok = firstResult(results.filter((r) => r.success))
-  const bad = ok === undefined ? firstResult(results.filter((r) => !r.success)) : undefined
-  const notice = ok === undefined && bad === undefined
-    ? state.failuresForNode(id).find((f) => f.role === 'executor')
-    : undefined
-  const shown = ok ?? bad
+  // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
+  const shown = outcome.shown
+  const notice = shown === undefined ? outcome.notices[0] : undefined
   if (shown !== undefined) {
     view.executor = shown.executor_peer
     view.output = shown.output
@@ -287,6 +282,7 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     state,
     nowUs: opts.nowUs,
     settleMs: opts.settleMs,
+    toleranceMs: opts.toleranceMs,
     liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs

@@ -1,0 +1,114 @@
+/**
+ * Watches for leaf outcomes the plan ignores (DESIGN §5 result authority): a result or executor
+ * failure notice whose author did not win the claim round it belongs to. The tree already
+ * leaves them out (state/leafOutcome.ts); this makes them visible: each is logged once, and
+ * `count` (reported as `unauthorized_result` with the drop counters) is how many the peer
+ * holds and ignores right now.
+ *
+ * A leaf is re-checked shortly after any message about it, so a legitimate result that a sync
+ * delivered before its claim is judged once the whole batch is in; should the claim come even
+ * later, the result stops being counted when it does.
+ */
+import type { Logger } from '../log'
+import { messageKey } from '../protocol/envelope'
+import type { AnyEnvelope } from '../protocol/schemas'
+import type { Micros } from '../protocol/time'
+import { leafOutcome, type LeafOutcomeOptions } from '../state/leafOutcome'
+import type { PlanState } from '../state/planState'
+
+/** Delay between a message about a leaf and the re-check of its outcomes (ms). */
+export const AUDIT_DELAY_MS = 1000
+
+export interface ResultAuditDeps {
+  state: PlanState
+  now(): Micros
+  log: Logger
+  /** Called with the new count whenever it changes. */
+  onCount?: (n: number) => void
+  outcome?: LeafOutcomeOptions
+}
+
+/** The leaf an envelope is about, when its outcomes may change because of it. */
+function leafOf (env: AnyEnvelope): string | null {
+  switch (env.kind) {
+    case 'result': case 'claim': case 'renew': return env.body.node_id
+    case 'failure': return env.body.role === 'executor' ? env.body.node_id : null
+    default: return null
+  }
+}
+
+export class ResultAudit {
+  /** Leaf -> messageKeys of its ignored outcomes. */
+  private readonly flagged = new Map<string, Set<string>>()
+  /** messageKeys already logged (once per message, even if it is later counted again). */
+  private readonly logged = new Set<string>()
+  private readonly pending = new Set<string>()
+  private timer: NodeJS.Timeout | null = null
+  private total = 0
+  private stopped = false
+
+  constructor (private readonly deps: ResultAuditDeps) {}
+
+  /** Ignored outcomes held now. */
+  get count (): number { return this.total }
+
+  /** Schedules a re-check of the leaf `env` is about (a bus listener). */
+  note (env: AnyEnvelope): void {
+    const leaf = leafOf(env)
+    if (leaf === null || this.stopped) return
+    this.pending.add(leaf)
+    if (this.timer !== null) return
+    this.timer = setTimeout(() => { this.timer = null; this.flush() }, AUDIT_DELAY_MS)
+    this.timer.unref()
+  }
+
+  /** Checks every leaf that has a result or a failure notice (after reloading the state log). */
+  checkAll (): void {
+    for (const env of this.deps.state.envelopes()) {
+      const leaf = leafOf(env)
+      if (leaf !== null && (env.kind === 'result' || env.kind === 'failure')) this.pending.add(leaf)
+    }
+    this.flush()
+  }
+
+  stop (): void {
+    this.stopped = true
+    if (this.timer !== null) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  /** Re-checks the pending leaves now. */
+  flush (): void {
+    const leaves = [...this.pending]
+    this.pending.clear()
+    const nowUs = this.deps.now()
+    for (const leaf of leaves) this.check(leaf, nowUs)
+  }
+
+  private check (leaf: string, nowUs: Micros): void {
+    const o = leafOutcome(this.deps.state, leaf, nowUs, this.deps.outcome)
+    const keys = new Set<string>()
+    for (const r of o.unauthorized) {
+      const key = messageKey({ kind: 'result', body: r })
+      keys.add(key)
+      if (this.logged.has(key)) continue
+      this.logged.add(key)
+      this.deps.log.warn({ reason: 'unauthorized_result', node_id: leaf, executor_peer: r.executor_peer, finished_at: r.finished_at, success: r.success },
+        `ignoring a result for leaf ${leaf} from ${r.executor_peer}: it did not win the claim round its finished_at belongs to`)
+    }
+    for (const f of o.unauthorizedNotices) {
+      const key = messageKey({ kind: 'failure', body: f })
+      keys.add(key)
+      if (this.logged.has(key)) continue
+      this.logged.add(key)
+      this.deps.log.warn({ reason: 'unauthorized_result', node_id: leaf, reporter_peer: f.reporter_peer, failed_at: f.failed_at },
+        `ignoring a failure notice for leaf ${leaf} from ${f.reporter_peer}: it did not win the claim round its failed_at belongs to`)
+    }
+    const before = this.flagged.get(leaf)?.size ?? 0
+    if (keys.size === 0) this.flagged.delete(leaf); else this.flagged.set(leaf, keys)
+    if (keys.size !== before) {
+      this.total += keys.size - before
+      this.deps.onCount?.(this.total)
+    }
+  }
+}

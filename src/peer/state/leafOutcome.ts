@@ -1,0 +1,67 @@
+/**
+ * A leaf's lease and its outcomes as a pure function of the plan state and a clock reading
+ * (DESIGN §5 result authority, §6): which results and executor failure notices count, which
+ * are ignored because their author did not win the claim round they belong to, and the one
+ * result a leaf shows. The tree, the executor and the peer runtime all read a leaf through it,
+ * so they agree on what counts.
+ */
+import { compareStrings } from '../protocol/acceptance'
+import { claimRounds, CLAIM_TOLERANCE_MS, leaseAt, SETTLE_WINDOW_MS, wonRoundAt, type LeaseState } from '../protocol/claims'
+import type { FailureMsg, ResultMsg } from '../protocol/schemas'
+import { parseTimestamp, type Micros } from '../protocol/time'
+import type { PlanState } from './planState'
+
+export interface LeafOutcome {
+  lease: LeaseState
+  /** Results whose executor won the claim round of their finished_at, messageKey order. */
+  results: ResultMsg[]
+  /** Every other result of the leaf (counted as `unauthorized_result`), messageKey order. */
+  unauthorized: ResultMsg[]
+  /** Executor failure notices whose reporter won the round of their failed_at. */
+  notices: FailureMsg[]
+  /** Executor failure notices from anybody else. */
+  unauthorizedNotices: FailureMsg[]
+  /** The result the leaf shows: the first authorized success, else the first authorized failure. */
+  shown: ResultMsg | undefined
+}
+
+export interface LeafOutcomeOptions {
+  /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
+  settleMs?: number
+  /** Claims/renewals dated further than this in the future are not live, ms (default CLAIM_TOLERANCE_MS). */
+  toleranceMs?: number
+}
+
+/** Earliest finished_at, then executor_peer; input is in messageKey order and the sort is stable. */
+export function firstResult (results: readonly ResultMsg[]): ResultMsg | undefined {
+  return results
+    .map((r) => ({ r, at: parseTimestamp(r.finished_at) }))
+    .sort((a, b) => a.at - b.at || compareStrings(a.r.executor_peer, b.r.executor_peer))[0]?.r
+}
+
+/**
+ * The lease and the outcomes of leaf `nodeId` at `nowUs` (DESIGN §5, §6). A result counts only
+ * when its executor_peer won the claim round its finished_at belongs to (wonRoundAt); the same
+ * rule holds for executor failure notices (reporter_peer, failed_at). Identical for any order
+ * or repetition of the same messages.
+ */
+export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, opts: LeafOutcomeOptions = {}): LeafOutcome {
+  const rounds = claimRounds(state.claimsFor(nodeId), state.renewalsFor(nodeId), nowUs, opts.toleranceMs ?? CLAIM_TOLERANCE_MS)
+  const out: LeafOutcome = {
+    lease: leaseAt(rounds, nowUs, opts.settleMs ?? SETTLE_WINDOW_MS),
+    results: [],
+    unauthorized: [],
+    notices: [],
+    unauthorizedNotices: [],
+    shown: undefined
+  }
+  for (const r of state.resultsFor(nodeId)) {
+    (wonRoundAt(rounds, r.executor_peer, parseTimestamp(r.finished_at)) ? out.results : out.unauthorized).push(r)
+  }
+  for (const f of state.failuresForNode(nodeId)) {
+    if (f.role !== 'executor') continue;
+    (wonRoundAt(rounds, f.reporter_peer, parseTimestamp(f.failed_at)) ? out.notices : out.unauthorizedNotices).push(f)
+  }
+  out.shown = firstResult(out.results.filter((r) => r.success)) ?? firstResult(out.results.filter((r) => !r.success))
+  return out
+}

@@ -1,0 +1,59 @@
+/**
+ * ResultAudit (DESIGN §5 result authority): the results a peer holds but ignores are counted
+ * as `unauthorized_result` with the drop counters and each is logged once; a result whose
+ * claim arrives later stops being counted.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { pino } from 'pino'
+import { DropCounters } from '../../src/peer/net/drops'
+import { ResultAudit } from '../../src/peer/net/resultAudit'
+import { PlanState } from '../../src/peer/state/planState'
+import { accepted, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
+
+const g = rootGoal()
+const n = promptNode(accepted(proposal(g.goal_id, ['Book flights'])), 0)
+const NOW = T0 + sec(60)
+
+function setup (): { state: PlanState, audit: ResultAudit, drops: DropCounters, warnings: Array<Record<string, unknown>> } {
+  const warnings: Array<Record<string, unknown>> = []
+  const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(JSON.parse(line) as Record<string, unknown>) } })
+  const state = new PlanState()
+  const drops = new DropCounters(log)
+  const audit = new ResultAudit({ state, now: () => NOW, log, onCount: (k) => { drops.setIgnored('unauthorized_result', k) } })
+  return { state, audit, drops, warnings }
+}
+
+describe('ResultAudit (DESIGN §5)', () => {
+  it('counts and logs once a result from a peer that never won the claim round', () => {
+    const { state, audit, drops, warnings } = setup()
+    const mine = envelopeOf('claim', claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(10)))
+    const forged = envelopeOf('result', result(n.node_id, g.goal_id, 'peer-evil', { at: T0 + sec(11) }))
+    const notice = envelopeOf('failure', failure(g.goal_id, 'peer-evil', { nodeId: n.node_id, role: 'executor', at: T0 + sec(12) }))
+    for (const env of [mine, forged, notice]) { state.add(env); audit.note(env) }
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 2)
+    assert.equal(audit.count, 2)
+    audit.checkAll()
+    audit.note(forged)
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 2, 'the same messages are not counted twice')
+    assert.deepEqual(warnings.map((w) => [w.reason, w.node_id]), [['unauthorized_result', n.node_id], ['unauthorized_result', n.node_id]])
+    assert.match(String(warnings[0]?.msg), new RegExp(`^ignoring a result for leaf ${n.node_id} from peer-evil: it did not win the claim round`))
+    audit.stop()
+  })
+
+  it('stops counting a result once the claim that authorizes it arrives', () => {
+    const { state, audit, drops } = setup()
+    const r = envelopeOf('result', result(n.node_id, g.goal_id, 'peer-ex-1', { at: T0 + sec(20) }))
+    state.add(r)
+    audit.checkAll()
+    assert.equal(drops.snapshot().unauthorized_result, 1)
+    const c = envelopeOf('claim', claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(15)))
+    state.add(c)
+    audit.note(c)
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 0)
+    audit.stop()
+  })
+})
