@@ -17,10 +17,12 @@ export function cacheRoot (env = process.env) {
 
 /**
  * Runs `fn` while holding the lock folder `lockDir` (mkdir is atomic), so two test runs never
- * install into one folder at once. A lock whose holder pid is gone is removed. Throws when
+ * install into one folder at once; creates the lock's parent folder (the cache root) when
+ * missing. A lock whose holder pid is gone is removed. Throws when
  * another live process holds it for over 20 minutes.
  */
 export async function withLock (lockDir, fn) {
+  await mkdir(path.dirname(lockDir), { recursive: true })
   for (let waited = 0; ; waited += 1000) {
     try {
       await mkdir(lockDir)
