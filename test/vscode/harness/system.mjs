@@ -21,10 +21,12 @@ export async function missingPackages (names = DEBIAN_PACKAGES) {
  * Makes sure the Debian packages are installed. Installs missing ones with apt-get (after an
  * `apt-get update`) when running as root. Never throws for an unusable machine: resolves
  * `{ ok: false, reason }` so the caller can skip the tier with that reason printed.
+ * apt-get reads none of the npm_config_* variables an enclosing `npm test` exports, so this
+ * behaves the same under npm as when run directly.
  */
-export async function ensureDebianPackages () {
+export async function ensureDebianPackages ({ names = DEBIAN_PACKAGES } = {}) {
   if (!existsSync('/usr/bin/dpkg-query')) return { ok: false, reason: 'not a Debian system (no dpkg-query)', installMs: 0 }
-  const missing = await missingPackages()
+  const missing = await missingPackages(names)
   if (missing.length === 0) return { ok: true, installMs: 0, installed: [] }
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
     return { ok: false, reason: `Debian packages missing (${missing.join(', ')}) and not running as root to install them`, installMs: 0 }
@@ -38,7 +40,7 @@ export async function ensureDebianPackages () {
   } catch (err) {
     return { ok: false, reason: `apt-get could not install ${missing.join(', ')}: ${err.message.split('\n')[0]}`, installMs: elapsed() }
   }
-  const still = await missingPackages()
+  const still = await missingPackages(names)
   if (still.length > 0) return { ok: false, reason: `still missing after apt-get: ${still.join(', ')}`, installMs: elapsed() }
   log(`Debian packages installed in ${seconds(elapsed())}`)
   return { ok: true, installMs: elapsed(), installed: missing }
