@@ -1,3 +1,4 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
