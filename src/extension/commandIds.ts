@@ -14,7 +14,11 @@ export const Commands = {
   copyPrompt: 'goalSwarm.copyPrompt',
   showLog: 'goalSwarm.showLog',
   setApiKey: 'goalSwarm.setApiKey',
-  clearApiKey: 'goalSwarm.clearApiKey'
+  clearApiKey: 'goalSwarm.clearApiKey',
+  copyMyAddress: 'goalSwarm.copyMyAddress',
+  connectToPeer: 'goalSwarm.connectToPeer',
+  removeFromView: 'goalSwarm.removeFromView',
+  clearFinishedPlans: 'goalSwarm.clearFinishedPlans'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

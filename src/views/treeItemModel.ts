@@ -3,7 +3,7 @@
  * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
  * turns these into vscode.TreeItems.
  */
-import type { GoalStatus, GoalView, LeafStatus, LeafView, TreeNode } from '../peer/state/tree'
+import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
 
 /** A codicon id and an optional theme color id. */
@@ -18,8 +18,8 @@ export interface PlanItemModel {
   /** Markdown (untrusted: no command links, theme icons allowed). */
   tooltip: string
   /**
-   * `goal.<status>` or `leaf.<status>`, plus `.result` when a leaf has output (menus in
-   * package.json match on these).
+   * `goal.<status>` (plus `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
+   * has output); menus in package.json match on these.
    */
   contextValue: string
   collapsible: 'none' | 'collapsed' | 'expanded'
@@ -47,42 +47,73 @@ function code (s: string): string {
   return '`' + s.replace(/`/g, '') + '`'
 }
 
+/**
+ * Progress of the prompts under a goal, status first so it stays visible at the default side
+ * bar width: "4/9 done", then failed and capability-gap counts when there are any.
+ */
+export function goalSummary (goal: GoalView): string {
+  const p = planProgress(goal)
+  const parts = [`${p.done}/${p.leaves} done`]
+  if (p.failed > 0) parts.push(`${p.failed} failed`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} gap`)
+  return parts.join(' · ')
+}
+
+/**
+ * Goal description: a decomposed goal shows its children's progress (goalSummary) and the
+ * accepted score, marked "fallback" when the timeout fallback chose the split instead of a
+ * quorum (DESIGN §3); other goals show their status.
+ */
+export function goalDescription (goal: GoalView): string {
+  if (goal.status !== 'decomposed' || goal.accepted === null) return STATUS_LABEL[goal.status] ?? goal.status
+  const how = goal.accepted.fallback ? ' fallback' : ''
+  return `${goalSummary(goal)} · ${formatScore(goal.accepted.final_score)}${how}`
+}
+
 /** The tree item of a goal (root or composite subgoal). */
 export function goalItem (goal: GoalView): PlanItemModel {
-  const score = goal.status === 'decomposed' && goal.accepted !== null ? ` · ${formatScore(goal.accepted.final_score)}` : ''
   return {
     id: goal.id,
     label: firstLine(goal.text, 120),
-    description: `${STATUS_LABEL[goal.status]}${score}`,
+    description: goalDescription(goal),
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal),
-    contextValue: `goal.${goal.status}`,
+    contextValue: `goal.${goal.status}${goal.parent_id === null ? '.root' : ''}`,
     // Roots are always expandable and open: VS Code remembers a row first drawn without a
     // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
     collapsible: goal.parent_id === null ? 'expanded' : goal.children.length === 0 ? 'none' : 'collapsed'
   }
 }
 
+/** View state the item rendering depends on besides the node. */
+export interface ItemContext {
+  /** The executors this editor had started are restarting (after a reload). */
+  restoring?: boolean
+}
+
+/** Description of a leaf with no live executor for it while this editor restarts its executors. */
+export const RESTORING_LABEL = 'waiting for executors to restart'
+
 /** The tree item of an atomic leaf. */
-export function leafItem (leaf: LeafView): PlanItemModel {
+export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
   let description = STATUS_LABEL[leaf.status] ?? leaf.status
   if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${shortPeer(leaf.claimer)}`
-  else if (leaf.status === 'capability_gap') description = `capability gap: ${leaf.required_capability}`
+  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap: ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${shortPeer(leaf.executor)}`
   return {
     id: leaf.id,
     label: firstLine(leaf.text, 120),
     description,
     icon: LEAF_ICONS[leaf.status],
-    tooltip: leafTooltip(leaf),
+    tooltip: leafTooltip(leaf, ctx),
     contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,
     collapsible: 'none'
   }
 }
 
 /** Dispatches on the node kind. */
-export function planItem (node: TreeNode): PlanItemModel {
-  return node.kind === 'goal' ? goalItem(node) : leafItem(node)
+export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel {
+  return node.kind === 'goal' ? goalItem(node) : leafItem(node, ctx)
 }
 
 /**
@@ -92,6 +123,7 @@ export function planItem (node: TreeNode): PlanItemModel {
 export function goalTooltip (goal: GoalView): string {
   const out: string[] = []
   out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
+  if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal)}`, '')
   const a = goal.accepted
   if (a !== null) {
     const how = a.fallback ? 'by timeout fallback (best mean)' : `by quorum of ${a.confirming_scores.length}`
@@ -127,10 +159,11 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
 }
 
 /** Leaf tooltip: status, capability, claimer/executor and the start of the output. */
-export function leafTooltip (leaf: LeafView): string {
+export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
-  out.push(`**Prompt** · ${STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
-  out.push(`_${LEAF_STATUS_HELP[leaf.status]}_`, '')
+  const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
+  out.push(`**Prompt** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
+  out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : LEAF_STATUS_HELP[leaf.status]}_`, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
   if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)

@@ -29,13 +29,14 @@ describe('plan tree items (views)', () => {
   const [root] = tree(plan.envelopes, plan.nowUs)
   assert.ok(root)
 
-  it('a decomposed root: content id, text, status with the accepted score, expanded', () => {
+  it('a decomposed root: content id, text, its prompts\' progress (done, gaps) with the accepted score, expanded', () => {
     const item = goalItem(root)
     assert.equal(item.id, plan.root.goal_id)
     assert.equal(item.label, 'Plan a two-week trip to Japan')
-    assert.equal(item.description, 'decomposed · 0.75')
+    assert.equal(item.description, '1/4 done · 1 gap · 0.75')
+    assert.match(item.tooltip, /\nPrompts: 1\/4 done · 1 gap\n/)
     assert.deepEqual(item.icon, { id: 'type-hierarchy-sub', color: 'charts.blue' })
-    assert.equal(item.contextValue, 'goal.decomposed')
+    assert.equal(item.contextValue, 'goal.decomposed.root')
     assert.equal(item.collapsible, 'expanded')
   })
 
@@ -54,7 +55,7 @@ describe('plan tree items (views)', () => {
     const tokyo = byText(root, 'Plan Tokyo days') as GoalView
     const item = goalItem(tokyo)
     assert.equal(item.id, plan.tokyo.goal_id)
-    assert.equal(item.description, 'decomposed · 0.75')
+    assert.equal(item.description, '0/2 done · 0.75')
     assert.equal(item.collapsible, 'collapsed')
     assert.match(item.tooltip, /^\*\*Subgoal \(depth 1\)\*\* · decomposed/)
   })
@@ -77,6 +78,15 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(item.icon, { id: 'warning', color: 'list.warningForeground' })
     assert.equal(item.contextValue, 'leaf.capability_gap')
     assert.match(item.tooltip, /Contribute Executor/)
+  })
+
+  it('while this editor restarts its executors after a reload, a leaf without one waits for them instead of reading as a gap', () => {
+    const item = leafItem(leaf(root, 'Plan Kyoto days'), { restoring: true })
+    assert.equal(item.description, 'waiting for executors to restart')
+    assert.doesNotMatch(item.tooltip, /Contribute Executor/)
+    assert.match(item.tooltip, /restarting after a reload/)
+    // other statuses are unchanged
+    assert.equal(leafItem(leaf(root, 'Book flights'), { restoring: true }).description, leafItem(leaf(root, 'Book flights')).description)
   })
 
   it('a claimable leaf is pending with an empty circle', () => {
@@ -118,7 +128,7 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(item.icon, { id: 'circle-slash', color: 'disabledForeground' })
     assert.equal(item.contextValue, 'leaf.superseded')
     // the winner keeps its place
-    assert.equal(goalItem(r).description, 'decomposed · 0.75')
+    assert.equal(goalItem(r).description, '1/4 done · 1 gap · 0.75')
   })
 
   it('a goal nobody has split yet spins and says it waits for proposals; a failed one says who gave up', () => {
@@ -151,7 +161,7 @@ describe('plan tree items (views)', () => {
     const a = accepted(p, 'peer-sc-1', { fallback: true, confirming: [{ scorer_peer: 'peer-sc-1', score: 0.5 }, { scorer_peer: 'peer-sc-2', score: 0.55 }] })
     const [r2] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.5)), envelopeOf('score', score(p, 'peer-sc-2', 0.55)), envelopeOf('accepted', a)], T0 + sec(60))
     assert.ok(r2)
-    assert.equal(goalItem(r2).description, 'decomposed · 0.53')
+    assert.equal(goalItem(r2).description, '0/2 done · 2 gap · 0.53 fallback')
     assert.match(goalItem(r2).tooltip, /score \*\*0\.53\*\* by timeout fallback \(best mean\)/)
   })
 

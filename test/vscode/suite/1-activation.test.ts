@@ -1,3 +1,4 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import { alive, api, EXTENSION_ID } from './helpers'
@@ -6,7 +7,8 @@ const COMMANDS = [
   'goalSwarm.submitGoal', 'goalSwarm.startPeer', 'goalSwarm.stopPeer', 'goalSwarm.restartPeer',
   'goalSwarm.contributeExecutor', 'goalSwarm.stopContributing', 'goalSwarm.startLocalSwarm', 'goalSwarm.stopLocalSwarm',
   'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
-  'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey'
+  'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
+  'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans'
 ]
 
 suite('Goal Swarm: activation and commands', () => {
