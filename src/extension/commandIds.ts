@@ -18,7 +18,8 @@ export const Commands = {
   copyMyAddress: 'goalSwarm.copyMyAddress',
   connectToPeer: 'goalSwarm.connectToPeer',
   removeFromView: 'goalSwarm.removeFromView',
-  clearFinishedPlans: 'goalSwarm.clearFinishedPlans'
+  clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
+  openResultPreview: 'goalSwarm.openResultPreview'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

@@ -54,6 +54,9 @@ const CAPABILITY_HELP: Record<Capability, string> = {
   can_run_code: 'write and run code'
 }
 
+/** Setting: open results as Markdown source (default) or as the rendered preview. */
+const RESULTS_OPEN_AS = 'goalSwarm.results.openAs'
+
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
 const DISCOVERY_WAIT_MS = 6000
 
@@ -94,6 +97,7 @@ export class CommandHandlers extends Disposable {
     reg(Commands.connectToPeer, this.connectToPeer)
     reg(Commands.removeFromView, this.removeFromView)
     reg(Commands.clearFinishedPlans, this.clearFinishedPlans)
+    reg(Commands.openResultPreview, this.openResultPreview)
   }
 
   // ---- peers ---------------------------------------------------------------------------
@@ -347,8 +351,25 @@ export class CommandHandlers extends Disposable {
     const leaf = this.leafArg(arg) ?? await this.pickLeaf('Open Result', false)
     if (leaf === undefined) return undefined
     const uri = this.d.results.uriFor(leaf)
+    if (vscode.workspace.getConfiguration().get<string>(RESULTS_OPEN_AS) === 'preview') {
+      await vscode.commands.executeCommand('markdown.showPreview', uri)
+      return uri.toString()
+    }
     const doc = await vscode.workspace.openTextDocument(uri)
     await vscode.window.showTextDocument(doc, { preview: true })
+    return uri.toString()
+  }
+
+  /**
+   * Opens the rendered Markdown preview of a result (a leaf, or the result document in the
+   * active editor, from its title bar button). @returns the document URI
+   */
+  async openResultPreview (arg?: unknown): Promise<string | undefined> {
+    const active = vscode.window.activeTextEditor?.document.uri
+    const leaf = this.leafArg(arg ?? (active?.scheme === SCHEME ? active : undefined)) ?? await this.pickLeaf('Open Result Preview', false)
+    if (leaf === undefined) return undefined
+    const uri = this.d.results.uriFor(leaf)
+    await vscode.commands.executeCommand('markdown.showPreview', uri)
     return uri.toString()
   }
 

@@ -118,6 +118,8 @@ class GoalSwarmExtension extends Disposable {
     process.on('exit', onExit)
     this._register(toDisposable(() => process.off('exit', onExit)))
 
+    const s0 = this.settings.read().settings
+    this.tree.acceptance = { quorum: s0.quorum, minScore: s0.minScore }
     this.onPeersChanged()
     this.onPlanChanged()
     this.extLog.info(`activated (VS Code ${vscode.version}, ${vscode.env.appName}, trusted: ${vscode.workspace.isTrusted})`)
@@ -214,7 +216,8 @@ class GoalSwarmExtension extends Disposable {
   }
 
   private onSettingsChanged (): void {
-    this.settings.current()
+    const s = this.settings.current()
+    this.tree.acceptance = { quorum: s.quorum, minScore: s.minScore }
     this.onPeersChanged()
     const stale = this.peers.staleLabels()
     if (stale.length === 0 || this.restartOffered || this.peers.restartPlanned) return

@@ -12,7 +12,10 @@
 import * as vscode from 'vscode'
 import type { GoalView, TreeNode } from '../peer/state/tree'
 import type { PlanModel } from './planModel'
-import { planItem, type PlanItemModel } from './treeItemModel'
+import { DEFAULT_ACCEPTANCE } from '../peer/protocol/acceptance'
+import { planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
+
+type PlanItemContextWaiting = NonNullable<ItemContext['waiting']>
 
 /** Command run when a leaf is clicked (opens its result document). */
 export const OPEN_RESULT_COMMAND = 'goalSwarm.openResult'
@@ -149,7 +152,28 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
 
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
-    return planItem(node, { restoring: this.restoring })
+    const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined })
+  }
+
+  /** Acceptance rule of this editor's settings, for the "waiting for votes" line. */
+  acceptance: { quorum: number, minScore: number } = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }
+
+  private waiting (goal: GoalView): PlanItemContextWaiting | undefined {
+    if (goal.status !== 'pending_decomposition' || goal.proposals.length === 0) return undefined
+    const first = this.model.state.proposalsFor(goal.id).map((p) => Date.parse(p.proposed_at)).filter((t) => !Number.isNaN(t)).sort((a, b) => a - b)[0]
+    const fallbackAt = first === undefined ? null : new Date(first + DEFAULT_ACCEPTANCE.timeoutMs).toISOString()
+    return { ...this.acceptance, fallbackAt }
+  }
+
+  private submitted: { size: number, byId: Map<string, string> } | undefined
+
+  /** created_at of a root goal, from the state's goal messages (cached while the state does not grow). */
+  private submittedAt (goalId: string): string | undefined {
+    if (this.submitted?.size !== this.model.state.size) {
+      this.submitted = { size: this.model.state.size, byId: new Map(this.model.state.goals().filter((g) => g.parent_id === null).map((g) => [g.goal_id, g.created_at])) }
+    }
+    return this.submitted.byId.get(goalId)
   }
 
   dispose (): void {

@@ -71,13 +71,14 @@ export function goalDescription (goal: GoalView): string {
 }
 
 /** The tree item of a goal (root or composite subgoal). */
-export function goalItem (goal: GoalView): PlanItemModel {
+export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel {
+  const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
   return {
     id: goal.id,
     label: firstLine(goal.text, 120),
-    description: goalDescription(goal),
+    description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
     icon: GOAL_ICONS[goal.status],
-    tooltip: goalTooltip(goal),
+    tooltip: goalTooltip(goal, ctx),
     contextValue: `goal.${goal.status}${goal.parent_id === null ? '.root' : ''}`,
     // Roots are always expandable and open: VS Code remembers a row first drawn without a
     // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
@@ -89,6 +90,29 @@ export function goalItem (goal: GoalView): PlanItemModel {
 export interface ItemContext {
   /** The executors this editor had started are restarting (after a reload). */
   restoring?: boolean
+  /** A root goal's created_at (ISO-8601), shown so two identical goals can be told apart. */
+  submittedAt?: string
+  /** The clock for "today" in submitted labels, ms since the epoch (default Date.now()). */
+  nowMs?: number
+  /**
+   * For a goal with proposals but no accepted split: the acceptance rule it waits on (the
+   * editor's settings) and when the timeout fallback is due (earliest proposal + the scorers'
+   * default timeout), ISO-8601.
+   */
+  waiting?: { quorum: number, minScore: number, fallbackAt: string | null }
+}
+
+/**
+ * When a root goal was submitted, in local time: "14:05" today, "2026-11-30 14:05" otherwise.
+ * Empty for an unparseable timestamp.
+ */
+export function submittedLabel (iso: string, nowMs = Date.now()): string {
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return ''
+  const two = (n: number): string => String(n).padStart(2, '0')
+  const day = (x: Date): string => `${x.getFullYear()}-${two(x.getMonth() + 1)}-${two(x.getDate())}`
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}`
+  return day(d) === day(new Date(nowMs)) ? time : `${day(d)} ${time}`
 }
 
 /** Description of a leaf with no live executor for it while this editor restarts its executors. */
@@ -113,14 +137,14 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
 
 /** Dispatches on the node kind. */
 export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel {
-  return node.kind === 'goal' ? goalItem(node) : leafItem(node, ctx)
+  return node.kind === 'goal' ? goalItem(node, ctx) : leafItem(node, ctx)
 }
 
 /**
  * Goal tooltip: the accepted score and the votes behind it, then every competing proposal with
  * its proposer, mean and votes (issue 5 "Plan tree view").
  */
-export function goalTooltip (goal: GoalView): string {
+export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []
   out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
   if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal)}`, '')
@@ -144,9 +168,24 @@ export function goalTooltip (goal: GoalView): string {
   } else if (goal.status === 'pending_decomposition') {
     out.push('_Waiting for proposals from decomposers._', '')
   }
+  if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(shortPeer(f.reporter_peer))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   out.push(`Goal id ${code(goal.id)}`)
   return out.join('\n')
+}
+
+/**
+ * What a goal with proposals waits for: `quorum` distinct votes of at least `minScore` on one
+ * proposal (acceptance rule, DESIGN §3), or the timeout fallback (best mean) when it is due.
+ */
+export function waitingLine (goal: GoalView, w: NonNullable<ItemContext['waiting']>): string {
+  const best = Math.max(0, ...goal.proposals.map((p) => p.votes.filter((v) => v.score >= w.minScore).length))
+  const due = w.fallbackAt === null ? NaN : Date.parse(w.fallbackAt)
+  const two = (n: number): string => String(n).padStart(2, '0')
+  const d = new Date(due)
+  const at = Number.isNaN(due) ? '' : `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`
+  const fallback = at === '' ? 'or the timeout fallback (best mean)' : `or the timeout fallback (best mean) around ${at}`
+  return `$(clock) **Waiting for votes:** ${w.quorum} scorers voting ≥ ${formatScore(w.minScore)} on one proposal (best so far: ${best} of ${w.quorum}), ${fallback}.`
 }
 
 const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
@@ -170,7 +209,26 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {
     const preview = leaf.output.length > 400 ? leaf.output.slice(0, 399) + '…' : leaf.output
-    out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', escapeMarkdown(preview))
+    out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', tooltipMarkdown(preview))
   }
+  return out.join('\n')
+}
+
+/**
+ * A result's Markdown as a tooltip renders it: line breaks kept (hard breaks outside code
+ * fences), images reduced to their alt text (a hover must not fetch remote content), raw HTML
+ * shown as text, and a fence cut open by the preview's length closed again. The MarkdownString
+ * stays untrusted, so links cannot run commands.
+ */
+export function tooltipMarkdown (md: string): string {
+  const lines = md.split(/\r?\n/)
+  let inFence = false
+  const out = lines.map((line) => {
+    if (/^\s*(```|~~~)/.test(line)) { inFence = !inFence; return line }
+    if (inFence) return line
+    const l = line.replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/</g, '&lt;')
+    return l.trim() === '' ? l : l + '  '
+  })
+  if (inFence) out.push('```')
   return out.join('\n')
 }

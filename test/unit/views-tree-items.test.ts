@@ -4,7 +4,7 @@ import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { escapeMarkdown, shortPeer } from '../../src/views/format'
-import { goalItem, leafItem, planItem } from '../../src/views/treeItemModel'
+import { goalItem, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { accepted, claim, envelopeOf, failure, proposal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
@@ -183,5 +183,36 @@ describe('view text helpers', () => {
 
   it('escapes Markdown syntax', () => {
     assert.equal(escapeMarkdown('# a_b *c* `d` [e](f) <g>'), '\\# a\\_b \\*c\\* \\`d\\` \\[e\\]\\(f\\) \\<g\\>')
+  })
+
+  it('a result tooltip renders the Markdown with its line breaks, without images or HTML, and closes a cut fence', () => {
+    assert.equal(tooltipMarkdown('**Day 1**\nTokyo\n\n- Shibuya'), '**Day 1**  \nTokyo  \n\n- Shibuya  ')
+    assert.equal(tooltipMarkdown('see ![map](https://x.example/a.png) <b>now</b>'), 'see map &lt;b>now&lt;/b>  ')
+    assert.equal(tooltipMarkdown('```js\nconst a = 1\nconst'), '```js\nconst a = 1\nconst\n```')
+  })
+
+  it('a root row shows when it was submitted (today: time only), so two identical goals are told apart', () => {
+    const now = new Date(2026, 11, 1, 15, 0).getTime()
+    assert.equal(submittedLabel(new Date(2026, 11, 1, 9, 5).toISOString(), now), '09:05')
+    assert.equal(submittedLabel(new Date(2026, 10, 30, 23, 59).toISOString(), now), '2026-11-30 23:59')
+    assert.equal(submittedLabel('not a time', now), '')
+    const plan = samplePlan()
+    const [root] = tree(plan.envelopes, plan.nowUs)
+    assert.ok(root)
+    const item = goalItem(root, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now })
+    assert.equal(item.description, '1/4 done · 1 gap · 0.75 · 09:05')
+    const tokyo = byText(root, 'Plan Tokyo days') as GoalView
+    assert.equal(goalItem(tokyo, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now }).description, '0/2 done · 0.75', 'subgoals carry no time')
+  })
+
+  it('a goal with weak votes says what it waits for and when the fallback is due', () => {
+    const g = rootGoal('Learn Go', 'peer-user', T0)
+    const p = proposal(g.goal_id, ['Tour of Go', 'Build a CLI'], 'peer-dec-1')
+    const [r] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.7)), envelopeOf('score', score(p, 'peer-sc-2', 0.4))], T0 + sec(5))
+    assert.ok(r)
+    const due = new Date(2026, 11, 1, 10, 0, 45).toISOString()
+    const t = goalItem(r, { waiting: { quorum: 2, minScore: 0.6, fallbackAt: due } }).tooltip
+    assert.ok(t.includes('$(clock) **Waiting for votes:** 2 scorers voting ≥ 0.60 on one proposal (best so far: 1 of 2), or the timeout fallback (best mean) around 10:00:45.'), t)
+    assert.doesNotMatch(goalItem(r).tooltip, /Waiting for votes/)
   })
 })

@@ -63,8 +63,8 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     const planRoot = rootById(a, goalId)
     assert.ok(planRoot)
     const n = leaves(planRoot).length
-    // Status first, then the accepted score: every prompt of the completed plan is done.
-    assert.match(String(item.description), new RegExp(`^${n}/${n} done · \\d\\.\\d\\d$`))
+    // Status first, then the accepted score and the time it was submitted (today).
+    assert.match(String(item.description), new RegExp(`^${n}/${n} done · \\d\\.\\d\\d · \\d\\d:\\d\\d$`))
     assert.equal((item.iconPath as vscode.ThemeIcon).id, 'type-hierarchy-sub')
     assert.equal(item.contextValue, 'goal.decomposed.root')
     assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Expanded)

@@ -88,6 +88,7 @@ async function toastActions (page, text) {
  */
 export function goalSwarmJourney ({ page, screenshot }) {
   let leaf = null
+  let resultTab = ''
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
   return [
     {
@@ -138,7 +139,10 @@ export function goalSwarmJourney ({ page, screenshot }) {
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) sawUnfinishedLeaf = true
+          if (!sawUnfinishedLeaf && rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) {
+            sawUnfinishedLeaf = true
+            await screenshot('plan-tree-mid')
+          }
           if (progressButtons === null) progressButtons = await toastActions(page, `Goal Swarm: ${GOAL}`)
           const seen = `${rows.length} rows: ${rows.map((r) => r.description).join(', ')}`
           if (seen !== last) { log(`ui: tree ${seen}`); last = seen }
@@ -206,9 +210,23 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const flat = (t) => t.replace(/\s+/g, '')
         if (!flat(text).startsWith(flat(`# ${leaf.label}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
         if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
-        const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText())
-        log(`ui: editor tab "${tab.trim()}" shows ${text.split('\n').length} lines`)
+        const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
+        log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
+        // The tab is titled with the prompt's first words (file-name safe), not a slug.
+        if (!tab.startsWith(leaf.label.slice(0, 24))) throw new Error(`the result tab should be titled with the prompt "${leaf.label}", reads "${tab}"`)
+        resultTab = tab.split('\n')[0]
         await screenshot('result')
+        // One click on the title bar's preview button renders it.
+        await page.locator('.editor-actions [aria-label="Open Result Preview"]').first().click()
+        const preview = page.locator('.tabs-container .tab', { hasText: `Preview ${leaf.label.slice(0, 24)}` }).first()
+        await preview.waitFor({ timeout: 30_000 })
+        await page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('h1', { hasText: leaf.label.slice(0, 24) }).first().waitFor({ timeout: 30_000 })
+        await screenshot('result-preview')
+        // Back to the source, which stays open for the reload step.
+        await planRow(page, leaf.label).click()
+        await page.locator('.tabs-container .tab.active', { hasText: resultTab }).first().waitFor({ timeout: 30_000 })
+        // Keyboard focus back in the workbench (the preview's webview keeps it otherwise).
+        await page.locator('.editor-instance .monaco-editor .view-lines').first().click()
       }
     },
     {
@@ -246,6 +264,17 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
         await planRow(page, GOAL).waitFor({ timeout: 30_000 })
+        // A result tab comes back and resolves its content (the workbench restores the pinned
+        // preview; a source tab opened in preview mode is not kept).
+        const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })
+        await tabs.first().waitFor({ timeout: 30_000 })
+        const labels = await tabs.allInnerTexts()
+        log(`ui: result tabs after the reload: ${JSON.stringify(labels.map((l) => normalize(l).trim()))}`)
+        await tabs.first().click()
+        await Promise.any([
+          page.locator('.editor-instance .monaco-editor .view-lines').filter({ hasText: DEMO_ANSWER }).first().waitFor({ timeout: 30_000 }),
+          page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('body', { hasText: DEMO_ANSWER }).first().waitFor({ timeout: 30_000 })
+        ])
         await screenshot('after-reload')
       }
     }
