@@ -183,6 +183,10 @@ class GoalSwarmExtension extends Disposable {
       this.lastSnapshot = key
       this.statusBar.update(snapshot)
     }
+    this.tree.setPeerNames(new Map(this.peers.all().flatMap((p) => {
+      const id = p.ready?.peerId
+      return id === undefined ? [] : [[id, p === main ? 'this editor' : p === this.peers.contributor ? 'this editor\'s executor' : p.label]]
+    })))
     this.setContext(ContextKeys.peerRunning, main.phase === 'running')
     this.setContext(ContextKeys.contributing, snapshot.contributing !== null)
     this.setContext(ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)

@@ -153,7 +153,17 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
     const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined })
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.peerNames })
+  }
+
+  private peerNames: ReadonlyMap<string, string> = new Map()
+
+  /** Names of the peers this editor runs, by PeerId; rows naming them are redrawn. */
+  setPeerNames (names: ReadonlyMap<string, string>): void {
+    const key = (m: ReadonlyMap<string, string>): string => JSON.stringify([...m].sort())
+    if (key(names) === key(this.peerNames)) return
+    this.peerNames = names
+    this.refresh()
   }
 
   /** Acceptance rule of this editor's settings, for the "waiting for votes" line. */

@@ -100,6 +100,16 @@ export interface ItemContext {
    * default timeout), ISO-8601.
    */
   waiting?: { quorum: number, minScore: number, fallbackAt: string | null }
+  /**
+   * Names of peers this editor runs, by PeerId ("this editor", "local-executor-1"); other
+   * peers show as a PeerId suffix.
+   */
+  peerNames?: ReadonlyMap<string, string>
+}
+
+/** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
+export function peerLabel (peerId: string, ctx: ItemContext = {}): string {
+  return ctx.peerNames?.get(peerId) ?? shortPeer(peerId)
 }
 
 /**
@@ -121,9 +131,9 @@ export const RESTORING_LABEL = 'waiting for executors to restart'
 /** The tree item of an atomic leaf. */
 export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
   let description = STATUS_LABEL[leaf.status] ?? leaf.status
-  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${shortPeer(leaf.claimer)}`
+  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${peerLabel(leaf.claimer, ctx)}`
   else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap: ${leaf.required_capability}`
-  else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${shortPeer(leaf.executor)}`
+  else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   return {
     id: leaf.id,
     label: firstLine(leaf.text, 120),
@@ -151,9 +161,9 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const a = goal.accepted
   if (a !== null) {
     const how = a.fallback ? 'by timeout fallback (best mean)' : `by quorum of ${a.confirming_scores.length}`
-    out.push(`**Accepted split:** score **${formatScore(a.final_score)}** ${how}, accepted by ${code(shortPeer(a.scorer_peer))}`, '')
+    out.push(`**Accepted split:** score **${formatScore(a.final_score)}** ${how}, accepted by ${code(peerLabel(a.scorer_peer, ctx))}`, '')
     out.push('| Scorer | Vote |', '|---|---:|')
-    for (const v of a.confirming_scores) out.push(`| ${code(shortPeer(v.scorer_peer))} | ${formatScore(v.score)} |`)
+    for (const v of a.confirming_scores) out.push(`| ${code(peerLabel(v.scorer_peer, ctx))} | ${formatScore(v.score)} |`)
     out.push('')
   }
   if (goal.proposals.length > 0) {
@@ -161,15 +171,15 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
     for (const p of goal.proposals) {
       const mean = p.mean === null ? 'no votes yet' : `mean ${formatScore(p.mean)} from ${p.votes.length} vote${p.votes.length === 1 ? '' : 's'}`
       const mark = p.accepted ? '$(check) ' : ''
-      const votes = p.votes.length === 0 ? '' : ` (${p.votes.map((v) => `${code(shortPeer(v.scorer_peer))} ${formatScore(v.score)}`).join(', ')})`
-      out.push(`- ${mark}${code(p.proposal_id)} by ${code(shortPeer(p.proposer_peer))}: ${p.subgoals.length} subgoals, ${mean}${votes}`)
+      const votes = p.votes.length === 0 ? '' : ` (${p.votes.map((v) => `${code(peerLabel(v.scorer_peer, ctx))} ${formatScore(v.score)}`).join(', ')})`
+      out.push(`- ${mark}${code(p.proposal_id)} by ${code(peerLabel(p.proposer_peer, ctx))}: ${p.subgoals.length} subgoals, ${mean}${votes}`)
     }
     out.push('')
   } else if (goal.status === 'pending_decomposition') {
     out.push('_Waiting for proposals from decomposers._', '')
   }
   if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
-  for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(shortPeer(f.reporter_peer))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
+  for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   out.push(`Goal id ${code(goal.id)}`)
   return out.join('\n')
 }

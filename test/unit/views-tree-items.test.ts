@@ -215,4 +215,14 @@ describe('view text helpers', () => {
     assert.ok(t.includes('$(clock) **Waiting for votes:** 2 scorers voting ≥ 0.60 on one proposal (best so far: 1 of 2), or the timeout fallback (best mean) around 10:00:45.'), t)
     assert.doesNotMatch(goalItem(r).tooltip, /Waiting for votes/)
   })
+
+  it('peers this editor runs appear by name in rows and tooltips; others by PeerId suffix', () => {
+    const plan = samplePlan()
+    const [root] = tree(plan.envelopes, plan.nowUs)
+    assert.ok(root)
+    const names = new Map([['peer-ex-1', 'local-executor-1'], ['peer-sc-1', 'local-scorer-1']])
+    assert.equal(leafItem(leaf(root, 'Book flights'), { peerNames: names }).description, 'done · local-executor-1')
+    assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `local-scorer-1` \| 0\.80 \|/)
+    assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `peer-sc-2` \| 0\.70 \|/)
+  })
 })

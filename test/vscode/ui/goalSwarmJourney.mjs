@@ -179,6 +179,9 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         const notDone = leaves.filter((r) => !r.description.startsWith('done'))
         if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
+        // The executors are this editor's local swarm, so rows name them instead of a PeerId suffix.
+        const unnamed = leaves.filter((r) => !/^done · local-executor-\d$/.test(r.description))
+        if (unnamed.length > 0) throw new Error(`leaves should name the local executor that ran them: ${JSON.stringify(unnamed)}`)
         leaf = leaves[0]
         await screenshot('plan-tree')
       }
