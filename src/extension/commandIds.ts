@@ -14,7 +14,12 @@ export const Commands = {
   copyPrompt: 'goalSwarm.copyPrompt',
   showLog: 'goalSwarm.showLog',
   setApiKey: 'goalSwarm.setApiKey',
-  clearApiKey: 'goalSwarm.clearApiKey'
+  clearApiKey: 'goalSwarm.clearApiKey',
+  copyMyAddress: 'goalSwarm.copyMyAddress',
+  connectToPeer: 'goalSwarm.connectToPeer',
+  removeFromView: 'goalSwarm.removeFromView',
+  clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
+  openResultPreview: 'goalSwarm.openResultPreview'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

@@ -20,7 +20,9 @@ import type { ComponentLog, Log } from './log'
 import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize, type PeerManager } from './peers'
 import type { ReadyInfo } from './peerProcess'
 import type { ApiKeys, KeyProvider } from './secrets'
-import { effectiveProvider } from './settings'
+import { effectiveProvider, Keys } from './settings'
+import { peerAddressProblem, shareableAddress } from './address'
+import { recordStarted, type StateStore } from './restore'
 
 export interface CommandDeps {
   log: Log
@@ -31,6 +33,8 @@ export interface CommandDeps {
   tree: PlanTreeProvider
   treeView: vscode.TreeView<PlanElement>
   results: ResultDocuments
+  /** Workspace state: what the user started is recorded there (restore.ts). */
+  state: StateStore
 }
 
 /** What to do when Submit Goal finds no decomposer and scorers online. */
@@ -49,6 +53,9 @@ const CAPABILITY_HELP: Record<Capability, string> = {
   can_query_api: 'look things up through APIs',
   can_run_code: 'write and run code'
 }
+
+/** Setting: open results as Markdown source (default) or as the rendered preview. */
+const RESULTS_OPEN_AS = 'goalSwarm.results.openAs'
 
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
 const DISCOVERY_WAIT_MS = 6000
@@ -86,6 +93,11 @@ export class CommandHandlers extends Disposable {
     reg(Commands.showLog, () => d.log.show())
     reg(Commands.setApiKey, this.setApiKey)
     reg(Commands.clearApiKey, this.clearApiKey)
+    reg(Commands.copyMyAddress, this.copyMyAddress)
+    reg(Commands.connectToPeer, this.connectToPeer)
+    reg(Commands.removeFromView, this.removeFromView)
+    reg(Commands.clearFinishedPlans, this.clearFinishedPlans)
+    reg(Commands.openResultPreview, this.openResultPreview)
   }
 
   // ---- peers ---------------------------------------------------------------------------
@@ -99,6 +111,7 @@ export class CommandHandlers extends Disposable {
   async stopPeer (): Promise<number[]> {
     const pids = this.d.peers.livePids()
     await this.d.peers.stopAll()
+    await recordStarted(this.d.state, { localSwarm: undefined, contributor: undefined })
     this.log.info(`stopped peers (pids ${pids.join(', ') || 'none'})`)
     return pids
   }
@@ -123,12 +136,62 @@ export class CommandHandlers extends Disposable {
       caps = picked.map((p) => p.capability)
     }
     const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Goal Swarm: starting executor' }, () => this.d.peers.contribute(caps))
+    await recordStarted(this.d.state, { contributor: caps })
     void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
     return info
   }
 
   async stopContributing (): Promise<void> {
     await this.d.peers.stopContributing()
+    await recordStarted(this.d.state, { contributor: undefined })
+  }
+
+  /**
+   * Copies the multiaddr another editor dials to reach this one (with `/p2p/<PeerId>`), starting
+   * the peer first if needed. @returns the address
+   */
+  async copyMyAddress (): Promise<string> {
+    const ready = await this.startPeer()
+    const shared = shareableAddress(ready.listen, ready.peerId)
+    if (shared === undefined) throw new Error('the peer reports no TCP listen address')
+    await vscode.env.clipboard.writeText(shared.address)
+    this.log.info(`copied this editor's address ${shared.address}`)
+    const scope = shared.loopbackOnly
+      ? ` It is reachable from this machine only; set ${Keys.listenHost} to 0.0.0.0 for editors on other machines.`
+      : ''
+    void vscode.window.showInformationMessage(`Goal Swarm: copied ${shared.address}. Paste it into "Goal Swarm: Connect to Peer..." in the other editor.${scope}`)
+    return shared.address
+  }
+
+  /**
+   * Adds a peer's multiaddr (pasted, validated) to the user's goalSwarm.bootstrapPeers and
+   * restarts the peers so they dial it. @returns the address added, or undefined when cancelled
+   * @throws Error naming what is wrong with an invalid address
+   */
+  async connectToPeer (address?: string): Promise<string | undefined> {
+    const own = this.d.peers.main.ready?.peerId
+    let text = address?.trim()
+    if (text === undefined) {
+      text = (await vscode.window.showInputBox({
+        title: 'Goal Swarm: Connect to Peer',
+        prompt: 'Paste the address the other editor copied with "Goal Swarm: Copy My Address" (or the one a goal-swarm-peer prints)',
+        placeHolder: '/ip4/192.168.1.20/tcp/4001/p2p/12D3KooW…',
+        ignoreFocusOut: true,
+        validateInput: (v) => peerAddressProblem(v, own)
+      }))?.trim()
+      if (text === undefined) return undefined
+    }
+    const problem = peerAddressProblem(text, own)
+    if (problem !== undefined) throw new Error(`cannot connect to "${text}": ${problem}`)
+    const config = vscode.workspace.getConfiguration()
+    const current = config.inspect<string[]>(Keys.bootstrapPeers)?.globalValue ?? []
+    await this.d.peers.withPlannedRestart(async () => {
+      if (!current.includes(text)) await config.update(Keys.bootstrapPeers, [...current, text], vscode.ConfigurationTarget.Global)
+      this.log.info(`added bootstrap peer ${text}; restarting the peers`)
+      await this.restartPeer()
+    })
+    void vscode.window.showInformationMessage(`Goal Swarm: connecting to ${text}. The status bar counts the peers once connected; an unreachable address is named there and above the plan.`)
+    return text
   }
 
   /**
@@ -139,12 +202,15 @@ export class CommandHandlers extends Disposable {
     const full = { ...DEFAULT_LOCAL_SWARM, ...size }
     const n = full.decomposers + full.scorers + full.executors
     const provider = await this.providerLabel()
-    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Goal Swarm: starting a local swarm of ${n} peers (${provider})` },
+    const infos = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Goal Swarm: starting a local swarm of ${n} peers (${provider})` },
       () => this.d.peers.startLocalSwarm(full))
+    await recordStarted(this.d.state, { localSwarm: full })
+    return infos
   }
 
   async stopLocalSwarm (): Promise<void> {
     await this.d.peers.stopLocalSwarm()
+    await recordStarted(this.d.state, { localSwarm: undefined })
   }
 
   private async providerLabel (): Promise<string> {
@@ -223,12 +289,16 @@ export class CommandHandlers extends Disposable {
     return a === start ? 'startLocalSwarm' : a === anyway ? 'submit' : undefined
   }
 
-  /** Notification with leaf counts until the plan completes or the user dismisses it. */
+  /**
+   * Notification with leaf counts until the plan completes. It has no Cancel button: the swarm
+   * has no cancel yet, and a Cancel that only closed the notification would read as stopping
+   * the plan. Closing (hiding) it leaves the plan running; "plan complete" still follows.
+   */
   private async showPlanProgress (goalId: string, text: string): Promise<void> {
     const done = await vscode.window.withProgress({
       location: vscode.ProgressLocation.Notification,
       title: `Goal Swarm: ${firstLine(text, 60)}`,
-      cancellable: true
+      cancellable: false
     }, (progress, token) => new Promise<GoalView | undefined>((resolve) => {
       let reported = 0
       const check = (): void => {
@@ -281,8 +351,25 @@ export class CommandHandlers extends Disposable {
     const leaf = this.leafArg(arg) ?? await this.pickLeaf('Open Result', false)
     if (leaf === undefined) return undefined
     const uri = this.d.results.uriFor(leaf)
+    if (vscode.workspace.getConfiguration().get<string>(RESULTS_OPEN_AS) === 'preview') {
+      await vscode.commands.executeCommand('markdown.showPreview', uri)
+      return uri.toString()
+    }
     const doc = await vscode.workspace.openTextDocument(uri)
     await vscode.window.showTextDocument(doc, { preview: true })
+    return uri.toString()
+  }
+
+  /**
+   * Opens the rendered Markdown preview of a result (a leaf, or the result document in the
+   * active editor, from its title bar button). @returns the document URI
+   */
+  async openResultPreview (arg?: unknown): Promise<string | undefined> {
+    const active = vscode.window.activeTextEditor?.document.uri
+    const leaf = this.leafArg(arg ?? (active?.scheme === SCHEME ? active : undefined)) ?? await this.pickLeaf('Open Result Preview', false)
+    if (leaf === undefined) return undefined
+    const uri = this.d.results.uriFor(leaf)
+    await vscode.commands.executeCommand('markdown.showPreview', uri)
     return uri.toString()
   }
 
@@ -362,6 +449,28 @@ export class CommandHandlers extends Disposable {
       })
     }
     return uri.toString()
+  }
+
+  /**
+   * Hides the plan of a root goal from this view; the swarm and the state log keep it.
+   * @returns whether a plan was hidden
+   */
+  async removeFromView (arg?: unknown): Promise<boolean> {
+    const id = nodeIdOf(arg)
+    const entry = id === undefined ? undefined : this.d.model.find(id)
+    if (entry === undefined) return false
+    return this.d.tree.hide([entry.rootId]) > 0
+  }
+
+  /**
+   * Hides every finished plan (all its prompts done or failed) from this view; the swarm keeps
+   * them. @returns how many were hidden
+   */
+  async clearFinishedPlans (): Promise<number> {
+    const finished = this.d.tree.visibleRoots().filter((r) => planProgress(r).complete)
+    const n = this.d.tree.hide(finished.map((r) => r.id))
+    vscode.window.setStatusBarMessage(n === 0 ? 'Goal Swarm: no finished plan to clear' : `Goal Swarm: ${n} finished plan${n === 1 ? '' : 's'} removed from the view (the swarm keeps them)`, 4000)
+    return n
   }
 
   private goalById (id: string): GoalView | undefined {

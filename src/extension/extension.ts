@@ -4,13 +4,14 @@
  * the views, and on deactivate stops every child it started (tiered; the children also exit by
  * themselves when the IPC channel closes).
  */
+import './zodSetup'
 import * as vscode from 'vscode'
 import { PlanModel } from '../views/planModel'
 import { PlanTreeProvider, type PlanElement } from '../views/planTree'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
-import type { PeersSnapshot } from '../views/statusModel'
+import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
 import { CommandHandlers } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
@@ -18,10 +19,14 @@ import { Disposable, toDisposable } from './disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
 import { PeerManager } from './peers'
+import { describeStarted, readStarted } from './restore'
 import { ApiKeys } from './secrets'
 
 /** View id of the Plan tree (package.json contributes.views). */
 export const PLAN_VIEW_ID = 'goalSwarm.plan'
+
+/** workspaceState key: root goal ids the user removed from this window's Plan view. */
+const HIDDEN_PLANS_KEY = 'goalSwarm.hiddenPlans'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
 const DEACTIVATE_BUDGET_MS = 4000
@@ -56,10 +61,14 @@ class GoalSwarmExtension extends Disposable {
   private lastSnapshot = ''
   private readonly contexts = new Map<string, boolean>()
   private readonly storageDir: string
+  private readonly state: vscode.Memento
+  /** Set when shutdown begins: the workbench may be gone, so no more UI calls. */
+  private closing = false
 
   constructor (context: vscode.ExtensionContext) {
     super()
     this.storageDir = context.globalStorageUri.fsPath
+    this.state = context.workspaceState
     this._register(toDisposable(() => this.model.dispose()))
     this.settings = this._register(new SettingsService(this.log.for('settings')))
     this.keys = new ApiKeys(context.secrets)
@@ -71,13 +80,16 @@ class GoalSwarmExtension extends Disposable {
       paths: peerPaths(this.storageDir),
       script: vscode.Uri.joinPath(context.extensionUri, 'dist', 'peer.js').fsPath,
       workspaceKey: workspaceKey(wsId),
-      notify: (severity, message, ...actions) => severity === 'error'
-        ? vscode.window.showErrorMessage(message, ...actions)
-        : vscode.window.showWarningMessage(message, ...actions)
+      notify: (severity, message, ...actions) => this.closing
+        ? Promise.resolve(undefined)
+        : severity === 'error'
+          ? vscode.window.showErrorMessage(message, ...actions)
+          : vscode.window.showWarningMessage(message, ...actions)
     }))
     this._register(this.peers.main.onEnvelopes((envs) => this.model.addEnvelopes(envs)))
 
-    this.tree = this._register(new PlanTreeProvider(this.model))
+    this.tree = this._register(new PlanTreeProvider(this.model, context.workspaceState.get<string[]>(HIDDEN_PLANS_KEY, []),
+      (ids) => { void context.workspaceState.update(HIDDEN_PLANS_KEY, ids) }))
     this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
@@ -90,11 +102,13 @@ class GoalSwarmExtension extends Disposable {
       model: this.model,
       tree: this.tree,
       treeView: this.treeView,
-      results: this.results
+      results: this.results,
+      state: context.workspaceState
     }))
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))
     this._register(this.model.onDidChange(() => this.onPlanChanged()))
+    this._register(this.tree.onDidRefresh(() => this.onPlanChanged()))
     this._register(this.settings.onDidChange(() => this.onSettingsChanged()))
     this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.updateMessage()))
 
@@ -104,15 +118,34 @@ class GoalSwarmExtension extends Disposable {
     process.on('exit', onExit)
     this._register(toDisposable(() => process.off('exit', onExit)))
 
+    const s0 = this.settings.read().settings
+    this.tree.acceptance = { quorum: s0.quorum, minScore: s0.minScore }
     this.onPeersChanged()
     this.onPlanChanged()
     this.extLog.info(`activated (VS Code ${vscode.version}, ${vscode.env.appName}, trusted: ${vscode.workspace.isTrusted})`)
   }
 
-  /** Lazy activation: the view opened or a command ran, so the main peer starts now. */
+  /**
+   * Lazy activation: the view opened or a command ran, so the main peer starts now, followed by
+   * whatever the user had started in this workspace before a reload or restart (restore.ts).
+   */
   startOnActivation (): void {
     this.settings.current() // reports invalid settings once, naming them
-    this.peers.startMain().catch((err: Error) => this.extLog.warn(`main peer not started: ${err.message}`))
+    const started = readStarted(this.state)
+    const what = describeStarted(started)
+    if (what !== '') this.tree.setRestoring(true)
+    this.peers.startMain()
+      .then(async () => {
+        if (what === '') return
+        this.extLog.info(`restoring ${what}`)
+        if (started.localSwarm !== undefined) await this.peers.startLocalSwarm(started.localSwarm)
+        if (started.contributor !== undefined) await this.peers.contribute(started.contributor)
+        if (!this.closing) void vscode.window.showInformationMessage(`Goal Swarm: restarted what you started in this workspace: ${what}.`)
+        // Leaves read "capability gap" until the restarted executors have announced themselves.
+        await this.model.waitFor(() => this.model.livePeers().some((p) => p.role === 'executor'), 20_000, 'executors to announce').catch(() => undefined)
+      })
+      .catch((err: Error) => this.extLog.warn(`${what === '' ? 'main peer' : what} not started: ${err.message}`))
+      .finally(() => this.tree.setRestoring(false))
   }
 
   api (): GoalSwarmTestApi {
@@ -126,6 +159,7 @@ class GoalSwarmExtension extends Disposable {
   }
 
   private onPeersChanged (): void {
+    if (this.closing) return
     const main = this.peers.main
     const ready = main.ready
     const status = main.status
@@ -140,7 +174,8 @@ class GoalSwarmExtension extends Disposable {
       failure: main.failure,
       contributing: this.peers.contributor?.isActive === true ? [...(this.peers.contributorCapabilities ?? [])] : null,
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
-      drops: status?.drops ?? {}
+      drops: status?.drops ?? {},
+      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : []
     }
     // Every child reports its status each second: only touch the UI when something changed.
     const key = JSON.stringify(snapshot)
@@ -148,6 +183,10 @@ class GoalSwarmExtension extends Disposable {
       this.lastSnapshot = key
       this.statusBar.update(snapshot)
     }
+    this.tree.setPeerNames(new Map(this.peers.all().flatMap((p) => {
+      const id = p.ready?.peerId
+      return id === undefined ? [] : [[id, p === main ? 'this editor' : p === this.peers.contributor ? 'this editor\'s executor' : p.label]]
+    })))
     this.setContext(ContextKeys.peerRunning, main.phase === 'running')
     this.setContext(ContextKeys.contributing, snapshot.contributing !== null)
     this.setContext(ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)
@@ -155,7 +194,8 @@ class GoalSwarmExtension extends Disposable {
   }
 
   private onPlanChanged (): void {
-    this.setContext(ContextKeys.hasPlan, this.model.roots().length > 0)
+    if (this.closing) return
+    this.setContext(ContextKeys.hasPlan, this.tree.visibleRoots().length > 0)
     this.updateMessage()
   }
 
@@ -170,16 +210,21 @@ class GoalSwarmExtension extends Disposable {
     const main = this.peers.main
     let message: string | undefined
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
-    else if (main.phase === 'stopped' && this.model.roots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
+    else if (main.phase === 'stopped' && this.tree.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
+    else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) {
+      const lines = (main.process?.unreachableBootstraps ?? []).map(unreachableLine)
+      message = `${lines.join('; ')} (retrying). Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".`
+    }
     else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
     if (this.treeView.message !== message) this.treeView.message = message
   }
 
   private onSettingsChanged (): void {
-    this.settings.current()
+    const s = this.settings.current()
+    this.tree.acceptance = { quorum: s.quorum, minScore: s.minScore }
     this.onPeersChanged()
     const stale = this.peers.staleLabels()
-    if (stale.length === 0 || this.restartOffered) return
+    if (stale.length === 0 || this.restartOffered || this.peers.restartPlanned) return
     this.restartOffered = true
     void vscode.window.showInformationMessage(`Goal Swarm: settings changed; restart the peers (${stale.join(', ')}) to apply them?`, 'Restart Peer').then(async (a) => {
       this.restartOffered = false
@@ -189,6 +234,7 @@ class GoalSwarmExtension extends Disposable {
 
   /** Stops every child within the deactivate budget, then kills what is left. */
   async shutdown (): Promise<void> {
+    this.closing = true
     const pids = this.peers.livePids()
     if (pids.length > 0) this.extLog.info(`stopping peers (pids ${pids.join(', ')})`)
     let timer: NodeJS.Timeout | undefined

@@ -7,9 +7,14 @@ export type LogComponent = 'extension' | 'supervisor' | 'settings' | 'commands' 
  * One LogOutputChannel ("Goal Swarm") for the whole extension; every line carries a
  * `[component]` prefix so the peer children's lines and the editor's own can be told apart.
  * Never log secrets: API keys only travel in the children's environment.
+ *
+ * Lines written after dispose are dropped: peer children keep reporting while they stop,
+ * after the extension host disposed the channel (a disposed channel throws "Channel has been
+ * closed" into the extension host log).
  */
 export class Log implements vscode.Disposable {
   readonly channel: vscode.LogOutputChannel
+  private closed = false
 
   constructor (channel?: vscode.LogOutputChannel) {
     this.channel = channel ?? vscode.window.createOutputChannel('Goal Swarm', { log: true })
@@ -19,18 +24,18 @@ export class Log implements vscode.Disposable {
   for (component: LogComponent): ComponentLog {
     const p = `[${component}] `
     const c = this.channel
-    return {
-      trace: (m) => c.trace(p + m),
-      debug: (m) => c.debug(p + m),
-      info: (m) => c.info(p + m),
-      warn: (m) => c.warn(p + m),
-      error: (m) => c.error(p + m)
+    const write = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error') => (m: string): void => {
+      if (!this.closed) c[level](p + m)
     }
+    return { trace: write('trace'), debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
   }
 
-  show (): void { this.channel.show(true) }
+  show (): void { if (!this.closed) this.channel.show(true) }
 
-  dispose (): void { this.channel.dispose() }
+  dispose (): void {
+    this.closed = true
+    this.channel.dispose()
+  }
 }
 
 export interface ComponentLog {

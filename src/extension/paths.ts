@@ -12,6 +12,8 @@ export interface PeerPaths {
   identityDir: string
   /** `<storage>/peers/<name>`: the state log and any other per-peer data. */
   dataDir(name: string): string
+  /** `<storage>/identities/<name>.port`: the listen port this identity keeps (stablePort.ts). */
+  portFile(name: string): string
 }
 
 /** 8 hex chars naming this workspace (or "no folder"), part of every identity name. */
@@ -22,7 +24,8 @@ export function workspaceKey (workspaceId: string | undefined): string {
 export function peerPaths (storageDir: string): PeerPaths {
   return {
     identityDir: path.join(storageDir, 'identities'),
-    dataDir: (name) => path.join(storageDir, 'peers', name)
+    dataDir: (name) => path.join(storageDir, 'peers', name),
+    portFile: (name) => path.join(storageDir, 'identities', `${name}.port`)
   }
 }
 

@@ -55,6 +55,8 @@ export class PeerProcess extends Disposable {
   private droppedIpc = 0
   /** The child forwards its log records over IPC (then stderr JSON lines are not shown twice). */
   private ipcLogs = false
+  /** Bootstrap multiaddrs the child reports it cannot reach (from its dial log records). */
+  private readonly unreachable = new Set<string>()
 
   private readonly _onEnvelopes = this._register(new vscode.EventEmitter<AnyEnvelope[]>())
   /** Verified envelopes: the snapshot after ready (in batches), then each new one. */
@@ -78,6 +80,8 @@ export class PeerProcess extends Disposable {
   get pid (): number | undefined { return this.child?.pid }
   get ready (): ReadyInfo | undefined { return this.readyInfo }
   get lastStatus (): PeerStatus | undefined { return this.lastStatusMsg }
+  /** Bootstrap addresses dialled in vain three times in a row and not reached since. */
+  get unreachableBootstraps (): string[] { return [...this.unreachable] }
   get hasExited (): boolean { return this.exited !== undefined }
   /** Resolves when the process has exited. */
   get whenExited (): Promise<ExitInfo> { return this.exitPromise }
@@ -233,8 +237,9 @@ export class PeerProcess extends Disposable {
     // was set up, a stack trace) is shown as is.
     if (line.startsWith('{')) {
       try {
-        const o = JSON.parse(line) as { level?: number, msg?: unknown, component?: unknown, err?: { message?: unknown } }
+        const o = JSON.parse(line) as { level?: number, msg?: unknown, component?: unknown, err?: { message?: unknown }, addr?: unknown }
         if (typeof o.msg === 'string') {
+          this.noteBootstrapReach(o.msg, o.addr)
           const comp = typeof o.component === 'string' ? `${o.component}: ` : ''
           const err = typeof o.err?.message === 'string' ? ` (${o.err.message})` : ''
           const level = PINO_LEVELS[o.level ?? 30] ?? 'info'
@@ -245,6 +250,16 @@ export class PeerProcess extends Disposable {
     }
     this.remember(line, stderr ? 'warn' : 'info')
     this.peerLog[stderr ? 'warn' : 'info'](line)
+  }
+
+  /**
+   * The peer's dialer logs "bootstrap peer not reachable yet; retrying" after three failed
+   * dials of a bootstrap address and "bootstrap peer reached" once it connects (with `addr`).
+   */
+  private noteBootstrapReach (msg: string, addr: unknown): void {
+    if (typeof addr !== 'string') return
+    if (msg.startsWith('bootstrap peer not reachable')) this.unreachable.add(addr)
+    else if (msg.startsWith('bootstrap peer reached')) this.unreachable.delete(addr)
   }
 
   private remember (line: string, level: keyof ComponentLog = 'info'): void {

@@ -14,6 +14,8 @@ import type { ApiKeys } from './secrets'
 import type { SettingsService } from './config'
 import { effectiveProvider, Keys, roleUsesLlm, type LlmProvider, type Settings } from './settings'
 import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
+import { tcpPortOf } from './address'
+import { choosePort, rememberPort } from './stablePort'
 
 /** Size of a local swarm (issue 5: 2 decomposers, 2 scorers, 2 executors). */
 export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
@@ -38,6 +40,8 @@ export class PeerManager extends Disposable {
   private local: SupervisedPeer[] = []
   /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
   private readonly launchedWith = new Map<string, string>()
+  /** >0 while a command restarts the peers itself (no "restart to apply?" offer then). */
+  private planned = 0
 
   private readonly _onDidChange = this._register(new vscode.EventEmitter<void>())
   /** Any peer's phase, readiness or status changed, or peers were added/removed. */
@@ -46,6 +50,30 @@ export class PeerManager extends Disposable {
   constructor (private readonly deps: PeerManagerDeps) {
     super()
     this.main = this.track(new SupervisedPeer('main', () => this.mainLaunch(), this.supervisorDeps('main')))
+    this._register(this.main.onReady((info) => { void this.keepPort(info.listen) }))
+  }
+
+  /** Identity name of the main peer (its key file and remembered port are named after it). */
+  get mainIdentity (): string { return `editor-${this.deps.workspaceKey}` }
+
+  /** True while a command changes settings and restarts the peers itself. */
+  get restartPlanned (): boolean { return this.planned > 0 }
+
+  /** Runs `fn` (which changes settings and restarts) with restart offers held back. */
+  async withPlannedRestart<T> (fn: () => Promise<T>): Promise<T> {
+    this.planned++
+    try { return await fn() } finally { this.planned-- }
+  }
+
+  /** With listenPort 0 the port the main peer got is kept for its identity (stablePort.ts). */
+  private async keepPort (listen: readonly string[]): Promise<void> {
+    const port = tcpPortOf(listen)
+    if (port === undefined || this.deps.settings.read().settings.listenPort !== 0) return
+    try {
+      await rememberPort(this.deps.paths.portFile(this.mainIdentity), port)
+    } catch (err) {
+      this.deps.log.for('supervisor').warn(`could not record the listen port ${port}: ${(err as Error).message}`)
+    }
   }
 
   get contributor (): SupervisedPeer | undefined { return this.contributorPeer }
@@ -194,7 +222,7 @@ export class PeerManager extends Disposable {
 
   private async mainLaunch (): Promise<PeerLaunch> {
     const s = this.deps.settings.current()
-    const name = `editor-${this.deps.workspaceKey}`
+    const name = this.mainIdentity
     await ensurePeerDirs(this.deps.paths, name)
     // Re-dial running siblings: after a restart on a new port they cannot find the main peer.
     const siblings = [...(this.contributorPeer !== undefined ? [this.contributorPeer] : []), ...this.local]
@@ -207,6 +235,7 @@ export class PeerManager extends Disposable {
       dataDir: this.deps.paths.dataDir(name),
       identityDir: this.deps.paths.identityDir
     }
+    spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]
     this.launchedWith.set('main', this.fingerprint('main', s))
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }

@@ -1,13 +1,21 @@
 /**
- * The "Plan" tree view (issue 5): a TreeDataProvider over the PlanModel. Elements are
- * memoised per content id, so VS Code keeps expansion and selection across refreshes and
- * `reveal` works through `getParent`. The model already coalesces bursts of gossip; one
- * model change is one refresh of the tree.
+ * The "Plan" tree view: a TreeDataProvider over the PlanModel. Elements are memoised per
+ * content id, so VS Code keeps expansion and selection across refreshes and `reveal` works
+ * through `getParent`. The model already coalesces bursts of gossip; one model change is one
+ * refresh of the tree.
+ *
+ * Refreshes name the rows that changed instead of the whole tree: a whole-tree refresh makes
+ * the extension host forget every row, so a row the user expands (or a reveal) while it is
+ * being redrawn is no longer known ("No tree item with id ... found" in the extension host,
+ * "Data tree node not found" in the renderer). Only a change to the list of roots needs one.
  */
 import * as vscode from 'vscode'
-import type { TreeNode } from '../peer/state/tree'
+import type { GoalView, TreeNode } from '../peer/state/tree'
 import type { PlanModel } from './planModel'
-import { planItem } from './treeItemModel'
+import { DEFAULT_ACCEPTANCE } from '../peer/protocol/acceptance'
+import { planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
+
+type PlanItemContextWaiting = NonNullable<ItemContext['waiting']>
 
 /** Command run when a leaf is clicked (opens its result document). */
 export const OPEN_RESULT_COMMAND = 'goalSwarm.openResult'
@@ -19,7 +27,10 @@ export class PlanElement {
 
 export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, vscode.Disposable {
   private readonly elements = new Map<string, PlanElement>()
-  private readonly _onDidChangeTreeData = new vscode.EventEmitter<PlanElement | undefined>()
+  /** What each row showed at the last refresh (item model and child ids), by content id. */
+  private shown = new Map<string, string>()
+  private shownRoots = ''
+  private readonly _onDidChangeTreeData = new vscode.EventEmitter<PlanElement | PlanElement[] | undefined>()
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event
   private readonly sub: { dispose(): void }
   private refreshes = 0
@@ -27,8 +38,47 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   /** Fires after each refresh was signalled to VS Code, with the refresh count. */
   readonly onDidRefresh = this._onDidRefresh.event
 
-  constructor (private readonly model: PlanModel) {
+  /** Root goal ids hidden from this view ("Remove from View"); the swarm keeps them. */
+  private readonly hiddenRoots: Set<string>
+
+  /**
+   * @param hidden root goal ids hidden at start (restored from workspace state)
+   * @param onHiddenChange called with every hidden id after a change, to persist them
+   */
+  constructor (private readonly model: PlanModel, hidden: Iterable<string> = [], private readonly onHiddenChange: (ids: string[]) => void = () => {}) {
+    this.hiddenRoots = new Set(hidden)
     this.sub = model.onDidChange(() => this.refresh())
+  }
+
+  private restoring = false
+
+  /**
+   * While the peers this editor had started are restarting, leaves that lack an executor read
+   * "waiting for executors to restart" instead of a capability gap.
+   */
+  setRestoring (on: boolean): void {
+    if (this.restoring === on) return
+    this.restoring = on
+    this.refresh()
+  }
+
+  /** Root goals shown in the view: the model's roots minus the hidden ones. */
+  visibleRoots (): GoalView[] {
+    return this.model.roots().filter((r) => !this.hiddenRoots.has(r.id))
+  }
+
+  /**
+   * Hides root goals from this view only (nothing is deleted from the swarm or the state log).
+   * @returns how many were newly hidden
+   */
+  hide (ids: Iterable<string>): number {
+    let n = 0
+    for (const id of ids) if (!this.hiddenRoots.has(id)) { this.hiddenRoots.add(id); n++ }
+    if (n > 0) {
+      this.onHiddenChange([...this.hiddenRoots])
+      this.refresh()
+    }
+    return n
   }
 
   /** Number of refreshes so far (tests check bursts are coalesced). */
@@ -47,7 +97,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   }
 
   getChildren (element?: PlanElement): PlanElement[] {
-    if (element === undefined) return this.model.roots().map((r) => this.element(r.id))
+    if (element === undefined) return this.visibleRoots().map((r) => this.element(r.id))
     const entry = this.model.find(element.id)
     if (entry === undefined || entry.node.kind !== 'goal') return []
     // A node is listed only under the parent the index gives it, so no id appears twice.
@@ -69,15 +119,71 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
       gone.id = element.id
       return gone
     }
-    return toTreeItem(node)
+    return toTreeItem(node, this.itemModel(node))
   }
 
-  /** Re-renders the whole tree (ids keep state) and forgets elements no longer present. */
+  /**
+   * Redraws the rows whose item or children changed since the last refresh (the whole tree
+   * when the roots changed) and forgets elements no longer present.
+   */
   refresh (): void {
     for (const id of this.elements.keys()) if (this.model.find(id) === undefined) this.elements.delete(id)
+    const roots = this.getChildren().map((e) => e.id).join(',')
+    const shown = new Map<string, string>()
+    const changed: PlanElement[] = []
+    const visit = (el: PlanElement): void => {
+      const node = this.node(el)
+      if (node === undefined) return
+      const children = this.getChildren(el)
+      const key = JSON.stringify(this.itemModel(node)) + '|' + children.map((c) => c.id).join(',')
+      shown.set(el.id, key)
+      if (this.shown.get(el.id) !== key) changed.push(el)
+      for (const c of children) visit(c)
+    }
+    for (const r of this.getChildren()) visit(r)
+    const whole = roots !== this.shownRoots
+    this.shown = shown
+    this.shownRoots = roots
     this.refreshes++
-    this._onDidChangeTreeData.fire(undefined)
+    if (whole) this._onDidChangeTreeData.fire(undefined)
+    else if (changed.length > 0) this._onDidChangeTreeData.fire(changed)
     this._onDidRefresh.fire(this.refreshes)
+  }
+
+  /** The pure item model of a node, as getTreeItem renders it. */
+  protected itemModel (node: TreeNode): PlanItemModel {
+    const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.peerNames })
+  }
+
+  private peerNames: ReadonlyMap<string, string> = new Map()
+
+  /** Names of the peers this editor runs, by PeerId; rows naming them are redrawn. */
+  setPeerNames (names: ReadonlyMap<string, string>): void {
+    const key = (m: ReadonlyMap<string, string>): string => JSON.stringify([...m].sort())
+    if (key(names) === key(this.peerNames)) return
+    this.peerNames = names
+    this.refresh()
+  }
+
+  /** Acceptance rule of this editor's settings, for the "waiting for votes" line. */
+  acceptance: { quorum: number, minScore: number } = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }
+
+  private waiting (goal: GoalView): PlanItemContextWaiting | undefined {
+    if (goal.status !== 'pending_decomposition' || goal.proposals.length === 0) return undefined
+    const first = this.model.state.proposalsFor(goal.id).map((p) => Date.parse(p.proposed_at)).filter((t) => !Number.isNaN(t)).sort((a, b) => a - b)[0]
+    const fallbackAt = first === undefined ? null : new Date(first + DEFAULT_ACCEPTANCE.timeoutMs).toISOString()
+    return { ...this.acceptance, fallbackAt }
+  }
+
+  private submitted: { size: number, byId: Map<string, string> } | undefined
+
+  /** created_at of a root goal, from the state's goal messages (cached while the state does not grow). */
+  private submittedAt (goalId: string): string | undefined {
+    if (this.submitted?.size !== this.model.state.size) {
+      this.submitted = { size: this.model.state.size, byId: new Map(this.model.state.goals().filter((g) => g.parent_id === null).map((g) => [g.goal_id, g.created_at])) }
+    }
+    return this.submitted.byId.get(goalId)
   }
 
   dispose (): void {
@@ -94,8 +200,7 @@ const COLLAPSIBLE = {
 } as const
 
 /** vscode.TreeItem of a node, from the pure item model. */
-export function toTreeItem (node: TreeNode): vscode.TreeItem {
-  const m = planItem(node)
+export function toTreeItem (node: TreeNode, m: PlanItemModel = planItem(node)): vscode.TreeItem {
   const item = new vscode.TreeItem(m.label, COLLAPSIBLE[m.collapsible])
   item.id = m.id
   item.description = m.description

@@ -1,14 +1,21 @@
 /**
  * URIs of the read-only documents on the `goal-swarm:` scheme. Pure string helpers (no vscode),
- * so they are unit-tested: `goal-swarm:/result/<node_id>/<slug>.md` (the tab shows `<slug>.md`).
+ * so they are unit-tested: `goal-swarm:/result/<node_id>/<short title>.md`. The tab shows the
+ * short title; when two leaves share it, VS Code adds the differing folder (the node id).
  */
-import { slug } from './format'
+import { firstLine } from './format'
 
 export const SCHEME = 'goal-swarm'
 
+/** The leaf's short title as a file name: its first line, at most 40 characters, no path or reserved characters. */
+export function resultTitle (text: string): string {
+  const t = firstLine(text, 40).replace(/[/\\:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim()
+  return t === '' ? 'result' : t
+}
+
 /** Path of a leaf's result document. */
 export function resultPath (nodeId: string, text: string): string {
-  return `/result/${nodeId}/${slug(text)}.md`
+  return `/result/${nodeId}/${resultTitle(text)}.md`
 }
 
 /** The node id in a result document path, or null when the path is not one. */

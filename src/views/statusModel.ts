@@ -13,6 +13,15 @@ export interface PeersSnapshot {
   contributing: string[] | null
   localSwarmPeers: number
   drops: Record<string, number>
+  /** Bootstrap multiaddrs the main peer cannot reach (it keeps retrying). */
+  unreachable: string[]
+}
+
+/** "bootstrap peer X unreachable", X shortened to host, port and PeerId tail. */
+export function unreachableLine (addr: string): string {
+  const m = /^\/(?:ip4|ip6|dns|dns4|dns6)\/([^/]+)\/tcp\/(\d+)(?:.*\/p2p\/(\w+))?/.exec(addr)
+  const short = m === null ? addr : `${m[1]}:${m[2]}${m[3] !== undefined ? ` (…${m[3].slice(-6)})` : ''}`
+  return `bootstrap peer ${short} unreachable`
 }
 
 export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: string, error: boolean } {
@@ -29,6 +38,7 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
     }
   }
   if (s.contributing !== null) text += ' · $(run) executor'
+  if (s.phase === 'running' && s.unreachable.length > 0) text += ' · $(warning)'
   const tip: string[] = ['**Goal Swarm**', '']
   tip.push(`- Role: ${s.role} (${s.phase})`)
   if (s.peerId !== null) tip.push(`- PeerId: \`${s.peerId}\``)
@@ -39,6 +49,7 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
   if (s.localSwarmPeers > 0) tip.push(`- Local swarm: ${s.localSwarmPeers} peers`)
   const drops = Object.entries(s.drops).filter(([, n]) => n > 0)
   if (drops.length > 0) tip.push(`- Dropped messages: ${drops.map(([r, n]) => `${r} ${n}`).join(', ')}`)
+  for (const a of s.unreachable) tip.push('', `$(warning) ${unreachableLine(a)}: \`${a}\` (retrying)`)
   if (s.failure !== null) tip.push('', `$(error) ${s.failure}`)
   tip.push('', '_Click to show the log._')
   return { text, tooltip: tip.join('\n'), error: s.phase === 'failed' }

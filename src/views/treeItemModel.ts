@@ -3,7 +3,7 @@
  * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
  * turns these into vscode.TreeItems.
  */
-import type { GoalStatus, GoalView, LeafStatus, LeafView, TreeNode } from '../peer/state/tree'
+import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
 
 /** A codicon id and an optional theme color id. */
@@ -18,8 +18,8 @@ export interface PlanItemModel {
   /** Markdown (untrusted: no command links, theme icons allowed). */
   tooltip: string
   /**
-   * `goal.<status>` or `leaf.<status>`, plus `.result` when a leaf has output (menus in
-   * package.json match on these).
+   * `goal.<status>` (plus `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
+   * has output); menus in package.json match on these.
    */
   contextValue: string
   collapsible: 'none' | 'collapsed' | 'expanded'
@@ -47,57 +47,123 @@ function code (s: string): string {
   return '`' + s.replace(/`/g, '') + '`'
 }
 
+/**
+ * Progress of the prompts under a goal, status first so it stays visible at the default side
+ * bar width: "4/9 done", then failed and capability-gap counts when there are any.
+ */
+export function goalSummary (goal: GoalView): string {
+  const p = planProgress(goal)
+  const parts = [`${p.done}/${p.leaves} done`]
+  if (p.failed > 0) parts.push(`${p.failed} failed`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} gap`)
+  return parts.join(' · ')
+}
+
+/**
+ * Goal description: a decomposed goal shows its children's progress (goalSummary) and the
+ * accepted score, marked "fallback" when the timeout fallback chose the split instead of a
+ * quorum (DESIGN §3); other goals show their status.
+ */
+export function goalDescription (goal: GoalView): string {
+  if (goal.status !== 'decomposed' || goal.accepted === null) return STATUS_LABEL[goal.status] ?? goal.status
+  const how = goal.accepted.fallback ? ' fallback' : ''
+  return `${goalSummary(goal)} · ${formatScore(goal.accepted.final_score)}${how}`
+}
+
 /** The tree item of a goal (root or composite subgoal). */
-export function goalItem (goal: GoalView): PlanItemModel {
-  const score = goal.status === 'decomposed' && goal.accepted !== null ? ` · ${formatScore(goal.accepted.final_score)}` : ''
+export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel {
+  const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
   return {
     id: goal.id,
     label: firstLine(goal.text, 120),
-    description: `${STATUS_LABEL[goal.status]}${score}`,
+    description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
     icon: GOAL_ICONS[goal.status],
-    tooltip: goalTooltip(goal),
-    contextValue: `goal.${goal.status}`,
+    tooltip: goalTooltip(goal, ctx),
+    contextValue: `goal.${goal.status}${goal.parent_id === null ? '.root' : ''}`,
     // Roots are always expandable and open: VS Code remembers a row first drawn without a
     // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
     collapsible: goal.parent_id === null ? 'expanded' : goal.children.length === 0 ? 'none' : 'collapsed'
   }
 }
 
+/** View state the item rendering depends on besides the node. */
+export interface ItemContext {
+  /** The executors this editor had started are restarting (after a reload). */
+  restoring?: boolean
+  /** A root goal's created_at (ISO-8601), shown so two identical goals can be told apart. */
+  submittedAt?: string
+  /** The clock for "today" in submitted labels, ms since the epoch (default Date.now()). */
+  nowMs?: number
+  /**
+   * For a goal with proposals but no accepted split: the acceptance rule it waits on (the
+   * editor's settings) and when the timeout fallback is due (earliest proposal + the scorers'
+   * default timeout), ISO-8601.
+   */
+  waiting?: { quorum: number, minScore: number, fallbackAt: string | null }
+  /**
+   * Names of peers this editor runs, by PeerId ("this editor", "local-executor-1"); other
+   * peers show as a PeerId suffix.
+   */
+  peerNames?: ReadonlyMap<string, string>
+}
+
+/** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
+export function peerLabel (peerId: string, ctx: ItemContext = {}): string {
+  return ctx.peerNames?.get(peerId) ?? shortPeer(peerId)
+}
+
+/**
+ * When a root goal was submitted, in local time: "14:05" today, "2026-11-30 14:05" otherwise.
+ * Empty for an unparseable timestamp.
+ */
+export function submittedLabel (iso: string, nowMs = Date.now()): string {
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return ''
+  const two = (n: number): string => String(n).padStart(2, '0')
+  const day = (x: Date): string => `${x.getFullYear()}-${two(x.getMonth() + 1)}-${two(x.getDate())}`
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}`
+  return day(d) === day(new Date(nowMs)) ? time : `${day(d)} ${time}`
+}
+
+/** Description of a leaf with no live executor for it while this editor restarts its executors. */
+export const RESTORING_LABEL = 'waiting for executors to restart'
+
 /** The tree item of an atomic leaf. */
-export function leafItem (leaf: LeafView): PlanItemModel {
+export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
   let description = STATUS_LABEL[leaf.status] ?? leaf.status
-  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${shortPeer(leaf.claimer)}`
-  else if (leaf.status === 'capability_gap') description = `capability gap: ${leaf.required_capability}`
-  else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${shortPeer(leaf.executor)}`
+  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${peerLabel(leaf.claimer, ctx)}`
+  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap: ${leaf.required_capability}`
+  else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   return {
     id: leaf.id,
     label: firstLine(leaf.text, 120),
     description,
     icon: LEAF_ICONS[leaf.status],
-    tooltip: leafTooltip(leaf),
+    tooltip: leafTooltip(leaf, ctx),
     contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,
     collapsible: 'none'
   }
 }
 
 /** Dispatches on the node kind. */
-export function planItem (node: TreeNode): PlanItemModel {
-  return node.kind === 'goal' ? goalItem(node) : leafItem(node)
+export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel {
+  return node.kind === 'goal' ? goalItem(node, ctx) : leafItem(node, ctx)
 }
 
 /**
  * Goal tooltip: the accepted score and the votes behind it, then every competing proposal with
  * its proposer, mean and votes (issue 5 "Plan tree view").
  */
-export function goalTooltip (goal: GoalView): string {
+export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []
   out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
+  if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal)}`, '')
   const a = goal.accepted
   if (a !== null) {
     const how = a.fallback ? 'by timeout fallback (best mean)' : `by quorum of ${a.confirming_scores.length}`
-    out.push(`**Accepted split:** score **${formatScore(a.final_score)}** ${how}, accepted by ${code(shortPeer(a.scorer_peer))}`, '')
+    out.push(`**Accepted split:** score **${formatScore(a.final_score)}** ${how}, accepted by ${code(peerLabel(a.scorer_peer, ctx))}`, '')
     out.push('| Scorer | Vote |', '|---|---:|')
-    for (const v of a.confirming_scores) out.push(`| ${code(shortPeer(v.scorer_peer))} | ${formatScore(v.score)} |`)
+    for (const v of a.confirming_scores) out.push(`| ${code(peerLabel(v.scorer_peer, ctx))} | ${formatScore(v.score)} |`)
     out.push('')
   }
   if (goal.proposals.length > 0) {
@@ -105,16 +171,31 @@ export function goalTooltip (goal: GoalView): string {
     for (const p of goal.proposals) {
       const mean = p.mean === null ? 'no votes yet' : `mean ${formatScore(p.mean)} from ${p.votes.length} vote${p.votes.length === 1 ? '' : 's'}`
       const mark = p.accepted ? '$(check) ' : ''
-      const votes = p.votes.length === 0 ? '' : ` (${p.votes.map((v) => `${code(shortPeer(v.scorer_peer))} ${formatScore(v.score)}`).join(', ')})`
-      out.push(`- ${mark}${code(p.proposal_id)} by ${code(shortPeer(p.proposer_peer))}: ${p.subgoals.length} subgoals, ${mean}${votes}`)
+      const votes = p.votes.length === 0 ? '' : ` (${p.votes.map((v) => `${code(peerLabel(v.scorer_peer, ctx))} ${formatScore(v.score)}`).join(', ')})`
+      out.push(`- ${mark}${code(p.proposal_id)} by ${code(peerLabel(p.proposer_peer, ctx))}: ${p.subgoals.length} subgoals, ${mean}${votes}`)
     }
     out.push('')
   } else if (goal.status === 'pending_decomposition') {
     out.push('_Waiting for proposals from decomposers._', '')
   }
-  for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(shortPeer(f.reporter_peer))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
+  if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
+  for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   out.push(`Goal id ${code(goal.id)}`)
   return out.join('\n')
+}
+
+/**
+ * What a goal with proposals waits for: `quorum` distinct votes of at least `minScore` on one
+ * proposal (acceptance rule, DESIGN §3), or the timeout fallback (best mean) when it is due.
+ */
+export function waitingLine (goal: GoalView, w: NonNullable<ItemContext['waiting']>): string {
+  const best = Math.max(0, ...goal.proposals.map((p) => p.votes.filter((v) => v.score >= w.minScore).length))
+  const due = w.fallbackAt === null ? NaN : Date.parse(w.fallbackAt)
+  const two = (n: number): string => String(n).padStart(2, '0')
+  const d = new Date(due)
+  const at = Number.isNaN(due) ? '' : `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`
+  const fallback = at === '' ? 'or the timeout fallback (best mean)' : `or the timeout fallback (best mean) around ${at}`
+  return `$(clock) **Waiting for votes:** ${w.quorum} scorers voting ≥ ${formatScore(w.minScore)} on one proposal (best so far: ${best} of ${w.quorum}), ${fallback}.`
 }
 
 const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
@@ -127,17 +208,37 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
 }
 
 /** Leaf tooltip: status, capability, claimer/executor and the start of the output. */
-export function leafTooltip (leaf: LeafView): string {
+export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
-  out.push(`**Prompt** · ${STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
-  out.push(`_${LEAF_STATUS_HELP[leaf.status]}_`, '')
+  const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
+  out.push(`**Prompt** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
+  out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : LEAF_STATUS_HELP[leaf.status]}_`, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
   if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {
     const preview = leaf.output.length > 400 ? leaf.output.slice(0, 399) + '…' : leaf.output
-    out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', escapeMarkdown(preview))
+    out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', tooltipMarkdown(preview))
   }
+  return out.join('\n')
+}
+
+/**
+ * A result's Markdown as a tooltip renders it: line breaks kept (hard breaks outside code
+ * fences), images reduced to their alt text (a hover must not fetch remote content), raw HTML
+ * shown as text, and a fence cut open by the preview's length closed again. The MarkdownString
+ * stays untrusted, so links cannot run commands.
+ */
+export function tooltipMarkdown (md: string): string {
+  const lines = md.split(/\r?\n/)
+  let inFence = false
+  const out = lines.map((line) => {
+    if (/^\s*(```|~~~)/.test(line)) { inFence = !inFence; return line }
+    if (inFence) return line
+    const l = line.replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/</g, '&lt;')
+    return l.trim() === '' ? l : l + '  '
+  })
+  if (inFence) out.push('```')
   return out.join('\n')
 }

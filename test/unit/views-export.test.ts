@@ -102,9 +102,11 @@ describe('result documents (views)', () => {
     assert.ok(md.endsWith('**Execution failed.**\n\nrate limited\n'))
   })
 
-  it('result URIs carry the node id and a readable file name', () => {
+  it('result URIs carry the node id and the leaf\'s short title as the tab title', () => {
     const p = resultPath(flights.id, 'Book flights: NRT → KIX!')
-    assert.equal(p, `/result/${flights.id}/book-flights-nrt-kix.md`)
+    assert.equal(p, `/result/${flights.id}/Book flights NRT → KIX!.md`)
+    assert.equal(resultPath(flights.id, 'a/b\\c\nsecond line'), `/result/${flights.id}/a b c.md`)
+    assert.equal(resultPath(flights.id, 'x'.repeat(60)), `/result/${flights.id}/${'x'.repeat(39)}….md`)
     assert.equal(nodeIdFromPath(p), flights.id)
     assert.equal(nodeIdFromPath('/result/not-an-id/x.md'), null)
     assert.equal(nodeIdFromPath(`/plan/${flights.id}/x.md`), null)

@@ -154,7 +154,7 @@ describe('peer supervision policy', () => {
 })
 
 describe('status bar', () => {
-  const base: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 6, listen: ['/ip4/127.0.0.1/tcp/4100'], failure: null, contributing: null, localSwarmPeers: 6, drops: { invalid_schema: 2, duplicate: 0 } }
+  const base: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 6, listen: ['/ip4/127.0.0.1/tcp/4100'], failure: null, contributing: null, localSwarmPeers: 6, drops: { invalid_schema: 2, duplicate: 0 }, unreachable: [] }
 
   it('shows role and connected peers, and the executor when this editor contributes one', () => {
     const m = statusBarModel(base)

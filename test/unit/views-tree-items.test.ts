@@ -4,7 +4,7 @@ import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { escapeMarkdown, shortPeer } from '../../src/views/format'
-import { goalItem, leafItem, planItem } from '../../src/views/treeItemModel'
+import { goalItem, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { accepted, claim, envelopeOf, failure, proposal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
@@ -29,13 +29,14 @@ describe('plan tree items (views)', () => {
   const [root] = tree(plan.envelopes, plan.nowUs)
   assert.ok(root)
 
-  it('a decomposed root: content id, text, status with the accepted score, expanded', () => {
+  it('a decomposed root: content id, text, its prompts\' progress (done, gaps) with the accepted score, expanded', () => {
     const item = goalItem(root)
     assert.equal(item.id, plan.root.goal_id)
     assert.equal(item.label, 'Plan a two-week trip to Japan')
-    assert.equal(item.description, 'decomposed · 0.75')
+    assert.equal(item.description, '1/4 done · 1 gap · 0.75')
+    assert.match(item.tooltip, /\nPrompts: 1\/4 done · 1 gap\n/)
     assert.deepEqual(item.icon, { id: 'type-hierarchy-sub', color: 'charts.blue' })
-    assert.equal(item.contextValue, 'goal.decomposed')
+    assert.equal(item.contextValue, 'goal.decomposed.root')
     assert.equal(item.collapsible, 'expanded')
   })
 
@@ -54,7 +55,7 @@ describe('plan tree items (views)', () => {
     const tokyo = byText(root, 'Plan Tokyo days') as GoalView
     const item = goalItem(tokyo)
     assert.equal(item.id, plan.tokyo.goal_id)
-    assert.equal(item.description, 'decomposed · 0.75')
+    assert.equal(item.description, '0/2 done · 0.75')
     assert.equal(item.collapsible, 'collapsed')
     assert.match(item.tooltip, /^\*\*Subgoal \(depth 1\)\*\* · decomposed/)
   })
@@ -77,6 +78,15 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(item.icon, { id: 'warning', color: 'list.warningForeground' })
     assert.equal(item.contextValue, 'leaf.capability_gap')
     assert.match(item.tooltip, /Contribute Executor/)
+  })
+
+  it('while this editor restarts its executors after a reload, a leaf without one waits for them instead of reading as a gap', () => {
+    const item = leafItem(leaf(root, 'Plan Kyoto days'), { restoring: true })
+    assert.equal(item.description, 'waiting for executors to restart')
+    assert.doesNotMatch(item.tooltip, /Contribute Executor/)
+    assert.match(item.tooltip, /restarting after a reload/)
+    // other statuses are unchanged
+    assert.equal(leafItem(leaf(root, 'Book flights'), { restoring: true }).description, leafItem(leaf(root, 'Book flights')).description)
   })
 
   it('a claimable leaf is pending with an empty circle', () => {
@@ -119,7 +129,7 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(item.icon, { id: 'circle-slash', color: 'disabledForeground' })
     assert.equal(item.contextValue, 'leaf.superseded')
     // the winner keeps its place
-    assert.equal(goalItem(r).description, 'decomposed · 0.75')
+    assert.equal(goalItem(r).description, '1/4 done · 1 gap · 0.75')
   })
 
   it('a goal nobody has split yet spins and says it waits for proposals; a failed one says who gave up', () => {
@@ -152,7 +162,7 @@ describe('plan tree items (views)', () => {
     const a = accepted(p, 'peer-sc-1', { fallback: true, confirming: [{ scorer_peer: 'peer-sc-1', score: 0.5 }, { scorer_peer: 'peer-sc-2', score: 0.55 }] })
     const [r2] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.5)), envelopeOf('score', score(p, 'peer-sc-2', 0.55)), envelopeOf('accepted', a)], T0 + sec(60))
     assert.ok(r2)
-    assert.equal(goalItem(r2).description, 'decomposed · 0.53')
+    assert.equal(goalItem(r2).description, '0/2 done · 2 gap · 0.53 fallback')
     assert.match(goalItem(r2).tooltip, /score \*\*0\.53\*\* by timeout fallback \(best mean\)/)
   })
 
@@ -174,5 +184,46 @@ describe('view text helpers', () => {
 
   it('escapes Markdown syntax', () => {
     assert.equal(escapeMarkdown('# a_b *c* `d` [e](f) <g>'), '\\# a\\_b \\*c\\* \\`d\\` \\[e\\]\\(f\\) \\<g\\>')
+  })
+
+  it('a result tooltip renders the Markdown with its line breaks, without images or HTML, and closes a cut fence', () => {
+    assert.equal(tooltipMarkdown('**Day 1**\nTokyo\n\n- Shibuya'), '**Day 1**  \nTokyo  \n\n- Shibuya  ')
+    assert.equal(tooltipMarkdown('see ![map](https://x.example/a.png) <b>now</b>'), 'see map &lt;b>now&lt;/b>  ')
+    assert.equal(tooltipMarkdown('```js\nconst a = 1\nconst'), '```js\nconst a = 1\nconst\n```')
+  })
+
+  it('a root row shows when it was submitted (today: time only), so two identical goals are told apart', () => {
+    const now = new Date(2026, 11, 1, 15, 0).getTime()
+    assert.equal(submittedLabel(new Date(2026, 11, 1, 9, 5).toISOString(), now), '09:05')
+    assert.equal(submittedLabel(new Date(2026, 10, 30, 23, 59).toISOString(), now), '2026-11-30 23:59')
+    assert.equal(submittedLabel('not a time', now), '')
+    const plan = samplePlan()
+    const [root] = tree(plan.envelopes, plan.nowUs)
+    assert.ok(root)
+    const item = goalItem(root, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now })
+    assert.equal(item.description, '1/4 done · 1 gap · 0.75 · 09:05')
+    const tokyo = byText(root, 'Plan Tokyo days') as GoalView
+    assert.equal(goalItem(tokyo, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now }).description, '0/2 done · 0.75', 'subgoals carry no time')
+  })
+
+  it('a goal with weak votes says what it waits for and when the fallback is due', () => {
+    const g = rootGoal('Learn Go', 'peer-user', T0)
+    const p = proposal(g.goal_id, ['Tour of Go', 'Build a CLI'], 'peer-dec-1')
+    const [r] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.7)), envelopeOf('score', score(p, 'peer-sc-2', 0.4))], T0 + sec(5))
+    assert.ok(r)
+    const due = new Date(2026, 11, 1, 10, 0, 45).toISOString()
+    const t = goalItem(r, { waiting: { quorum: 2, minScore: 0.6, fallbackAt: due } }).tooltip
+    assert.ok(t.includes('$(clock) **Waiting for votes:** 2 scorers voting ≥ 0.60 on one proposal (best so far: 1 of 2), or the timeout fallback (best mean) around 10:00:45.'), t)
+    assert.doesNotMatch(goalItem(r).tooltip, /Waiting for votes/)
+  })
+
+  it('peers this editor runs appear by name in rows and tooltips; others by PeerId suffix', () => {
+    const plan = samplePlan()
+    const [root] = tree(plan.envelopes, plan.nowUs)
+    assert.ok(root)
+    const names = new Map([['peer-ex-1', 'local-executor-1'], ['peer-sc-1', 'local-scorer-1']])
+    assert.equal(leafItem(leaf(root, 'Book flights'), { peerNames: names }).description, 'done · local-executor-1')
+    assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `local-scorer-1` \| 0\.80 \|/)
+    assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `peer-sc-2` \| 0\.70 \|/)
   })
 })

@@ -4,6 +4,7 @@
 import path from 'node:path'
 import { launchBrowser } from './browser.mjs'
 import { createSandbox } from './codeServer.mjs'
+import { collectLogErrors, extensionErrors, HOST_SUITE_PROVOKED, recordConsoleErrors } from '../ui/logCheck.mjs'
 import { log, seconds, stopwatch } from './util.mjs'
 import { exposeAutomationHooks, remoteUri, waitForWorkbench, workbenchUrl } from './workbench.mjs'
 
@@ -44,6 +45,7 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
   let server
   let browser
   let result
+  let consoleErrors = []
   try {
     const version = await sandbox.version()
     log(`host suite: ${version.line}`)
@@ -51,6 +53,7 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
     browser = await launchBrowser({ profileDir: sandbox.dirs.browserProfile, env: sandbox.env() })
     const { page } = browser
     page.on('pageerror', (e) => log(`host suite: page error: ${e.message}`))
+    consoleErrors = recordConsoleErrors(page)
     const hooks = await exposeAutomationHooks(page)
     const url = workbenchUrl(server.origin, {
       folder: sandbox.dirs.workspace,
@@ -81,7 +84,14 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
     await server?.stop()
     const strays = await sandbox.killStrays()
     await sandbox.saveLog(path.join(artifactsDir, 'host-code-server.log'))
+    // The extension must leave no error in the extension host log or the renderer console.
+    const check = { expected: HOST_SUITE_PROVOKED, extensionPaths: [path.join(path.resolve(extensionPath), 'dist')] }
+    const errors = [...extensionErrors(consoleErrors, check).map((e) => `renderer console: ${e}`),
+      ...await collectLogErrors(sandbox.dirs.userData, path.join(artifactsDir, 'host-logs'), check)]
     await sandbox.dispose()
+    if (result?.ok && errors.length > 0) {
+      result = { ...result, ok: false, reason: `${errors.length} error(s) from Goal Swarm in the logs:\n    ${errors.map((e) => e.split('\n').slice(0, 6).join('\n      ')).join('\n    ')}` }
+    }
     if (result && strays.length > 0) {
       result = { ...result, ok: false, reason: `${strays.length} process(es) outlived code-server and were killed: ${strays.map((x) => x.cmd).join('; ')}` }
     }

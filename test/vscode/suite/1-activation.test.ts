@@ -1,4 +1,7 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import * as path from 'node:path'
 import * as vscode from 'vscode'
 import { alive, api, EXTENSION_ID } from './helpers'
 
@@ -6,7 +9,9 @@ const COMMANDS = [
   'goalSwarm.submitGoal', 'goalSwarm.startPeer', 'goalSwarm.stopPeer', 'goalSwarm.restartPeer',
   'goalSwarm.contributeExecutor', 'goalSwarm.stopContributing', 'goalSwarm.startLocalSwarm', 'goalSwarm.stopLocalSwarm',
   'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
-  'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey'
+  'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
+  'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans',
+  'goalSwarm.openResultPreview'
 ]
 
 suite('Goal Swarm: activation and commands', () => {
@@ -28,6 +33,25 @@ suite('Goal Swarm: activation and commands', () => {
     for (const c of contributed) assert.equal(c.category, 'Goal Swarm', `${c.command} category`)
     const registered = new Set(await vscode.commands.getCommands(true))
     assert.deepEqual(COMMANDS.filter((c) => !registered.has(c)), [], 'commands without a handler')
+  })
+
+  test('the walkthrough\'s steps show existing pages and link only registered commands', async () => {
+    await api()
+    const ext = vscode.extensions.getExtension(EXTENSION_ID)
+    assert.ok(ext)
+    const pkg = ext.packageJSON as { contributes: { walkthroughs: { steps: { id: string, description: string, media: { markdown: string }, completionEvents: string[] }[] }[] } }
+    const steps = pkg.contributes.walkthroughs.flatMap((w) => w.steps)
+    assert.deepEqual(steps.map((s) => s.id), ['submitGoal', 'addModel', 'contributeExecutor', 'connectEditor'])
+    const registered = new Set(await vscode.commands.getCommands(true))
+    for (const step of steps) {
+      assert.ok(existsSync(path.join(ext.extensionPath, step.media.markdown)), `${step.id}: ${step.media.markdown} is packaged`)
+      const linked = [...step.description.matchAll(/\(command:([\w.]+)/g)].map((m) => m[1] ?? '')
+      assert.ok(linked.length > 0, `${step.id} links a command`)
+      for (const c of [...linked, ...step.completionEvents.filter((e) => e.startsWith('onCommand:')).map((e) => e.slice('onCommand:'.length))]) {
+        assert.ok(registered.has(c), `${step.id}: command ${c} is registered`)
+      }
+    }
+    assert.ok(existsSync(path.join(ext.extensionPath, 'LICENSE')), 'LICENSE next to package.json')
   })
 
   test('activation starts one observer peer as a child process of the extension host', async () => {

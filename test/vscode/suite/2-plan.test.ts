@@ -1,3 +1,4 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
@@ -59,9 +60,13 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     const item = a.tree.getTreeItem(rootEl)
     assert.equal(item.id, goalId)
     assert.equal(item.label, GOAL)
-    assert.match(String(item.description), /^decomposed · \d\.\d\d$/)
+    const planRoot = rootById(a, goalId)
+    assert.ok(planRoot)
+    const n = leaves(planRoot).length
+    // Status first, then the accepted score and the time it was submitted (today).
+    assert.match(String(item.description), new RegExp(`^${n}/${n} done · \\d\\.\\d\\d · \\d\\d:\\d\\d$`))
     assert.equal((item.iconPath as vscode.ThemeIcon).id, 'type-hierarchy-sub')
-    assert.equal(item.contextValue, 'goal.decomposed')
+    assert.equal(item.contextValue, 'goal.decomposed.root')
     assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Expanded)
     const tip = (item.tooltip as vscode.MarkdownString).value
     assert.match(tip, /\*\*Accepted split:\*\* score \*\*\d\.\d\d\*\* by quorum of 2/)

@@ -1,9 +1,11 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
-import { api, ensurePlan, GOAL, leaves, rootById } from './helpers'
+import { resultTitle } from '../../../src/views/resultUri'
+import { api, ensurePlan, GOAL, leaves, rootById, until } from './helpers'
 
 suite('Goal Swarm: results as documents, save, export, copy', () => {
   let dir = ''
@@ -27,7 +29,9 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
   test('Open Result shows the result as a read-only Markdown document with the prompt and executor in a header', async () => {
     const { leaf } = await doneLeaf()
     const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', leaf.id)
-    assert.match(uri ?? '', new RegExp(`^goal-swarm:/result/${leaf.id}/[a-z0-9-]+\\.md$`))
+    assert.equal(vscode.Uri.parse(uri ?? '').path, `/result/${leaf.id}/${resultTitle(leaf.text)}.md`)
+    // The tab reads as the prompt's short title.
+    assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab?.label, `${resultTitle(leaf.text)}.md`)
     const editor = vscode.window.activeTextEditor
     assert.ok(editor)
     const doc = editor.document
@@ -79,5 +83,16 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     const copied = await vscode.commands.executeCommand<string>('goalSwarm.copyPrompt', leaf.id)
     assert.equal(copied, leaf.text)
     assert.equal(await vscode.env.clipboard.readText(), leaf.text)
+  })
+
+  test('Open Result Preview renders the result document as Markdown in one click', async function () {
+    this.timeout(60_000)
+    const { leaf } = await doneLeaf()
+    await vscode.commands.executeCommand('goalSwarm.openResult', leaf.id)
+    await vscode.commands.executeCommand('goalSwarm.openResultPreview')
+    const preview = (): vscode.Tab | undefined => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('markdown.preview') && t.label.includes(resultTitle(leaf.text)))
+    await until(() => preview() !== undefined, 30_000, `a Markdown preview tab of "${resultTitle(leaf.text)}.md"`)
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors')
   })
 })

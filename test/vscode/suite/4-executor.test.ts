@@ -1,3 +1,4 @@
+import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'

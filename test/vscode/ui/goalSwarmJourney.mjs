@@ -1,16 +1,33 @@
 // The UI suite's user journey through the Goal Swarm extension: open the view, submit a goal
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor. Each step checks what the user sees on screen.
+import { createServer } from 'node:net'
 import { log } from '../harness/util.mjs'
-import { answerQuickInput, runCommand, waitForNotification, widenSideBar } from '../harness/workbench.mjs'
+import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
 
 /** The goal the user types. */
 export const GOAL = 'Plan a two-week trip to Japan'
 
-/** User settings for the UI run: offline demo model, no mDNS in the host namespace. */
+/** A TCP port free right now on 127.0.0.1 (bound, then released). */
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen({ host: '127.0.0.1', port: 0 }, () => { const { port } = s.address(); s.close(() => resolve(port)) })
+  })
+}
+
+/**
+ * The listen port written to code-server's User settings: the journey checks the peer uses it,
+ * i.e. the setting applies from User settings in a remote window.
+ */
+export const UI_LISTEN_PORT = await freePort()
+
+/** User settings for the UI run: offline demo model, no mDNS in the host namespace, a fixed port. */
 export const UI_SETTINGS = {
   'goalSwarm.llm.provider': 'offline-demo',
-  'goalSwarm.mdns': false
+  'goalSwarm.mdns': false,
+  'goalSwarm.listenPort': UI_LISTEN_PORT
 }
 
 /** Every Goal Swarm result of the offline demo model carries this label (src/peer/llm/offline-demo.ts). */
@@ -55,11 +72,23 @@ async function expandAll (page) {
 }
 
 /**
+ * Labels of the buttons and actions of the notification toast containing `text`, or null when
+ * no such toast shows.
+ */
+async function toastActions (page, text) {
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: text }).first()
+  if (await toast.count() === 0) return null
+  return toast.evaluate((el) => [...el.querySelectorAll('.monaco-button, .action-label')]
+    .map((b) => (b.getAttribute('aria-label') || b.textContent || '').trim()).filter(Boolean))
+}
+
+/**
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
 export function goalSwarmJourney ({ page, screenshot }) {
   let leaf = null
+  let resultTab = ''
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
   return [
     {
@@ -101,6 +130,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         // (prompts seen pending or running before the plan completes).
         let last = ''
         let sawUnfinishedLeaf = false
+        let progressButtons = null
         const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
         let finished = false
         complete.then(() => { finished = true }, () => { finished = true })
@@ -109,7 +139,11 @@ export function goalSwarmJourney ({ page, screenshot }) {
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) sawUnfinishedLeaf = true
+          if (!sawUnfinishedLeaf && rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) {
+            sawUnfinishedLeaf = true
+            await screenshot('plan-tree-mid')
+          }
+          if (progressButtons === null) progressButtons = await toastActions(page, `Goal Swarm: ${GOAL}`)
           const seen = `${rows.length} rows: ${rows.map((r) => r.description).join(', ')}`
           if (seen !== last) { log(`ui: tree ${seen}`); last = seen }
           await page.waitForTimeout(400)
@@ -120,6 +154,10 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!m) throw new Error(`unexpected completion message: ${message}`)
         if (Number(m[2]) < 2 || m[1] !== m[2]) throw new Error(`expected every prompt of a split plan done, got ${m[1]} of ${m[2]}`)
         if (!sawUnfinishedLeaf) throw new Error('the tree never showed a prompt pending or running before the plan completed (no live updates?)')
+        // The swarm cannot cancel a plan yet, so its progress notification must not offer "Cancel".
+        if (progressButtons === null) throw new Error('the plan\'s progress notification never showed')
+        log(`ui: progress notification actions: ${JSON.stringify(progressButtons)}`)
+        if (progressButtons.some((b) => /cancel/i.test(b))) throw new Error(`the progress notification offers ${JSON.stringify(progressButtons)}; nothing can cancel a plan yet`)
 
         // The notification comes from the plan model; the tree renders coalesced refreshes, so
         // give its rows a moment to catch up before judging them.
@@ -135,10 +173,15 @@ export function goalSwarmJourney ({ page, screenshot }) {
         }
         log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
         const root = rows.find((r) => r.label === GOAL)
-        if (!root || !/^decomposed · \d/.test(root.description)) throw new Error(`root goal row should read "decomposed · <score>", got ${JSON.stringify(root)}`)
+        // The root row summarises its prompts, status first: "<done>/<all> done · <score>".
+        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\.\\d\\d`)
+        if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · <score>", got ${JSON.stringify(root)}`)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         const notDone = leaves.filter((r) => !r.description.startsWith('done'))
         if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
+        // The executors are this editor's local swarm, so rows name them instead of a PeerId suffix.
+        const unnamed = leaves.filter((r) => !/^done · local-executor-\d$/.test(r.description))
+        if (unnamed.length > 0) throw new Error(`leaves should name the local executor that ran them: ${JSON.stringify(unnamed)}`)
         leaf = leaves[0]
         await screenshot('plan-tree')
       }
@@ -170,9 +213,23 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const flat = (t) => t.replace(/\s+/g, '')
         if (!flat(text).startsWith(flat(`# ${leaf.label}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
         if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
-        const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText())
-        log(`ui: editor tab "${tab.trim()}" shows ${text.split('\n').length} lines`)
+        const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
+        log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
+        // The tab is titled with the prompt's first words (file-name safe), not a slug.
+        if (!tab.startsWith(leaf.label.slice(0, 24))) throw new Error(`the result tab should be titled with the prompt "${leaf.label}", reads "${tab}"`)
+        resultTab = tab.split('\n')[0]
         await screenshot('result')
+        // One click on the title bar's preview button renders it.
+        await page.locator('.editor-actions [aria-label="Open Result Preview"]').first().click()
+        const preview = page.locator('.tabs-container .tab', { hasText: `Preview ${leaf.label.slice(0, 24)}` }).first()
+        await preview.waitFor({ timeout: 30_000 })
+        await page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('h1', { hasText: leaf.label.slice(0, 24) }).first().waitFor({ timeout: 30_000 })
+        await screenshot('result-preview')
+        // Back to the source, which stays open for the reload step.
+        await planRow(page, leaf.label).click()
+        await page.locator('.tabs-container .tab.active', { hasText: resultTab }).first().waitFor({ timeout: 30_000 })
+        // Keyboard focus back in the workbench (the preview's webview keeps it otherwise).
+        await page.locator('.editor-instance .monaco-editor .view-lines').first().click()
       }
     },
     {
@@ -184,6 +241,44 @@ export function goalSwarmJourney ({ page, screenshot }) {
         await waitForNotification(page, 'this editor now executes prompts needing can_write_text', 60_000)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
         await screenshot('executor')
+      }
+    },
+    {
+      name: 'Goal Swarm: Copy My Address copies the address, on the port set in User settings',
+      timeoutMs: 60_000,
+      run: async () => {
+        await runCommand(page, 'Goal Swarm: Copy My Address')
+        const text = normalize(await waitForNotification(page, 'Goal Swarm: copied', 30_000))
+        log(`ui: notification "${text.split('\n')[0]}"`)
+        const m = /copied (\/ip4\/127\.0\.0\.1\/tcp\/(\d+)\/p2p\/\w+)/.exec(text)
+        if (!m) throw new Error(`the notification names no address: ${text}`)
+        if (Number(m[2]) !== UI_LISTEN_PORT) throw new Error(`the peer listens on ${m[2]}, not on goalSwarm.listenPort ${UI_LISTEN_PORT} from User settings`)
+        if (!text.includes('Connect to Peer')) throw new Error(`the notification does not say where to paste the address: ${text}`)
+      }
+    },
+    {
+      name: 'after Reload Window the local swarm and the executor come back, and a notification says so',
+      timeoutMs: 150_000,
+      run: async () => {
+        await runCommand(page, 'Developer: Reload Window')
+        await waitForWorkbench(page)
+        const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
+        log(`ui: notification "${text.split('\n')[0]}"`)
+        if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
+        await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
+        await planRow(page, GOAL).waitFor({ timeout: 30_000 })
+        // A result tab comes back and resolves its content (the workbench restores the pinned
+        // preview; a source tab opened in preview mode is not kept).
+        const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })
+        await tabs.first().waitFor({ timeout: 30_000 })
+        const labels = await tabs.allInnerTexts()
+        log(`ui: result tabs after the reload: ${JSON.stringify(labels.map((l) => normalize(l).trim()))}`)
+        await tabs.first().click()
+        await Promise.any([
+          page.locator('.editor-instance .monaco-editor .view-lines').filter({ hasText: DEMO_ANSWER }).first().waitFor({ timeout: 30_000 }),
+          page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('body', { hasText: DEMO_ANSWER }).first().waitFor({ timeout: 30_000 })
+        ])
+        await screenshot('after-reload')
       }
     }
   ]

@@ -1,12 +1,13 @@
 // UI suite runner: a fresh code-server with the packaged .vsix installed the way a user installs
 // it, a real Chromium on the workbench, and a journey of steps a user would take.
-import { mkdir, readdir, rm } from 'node:fs/promises'
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { launchBrowser } from '../harness/browser.mjs'
 import { createSandbox } from '../harness/codeServer.mjs'
 import { runSteps } from '../harness/steps.mjs'
 import { log, stopwatch } from '../harness/util.mjs'
 import { waitForWorkbench, workbenchUrl } from '../harness/workbench.mjs'
+import { collectLogErrors, extensionErrors, recordConsoleErrors } from './logCheck.mjs'
 
 /**
  * @typedef {object} JourneyContext
@@ -31,6 +32,9 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
   let version
   let result
   let strays = []
+  /** Renderer console errors (the workbench forwards extension host errors there too). */
+  let consoleErrors = []
+  let logErrors = []
   try {
     version = await sandbox.version()
     log(`ui suite: ${version.line}`)
@@ -39,6 +43,7 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
     browser = await launchBrowser({ profileDir: sandbox.dirs.browserProfile, env: sandbox.env() })
     const { page } = browser
     page.on('pageerror', (e) => log(`ui suite: page error: ${e.message}`))
+    consoleErrors = recordConsoleErrors(page)
     await mkdir(artifactsDir, { recursive: true })
     // Screenshots of an earlier run must not pass for this run's.
     for (const f of await readdir(artifactsDir)) if (f.endsWith('.png')) await rm(path.join(artifactsDir, f), { force: true })
@@ -68,17 +73,25 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
     await server?.stop()
     strays = await sandbox.killStrays()
     await sandbox.saveLog(path.join(artifactsDir, 'ui-code-server.log'))
+    logErrors = await collectLogErrors(sandbox.dirs.userData, path.join(artifactsDir, 'ui-logs'))
+    await writeFile(path.join(artifactsDir, 'ui-logs', 'renderer-console-errors.txt'), consoleErrors.join('\n'))
     await sandbox.dispose()
   }
   // Peer children must go with the editor (issue 5); anything left behind is a failed check.
   const check = { name: 'no process outlives the editor', status: strays.length === 0 ? 'passed' : 'failed', ms: 0 }
   if (strays.length > 0) check.error = new Error(`killed: ${strays.map((x) => `${x.pid} ${x.cmd}`).join('; ')}`)
   log(`ui: ${strays.length === 0 ? '✔' : '✖'} ${check.name}`)
+  const errors = [...extensionErrors(consoleErrors).map((e) => `renderer console: ${e}`), ...logErrors]
+  const logCheck = { name: 'no error from Goal Swarm in the extension host log or the renderer console', status: errors.length === 0 ? 'passed' : 'failed', ms: 0 }
+  if (errors.length > 0) logCheck.error = new Error(errors.join('\n'))
+  log(`ui: ${errors.length === 0 ? '✔' : '✖'} ${logCheck.name}${errors.length === 0 ? '' : `\n    ${errors.map((e) => e.split('\n').slice(0, 6).join('\n      ')).join('\n    ')}`}`)
+  const checks = [check, logCheck]
+  const failedChecks = checks.filter((c) => c.status === 'failed').length
   return {
-    passed: result.passed + (strays.length === 0 ? 1 : 0),
-    failed: result.failed + (strays.length === 0 ? 0 : 1),
+    passed: result.passed + checks.length - failedChecks,
+    failed: result.failed + failedChecks,
     skipped: result.skipped,
-    results: [...result.results, check],
+    results: [...result.results, ...checks],
     vscode: version.vscode,
     codeServer: version.codeServer,
     ms: elapsed(),

@@ -1,0 +1,53 @@
+/**
+ * This editor's peer address as others dial it, and the check of an address pasted into
+ * "Goal Swarm: Connect to Peer...". Pure (no vscode), unit-tested.
+ */
+import { multiaddr } from '@multiformats/multiaddr'
+
+const LOOPBACK = /^\/(ip4\/127\.|ip6\/::1\/)/
+
+/** The TCP port of the first `/tcp/<port>` listen address, or undefined. */
+export function tcpPortOf (listen: readonly string[]): number | undefined {
+  for (const a of listen) {
+    const m = /\/tcp\/(\d+)/.exec(a)
+    if (m !== null && Number(m[1]) > 0) return Number(m[1])
+  }
+  return undefined
+}
+
+/**
+ * The multiaddr (with `/p2p/<PeerId>`) another editor should dial: a LAN address when the peer
+ * listens beyond loopback, else its loopback address (reachable from this machine only).
+ * Returns undefined when the peer reports no listen address.
+ */
+export function shareableAddress (listen: readonly string[], peerId: string): { address: string, loopbackOnly: boolean } | undefined {
+  const tcp = listen.filter((a) => a.includes('/tcp/'))
+  const lan = tcp.filter((a) => !LOOPBACK.test(a) && !a.startsWith('/ip4/0.0.0.0/') && !a.startsWith('/ip6/::/'))
+  const pick = lan.find((a) => a.startsWith('/ip4/')) ?? lan[0] ?? tcp[0]
+  if (pick === undefined) return undefined
+  const address = pick.includes('/p2p/') ? pick : `${pick}/p2p/${peerId}`
+  return { address, loopbackOnly: lan.length === 0 }
+}
+
+/**
+ * Why `text` cannot be used as a bootstrap peer, or undefined when it can: it must parse as a
+ * multiaddr, start with an IP or DNS host, carry a TCP port and end in the peer's
+ * `/p2p/<PeerId>` (so the dial is authenticated), and must not be this editor's own peer.
+ */
+export function peerAddressProblem (text: string, ownPeerId?: string): string | undefined {
+  const t = text.trim()
+  if (t === '') return 'Paste a peer address, e.g. /ip4/192.168.1.20/tcp/4001/p2p/12D3KooW…'
+  let parts: { name: string, value?: string }[]
+  try {
+    parts = multiaddr(t).getComponents()
+  } catch (err) {
+    return `Not a multiaddr: ${(err as Error).message}`
+  }
+  if (!['ip4', 'ip6', 'dns', 'dns4', 'dns6'].includes(parts[0]?.name ?? '')) return 'The address must start with /ip4/, /ip6/ or /dns/…'
+  if (parts[1]?.name !== 'tcp') return 'The address needs a TCP port after the host: …/tcp/<port>'
+  const p2p = parts.filter((p) => p.name === 'p2p')
+  const last = parts[parts.length - 1]
+  if (p2p.length !== 1 || last?.name !== 'p2p' || last.value === undefined) return 'The address must end with one /p2p/<PeerId> (Copy My Address includes it)'
+  if (ownPeerId !== undefined && last.value === ownPeerId) return 'That is this editor\'s own address; paste the address of the other editor or peer'
+  return undefined
+}

@@ -1,0 +1,48 @@
+/**
+ * What the user started in this workspace (a local swarm, a contributed executor), kept in
+ * workspace state so a reload, a closed window or a reopened editor brings it back. Only the
+ * user's commands change the record: stopping peers because the editor shuts down keeps it.
+ */
+import type { Capability } from '../peer/protocol/schemas'
+import type { LocalSwarmSize } from './peers'
+
+/** workspaceState key of the record. */
+export const STARTED_KEY = 'goalSwarm.started'
+
+export interface StartedRecord {
+  /** Size of the local swarm the user started, if one runs. */
+  localSwarm?: LocalSwarmSize
+  /** Capabilities of the executor the user contributes, if any. */
+  contributor?: Capability[]
+}
+
+/** Minimal Memento (vscode.Memento), so the rules stay testable without VS Code. */
+export interface StateStore {
+  get<T>(key: string): T | undefined
+  update(key: string, value: unknown): Thenable<void>
+}
+
+/** The record in `store`, with anything malformed dropped. */
+export function readStarted (store: StateStore): StartedRecord {
+  const r = store.get<StartedRecord>(STARTED_KEY)
+  const out: StartedRecord = {}
+  const s = r?.localSwarm
+  if (s !== undefined && [s.decomposers, s.scorers, s.executors].every((n) => Number.isInteger(n) && n >= 0 && n <= 16)) out.localSwarm = s
+  if (Array.isArray(r?.contributor) && r.contributor.length > 0) out.contributor = r.contributor
+  return out
+}
+
+/** Replaces one part of the record (undefined removes it). */
+export async function recordStarted (store: StateStore, part: Partial<StartedRecord>): Promise<void> {
+  const next = { ...readStarted(store), ...part }
+  for (const k of Object.keys(part) as (keyof StartedRecord)[]) if (part[k] === undefined) delete next[k]
+  await store.update(STARTED_KEY, next)
+}
+
+/** "a local swarm of 6 peers and an executor (can_write_text)", or '' for an empty record. */
+export function describeStarted (r: StartedRecord): string {
+  const parts: string[] = []
+  if (r.localSwarm !== undefined) parts.push(`a local swarm of ${r.localSwarm.decomposers + r.localSwarm.scorers + r.localSwarm.executors} peers`)
+  if (r.contributor !== undefined) parts.push(`an executor (${r.contributor.join(', ')})`)
+  return parts.join(' and ')
+}

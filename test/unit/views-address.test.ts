@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import * as path from 'node:path'
+import { describe, it } from 'node:test'
+import { peerAddressProblem, shareableAddress, tcpPortOf } from '../../src/extension/address'
+import { choosePort, rememberedPort, rememberPort } from '../../src/extension/stablePort'
+import { statusBarModel, unreachableLine, type PeersSnapshot } from '../../src/views/statusModel'
+
+const PEER_ID = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
+const OTHER = '12D3KooWEyoppNCUx8Yx66oV9fJnriXwCcXwDDUA2kj6vnc6iDEp'
+
+function listen (server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, () => {
+    const a = server.address()
+    resolve(typeof a === 'object' && a !== null ? a.port : 0)
+  }))
+}
+
+describe('Copy My Address / Connect to Peer (views tier: pure rules)', () => {
+  it('the shared address prefers a LAN address and carries the PeerId', () => {
+    assert.deepEqual(shareableAddress(['/ip4/127.0.0.1/tcp/4100', '/ip4/192.168.1.20/tcp/4100'], PEER_ID),
+      { address: `/ip4/192.168.1.20/tcp/4100/p2p/${PEER_ID}`, loopbackOnly: false })
+    assert.deepEqual(shareableAddress(['/ip4/127.0.0.1/tcp/4100'], PEER_ID),
+      { address: `/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`, loopbackOnly: true })
+    assert.equal(shareableAddress([], PEER_ID), undefined)
+    assert.equal(tcpPortOf(['/ip4/127.0.0.1/tcp/4100']), 4100)
+    assert.equal(tcpPortOf(['/ip4/127.0.0.1/udp/9']), undefined)
+  })
+
+  it('a pasted address is accepted only as host, TCP port and PeerId, and never our own', () => {
+    assert.equal(peerAddressProblem(`/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}`, PEER_ID), undefined)
+    assert.equal(peerAddressProblem(`  /dns4/desk.local/tcp/4001/p2p/${OTHER} `), undefined)
+    assert.match(peerAddressProblem('') ?? '', /Paste a peer address/)
+    assert.match(peerAddressProblem('192.168.1.20:4001') ?? '', /^Not a multiaddr/)
+    assert.match(peerAddressProblem(`/ip4/999.1.1.1/tcp/4001/p2p/${OTHER}`) ?? '', /^Not a multiaddr: Invalid IPv4/)
+    assert.match(peerAddressProblem(`/ip4/192.168.1.20/udp/4001/p2p/${OTHER}`) ?? '', /TCP port/)
+    assert.match(peerAddressProblem('/ip4/192.168.1.20/tcp/4001') ?? '', /\/p2p\/<PeerId>/)
+    assert.match(peerAddressProblem(`/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}/p2p/${OTHER}`) ?? '', /one \/p2p\/<PeerId>/)
+    assert.match(peerAddressProblem(`/ip4/127.0.0.1/tcp/4001/p2p/${PEER_ID}`, PEER_ID) ?? '', /own address/)
+  })
+
+  it('an unreachable bootstrap peer is named in the status bar tooltip', () => {
+    const addr = `/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}`
+    assert.equal(unreachableLine(addr), 'bootstrap peer 192.168.1.20:4001 (…c6iDEp) unreachable')
+    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 0, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [addr] }
+    const m = statusBarModel(s)
+    assert.equal(m.text, '$(broadcast) observer · 0 peers · $(warning)')
+    assert.ok(m.tooltip.includes(`$(warning) bootstrap peer 192.168.1.20:4001 (…c6iDEp) unreachable: \`${addr}\` (retrying)`), m.tooltip)
+  })
+})
+
+describe('stable listen port per identity', () => {
+  it('the remembered port is reused while free, and given up when taken', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'goal-swarm-port-'))
+    const file = path.join(dir, 'editor-1.port')
+    const blocker = createServer()
+    try {
+      assert.equal(await rememberedPort(file), undefined)
+      assert.equal(await choosePort(0, '127.0.0.1', file), 0, 'nothing remembered: any free port')
+      assert.equal(await choosePort(4321, '127.0.0.1', file), 4321, 'a configured port always wins')
+      const taken = await listen(blocker)
+      await rememberPort(file, taken)
+      assert.equal((await readFile(file, 'utf8')).trim(), String(taken))
+      assert.equal(await choosePort(0, '127.0.0.1', file), 0, 'the remembered port is in use')
+      await new Promise<void>((resolve) => blocker.close(() => resolve()))
+      assert.equal(await choosePort(0, '127.0.0.1', file), taken, 'free again: reused')
+    } finally {
+      blocker.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

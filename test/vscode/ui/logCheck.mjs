@@ -1,0 +1,118 @@
+// The real-editor tier fails when the extension host log or the renderer console carries an
+// error from the Goal Swarm extension during a journey. This module reads code-server's log
+// files and picks the error entries that belong to the extension.
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+
+/**
+ * Words that tie an error to this extension: its id, its view/command/setting prefix, its
+ * output channel, its URI scheme and its tree item handles (`1/<goal or node id>` is how the
+ * extension host names an item with an explicit id; our ids are content hashes, hex).
+ */
+const OURS = /goal-swarm\.goal-swarm|goalSwarm|Goal Swarm|tree item with id '1\/[0-9a-f]{8,}|Data tree node not found/
+
+/**
+ * Warnings that are errors of the extension in disguise: the extension host logs code that
+ * touches the trapped `navigator` global as a deprecation warning with the culprit's stack.
+ */
+const WARNINGS_AS_ERRORS = /PendingMigrationError/
+
+/**
+ * Error entries in a VS Code log file's text (`YYYY-MM-DD hh:mm:ss.mmm [error] ...`), each with
+ * its continuation lines (stack traces). Entries at other levels are skipped, except the
+ * warnings matching WARNINGS_AS_ERRORS.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function errorEntries (text) {
+  const entries = []
+  let current = null
+  for (const line of text.split('\n')) {
+    const head = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \[(\w+)\]/.exec(line)
+    if (head) {
+      if (current !== null) entries.push(current)
+      current = head[1] === 'error' || (head[1] === 'warning' && WARNINGS_AS_ERRORS.test(line)) ? line : null
+    } else if (current !== null && line.trim() !== '') {
+      current += '\n' + line
+    }
+  }
+  if (current !== null) entries.push(current)
+  return entries
+}
+
+/**
+ * Errors the extension-host suite provokes on purpose: its supervision test kills the main
+ * peer until the supervisor gives up, and its Connect to Peer test pastes an address without
+ * a PeerId; the editor reports both as errors.
+ */
+export const HOST_SUITE_PROVOKED = [
+  /peer main crashed \d+ times within \d+ min; not restarting it again/,
+  /cannot connect to "\/ip4\/127\.0\.0\.1\/tcp\/4001": The address must end with one \/p2p\/<PeerId>/
+]
+
+/** The test harness's own folders (tool cache, sandboxes) carry the project's name too. */
+const HARNESS_PATHS = /goal-swarm-vscode-[\w.-]+/g
+
+/**
+ * The errors among `entries` that come from this extension (its words, or a stack frame in one
+ * of `extensionPaths`), minus those matching `expected`.
+ * @param {string[]} entries
+ * @param {{ expected?: RegExp[], extensionPaths?: string[] }} [opts]
+ * @returns {string[]}
+ */
+export function extensionErrors (entries, { expected = [], extensionPaths = [] } = {}) {
+  return entries.filter((e) => {
+    const text = e.replace(HARNESS_PATHS, '<harness>')
+    const ours = OURS.test(text) || extensionPaths.some((p) => text.includes(p))
+    return ours && !expected.some((r) => r.test(text))
+  })
+}
+
+/**
+ * Every `*.log` file under `dir` (code-server's `<user-data>/logs/<session>/...`), resolved as
+ * `{ file, text }`. A missing dir yields [].
+ * @param {string} dir
+ */
+export async function readLogs (dir) {
+  const out = []
+  const walk = async (d) => {
+    for (const ent of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+      const p = path.join(d, ent.name)
+      if (ent.isDirectory()) await walk(p)
+      else if (ent.name.endsWith('.log')) out.push({ file: p, text: await readFile(p, 'utf8').catch(() => '') })
+    }
+  }
+  await walk(dir)
+  return out
+}
+
+/**
+ * Copies every code-server log under `<userDataDir>/logs` into `destDir` (flat names) and
+ * returns the extension's error entries, each prefixed with its log file's name.
+ * @param {string} userDataDir
+ * @param {string} destDir
+ * @param {{ expected?: RegExp[], extensionPaths?: string[] }} [opts]  as for extensionErrors
+ * @returns {Promise<string[]>}
+ */
+export async function collectLogErrors (userDataDir, destDir, opts = {}) {
+  const root = path.join(userDataDir, 'logs')
+  const errors = []
+  await mkdir(destDir, { recursive: true })
+  for (const { file, text } of await readLogs(root)) {
+    await writeFile(path.join(destDir, path.relative(root, file).replace(/[\\/]/g, '_')), text)
+    errors.push(...extensionErrors(errorEntries(text), opts).map((e) => `${path.basename(file)}: ${e}`))
+  }
+  return errors
+}
+
+/**
+ * Records the renderer console's errors (and uncaught page errors) of a Playwright page.
+ * @param {import('playwright-core').Page} page
+ * @returns {string[]} the live list
+ */
+export function recordConsoleErrors (page) {
+  const errors = []
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`))
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
+  return errors
+}
