@@ -6,6 +6,7 @@
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
 import { planProgress, type GoalView, type LeafView } from '../peer/state/tree'
+import { failedGoals } from '../peer/roles/report'
 import { firstLine, slug } from '../views/format'
 import { planJson, planMarkdown } from '../views/planExport'
 import { leavesOf, type PlanModel } from '../views/planModel'
@@ -320,8 +321,10 @@ export class CommandHandlers extends Disposable {
     }))
     if (done === undefined) return
     const p = planProgress(done)
+    const unsplit = failedGoals(done)
     const a = await vscode.window.showInformationMessage(
-      `Goal Swarm: plan complete, ${p.done} of ${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}.`, 'Export Plan')
+      `Goal Swarm: plan complete, ${p.done} of ${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}` +
+      `${unsplit > 0 ? `, ${unsplit} goal${unsplit === 1 ? '' : 's'} could not be split` : ''}.`, 'Export Plan')
     if (a === 'Export Plan') await vscode.commands.executeCommand(Commands.exportPlan, goalId)
   }
 

@@ -3,7 +3,7 @@
  * src/peer/cli.ts, brief "Peer config"). Pure, so the mapping is unit-tested.
  */
 import type { Capability, Role } from '../peer/protocol/schemas'
-import type { LlmProvider, Settings } from './settings'
+import { DEFAULT_SETTINGS, type LlmProvider, type Settings } from './settings'
 
 /** Everything needed to fork one peer. Paths are absolute. */
 export interface PeerSpec {
@@ -22,7 +22,7 @@ export interface PeerSpec {
   swarmKeyFile: string | null
   bootstrap: string[]
   mdns: boolean
-  llm: { provider: LlmProvider, model: string | null, baseUrl: string | null }
+  llm: { provider: LlmProvider, model: string | null, baseUrl: string | null, timeoutMs?: number }
   maxDepth: number
   minSplits: number
   maxSplits: number
@@ -53,6 +53,7 @@ export function peerArgs (spec: PeerSpec): string[] {
   if (!spec.mdns) args.push('--no-mdns')
   if (spec.llm.model !== null) args.push('--model', spec.llm.model)
   if (spec.llm.baseUrl !== null) args.push('--llm-base-url', spec.llm.baseUrl)
+  if (spec.llm.timeoutMs !== undefined) args.push('--llm-timeout-ms', String(spec.llm.timeoutMs))
   for (const addr of spec.bootstrap) args.push('--bootstrap', addr)
   return args
 }
@@ -67,7 +68,7 @@ export function specFromSettings (s: Settings, provider: LlmProvider): Omit<Peer
     swarmKeyFile: s.swarmKeyFile,
     bootstrap: s.bootstrapPeers,
     mdns: s.mdns,
-    llm: { provider, model: s.llmModel, baseUrl: s.llmBaseUrl },
+    llm: { provider, model: s.llmModel, baseUrl: s.llmBaseUrl, ...(s.llmTimeoutMs !== DEFAULT_SETTINGS.llmTimeoutMs ? { timeoutMs: s.llmTimeoutMs } : {}) },
     maxDepth: s.maxDepth,
     minSplits: s.minSplits,
     maxSplits: s.maxSplits,

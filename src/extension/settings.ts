@@ -24,6 +24,7 @@ export const Keys = {
   llmProvider: 'goalSwarm.llm.provider',
   llmModel: 'goalSwarm.llm.model',
   llmBaseUrl: 'goalSwarm.llm.baseUrl',
+  llmTimeoutMs: 'goalSwarm.llm.timeoutMs',
   maxDepth: 'goalSwarm.maxDepth',
   minSplits: 'goalSwarm.minSplits',
   maxSplits: 'goalSwarm.maxSplits',
@@ -52,6 +53,8 @@ export interface Settings {
   llmProvider: LlmProviderSetting
   llmModel: string | null
   llmBaseUrl: string | null
+  /** Per-request LLM timeout in ms (the peer's --llm-timeout-ms). */
+  llmTimeoutMs: number
   maxDepth: number
   minSplits: number
   maxSplits: number
@@ -73,6 +76,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   llmProvider: 'auto',
   llmModel: null,
   llmBaseUrl: null,
+  llmTimeoutMs: 120_000,
   maxDepth: 3,
   minSplits: 2,
   maxSplits: 6,
@@ -107,6 +111,7 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   llmProvider: z.enum(LLM_PROVIDER_SETTINGS),
   llmModel: optionalText,
   llmBaseUrl: optionalText.refine((s) => s === null || /^https?:\/\/[^\s]+$/.test(s), 'expected an http(s) URL such as http://127.0.0.1:11434/v1'),
+  llmTimeoutMs: z.int('expected an integer number of milliseconds').min(100).max(3_600_000),
   maxDepth: z.int('expected an integer').min(1).max(8),
   minSplits: z.int('expected an integer').min(1).max(12),
   maxSplits: z.int('expected an integer').min(1).max(12),

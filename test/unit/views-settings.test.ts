@@ -114,7 +114,7 @@ describe('peer command line built from settings', () => {
       mdns: true,
       swarm: 'team-a',
       bootstrap: [`/ip4/127.0.0.1/tcp/4001/p2p/${PEER_ID}`, `/ip4/10.0.0.7/tcp/4002/p2p/${PEER_ID}`],
-      llm: { provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1' },
+      llm: { provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1', timeoutMs: 30_000 },
       maxDepth: 2, minSplits: 3, maxSplits: 4, quorum: 3, minScore: 0.7
     })
     const { io: cliIo, err } = io()
@@ -127,8 +127,17 @@ describe('peer command line built from settings', () => {
       ['executor', 'editor-0123abcd', path.resolve('/storage/peers/editor-0123abcd'), path.resolve('/storage/identities'), '0.0.0.0', 4100, 'team-a', true, 'json'])
     assert.deepEqual(c.capabilities, ['can_write_text', 'can_run_code'])
     assert.deepEqual(c.bootstrap, s.bootstrap)
-    assert.deepEqual([c.llm.provider, c.llm.model, c.llm.baseUrl], ['openai-compatible', 'llama3.1', 'http://127.0.0.1:11434/v1'])
+    assert.deepEqual([c.llm.provider, c.llm.model, c.llm.baseUrl, c.llm.timeoutMs], ['openai-compatible', 'llama3.1', 'http://127.0.0.1:11434/v1', 30_000])
     assert.deepEqual([c.maxDepth, c.minSplits, c.maxSplits, c.acceptance.quorum, c.acceptance.minScore], [2, 3, 4, 3, 0.7])
+  })
+
+  it('goalSwarm.llm.timeoutMs reaches the peer only when set, and a bad value names the setting', () => {
+    assert.equal(peerArgs(spec()).includes('--llm-timeout-ms'), false)
+    const { settings, problems } = readSettings(reader({ [Keys.llmTimeoutMs]: 45_000 }))
+    assert.deepEqual(problems, [])
+    const args = peerArgs(spec(specFromSettings(settings, 'offline-demo')))
+    assert.deepEqual(args.slice(args.indexOf('--llm-timeout-ms'), args.indexOf('--llm-timeout-ms') + 2), ['--llm-timeout-ms', '45000'])
+    assert.deepEqual(readSettings(reader({ [Keys.llmTimeoutMs]: 5 })).problems.map((p) => p.key), [Keys.llmTimeoutMs])
   })
 
   it('the CLI refuses an anthropic executor without a key in its environment, naming --llm (the supervisor does not restart exit 2)', () => {
