@@ -198,7 +198,9 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
     if (env.kind !== 'proposal') return
     void sc.publish('score', {
       goal_id: env.body.goal_id, proposal_id: env.body.proposal_id, scorer_peer: sc.peerId, score: 0.3,
-      notes: `too vague: ${env.body.subgoals[0]}`, scored_at: new Date().toISOString()
+      notes: `too vague: ${env.body.subgoals[0]}`,
+      decisions: env.body.subgoals.map((_, index) => ({ index, is_atomic: true, required_capability: 'can_write_text' as const })),
+      scored_at: new Date().toISOString()
     })
   })
   const goal = await w.submit(user)
