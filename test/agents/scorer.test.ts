@@ -13,7 +13,7 @@ import { nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { SCORE_SYSTEM } from '../../src/peer/roles/prompts'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { scoreReply, type StandinRequest, type StandinVerdict } from '../support/llm-standin'
-import { accepted, capability, proposal, rootGoal } from '../support/fixtures'
+import { accepted, capability, failure, proposal, rootGoal } from '../support/fixtures'
 import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
 import { publishedOf, World } from './harness'
 
@@ -204,6 +204,26 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
   assert.ok(Date.now() - votedAt >= 1000, `accepted ${Date.now() - votedAt} ms after the quorum`)
   assert.equal(a.confirming_scores.length, 1)
   assert.equal(a.accepted_at, vote?.scored_at)
+})
+
+test('a live scorer that publishes a failure notice for the goal is no longer waited for', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const quitter = await w.hub.addPeer({ label: 'quitting-scorer' })
+  const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
+  await quitter.publish('capability', capability(quitter.peerId, nowMicros(), [], 'scorer'))
+  w.standin.respondWith((req) => scoreReply(req, 0.8, verdict))
+  w.track(startScorer(s.ctx, s.llm, { quorumGraceMs: 60_000 }))
+  const { root, publish } = await seedGoal(w, user, dec)
+  await publish()
+  await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1)
+  await delay(200)
+  assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'waits for the other live scorer')
+  await quitter.publish('failure', failure(root.goal_id, quitter.peerId, { role: 'scorer', at: nowMicros() }))
+  const a = await waitFor('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
+  assert.equal(a.confirming_scores.length, 1)
 })
 
 test('malformed votes are retried with the validation error: a score out of range, then a wrong verdict count', async (t) => {

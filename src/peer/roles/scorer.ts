@@ -109,6 +109,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
       case 'goal': case 'proposal': case 'score': schedule(env.body.goal_id); break
+      // A scorer that gave up on a vote is no longer waited for.
+      case 'failure': if (env.body.role === 'scorer') schedule(env.body.goal_id); break
       case 'accepted':
         schedule(env.body.goal_id)
         // Child goals of a newly winning split become live.
@@ -164,13 +166,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return decideAcceptance(state.proposalsFor(goalId), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
-  /** Scorers announced within the liveness TTL, and this one. */
-  function liveScorers (): Set<string> {
+  /**
+   * Scorers expected to vote on a goal: those announced within the liveness TTL, and this one,
+   * minus any that published a scorer failure notice for the goal (it gave up on a vote).
+   */
+  function liveScorers (goalId: string): Set<string> {
     const now = ctx.now()
     const live = new Set([me])
     for (const c of state.capabilities()) {
       if (c.role === 'scorer' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) live.add(c.peer_id)
     }
+    for (const f of state.failuresFor(goalId)) if (f.role === 'scorer' && f.node_id === null) live.delete(f.reporter_peer)
     return live
   }
 
@@ -180,7 +186,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * for the missing votes.
    */
   function informationComplete (goalId: string): boolean {
-    if (votesComplete(state.proposalsFor(goalId), state.scoresFor(goalId), liveScorers())) return true
+    if (votesComplete(state.proposalsFor(goalId), state.scoresFor(goalId), liveScorers(goalId))) return true
     const since = quorumSince.get(goalId)
     if (since === undefined) {
       quorumSince.set(goalId, performance.now())
