@@ -5,10 +5,12 @@
  * the stand-in answers it exactly as it answers the swarm.
  *
  * Calls: decompose every goal above the depth cap; classify each subgoal unless the depth cap
- * forces it atomic (the seed's rule); execute every leaf. Parallelism matches the swarm's
- * distinct work: at most `decompose` decompositions (one decomposer's concurrency), `classify`
- * classifications (one accepting scorer's) and `execute` executions (executors x 1 leaf each)
- * at once, pipelined like the swarm (a branch is decomposed as soon as it is classified).
+ * forces it atomic (the seed's rule: a centralized planner has no vote to fold the decision
+ * into, so one call per open subgoal is its cheapest honest equivalent of the swarm's
+ * verdicts-in-the-vote); execute every leaf. Parallelism matches the swarm's distinct work: at
+ * most `decompose` decompositions (one decomposer's concurrency), `classify` classifications
+ * (one scorer's) and `execute` executions (executors x 1 leaf each) at once, pipelined like the
+ * swarm (a branch is decomposed as soon as it is classified).
  */
 import pLimit from 'p-limit'
 import type { LlmProvider, LlmPurpose } from '../../src/peer/llm/provider'

@@ -1,15 +1,18 @@
 /**
  * The scripted plan of the benchmarks and the fault tier: root goal -> `branches` composite
  * subgoals -> `leaves` atomic leaves each (default 3 x 3), answered by a stand-in LLM
- * responder (test/support/llm-standin.ts) through the real SDKs. Every answer is a pure
- * function of the request, so two decomposers propose the same texts and every run has the
- * same shape; only ids (which include peer ids and timestamps) differ between runs.
+ * responder (test/support/llm-standin.ts) through the real SDKs. By default every answer is a
+ * pure function of the request, so two decomposers propose the same texts and every run has the
+ * same shape; only ids (which include peer ids and timestamps) differ between runs. With
+ * `distinctProposals` the second decomposition asked for a goal is worded differently (as a
+ * second real model would split it), still with the same shape.
  *
- * Texts encode their level: the root is free text, a branch is `<root> / part <i>`, a leaf is
- * `<root> / part <i> / step <j>`. The classifier answer is read from that, not from prompt
- * wording, so the shape does not depend on how the roles phrase their prompts.
+ * Texts encode their level: the root is free text, a branch is `<root> / part <i>` (or
+ * `area <i>`), a leaf is `<branch> / step <j>` (or `task <j>`). The scorers' verdicts (and the
+ * baseline's classifier answer) are read from that, not from prompt wording, so the shape does
+ * not depend on how the roles phrase their prompts.
  */
-import type { StandinReply, StandinRequest, StandinResponder } from '../../test/support/llm-standin'
+import { proposedSubgoals, type StandinReply, type StandinRequest, type StandinResponder } from '../../test/support/llm-standin'
 
 export interface PlanShape {
   /** Composite subgoals of the root. */
@@ -66,29 +69,47 @@ export interface ScriptedResponderOptions {
   score?: number
   /** Extra characters appended to every execute output (e.g. to exercise blobs). */
   outputPadding?: number
+  /**
+   * The n-th decomposition asked for one goal text uses wording n mod 2 (part/step, then
+   * area/task), so two decomposers of a swarm propose different splits (default false).
+   */
+  distinctProposals?: boolean
 }
+
+const WORDINGS = [{ branch: 'part', leaf: 'step' }, { branch: 'area', leaf: 'task' }] as const
 
 /**
  * A responder that answers the four purposes with the scripted plan's shapes:
  * decompose -> `branches` subgoals of the root or `leaves` subgoals of a branch; score -> a
- * fixed score; classify -> composite for branches, atomic can_write_text for leaves;
- * execute -> a short text naming the task.
+ * fixed score with one verdict per subgoal (branches composite, leaves atomic, can_write_text);
+ * classify (the baseline) -> the same verdict; execute -> a short text naming the task.
  */
 export function scriptedResponder (opts: ScriptedResponderOptions = {}): StandinResponder {
   const shape = opts.shape ?? DEFAULT_SHAPE
   const score = opts.score ?? 0.9
   const pad = opts.outputPadding ?? 0
+  /** Decompositions asked so far per goal text (distinctProposals). */
+  const asked = new Map<string, number>()
   return (req: StandinRequest): StandinReply => {
     switch (req.purpose) {
       case 'decompose': {
         const goal = promptField(req.prompt, 'Goal') ?? 'goal'
+        const n = asked.get(goal) ?? 0
+        asked.set(goal, n + 1)
+        const words = WORDINGS[opts.distinctProposals === true ? n % 2 : 0] as (typeof WORDINGS)[number]
         const level = levelOf(goal)
-        const n = level === 0 ? shape.branches : shape.leaves
-        const subgoals = Array.from({ length: n }, (_, i) => level === 0 ? branchText(goal, i) : `${goal}${SEP}step ${i + 1}`)
+        const count = level === 0 ? shape.branches : shape.leaves
+        const subgoals = Array.from({ length: count }, (_, i) => `${goal}${SEP}${level === 0 ? words.branch : words.leaf} ${i + 1}`)
         return { json: { subgoals, rationale: 'scripted split' } }
       }
       case 'score':
-        return { json: { score, notes: 'scripted score' } }
+        return {
+          json: {
+            score,
+            notes: 'scripted score',
+            subgoals: proposedSubgoals(req.prompt).map((sub) => ({ is_atomic: levelOf(sub) >= 2, required_capability: 'can_write_text' }))
+          }
+        }
       case 'classify': {
         const sub = promptField(req.prompt, 'Subgoal') ?? ''
         return { json: { is_atomic: levelOf(sub) >= 2, required_capability: 'can_write_text', reason: 'scripted' } }

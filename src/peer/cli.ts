@@ -129,6 +129,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--settle-ms <ms>', 'claim settle window', int(0, 60_000), DEFAULTS.settleMs)
     .option('--announce-interval-ms <ms>', 'capability announcement period', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
+    .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
     .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required)', url)
@@ -219,6 +220,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       settleMs: o.settleMs,
       announceIntervalMs: o.announceIntervalMs,
       maxReproposals: o.maxReproposals,
+      proposersPerGoal: o.proposersPerGoal,
       llm: {
         provider,
         model: o.model ?? null,

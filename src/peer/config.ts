@@ -76,6 +76,11 @@ export interface PeerConfig {
   announceIntervalMs: number
   /** Re-proposals allowed per goal, counted swarm-wide. */
   maxReproposals: number
+  /**
+   * Decomposers that propose at once for a goal below the root, ranked per goal by
+   * H(goal_id, peer); the others stand by (DESIGN §3). The root goal: every decomposer proposes.
+   */
+  proposersPerGoal: number
   llm: PeerLlmConfig
 }
 
@@ -91,6 +96,7 @@ export const DEFAULTS = {
   settleMs: 2_000,
   announceIntervalMs: 5_000,
   maxReproposals: 2,
+  proposersPerGoal: 1,
   llmMaxRetries: 3,
   llmRetryBaseMs: 1_000,
   llmTimeoutMs: 120_000,
@@ -152,6 +158,7 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     settleMs: DEFAULTS.settleMs,
     announceIntervalMs: DEFAULTS.announceIntervalMs,
     maxReproposals: DEFAULTS.maxReproposals,
+    proposersPerGoal: DEFAULTS.proposersPerGoal,
     ...overrides,
     llm: {
       provider,

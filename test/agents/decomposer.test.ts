@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { proposalId } from '../../src/peer/protocol/ids'
+import { contentId, proposalId } from '../../src/peer/protocol/ids'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
-import { accepted, childGoal, proposal, rootGoal } from '../support/fixtures'
+import { accepted, capability, childGoal, failure, proposal, rootGoal } from '../support/fixtures'
 import { delay, waitFor } from '../support/memory-bus'
 import { publishedOf, World } from './harness'
 
@@ -198,7 +198,9 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
     if (env.kind !== 'proposal') return
     void sc.publish('score', {
       goal_id: env.body.goal_id, proposal_id: env.body.proposal_id, scorer_peer: sc.peerId, score: 0.3,
-      notes: `too vague: ${env.body.subgoals[0]}`, scored_at: new Date().toISOString()
+      notes: `too vague: ${env.body.subgoals[0]}`,
+      decisions: env.body.subgoals.map((_, index) => ({ index, is_atomic: true, required_capability: 'can_write_text' as const })),
+      scored_at: new Date().toISOString()
     })
   })
   const goal = await w.submit(user)
@@ -231,4 +233,79 @@ test('control characters in the model\'s split are dropped before proposing (the
   assert.equal(p?.rationale, 'transport, lodging')
   await w.hub.idle()
   assert.equal(user.state.proposalsFor(goal.goal_id).length, 1, 'valid on the wire: every peer holds it')
+})
+
+/** A root goal with an accepted split whose slot 1 is composite, and that child goal. */
+async function childSetup (w: World, labels: { user: string, sc: string }) {
+  const user = await w.hub.addPeer({ label: labels.user })
+  const sc = await w.hub.addPeer({ label: labels.sc })
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
+  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await sc.publish('accepted', a)
+  await w.hub.idle()
+  return { user, sc, root, child: childGoal(a, 1, root) }
+}
+
+test('below the root one ranked decomposer proposes at once; the other stands by and makes no call', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' })
+  const d1 = await w.agent('decomposer', { maxDepth: 3 }, 'dec-1')
+  const d2 = await w.agent('decomposer', { maxDepth: 3 }, 'dec-2')
+  // Both announce themselves, as the runtime does at start, so each ranks the other.
+  await d1.peer.publish('capability', capability(d1.peer.peerId, nowMicros(), [], 'decomposer'))
+  await d2.peer.publish('capability', capability(d2.peer.peerId, nowMicros(), [], 'decomposer'))
+  w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
+  w.track(startDecomposer(d1.ctx, d1.llm, { standbyMs: 60_000 }))
+  w.track(startDecomposer(d2.ctx, d2.llm, { standbyMs: 60_000 }))
+  await sc.publish('goal', child)
+  const first = [d1, d2].sort((a, b) => (contentId(child.goal_id, a.peer.peerId) < contentId(child.goal_id, b.peer.peerId) ? -1 : 1))[0]!
+  await waitFor('a proposal for the child', () => user.state.proposalsFor(child.goal_id).length === 1)
+  await w.hub.idle()
+  await delay(300)
+  assert.deepEqual(user.state.proposalsFor(child.goal_id).map((p) => p.proposer_peer), [first.peer.peerId], 'the decomposer ranked first by H(goal, peer)')
+  assert.equal(w.standin.requests.length, 1)
+})
+
+/** Adds and announces decomposer peers until one ranks above `me` for `goalId`; @returns that peer. */
+async function announceRankedAbove (w: World, goalId: string, me: string) {
+  for (let i = 0; i < 64; i++) {
+    const peer = await w.hub.addPeer({ label: `ranked-${i}` })
+    await peer.publish('capability', capability(peer.peerId, nowMicros(), [], 'decomposer'))
+    if (contentId(goalId, peer.peerId) < contentId(goalId, me)) return peer
+  }
+  throw new Error('no peer ranked above')
+}
+
+test('a standing-by decomposer proposes at once when the ranked one gives up', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' })
+  const d = await w.agent('decomposer', { maxDepth: 3, proposersPerGoal: 1 })
+  const ranked = await announceRankedAbove(w, child.goal_id, d.peer.peerId)
+  w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
+  w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 60_000 }))
+  await sc.publish('goal', child)
+  await delay(300)
+  assert.equal(w.standin.requests.length, 0, 'stands by while the ranked decomposer is live')
+  await ranked.publish('failure', failure(child.goal_id, ranked.peerId, { role: 'decomposer', at: nowMicros() }))
+  await waitFor('a proposal after the failure notice', () => user.state.proposalsFor(child.goal_id).length === 1, 5000)
+  assert.equal(user.state.proposalsFor(child.goal_id)[0]?.proposer_peer, d.peer.peerId)
+})
+
+test('a standing-by decomposer proposes when no proposal comes within the standby time', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' })
+  const d = await w.agent('decomposer', { maxDepth: 3 })
+  await announceRankedAbove(w, child.goal_id, d.peer.peerId)
+  w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
+  w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 1200 }))
+  const t0 = Date.now()
+  await sc.publish('goal', child)
+  await waitFor('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
+  assert.ok(Date.now() - t0 >= 1100, `proposed ${Date.now() - t0} ms after the goal appeared`)
+  assert.ok(d.records.some((r) => /no proposal for .* within 1200 ms: proposing/.test(r.msg)))
 })

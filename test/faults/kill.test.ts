@@ -68,12 +68,12 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     await restart(v)
   })
 
-  test('the accepting scorer dies while classifying: the other scorers accept the split', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('a scorer dies while voting on the root split: the other scorers accept it', { timeout: TEST_TIMEOUT_MS }, async () => {
     const root = 'Kill a scorer'
     const goalId = await submit(root)
     let victim: RolePeer | undefined
-    await until('a scorer classifying the root split', () => {
-      victim = swarm.of('scorer').find((m) => m.llm?.requests.some((r) => r.purpose === 'classify' && aboutPlan(r, root)))
+    await until('a scorer voting on the root split', () => {
+      victim = swarm.of('scorer').find((m) => m.llm?.requests.some((r) => r.purpose === 'score' && aboutPlan(r, root) && requestLevel(r) === 0))
       return victim !== undefined
     })
     const v = victim as RolePeer

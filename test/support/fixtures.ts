@@ -50,13 +50,27 @@ export function proposal (goalId: string, subgoals: string[], proposer = 'peer-d
   }
 }
 
-export function score (p: Pick<SubgoalProposal, 'goal_id' | 'proposal_id'>, scorer: string, value: number, opts: { at?: Micros, notes?: string } = {}): ScoreMsg {
+export interface ScoreOpts {
+  at?: Micros
+  notes?: string
+  /** Which subgoals the scorer calls atomic: all (default), none, or per index. */
+  atomic?: boolean | boolean[]
+  capability?: Capability | Capability[]
+}
+
+/** A vote with one verdict per subgoal of `p` (default: every subgoal atomic, can_write_text). */
+export function score (p: Pick<SubgoalProposal, 'goal_id' | 'proposal_id' | 'subgoals'>, scorer: string, value: number, opts: ScoreOpts = {}): ScoreMsg {
   return {
     goal_id: p.goal_id,
     proposal_id: p.proposal_id,
     scorer_peer: scorer,
     score: value,
     notes: opts.notes ?? '',
+    decisions: p.subgoals.map((_, index) => ({
+      index,
+      is_atomic: Array.isArray(opts.atomic) ? (opts.atomic[index] ?? true) : (opts.atomic ?? true),
+      required_capability: Array.isArray(opts.capability) ? (opts.capability[index] ?? 'can_write_text') : (opts.capability ?? 'can_write_text')
+    })),
     scored_at: ts(opts.at ?? T0 + sec(2))
   }
 }

@@ -8,7 +8,7 @@
  * Usage:
  *   const llm = await LlmStandin.start()          // or new LlmStandin({ latencyMs: 50 }).start()
  *   llm.reply({ json: { score: 3 } }, { json: { score: 0.8, notes: 'ok' } })   // queue, in order
- *   llm.respondWith((req) => req.purpose === 'score' ? { json: {...} } : { text: '...' })
+ *   llm.respondWith((req) => req.purpose === 'score' ? scoreReply(req, 0.8) : { text: '...' })
  *   llm.respondWith(demoResponder)                // answer everything like the offline demo model
  *   const provider = createProvider(llm.llmConfig('anthropic'))  // or 'openai-compatible'
  *   ... llm.requests[1].prompt, llm.requests.length ...
@@ -260,6 +260,27 @@ export class LlmStandin {
 export const demoResponder: StandinResponder = (req) => {
   const input = { purpose: req.purpose ?? 'execute', system: req.system, prompt: req.prompt }
   return req.schema === null ? { text: demoText(input) } : { json: demoValue(req.schema, input) }
+}
+
+/** The numbered subgoals of a score prompt (its "Proposed subgoals:" block), in order; [] when none. */
+export function proposedSubgoals (prompt: string): string[] {
+  const block = /^Proposed subgoals:\n((?:\d+\. .*(?:\n|$))+)/m.exec(prompt)?.[1] ?? ''
+  return block.split('\n').flatMap((l) => {
+    const m = /^\d+\. (.*)$/.exec(l)
+    return m === null ? [] : [m[1] as string]
+  })
+}
+
+/** A scorer's verdict on one subgoal, as the score schema asks for it. */
+export interface StandinVerdict { is_atomic: boolean, required_capability: 'can_write_text' | 'can_query_api' | 'can_run_code' }
+
+/**
+ * A reply to a score request with one verdict per proposed subgoal (read from the prompt),
+ * `verdict(text, index)` deciding each (default: atomic, can_write_text). Where the depth cap
+ * forces leaves the scorer's schema has no is_atomic, and the provider's validation drops it.
+ */
+export function scoreReply (req: Pick<StandinRequest, 'prompt'>, score: number, verdict: (text: string, index: number) => StandinVerdict = () => ({ is_atomic: true, required_capability: 'can_write_text' }), notes = 'scripted vote'): Extract<StandinReply, { json: unknown }> {
+  return { json: { score, notes, subgoals: proposedSubgoals(req.prompt).map((t, i) => verdict(t, i)) } }
 }
 
 function decode (index: number, api: StandinApi, path: string, headers: IncomingHttpHeaders, body: Record<string, unknown>): StandinRequest {

@@ -1,14 +1,22 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { DEFAULT_ACCEPTANCE, decideAcceptance, distinctVotes, meanScore } from '../../src/peer/protocol/acceptance'
-import type { ScoreMsg } from '../../src/peer/protocol/schemas'
-import { proposal, rootGoal, score } from '../support/fixtures'
+import { acceptedSplitFor, DEFAULT_ACCEPTANCE, decideAcceptance, distinctVotes, meanScore, splitDecisions, votesComplete, type Acceptance } from '../../src/peer/protocol/acceptance'
+import { childId } from '../../src/peer/protocol/ids'
+import type { Capability, ScoreMsg } from '../../src/peer/protocol/schemas'
+import { proposal, rootGoal, score, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
 const pA = proposal(g.goal_id, ['Book flights', 'Plan days'], 'peer-dec-1')
 const pB = proposal(g.goal_id, ['Set budget', 'Pick cities', 'Book'], 'peer-dec-2')
 const pC = proposal(g.goal_id, ['Everything at once'], 'peer-dec-3')
 const [lowP, highP] = [pA, pB].sort((x, y) => (x.proposal_id < y.proposal_id ? -1 : 1)) as [typeof pA, typeof pB]
+
+/** An acceptance without its vote messages (compared separately). */
+function summary (r: Acceptance | null): Omit<Acceptance, 'confirming_votes'> | null {
+  if (r === null) return null
+  const { confirming_votes: _votes, ...rest } = r
+  return rest
+}
 
 /** every permutation of a small list */
 function permutations<T> (xs: T[]): T[][] {
@@ -22,8 +30,10 @@ describe('acceptance rule (DESIGN §3)', () => {
   })
 
   it('accepts at once with two distinct scorers >= 0.6; final score is their mean', () => {
-    const r = decideAcceptance([pA], [score(pA, 'sc-1', 0.8), score(pA, 'sc-2', 0.7)], 0)
-    assert.deepEqual(r, {
+    const votes = [score(pA, 'sc-1', 0.8), score(pA, 'sc-2', 0.7)]
+    const r = decideAcceptance([pA], votes, 0)
+    assert.deepEqual(r?.confirming_votes, votes)
+    assert.deepEqual(summary(r), {
       proposal_id: pA.proposal_id, final_score: 0.75, fallback: false,
       confirming_scores: [{ scorer_peer: 'sc-1', score: 0.8 }, { scorer_peer: 'sc-2', score: 0.7 }]
     })
@@ -52,7 +62,8 @@ describe('acceptance rule (DESIGN §3)', () => {
     for (const order of permutations(votes)) {
       assert.equal(decideAcceptance([pA], order, 0), null, 'sc-1 counts 0.5, so only one qualifying voter')
       const late = decideAcceptance([pA], order, 45_000)
-      assert.deepEqual(late, {
+      assert.deepEqual(late?.confirming_votes.map((v) => v.score), [0.5, 0.8])
+      assert.deepEqual(summary(late), {
         proposal_id: pA.proposal_id, final_score: (0.5 + 0.8) / 2, fallback: true,
         confirming_scores: [{ scorer_peer: 'sc-1', score: 0.5 }, { scorer_peer: 'sc-2', score: 0.8 }]
       })
@@ -102,7 +113,7 @@ describe('acceptance rule (DESIGN §3)', () => {
     ]
     assert.equal(decideAcceptance([pA, pB, pC], votes, 44_999), null)
     const r = decideAcceptance([pA, pB, pC], votes, 45_000)
-    assert.deepEqual(r, {
+    assert.deepEqual(summary(r), {
       proposal_id: pB.proposal_id, final_score: 0.525, fallback: true,
       confirming_scores: [{ scorer_peer: 'sc-1', score: 0.55 }, { scorer_peer: 'sc-2', score: 0.5 }]
     })
@@ -135,6 +146,12 @@ describe('acceptance rule (DESIGN §3)', () => {
     assert.equal(decideAcceptance([pA], withdrawn, 0), null)
   })
 
+  it('ignores a vote whose verdict count differs from the proposal\'s subgoals', () => {
+    const short = { ...score(pA, 'sc-2', 0.9), decisions: score(pA, 'sc-2', 0.9).decisions.slice(0, 1) }
+    assert.equal(decideAcceptance([pA], [score(pA, 'sc-1', 0.9), short], 0), null)
+    assert.deepEqual(distinctVotes(pA, [short]), [])
+  })
+
   it('counts a repeated proposal once', () => {
     const r = decideAcceptance([pA, pA, { ...pA, rationale: 'other' }], [score(pA, 'a', 0.7), score(pA, 'b', 0.9)], 0)
     assert.equal(r?.proposal_id, pA.proposal_id)
@@ -160,5 +177,50 @@ describe('acceptance rule (DESIGN §3)', () => {
   it('meanScore refuses an empty list', () => {
     assert.throws(() => meanScore([]), RangeError)
     assert.equal(meanScore([{ scorer_peer: 'a', score: 0.25 }, { scorer_peer: 'b', score: 0.75 }]), 0.5)
+  })
+})
+
+describe('accepted split from the confirming votes (DESIGN §4, v2)', () => {
+  const p3 = proposal(g.goal_id, ['Book flights', 'Plan days', 'Pack'], 'peer-dec-1')
+  const v = (by: string, atomic: boolean[], caps: Capability[], at = 2): ScoreMsg => score(p3, by, 0.8, { atomic, capability: caps, at: T0 + sec(at) })
+
+  it('decides each subgoal by majority; a tie is atomic; a capability tie goes to the earlier capability', () => {
+    const votes = [
+      v('sc-1', [true, false, false], ['can_query_api', 'can_write_text', 'can_run_code']),
+      v('sc-2', [true, false, true], ['can_query_api', 'can_query_api', 'can_write_text']),
+      v('sc-3', [false, true, true], ['can_write_text', 'can_query_api', 'can_run_code'])
+    ]
+    assert.deepEqual(splitDecisions(p3, votes, false).map((d) => [d.is_atomic, d.required_capability]), [
+      [true, 'can_query_api'], [false, null], [true, 'can_run_code']
+    ])
+    const two = votes.slice(0, 2)
+    assert.deepEqual(splitDecisions(p3, two, false).map((d) => [d.is_atomic, d.required_capability]), [
+      [true, 'can_query_api'], [false, null], [true, 'can_write_text']
+    ])
+    assert.deepEqual(splitDecisions(p3, votes, true).map((d) => d.is_atomic), [true, true, true], 'the depth cap forces leaves')
+    for (const d of splitDecisions(p3, votes, false)) assert.equal(d.child_id, childId(g.goal_id, p3.proposal_id, d.index, d.text))
+  })
+
+  it('builds the same AcceptedSplit from the same votes in any order, named after the first confirming scorer', () => {
+    const votes = [v('sc-2', [true, true, true], ['can_write_text', 'can_write_text', 'can_write_text'], 5), v('sc-1', [false, true, true], ['can_write_text', 'can_write_text', 'can_write_text'], 3)]
+    const splits = permutations(votes).map((o) => acceptedSplitFor(p3, decideAcceptance([p3], o, 0)!, false))
+    for (const s of splits) assert.deepEqual(s, splits[0])
+    assert.equal(splits[0]?.scorer_peer, 'sc-1')
+    assert.equal(splits[0]?.accepted_at, votes[0]?.scored_at, 'the latest confirming vote\'s time')
+    assert.deepEqual(splits[0]?.children.map((c) => c.is_atomic), [true, true, true])
+  })
+
+  it('refuses votes that are not about the proposal', () => {
+    assert.throws(() => splitDecisions(p3, [], false), RangeError)
+    assert.throws(() => splitDecisions(p3, [score(pA, 'sc-1', 0.9)], false), RangeError)
+    assert.throws(() => acceptedSplitFor(pA, decideAcceptance([p3], [v('a', [true, true, true], ['can_write_text', 'can_write_text', 'can_write_text']), v('b', [true, true, true], ['can_write_text', 'can_write_text', 'can_write_text'])], 0)!, false), RangeError)
+  })
+
+  it('votesComplete: every named scorer has a counted vote on every proposal', () => {
+    const votes = [score(pA, 'sc-1', 0.9), score(pA, 'sc-2', 0.9), score(pB, 'sc-1', 0.2)]
+    assert.equal(votesComplete([pA], votes, ['sc-1', 'sc-2']), true)
+    assert.equal(votesComplete([pA, pB], votes, ['sc-1', 'sc-2']), false)
+    assert.equal(votesComplete([pA, pB], [...votes, score(pB, 'sc-2', 0.1)], ['sc-1', 'sc-2']), true)
+    assert.equal(votesComplete([pA], votes, ['sc-1', 'sc-2', 'sc-3']), false)
   })
 })

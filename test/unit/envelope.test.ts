@@ -64,10 +64,13 @@ describe('checkEnvelope', () => {
     }
   })
 
+  it('accepts an accepted split from any signer: it is derived from the confirming votes (DESIGN §4)', () => {
+    assert.equal(checkEnvelope(envelopeOf('accepted', a, 'peer-sc-2')).ok, true)
+  })
+
   it('drops impersonation: the named author must be the signer', () => {
     assert.equal(reason(envelopeOf('score', score(p, 'peer-sc-1', 0.9), 'peer-sc-2')), 'impersonation')
     assert.equal(reason(envelopeOf('proposal', p, 'peer-dec-2')), 'impersonation')
-    assert.equal(reason(envelopeOf('accepted', a, 'peer-sc-2')), 'impersonation')
     assert.equal(reason(envelopeOf('claim', c, 'peer-ex-2')), 'impersonation')
     assert.equal(reason(envelopeOf('renew', renewal(c, T0 + sec(6)), 'peer-ex-2')), 'impersonation')
     assert.equal(reason(envelopeOf('result', result(n.node_id, g.goal_id, 'peer-ex-1'), 'peer-ex-2')), 'impersonation')

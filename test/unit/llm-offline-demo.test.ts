@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { z } from 'zod'
 import { countInstruction, createProvider, DEMO_LABEL, type LlmProvider } from '../../src/peer/llm/index'
 import { CAPABILITIES } from '../../src/peer/protocol/schemas'
+import { scoreSchema } from '../../src/peer/roles/prompts'
 import { demoResponder, LlmStandin } from '../support/llm-standin'
 
 const demo = (): LlmProvider => createProvider({ provider: 'offline-demo', model: null, baseUrl: null, apiKey: null, maxRetries: 0, retryBaseMs: 1 })
@@ -169,4 +170,20 @@ describe('offline-demo provider', () => {
       await llm.close()
     }
   })
+})
+
+test('score: the v2 vote schema gets one verdict per subgoal, can_write_text, the same for the same prompt', async () => {
+  const p = createProvider({ provider: 'offline-demo', model: null, baseUrl: null, apiKey: null, maxRetries: 0, retryBaseMs: 0 })
+  let composite = 0
+  for (let i = 0; i < 20; i++) {
+    const call = { purpose: 'score' as const, system: 'review', prompt: `Goal: goal ${i}\n\nProposed subgoals:\n1. a\n2. b\n3. c`, schema: scoreSchema(3, false), schemaName: 'score' }
+    const out = await p.generateObject(call)
+    assert.equal(out.subgoals.length, 3)
+    for (const v of out.subgoals) assert.equal(v.required_capability, 'can_write_text')
+    assert.deepEqual(await p.generateObject(call), out)
+    composite += out.subgoals.filter((v) => 'is_atomic' in v && v.is_atomic === false).length
+  }
+  assert.ok(composite > 0 && composite < 60, `some but not all verdicts composite (${composite} of 60)`)
+  const forced = await p.generateObject({ purpose: 'score', system: 'review', prompt: 'Goal: leaves', schema: scoreSchema(2, true), schemaName: 'score' })
+  assert.deepEqual(forced.subgoals.map((v) => Object.keys(v)), [['required_capability'], ['required_capability']])
 })

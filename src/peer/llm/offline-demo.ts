@@ -6,9 +6,10 @@
  *  - decompose: arrays get the count asked for by a countInstruction() line in the prompt
  *    (clamped to the schema's minItems/maxItems), items are distinct ordered steps;
  *  - score: numbers named like "score" (or any number in a 0..1 range) are >= 0.6 for ~90%
- *    of inputs, so acceptance happens, but fixed per input;
- *  - classify: "atomic" booleans / enum values win ~75% of the time, capability enums pick
- *    can_write_text (what a default executor offers);
+ *    of inputs, so acceptance happens, but fixed per input; the per-subgoal verdicts get one
+ *    item per subgoal (the schema fixes the count), each atomic ~75% of the time;
+ *  - classify and score verdicts: "atomic" booleans / enum values win ~75% of the time,
+ *    capability enums pick can_write_text (what a default executor offers);
  *  - execute: free text is a short markdown answer.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
  * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).

@@ -1,9 +1,13 @@
 /**
- * Acceptance rule (DESIGN §3) as a pure function of (proposals, votes, elapsed time). Every
- * scorer runs it on its own view; the result never depends on the order messages arrived in,
- * only on the set of messages, so two scorers with the same messages accept the same split.
+ * Acceptance rule (DESIGN §3, §4) as pure functions of (proposals, votes, elapsed time). Every
+ * scorer runs them on its own view; the result never depends on the order messages arrived in,
+ * only on the set of messages, so two scorers with the same messages accept the same split and
+ * publish the same AcceptedSplit (same content key: it collapses as a duplicate).
  */
-import type { ScoreMsg, SubgoalProposal } from './schemas'
+import { canonicalJson } from './envelope'
+import { childId } from './ids'
+import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from './schemas'
+import { parseTimestamp } from './time'
 
 /** Tunables of the acceptance rule (DESIGN §3). */
 export interface AcceptanceConfig {
@@ -27,26 +31,45 @@ export interface Acceptance {
   final_score: number
   /** Sorted by scorer_peer. Quorum: the qualifying votes; fallback: every distinct vote. */
   confirming_scores: Vote[]
+  /** The vote messages behind `confirming_scores`, same order (their verdicts decide the children). */
+  confirming_votes: ScoreMsg[]
   /** true when chosen by the timeout fallback, not by the quorum rule. */
   fallback: boolean
 }
 
+type ProposalRef = Pick<SubgoalProposal, 'goal_id' | 'proposal_id' | 'subgoals'>
+
+/** true when a vote is about `proposal` and carries one verdict per subgoal. */
+function votesOn (proposal: ProposalRef, v: ScoreMsg): boolean {
+  return v.proposal_id === proposal.proposal_id && v.goal_id === proposal.goal_id && v.decisions.length === proposal.subgoals.length
+}
+
 /**
- * One vote per (scorer, proposal), DESIGN §3. A scorer that sent several different scores for
- * one proposal counts with the lowest of them: the minimum is the only pick that is both
- * independent of arrival order and cannot be gamed upwards by re-voting.
- * @returns votes sorted by scorer_peer
+ * The one vote that counts per scorer for a proposal (DESIGN §3: one vote per (scorer,
+ * proposal)). A scorer that sent several different votes counts with the lowest score: the
+ * minimum is the only pick that is both independent of arrival order and cannot be gamed
+ * upwards by re-voting; equal scores fall to the lowest canonical JSON. Votes whose verdict
+ * count differs from the proposal's subgoal count are not votes on it and are ignored.
+ * @returns one ScoreMsg per scorer, sorted by scorer_peer
  */
-export function distinctVotes (proposal: Pick<SubgoalProposal, 'goal_id' | 'proposal_id'>, votes: Iterable<ScoreMsg>): Vote[] {
-  const byScorer = new Map<string, number>()
+export function countedVotes (proposal: ProposalRef, votes: Iterable<ScoreMsg>): ScoreMsg[] {
+  const byScorer = new Map<string, { v: ScoreMsg, json?: string }>()
   for (const v of votes) {
-    if (v.proposal_id !== proposal.proposal_id || v.goal_id !== proposal.goal_id) continue
+    if (!votesOn(proposal, v)) continue
     const prev = byScorer.get(v.scorer_peer)
-    if (prev === undefined || v.score < prev) byScorer.set(v.scorer_peer, v.score)
+    if (prev === undefined || v.score < prev.v.score) { byScorer.set(v.scorer_peer, { v }); continue }
+    if (v.score === prev.v.score && prev.v !== v) {
+      prev.json ??= canonicalJson(prev.v)
+      const json = canonicalJson(v)
+      if (json < prev.json) byScorer.set(v.scorer_peer, { v, json })
+    }
   }
-  return [...byScorer.entries()]
-    .sort(([a], [b]) => compareStrings(a, b))
-    .map(([scorer_peer, score]) => ({ scorer_peer, score }))
+  return [...byScorer.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, x]) => x.v)
+}
+
+/** `countedVotes` as (scorer_peer, score) pairs, sorted by scorer_peer. */
+export function distinctVotes (proposal: ProposalRef, votes: Iterable<ScoreMsg>): Vote[] {
+  return countedVotes(proposal, votes).map((v) => ({ scorer_peer: v.scorer_peer, score: v.score }))
 }
 
 /** Arithmetic mean, summed in the given order. @throws RangeError on an empty list. */
@@ -70,6 +93,11 @@ function resolveConfig (cfg: Partial<AcceptanceConfig> | undefined): AcceptanceC
   return c
 }
 
+function outcome (proposalId: string, votes: ScoreMsg[], fallback: boolean): Acceptance {
+  const confirming = votes.map((v) => ({ scorer_peer: v.scorer_peer, score: v.score }))
+  return { proposal_id: proposalId, final_score: meanScore(confirming), confirming_scores: confirming, confirming_votes: votes, fallback }
+}
+
 /** Better candidate first: higher score, then lower proposal_id. */
 function better (a: Acceptance, b: Acceptance | null): boolean {
   if (b === null) return true
@@ -80,8 +108,9 @@ function better (a: Acceptance, b: Acceptance | null): boolean {
 /**
  * Decides which proposal of one goal is accepted (DESIGN §3).
  *
- * Votes for proposals not in `proposals`, or whose goal_id differs from their proposal's, are
- * ignored; each scorer counts once per proposal (see `distinctVotes`). A proposal qualifies when
+ * Votes for proposals not in `proposals`, whose goal_id differs from their proposal's, or whose
+ * verdict count differs from its subgoal count, are ignored; each scorer counts once per
+ * proposal (see `countedVotes`). A proposal qualifies when
  * at least `quorum` distinct scorers voted >= `minScore`; its final score is the mean of those
  * qualifying votes. The best qualifying proposal wins (highest final score, then lowest
  * proposal_id). When none qualifies and `elapsedMs >= timeoutMs`, the fallback picks the best
@@ -112,16 +141,97 @@ export function decideAcceptance (
   let best: Acceptance | null = null
   let bestFallback: Acceptance | null = null
   for (const p of byId.values()) {
-    const distinct = distinctVotes(p, votesByProposal.get(p.proposal_id) ?? [])
+    const distinct = countedVotes(p, votesByProposal.get(p.proposal_id) ?? [])
     const qualifying = distinct.filter((v) => v.score >= c.minScore)
     if (qualifying.length >= c.quorum) {
-      const cand = { proposal_id: p.proposal_id, final_score: meanScore(qualifying), confirming_scores: qualifying, fallback: false }
+      const cand = outcome(p.proposal_id, qualifying, false)
       if (better(cand, best)) best = cand
     } else if (distinct.length >= c.quorum) {
-      const cand = { proposal_id: p.proposal_id, final_score: meanScore(distinct), confirming_scores: distinct, fallback: true }
+      const cand = outcome(p.proposal_id, distinct, true)
       if (better(cand, bestFallback)) bestFallback = cand
     }
   }
   if (best !== null) return best
   return elapsedMs >= c.timeoutMs ? bestFallback : null
+}
+
+/** Majority value of `xs`; a tie goes to the value `prefer` ranks first. */
+function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
+  const counts = new Map<T, number>()
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1)
+  let best: T | undefined
+  let bestN = -1
+  for (const x of prefer) {
+    const n = counts.get(x) ?? 0
+    if (n > bestN) { best = x; bestN = n }
+  }
+  return best as T
+}
+
+/** Tie order of the atomic vote: when the confirming scorers split evenly, the subgoal is a leaf. */
+const ATOMIC_FIRST = [true, false] as const
+
+/**
+ * The children of an accepted split (DESIGN §4, v2) as a pure function of the confirming votes:
+ * per subgoal, atomic when the majority of the confirming votes say so (a tie counts as atomic),
+ * and the capability most of them name (a tie goes to the earlier one in CAPABILITIES order:
+ * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN §4) makes
+ * every child atomic whatever the votes say. Composite children carry no capability.
+ * @param confirming votes on `proposal`, each with one verdict per subgoal
+ * @throws RangeError when there are no votes or a vote's verdict count differs from the subgoals'
+ */
+export function splitDecisions (proposal: ProposalRef, confirming: readonly ScoreMsg[], forcedLeaves: boolean): ChildDecision[] {
+  if (confirming.length === 0) throw new RangeError('a split needs at least one confirming vote')
+  for (const v of confirming) {
+    if (!votesOn(proposal, v)) throw new RangeError(`vote by ${v.scorer_peer} is not a vote on proposal ${proposal.proposal_id} with ${proposal.subgoals.length} verdicts`)
+  }
+  return proposal.subgoals.map((text, index) => {
+    const verdicts = confirming.map((v) => v.decisions[index] as ScoreMsg['decisions'][number])
+    const isAtomic = forcedLeaves || majority(verdicts.map((d) => d.is_atomic), ATOMIC_FIRST)
+    const capability: Capability = majority(verdicts.map((d) => d.required_capability), CAPABILITIES)
+    return {
+      index,
+      child_id: childId(proposal.goal_id, proposal.proposal_id, index, text),
+      text,
+      is_atomic: isAtomic,
+      required_capability: isAtomic ? capability : null
+    }
+  })
+}
+
+/**
+ * The AcceptedSplit for an acceptance decision: every field derives from the proposal and the
+ * confirming votes (scorer_peer = the first confirming scorer, accepted_at = the latest scored_at
+ * among them), so any two peers that decide on the same votes build byte-identical bodies.
+ * @throws RangeError when `acceptance` is not about `proposal` (see splitDecisions)
+ */
+export function acceptedSplitFor (proposal: ProposalRef, acceptance: Acceptance, forcedLeaves: boolean): AcceptedSplit {
+  if (acceptance.proposal_id !== proposal.proposal_id) throw new RangeError(`acceptance of ${acceptance.proposal_id} is not about proposal ${proposal.proposal_id}`)
+  const votes = acceptance.confirming_votes
+  let latest = votes[0] as ScoreMsg
+  for (const v of votes) if (parseTimestamp(v.scored_at) > parseTimestamp(latest.scored_at)) latest = v
+  return {
+    goal_id: proposal.goal_id,
+    proposal_id: proposal.proposal_id,
+    scorer_peer: (acceptance.confirming_scores[0] as Vote).scorer_peer,
+    subgoals: [...proposal.subgoals],
+    final_score: acceptance.final_score,
+    confirming_scores: acceptance.confirming_scores.map((v) => ({ ...v })),
+    fallback: acceptance.fallback,
+    children: splitDecisions(proposal, votes, forcedLeaves),
+    accepted_at: latest.scored_at
+  }
+}
+
+/**
+ * true when every scorer in `scorers` has a counted vote on every proposal in `proposals`: the
+ * information is complete, so every scorer with these messages decides the same (DESIGN §3).
+ */
+export function votesComplete (proposals: readonly ProposalRef[], votes: readonly ScoreMsg[], scorers: Iterable<string>): boolean {
+  const expected = [...scorers]
+  for (const p of proposals) {
+    const voters = new Set(countedVotes(p, votes).map((v) => v.scorer_peer))
+    for (const s of expected) if (!voters.has(s)) return false
+  }
+  return true
 }

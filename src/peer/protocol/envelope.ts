@@ -36,7 +36,8 @@ export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: 
 
 /**
  * The peer a body names as its author, which must equal the envelope's signer; null when the
- * body is derived content anyone may republish (child goals, prompt nodes), which the id check
+ * body is derived content anyone may republish (child goals, prompt nodes, and accepted splits,
+ * which are a deterministic function of the confirming votes, DESIGN §4), which the id check
  * covers instead.
  */
 export function claimedAuthor (env: AnyEnvelope): string | null {
@@ -44,7 +45,7 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
     case 'goal': return env.body.parent_id === null ? env.body.origin_peer : null
     case 'proposal': return env.body.proposer_peer
     case 'score': return env.body.scorer_peer
-    case 'accepted': return env.body.scorer_peer
+    case 'accepted': return null
     case 'node': return null
     case 'claim': return env.body.claimer_peer
     case 'renew': return env.body.claimer_peer

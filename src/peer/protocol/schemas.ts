@@ -71,13 +71,30 @@ export const SubgoalProposal = z.strictObject({
 })
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
-/** One scorer's vote on one proposal. */
+/**
+ * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4, v2): atomic or
+ * composite, and the capability producing it needs (for a composite one, its main part's).
+ * Where the depth cap forces leaves, is_atomic is true and only the capability was asked.
+ */
+export const SubgoalVerdict = z.strictObject({
+  index: z.int().min(0).max(63),
+  is_atomic: z.boolean(),
+  required_capability: Capability
+})
+export type SubgoalVerdict = z.infer<typeof SubgoalVerdict>
+
+/**
+ * One scorer's vote on one proposal, with its verdict on every subgoal (`decisions[i]` is about
+ * subgoal i, index = i), so acceptance needs no further model call (DESIGN §3, §4).
+ */
 export const ScoreMsg = z.strictObject({
   goal_id: Id,
   proposal_id: Id,
   scorer_peer: PeerIdStr,
   score: z.number().min(0).max(1),
   notes: plainText(4000),
+  decisions: z.array(SubgoalVerdict).min(1).max(12)
+    .refine((ds) => ds.every((d, i) => d.index === i), 'decisions must be in index order 0..n-1'),
   scored_at: Timestamp
 })
 export type ScoreMsg = z.infer<typeof ScoreMsg>
@@ -93,10 +110,16 @@ export const ChildDecision = z.strictObject({
 })
 export type ChildDecision = z.infer<typeof ChildDecision>
 
-/** A split accepted by a scorer, with the atomic/composite decisions inside it. */
+/**
+ * An accepted split, with the atomic/composite decisions inside it. Every field is a
+ * deterministic function of the proposal and the confirming votes (protocol/acceptance.ts
+ * acceptedSplitFor), so any peer may publish it and two scorers that accept on the same votes
+ * publish the same message (DESIGN §4).
+ */
 export const AcceptedSplit = z.strictObject({
   goal_id: Id,
   proposal_id: Id,
+  /** The first confirming scorer (lowest scorer_peer); not necessarily the signer. */
   scorer_peer: PeerIdStr,
   subgoals: z.array(Text).min(1).max(12),
   final_score: z.number().min(0).max(1),
@@ -104,6 +127,7 @@ export const AcceptedSplit = z.strictObject({
   /** true when accepted by the timeout fallback rather than the quorum rule (DESIGN §3). */
   fallback: z.boolean(),
   children: z.array(ChildDecision).min(1).max(12),
+  /** The latest scored_at among the confirming votes. */
   accepted_at: Timestamp
 })
 export type AcceptedSplit = z.infer<typeof AcceptedSplit>

@@ -1,21 +1,25 @@
 /**
- * Decomposer role (DESIGN §3, §4, §8): proposes a split for every live goal below the depth
- * cap, once per goal, and re-proposes with the scorers' notes when no split was accepted in time.
+ * Decomposer role (DESIGN §3, §4, §8): proposes a split for live goals below the depth cap, once
+ * per goal, and re-proposes with the scorers' notes when no split was accepted in time.
+ *
+ * Who proposes (DESIGN §3): every decomposer for a root goal (the seed's competition); below the
+ * root only the `proposersPerGoal` live decomposers ranked first by H(goal_id, peer), the way
+ * scorers rank. The others stand by: one proposes when a ranked proposer reports that it gave up
+ * (its failure notice leaves the ranking) or when no proposal appeared within the standby time.
  *
  * Re-proposal bound (swarm-wide, not per process; the seed's fault B8): every proposal carries
  * `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
  * k <= maxReproposals and no proposal for the goal with attempt >= k exists in its state, from
  * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
  * rounds per goal; only decomposers that race inside one jitter window can both publish in the
- * same round. A goal gets at most D × (maxReproposals + 1) proposals from D decomposers,
- * typically D + maxReproposals.
+ * same round.
  */
 import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'
 import { distinctVotes, meanScore } from '../protocol/acceptance'
-import { proposalId } from '../protocol/ids'
+import { contentId, proposalId } from '../protocol/ids'
 import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/schemas'
-import { formatTimestamp } from '../protocol/time'
+import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
@@ -23,14 +27,28 @@ import { brief, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
 
-/** LLM calls one decomposer runs at once. */
-const CONCURRENCY = 2
+/**
+ * LLM calls one decomposer runs at once: enough for every child goal of a split it is ranked
+ * first for, so sibling goals do not queue behind each other on the plan's critical path.
+ */
+const CONCURRENCY = 4
 /** Longest wait after a proposal for the scorers beyond their acceptance timeout (seed: 5 s). */
 const MAX_GRACE_MS = 5000
 
 export interface DecomposerOptions {
   /** Injected randomness for jitter (tests). */
   random?: () => number
+  /** Override of standbyMs(config.acceptance.timeoutMs) (ms). */
+  standbyMs?: number
+}
+
+/**
+ * How long a standing-by decomposer waits for a ranked proposer's proposal before it proposes
+ * itself: a third of the acceptance timeout (15 s at the default 45 s), longer than a typical
+ * model call, so a live ranked proposer is normally first.
+ */
+export function standbyMs (acceptTimeoutMs: number): number {
+  return Math.round(acceptTimeoutMs / 3)
 }
 
 /** Extra wait past the acceptance timeout before a re-proposal: 5 s, or a third of a short timeout. */
@@ -54,10 +72,16 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const armed = new Set<string>()
   /** Proposals this process made per goal (bounds re-proposals even when the model repeats itself). */
   const madeHere = new Map<string, number>()
+  /** Goals this decomposer stands by for (not ranked to propose), with a standby timer armed. */
+  const standing = new Set<string>()
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
+  const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
+  const ttlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
-    if (env.kind !== 'goal' && env.kind !== 'accepted') return
+    // A ranked proposer's failure notice hands its place to the next decomposer.
+    const gaveUp = env.kind === 'failure' && env.body.role === 'decomposer' && env.body.node_id === null
+    if (env.kind !== 'goal' && env.kind !== 'accepted' && !gaveUp) return
     try {
       // An accepted split can make a child goal live (it may have arrived before its split).
       if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
@@ -77,18 +101,53 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     return state.failuresFor(goalId).some((f) => f.role === 'decomposer' && f.reporter_peer === me && f.node_id === null)
   }
 
+  /** Decomposers announced within the liveness TTL, and this one, minus those that gave up on the goal. */
+  function proposersFor (goalId: string): string[] {
+    const now = ctx.now()
+    const live = new Set([me])
+    for (const c of state.capabilities()) {
+      if (c.role === 'decomposer' && Math.abs(now - parseTimestamp(c.announced_at)) <= ttlUs) live.add(c.peer_id)
+    }
+    for (const f of state.failuresFor(goalId)) {
+      if (f.role === 'decomposer' && f.node_id === null && f.reporter_peer !== me) live.delete(f.reporter_peer)
+    }
+    return [...live].map((p) => ({ p, k: contentId(goalId, p) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.p)
+  }
+
+  /** true when this decomposer proposes for `goal` at once (DESIGN §3: all at the root, the ranked first below). */
+  function rankedToPropose (goal: Goal): boolean {
+    if (goal.parent_id === null) return true
+    return proposersFor(goal.goal_id).indexOf(me) < config.proposersPerGoal
+  }
+
   /** Decides what, if anything, this decomposer does for a goal now. */
   function consider (goalId: string): void {
     if (timers.isDisposed || inflight.has(goalId)) return
     const goal = state.goal(goalId)
     if (goal === undefined || goal.depth >= config.maxDepth) return
     if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
-    const mine = state.proposalsFor(goalId).filter((p) => p.proposer_peer === me)
-    if (mine.length === 0 && !gaveUpHere(goalId)) {
-      propose(goal, 0)
-    } else if (mine.length > 0) {
-      armReproposal(goalId)
-    }
+    const all = state.proposalsFor(goalId)
+    if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return }
+    if (gaveUpHere(goalId)) return
+    if (rankedToPropose(goal)) { propose(goal, 0); return }
+    // Standing by: another decomposer's proposal is under way; re-proposal rounds stay open to us.
+    if (all.length > 0) { armReproposal(goalId); return }
+    standBy(goal)
+  }
+
+  function standBy (goal: Goal): void {
+    if (standing.has(goal.goal_id)) return
+    standing.add(goal.goal_id)
+    log.debug({ goal_id: goal.goal_id }, `standing by for "${brief(goal.text)}": another decomposer is ranked to propose`)
+    timers.after(standby, () => {
+      standing.delete(goal.goal_id)
+      if (state.proposalsFor(goal.goal_id).length === 0 && state.acceptedFor(goal.goal_id).length === 0 && isLiveGoal(state, goal) && !inflight.has(goal.goal_id)) {
+        log.info({ goal_id: goal.goal_id }, `no proposal for "${brief(goal.text)}" within ${standby} ms: proposing`)
+        propose(goal, 0)
+        return
+      }
+      consider(goal.goal_id)
+    })
   }
 
   function armReproposal (goalId: string): void {

@@ -32,14 +32,33 @@ export function decompositionSchema (min: number, max: number) {
 }
 export type Decomposition = z.infer<ReturnType<typeof decompositionSchema>>
 
-/** A scorer's vote on one proposal: 0.0 (unusable) .. 1.0 (excellent) against the rubric. */
-export const ScoreOutput = z.object({
-  score: z.number().min(0).max(1).describe('0.0 = unusable, 1.0 = excellent'),
-  notes: z.string().max(2000).describe('the main strengths and weaknesses, briefly')
-})
-export type ScoreOutput = z.infer<typeof ScoreOutput>
+/**
+ * A scorer's answer on one proposal (DESIGN §3, §4): one overall score 0.0 (unusable) .. 1.0
+ * (excellent) against the rubric, and one verdict per subgoal, in order: atomic or composite
+ * and the capability it needs. With `forcedLeaves` (the depth cap makes every subgoal a leaf)
+ * only the capability is asked.
+ * @param count the proposal's subgoal count (the answer must have exactly that many verdicts)
+ * @throws RangeError when count is not an integer in 1..12
+ */
+export function scoreSchema (count: number, forcedLeaves: boolean) {
+  if (!Number.isInteger(count) || count < 1 || count > 12) throw new RangeError(`subgoal count must be 1..12, got ${count}`)
+  const capability = Capability.describe(`what producing it needs: ${CAPABILITIES.join(', ')}`)
+  const verdict = forcedLeaves
+    ? z.object({ required_capability: capability })
+    : z.object({
+      is_atomic: z.boolean().describe('true: one concrete deliverable; false: still needs splitting'),
+      required_capability: capability
+    })
+  return z.object({
+    score: z.number().min(0).max(1).describe('0.0 = unusable, 1.0 = excellent'),
+    notes: z.string().max(2000).describe('the main strengths and weaknesses, briefly'),
+    subgoals: z.array(verdict).length(count, `give exactly ${count} subgoal verdicts, one per subgoal, in order`)
+      .describe(`one verdict per proposed subgoal, in the order given (${count})`)
+  })
+}
+export type ScoreOutput = z.infer<ReturnType<typeof scoreSchema>>
 
-/** The accepting scorer's decision for one subgoal (DESIGN §4). */
+/** A centralized planner's decision for one subgoal (the benchmark baseline; the swarm's scorers decide inside their vote). */
 export const ClassifyOutput = z.object({
   is_atomic: z.boolean().describe('true: one concrete deliverable; false: still needs splitting'),
   required_capability: Capability.describe(`what producing it needs: ${CAPABILITIES.join(', ')}`),
@@ -102,22 +121,32 @@ export function decomposePrompt (x: DecomposeInput): string {
   return parts.join('\n\n')
 }
 
+const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
+  'can_query_api (needs live external data: prices, availability, bookings, schedules), ' +
+  'can_run_code (needs a program written and run)'
+
 export const SCORE_SYSTEM = [
   'You review a proposed split of a goal into subgoals against a fixed rubric:',
   '(1) coverage: doing all subgoals achieves the whole goal;',
   '(2) no overlap: no two subgoals duplicate work;',
   '(3) actionable: each subgoal is concrete enough to act on, or clearly splittable further.',
   'Give one overall score from 0.0 (unusable) to 1.0 (excellent); 0.6 or more means you would accept it.',
-  'Reply with JSON only: {"score": 0.0, "notes": "..."}.'
+  'Then, for every subgoal in order, say whether it is atomic (a single concrete deliverable that one focused response can produce)',
+  'or composite (it still bundles several distinct pieces of work and should be split further),',
+  `and name the capability producing it needs: ${CAPABILITY_GUIDE}; for a composite subgoal, the capability of its main part.`,
+  'Reply with JSON only: {"score": 0.0, "notes": "...", "subgoals": [{"is_atomic": true, "required_capability": "can_write_text"}]}.'
 ].join(' ')
 
-export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string }): string {
+/** Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf. */
+export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean }): string {
   return [
     `Goal: ${x.goal}`,
     contextBlock(x.ancestors),
     `Proposed subgoals:\n${numbered(x.subgoals)}`,
     `Proposer's rationale: ${x.rationale === '' ? '(none)' : x.rationale}`,
-    'Score this split.'
+    x.forcedLeaves === true
+      ? 'Score this split. These subgoals will not be split again: for each, give only the capability it needs.'
+      : 'Score this split, then give your verdict on each subgoal.'
   ].join('\n\n')
 }
 
@@ -125,9 +154,7 @@ export const CLASSIFY_SYSTEM = [
   'You decide whether a subgoal is atomic or composite.',
   'Atomic: a single concrete deliverable that one focused response can produce.',
   'Composite: it still bundles several distinct pieces of work and should be split further.',
-  'Also name the capability producing it needs: can_write_text (writing, planning, analysis from general knowledge),',
-  'can_query_api (needs live external data: prices, availability, bookings, schedules),',
-  'can_run_code (needs a program written and run). For a composite subgoal name the capability of its main part.',
+  `Also name the capability producing it needs: ${CAPABILITY_GUIDE}. For a composite subgoal name the capability of its main part.`,
   'Reply with JSON only: {"is_atomic": true, "required_capability": "can_write_text", "reason": "..."}.'
 ].join(' ')
 

@@ -1,52 +1,50 @@
 /**
- * Scorer role (DESIGN §3, §4): votes once on every proposal, applies the acceptance rule on
- * every change, and when a split is accepted (and nobody has published an accepted split for
- * the goal yet) classifies each subgoal and publishes the accepted split with those decisions
- * inside it, followed by the children: composite subgoals as Goals, atomic ones as PromptNodes,
- * all with ids derived from the split so every peer derives the same ones (fixes B1-B3).
+ * Scorer role (DESIGN §3, §4): votes once on every proposal with one model call that returns
+ * the score and, per subgoal, atomic or composite and the capability it needs. On the vote that
+ * completes the information (every live scorer has voted on every proposal of the goal, and a
+ * proposal has its quorum) it publishes the accepted split at once, followed by the children:
+ * composite subgoals as Goals, atomic ones as PromptNodes, all with ids derived from the split.
  *
- * A scorer that sees an accepted split adopts the winning one (winningSplit) instead of
- * publishing its own. Children bodies are a pure function of the split and the parent goal, so
- * any scorer may republish missing ones: this is how a plan survives an accepting scorer that
- * dies between its accepted split and its children.
+ * The split is a pure function of the proposal and the confirming votes (acceptance.ts
+ * acceptedSplitFor), so scorers that accept on the same votes publish the same message, which
+ * collapses as a duplicate; no stagger between scorers is needed. A scorer that sees an accepted
+ * split adopts the winning one (winningSplit). Children bodies are a pure function of the split
+ * and the parent goal, so any scorer may republish missing ones: this is how a plan survives an
+ * accepting scorer that dies between its accepted split and its children.
  */
 import pLimit from 'p-limit'
-import { compareStrings, decideAcceptance, type Acceptance } from '../protocol/acceptance'
+import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
-import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type ChildDecision, type Goal, type PromptNode, type SubgoalProposal } from '../protocol/schemas'
-import { childId, contentId } from '../protocol/ids'
+import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
+import { contentId } from '../protocol/ids'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
 import { brief, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, isLiveGoal, winningFor } from './lineage'
-import { classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, scorePrompt, SCORE_SYSTEM, ScoreOutput } from './prompts'
+import { scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
-/** LLM calls one scorer runs at once. */
-const CONCURRENCY = 2
-/** Upper bound of the random pause before accepting, so scorers rarely accept in lockstep. */
-const ACCEPT_JITTER_MS = 300
 /**
- * Extra wait per rank before accepting: the live scorers are ranked per goal by H(goal_id,
- * peer), so one of them goes first and the others normally adopt its split instead of
- * classifying and publishing their own. A rank only delays; if the first one is gone, the next
- * accepts one step later. Correctness never depends on it (duplicates converge, DESIGN §4).
+ * Votes one scorer runs at once. Votes are its only model calls and are independent, so the
+ * limit only guards the provider against a burst of proposals; it is not a queue on the plan's
+ * critical path (a level of the scripted plan needs at most 6 at once).
  */
-const ACCEPT_STAGGER_MS = 1500
+const CONCURRENCY = 8
+/**
+ * Once a proposal has its quorum, how long a scorer waits for live scorers that have not voted on
+ * every proposal of the goal yet (a slow or silent scorer). In the normal case every live scorer's
+ * vote arrives first and acceptance fires on the last of them, with no timer.
+ */
+const QUORUM_GRACE_MS = 3000
 /** How long a scorer waits for another scorer's children before republishing missing ones. */
 const REPUBLISH_AFTER_MS = 3000
 
 export interface ScorerOptions {
   random?: () => number
-  /** Override of ACCEPT_JITTER_MS (tests use 0 to force a race, or a large value to lose one). */
-  acceptJitterMs?: number
-  /** Override of ACCEPT_STAGGER_MS (tests use 0 to control the order with acceptJitterMs). */
-  acceptStaggerMs?: number
+  /** Override of QUORUM_GRACE_MS (ms). */
+  quorumGraceMs?: number
 }
-
-/** Classification used when the classifier call gives up (DESIGN §4: failure => atomic). */
-export const FALLBACK_CLASSIFICATION: ClassifyOutput = { is_atomic: true, required_capability: 'can_write_text', reason: 'classification failed' }
 
 /** The Goal / PromptNode bodies an accepted split's children are published as (DESIGN §1, §4). */
 export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal', body: Goal } | { kind: 'node', body: PromptNode })[] {
@@ -81,8 +79,8 @@ export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal
 
 /**
  * Starts the scorer on `ctx` (subscribes first, then works through the goals already held).
- * Never throws into the bus: LLM failures become FailureMsgs (role scorer) or, for
- * classification, the atomic can_write_text fallback. @returns a Disposable stopping it
+ * Never throws into the bus: a failed vote becomes a FailureMsg (role scorer).
+ * @returns a Disposable stopping it
  */
 export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOptions = {}): Disposable {
   const { bus, state, config, log } = ctx
@@ -90,15 +88,20 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const timers = new RoleTimers()
   const limit = pLimit(CONCURRENCY)
   const random = opts.random ?? Math.random
-  const acceptJitter = opts.acceptJitterMs ?? ACCEPT_JITTER_MS
-  const acceptStagger = opts.acceptStaggerMs ?? ACCEPT_STAGGER_MS
+  const grace = opts.quorumGraceMs ?? QUORUM_GRACE_MS
   const scorerTtlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
   const firstSeen = new Map<string, number>()
+  /** Local monotonic ms when a goal first had a quorum here while some live scorer's votes were missing. */
+  const quorumSince = new Map<string, number>()
   /** Proposals scored (or being scored, or given up on) by this process. */
   const scoring = new Set<string>()
-  /** Goals with an acceptance in progress here. */
+  /** This scorer's answer per (goal, forced, subgoals): a proposal with identical subgoals reuses it. */
+  const answers = new Map<string, Promise<ScoreOutput | null>>()
+  /** Goals with an acceptance being published here. */
   const accepting = new Set<string>()
+  /** Content keys of the accepted splits this scorer published (their children go out at once). */
+  const publishedSplits = new Set<string>()
   /** Goals whose children this scorer has checked for the current winning split (goal -> split key). */
   const childrenDone = new Map<string, string>()
   const scheduled = new Set<string>()
@@ -106,6 +109,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
       case 'goal': case 'proposal': case 'score': schedule(env.body.goal_id); break
+      // A scorer that gave up on a vote is no longer waited for.
+      case 'failure': if (env.body.role === 'scorer') schedule(env.body.goal_id); break
       case 'accepted':
         schedule(env.body.goal_id)
         // Child goals of a newly winning split become live.
@@ -150,8 +155,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       if (votes.some((v) => v.scorer_peer === me && v.proposal_id === p.proposal_id)) continue
       score(goal, p)
     }
+    if (accepting.has(goalId)) return
     const decision = decide(goalId)
-    if (decision !== null && !accepting.has(goalId)) accept(goal)
+    if (decision !== null && (decision.fallback || informationComplete(goalId))) accept(goal, decision)
   }
 
   function decide (goalId: string): Acceptance | null {
@@ -160,46 +166,105 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return decideAcceptance(state.proposalsFor(goalId), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
+  /**
+   * Scorers expected to vote on a goal: those announced within the liveness TTL, and this one,
+   * minus any that published a scorer failure notice for the goal (it gave up on a vote).
+   */
+  function liveScorers (goalId: string): Set<string> {
+    const now = ctx.now()
+    const live = new Set([me])
+    for (const c of state.capabilities()) {
+      if (c.role === 'scorer' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) live.add(c.peer_id)
+    }
+    for (const f of state.failuresFor(goalId)) if (f.role === 'scorer' && f.node_id === null) live.delete(f.reporter_peer)
+    return live
+  }
+
+  /**
+   * true when acceptance may fire now: every live scorer has voted on every proposal of the goal
+   * (so every scorer holding these votes decides the same), or the quorum has waited QUORUM_GRACE_MS
+   * for the missing votes.
+   */
+  function informationComplete (goalId: string): boolean {
+    if (votesComplete(state.proposalsFor(goalId), state.scoresFor(goalId), liveScorers(goalId))) return true
+    const since = quorumSince.get(goalId)
+    if (since === undefined) {
+      quorumSince.set(goalId, performance.now())
+      timers.after(grace, () => schedule(goalId))
+      return grace <= 0
+    }
+    return performance.now() - since >= grace
+  }
+
   function score (goal: Goal, p: SubgoalProposal): void {
     scoring.add(p.proposal_id)
-    guard(log, `scoring proposal ${p.proposal_id}`, () => limit(async () => {
-      if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
-      let out: ScoreOutput
-      try {
-        out = await llm.generateObject({
-          purpose: 'score',
-          system: SCORE_SYSTEM,
-          prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale }),
-          schema: ScoreOutput,
-          schemaName: 'score'
-        })
-      } catch (err) {
-        if (timers.isDisposed) return
-        const reason = failureText(`scoring proposal ${p.proposal_id} failed`, err)
-        log.error({ goal_id: goal.goal_id, proposal_id: p.proposal_id }, reason)
-        await bus.publish('failure', {
-          goal_id: goal.goal_id, node_id: null, role: 'scorer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
-        })
+    const forcedLeaves = goal.depth + 1 >= config.maxDepth
+    const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', ...p.subgoals)
+    const earlier = answers.get(key)
+    const answer = earlier ?? limit(async () => await vote(goal, p, forcedLeaves))
+    if (earlier === undefined) answers.set(key, answer)
+    guard(log, `scoring proposal ${p.proposal_id}`, async () => {
+      const out = await answer
+      if (out === null) {
+        // A failed or skipped call is not an answer to reuse.
+        if (answers.get(key) === answer) answers.delete(key)
         return
       }
       if (timers.isDisposed) return
-      await bus.publish('score', {
+      const body: ScoreMsg = {
         goal_id: goal.goal_id,
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
         notes: stripControlChars(out.notes).slice(0, 4000),
+        decisions: out.subgoals.map((v, index) => ({
+          index,
+          is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),
+          required_capability: v.required_capability
+        })),
         scored_at: formatTimestamp(ctx.now())
-      })
-      log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score }, `scored ${out.score.toFixed(2)} a split of "${brief(goal.text)}"`)
-    }))
+      }
+      await bus.publish('score', body)
+      log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined },
+        `scored ${out.score.toFixed(2)} a split of "${brief(goal.text)}"${earlier !== undefined ? ' (same subgoals as a split already scored: vote reused)' : ''}`)
+    })
   }
 
-  function accept (goal: Goal): void {
+  /** The model call behind a vote; null when skipped (a split was accepted meanwhile) or failed. */
+  async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<ScoreOutput | null> {
+    if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return null
+    try {
+      return await llm.generateObject({
+        purpose: 'score',
+        system: SCORE_SYSTEM,
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves }),
+        schema: scoreSchema(p.subgoals.length, forcedLeaves),
+        schemaName: 'score'
+      })
+    } catch (err) {
+      if (timers.isDisposed) return null
+      const reason = failureText(`scoring proposal ${p.proposal_id} failed`, err)
+      log.error({ goal_id: goal.goal_id, proposal_id: p.proposal_id }, reason)
+      await bus.publish('failure', {
+        goal_id: goal.goal_id, node_id: null, role: 'scorer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
+      })
+      return null
+    }
+  }
+
+  /** Publishes the accepted split for `decision` now; its children follow (ensureChildren). */
+  function accept (goal: Goal, decision: Acceptance): void {
+    const proposal = state.proposalsFor(goal.goal_id).find((p) => p.proposal_id === decision.proposal_id)
+    if (proposal === undefined) return
+    const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth)
     accepting.add(goal.goal_id)
     guard(log, `accepting a split of goal ${goal.goal_id}`, async () => {
       try {
-        await acceptNow(goal)
+        publishedSplits.add(messageKey({ kind: 'accepted', body: split }))
+        await bus.publish('accepted', split)
+        const atomic = split.children.filter((c) => c.is_atomic).length
+        log.info({ goal_id: goal.goal_id, proposal_id: proposal.proposal_id, final_score: decision.final_score, fallback: decision.fallback },
+          `accepted a split of "${brief(goal.text)}": ${atomic} atomic, ${split.children.length - atomic} composite`)
       } finally {
         accepting.delete(goal.goal_id)
         schedule(goal.goal_id)
@@ -207,83 +272,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     })
   }
 
-  /** This scorer's place among the live scorers for one goal (0 = goes first). */
-  function acceptRank (goalId: string): number {
-    const now = ctx.now()
-    const live = new Set([me])
-    for (const c of state.capabilities()) {
-      if (c.role === 'scorer' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) live.add(c.peer_id)
-    }
-    const ranked = [...live].map((p) => ({ p, k: contentId(goalId, p) })).sort((a, b) => compareStrings(a.k, b.k))
-    return ranked.findIndex((x) => x.p === me)
-  }
-
-  async function acceptNow (goal: Goal): Promise<void> {
-    const rank = acceptRank(goal.goal_id)
-    await timers.sleep(rank * acceptStagger + jitterMs(acceptJitter, random))
-    if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
-    const decision = decide(goal.goal_id)
-    if (decision === null) return
-    const proposal = state.proposalsFor(goal.goal_id).find((p) => p.proposal_id === decision.proposal_id)
-    if (proposal === undefined) return
-    const children = await classifyAll(goal, proposal)
-    if (timers.isDisposed) return
-    if (state.acceptedFor(goal.goal_id).length > 0) {
-      log.info({ goal_id: goal.goal_id }, 'another scorer accepted a split meanwhile; adopting it')
-      return
-    }
-    const split: AcceptedSplit = {
-      goal_id: goal.goal_id,
-      proposal_id: proposal.proposal_id,
-      scorer_peer: me,
-      subgoals: proposal.subgoals,
-      final_score: decision.final_score,
-      confirming_scores: decision.confirming_scores,
-      fallback: decision.fallback,
-      children,
-      accepted_at: formatTimestamp(ctx.now())
-    }
-    await bus.publish('accepted', split)
-    const atomic = children.filter((c) => c.is_atomic).length
-    log.info({ goal_id: goal.goal_id, proposal_id: proposal.proposal_id, final_score: decision.final_score, fallback: decision.fallback },
-      `accepted a split of "${brief(goal.text)}": ${atomic} atomic, ${children.length - atomic} composite`)
-  }
-
-  /** The winning split's decision for each subgoal; one LLM call per subgoal, run in parallel. */
-  async function classifyAll (goal: Goal, proposal: SubgoalProposal): Promise<ChildDecision[]> {
-    const forced = goal.depth + 1 >= config.maxDepth
-    const ancestors = ancestorTexts(state, goal)
-    return await Promise.all(proposal.subgoals.map(async (text, index) => {
-      let c: ClassifyOutput
-      try {
-        c = await limit(async () => {
-          // Another scorer's split arrived meanwhile: the caller adopts it, so skip the call.
-          if (state.acceptedFor(goal.goal_id).length > 0 || timers.isDisposed) return FALLBACK_CLASSIFICATION
-          return await llm.generateObject({
-            purpose: 'classify',
-            system: CLASSIFY_SYSTEM,
-            prompt: classifyPrompt({ subgoal: text, goal: goal.text, ancestors, siblings: proposal.subgoals.filter((_, i) => i !== index) }),
-            schema: ClassifyOutput,
-            schemaName: 'classification'
-          })
-        })
-      } catch (err) {
-        log.warn({ goal_id: goal.goal_id, index }, failureText(`classifying subgoal ${index} failed; treating it as atomic can_write_text`, err))
-        c = FALLBACK_CLASSIFICATION
-      }
-      // DESIGN §4: children at the depth cap are leaves whatever the classifier says.
-      const isAtomic = forced || c.is_atomic
-      return {
-        index,
-        child_id: childId(goal.goal_id, proposal.proposal_id, index, text),
-        text,
-        is_atomic: isAtomic,
-        required_capability: isAtomic ? c.required_capability : null
-      }
-    }))
-  }
-
-  /** Publishes the winning split's children this state lacks (at once for our own split). */
+  /** Publishes the winning split's children this state lacks (at once for a split published here). */
   function ensureChildren (goal: Goal, split: AcceptedSplit): void {
     const splitKey = messageKey({ kind: 'accepted', body: split })
     if (childrenDone.get(goal.goal_id) === splitKey) return
@@ -291,6 +280,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       childBodies(goal, split).filter((c) => !state.has(messageKey(c)))
     if (missing().length === 0) { childrenDone.set(goal.goal_id, splitKey); return }
     childrenDone.set(goal.goal_id, splitKey)
+    const mine = publishedSplits.has(splitKey)
     const publishMissing = (): void => {
       guard(log, `publishing children of goal ${goal.goal_id}`, async () => {
         const now = winningFor(state, goal.goal_id)
@@ -302,12 +292,12 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
           if (c.kind === 'goal') await bus.publish('goal', c.body)
           else await bus.publish('node', c.body)
         }))
-        if (todo.length > 0 && split.scorer_peer !== me) {
+        if (todo.length > 0 && !mine) {
           log.info({ goal_id: goal.goal_id, children: todo.length }, 'republished children the accepting scorer did not deliver')
         }
       })
     }
-    if (split.scorer_peer === me) publishMissing()
+    if (mine) publishMissing()
     else timers.after(REPUBLISH_AFTER_MS + jitterMs(1000, random), publishMissing)
   }
 
