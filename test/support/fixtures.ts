@@ -161,7 +161,8 @@ export function capability (peer: string, at: Micros, caps: Capability[] = ['can
  * content needs). Only for code that does not verify signatures.
  */
 export function envelopeOf<K extends Kind> (kind: K, body: BodyOf<K>, from?: string, sig = 'unsigned'): Envelope<K> {
-  const author = claimedAuthor({ v: 1, kind, body, from: '', sig } as AnyEnvelope)
+  const author = claimedAuthor({ v: 1, kind, body, from: '', sig } as AnyEnvelope) ??
+    (kind === 'accepted' ? (body as AcceptedSplit).confirming_scores[0]?.scorer_peer : undefined)
   return { v: 1, kind, body, from: from ?? author ?? 'peer-relay', sig }
 }
 

@@ -64,8 +64,9 @@ describe('checkEnvelope', () => {
     }
   })
 
-  it('accepts an accepted split from any signer: it is derived from the confirming votes (DESIGN §4)', () => {
+  it('accepts an accepted split from any of its confirming scorers, and from nobody else (DESIGN §4)', () => {
     assert.equal(checkEnvelope(envelopeOf('accepted', a, 'peer-sc-2')).ok, true)
+    assert.equal(reason(envelopeOf('accepted', a, 'peer-outsider')), 'impersonation')
   })
 
   it('drops impersonation: the named author must be the signer', () => {

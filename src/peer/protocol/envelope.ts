@@ -36,9 +36,9 @@ export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: 
 
 /**
  * The peer a body names as its author, which must equal the envelope's signer; null when the
- * body is derived content anyone may republish (child goals, prompt nodes, and accepted splits,
- * which are a deterministic function of the confirming votes, DESIGN §4), which the id check
- * covers instead.
+ * body is derived content anyone may republish (child goals, prompt nodes), which the id check
+ * covers instead. Accepted splits are a deterministic function of the confirming votes
+ * (DESIGN §4), so any confirming scorer may sign one (checkEnvelope), but nobody else.
  */
 export function claimedAuthor (env: AnyEnvelope): string | null {
   switch (env.kind) {
@@ -112,6 +112,9 @@ export function checkEnvelope (raw: unknown, transportAuthor?: string): CheckRes
   const author = claimedAuthor(env)
   if (author !== null && author !== env.from) {
     return { ok: false, reason: 'impersonation', detail: `${env.kind} names ${author} but is signed by ${env.from}` }
+  }
+  if (env.kind === 'accepted' && !env.body.confirming_scores.some((c) => c.scorer_peer === env.from)) {
+    return { ok: false, reason: 'impersonation', detail: `accepted split signed by ${env.from}, who is none of its confirming scorers` }
   }
   const problem = idProblem(env)
   if (problem !== null) return { ok: false, reason: 'id_mismatch', detail: `${env.kind}: ${problem}` }

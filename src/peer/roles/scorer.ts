@@ -256,6 +256,12 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function accept (goal: Goal, decision: Acceptance): void {
     const proposal = state.proposalsFor(goal.goal_id).find((p) => p.proposal_id === decision.proposal_id)
     if (proposal === undefined) return
+    // Only a confirming scorer may sign the split (checkEnvelope): the others' copies would be
+    // dropped everywhere, so they leave it to the scorers whose votes carry it.
+    if (!decision.confirming_scores.some((c) => c.scorer_peer === me)) {
+      log.debug({ goal_id: goal.goal_id, proposal_id: decision.proposal_id }, 'split accepted without this scorer\'s vote: a confirming scorer publishes it')
+      return
+    }
     const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth)
     accepting.add(goal.goal_id)
     guard(log, `accepting a split of goal ${goal.goal_id}`, async () => {
