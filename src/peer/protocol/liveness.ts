@@ -6,7 +6,7 @@
  */
 
 /** Default heartbeat period of capability announcements (ms). */
-export const ANNOUNCE_HEARTBEAT_MS = 20_000
+export const ANNOUNCE_HEARTBEAT_MS = 10_000
 
 /** Heartbeats an announcement outlives. */
 const TTL_HEARTBEATS = 3

@@ -15,6 +15,7 @@ import { compareStrings, decideAcceptance, type Acceptance } from '../protocol/a
 import { messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, AnyEnvelope, ChildDecision, Goal, PromptNode, SubgoalProposal } from '../protocol/schemas'
 import { childId, contentId } from '../protocol/ids'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
@@ -92,7 +93,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const random = opts.random ?? Math.random
   const acceptJitter = opts.acceptJitterMs ?? ACCEPT_JITTER_MS
   const acceptStagger = opts.acceptStaggerMs ?? ACCEPT_STAGGER_MS
-  const scorerTtlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
+  const scorerTtlUs = msToMicros(capabilityTtlMs(config.announceIntervalMs))
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Proposals scored (or being scored, or given up on) by this process. */
