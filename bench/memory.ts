@@ -69,8 +69,9 @@ export const memory: Benchmark = {
       target: `observer alone < ${TARGET_MB} MB RSS`,
       measured: `${observer.toFixed(1)} MB (bare node ${bare.toFixed(1)} MB)`,
       met: observer < TARGET_MB,
-      why: `a bare \`node\` idles at ${bare.toFixed(0)} MB here, so the peer itself (libp2p, GossipSub, noise, yamux, zod, pino and the plan state, from a 2 MB minified bundle; no LLM SDK) costs ${(observer - bare).toFixed(0)} MB, ` +
-        'much of it memory the C allocator keeps after V8 compiles the bundle (MALLOC_TRIM_THRESHOLD_=0 in the peer\'s environment gave about 15 MB less in a manual run)'
+      why: `a bare \`node\` idles at ${bare.toFixed(0)} MB here, so the peer itself (libp2p, GossipSub, noise, yamux, zod, pino and the plan state, from a 1.4 MB minified bundle; no LLM SDK) costs ${(observer - bare).toFixed(0)} MB, ` +
+        'much of it memory the C allocator keeps after V8 compiles the bundle: in manual runs MALLOC_TRIM_THRESHOLD_=0 in the peer\'s environment gave 11 MB less (85.5 -> 74.1 MB) ' +
+        'and adding node --max-semi-space-size=1 4 MB more (70.3 MB); both are process start options of whoever spawns the peer'
     }]
     return {
       name: 'memory',
