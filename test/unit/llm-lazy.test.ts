@@ -1,8 +1,11 @@
 /**
  * Cheap peers (DESIGN "Processes and folders"): the LLM SDKs are loaded only by a peer that
  * makes a model request. Child processes run from source with an ESM loader hook
- * (test/support/import-recorder.mjs) that reports which watched packages were really loaded.
+ * (test/support/import-recorder.mjs) that reports which watched packages were really loaded,
+ * and the built dist/peer.js (when present) with a require hook (test/support/require-recorder.mjs)
+ * that reports whether it required its separate SDK files.
  */
+import { existsSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -10,7 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { LlmStandin } from '../support/llm-standin'
+import { demoResponder, LlmStandin } from '../support/llm-standin'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const SDKS = ['@anthropic-ai/sdk', 'openai']
@@ -26,13 +29,16 @@ after(async () => {
 interface Run { code: number | null, stdout: string, loaded: string[] }
 
 /**
- * Runs `args` under tsx with the import recorder. `until`, when given, is a stdout/stderr
- * fragment after which the child gets SIGTERM (a peer runs until told to stop).
+ * Runs `args` under tsx with the import recorder (or, with `bundle`, plain node with the
+ * require recorder watching `watch`). `until`, when given, is a stdout/stderr fragment after
+ * which the child gets SIGTERM (a peer runs until told to stop).
  */
-async function run (args: string[], until?: string): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', './test/support/import-recorder.mjs', ...args], {
+async function run (args: string[], until?: string, bundle?: { watch: string[], env?: Record<string, string> }): Promise<Run> {
+  const preload = bundle === undefined ? ['--import', 'tsx', '--import', './test/support/import-recorder.mjs'] : ['--import', './test/support/require-recorder.mjs']
+  const marker = bundle === undefined ? 'IMPORTED_WATCHED ' : 'REQUIRED_WATCHED '
+  const child = spawn(process.execPath, [...preload, ...args], {
     cwd: ROOT,
-    env: { ...process.env, IMPORT_RECORDER_WATCH: SDKS.join(','), ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    env: { ...process.env, IMPORT_RECORDER_WATCH: (bundle?.watch ?? SDKS).join(','), ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', ...bundle?.env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
@@ -41,9 +47,9 @@ async function run (args: string[], until?: string): Promise<Run> {
   child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); seen() })
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); seen() })
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => { resolve(c) }))
-  const line = stderr.split('\n').find((l) => l.startsWith('IMPORTED_WATCHED '))
-  assert.ok(line !== undefined, `no IMPORTED_WATCHED line; stderr: ${stderr.slice(-2000)}`)
-  return { code, stdout, loaded: JSON.parse(line.slice('IMPORTED_WATCHED '.length)) as string[] }
+  const line = stderr.split('\n').find((l) => l.startsWith(marker))
+  assert.ok(line !== undefined, `no ${marker}line; stderr: ${stderr.slice(-2000)}`)
+  return { code, stdout, loaded: JSON.parse(line.slice(marker.length)) as string[] }
 }
 
 describe('LLM SDKs load only when a model is called', { timeout: 120_000 }, () => {
@@ -51,6 +57,23 @@ describe('LLM SDKs load only when a model is called', { timeout: 120_000 }, () =
     const r = await run(['src/peer/main.ts', '--role', 'observer', '--no-mdns', '--log-format', 'json',
       '--data-dir', path.join(tmp, 'observer'), '--identity-dir', path.join(tmp, 'ids')], 'observer started')
     assert.deepEqual(r.loaded, [])
+  })
+
+  it('the built observer (dist/peer.js) never requires its SDK files', { skip: existsSync(path.join(ROOT, 'dist', 'peer.js')) ? false : 'dist/peer.js not built (npm run build)' }, async () => {
+    const watch = ['llm-sdk-anthropic.js', 'llm-sdk-openai.js']
+    const r = await run(['dist/peer.js', '--role', 'observer', '--no-mdns', '--log-format', 'json',
+      '--data-dir', path.join(tmp, 'bundled'), '--identity-dir', path.join(tmp, 'ids')], 'observer started', { watch })
+    assert.deepEqual(r.loaded, [])
+    // The same hook sees the file once a bundled peer calls a model: a decomposer proposing.
+    const demo = await LlmStandin.start({ script: demoResponder })
+    try {
+      const d = await run(['dist/peer.js', '--role', 'decomposer', '--no-mdns', '--log-format', 'json', '--llm', 'anthropic', '--llm-base-url', demo.url,
+        '--submit-goal', 'Plan a picnic', '--data-dir', path.join(tmp, 'bundled-dec'), '--identity-dir', path.join(tmp, 'ids')], 'proposed ', { watch, env: { ANTHROPIC_API_KEY: 'standin-test-key' } })
+      assert.ok(demo.requests.length >= 1, 'the decomposer called the stand-in')
+      assert.deepEqual(d.loaded, ['llm-sdk-anthropic.js'])
+    } finally {
+      await demo.close()
+    }
   })
 
   it('an anthropic provider loads its SDK on the first call, not before, and never the other SDK', async () => {
