@@ -54,8 +54,13 @@ export interface SyncOptions {
   planTopic?: string
 }
 
-/** Default period of the safety-net sync (ms). */
-export const SAFETY_SYNC_INTERVAL_MS = 30_000
+/**
+ * Default period of the safety-net sync (ms). Off the delivery path (the topics exist before
+ * any message), it repairs what gossip did not carry: a message some peers refused live but
+ * accept as history (a claim inside one receiver's clock tolerance and outside another's), a
+ * frame lost to a dropped connection. Two peers with equal states exchange one hello each.
+ */
+export const SAFETY_SYNC_INTERVAL_MS = 5000
 
 function digest (keys: string[]): string {
   const h = createHash('sha256')
