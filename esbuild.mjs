@@ -1,9 +1,15 @@
 // Builds the two bundles of DESIGN "Processes and folders":
 //   dist/extension.js — the VS Code extension host entry (vscode is external)
 //   dist/peer.js      — the standalone peer process and CLI (one CJS file, no node_modules needed)
+//   dist/peer.js is always minified, ASCII-only (non-ASCII escaped, so Node keeps its source
+//   text at 1 byte per character instead of 2) with license comments in dist/peer.js.LEGAL.txt:
+//   every peer process holds this text in memory, and tests run what ships.
+//   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
+//   required by dist/peer.js only when a provider makes its first request: a peer that never
+//   calls a model never reads, parses or compiles their source.
 // Usage: node esbuild.mjs [--production] [--watch]
 import * as esbuild from 'esbuild'
-import { writeFile, mkdir } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 
 const production = process.argv.includes('--production')
 const watch = process.argv.includes('--watch')
@@ -27,9 +33,43 @@ const common = {
   logOverride: { 'empty-import-meta': 'silent' }
 }
 
+/** The SDK packages kept out of dist/peer.js, and the file each becomes. */
+const SDK_FILES = { '@anthropic-ai/sdk': 'llm-sdk-anthropic.js', openai: 'llm-sdk-openai.js' }
+
+/** Resolves an SDK import in the peer bundle to its own file next to dist/peer.js. */
+const sdkFiles = {
+  name: 'sdk-files',
+  setup (build) {
+    build.onResolve({ filter: /^(@anthropic-ai\/sdk|openai)$/ }, (args) => ({ path: `./${SDK_FILES[args.path]}`, external: true }))
+  }
+}
+
+const peerOutput = {
+  minify: true,
+  // Error and class names stay readable in logs (and for code that inspects them).
+  keepNames: true,
+  charset: 'ascii',
+  legalComments: 'external'
+}
+
 const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...common, entryPoints: ['src/peer/main.ts'], outfile: 'dist/peer.js', banner: { js: `#!/usr/bin/env node\n${withResolversPolyfill}` } }
+  {
+    ...common,
+    entryPoints: ['src/peer/main.ts'],
+    outfile: 'dist/peer.js',
+    banner: { js: `#!/usr/bin/env node\n${withResolversPolyfill}` },
+    plugins: [sdkFiles],
+    ...peerOutput
+  },
+  ...Object.entries(SDK_FILES).map(([pkg, file]) => ({
+    ...common,
+    ...peerOutput,
+    // The package's own CommonJS build, re-exported whole: dist/peer.js imports it with Node's
+    // ESM-from-CJS semantics (default = module.exports), which that build is made for.
+    stdin: { contents: `module.exports = require('${pkg}')\n`, resolveDir: '.', loader: 'js' },
+    outfile: `dist/${file}`
+  }))
 ]
 
 await mkdir('dist', { recursive: true })
@@ -41,4 +81,14 @@ if (watch) {
   console.log('[esbuild] watching')
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)))
+  // One character above U+00FF (esbuild leaves regex literals unescaped) would make V8 hold
+  // the whole bundle as a two-byte string: refuse such a build.
+  for (const file of ['peer.js', ...Object.values(SDK_FILES)]) {
+    const text = await readFile(`dist/${file}`, 'utf8')
+    const wide = text.search(/[^\u0000-\u00ff]/u)
+    if (wide >= 0) {
+      console.error(`dist/${file} has a character above U+00FF at offset ${wide}: ${JSON.stringify(text.slice(Math.max(0, wide - 40), wide + 10))}`)
+      process.exit(1)
+    }
+  }
 }

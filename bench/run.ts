@@ -21,10 +21,11 @@ import { exactlyOnce } from './exactlyOnce'
 import { scale } from './scale'
 import { lateJoin } from './lateJoin'
 import { startup } from './startup'
+import { memory } from './memory'
 import { faults } from './faults'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, faults]
+const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, memory, faults]
 const ORDER = BENCHMARKS.map((b) => b.name)
 
 async function main (): Promise<number> {

@@ -10,14 +10,14 @@
 import type { DropReason } from '../../src/peer/protocol/envelope'
 import { canonicalJson } from '../../src/peer/protocol/envelope'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
-import { formatTopic } from '../../src/peer/protocol/topics'
+import { swarmTopics } from '../../src/peer/protocol/topics'
 import { MAX_ENVELOPE_BYTES } from '../../src/peer/net/verify'
 
 export type MalformedCategory = 'random' | 'truncated' | 'oversized' | 'impersonating'
 
 export interface MalformedMessage {
   category: MalformedCategory
-  /** A base topic every peer subscribes to. */
+  /** One of the swarm's two topics (every peer subscribes to both). */
   topic: string
   /** The gossip payload (sent as UTF-8). */
   text: string
@@ -63,7 +63,7 @@ export function * malformedTraffic (opts: MalformedOptions): Generator<Malformed
   const int = (n: number): number => Math.floor(rnd() * n)
   const hex = (n: number): string => Array.from({ length: n }, () => HEX[int(16)]).join('')
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T
-  const topics = (['goal/new', 'node/new', 'capabilities/announce'] as const).map((kind) => formatTopic({ swarm: opts.swarm, kind }))
+  const topics = swarmTopics(opts.swarm)
   const victims = opts.victims.length > 0 ? opts.victims : [opts.injector]
 
   const claimEnvelope = (from: string, claimer: string): Record<string, unknown> => ({

@@ -127,7 +127,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
     .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
     .option('--settle-ms <ms>', 'claim settle window', int(0, 60_000), DEFAULTS.settleMs)
-    .option('--announce-interval-ms <ms>', 'capability announcement period', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
+    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))

@@ -5,6 +5,7 @@
 import path from 'node:path'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
 import type { Capability, Role } from './protocol/schemas'
+import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
 import { DEFAULT_SWARM } from './protocol/topics'
 
 export type LlmProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
@@ -72,7 +73,7 @@ export interface PeerConfig {
   leaseMs: number
   /** Claim settle window in ms (DESIGN §5). */
   settleMs: number
-  /** Capability announcement period in ms. */
+  /** Capability heartbeat period in ms (protocol/liveness.ts; the liveness TTL follows it). */
   announceIntervalMs: number
   /** Re-proposals allowed per goal, counted swarm-wide. */
   maxReproposals: number
@@ -94,7 +95,7 @@ export const DEFAULTS = {
   maxSplits: 6,
   leaseMs: 15_000,
   settleMs: 2_000,
-  announceIntervalMs: 5_000,
+  announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,
   maxReproposals: 2,
   proposersPerGoal: 1,
   llmMaxRetries: 3,

@@ -84,7 +84,7 @@ if (reason !== null) {
       })
       measured['mDNS discovery: last peer ready -> full mesh of connections (ms)'] = (Math.max(...connected.map((c) => c.at)) - lastReady).toFixed(0)
       const meshAt = await Promise.all(all.map(async (p) => Number((await p.waitForLog('mesh changed', (r) => Number(r.mesh_peers) >= N - 1, 30_000)).time)))
-      measured['GossipSub mesh (goal/new) full at every peer, after last ready (ms)'] = (Math.max(...meshAt) - lastReady).toFixed(0)
+      measured['GossipSub mesh (plan topic) full at every peer, after last ready (ms)'] = (Math.max(...meshAt) - lastReady).toFixed(0)
       for (const p of peers) assert.equal(p.connectedPeers(), N - 1)
     })
 

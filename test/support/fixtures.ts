@@ -108,7 +108,7 @@ export function accepted (p: SubgoalProposal, scorer = 'peer-sc-1', opts: Accept
   }
 }
 
-/** The child goal message of a composite slot (what a scorer publishes on goal/new). */
+/** The child goal message of a composite slot (what a scorer publishes with the accepted split). */
 export function childGoal (a: AcceptedSplit, index: number, parent: Pick<Goal, 'depth' | 'origin_peer'>, createdAt: Micros = T0 + sec(4)): Goal {
   const d = a.children[index]
   if (d === undefined || d.is_atomic) throw new Error(`slot ${index} is not a composite child`)

@@ -1,8 +1,8 @@
 /**
  * The peer runtime in-process (real libp2p nodes on 127.0.0.1, no mDNS): the bus contract the
- * roles rely on (self-delivery, one call per new envelope, publish-time checks), reference-
- * counted subscriptions, large results as blobs, and the state log's handling of a damaged
- * file. Complements runtime.test.ts, which runs the same code as separate processes.
+ * roles rely on (self-delivery, one call per new envelope, publish-time checks), the swarm's
+ * fixed topics, oversized gossip frames, large results as blobs, and the state log's handling
+ * of a damaged file. Complements runtime.test.ts, which runs the same code as separate processes.
  */
 import '../../src/peer/polyfill' // FIRST: libp2p on Node 20
 import assert from 'node:assert/strict'
@@ -10,13 +10,15 @@ import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSy
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
+import { lpStream } from '@libp2p/utils'
 import { makeConfig } from '../../src/peer/config'
 import { createLogger } from '../../src/peer/log'
+import { GOSSIP_MAX_RPC_BYTES } from '../../src/peer/net/node'
 import { startRuntime, type PeerRuntime } from '../../src/peer/net/runtime'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { MAX_INLINE_OUTPUT, type AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
-import { formatTopic } from '../../src/peer/protocol/topics'
+import { formatTopic, swarmTopics } from '../../src/peer/protocol/topics'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { capability, claim, proposal, score } from '../support/fixtures'
 import { sleep } from '../support/peers'
@@ -81,17 +83,18 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     await assert.rejects(a.bus.publish('score', { ...score(p, a.peerId, 0.9), score: 2 }), /invalid_schema/)
   })
 
-  test('subscriptions are reference-counted', async () => {
-    const a = running[0] as PeerRuntime
-    const topic = formatTopic({ swarm: 'default', kind: 'propose', goalId: 'abcdefabcdefabcd' })
-    const s1 = a.bus.subscribe(topic)
-    const s2 = a.bus.subscribe(topic)
-    assert.equal(a.bus.subscriptions.refCount(topic), 2)
-    s1.dispose()
-    s1.dispose()
-    assert.ok(a.node.services.pubsub.getTopics().includes(topic), 'still subscribed for the other holder')
-    s2.dispose()
-    assert.ok(!a.node.services.pubsub.getTopics().includes(topic), 'released by the last holder')
+  test('the swarm\'s two topics are subscribed from the start, and a plan adds none', async () => {
+    const [a, b] = running as [PeerRuntime, PeerRuntime]
+    const want = swarmTopics('default')
+    assert.deepEqual(a.node.services.pubsub.getTopics().sort(), [...want].sort())
+    const plan = syntheticPlan(a.peerId, { text: 'a plan on the plan topic', shape: [2, 2], nowUs: nowMicros() })
+    const keys: string[] = []
+    for (const it of plan) keys.push(messageKey(await a.bus.publish(it.kind, it.body)))
+    await until(() => keys.every((k) => b.state.has(k)), 'the whole plan at b')
+    for (const r of [a, b]) {
+      assert.deepEqual(r.node.services.pubsub.getTopics().sort(), [...want].sort(), 'no per-goal or per-leaf topic')
+      assert.equal(r.status().topics, 2)
+    }
   })
 
   test('a result longer than the inline limit is published truncated and served whole', async () => {
@@ -145,5 +148,21 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     const after = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
     assert.equal(after.length, good.length + 1, 'appends go on a clean line; announcements are not appended')
     assert.equal((JSON.parse(after.at(-1) as string) as AnyEnvelope).kind, 'score')
+  })
+
+  test('a gossip frame over the frame limit is counted too_large', async () => {
+    const c = await peer('c')
+    const d = await peer('d', [c.listenAddrs()[0] as string])
+    const plan = formatTopic({ swarm: 'default', kind: 'plan' })
+    await until(() => c.node.services.pubsub.getSubscribers(plan).map(String).includes(d.peerId), 'd subscribed at c')
+    assert.equal(d.drops.snapshot().too_large, 0)
+    // js GossipSub never sends a frame over its limit, so c speaks the wire format itself, as a
+    // foreign implementation could: one length-prefixed frame on a fresh GossipSub stream.
+    const stream = await c.node.dialProtocol(d.node.peerId, ['/meshsub/1.2.0', '/meshsub/1.1.0'])
+    const sizeBefore = d.state.size
+    await lpStream(stream, { maxDataLength: 4 * GOSSIP_MAX_RPC_BYTES }).write(new Uint8Array(GOSSIP_MAX_RPC_BYTES + 1024).fill(120))
+    await until(() => d.drops.snapshot().too_large === 1, 'the oversized frame counted at d')
+    assert.equal(d.state.size, sizeBefore, 'nothing of it was kept')
+    stream.abort(new Error('done'))
   })
 })

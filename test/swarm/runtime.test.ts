@@ -86,7 +86,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     }
     const meshTimes = await Promise.all(swarm.peers.map(meshAt))
     measured['discovery: last ready -> all connected (ms)'] = (Math.max(...swarm.peers.map(connectedAt)) - lastReady).toFixed(0)
-    measured['mesh: last ready -> every goal/new mesh full (ms)'] = (Math.max(...meshTimes) - lastReady).toFixed(0)
+    measured['mesh: last ready -> every plan-topic mesh full (ms)'] = (Math.max(...meshTimes) - lastReady).toFixed(0)
   })
 
   test('every message kind published by one peer reaches every other peer', async () => {
@@ -116,7 +116,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     assert.equal(env?.kind === 'goal' ? env.body.origin_peer : null, a.peerId)
   })
 
-  test('gossip delivery latency on subscribed topics', async () => {
+  test('gossip delivery latency on the plan topic', async () => {
     const proposal = bodyOf('proposal', plan)
     const lat: number[] = []
     for (let i = 0; i < 40; i++) {
@@ -138,36 +138,34 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const before = new Map(peers.map((p) => [p.name, { ...p.lastStatus?.drops }]))
     const victim = peers[0]!.peerId
     const proposal = bodyOf('proposal', plan)
-    // A leaf nobody finished: peers keep its claim topic subscribed (done leaves' topics retire).
+    // A leaf nobody finished, for the skewed claim below.
     const pending = syntheticPlan(inj.peerId, { text: 'A leaf still open', shape: [1, 1], nowUs: nowMicros(), results: false })
     await allHave((await injected({ type: 'inject-many', items: pending })).keys as string[], 'an open leaf')
     const node = bodyOf('node', pending)
-    const goalNew = formatTopic({ swarm: SWARM, kind: 'goal/new' })
-    const scoreTopic = formatTopic({ swarm: SWARM, kind: 'score', goalId: proposal.goal_id })
-    const claimTopic = formatTopic({ swarm: SWARM, kind: 'claim', goalId: node.goal_id, nodeId: node.node_id })
-    const capTopic = formatTopic({ swarm: SWARM, kind: 'capabilities/announce' })
+    const planTopic = formatTopic({ swarm: SWARM, kind: 'plan' })
+    const capTopic = formatTopic({ swarm: SWARM, kind: 'capabilities' })
 
     // impersonation (1): an envelope claiming to be from the victim, relayed as the injector's gossip
     const forgedFrom = { ...(await signed('capability', capability(victim, nowMicros(), [], 'observer'))), from: victim }
     await raw(capTopic, JSON.stringify(forgedFrom))
     // impersonation (2): a vote in the victim's name, signed by the injector
-    await raw(scoreTopic, JSON.stringify(await signed('score', score(proposal, victim, 0.99, { at: nowMicros() }))))
+    await raw(planTopic, JSON.stringify(await signed('score', score(proposal, victim, 0.99, { at: nowMicros() }))))
     // id_mismatch: a root goal whose goal_id is not H(text, created_at, origin)
     const badId = { ...rootGoal('wrong id', inj.peerId, nowMicros()), goal_id: '0123456789abcdef' }
-    await raw(goalNew, JSON.stringify(await signed('goal', badId)))
+    await raw(planTopic, JSON.stringify(await signed('goal', badId)))
     // invalid_schema (3): not JSON; a body missing fields; a valid vote on the wrong topic
-    await raw(goalNew, 'this is not json {')
-    await raw(goalNew, JSON.stringify({ v: 1, kind: 'goal', body: { goal_id: 'x' }, from: inj.peerId, sig: 'AAAA' }))
-    await raw(goalNew, JSON.stringify(await signed('score', score(proposal, inj.peerId, 0.7, { at: nowMicros(), notes: 'wrong topic' }))))
+    await raw(planTopic, 'this is not json {')
+    await raw(planTopic, JSON.stringify({ v: 1, kind: 'goal', body: { goal_id: 'x' }, from: inj.peerId, sig: 'AAAA' }))
+    await raw(capTopic, JSON.stringify(await signed('score', score(proposal, inj.peerId, 0.7, { at: nowMicros(), notes: 'wrong topic' }))))
     // too_large: 2 MB
-    await raw(goalNew, JSON.stringify({ v: 1, kind: 'goal', body: {}, from: inj.peerId, sig: 'x', pad: 'x'.repeat(2 * 1024 * 1024) }))
+    await raw(planTopic, JSON.stringify({ v: 1, kind: 'goal', body: {}, from: inj.peerId, sig: 'x', pad: 'x'.repeat(2 * 1024 * 1024) }))
     // bad_signature: a well-formed goal carrying the signature of another body
     const g1 = rootGoal('signed body', inj.peerId, nowMicros())
     const g2 = rootGoal('tampered body', inj.peerId, nowMicros())
-    await raw(goalNew, JSON.stringify({ ...(await signed('goal', g1)), body: g2 }))
+    await raw(planTopic, JSON.stringify({ ...(await signed('goal', g1)), body: g2 }))
     // clock_skew: a claim stamped 60 s in the future
     const skewed = claim(node.node_id, node.goal_id, inj.peerId, nowMicros() + 60_000_000)
-    await raw(claimTopic, JSON.stringify(await signed('claim', skewed)))
+    await raw(planTopic, JSON.stringify(await signed('claim', skewed)))
     // duplicate: a message everyone already holds, sent again
     const capEnv = [...inj.envelopes.values()].find((e) => e.kind === 'capability' && e.from === inj.peerId)
     assert.ok(capEnv !== undefined)

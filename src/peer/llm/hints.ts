@@ -23,7 +23,7 @@ export function parseCountInstruction (text: string): CountRange | null {
   const exact = /\bexactly\s+(\d+)\b/i.exec(text)
   if (exact) return { min: Number(exact[1]), max: Number(exact[1]) }
   const range = /\bbetween\s+(\d+)\s+and\s+(\d+)\b/i.exec(text) ??
-    /\b(\d+)\s*(?:-|–|to)\s*(\d+)\s+(?:subgoals|items|steps|parts)\b/i.exec(text)
+    /\b(\d+)\s*(?:-|\u2013|to)\s*(\d+)\s+(?:subgoals|items|steps|parts)\b/i.exec(text)
   if (!range) return null
   const a = Number(range[1])
   const b = Number(range[2])

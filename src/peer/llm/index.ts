@@ -2,13 +2,15 @@
  * Entry point of the LLM layer: createProvider picks the provider from the peer's `llm`
  * settings. Everything goes through RetryingProvider, so retries, validation and stats
  * behave the same for every provider.
+ *
+ * The SDK-backed backends are loaded on their first request (dynamic import), so a peer that
+ * never calls a model (an observer) or uses the offline demo never loads @anthropic-ai/sdk or
+ * openai: about 10 MB of heap and code per SDK (DESIGN "Cheap peers").
  */
 import type { Logger } from 'pino'
-import { AnthropicBackend } from './anthropic'
 import { OfflineDemoBackend } from './offline-demo'
-import { OpenAiCompatibleBackend } from './openai-compatible'
-import { ConfigError, type LlmConfig, type LlmProvider } from './provider'
-import { RetryingProvider, type Backend } from './retrying'
+import { ConfigError, DEFAULT_ANTHROPIC_MODEL, type LlmConfig, type LlmProvider } from './provider'
+import { RetryingProvider, type Backend, type BackendReply, type BackendRequest } from './retrying'
 
 export * from './provider'
 export { countInstruction, parseCountInstruction, type CountRange } from './hints'
@@ -38,7 +40,10 @@ function backendFor (cfg: LlmConfig): Backend {
       if (!cfg.apiKey) {
         throw new ConfigError('the anthropic provider needs an API key: set ANTHROPIC_API_KEY or use --llm offline-demo', 'ANTHROPIC_API_KEY')
       }
-      return new AnthropicBackend({ apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, model: cfg.model, timeoutMs: cfg.timeoutMs })
+      {
+        const opts = { apiKey: cfg.apiKey, baseUrl: cfg.baseUrl, model: cfg.model, timeoutMs: cfg.timeoutMs }
+        return new LazyBackend('anthropic', cfg.model ?? DEFAULT_ANTHROPIC_MODEL, async () => new (await import('./anthropic')).AnthropicBackend(opts))
+      }
     case 'openai-compatible':
       if (!cfg.baseUrl) {
         throw new ConfigError('the openai-compatible provider needs --llm-base-url (e.g. http://127.0.0.1:11434/v1 for Ollama)', '--llm-base-url')
@@ -46,10 +51,29 @@ function backendFor (cfg: LlmConfig): Backend {
       if (!cfg.model) {
         throw new ConfigError('the openai-compatible provider needs --model (the model name the server serves)', '--model')
       }
-      return new OpenAiCompatibleBackend({ baseUrl: cfg.baseUrl, model: cfg.model, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs })
+      {
+        const opts = { baseUrl: cfg.baseUrl, model: cfg.model, apiKey: cfg.apiKey, timeoutMs: cfg.timeoutMs }
+        return new LazyBackend('openai-compatible', cfg.model, async () => new (await import('./openai-compatible')).OpenAiCompatibleBackend(opts))
+      }
     case 'offline-demo':
       return new OfflineDemoBackend()
     default:
       throw new ConfigError(`unknown LLM provider "${String((cfg as { provider: unknown }).provider)}"; use anthropic, openai-compatible or offline-demo`, '--llm')
+  }
+}
+
+/**
+ * A backend whose module (and SDK) is imported on the first send; later sends reuse it.
+ * `name` and `model` are known up front (stats and logs read them before any call).
+ * A failed load (e.g. a broken install) fails every send with the same error.
+ */
+class LazyBackend implements Backend {
+  private loaded: Promise<Backend> | null = null
+
+  constructor (readonly name: Backend['name'], readonly model: string, private readonly load: () => Promise<Backend>) {}
+
+  async send (req: BackendRequest): Promise<BackendReply> {
+    this.loaded ??= this.load()
+    return await (await this.loaded).send(req)
   }
 }

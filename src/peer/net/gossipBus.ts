@@ -2,8 +2,10 @@
  * The verified gossip bus (DESIGN §2, §6, §9, §10): implements the roles' Bus over libp2p
  * GossipSub. Every message, from gossip, sync or disk, runs the verify.ts pipeline before it
  * reaches the plan state, the state log or a listener; drops are counted per reason.
+ * All plan messages travel on the swarm's plan topic and announcements on its capabilities
+ * topic (protocol/topics.ts), both subscribed at start.
  */
-import { TopicValidatorResult, type GossipSub, type Message, type SubscriptionChangeData } from '@libp2p/gossipsub'
+import { TopicValidatorResult, type GossipSub, type Message } from '@libp2p/gossipsub'
 import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Bus, Disposable } from '../bus'
 import type { Logger } from '../log'
@@ -13,12 +15,11 @@ import type { AnyEnvelope, BodyOf, Envelope, Goal, Kind, ResultMsg } from '../pr
 import { signEnvelope } from '../protocol/signing'
 import { formatTimestamp, type Micros } from '../protocol/time'
 import { topicFor } from '../protocol/topics'
-import { leafOutcome } from '../state/leafOutcome'
 import type { PlanState } from '../state/planState'
 import { inlineResult, type BlobService } from './blobs'
 import type { DropCounters, DropSource } from './drops'
 import type { StateLog } from './stateLog'
-import { baseTopics, goalTopics, nodeTopics, referencedIds, TopicSubscriptions } from './subscriptions'
+import { SwarmSubscriptions } from './subscriptions'
 import { MAX_ENVELOPE_BYTES, verifyIncoming, type SkewedClaim, type VerifyContext } from './verify'
 import { RootGoalGate } from './rootGoalGate'
 
@@ -38,61 +39,29 @@ export interface GossipBusDeps {
   now(): Micros
   /** Whether this peer itself acts on root goals (decomposer/scorer): then they go out at once. */
   selfActsOnGoals: boolean
-  /** Capability announcements younger than this count as live (ms). */
+  /** Capability announcements younger than this count as live (ms, protocol/liveness.ts). */
   capabilityTtlMs: number
-  /**
-   * Sends envelopes (canonical JSON) straight to one peer (sync.ts push). Used for peers that
-   * subscribe to a topic just after this peer published on it, see `publish`.
-   */
-  pushTo?: (peer: string, jsons: string[]) => Promise<void>
-  /** PeerIds with an open libp2p connection now (who may still subscribe late). */
-  connectedPeers?: () => string[]
 }
 
 /** How long a skewed renewal counts as evidence when its claim's lease is unknown (ms). */
 const DEFAULT_SKEW_LEASE_MS = 15_000
 
-/** Own publications are pushed to peers subscribing to their topic within this window (ms). */
-export const LATE_SUBSCRIBER_WINDOW_MS = 5000
-
-/** A done leaf's topics stay subscribed this long, for late duplicate results (ms). */
-export const LEAF_TOPIC_GRACE_MS = 10_000
-/** Synced envelopes' topics are subscribed at most this long after they arrive (ms). */
-const TRACK_BATCH_MS = 200
-
-/**
- * One own publication kept for late subscribers: only peers already connected when it was
- * published and not among its recipients get a push (a peer that connects later gets it from
- * the sync that runs on every new connection).
- */
-interface Recent { json: string, at: number, missed: Set<string> }
-
 const encoder = new TextEncoder()
 
 export class GossipBus implements Bus {
   readonly peerId: string
-  readonly subscriptions: TopicSubscriptions
+  readonly subscriptions: SwarmSubscriptions
   private readonly listeners = new Set<(env: AnyEnvelope) => void>()
-  private readonly tracked = new Map<string, Disposable[]>()
-  private readonly base: Disposable[] = []
   private readonly verifyCtx: VerifyContext
   private readonly gate: RootGoalGate
-  private newTopicHook: (() => void) | null = null
   private closed = false
-  /** Own recent gossip per topic, for late subscribers (see publish). */
-  private readonly recent = new Map<string, Recent[]>()
-  private readonly pushQueue = new Map<string, string[]>()
-  private deferred: AnyEnvelope[] = []
-  private deferTimer: NodeJS.Timeout | null = null
-  private readonly retiring = new Map<string, NodeJS.Timeout>()
   /** Per leaf: the latest live claim/renewal dropped for being in our past, and until when (local ms) it counts. */
   private readonly skewEvidence = new Map<string, { peer: string, offsetMs: number, untilMs: number, leaseMs: number }>()
-  private readonly onSubscriptionChange = (e: CustomEvent<SubscriptionChangeData>): void => { this.pushToLateSubscriber(e.detail) }
 
   constructor (private readonly deps: GossipBusDeps) {
     this.peerId = deps.peerId.toString()
     this.verifyCtx = { swarm: deps.swarm, has: (k) => deps.state.has(k), now: deps.now }
-    this.subscriptions = new TopicSubscriptions(deps.pubsub, async (_peer, msg) => await this.validate(msg))
+    this.subscriptions = new SwarmSubscriptions(deps.pubsub, deps.swarm, async (_peer, msg) => await this.validate(msg))
     this.gate = new RootGoalGate({
       pubsub: deps.pubsub,
       state: deps.state,
@@ -106,39 +75,27 @@ export class GossipBus implements Bus {
     })
   }
 
-  /** Subscribes the base topics and the topics of everything already in the state. */
+  /** Subscribes the swarm's two topics (plan, capabilities), the only ones it ever uses. */
   start (): void {
-    for (const t of baseTopics(this.deps.swarm)) this.base.push(this.subscriptions.acquire(t))
-    for (const env of this.deps.state.envelopes()) this.track(env, false)
+    this.subscriptions.start()
     this.gate.start()
-    this.deps.pubsub.addEventListener('subscription-change', this.onSubscriptionChange)
   }
 
   /** Stops gossiping; listeners get nothing more. The plan state is kept. */
   stop (): void {
     this.closed = true
     this.gate.stop()
-    this.deps.pubsub.removeEventListener('subscription-change', this.onSubscriptionChange)
+    try { this.subscriptions.stop() } catch (err) { this.deps.log.debug({ err: (err as Error).message }, 'unsubscribe failed') }
     this.listeners.clear()
-    this.recent.clear()
-    if (this.deferTimer !== null) clearTimeout(this.deferTimer)
-    for (const t of this.retiring.values()) clearTimeout(t)
   }
-
-  /** Called whenever new per-goal/leaf topics get subscribed (sync uses it to catch up). */
-  onNewTopics (hook: () => void): void { this.newTopicHook = hook }
 
   /**
    * Signs, stores, delivers to this peer's listeners, and gossips (Bus.publish). A result
    * whose output is longer than MAX_INLINE_OUTPUT is stored as a blob and published truncated
    * with output_sha256 (DESIGN §10). A root goal is gossiped once a decomposer or scorer is in
    * the mesh (RootGoalGate); until then it is kept, never lost.
-   *
-   * Per-goal/leaf topics are subscribed by each peer only when it learns of the goal or leaf,
-   * so a message published right after the one that revealed its topic (a claim right after
-   * the node) can beat the other peers' subscriptions; gossip would never repair that. So for
-   * LATE_SUBSCRIBER_WINDOW_MS after publishing, a peer that subscribes to the topic gets the
-   * message pushed directly (verified by it like live gossip).
+   * Every peer subscribes the swarm's topics at start, so the message reaches every
+   * subscribed peer in the mesh at once; sync (on connect) covers peers that were not there.
    * @throws Error when the body fails its own checks (a bug in the caller) or is too large
    */
   async publish<K extends Kind> (kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
@@ -189,9 +146,6 @@ export class GossipBus implements Bus {
     return { dispose: () => { this.listeners.delete(listener) } }
   }
 
-  /** Holds a topic subscribed (reference-counted) beyond what the bus subscribes itself. */
-  subscribe (topic: string): Disposable { return this.subscriptions.acquire(topic) }
-
   /** Bus.clockSkewEvidence: fresh evidence that our clock runs ahead of a competitor's for this leaf. */
   clockSkewEvidence (nodeId: string): { peer: string, offsetMs: number } | undefined {
     const e = this.skewEvidence.get(nodeId)
@@ -213,57 +167,12 @@ export class GossipBus implements Bus {
     if (this.closed) return 0
     try {
       const { recipients } = await this.deps.pubsub.publish(topic, data)
-      this.remember(topic, data, recipients.map(String))
       this.deps.log.debug({ topic, recipients: recipients.length }, 'gossiped')
       return recipients.length
     } catch (err) {
       this.deps.log.warn({ topic, err: (err as Error).message }, 'gossip publish failed (sync will still deliver it)')
       return 0
     }
-  }
-
-  private remember (topic: string, data: Uint8Array, sentTo: string[]): void {
-    if (this.deps.pushTo === undefined) return
-    const now = Date.now()
-    for (const [t, list] of this.recent) {
-      const keep = list.filter((r) => now - r.at < LATE_SUBSCRIBER_WINDOW_MS)
-      if (keep.length === 0) this.recent.delete(t); else if (keep.length !== list.length) this.recent.set(t, keep)
-    }
-    const list = this.recent.get(topic) ?? []
-    const got = new Set(sentTo)
-    const connected = this.deps.connectedPeers?.() ?? this.deps.pubsub.getPeers().map(String)
-    const missed = new Set(connected.filter((p) => !got.has(p)))
-    if (missed.size === 0) return
-    list.push({ json: new TextDecoder().decode(data), at: now, missed })
-    this.recent.set(topic, list)
-  }
-
-  private pushToLateSubscriber (change: SubscriptionChangeData): void {
-    if (this.closed || this.deps.pushTo === undefined || this.recent.size === 0) return
-    const peer = change.peerId.toString()
-    const now = Date.now()
-    const jsons: string[] = []
-    for (const sub of change.subscriptions) {
-      if (!sub.subscribe) continue
-      for (const r of this.recent.get(sub.topic) ?? []) {
-        if (now - r.at >= LATE_SUBSCRIBER_WINDOW_MS || !r.missed.delete(peer)) continue
-        jsons.push(r.json)
-      }
-    }
-    if (jsons.length === 0) return
-    // Batched per tick: a burst of new topics costs one stream per peer, not one per message.
-    const queued = this.pushQueue.get(peer)
-    if (queued !== undefined) { queued.push(...jsons); return }
-    this.pushQueue.set(peer, jsons)
-    setImmediate(() => {
-      const batch = this.pushQueue.get(peer) ?? []
-      this.pushQueue.delete(peer)
-      if (this.closed || batch.length === 0 || this.deps.pushTo === undefined) return
-      this.deps.log.debug({ peer, messages: batch.length }, 'pushing to a late subscriber')
-      this.deps.pushTo(peer, batch).catch((err: Error) => {
-        this.deps.log.debug({ peer, messages: batch.length, err: err.message }, 'push to a late subscriber failed (sync will deliver)')
-      })
-    })
   }
 
   private async validate (msg: Message): Promise<TopicValidatorResult> {
@@ -289,23 +198,17 @@ export class GossipBus implements Bus {
       if (v.skew !== undefined) this.noteSkew(v.skew)
       return v.reason === 'duplicate' ? 'duplicate' : 'dropped'
     }
-    if (!this.accept(v.env, source)) {
+    if (!this.accept(v.env)) {
       this.deps.drops.count('duplicate', v.key, source, v.env.from)
       return 'duplicate'
     }
     return 'new'
   }
 
-  /**
-   * Adds a verified envelope; on news: log it, subscribe its topics, fetch its blob, notify.
-   * Topics of synced history are subscribed in batches (flushTracking), so a late joiner's
-   * thousand-message sync costs a few subscription decisions, not one RPC per message.
-   */
-  private accept (env: AnyEnvelope, source: DropSource | 'local' = 'local'): boolean {
+  /** Adds a verified envelope; on news: log it, fetch its blob, notify. */
+  private accept (env: AnyEnvelope): boolean {
     if (!this.deps.state.add(env)) return false
     this.deps.stateLog?.append(env)
-    if (source === 'sync' || source === 'disk') this.deferTracking(env)
-    else this.track(env)
     if (env.kind === 'result' && env.body.output_sha256 !== null && env.from !== this.peerId) {
       this.deps.blobs?.want(env.body.output_sha256, [env.from])
     }
@@ -314,71 +217,5 @@ export class GossipBus implements Bus {
       try { l(env) } catch (err) { this.deps.log.error({ err, kind: env.kind }, 'a message listener threw') }
     }
     return true
-  }
-
-  private deferTracking (env: AnyEnvelope): void {
-    this.deferred.push(env)
-    if (this.deferTimer === null) {
-      this.deferTimer = setTimeout(() => { this.flushTracking() }, TRACK_BATCH_MS)
-      this.deferTimer.unref()
-    }
-  }
-
-  /** Subscribes the topics of everything accepted from sync since the last flush. */
-  flushTracking (): void {
-    if (this.deferTimer !== null) { clearTimeout(this.deferTimer); this.deferTimer = null }
-    const batch = this.deferred
-    this.deferred = []
-    if (this.closed) return
-    let added = false
-    for (const env of batch) added = this.track(env, false) || added
-    if (added) this.newTopicHook?.()
-  }
-
-  /** true when a leaf has a successful result that counts (DESIGN §5): nothing more is expected on its topics. */
-  private leafDone (nodeId: string): boolean {
-    if (!this.deps.state.resultsFor(nodeId).some((r) => r.success)) return false
-    return leafOutcome(this.deps.state, nodeId, this.deps.now()).results.some((r) => r.success)
-  }
-
-  /**
-   * Subscribes the per-goal topics of the goals an envelope names and the per-leaf topics of
-   * unfinished leaves; a leaf's topics are released LEAF_TOPIC_GRACE_MS after it is done.
-   * @returns true when new topics were subscribed
-   */
-  private track (env: AnyEnvelope, notify = true): boolean {
-    const { goals, nodes } = referencedIds(env)
-    let added = false
-    for (const g of goals) {
-      const k = `g:${g}`
-      if (this.tracked.has(k)) continue
-      this.tracked.set(k, goalTopics(this.deps.swarm, g).map((t) => this.subscriptions.acquire(t)))
-      added = true
-    }
-    for (const n of nodes) {
-      const k = `n:${n.nodeId}`
-      const done = this.leafDone(n.nodeId)
-      if (this.tracked.has(k)) {
-        if (done) this.retire(k)
-        continue
-      }
-      if (done) continue
-      this.tracked.set(k, nodeTopics(this.deps.swarm, n.goalId, n.nodeId).map((t) => this.subscriptions.acquire(t)))
-      added = true
-    }
-    if (added && notify) this.newTopicHook?.()
-    return added
-  }
-
-  private retire (k: string): void {
-    if (this.retiring.has(k)) return
-    const t = setTimeout(() => {
-      this.retiring.delete(k)
-      for (const d of this.tracked.get(k) ?? []) d.dispose()
-      // Stays in `tracked` (as nothing) so it is never subscribed again.
-      this.tracked.set(k, [])
-    }, LEAF_TOPIC_GRACE_MS)
-    t.unref()
-    this.retiring.set(k, t)
   }
 }

@@ -16,7 +16,11 @@ import { isIPv6 } from 'node:net'
 
 export type PeerNode = Libp2p<{ identify: unknown, pubsub: GossipSub }>
 
-/** Gossip frames up to this size are read (bigger RPCs reset the stream); see verify.ts. */
+/**
+ * Gossip frames up to this size are read, so an envelope over verify.ts MAX_ENVELOPE_BYTES
+ * reaches the validator and is counted too_large there; a bigger frame closes the sender's
+ * gossip stream and is counted by oversizeFrames.ts.
+ */
 export const GOSSIP_MAX_RPC_BYTES = 4 * 1024 * 1024
 
 export interface NodeOptions {
@@ -87,9 +91,8 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
         // docs/BENCHMARKS.md). Loopback is exempt; LAN addresses keep the Sybil protection.
         scoreParams: { IPColocationFactorWhitelist: new Set(['127.0.0.1', '::1']) },
         maxOutboundBufferSize: 64 * 1024 * 1024,
-        // Each goal has 4 topics and each leaf 3: allow plans of a few thousand nodes.
-        maxTopicBytesPerPeer: 64 * 1024 * 1024,
-        decodeRpcLimits: { maxSubscriptions: 50_000, maxMessages: 5000, maxIhaveMessageIDs: 5000, maxIwantMessageIDs: 5000, maxControlMessages: 5000, maxIdontwantMessageIDs: 512, maxPeerInfos: 16 }
+        // A swarm has two topics (protocol/topics.ts); the bound only caps what a peer may send.
+        decodeRpcLimits: { maxSubscriptions: 1024, maxMessages: 5000, maxIhaveMessageIDs: 5000, maxIwantMessageIDs: 5000, maxControlMessages: 5000, maxIdontwantMessageIDs: 512, maxPeerInfos: 16 }
       })
     }
   }) as unknown as PeerNode

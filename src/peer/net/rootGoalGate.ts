@@ -2,7 +2,7 @@
  * Root goals wait for someone who acts on them (issue "Peer runtime", bus): a goal gossiped
  * while no decomposer or scorer listens reaches nobody (gossip never replays). So a root goal
  * is held, already in the local state and log, until a live decomposer or scorer (learned from
- * capability announcements) is known and some peer subscribes to goal/new; then it is gossiped.
+ * capability announcements) is known and some peer subscribes to the plan topic; then it is gossiped.
  * Sync would also carry it to every peer that connects later: it is never lost.
  */
 import type { GossipSub } from '@libp2p/gossipsub'
@@ -32,11 +32,11 @@ export interface RootGoalGateDeps {
 export class RootGoalGate {
   private readonly queue: Pending[] = []
   private timer: NodeJS.Timeout | null = null
-  private readonly goalNewTopic: string
+  private readonly planTopic: string
   private readonly onSubscriptionChange = (): void => { this.check() }
 
   constructor (private readonly deps: RootGoalGateDeps) {
-    this.goalNewTopic = formatTopic({ swarm: deps.swarm, kind: 'goal/new' })
+    this.planTopic = formatTopic({ swarm: deps.swarm, kind: 'plan' })
   }
 
   start (): void {
@@ -73,7 +73,7 @@ export class RootGoalGate {
   /** Gossips every held goal if someone who acts on it is reachable now. */
   check (): void {
     if (this.queue.length === 0) return
-    const subscribers = this.deps.pubsub.getSubscribers(this.goalNewTopic).map(String)
+    const subscribers = this.deps.pubsub.getSubscribers(this.planTopic).map(String)
     const actors = this.deps.selfActs ? [] : this.liveActors()
     const open = subscribers.length > 0 && (this.deps.selfActs || actors.length > 0)
     if (!open) {

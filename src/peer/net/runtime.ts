@@ -9,6 +9,7 @@ import type { PeerId } from '@libp2p/interface'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
 import { nowMicros, type Micros } from '../protocol/time'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTopic } from '../protocol/topics'
 import { leafOutcome } from '../state/leafOutcome'
 import { PlanState } from '../state/planState'
@@ -18,16 +19,17 @@ import { Dialer } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
-import { createPeerNode, type PeerNode } from './node'
+import { createPeerNode, GOSSIP_MAX_RPC_BYTES, type PeerNode } from './node'
+import { countOversizedFrames } from './oversizeFrames'
 import { ResultAudit } from './resultAudit'
 import { StateLog } from './stateLog'
 import { readSwarmKey } from './swarmKey'
-import { SyncService } from './sync'
+import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './sync'
 
 export interface RuntimeOptions {
-  /** Background sync period with one random peer (ms, default 5000). */
+  /** Safety-net sync period with one random peer (ms, default SAFETY_SYNC_INTERVAL_MS; 0 = never). */
   syncIntervalMs?: number
-  /** Capability announcements younger than this mark a live peer (ms, default 30000). */
+  /** Capability announcements younger than this mark a live peer (ms, default capabilityTtlMs(config.announceIntervalMs)). */
   capabilityTtlMs?: number
   /** Clock for protocol timestamps (default nowMicros, which honours GOAL_SWARM_CLOCK_OFFSET_MS). */
   now?: () => Micros
@@ -39,7 +41,7 @@ export interface RuntimeStatus {
   connected_peers: number
   drops: Record<string, number>
   state_size: number
-  /** Peers in this node's GossipSub mesh for goal/new. */
+  /** Peers in this node's GossipSub mesh for the plan topic. */
   mesh_peers: number
   topics: number
   pending_root_goals: number
@@ -116,6 +118,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     psk,
     mdns: config.mdns ? { intervalMs: config.mdnsIntervalMs, onPeer: (p) => dialer?.onDiscovered(p) } : null
   })
+  countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
   dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }))
   const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs')), log.child({ component: 'blobs' }))
   const bus = new GossipBus({
@@ -130,21 +133,15 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     log: log.child({ component: 'gossip' }),
     now,
     selfActsOnGoals: config.role === 'decomposer' || config.role === 'scorer',
-    capabilityTtlMs: opts.capabilityTtlMs ?? Math.max(30_000, 3 * config.announceIntervalMs),
-    connectedPeers: () => node.getPeers().map(String),
-    pushTo: async (peer, jsons) => {
-      const target = node.getPeers().find((p) => p.toString() === peer)
-      if (target !== undefined) await sync.push(target, jsons)
-    }
+    capabilityTtlMs: opts.capabilityTtlMs ?? capabilityTtlMs(config.announceIntervalMs)
   })
+  const planTopic = formatTopic({ swarm: config.swarm, kind: 'plan' })
   const sync = new SyncService(node, {
     swarm: config.swarm,
     keys: () => state.keys(),
     envelope: (k) => state.getEnvelope(k),
-    ingest: async (json, _peer, live) => await bus.ingest(json, live ? 'push' : 'sync'),
-    batchDone: () => { bus.flushTracking() }
-  }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? 5000, catchUpDelayMs: 300 })
-  bus.onNewTopics(() => { sync.requestCatchUp() })
+    ingest: async (json) => await bus.ingest(json, 'sync')
+  }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? SAFETY_SYNC_INTERVAL_MS, pubsub: node.services.pubsub, planTopic })
   const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { settleMs: config.settleMs } })
   bus.onMessage((env) => { audit.note(env) })
   audit.checkAll()
@@ -159,13 +156,12 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   node.addEventListener('peer:disconnect', (e) => {
     netLog.info({ peer: e.detail.toString(), peers: node.getPeers().length }, 'peer disconnected')
   })
-  const goalNew = formatTopic({ swarm: config.swarm, kind: 'goal/new' })
   const mesh = new Set<string>()
   const onMesh = (added: boolean) => (e: CustomEvent<{ peerId: string, topic: string }>): void => {
-    if (e.detail.topic !== goalNew) return
+    if (e.detail.topic !== planTopic) return
     const before = mesh.size
     if (added) mesh.add(e.detail.peerId); else mesh.delete(e.detail.peerId)
-    if (mesh.size !== before) netLog.info({ topic: goalNew, mesh_peers: mesh.size }, 'mesh changed')
+    if (mesh.size !== before) netLog.info({ topic: planTopic, mesh_peers: mesh.size }, 'mesh changed')
   }
   node.services.pubsub.addEventListener('gossipsub:graft', onMesh(true))
   node.services.pubsub.addEventListener('gossipsub:prune', onMesh(false))

@@ -1,17 +1,18 @@
 /**
  * Anti-entropy sync over the libp2p stream protocol /goal-swarm/sync/1.0.0 (DESIGN §7).
- * Gossip never replays, so on every new connection (the lower PeerId starts) and
- * periodically with a random peer, two peers compare their plan states and send each other
- * what the other lacks. Received envelopes go through the same verification as gossip
- * (except the live clock check: they are history).
+ * Gossip never replays, so two peers compare their plan states and send each other what the
+ * other lacks when they connect, again when the peer's subscription to the plan topic arrives
+ * (what was published between the two reached neither by gossip), and, as a safety net only,
+ * every `intervalMs` with one random peer. Live delivery is gossip's job, never sync's: the
+ * swarm's topics exist before any message does. The lower PeerId starts each session.
+ * Received envelopes go through the same verification as gossip (except the live clock
+ * check: they are history).
  *
  * One session, symmetric after the first frame:
  *   both: {t:'hello', swarm, count, hash}     hash = sha256 of the sorted messageKeys
  *   equal hash and count -> both close.   Otherwise:
  *   both: {t:'keys', keys}                     every messageKey held
  *   both: {t:'envs', envs: [json...]}*, {t:'done'}   what the other lacks, then the end
- * A push (a publisher handing its fresh messages to a peer that subscribed just too late) is
- * one frame {t:'push', swarm, envs: [json...]} from the dialler; it is verified as live gossip.
  *
  * Capability announcements are a last-writer-wins register per peer in the plan state, so
  * `keys()` lists only the newest one per peer. When two peers hold different announcements of
@@ -20,7 +21,8 @@
  * hold the same key and the digests agree again: nobody re-sends superseded announcements.
  */
 import { createHash } from 'node:crypto'
-import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { SubscriptionChangeData } from '@libp2p/gossipsub'
+import type { Libp2p, PeerId, Stream, TypedEventTarget } from '@libp2p/interface'
 import type { Logger } from '../log'
 import { canonicalJson } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
@@ -37,20 +39,28 @@ export interface SyncSource {
   /** Sorted messageKeys of the plan state. */
   keys(): string[]
   envelope(key: string): AnyEnvelope | undefined
-  /** Verifies and merges one synced (live=false) or pushed (live=true) envelope from `peer`. */
-  ingest(json: string, peer: string, live: boolean): Promise<IngestOutcome>
-  /** Called after each received batch (subscribes the topics of what it added). */
-  batchDone(): void
+  /** Verifies and merges one synced envelope from `peer`. */
+  ingest(json: string, peer: string): Promise<IngestOutcome>
 }
 
 export interface SyncStats { peer: string, sent: number, received: number, added: number, ms: number, equal: boolean }
 
 export interface SyncOptions {
-  /** Period of background sync with one random connected peer (ms). */
+  /** Period of the safety-net sync with one random connected peer (ms; 0 = never). */
   intervalMs: number
-  /** Delay after new topics before a catch-up sync (ms). */
-  catchUpDelayMs: number
+  /** GossipSub, whose subscription-change events start a session (see the header). */
+  pubsub?: TypedEventTarget<{ 'subscription-change': CustomEvent<SubscriptionChangeData> }>
+  /** The plan topic whose subscription by a peer starts a session. */
+  planTopic?: string
 }
+
+/**
+ * Default period of the safety-net sync (ms). Off the delivery path (the topics exist before
+ * any message), it repairs what gossip did not carry: a message some peers refused live but
+ * accept as history (a claim inside one receiver's clock tolerance and outside another's), a
+ * frame lost to a dropped connection. Two peers with equal states exchange one hello each.
+ */
+export const SAFETY_SYNC_INTERVAL_MS = 5000
 
 function digest (keys: string[]): string {
   const h = createHash('sha256')
@@ -70,13 +80,11 @@ function pickRandom<T> (items: T[], n: number): T[] {
 export class SyncService {
   private readonly running = new Map<string, Promise<SyncStats | null>>()
   private timer: NodeJS.Timeout | null = null
-  private catchUp: NodeJS.Timeout | null = null
   private readonly again = new Set<string>()
   private stopped = false
-  private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
-    const peer = evt.detail
-    // One session covers both directions: only the lower PeerId starts it.
-    if (this.node.peerId.toString() < peer.toString()) void this.syncWith(peer)
+  private readonly onConnect = (evt: CustomEvent<PeerId>): void => { this.startWith(evt.detail) }
+  private readonly onSubscription = (evt: CustomEvent<SubscriptionChangeData>): void => {
+    if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === this.opts.planTopic)) this.startWith(evt.detail.peerId)
   }
 
   constructor (private readonly node: Libp2p, private readonly source: SyncSource, private readonly log: Logger, private readonly opts: SyncOptions) {}
@@ -86,35 +94,25 @@ export class SyncService {
       void this.respond(stream, connection.remotePeer)
     }, { maxInboundStreams: 32 })
     this.node.addEventListener('peer:connect', this.onConnect)
-    this.timer = setInterval(() => {
-      for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
-    }, this.opts.intervalMs)
-    this.timer.unref()
+    this.opts.pubsub?.addEventListener('subscription-change', this.onSubscription)
+    if (this.opts.intervalMs > 0) {
+      this.timer = setInterval(() => {
+        for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
+      }, this.opts.intervalMs)
+      this.timer.unref()
+    }
   }
 
   stop (): void {
     this.stopped = true
     this.node.removeEventListener('peer:connect', this.onConnect)
+    this.opts.pubsub?.removeEventListener('subscription-change', this.onSubscription)
     if (this.timer !== null) clearInterval(this.timer)
-    if (this.catchUp !== null) clearTimeout(this.catchUp)
   }
 
-  /**
-   * Soon syncs with a random peer, and with another a little later: a message published on a
-   * per-goal topic just before our subscription reached its publisher is pushed to us by that
-   * publisher (gossipBus), and this covers what nobody pushes (e.g. a publisher that died).
-   */
-  requestCatchUp (): void {
-    if (this.stopped || this.catchUp !== null) return
-    const round = (delayMs: number, then?: () => void): void => {
-      this.catchUp = setTimeout(() => {
-        this.catchUp = null
-        for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
-        then?.()
-      }, delayMs)
-      this.catchUp.unref()
-    }
-    round(this.opts.catchUpDelayMs, () => { if (this.catchUp === null) round(5 * this.opts.catchUpDelayMs) })
+  /** One session covers both directions: only the lower PeerId starts it. */
+  private startWith (peer: PeerId): void {
+    if (!this.stopped && this.node.peerId.toString() < peer.toString()) void this.syncWith(peer)
   }
 
   /** Runs one session with `peer` (or joins the one already running). Never throws. */
@@ -150,30 +148,11 @@ export class SyncService {
     const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
     try {
       const frames = jsonFrames(stream)
-      const first = await frames.read({ signal }) as { t?: unknown, swarm?: unknown, envs?: unknown }
-      if (first?.t === 'push') {
-        if (first.swarm !== this.source.swarm || !Array.isArray(first.envs)) throw new Error('sync: bad push')
-        for (const json of first.envs) if (typeof json === 'string') await this.source.ingest(json, peer.toString(), true)
-        await stream.close({ signal })
-        return
-      }
+      const first = await frames.read({ signal })
       await this.session(frames, peer.toString(), signal, first)
     } catch (err) {
       stream.abort(err as Error)
       if (!this.stopped) this.log.debug({ peer: peer.toString(), err: (err as Error).message }, 'sync (inbound) failed')
-    }
-  }
-
-  /** Sends fresh envelopes (canonical JSON) to one peer, verified there as live gossip. */
-  async push (peer: PeerId, jsons: string[]): Promise<void> {
-    const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
-    const stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
-    try {
-      await jsonFrames(stream).write({ t: 'push', swarm: this.source.swarm, envs: jsons }, { signal })
-      await stream.close({ signal })
-    } catch (err) {
-      stream.abort(err as Error)
-      throw err
     }
   }
 
@@ -227,9 +206,8 @@ export class SyncService {
         for (const json of f.envs) {
           if (typeof json !== 'string') continue
           received++
-          if (await this.source.ingest(json, peer, false) === 'new') added++
+          if (await this.source.ingest(json, peer) === 'new') added++
         }
-        this.source.batchDone()
       }
     }
     const [sent, got] = await Promise.all([send(), receive()])

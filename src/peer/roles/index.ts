@@ -1,8 +1,11 @@
 /**
  * Starts the peer's role (DESIGN: decomposer, scorer, executor, observer) on a running bus.
- * Every role also announces itself on capabilities/announce at start and every
- * announceIntervalMs: executors with their capabilities (liveness for capability gaps,
- * DESIGN §5), the others with none (so a submitting peer can see who will act on a goal).
+ * Every role also announces itself on the capabilities topic when it starts (its role and
+ * capabilities are fixed for the process's life, so that is when they change) and then on a
+ * slow heartbeat, announceIntervalMs (protocol/liveness.ts: the liveness TTL follows it):
+ * executors with their capabilities (liveness for capability gaps, DESIGN §5), the others
+ * with none (so a submitting peer can see who will act on a goal). A peer that joins later
+ * gets the current announcements by sync, so nobody needs a faster heartbeat for it.
  */
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
@@ -28,7 +31,7 @@ export interface StartRoleOptions {
   storeBlob?: ExecutorOptions['storeBlob']
 }
 
-/** Publishes this peer's CapabilityAnnounce now and every `config.announceIntervalMs`. */
+/** Publishes this peer's CapabilityAnnounce now and then every `config.announceIntervalMs` (heartbeat). */
 export function startAnnouncer (ctx: RoleContext): Disposable {
   const timers = new RoleTimers()
   const { config, bus, log } = ctx

@@ -17,6 +17,7 @@ import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } fr
 import { messageKey } from '../protocol/envelope'
 import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
@@ -89,7 +90,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const limit = pLimit(CONCURRENCY)
   const random = opts.random ?? Math.random
   const grace = opts.quorumGraceMs ?? QUORUM_GRACE_MS
-  const scorerTtlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
+  const scorerTtlUs = msToMicros(capabilityTtlMs(config.announceIntervalMs))
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Local monotonic ms when a goal first had a quorum here while some live scorer's votes were missing. */

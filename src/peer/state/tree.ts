@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
 import { canonicalJson, messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome } from './leafOutcome'
 import type { PlanState } from './planState'
@@ -85,7 +86,7 @@ export type TreeNode = GoalView | LeafView
 export interface TreeOptions {
   /** The clock reading statuses are computed for (µs). */
   nowUs: Micros
-  /** An executor's announcement counts as live this long, ms (default 30000). */
+  /** An executor's announcement counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS). */
   capabilityTtlMs?: number
   /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
   settleMs?: number
@@ -95,7 +96,8 @@ export interface TreeOptions {
   toleranceMs?: number
 }
 
-export const DEFAULT_CAPABILITY_TTL_MS = 30_000
+/** Liveness TTL of a receiver on the default heartbeat (protocol/liveness.ts). */
+export const DEFAULT_CAPABILITY_TTL_MS = capabilityTtlMs()
 
 /** Distinct scorers in an accepted split's confirming votes (padding with repeats gains nothing). */
 function confirmCount (a: AcceptedSplit): number {
