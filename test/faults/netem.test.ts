@@ -5,17 +5,19 @@
  * late and some are lost. The plan must complete with the protocol's guarantees intact: every
  * leaf done, exactly one result message per leaf at every peer, exactly one execution per leaf
  * over both executors (their "executing" log records), every output readable, and one tree
- * hash on every peer. Peers use the offline demo model (a stand-in on the host's loopback is
- * unreachable from a namespace). Needs root, `ip netns`, `tc` (iproute2, installed with apt-get
- * when missing) and a kernel with the netem qdisc; otherwise skipped with the reason printed.
- * mDNS runs only inside the namespaces.
+ * hash on every peer. On a kernel built without the netem qdisc the same delay and loss are
+ * applied in userspace (iptables NFQUEUE and test/support/nfqueue-netem.py in the executor's
+ * namespace); the test prints which one it used. Peers use the offline demo model (a stand-in
+ * on the host's loopback is unreachable from a namespace). Needs root and `ip netns`, plus
+ * `tc` (iproute2) or iptables and python3 (packages installed with apt-get when missing);
+ * otherwise skipped with the reason printed. mDNS runs only inside the namespaces.
  */
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { ensureTc, NetnsLan, netemUnavailable, netnsUnavailable } from '../support/netns'
+import { impairMode, NetnsLan, netnsUnavailable } from '../support/netns'
 import type { PeerProcess } from '../support/peers'
 import { liveLeaves, type RolePeer } from '../../bench/lib/roleSwarm'
-import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
 
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
 /** The executor on the impaired link (1-based namespace index). */
@@ -30,8 +32,10 @@ function executions (p: PeerProcess): string[] {
     .map((r) => r.node_id as string)
 }
 
-const reason = netnsUnavailable() ?? ensureTc() ?? netemUnavailable()
-if (reason !== null) {
+const netns = netnsUnavailable()
+const impair = netns === null ? impairMode() : { reason: netns }
+if ('reason' in impair) {
+  const reason = impair.reason
   console.log(`fault tier, netem test skipped: ${reason}`)
   test(`one executor's link delayed ${DELAY_MS} ms with ${LOSS_PERCENT}% loss: the plan completes, one result per leaf`, { skip: reason }, () => {})
 } else {
@@ -57,9 +61,12 @@ if (reason !== null) {
     const victim = members[VICTIM - 1]?.peer
     assert.ok(observer !== undefined && victim !== undefined && victim.role === 'executor')
 
-    lan.impair(VICTIM, DELAY_MS, LOSS_PERCENT)
-    const qdiscs = lan.qdiscs(VICTIM)
-    assert.match(qdiscs, new RegExp(`netem .*delay ${DELAY_MS}ms loss ${LOSS_PERCENT}%.*\\|.*netem .*delay ${DELAY_MS}ms loss ${LOSS_PERCENT}%`), 'netem on both ends of the link')
+    const installed = await lan.impair(VICTIM, DELAY_MS, LOSS_PERCENT, impair.mode)
+    const expected = impair.mode === 'netem'
+      ? new RegExp(`netem .*delay ${DELAY_MS}ms loss ${LOSS_PERCENT}%.*\\|.*netem .*delay ${DELAY_MS}ms loss ${LOSS_PERCENT}%`)
+      : /^(?=.*-A INPUT -i eth0 -j NFQUEUE)(?=.*-A OUTPUT -o eth0 -j NFQUEUE)/
+    assert.match(installed, expected, `the impairment is on both directions of the link: ${installed}`)
+    console.log(`netem: impairing ${victim.name}'s link by ${impair.note}: ${installed}`)
 
     const started = Date.now()
     const goalId = await observer.submitGoal('Hold together over a slow, lossy link')
@@ -77,6 +84,10 @@ if (reason !== null) {
     for (const id of leafIds) assert.equal(ran.filter((x) => x === id).length, 1, `executions of leaf ${id} over both executors`)
     const byVictim = executions(victim).filter((id) => leafIds.has(id)).length
     assert.ok(victim.running, 'the executor on the impaired link kept running')
-    console.log(`netem: ${leaves} leaves done once each in ${tookMs} ms; the executor on the ${DELAY_MS} ms / ${LOSS_PERCENT}% link ran ${byVictim} of them; tree ${hash.slice(0, 12)}`)
+    // The impairment really acted on the executor's traffic: packets delayed through it, some lost.
+    await until('the impairment counting dropped packets', () => lan.impairStats(VICTIM, impair.mode).dropped > 0, 10_000, 100)
+    const stats = lan.impairStats(VICTIM, impair.mode)
+    assert.ok(stats.passed > 0, `packets passed the impaired link: ${JSON.stringify(stats)}`)
+    console.log(`netem: ${leaves} leaves done once each in ${tookMs} ms; the executor on the ${DELAY_MS} ms / ${LOSS_PERCENT}% link ran ${byVictim} of them; ${stats.passed} packets delayed, ${stats.dropped} dropped on it; tree ${hash.slice(0, 12)}`)
   })
 }
