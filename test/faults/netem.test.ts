@@ -39,8 +39,11 @@ if ('reason' in impair) {
   console.log(`fault tier, netem test skipped: ${reason}`)
   test(`one executor's link delayed ${DELAY_MS} ms with ${LOSS_PERCENT}% loss: the plan completes, one result per leaf`, { skip: reason }, () => {})
 } else {
-  // Offline demo model: small plans (2-3 subgoals per split, depth 2), no network needed.
-  const swarm = faultSwarm(['--min-splits', '2', '--max-splits', '3', '--mdns-interval-ms', '1000'])
+  // Offline demo model: small plans (2-3 subgoals per split, depth 2), no network needed. The
+  // claim settle window is the protocol's default (2 s, DESIGN §5), not the tier's 300 ms: a
+  // claim round picks one winner only when competing claims arrive within the window, and
+  // here a claim takes 200 ms, or a TCP retransmit more, to reach or leave the slow executor.
+  const swarm = faultSwarm(['--min-splits', '2', '--max-splits', '3', '--mdns-interval-ms', '1000', '--settle-ms', '2000'])
   const lan = new NetnsLan('gsnetem', ROLES.length)
   after(async () => {
     await swarm.close()
