@@ -5,10 +5,11 @@
  * processes on 127.0.0.1, no mDNS) and closes the swarm in `after`, which SIGKILLs every process
  * it ever started, also when the test failed. Run `npm run build` first.
  */
+import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import type { PeerProcess } from '../support/peers'
 import { PEER_BUNDLE } from '../support/peers'
-import { RoleSwarm } from '../../bench/lib/roleSwarm'
+import { liveLeaves, RoleSwarm } from '../../bench/lib/roleSwarm'
 import { levelOf, promptField, scriptedResponder } from '../../bench/lib/scriptedPlan'
 import type { StandinRequest } from '../support/llm-standin'
 
@@ -51,4 +52,25 @@ export async function until (what: string, check: () => boolean, timeoutMs = 60_
 /** Names and exit states, for assertion messages. */
 export function peerStates (peers: PeerProcess[]): string {
   return peers.map((p) => `${p.name}:${p.running ? 'running' : JSON.stringify(p.exit)}`).join(', ')
+}
+
+/**
+ * "No leaf result lost, none duplicated" for a complete plan: every live leaf of `goalId` is
+ * done, each peer in `peers` holds exactly one result message per leaf, and `reader` serves
+ * each leaf's full output equal to the tree's. @returns the number of leaves checked
+ * @throws an assertion error naming the leaf and the peer
+ */
+export async function assertOneResultPerLeaf (swarm: RoleSwarm, reader: PeerProcess, goalId: string, peers: PeerProcess[]): Promise<number> {
+  const root = swarm.mirror(reader).root(goalId)
+  assert.ok(root !== undefined, `the plan ${goalId} is known at ${reader.name}`)
+  const leaves = liveLeaves(root)
+  assert.ok(leaves.length > 0, 'the plan has leaves')
+  for (const leaf of leaves) {
+    assert.equal(leaf.status, 'done', `leaf "${leaf.text}" is done at ${reader.name}`)
+    for (const p of peers) {
+      assert.equal(swarm.mirror(p).update().resultsFor(leaf.id).length, 1, `results for "${leaf.text}" at ${p.name}`)
+    }
+    assert.equal(await reader.getOutput(leaf.id), leaf.output, `the full output of "${leaf.text}" at ${reader.name}`)
+  }
+  return leaves.length
 }

@@ -1,6 +1,6 @@
 /**
  * Fault tier: network partition. Six peers, each in its own network namespace on a bridged
- * 10.77.0.0/24 (test/lan/netns.sh); one executor's link to the bridge goes down once it has
+ * 10.77.0.0/24 (test/support/netns.ts); one executor's link to the bridge goes down once it has
  * seen the plan's first leaves, the other five finish the plan, then the link comes back up and
  * every peer must converge to the same tree hash (gossip resumes, anti-entropy sync fills the
  * gap). Peers use the offline demo model (a stand-in on the host's loopback is unreachable
@@ -8,68 +8,37 @@
  * mDNS runs only inside the namespaces.
  */
 import assert from 'node:assert/strict'
-import { execFileSync, spawnSync } from 'node:child_process'
-import path from 'node:path'
 import { after, test } from 'node:test'
-import { REPO_ROOT } from '../support/peers'
+import { NetnsLan, netnsUnavailable } from '../support/netns'
 import { isPlanMessage, type RolePeer } from '../../bench/lib/roleSwarm'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
 
-const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
-const PREFIX = `gsfault${process.pid}`
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
 /** The executor that gets cut off (1-based namespace index). */
 const VICTIM = 5
 
-function unavailable (): string | null {
-  if (process.platform !== 'linux') return 'network namespaces need Linux'
-  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
-  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
-  if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
-  return null
-}
-
-/** Removes namespaces of earlier runs of this file that died before their cleanup. */
-function sweepStale (): void {
-  for (const line of spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n')) {
-    const m = /^(gsfault(\d+))-\S+/.exec(line.trim())
-    if (m === null) continue
-    let alive = true
-    try { process.kill(Number(m[2]), 0) } catch { alive = false }
-    if (!alive) spawnSync(NETNS, ['down', m[1] as string])
-  }
-}
-
-function link (i: number, state: 'up' | 'down'): void {
-  execFileSync('ip', ['-n', `${PREFIX}-br`, 'link', 'set', `vb${i}`, state])
-}
-
-const reason = unavailable()
+const reason = netnsUnavailable()
 if (reason !== null) {
   console.log(`fault tier, partition test skipped: ${reason}`)
   test('network partition of one peer during a plan, then heal: every peer converges', { skip: reason }, () => {})
 } else {
   // Offline demo model: small plans (2-3 subgoals per split, depth 2), no network needed.
   const swarm = faultSwarm(['--min-splits', '2', '--max-splits', '3', '--mdns-interval-ms', '1000'])
-  let up = false
+  const lan = new NetnsLan('gsfault', ROLES.length)
   after(async () => {
     await swarm.close()
-    if (up) spawnSync(NETNS, ['down', PREFIX])
+    lan.destroy()
   })
 
   test('network partition of one executor during a plan, then heal: every peer converges to the same tree', { timeout: TEST_TIMEOUT_MS }, async () => {
     requireBundle()
-    sweepStale()
-    execFileSync(NETNS, ['up', PREFIX, String(ROLES.length)], { stdio: 'inherit' })
-    up = true
+    lan.create()
     const members: RolePeer[] = []
     for (const [k, role] of ROLES.entries()) {
       const i = k + 1
       members.push(await swarm.add(role, {
         name: `ns${i}-${role}`,
-        wrap: ['ip', 'netns', 'exec', `${PREFIX}-${i}`],
-        host: `10.77.0.${10 + i}`,
-        port: 4001,
+        ...lan.peer(i),
         mdns: true,
         offlineDemo: true,
         readyTimeoutMs: 60_000
@@ -82,7 +51,7 @@ if (reason !== null) {
 
     const goalId = await observer.submitGoal('Hold together across a partition')
     await until('the victim executor sees the first leaves', () => [...victim.envelopes.values()].some((e) => e.kind === 'node'), 60_000, 5)
-    link(VICTIM, 'down')
+    lan.link(VICTIM, 'down')
     const cutAt = victim.envelopes.size
 
     const done = await swarm.waitComplete(observer, goalId, 120_000)
@@ -93,7 +62,7 @@ if (reason !== null) {
     const missing = planKeys(observer) - planKeys(victim)
     assert.ok(missing > 0, `the cut-off executor missed part of the plan (it holds ${planKeys(victim)} plan messages, the observer ${planKeys(observer)})`)
 
-    link(VICTIM, 'up')
+    lan.link(VICTIM, 'up')
     const { hash } = await swarm.waitSameTree(goalId, swarm.peers, 90_000)
     assert.match(hash, /^[0-9a-f]{64}$/)
     assert.ok(victim.running, 'the cut-off executor kept running')

@@ -1,44 +1,21 @@
 /**
  * LAN tier (issue "Peer runtime", DESIGN "Testing tiers" 4): 4 peers, each in its own network
- * namespace on a bridged 10.77.0.0/24 (test/lan/netns.sh), find each other by mDNS only (no
+ * namespace on a bridged 10.77.0.0/24 (test/support/netns.ts), find each other by mDNS only (no
  * bootstrap addresses) and exchange messages. Needs root and `ip netns`; otherwise skipped
  * with the reason printed. mDNS never runs in the host namespace: every peer here runs under
  * `ip netns exec`, and TestSwarm refuses mDNS without such a wrapper.
  */
 import assert from 'node:assert/strict'
-import { execFileSync, spawnSync } from 'node:child_process'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { capability, score } from '../support/fixtures'
-import { INJECTOR_SPEC, percentile, REPO_ROOT, sleep, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { NetnsLan, netnsUnavailable } from '../support/netns'
+import { INJECTOR_SPEC, percentile, sleep, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
 import { syntheticPlan } from '../support/syntheticPlan'
 
-const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
-const PREFIX = `gslan${process.pid}`
 const N = 4
 
-function unavailable (): string | null {
-  if (process.platform !== 'linux') return 'network namespaces need Linux'
-  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
-  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
-  if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
-  return null
-}
-
-/** Removes namespaces left by earlier runs that were killed before their cleanup. */
-function sweepStale (): void {
-  const list = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout
-  for (const line of list.split('\n')) {
-    const m = /^(gslan(\d+))-\S+/.exec(line.trim())
-    if (m === null) continue
-    let alive = true
-    try { process.kill(Number(m[2]), 0) } catch { alive = false }
-    if (!alive) spawnSync(NETNS, ['down', m[1] as string])
-  }
-}
-
-const reason = unavailable()
+const reason = netnsUnavailable()
 if (reason !== null) {
   console.log(`LAN tier skipped: ${reason}`)
   test('LAN tier: peers in network namespaces discover each other by mDNS', { skip: reason }, () => {})
@@ -48,11 +25,12 @@ if (reason !== null) {
   let peers: PeerProcess[] = []
   let inj: PeerProcess
 
+  const net = new NetnsLan('gslan', N)
+
   before(async () => {
-    sweepStale()
-    execFileSync(NETNS, ['up', PREFIX, String(N)], { stdio: 'inherit' })
+    net.create()
     const lan = (i: number): { wrap: string[], host: string, port: number, mdns: true, bootstrap: 'none', args: string[] } => ({
-      wrap: ['ip', 'netns', 'exec', `${PREFIX}-${i}`], host: `10.77.0.${10 + i}`, port: 4001, mdns: true, bootstrap: 'none', args: ['--mdns-interval-ms', '1000']
+      ...net.peer(i), mdns: true, bootstrap: 'none', args: ['--mdns-interval-ms', '1000']
     })
     // All at once: discovery is by mDNS only, nobody is told an address.
     const started = await Promise.all([
@@ -65,8 +43,7 @@ if (reason !== null) {
 
   after(async () => {
     await swarm.close()
-    spawnSync(NETNS, ['down', PREFIX])
-    const left = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l.startsWith(`${PREFIX}-`))
+    const left = net.destroy()
     if (left.length > 0) console.log(`warning: namespaces left behind: ${left.join(', ')}`)
     console.log('\nMeasured (LAN tier, 4 peers in separate network namespaces, mDNS):')
     for (const [k, v] of Object.entries(measured)) console.log(`  ${k}: ${v}`)
