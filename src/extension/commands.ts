@@ -1,5 +1,5 @@
 /**
- * The palette commands of issue 5 (category "Goal Swarm"). Each handler also accepts plain
+ * The palette commands (category "Goal Swarm"). Each handler also accepts plain
  * arguments, so tests and keybindings can run it without the input UI; from the Plan view's
  * context menus VS Code passes the clicked PlanElement.
  */

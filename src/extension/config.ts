@@ -1,6 +1,6 @@
 /**
  * Reads the settings through VS Code, honouring Workspace Trust, and reports invalid values
- * once each, naming the setting (issue 5). In an untrusted workspace only user-level values
+ * once each, naming the setting. In an untrusted workspace only user-level values
  * count, so a checked-out repository cannot choose a paid LLM provider, a Node binary or a
  * swarm for this editor (package.json capabilities.untrustedWorkspaces declares the same keys).
  */

@@ -1,6 +1,6 @@
 /**
  * What one peer child is started with, and the CLI flags that say it (the flags of
- * src/peer/cli.ts, brief "Peer config"). Pure, so the mapping is unit-tested.
+ * src/peer/cli.ts). Pure, so the mapping is unit-tested.
  */
 import type { Capability, Role } from '../peer/protocol/schemas'
 import { DEFAULT_SETTINGS, type LlmProvider, type Settings } from './settings'

@@ -17,7 +17,7 @@ import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
 import { tcpPortOf } from './address'
 import { choosePort, rememberPort } from './stablePort'
 
-/** Size of a local swarm (issue 5: 2 decomposers, 2 scorers, 2 executors). */
+/** Size of a local swarm (2 decomposers, 2 scorers, 2 executors). */
 export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
 export const DEFAULT_LOCAL_SWARM: LocalSwarmSize = { decomposers: 2, scorers: 2, executors: 2 }
 
@@ -94,7 +94,7 @@ export class PeerManager extends Disposable {
   startMain (): Promise<ReadyInfo> { return this.main.start() }
 
   /**
-   * Starts an executor peer with `capabilities` next to the main peer (issue 5 "Contribute
+   * Starts an executor peer with `capabilities` next to the main peer ("Contribute
    * Executor"). A running contributor is replaced.
    */
   async contribute (capabilities: Capability[]): Promise<ReadyInfo> {

@@ -1,4 +1,4 @@
-/** When a crashed peer child is restarted, and when restarting stops (pure; issue 5 supervision). */
+/** When a crashed peer child is restarted, and when restarting stops (pure). */
 
 export interface RestartPolicy {
   /** Crashes within `windowMs` after which restarting stops. */

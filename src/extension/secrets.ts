@@ -1,12 +1,12 @@
 /**
- * API keys in VS Code SecretStorage (issue 5: "stored in SecretStorage and passed to the child
+ * API keys in VS Code SecretStorage ("stored in SecretStorage and passed to the child
  * through its environment, never written to settings or logs").
  */
 import type * as vscode from 'vscode'
 
 export type KeyProvider = 'anthropic' | 'openai-compatible'
 
-/** Environment variable the peer reads each provider's key from (brief "Peer config"). */
+/** Environment variable the peer reads each provider's key from. */
 export const KEY_ENV: Record<KeyProvider, string> = {
   anthropic: 'ANTHROPIC_API_KEY',
   'openai-compatible': 'OPENAI_API_KEY'

@@ -2,7 +2,7 @@
  * Supervision of one logical peer (the editor's main peer, the contributed executor, one
  * local-swarm member): (re)starts its child process, restarts it with exponential backoff
  * after a crash, reports a crash series once, and gives up with a reason after repeated
- * crashes (issue 5 "Peer supervision").
+ * crashes.
  */
 import * as vscode from 'vscode'
 import type { AnyEnvelope } from '../peer/protocol/schemas'

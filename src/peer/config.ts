@@ -1,6 +1,6 @@
 /**
  * Peer configuration: every tunable of one peer process, built by the CLI (cli.ts) or by a
- * test/benchmark in-process. Roles and the extension use these exact names (brief "Peer config").
+ * test/benchmark in-process. Roles and the extension use these exact names.
  */
 import path from 'node:path'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'

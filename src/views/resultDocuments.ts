@@ -1,5 +1,5 @@
 /**
- * Results as read-only Markdown documents (issue 5 "Results as documents"): a
+ * Results as read-only Markdown documents: a
  * TextDocumentContentProvider on the `goal-swarm:` scheme. Content-provider documents are
  * read-only and never ask to be saved. Open documents are re-rendered on every plan change and
  * `onDidChange` fires for those whose text changed, so a result that arrives after opening

@@ -1,5 +1,5 @@
 /**
- * The status bar item (issue 5): this editor's role, connected peers, and whether it
+ * The status bar item: this editor's role, connected peers, and whether it
  * contributes an executor; clicking it shows the log.
  */
 import * as vscode from 'vscode'

@@ -25,7 +25,7 @@ export interface PlanItemModel {
   collapsible: 'none' | 'collapsed' | 'expanded'
 }
 
-/** Codicon per goal status (issue 5: pending, decomposed, failed, superseded). */
+/** Codicon per goal status (pending, decomposed, failed, superseded). */
 export const GOAL_ICONS: Record<GoalStatus, IconModel> = {
   pending_decomposition: { id: 'loading~spin' },
   decomposed: { id: 'type-hierarchy-sub', color: 'charts.blue' },
@@ -152,7 +152,7 @@ export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel 
 
 /**
  * Goal tooltip: the accepted score and the votes behind it, then every competing proposal with
- * its proposer, mean and votes (issue 5 "Plan tree view").
+ * its proposer, mean and votes.
  */
 export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []

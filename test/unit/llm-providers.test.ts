@@ -106,7 +106,7 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       const p = createProvider(llm.llmConfig(provider))
       assert.deepEqual(await p.generateObject(scoreCall), { score: 0.9, notes: 'ok' })
       assert.equal(llm.requests.length, 3)
-      // Seed fault B9: a failed request must not make the next prompt blame the schema.
+      // A failed request must not make the next prompt blame the schema.
       assert.equal(llm.requests[1]!.prompt, scoreCall.prompt)
       assert.equal(llm.requests[2]!.prompt, scoreCall.prompt)
       assert.equal(p.stats().retries, 2)
@@ -177,7 +177,7 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       )
       const p = createProvider(llm.llmConfig(provider))
       await p.generateObject(scoreCall)
-      assert.equal(await p.generateText({ purpose: 'execute', system: 'Be brief.', prompt: 'Task: answer' }), 'A short answer.')
+      assert.equal(await p.generateText({ purpose: 'execute', system: 'Answer in one line.', prompt: 'Task: answer' }), 'A short answer.')
       const s = p.stats()
       assert.deepEqual({ calls: s.calls, input_tokens: s.input_tokens, output_tokens: s.output_tokens, retries: s.retries, failures: s.failures },
         { calls: 2, input_tokens: 280, output_tokens: 51, retries: 1, failures: 0 })

@@ -108,7 +108,7 @@ export type LlmErrorKind = 'network' | 'api' | 'validation' | 'truncated'
 
 /**
  * A call that gave up. `kind` is the last attempt's failure: a network or API failure is
- * reported as such and never as a schema complaint (the seed's fault B9).
+ * reported as such and never as a schema complaint (a failed request never makes the next prompt blame the schema).
  */
 export class LlmError extends Error {
   override name = 'LlmError'

@@ -216,7 +216,7 @@ export class RetryingProvider implements LlmProvider {
         }
         st.last = e
         const truncated = e instanceof OutputTruncated
-        st.feedback = retryFeedback(truncated ? `${e.message}; give a complete answer that fits, more briefly` : e.message, reply.text, json?.name ?? null)
+        st.feedback = retryFeedback(truncated ? `${e.message}; give a complete answer that fits, in fewer words` : e.message, reply.text, json?.name ?? null)
         if (truncated) st.maxTokens = Math.min(st.maxTokens * 2, firstCap * MAX_TOKENS_GROWTH)
         st.ordinary++
         throw st.ordinary > this.retry.maxRetries ? new AbortError(e) : e

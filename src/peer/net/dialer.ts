@@ -1,5 +1,5 @@
 /**
- * Who dials whom (shared/reference/p2p findings): libp2p 3 never auto-dials discovered peers
+ * Who dials whom (measured with libp2p 3 in network namespaces): libp2p 3 never auto-dials discovered peers
  * and @libp2p/bootstrap dials once, never again. So:
  * - bootstrap multiaddrs are dialled at start and re-dialled, with backoff, whenever they are
  *   not connected (a restarted bootstrap peer is found again);

@@ -1,5 +1,5 @@
 /**
- * The libp2p node of a peer (DESIGN "Dependencies", shared/reference/p2p findings): TCP,
+ * The libp2p node of a peer (DESIGN "Dependencies"): TCP,
  * noise, yamux, identify (GossipSub needs it), GossipSub with StrictSign, optional mDNS and an
  * optional pre-shared swarm key. Discovery dialling lives in dialer.ts.
  */

@@ -28,7 +28,7 @@ export function proposalId (goalId: string, subgoals: readonly string[], propose
 /**
  * Id of the index-th child of an accepted split: a child goal (composite) or a prompt node
  * (atomic) share one id per slot. Derived only from (parent goal, proposal, index, text), so
- * every peer that processes the same split derives the same ids (fixes the seed's fault B1).
+ * every peer that processes the same split derives the same ids, so duplicates collapse instead of multiplying.
  */
 export function childId (parentGoalId: string, proposalId: string, index: number, text: string): string {
   return contentId('child', parentGoalId, proposalId, String(index), text)

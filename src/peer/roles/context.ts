@@ -1,5 +1,5 @@
 /**
- * What a role gets from the peer runtime (brief "Role context"). The same shape is built by
+ * What a role gets from the peer runtime. The same shape is built by
  * the real runtime (libp2p gossip bus) and by the agents test tier (in-process bus).
  */
 import type { Bus } from '../bus'

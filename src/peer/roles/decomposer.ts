@@ -7,7 +7,7 @@
  * scorers rank. The others stand by: one proposes when a ranked proposer reports that it gave up
  * (its failure notice leaves the ranking) or when no proposal appeared within the standby time.
  *
- * Re-proposal bound (swarm-wide, not per process; the seed's fault B8): every proposal carries
+ * Re-proposal bound (swarm-wide, not per process, so more peers never mean more re-proposals): every proposal carries
  * `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
  * k <= maxReproposals and no proposal for the goal with attempt >= k exists in its state, from
  * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
@@ -57,7 +57,7 @@ export function reproposalGraceMs (acceptTimeoutMs: number): number {
 }
 
 /**
- * Starts the decomposer. It subscribes before it publishes anything (the seed's fault B18),
+ * Starts the decomposer. It subscribes before it publishes anything (a message published before the subscription would be missed),
  * then works through the goals already in the state.
  */
 export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: DecomposerOptions = {}): Disposable {

@@ -1,6 +1,6 @@
 /**
  * Where a goal or leaf sits in the plan, read from the plan state: its ancestors' texts (the
- * prompts carry them, not just ids: the seed's fault B12) and whether it belongs to the
+ * prompts carry them, not just ids: a subgoal read without its goal loses its meaning) and whether it belongs to the
  * winning tree (DESIGN §4: children of a losing accepted split are superseded and never acted on).
  */
 import type { AcceptedSplit, ChildDecision, Goal, PromptNode } from '../protocol/schemas'

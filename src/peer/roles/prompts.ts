@@ -51,7 +51,7 @@ export function scoreSchema (count: number, forcedLeaves: boolean) {
     })
   return z.object({
     score: z.number().min(0).max(1).describe('0.0 = unusable, 1.0 = excellent'),
-    notes: z.string().max(2000).describe('the main strengths and weaknesses, briefly'),
+    notes: z.string().max(2000).describe('the main strengths and weaknesses, in a few words'),
     subgoals: z.array(verdict).length(count, `give exactly ${count} subgoal verdicts, one per subgoal, in order`)
       .describe(`one verdict per proposed subgoal, in the order given (${count})`)
   })

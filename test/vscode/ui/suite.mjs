@@ -77,7 +77,7 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
     await writeFile(path.join(artifactsDir, 'ui-logs', 'renderer-console-errors.txt'), consoleErrors.join('\n'))
     await sandbox.dispose()
   }
-  // Peer children must go with the editor (issue 5); anything left behind is a failed check.
+  // Peer children must go with the editor: anything left behind is a failed check.
   const check = { name: 'no process outlives the editor', status: strays.length === 0 ? 'passed' : 'failed', ms: 0 }
   if (strays.length > 0) check.error = new Error(`killed: ${strays.map((x) => `${x.pid} ${x.cmd}`).join('; ')}`)
   log(`ui: ${strays.length === 0 ? '✔' : '✖'} ${check.name}`)
