@@ -89,7 +89,12 @@ async function main (): Promise<void> {
   if (stopping) return
   const rt = runtime
   try {
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now }, { storeBlob: rt.storeBlob })
+    const peerSync = {
+      syncedPeers: () => rt.sync.syncedPeers,
+      connectedPeers: () => rt.node.getPeers().length,
+      onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
+    }
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { storeBlob: rt.storeBlob })
   } catch (err) {
     await rt.stop()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)

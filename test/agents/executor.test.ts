@@ -204,9 +204,17 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
   await delay(600)
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
-  const executed = w.standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1])
-  assert.deepEqual(executed.sort(), [...texts].sort(), 'each leaf sent to the model exactly once')
-  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim/.test(r.msg))), 'the race really happened')
+  const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
+  const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
+  await waitFor('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
+  const completed = calls.filter((r) => r.outcome === 'answered').map(task)
+  assert.deepEqual(completed.sort(), [...texts].sort(), 'each leaf answered by the model exactly once (no completed duplicate call)')
+  // Losers started their call with the claim and aborted it on hearing the winning claim.
+  const aborted = calls.filter((r) => r.outcome === 'aborted').length
+  assert.equal(calls.length, texts.length + aborted)
+  assert.ok(aborted > 0, 'the race really happened: some losing calls were aborted')
+  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim to .*nothing published/.test(r.msg))), 'a loser logged why it published nothing')
+  t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed`)
 })
 
 test('an output larger than the inline limit goes to the blob store; the result carries its start, sha256 and size', async (t) => {

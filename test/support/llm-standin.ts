@@ -44,6 +44,11 @@ export interface StandinRequest {
   schema: Record<string, unknown> | null
   /** Guessed from schemaName (decompose/score/classify prefix or keyword); 'execute' for free text. */
   purpose: LlmPurpose | null
+  /**
+   * How the exchange ended: 'answered' once the reply was written in full, 'aborted' when the
+   * client closed the connection first (an aborted call), null while it is still open.
+   */
+  outcome: 'answered' | 'aborted' | null
 }
 
 interface ReplyExtras {
@@ -194,6 +199,7 @@ export class LlmStandin {
     }
     const request = decode(this.requests.length, api, path, req.headers, body)
     this.requests.push(request)
+    res.on('close', () => { request.outcome ??= res.writableFinished ? 'answered' : 'aborted' })
     if (body.stream === true) return sendError(res, api, 400, 'stand-in: streaming is not supported')
 
     let reply: StandinReply
@@ -277,7 +283,8 @@ function decode (index: number, api: StandinApi, path: string, headers: Incoming
     index, api, path, headers, body,
     model: typeof body.model === 'string' ? body.model : '',
     system, prompt: user.join('\n\n'), schemaName, schema,
-    purpose: guessPurpose(schemaName, schema !== null)
+    purpose: guessPurpose(schemaName, schema !== null),
+    outcome: null
   }
 }
 

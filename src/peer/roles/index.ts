@@ -4,6 +4,7 @@
  * announceIntervalMs: executors with their capabilities (liveness for capability gaps,
  * DESIGN §5), the others with none (so a submitting peer can see who will act on a goal).
  */
+import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
@@ -38,7 +39,8 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
         peer_id: bus.peerId,
         role: config.role,
         capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
-        announced_at: formatTimestamp(ctx.now())
+        announced_at: formatTimestamp(ctx.now()),
+        ...(ctx.boot === undefined ? {} : { boot_nonce: ctx.boot.nonce, booted_at: formatTimestamp(ctx.boot.bootedAtUs) })
       })
     })
   }
@@ -53,7 +55,8 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  * @returns a Disposable that stops the role's timers and listeners (publishes nothing more)
  *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
-export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}): Promise<Disposable> {
+export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<Disposable> {
+  const ctx: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
   const { config, log } = ctx
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
