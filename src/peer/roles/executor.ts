@@ -100,10 +100,10 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
     .map((x) => x.n))
 
-  const gate = new SyncGate(ctx.peerSync, config.syncGraceMs, log, () => {
-    const open = openLeaves().length
-    return `${open} open leaf${open === 1 ? '' : 'ves'} for this executor`
-  }, schedule)
+  const leaves = (n: number): string => `${n} ${n === 1 ? 'leaf' : 'leaves'}`
+  const gate = new SyncGate(ctx.peerSync, config.syncGraceMs, log, (closed) => closed
+    ? `${leaves(unfinishedLeaves())} it could run without a result in the local state`
+    : `${leaves(openLeaves().length)} open for this executor`, schedule)
 
   const counts = (nodeId: string): LeafWork => {
     let w = work.get(nodeId)
@@ -144,6 +144,16 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         log.error({ err }, 'executor look failed')
       }
     })
+  }
+
+  /** Live leaves with this executor's capabilities and no result, held or not. */
+  function unfinishedLeaves (): number {
+    let n = 0
+    for (const node of state.nodes()) {
+      const cap = liveLeafCapability(state, node)
+      if (cap !== null && caps.has(cap) && state.resultsFor(node.node_id).length === 0) n++
+    }
+    return n
   }
 
   /** Live leaves this executor could do and nobody has finished or holds. */
@@ -257,8 +267,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
       // clock and runs the leaf itself, so publishing ours too would make a duplicate.
       if (skewedOut(node)) throw new Lost('clock skew')
-      await publishResult(node, out)
-      w.results++
+      await publishResult(node, out, w)
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
@@ -320,7 +329,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
-  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number }): Promise<void> {
+  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number }, w: LeafWork): Promise<void> {
     const { output, success, attempts } = out
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
@@ -341,8 +350,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       attempts: Math.min(100, Math.max(1, attempts)),
       finished_at: formatTimestamp(ctx.now())
     })
-    const w = counts(node.node_id)
-    log.info({ node_id: node.node_id, success, bytes, ...w, calls_completed: w.calls_completed }, `${success ? 'finished' : 'failed'} "${brief(node.text)}"`)
+    w.results++
+    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${brief(node.text)}"`)
   }
 
   /**

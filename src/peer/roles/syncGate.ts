@@ -20,13 +20,13 @@ export class SyncGate implements Disposable {
   /**
    * @param sync the runtime's sync view; undefined (a bus without sync, e.g. in-process) = open
    * @param graceMs how long being alone must last before claiming without a sync (ms)
-   * @param describe text for the log line when the gate opens (e.g. how many leaves are open)
+   * @param describe text for the log lines (e.g. how many leaves are open); `closed` while waiting
    * @param onOpen called once when the gate opens
    */
-  constructor (sync: PeerSyncView | undefined, private readonly graceMs: number, private readonly log: Logger, private readonly describe: () => string, private readonly onOpen: () => void) {
+  constructor (sync: PeerSyncView | undefined, private readonly graceMs: number, private readonly log: Logger, private readonly describe: (closed: boolean) => string, private readonly onOpen: () => void) {
     this.isOpen = sync === undefined || sync.syncedPeers() > 0
     if (this.isOpen || sync === undefined) return
-    log.info({ grace_ms: graceMs }, `claiming nothing until a sync with a peer completes (or ${(graceMs / 1000).toFixed(1)} s with no peer connected)`)
+    log.info({ grace_ms: graceMs }, `claiming nothing until a sync with a peer completes (or ${(graceMs / 1000).toFixed(1)} s with no peer connected; ${describe(true)})`)
     this.sub = sync.onSynced((peer) => { this.openNow(`synced with ${peer}`, { synced_with: peer }) })
     this.timer = setInterval(() => {
       const now = performance.now()
@@ -45,7 +45,7 @@ export class SyncGate implements Disposable {
     if (this.isOpen) return
     this.isOpen = true
     this.dispose()
-    this.log[level](fields, `claims open: ${why} (${this.describe()})`)
+    this.log[level](fields, `claims open: ${why} (${this.describe(false)})`)
     this.onOpen()
   }
 
