@@ -95,6 +95,8 @@ export class LlmStandin {
   private server: http.Server | null = null
   private port = 0
   private readonly timers = new Set<NodeJS.Timeout>()
+  /** Extra listeners on Unix sockets (listenUnix). */
+  private readonly unixServers: http.Server[] = []
 
   constructor (opts: StandinOptions = {}) {
     this.latencyMs = opts.latencyMs ?? 0
@@ -120,10 +122,27 @@ export class LlmStandin {
     return this
   }
 
+  /**
+   * Also answers on a Unix socket at `socketPath` (not network-namespaced: a relay inside a
+   * network namespace can reach it). Call after start().
+   */
+  async listenUnix (socketPath: string): Promise<void> {
+    const server = http.createServer((req, res) => { void this.handle(req, res) })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(socketPath, () => resolve())
+    })
+    this.unixServers.push(server)
+  }
+
   /** Stops listening, cuts open connections and cancels delayed replies. */
   async close (): Promise<void> {
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
+    for (const u of this.unixServers.splice(0)) {
+      u.closeAllConnections()
+      await new Promise<void>((resolve) => u.close(() => resolve()))
+    }
     const server = this.server
     this.server = null
     if (!server) return

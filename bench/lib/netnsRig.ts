@@ -1,0 +1,107 @@
+/**
+ * Stress rig for the benchmarks: peers in network namespaces on one bridge (test/lan/netns.sh,
+ * 10.77.0.(10+i)/24), a `tc netem` delay on one namespace's link, LLM stand-ins reached from
+ * inside a namespace through a relay (TCP on the namespace's loopback -> a Unix socket the
+ * stand-in answers on; Unix sockets are not network-namespaced), and busy-loop processes that
+ * compete for the CPU. Every process it starts is killed by pid in close(); the namespaces are
+ * deleted. Needs root, iproute2 and tc.
+ */
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { LlmStandin } from '../../test/support/llm-standin'
+import { REPO_ROOT } from '../../test/support/peers'
+
+const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
+/** Port the relay listens on inside each namespace (its own loopback, so one port fits all). */
+const RELAY_PORT = 18_080
+
+/** Relay: TCP 127.0.0.1:<port> inside the namespace -> Unix socket <path>. */
+const RELAY_SOURCE = `
+const net = require('node:net')
+const [sock, port] = process.argv.slice(1)
+net.createServer((c) => {
+  const u = net.connect(sock)
+  c.pipe(u); u.pipe(c)
+  const end = () => { c.destroy(); u.destroy() }
+  c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end)
+}).listen(Number(port), '127.0.0.1', () => { process.stdout.write('relay ready\\n') })
+`
+
+/** Why the rig cannot run here, or null. */
+export function netnsUnavailable (): string | null {
+  if (process.platform !== 'linux') return 'network namespaces need Linux'
+  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
+  for (const [cmd, args] of [['ip', ['netns', 'list']], ['tc', ['-V']]] as const) {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' })
+    if (r.error !== undefined || r.status !== 0) return `\`${cmd}\` is not available (${r.error?.message ?? r.stderr.trim()})`
+  }
+  return null
+}
+
+export class NetnsRig {
+  private readonly children: ChildProcess[] = []
+  private readonly dir = mkdtempSync(path.join(os.tmpdir(), 'gs-rig-'))
+  private up = false
+  private sockets = 0
+
+  /** @param prefix namespace name prefix, unique per run (e.g. `gsbench<pid>`) */
+  constructor (readonly prefix: string, readonly n: number) {}
+
+  /** Creates the bridge and `n` namespaces. */
+  start (): void {
+    execFileSync(NETNS, ['up', this.prefix, String(this.n)], { stdio: 'ignore' })
+    this.up = true
+  }
+
+  /** `ip netns exec` prefix for namespace i (1-based). */
+  wrap (i: number): string[] { return ['ip', 'netns', 'exec', `${this.prefix}-${i}`] }
+
+  /** Address of namespace i on the bridge. */
+  host (i: number): string { return `10.77.0.${10 + i}` }
+
+  /**
+   * Delays everything namespace i sends by `ms` (tc netem on its end of the link).
+   * @returns null when applied, else why not (e.g. a kernel without the netem qdisc)
+   */
+  delay (i: number, ms: number): string | null {
+    const r = spawnSync('ip', ['netns', 'exec', `${this.prefix}-${i}`, 'tc', 'qdisc', 'add', 'dev', 'eth0', 'root', 'netem', 'delay', `${ms}ms`], { encoding: 'utf8' })
+    if (r.error !== undefined) return `tc failed: ${r.error.message}`
+    return r.status === 0 ? null : `\`tc qdisc add ... netem\` failed: ${r.stderr.trim()} (kernel ${os.release()} has no sch_netem)`
+  }
+
+  /**
+   * Makes `llm` reachable from namespace i at http://127.0.0.1:RELAY_PORT (one stand-in per
+   * namespace). @returns that base URL
+   */
+  async endpoint (i: number, llm: LlmStandin): Promise<string> {
+    const sock = path.join(this.dir, `llm-${++this.sockets}.sock`)
+    await llm.listenUnix(sock)
+    const child = spawn(this.wrap(i)[0] as string, [...this.wrap(i).slice(1), process.execPath, '-e', RELAY_SOURCE, sock, String(RELAY_PORT)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    this.children.push(child)
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => { reject(new Error(`relay in namespace ${i} did not start`)) }, 10_000)
+      child.stdout?.on('data', (d: Buffer) => { if (String(d).includes('relay ready')) { clearTimeout(t); resolve() } })
+      child.once('exit', (code) => { clearTimeout(t); reject(new Error(`relay in namespace ${i} exited (${code})`)) })
+    })
+    return `http://127.0.0.1:${RELAY_PORT}`
+  }
+
+  /** Starts `n` busy-loop processes (each keeps one core busy). */
+  burners (n: number): void {
+    for (let k = 0; k < n; k++) this.children.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+  }
+
+  /** Kills every process it started (by pid), deletes the namespaces and the socket dir. */
+  close (): void {
+    for (const c of this.children.splice(0)) {
+      if (c.pid !== undefined && c.exitCode === null) {
+        try { process.kill(c.pid, 'SIGKILL') } catch { /* already gone */ }
+      }
+    }
+    if (this.up) spawnSync(NETNS, ['down', this.prefix])
+    this.up = false
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
