@@ -235,3 +235,26 @@ test('an output larger than the inline limit goes to the blob store; the result 
   assert.equal(r.output_bytes, Buffer.byteLength(big, 'utf8'))
   assert.equal(blobs.get(r.output_sha256 ?? ''), big)
 })
+
+test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-leaf counts say one call each', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const texts = ['Write day 1', 'Write day 2', 'Write day 3']
+  const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
+  let open = 0
+  let most = 0
+  w.standin.respondWith(async () => {
+    open++
+    most = Math.max(most, open)
+    await delay(300)
+    open--
+    return { text: 'done' }
+  })
+  const e = await w.agent('executor', { maxConcurrentLeaves: 3 })
+  w.track(startAnnouncer(e.ctx))
+  const exec = w.track(startExecutor(e.ctx, e.llm))
+  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
+  assert.equal(most, 3, 'three calls were in flight together')
+  const work = exec.work()
+  for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
+})
