@@ -90,6 +90,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const work = new Map<string, LeafWork>()
   /** Leaves already warned about for clock skew (one warning per leaf). */
   const warnedSkew = new Set<string>()
+  /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
+  const renewals = { count: 0, maxLateMs: 0, minLeftMs: Infinity }
   /** Set when a newer process with this identity must stop claiming (DESIGN §5). */
   let duplicateOf: string | null = null
   let warnedDuplicate = false
@@ -317,6 +319,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         if (stopped || signal.aborted) return
         const nowUs = ctx.now()
         const lateMs = (nowUs - dueUs) / 1000
+        renewals.count++
+        renewals.maxLateMs = Math.max(renewals.maxLateMs, lateMs)
+        renewals.minLeftMs = Math.min(renewals.minLeftMs, (endUs - nowUs) / 1000)
         if (lateMs > slackMs / 2) log.warn({ node_id: node.node_id, late_ms: Math.round(lateMs), left_ms: Math.round((endUs - nowUs) / 1000) }, 'lease renewal went out late (busy event loop)')
         guard(log, `renewing the lease on ${node.node_id}`, async () => {
           await bus.publish('renew', { node_id: node.node_id, goal_id: node.goal_id, claimer_peer: me, claimed_at: mine.claimed_at, renewed_at: formatTimestamp(nowUs) })
@@ -410,7 +415,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         total.claims += v.claims; total.calls_started += v.calls_started; total.calls_aborted += v.calls_aborted
         total.calls_completed += v.calls_completed; total.results += v.results
       }
-      log.info({ work: total }, 'executor totals')
+      const renew = { sent: renewals.count, max_late_ms: Math.round(renewals.maxLateMs), min_lease_left_ms: renewals.count === 0 ? null : Math.round(renewals.minLeftMs) }
+      log.info({ work: total, renewals: renew, settle: settle.figures() }, 'executor totals')
     }
   }
 }
