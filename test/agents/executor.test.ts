@@ -258,3 +258,23 @@ test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-lea
   const work = exec.work()
   for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
 })
+
+test('a result from a peer that never claimed the leaf does not stop the executor: it claims, runs and publishes its own', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Book the ryokan'], ['can_write_text'])
+  const leaf = nodes[0] as PromptNode
+  const rogue = await w.hub.addPeer({ label: 'rogue' })
+  await rogue.publish('result', {
+    node_id: leaf.node_id, goal_id: leaf.goal_id, executor_peer: rogue.peerId, success: true, output: 'forged', output_sha256: null,
+    output_bytes: 6, attempts: 1, finished_at: formatTimestamp(nowMicros() - 60_000_000)
+  })
+  await w.hub.idle()
+  w.standin.respondWith(() => ({ text: 'booked' }))
+  const e = await w.agent('executor')
+  startExec(w, e)
+  await waitFor('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
+  const mine = user.state.resultsFor(leaf.node_id).find((r) => r.executor_peer === e.peer.peerId)
+  assert.equal(mine?.output, 'booked')
+  assert.equal(publishedOf(e.peer, 'claim').length, 1)
+})

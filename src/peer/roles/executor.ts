@@ -148,12 +148,24 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     })
   }
 
+  /**
+   * true when the leaf has a result from a peer that claimed it. A result from a peer that never
+   * claimed the leaf has no authority (DESIGN §5 result authority) and must not stop the real
+   * claimer from running it.
+   */
+  function finished (nodeId: string): boolean {
+    const results = state.resultsFor(nodeId)
+    if (results.length === 0) return false
+    const claimers = new Set(state.claimsFor(nodeId).map((c) => c.claimer_peer))
+    return results.some((r) => claimers.has(r.executor_peer))
+  }
+
   /** Live leaves with this executor's capabilities and no result, held or not. */
   function unfinishedLeaves (): number {
     let n = 0
     for (const node of state.nodes()) {
       const cap = liveLeafCapability(state, node)
-      if (cap !== null && caps.has(cap) && state.resultsFor(node.node_id).length === 0) n++
+      if (cap !== null && caps.has(cap) && !finished(node.node_id)) n++
     }
     return n
   }
@@ -162,7 +174,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []
     for (const node of state.nodes()) {
-      if (working.has(node.node_id) || state.resultsFor(node.node_id).length > 0) continue
+      if (working.has(node.node_id) || finished(node.node_id)) continue
       const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
@@ -217,7 +229,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function lostReason (node: PromptNode, mine: ClaimMsg): string | null {
     if (timers.isDisposed) return 'the executor stopped'
     if (duplicateOf !== null) return 'a second live process uses this identity'
-    if (state.resultsFor(node.node_id).length > 0) return 'the leaf has a result already'
+    if (finished(node.node_id)) return 'the leaf has a result already'
     const h = holderOf(node)
     if (!isMine(h, mine)) return h === null ? 'the lease lapsed' : `lost the claim to ${h.claimer_peer}`
     return null
