@@ -140,10 +140,13 @@ function dist (xs: number[]): string {
   return [...c].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}x: ${v}`).join(', ')
 }
 
+/** The settings' label, saying so when the netem delay could not be applied. */
+const labelOf = (s: Settings): string => s.stress && netemMissing !== null ? `${s.label.replace(/, one executor's link .*$/, '')} (netem delay unavailable)` : s.label
+
 function summary (s: Settings, runs: RunResult[], command: string): (string | number)[] {
   const ok = runs.filter((r) => r.error === null)
   return [
-    s.stress && netemMissing !== null ? `${s.label.replace(/, one executor's link .*$/, '')} (netem delay unavailable)` : s.label,
+    labelOf(s),
     runs.length,
     `${runs.filter(exactlyOnceRun).length}/${runs.length}`,
     dist(ok.flatMap((r) => r.completed)),
@@ -174,7 +177,7 @@ export const exactlyOnce: Benchmark = {
       const runs: RunResult[] = []
       for (let i = 0; i < count; i++) {
         const r = await oneRun(ctx, s, i, prefix)
-        ctx.log(`exactly-once (${s.label}) run ${i + 1}/${count}: completed ${r.completed.join(',')} started ${r.started.join(',')} aborted ${r.aborted} hashes ${r.hashesEqual ? 'equal' : 'DIFFER'}${r.error === null ? '' : ` error ${r.error}`}`)
+        ctx.log(`exactly-once (${labelOf(s)}) run ${i + 1}/${count}: completed ${r.completed.join(',')} started ${r.started.join(',')} aborted ${r.aborted} hashes ${r.hashesEqual ? 'equal' : 'DIFFER'}${r.error === null ? '' : ` error ${r.error}`}`)
         if (r.error !== null) errors.push(`${s.label}, run ${i + 1}: ${r.error}`)
         runs.push(r)
       }
