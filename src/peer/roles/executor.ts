@@ -61,10 +61,15 @@ export interface ExecutorOptions {
   order?: (nodes: PromptNode[]) => PromptNode[]
 }
 
+/** LeafWork summed over leaves, with the number of leaves. */
+export interface ExecutorTotals extends LeafWork { leaves: number }
+
 /** A running executor: stop it, or read its per-leaf counts. */
 export interface ExecutorHandle extends Disposable {
   /** Per-leaf counts by node_id (a copy). */
   work(): Map<string, LeafWork>
+  /** The counts summed over leaves. */
+  totals(): ExecutorTotals
 }
 
 /** Ways a claim attempt ends without a published result. */
@@ -413,8 +418,18 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   schedule()
 
+  const totals = (): ExecutorTotals => {
+    const total = { leaves: work.size, claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }
+    for (const v of work.values()) {
+      total.claims += v.claims; total.calls_started += v.calls_started; total.calls_aborted += v.calls_aborted
+      total.calls_completed += v.calls_completed; total.results += v.results
+    }
+    return total
+  }
+
   return {
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
+    totals,
     dispose () {
       sub.dispose()
       stopTick()
@@ -422,11 +437,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       for (const abort of working.values()) abort.abort(new Lost('the executor stopped'))
       timers.dispose()
       settle.dispose()
-      const total = { leaves: work.size, claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }
-      for (const v of work.values()) {
-        total.claims += v.claims; total.calls_started += v.calls_started; total.calls_aborted += v.calls_aborted
-        total.calls_completed += v.calls_completed; total.results += v.results
-      }
+      const total = totals()
       const renew = { sent: renewals.count, max_late_ms: Math.round(renewals.maxLateMs), min_lease_left_ms: renewals.count === 0 ? null : Math.round(renewals.minLeftMs) }
       log.info({ work: total, renewals: renew, settle: settle.figures() }, 'executor totals')
     }
