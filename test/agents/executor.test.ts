@@ -278,3 +278,33 @@ test('a result from a peer that never claimed the leaf does not stop the executo
   assert.equal(mine?.output, 'booked')
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
 })
+
+test('lease renewals keep the lease through a busy event loop: a rival waiting for a lapse never gets the leaf', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Translate the menu'], ['can_write_text'])
+  const leaf = nodes[0] as PromptNode
+  // A 3 s call on a 1 s lease, while the loop is blocked for 150 ms out of every 250 ms.
+  w.standin.respondWith(() => ({ text: 'menu in English', latencyMs: 3000 }))
+  const holder = await w.agent('executor', {}, 'holder')
+  const exec = w.track(startExecutor(holder.ctx, holder.llm))
+  await waitFor('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
+  const rival = await w.agent('executor', {}, 'rival')
+  w.track(startExecutor(rival.ctx, rival.llm))
+  let blocking = true
+  const burn = (): void => {
+    if (!blocking) return
+    const until = Date.now() + 150
+    while (Date.now() < until) { /* busy */ }
+    setTimeout(burn, 100)
+  }
+  burn()
+  try {
+    await waitFor('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
+  } finally { blocking = false }
+  const results = user.state.resultsFor(leaf.node_id)
+  assert.deepEqual(results.map((r) => r.executor_peer), [holder.peer.peerId])
+  assert.equal(publishedOf(rival.peer, 'claim').length, 0, 'the lease never lapsed, so the rival never claimed')
+  assert.ok(publishedOf(holder.peer, 'renew').length >= 3)
+  assert.equal(exec.work().get(leaf.node_id)?.calls_completed, 1)
+})

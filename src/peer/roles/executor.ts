@@ -33,8 +33,6 @@ import { SyncGate } from './syncGate'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
-/** A renewal goes out at least this long (ms), and at least twice the loop lag, before the lease ends. */
-const RENEW_SLACK_MS = 1000
 
 /** Per-leaf counts of this executor's work (DESIGN §5: a started-then-aborted call is allowed, counted). */
 export interface LeafWork {
@@ -322,15 +320,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * Renews the lease from the claim on, each renewal timed from the lease's end minus a slack
-   * that grows with the measured event-loop lag, so a busy loop still renews before the lease
-   * lapses. A renewal found later than planned is logged with how late it was.
+   * (two thirds of the lease, or twice the measured event-loop lag when that is more), so a
+   * busy loop still renews before the lease lapses. A renewal more than half its slack late is
+   * logged with how late it was.
    */
   function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal): () => void {
     let stopped = false
     let endUs = parseTimestamp(mine.claimed_at) + config.leaseMs * 1000
     const next = (): void => {
       if (stopped || signal.aborted || timers.isDisposed) return
-      const slackMs = Math.max(RENEW_SLACK_MS, Math.floor(config.leaseMs / 3), 2 * settle.loopLagMs())
+      // Normally every lease/3 (two thirds of the lease left); more often when the loop lags.
+      const slackMs = Math.min(config.leaseMs - 100, Math.max((2 * config.leaseMs) / 3, 2 * settle.loopLagMs() + 100))
       const dueUs = endUs - slackMs * 1000
       timers.after(Math.max(50, (dueUs - ctx.now()) / 1000), () => {
         if (stopped || signal.aborted) return
