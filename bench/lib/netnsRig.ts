@@ -17,17 +17,28 @@ const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
 /** Port the relay listens on inside each namespace (its own loopback, so one port fits all). */
 const RELAY_PORT = 18_080
 
-/** Relay: TCP 127.0.0.1:<port> inside the namespace -> Unix socket <path>. */
+/**
+ * Relay: accepts on `listen` (TCP port on the namespace's 127.0.0.1, or a Unix socket path) and
+ * pipes each connection to `connect` ({host, port} or a path), holding back the bytes the
+ * accepted side sends by `delayMs` (order kept: equal delays fire in order).
+ */
 const RELAY_SOURCE = `
 const net = require('node:net')
-const [sock, port] = process.argv.slice(1)
-net.createServer((c) => {
-  const u = net.connect(sock)
-  c.pipe(u); u.pipe(c)
-  const end = () => { c.destroy(); u.destroy() }
+const spec = JSON.parse(process.argv[1])
+const server = net.createServer((c) => {
+  const u = typeof spec.connect === 'string' ? net.connect(spec.connect) : net.connect(spec.connect.port, spec.connect.host)
+  if (spec.delayMs > 0) c.on('data', (d) => { setTimeout(() => { if (!u.destroyed) u.write(d) }, spec.delayMs) })
+  else c.pipe(u)
+  u.pipe(c)
+  const end = () => { setTimeout(() => { c.destroy(); u.destroy() }, spec.delayMs) }
   c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end)
-}).listen(Number(port), '127.0.0.1', () => { process.stdout.write('relay ready\\n') })
+})
+const ready = () => { process.stdout.write('relay ready\\n') }
+if (typeof spec.listen === 'string') server.listen(spec.listen, ready)
+else server.listen(spec.listen, '127.0.0.1', ready)
 `
+
+interface RelaySpec { listen: number | string, connect: string | { host: string, port: number }, delayMs: number }
 
 /** Why the rig cannot run here, or null. */
 export function netnsUnavailable (): string | null {
@@ -76,16 +87,43 @@ export class NetnsRig {
    * namespace). @returns that base URL
    */
   async endpoint (i: number, llm: LlmStandin): Promise<string> {
-    const sock = path.join(this.dir, `llm-${++this.sockets}.sock`)
+    const sock = this.socketPath('llm')
     await llm.listenUnix(sock)
-    const child = spawn(this.wrap(i)[0] as string, [...this.wrap(i).slice(1), process.execPath, '-e', RELAY_SOURCE, sock, String(RELAY_PORT)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    await this.relay(i, { listen: RELAY_PORT, connect: sock, delayMs: 0 })
+    return `http://127.0.0.1:${RELAY_PORT}`
+  }
+
+  /**
+   * The netem stand-in where the kernel has no sch_netem: namespace `victim` loses its link to
+   * the bridge and reaches each peer j of `peers` only through a relay pair (TCP on its own
+   * loopback, port 5000 + j -> Unix socket -> peer j's address inside namespace j), which holds
+   * back everything the victim sends by `delayMs`. The victim must listen on 127.0.0.1 and
+   * bootstrap to the returned multiaddrs.
+   */
+  async delayedLinks (victim: number, peers: { ns: number, peerId: string, port: number }[], delayMs: number): Promise<string[]> {
+    execFileSync('ip', ['-n', `${this.prefix}-${victim}`, 'link', 'set', 'eth0', 'down'])
+    const addrs: string[] = []
+    for (const p of peers) {
+      const sock = this.socketPath(`link-${p.ns}`)
+      await this.relay(p.ns, { listen: sock, connect: { host: this.host(p.ns), port: p.port }, delayMs: 0 })
+      await this.relay(victim, { listen: 5000 + p.ns, connect: sock, delayMs })
+      addrs.push(`/ip4/127.0.0.1/tcp/${5000 + p.ns}/p2p/${p.peerId}`)
+    }
+    return addrs
+  }
+
+  private socketPath (what: string): string {
+    return path.join(this.dir, `${what}-${++this.sockets}.sock`)
+  }
+
+  private async relay (i: number, spec: RelaySpec): Promise<void> {
+    const child = spawn(this.wrap(i)[0] as string, [...this.wrap(i).slice(1), process.execPath, '-e', RELAY_SOURCE, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] })
     this.children.push(child)
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(() => { reject(new Error(`relay in namespace ${i} did not start`)) }, 10_000)
       child.stdout?.on('data', (d: Buffer) => { if (String(d).includes('relay ready')) { clearTimeout(t); resolve() } })
       child.once('exit', (code) => { clearTimeout(t); reject(new Error(`relay in namespace ${i} exited (${code})`)) })
     })
-    return `http://127.0.0.1:${RELAY_PORT}`
   }
 
   /** Starts `n` busy-loop processes (each keeps one core busy). */
