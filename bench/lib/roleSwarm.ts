@@ -43,6 +43,11 @@ export interface AddOptions extends Omit<PeerSpec, 'role'> {
    * cannot reach a stand-in on the host's loopback).
    */
   offlineDemo?: boolean
+  /**
+   * The base URL this peer reaches its stand-in at, when not the stand-in's loopback URL (a
+   * peer in a network namespace reaches it through a relay; see netnsRig.ts).
+   */
+  llmEndpoint?: (llm: LlmStandin) => Promise<string>
 }
 
 /** Mirrors one peer's plan state from its IPC envelope stream, incrementally. */
@@ -112,10 +117,11 @@ export class RoleSwarm {
     } else if (role !== 'observer' && spec.script === undefined) {
       llm = await LlmStandin.start({ latencyMs: spec.latencyMs ?? this.opts.latencyMs ?? 0, script: this.opts.responder })
       this.standins.push(llm)
-      args.push('--llm', 'anthropic', '--llm-base-url', llm.url, '--llm-retry-base-ms', '100')
+      const url = spec.llmEndpoint === undefined ? llm.url : await spec.llmEndpoint(llm)
+      args.push('--llm', 'anthropic', '--llm-base-url', url, '--llm-retry-base-ms', '100')
       env.ANTHROPIC_API_KEY = STANDIN_KEY
     }
-    const { latencyMs: _latency, offlineDemo: _demo, ...peerSpec } = spec
+    const { latencyMs: _latency, offlineDemo: _demo, llmEndpoint: _endpoint, ...peerSpec } = spec
     const script = peerSpec.script ?? this.opts.bundle
     const peer = await this.swarm.start({ ...peerSpec, ...(script === undefined ? {} : { script }), role, args, env })
     const m: RolePeer = { peer, role, llm }

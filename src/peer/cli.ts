@@ -126,7 +126,10 @@ export function buildProgram (io: CliIo): Command {
     .option('--min-score <x>', 'lowest qualifying score (inclusive)', num(0, 1), DEFAULT_ACCEPTANCE.minScore)
     .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
     .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
-    .option('--settle-ms <ms>', 'claim settle window', int(0, 60_000), DEFAULTS.settleMs)
+    .option('--settle-ms <ms>', 'claim settle window floor (it grows with measured delivery latency and event-loop lag)', int(0, 60_000), DEFAULTS.settleMs)
+    .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
+    .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
+    .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
     .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
@@ -218,6 +221,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       acceptance: { quorum: o.quorum, minScore: o.minScore, timeoutMs: o.acceptTimeoutMs },
       leaseMs: o.leaseMs,
       settleMs: o.settleMs,
+      settleMaxMs: o.settleMaxMs,
+      maxConcurrentLeaves: o.maxConcurrentLeaves,
+      syncGraceMs: o.syncGraceMs,
       announceIntervalMs: o.announceIntervalMs,
       maxReproposals: o.maxReproposals,
       proposersPerGoal: o.proposersPerGoal,

@@ -71,8 +71,20 @@ export interface PeerConfig {
   acceptance: AcceptanceConfig
   /** Claim lease length in ms (DESIGN §5). */
   leaseMs: number
-  /** Claim settle window in ms (DESIGN §5). */
+  /**
+   * Claim settle window floor in ms (DESIGN §5): the executor's window adapts to measured
+   * delivery latency and event-loop lag between this and settleMaxMs.
+   */
   settleMs: number
+  /** Claim settle window ceiling in ms (DESIGN §5). */
+  settleMaxMs: number
+  /** Leaves one executor runs at once (DESIGN §5). */
+  maxConcurrentLeaves: number
+  /**
+   * An executor claims nothing before its first sync with a peer, unless it has been alone
+   * (no peer connected) for this long, ms (DESIGN §5).
+   */
+  syncGraceMs: number
   /** Capability heartbeat period in ms (protocol/liveness.ts; the liveness TTL follows it). */
   announceIntervalMs: number
   /** Re-proposals allowed per goal, counted swarm-wide. */
@@ -94,7 +106,10 @@ export const DEFAULTS = {
   minSplits: 2,
   maxSplits: 6,
   leaseMs: 15_000,
-  settleMs: 2_000,
+  settleMs: 250,
+  settleMaxMs: 2_000,
+  maxConcurrentLeaves: 1,
+  syncGraceMs: 10_000,
   announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,
   maxReproposals: 2,
   proposersPerGoal: 1,
@@ -157,6 +172,9 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     acceptance: { ...DEFAULT_ACCEPTANCE },
     leaseMs: DEFAULTS.leaseMs,
     settleMs: DEFAULTS.settleMs,
+    settleMaxMs: DEFAULTS.settleMaxMs,
+    maxConcurrentLeaves: DEFAULTS.maxConcurrentLeaves,
+    syncGraceMs: DEFAULTS.syncGraceMs,
     announceIntervalMs: DEFAULTS.announceIntervalMs,
     maxReproposals: DEFAULTS.maxReproposals,
     proposersPerGoal: DEFAULTS.proposersPerGoal,

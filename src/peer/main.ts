@@ -1,7 +1,6 @@
 // Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
 import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
 import { parseCli, USAGE_EXIT } from './cli'
-import type { Disposable } from './bus'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
 import { createLogger } from './log'
@@ -9,7 +8,7 @@ import { DataDirLockedError } from './net/dataDir'
 import { IdentityError } from './net/identity'
 import { startRuntime, type PeerRuntime } from './net/runtime'
 import { SwarmKeyError } from './net/swarmKey'
-import { startRole } from './roles/index'
+import { startRole, type RoleHandle } from './roles/index'
 
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
@@ -33,7 +32,7 @@ async function main (): Promise<void> {
   process.stdout.on('error', () => {})
 
   let runtime: PeerRuntime | null = null
-  let role: Disposable | null = null
+  let role: RoleHandle | null = null
   let ipc: IpcChild | null = null
   let stopping = false
   const shutdown = (reason: string): void => {
@@ -69,7 +68,8 @@ async function main (): Promise<void> {
           capabilities: config.capabilities,
           connected_peers: s?.connected_peers ?? 0,
           drops: s?.drops ?? {},
-          state_size: s?.state_size ?? 0
+          state_size: s?.state_size ?? 0,
+          ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }
       },
       shutdown
@@ -89,7 +89,12 @@ async function main (): Promise<void> {
   if (stopping) return
   const rt = runtime
   try {
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now }, { storeBlob: rt.storeBlob })
+    const peerSync = {
+      syncedPeers: () => rt.sync.syncedPeers,
+      connectedPeers: () => rt.node.getPeers().length,
+      onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
+    }
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { storeBlob: rt.storeBlob })
   } catch (err) {
     await rt.stop()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)

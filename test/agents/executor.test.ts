@@ -224,9 +224,17 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
   await delay(600)
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
-  const executed = w.standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1])
-  assert.deepEqual(executed.sort(), [...texts].sort(), 'each leaf sent to the model exactly once')
-  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim/.test(r.msg))), 'the race really happened')
+  const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
+  const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
+  await waitFor('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
+  const completed = calls.filter((r) => r.outcome === 'answered').map(task)
+  assert.deepEqual(completed.sort(), [...texts].sort(), 'each leaf answered by the model exactly once (no completed duplicate call)')
+  // Losers started their call with the claim and aborted it on hearing the winning claim.
+  const aborted = calls.filter((r) => r.outcome === 'aborted').length
+  assert.equal(calls.length, texts.length + aborted)
+  assert.ok(aborted > 0, 'the race really happened: some losing calls were aborted')
+  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim to .*nothing published/.test(r.msg))), 'a loser logged why it published nothing')
+  t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed`)
 })
 
 test('an output larger than the inline limit goes to the blob store; the result carries its start, sha256 and size', async (t) => {
@@ -267,4 +275,77 @@ test('a forged success result from a peer that never claimed does not stop the e
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'execute').length, 1)
   const leaf = leafStatus(user, node.node_id)
   assert.deepEqual([leaf?.status, leaf?.executor, leaf?.output], ['done', e.peer.peerId, '- passport\n- rail pass'])
+})
+
+test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-leaf counts say one call each', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const texts = ['Write day 1', 'Write day 2', 'Write day 3']
+  const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
+  let open = 0
+  let most = 0
+  w.standin.respondWith(async () => {
+    open++
+    most = Math.max(most, open)
+    await delay(300)
+    open--
+    return { text: 'done' }
+  })
+  const e = await w.agent('executor', { maxConcurrentLeaves: 3 })
+  w.track(startAnnouncer(e.ctx))
+  const exec = w.track(startExecutor(e.ctx, e.llm))
+  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
+  assert.equal(most, 3, 'three calls were in flight together')
+  const work = exec.work()
+  for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
+})
+
+test('a result from a peer that never claimed the leaf does not stop the executor: it claims, runs and publishes its own', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Book the ryokan'], ['can_write_text'])
+  const leaf = nodes[0] as PromptNode
+  const rogue = await w.hub.addPeer({ label: 'rogue' })
+  await rogue.publish('result', {
+    node_id: leaf.node_id, goal_id: leaf.goal_id, executor_peer: rogue.peerId, success: true, output: 'forged', output_sha256: null,
+    output_bytes: 6, attempts: 1, finished_at: formatTimestamp(nowMicros() - 60_000_000)
+  })
+  await w.hub.idle()
+  w.standin.respondWith(() => ({ text: 'booked' }))
+  const e = await w.agent('executor')
+  startExec(w, e)
+  await waitFor('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
+  const mine = user.state.resultsFor(leaf.node_id).find((r) => r.executor_peer === e.peer.peerId)
+  assert.equal(mine?.output, 'booked')
+  assert.equal(publishedOf(e.peer, 'claim').length, 1)
+})
+
+test('lease renewals keep the lease through a busy event loop: a rival waiting for a lapse never gets the leaf', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Translate the menu'], ['can_write_text'])
+  const leaf = nodes[0] as PromptNode
+  // A 3 s call on a 1 s lease, while the loop is blocked for 150 ms out of every 250 ms.
+  w.standin.respondWith(() => ({ text: 'menu in English', latencyMs: 3000 }))
+  const holder = await w.agent('executor', {}, 'holder')
+  const exec = w.track(startExecutor(holder.ctx, holder.llm))
+  await waitFor('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
+  const rival = await w.agent('executor', {}, 'rival')
+  w.track(startExecutor(rival.ctx, rival.llm))
+  let blocking = true
+  const burn = (): void => {
+    if (!blocking) return
+    const until = Date.now() + 150
+    while (Date.now() < until) { /* busy */ }
+    setTimeout(burn, 100)
+  }
+  burn()
+  try {
+    await waitFor('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
+  } finally { blocking = false }
+  const results = user.state.resultsFor(leaf.node_id)
+  assert.deepEqual(results.map((r) => r.executor_peer), [holder.peer.peerId])
+  assert.equal(publishedOf(rival.peer, 'claim').length, 0, 'the lease never lapsed, so the rival never claimed')
+  assert.ok(publishedOf(holder.peer, 'renew').length >= 3)
+  assert.equal(exec.work().get(leaf.node_id)?.calls_completed, 1)
 })

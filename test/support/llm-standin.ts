@@ -44,6 +44,11 @@ export interface StandinRequest {
   schema: Record<string, unknown> | null
   /** Guessed from schemaName (decompose/score/classify prefix or keyword); 'execute' for free text. */
   purpose: LlmPurpose | null
+  /**
+   * How the exchange ended: 'answered' once the reply was written in full, 'aborted' when the
+   * client closed the connection first (an aborted call), null while it is still open.
+   */
+  outcome: 'answered' | 'aborted' | null
 }
 
 interface ReplyExtras {
@@ -96,6 +101,8 @@ export class LlmStandin {
   private server: http.Server | null = null
   private port = 0
   private readonly timers = new Set<NodeJS.Timeout>()
+  /** Extra listeners on Unix sockets (listenUnix). */
+  private readonly unixServers: http.Server[] = []
 
   constructor (opts: StandinOptions = {}) {
     this.latencyMs = opts.latencyMs ?? 0
@@ -121,10 +128,27 @@ export class LlmStandin {
     return this
   }
 
+  /**
+   * Also answers on a Unix socket at `socketPath` (not network-namespaced: a relay inside a
+   * network namespace can reach it). Call after start().
+   */
+  async listenUnix (socketPath: string): Promise<void> {
+    const server = http.createServer((req, res) => { void this.handle(req, res) })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(socketPath, () => resolve())
+    })
+    this.unixServers.push(server)
+  }
+
   /** Stops listening, cuts open connections and cancels delayed replies. */
   async close (): Promise<void> {
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
+    for (const u of this.unixServers.splice(0)) {
+      u.closeAllConnections()
+      await new Promise<void>((resolve) => u.close(() => resolve()))
+    }
     const server = this.server
     this.server = null
     if (!server) return
@@ -200,6 +224,7 @@ export class LlmStandin {
     }
     const request = decode(this.requests.length, api, path, req.headers, body)
     this.requests.push(request)
+    res.on('close', () => { request.outcome ??= res.writableFinished ? 'answered' : 'aborted' })
     if (body.stream === true) return sendError(res, api, 400, 'stand-in: streaming is not supported')
 
     let reply: StandinReply
@@ -310,7 +335,8 @@ function decode (index: number, api: StandinApi, path: string, headers: Incoming
     index, api, path, headers, body,
     model: typeof body.model === 'string' ? body.model : '',
     system, prompt: user.join('\n\n'), schemaName, schema,
-    purpose: guessPurpose(schemaName, schema !== null)
+    purpose: guessPurpose(schemaName, schema !== null),
+    outcome: null
   }
 }
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { TestSwarm } from '../support/peers'
-import { executedTasks, hashes, leavesOf, progressOf, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { executeCalls, executedTasks, hashes, leavesOf, progressOf, resultsPerNode, roleArgs, slowExecute, startStandin, treeOf, waitComplete } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -40,7 +40,7 @@ test('(1) full loop: goal -> accepted splits -> every leaf done, results with ou
 
 test('(2) two decomposers and three scorers: identical tree on every peer, no leaf executed twice', async (t) => {
   const swarm = new TestSwarm()
-  const standin = await startStandin()
+  const standin = await startStandin(slowExecute)
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin)
   const observer = await swarm.start({ role: 'observer', name: 'observer', args })
@@ -62,14 +62,16 @@ test('(2) two decomposers and three scorers: identical tree on every peer, no le
   assert.equal(root.proposals.filter((x) => x.accepted).length, 1)
   // No leaf executed twice: one result per leaf, one model call per leaf.
   for (const [node, n] of resultsPerNode(observer)) assert.equal(n, 1, `results for ${node}`)
-  const tasks = executedTasks(standin)
-  assert.equal(tasks.length, p.leaves, `execute calls: ${tasks.join(' | ')}`)
-  assert.equal(new Set(tasks).size, tasks.length)
+  // One completed model call per leaf; a loser's call started with its claim may be aborted.
+  const calls = await executeCalls(standin)
+  assert.equal(calls.completed.length, p.leaves, `completed execute calls: ${calls.completed.join(' | ')}`)
+  assert.equal(new Set(calls.completed).size, calls.completed.length)
+  t.diagnostic(`execute calls: ${calls.started} started, ${calls.aborted} aborted, ${calls.completed.length} completed for ${p.leaves} leaves`)
 })
 
-test('(3) three executors racing: exactly one result per leaf', async (t) => {
+test('(3) three executors racing: exactly one result per leaf, one completed model call per leaf', async (t) => {
   const swarm = new TestSwarm()
-  const standin = await startStandin()
+  const standin = await startStandin(slowExecute)
   t.after(async () => { await swarm.close(); await standin.close() })
   // One level of four leaves, so all three executors go for the same few leaves at once.
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 4 })
@@ -87,7 +89,15 @@ test('(3) three executors racing: exactly one result per leaf', async (t) => {
   const superseded = root.children.filter((c) => c.status === 'superseded').length
   assert.equal(results.size, 4, `leaves with a result (${superseded} superseded leaves)`)
   for (const [node, n] of results) assert.equal(n, 1, `results for ${node}`)
-  assert.deepEqual(executedTasks(standin).length, 4, `execute calls: ${executedTasks(standin).join(' | ')}`)
+  const calls = await executeCalls(standin)
+  assert.equal(calls.completed.length, 4, `completed execute calls: ${calls.completed.join(' | ')}`)
+  assert.equal(new Set(calls.completed).size, 4)
+  t.diagnostic(`execute calls: ${calls.started} started, ${calls.aborted} aborted, ${calls.completed.length} completed for 4 leaves`)
+  // The executors' peer status says the same: 4 results, 4 completed calls, every other started
+  // call aborted (a call aborted before its request went out never reached the stand-in).
+  const sum = (k: 'results' | 'calls_completed' | 'calls_aborted' | 'calls_started'): number => execs.reduce((n, e) => n + (e.lastStatus?.executor?.[k] ?? 0), 0)
+  await observer.waitFor(() => sum('results') === 4 && sum('calls_completed') === 4 && sum('calls_started') - sum('calls_aborted') === 4, 'the executors\' status counting 4 completed calls', 10_000)
+  assert.ok(sum('calls_aborted') >= calls.aborted, `aborted: status ${sum('calls_aborted')}, stand-in ${calls.aborted}`)
   // Claims really competed: more claims than leaves, from more than one executor.
   const claims = [...observer.envelopes.values()].filter((e) => e.kind === 'claim')
   const claimers = new Set(claims.map((e) => e.kind === 'claim' ? e.body.claimer_peer : ''))

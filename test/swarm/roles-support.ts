@@ -11,10 +11,10 @@ import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } fro
 import type { PeerProcess } from '../support/peers'
 
 /**
- * Settle window of these tests (ms). Shorter than the 2 s default, but above the ~0.7-0.9 s a
- * claim on a fresh per-leaf topic was measured to take to reach the other peers.
+ * Settle window floor of these tests (ms): the protocol default. The window adapts upwards to
+ * measured claim delivery and event-loop lag, and the call runs meanwhile.
  */
-export const SETTLE_MS = 1500
+export const SETTLE_MS = 250
 /** Claim lease (ms): short, so a killed holder's leaf comes back quickly. */
 export const LEASE_MS = 4000
 
@@ -84,4 +84,30 @@ export function hashes (peers: PeerProcess[]): string[] {
 /** The stand-in's execute requests, by the task text of each. */
 export function executedTasks (standin: LlmStandin): string[] {
   return standin.requests.filter((r) => r.purpose === 'execute').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1] ?? '?')
+}
+
+/** Stand-in latency of execute calls in the racing tests (ms): a model call outlasts claim delivery. */
+export const EXECUTE_LATENCY_MS = 400
+
+/** A responder adding EXECUTE_LATENCY_MS to execute calls (demo answers otherwise). */
+export async function slowExecute (req: StandinRequest): Promise<StandinReply | null> {
+  if (req.purpose !== 'execute') return null
+  const reply = await demoResponder(req)
+  return typeof reply === 'object' ? { ...reply, latencyMs: EXECUTE_LATENCY_MS } : reply
+}
+
+/** Execute calls of a stand-in by outcome, once every one has ended (answered or aborted). */
+export async function executeCalls (standin: LlmStandin, timeoutMs = 10_000): Promise<{ started: number, aborted: number, completed: string[] }> {
+  const deadline = Date.now() + timeoutMs
+  const calls = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute')
+  while (calls().some((r) => r.outcome === null)) {
+    if (Date.now() > deadline) throw new Error(`execute calls still open after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const all = calls()
+  return {
+    started: all.length,
+    aborted: all.filter((r) => r.outcome === 'aborted').length,
+    completed: all.filter((r) => r.outcome === 'answered').map((r) => /^Task: (.*)$/m.exec(r.prompt)?.[1] ?? '?')
+  }
 }

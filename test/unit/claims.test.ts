@@ -38,12 +38,14 @@ describe('resolveClaims (DESIGN §5)', () => {
     assert.deepEqual(resolveClaims([], [], T0), { state: 'unclaimed' })
   })
 
-  it('settles for 2 s after the earliest claim, then holds until the lease ends', () => {
-    assert.equal(SETTLE_WINDOW_MS, 2000)
+  it('settles for the window after the earliest claim (default 250 ms), then holds until the lease ends', () => {
+    assert.equal(SETTLE_WINDOW_MS, 250)
     const a = c('ex-a', T0)
     assert.deepEqual(resolveClaims([a], [], T0), { state: 'settling', holder: a, leaseUntilUs: T0 + sec(15) })
-    assert.equal(resolveClaims([a], [], T0 + sec(2) - 1).state, 'settling')
-    assert.deepEqual(resolveClaims([a], [], T0 + sec(2)), { state: 'held', holder: a, leaseUntilUs: T0 + sec(15) })
+    assert.equal(resolveClaims([a], [], T0 + 250_000 - 1).state, 'settling')
+    assert.deepEqual(resolveClaims([a], [], T0 + 250_000), { state: 'held', holder: a, leaseUntilUs: T0 + sec(15) })
+    assert.equal(resolveClaims([a], [], T0 + sec(2) - 1, 2000).state, 'settling')
+    assert.equal(resolveClaims([a], [], T0 + sec(2), 2000).state, 'held')
     assert.equal(resolveClaims([a], [], T0 + sec(15) - 1).state, 'held')
     assert.deepEqual(resolveClaims([a], [], T0 + sec(15)), { state: 'lapsed', lastHolder: a })
   })
@@ -122,8 +124,8 @@ describe('resolveClaims (DESIGN §5)', () => {
     const claims = [a, during, after]
     for (const order of permutations(claims)) {
       assert.equal(holderOf(resolveClaims(order, [], T0 + sec(10))), 'ex-a')
-      assert.deepEqual(resolveClaims(order, [], T0 + sec(17)), { state: 'settling', holder: after, leaseUntilUs: T0 + sec(31) })
-      assert.equal(resolveClaims(order, [], T0 + sec(18)).state, 'held')
+      assert.deepEqual(resolveClaims(order, [], T0 + sec(17), 2000), { state: 'settling', holder: after, leaseUntilUs: T0 + sec(31) })
+      assert.equal(resolveClaims(order, [], T0 + sec(18), 2000).state, 'held')
       assert.deepEqual(resolveClaims(order, [], T0 + sec(31)), { state: 'lapsed', lastHolder: after })
     }
   })
@@ -161,7 +163,8 @@ describe('resolveClaims (DESIGN §5)', () => {
       // d is known (its clock runs ahead): the leaf is settling on d, not free
       assert.equal(holderOf(resolveClaims(order, r, T0 + sec(28))), 'ex-d')
       assert.deepEqual(resolveClaims(order.filter((x) => x !== d), r, T0 + sec(28)), { state: 'lapsed', lastHolder: a })
-      assert.equal(resolveClaims(order, r, T0 + sec(31)).state, 'settling')
+      assert.equal(resolveClaims(order, r, T0 + sec(31), 2000).state, 'settling')
+      assert.equal(resolveClaims(order, r, T0 + sec(31)).state, 'held')
       assert.deepEqual(resolveClaims(order, r, T0 + sec(33)), { state: 'held', holder: d, leaseUntilUs: T0 + sec(45) })
     }
   })

@@ -19,7 +19,7 @@ const DELTA_INTERVAL_MS = 20
 export interface IpcChildHandlers {
   submitGoal(text: string): Promise<string>
   getOutput(nodeId: string): Promise<string>
-  status(): { peer_id: string, role: Role, capabilities: string[], connected_peers: number, drops: Record<string, number>, state_size: number }
+  status(): Omit<Extract<ChildMessage, { type: 'status' }>, 'type'>
   /** Stop the peer and exit (the caller exits the process). */
   shutdown(reason: string): void
 }

@@ -44,7 +44,16 @@ export const ChildMessage = z.discriminatedUnion('type', [
     capabilities: z.array(z.string()),
     connected_peers: z.int().min(0),
     drops: DropCounters,
-    state_size: z.int().min(0)
+    state_size: z.int().min(0),
+    /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */
+    executor: z.strictObject({
+      leaves: z.int().min(0),
+      claims: z.int().min(0),
+      calls_started: z.int().min(0),
+      calls_aborted: z.int().min(0),
+      calls_completed: z.int().min(0),
+      results: z.int().min(0)
+    }).optional()
   }),
   z.strictObject({ type: z.literal('log'), level: LogLevel, component: z.string(), msg: z.string() }),
   z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string() }),

@@ -82,6 +82,9 @@ export class SyncService {
   private timer: NodeJS.Timeout | null = null
   private readonly again = new Set<string>()
   private stopped = false
+  /** Peers a session completed with since start, and who wants to hear of each completed one. */
+  private readonly syncedWith = new Set<string>()
+  private readonly syncedListeners = new Set<(peer: string) => void>()
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => { this.startWith(evt.detail) }
   private readonly onSubscription = (evt: CustomEvent<SubscriptionChangeData>): void => {
     if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === this.opts.planTopic)) this.startWith(evt.detail.peerId)
@@ -100,6 +103,22 @@ export class SyncService {
         for (const p of pickRandom(this.node.getPeers(), 1)) void this.syncWith(p)
       }, this.opts.intervalMs)
       this.timer.unref()
+    }
+  }
+
+  /** Distinct peers a sync session (either direction) completed with since start. */
+  get syncedPeers (): number { return this.syncedWith.size }
+
+  /** Calls `listener` with the peer's id after every completed session. */
+  onSynced (listener: (peer: string) => void): { dispose: () => void } {
+    this.syncedListeners.add(listener)
+    return { dispose: () => { this.syncedListeners.delete(listener) } }
+  }
+
+  private completed (peer: string): void {
+    this.syncedWith.add(peer)
+    for (const l of this.syncedListeners) {
+      try { l(peer) } catch (err) { this.log.error({ err }, 'sync listener failed') }
     }
   }
 
@@ -130,7 +149,9 @@ export class SyncService {
       let stream: Stream | undefined
       try {
         stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
-        return await this.session(jsonFrames(stream), id, signal)
+        const stats = await this.session(jsonFrames(stream), id, signal)
+        this.completed(id)
+        return stats
       } catch (err) {
         stream?.abort(err as Error)
         if (!this.stopped) this.log.debug({ peer: id, err: (err as Error).message }, 'sync failed')
@@ -150,6 +171,7 @@ export class SyncService {
       const frames = jsonFrames(stream)
       const first = await frames.read({ signal })
       await this.session(frames, peer.toString(), signal, first)
+      this.completed(peer.toString())
     } catch (err) {
       stream.abort(err as Error)
       if (!this.stopped) this.log.debug({ peer: peer.toString(), err: (err as Error).message }, 'sync (inbound) failed')

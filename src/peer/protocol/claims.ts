@@ -9,8 +9,14 @@ import { msToMicros, parseTimestamp, type Micros } from './time'
 
 /** Claims whose claimed_at is further than this from the receiver's clock are dropped (ms). */
 export const CLAIM_TOLERANCE_MS = 5000
-/** Competing claims are collected this long after the earliest before anyone starts (ms). */
-export const SETTLE_WINDOW_MS = 2000
+/**
+ * Default settle window floor (ms): a claimer publishes its result only after this long past its
+ * claim (the model call already runs meanwhile). Executors widen it with measured delivery
+ * latency and event-loop lag (roles/settleWindow.ts), up to SETTLE_MAX_MS.
+ */
+export const SETTLE_WINDOW_MS = 250
+/** Default settle window ceiling (ms). */
+export const SETTLE_MAX_MS = 2000
 
 /**
  * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,

@@ -209,7 +209,13 @@ export const CapabilityAnnounce = z.strictObject({
   role: Role,
   /** Empty for roles that execute nothing. */
   capabilities: z.array(Capability).max(CAPABILITIES.length),
-  announced_at: Timestamp
+  announced_at: Timestamp,
+  /**
+   * Random per process start, with the start time: two live nonces for one peer_id mean one
+   * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).
+   */
+  boot_nonce: z.string().regex(/^[0-9a-f]{16}$/).optional(),
+  booted_at: Timestamp.optional()
 })
 export type CapabilityAnnounce = z.infer<typeof CapabilityAnnounce>
 

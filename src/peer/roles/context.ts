@@ -2,11 +2,29 @@
  * What a role gets from the peer runtime. The same shape is built by
  * the real runtime (libp2p gossip bus) and by the agents test tier (in-process bus).
  */
-import type { Bus } from '../bus'
+import type { Bus, Disposable } from '../bus'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
 import type { Micros } from '../protocol/time'
 import type { PlanState } from '../state/planState'
+
+/** What a role may know about anti-entropy sync (DESIGN §5: an executor claims only after a first sync). */
+export interface PeerSyncView {
+  /** Distinct peers a sync session completed with since this process started. */
+  syncedPeers(): number
+  /** Peers connected now. */
+  connectedPeers(): number
+  /** Called with the peer's id after each completed sync session. */
+  onSynced(listener: (peer: string) => void): Disposable
+}
+
+/** This process's run of its identity, announced with its capabilities (duplicate identity check). */
+export interface BootInfo {
+  /** Random hex, new for every process start. */
+  nonce: string
+  /** When this process started, µs. */
+  bootedAtUs: Micros
+}
 
 export interface RoleContext {
   /** Verified publish/subscribe; every envelope a listener sees is already in `state`. */
@@ -18,4 +36,8 @@ export interface RoleContext {
   log: Logger
   /** This peer's clock in µs (honours GOAL_SWARM_CLOCK_OFFSET_MS, protocol/time nowMicros). */
   now(): Micros
+  /** Sync progress; absent on buses without sync (in-process), where claims start at once. */
+  peerSync?: PeerSyncView
+  /** This run's boot nonce; startRole fills it in when absent. */
+  boot?: BootInfo
 }

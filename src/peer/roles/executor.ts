@@ -4,6 +4,14 @@
  * by renewing it while it works, and publishes one result per leaf it executes: success, or a
  * failure after the provider's retries, never a failure shown as done.
  *
+ * v2 claim rules: a leaf is claimed as soon as it is live, and the model call starts at once,
+ * overlapping the settle window; the result is published only once the window is over and the
+ * claim still wins. The window adapts to measured delivery latency and event-loop lag
+ * (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
+ * through the provider) and publishes nothing. Nothing is claimed before a first sync with a
+ * peer (or a grace period provably alone), nor by the newer of two live processes sharing one
+ * identity.
+ *
  * A leaf held by someone else is watched; when its lease lapses with no result (a crashed
  * executor), any executor still running competes for it again (fixes the seed's B5).
  * Superseded leaves (children of a losing split) are never claimed.
@@ -11,22 +19,35 @@
 import { resolveClaims } from '../protocol/claims'
 import { leafOutcome } from '../state/leafOutcome'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type PromptNode } from '../protocol/schemas'
+import { MAX_INLINE_OUTPUT, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import { sha256Hex, truncateText } from '../net/blobs'
+import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
 import { brief, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
+import { SettleWindow } from './settleWindow'
+import { SyncGate } from './syncGate'
 
-/** Leaves one executor works on at once: it only claims what it can start right away. */
-const PARALLEL_LEAVES = 1
-/** Extra wait after the settle window before reading the winner, for claims still in flight (ms). */
-const SETTLE_MARGIN_MS = 50
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
+
+/** Per-leaf counts of this executor's work (DESIGN §5: a started-then-aborted call is allowed, counted). */
+export interface LeafWork {
+  /** Claims this executor published for the leaf. */
+  claims: number
+  /** Model calls started. */
+  calls_started: number
+  /** Calls aborted because the claim lost (or the leaf got a result elsewhere). */
+  calls_aborted: number
+  /** Calls that ran to an answer or a final error. */
+  calls_completed: number
+  /** Result messages published (0 or 1). */
+  results: number
+}
 
 export interface ExecutorOptions {
   /**
@@ -39,22 +60,45 @@ export interface ExecutorOptions {
   order?: (nodes: PromptNode[]) => PromptNode[]
 }
 
+/** LeafWork summed over leaves, with the number of leaves. */
+export interface ExecutorTotals extends LeafWork { leaves: number }
+
+/** A running executor: stop it, or read its per-leaf counts. */
+export interface ExecutorHandle extends Disposable {
+  /** Per-leaf counts by node_id (a copy). */
+  work(): Map<string, LeafWork>
+  /** The counts summed over leaves. */
+  totals(): ExecutorTotals
+}
+
+/** Ways a claim attempt ends without a published result. */
+class Lost extends Error {}
+
 /**
  * Starts the executor on `ctx`: claims live leaves whose capability is in
- * `ctx.config.capabilities`, one at a time. Announcing the capabilities is startAnnouncer's job
- * (index.ts). @returns a Disposable stopping it (a leaf in progress is abandoned: its lease lapses)
+ * `ctx.config.capabilities`, up to `config.maxConcurrentLeaves` at once. Announcing the
+ * capabilities is startAnnouncer's job (index.ts).
+ * @returns a handle stopping it (a leaf in progress is aborted: its lease lapses)
  */
-export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): Disposable {
+export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
   const { bus, state, config, log } = ctx
   const me = bus.peerId
   const caps = new Set<Capability>(config.capabilities)
   const timers = new RoleTimers()
-  /** Leaves this process is claiming or executing. */
-  const working = new Set<string>()
-  /** Local monotonic ms when this executor first saw each leaf. */
-  const firstSeen = new Map<string, number>()
+  const parallel = Math.max(1, config.maxConcurrentLeaves)
+  const settle = new SettleWindow({ floorMs: config.settleMs, ceilingMs: config.settleMaxMs })
+  /** Leaves this process is claiming or executing, with the abort of each one's call. */
+  const working = new Map<string, AbortController>()
+  /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
+  const watchers = new Map<string, () => void>()
+  const work = new Map<string, LeafWork>()
   /** Leaves already warned about for clock skew (one warning per leaf). */
   const warnedSkew = new Set<string>()
+  /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
+  const renewals = { count: 0, maxLateMs: 0, minLeftMs: Infinity }
+  /** Set when a newer process with this identity must stop claiming (DESIGN §5). */
+  let duplicateOf: string | null = null
+  let warnedDuplicate = false
   let scheduled = false
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
@@ -62,17 +106,37 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
     .map((x) => x.n))
 
+  const leaves = (n: number): string => `${n} ${n === 1 ? 'leaf' : 'leaves'}`
+  const gate = new SyncGate(ctx.peerSync, config.syncGraceMs, log, (closed) => closed
+    ? `${leaves(unfinishedLeaves())} it could run without a result in the local state`
+    : `${leaves(openLeaves().length)} open for this executor`, schedule)
+
+  const counts = (nodeId: string): LeafWork => {
+    let w = work.get(nodeId)
+    if (w === undefined) { w = { claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }; work.set(nodeId, w) }
+    return w
+  }
+
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
-      case 'node':
-        if (!firstSeen.has(env.body.node_id)) firstSeen.set(env.body.node_id, performance.now())
+      case 'claim': case 'renew': {
+        const stamp = env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at
+        if (env.body.claimer_peer !== me) settle.observeAge((ctx.now() - parseTimestamp(stamp)) / 1000)
+        watchers.get(env.body.node_id)?.()
         schedule()
         break
-      case 'accepted': case 'claim': case 'renew': case 'result': case 'goal':
+      }
+      case 'result':
+        watchers.get(env.body.node_id)?.()
+        schedule()
+        break
+      case 'capability':
+        if (env.body.peer_id === me) checkIdentity(env.body)
+        break
+      case 'node': case 'accepted': case 'goal':
         schedule()
     }
   })
-  for (const n of state.nodes()) firstSeen.set(n.node_id, performance.now())
   const stopTick = timers.every(Math.min(MAX_TICK_MS, Math.max(100, Math.floor(config.leaseMs / 4))), schedule)
 
   function schedule (): void {
@@ -88,51 +152,91 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     })
   }
 
-  /** Claims the next leaf it can do, if it has a free slot. */
-  function look (): void {
-    if (timers.isDisposed || working.size >= PARALLEL_LEAVES) return
-    const candidates: { node: PromptNode, cap: Capability }[] = []
-    const nowMs = performance.now()
-    let soonest = Infinity
+  /**
+   * true when the leaf has a result that counts: from the winner of the claim round it belongs
+   * to (DESIGN §5 result authority). A result from anyone else must not stop the real claimer.
+   */
+  function finished (nodeId: string): boolean {
+    if (state.resultsFor(nodeId).length === 0) return false
+    return leafOutcome(state, nodeId, ctx.now(), { settleMs: config.settleMs }).results.length > 0
+  }
+
+  /** Live leaves with this executor's capabilities and no result, held or not. */
+  function unfinishedLeaves (): number {
+    let n = 0
     for (const node of state.nodes()) {
-      if (working.has(node.node_id) || hasOutcome(node)) continue
+      const cap = liveLeafCapability(state, node)
+      if (cap !== null && caps.has(cap) && !finished(node.node_id)) n++
+    }
+    return n
+  }
+
+  /** Live leaves this executor could do and nobody has finished or holds. */
+  function openLeaves (): { node: PromptNode, cap: Capability }[] {
+    const out: { node: PromptNode, cap: Capability }[] = []
+    for (const node of state.nodes()) {
+      if (working.has(node.node_id) || finished(node.node_id)) continue
       const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
-      // A leaf is claimed only once it has been known for a settle window: by then every
-      // executor that saw it at about the same time has subscribed to its claim topic, so
-      // competing claims reach each other within the settle window (measured: a claim on a
-      // fresh topic can take over a second to arrive otherwise).
-      const seen = firstSeen.get(node.node_id) ?? nowMs
-      firstSeen.set(node.node_id, seen)
-      if (nowMs - seen < config.settleMs) { soonest = Math.min(soonest, seen + config.settleMs - nowMs); continue }
-      const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
+      const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
       if (lease.state === 'settling' || lease.state === 'held') continue
-      if (skewedOut(node)) { soonest = Math.min(soonest, 1000); continue }
-      candidates.push({ node, cap })
+      out.push({ node, cap })
     }
-    if (soonest !== Infinity) timers.after(soonest + 5, schedule)
+    return out
+  }
+
+  /** Claims the next leaves it can do, while it has free slots. */
+  function look (): void {
+    if (timers.isDisposed || working.size >= parallel || duplicateOf !== null || !gate.open) return
+    const candidates: { node: PromptNode, cap: Capability }[] = []
+    let skewed = false
+    for (const c of openLeaves()) {
+      if (skewedOut(c.node)) { skewed = true; continue }
+      candidates.push(c)
+    }
+    if (skewed) timers.after(1000, schedule)
     if (candidates.length === 0) return
     const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
     for (const node of order(candidates.map((c) => c.node))) {
-      if (working.size >= PARALLEL_LEAVES) break
+      if (working.size >= parallel) break
       const c = byId.get(node.node_id)
       if (c !== undefined) claim(c.node, c.cap)
     }
   }
 
   function claim (node: PromptNode, cap: Capability): void {
-    working.add(node.node_id)
+    const abort = new AbortController()
+    working.set(node.node_id, abort)
     guard(log, `working on leaf ${node.node_id}`, async () => {
       try {
-        await claimAndRun(node, cap)
+        await claimAndRun(node, cap, abort)
       } finally {
         working.delete(node.node_id)
+        watchers.delete(node.node_id)
         schedule()
       }
     })
   }
 
-  async function claimAndRun (node: PromptNode, cap: Capability): Promise<void> {
+  /** The holder of this leaf's current round, or null when nobody holds it. */
+  function holderOf (node: PromptNode): ClaimMsg | null {
+    const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
+    return lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
+  }
+
+  const isMine = (h: ClaimMsg | null, mine: ClaimMsg): boolean => h !== null && h.claimer_peer === me && h.claimed_at === mine.claimed_at
+
+  /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
+  function lostReason (node: PromptNode, mine: ClaimMsg): string | null {
+    if (timers.isDisposed) return 'the executor stopped'
+    if (duplicateOf !== null) return 'a second live process uses this identity'
+    if (finished(node.node_id)) return 'the leaf has a result already'
+    const h = holderOf(node)
+    if (!isMine(h, mine)) return h === null ? 'the lease lapsed' : `lost the claim to ${h.claimer_peer}`
+    return null
+  }
+
+  async function claimAndRun (node: PromptNode, cap: Capability, abort: AbortController): Promise<void> {
     const claimedAtUs = ctx.now()
     const mine: ClaimMsg = {
       node_id: node.node_id,
@@ -142,92 +246,113 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       capability: cap,
       lease_ms: config.leaseMs
     }
+    const w = counts(node.node_id)
+    w.claims++
     await bus.publish('claim', mine)
-    log.debug({ node_id: node.node_id }, `claimed "${brief(node.text)}"`)
-    await timers.sleep(config.settleMs + SETTLE_MARGIN_MS)
-    if (timers.isDisposed) return
-    if (hasOutcome(node)) return
-    const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
-    const holder = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
-    if (holder === null || holder.claimer_peer !== me || parseTimestamp(holder.claimed_at) !== claimedAtUs) {
-      log.info({ node_id: node.node_id, holder: holder?.claimer_peer ?? null }, `lost the claim on "${brief(node.text)}"`)
-      return
+    const claimedMs = performance.now()
+    log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${brief(node.text)}"`)
+
+    // Every claim, renewal or result for this leaf re-checks at once whether we still win.
+    const check = (): void => {
+      const why = lostReason(node, mine)
+      if (why !== null && !abort.signal.aborted) abort.abort(new Lost(why))
     }
-    if (skewedOut(node)) return
-    await execute(node, mine)
-  }
-
-  /** true when the leaf has a result that counts (DESIGN §5 result authority: a forged one does not stop us). */
-  function hasOutcome (node: PromptNode): boolean {
-    if (state.resultsFor(node.node_id).length === 0) return false
-    return leafOutcome(state, node.node_id, ctx.now(), { settleMs: config.settleMs }).results.length > 0
-  }
-
-  /**
-   * true when a competitor's live claim on this leaf looked older than the claim tolerance: our
-   * clock runs ahead, we dropped its claim and cannot rank claims for this leaf, so we stand down
-   * until its lease would have lapsed (DESIGN §5; the competitor keeps the leaf).
-   */
-  function skewedOut (node: PromptNode): boolean {
-    const skew = bus.clockSkewEvidence?.(node.node_id)
-    if (skew === undefined) return false
-    if (!warnedSkew.has(node.node_id)) {
-      warnedSkew.add(node.node_id)
-      log.warn({ node_id: node.node_id, peer: skew.peer, offset_ms: Math.round(skew.offsetMs) },
-        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${brief(node.text)}"`)
-    }
-    return true
-  }
-
-  /** The current holder of a leaf's lease when it is not this claim, else null. */
-  function otherHolder (node: PromptNode, mine: ClaimMsg): string | null {
-    const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), config.settleMs)
-    if (lease.state !== 'settling' && lease.state !== 'held') return null
-    const h = lease.holder
-    return h.claimer_peer === me && h.claimed_at === mine.claimed_at ? null : h.claimer_peer
-  }
-
-  async function execute (node: PromptNode, mine: ClaimMsg): Promise<void> {
-    log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${brief(node.text)}"`)
-    const stopRenewing = timers.every(Math.max(100, Math.floor(config.leaseMs / 3)), () => {
-      guard(log, `renewing the lease on ${node.node_id}`, async () => {
-        await bus.publish('renew', {
-          node_id: node.node_id, goal_id: node.goal_id, claimer_peer: me, claimed_at: mine.claimed_at, renewed_at: formatTimestamp(ctx.now())
-        })
-      })
-    })
-    const parent = state.goal(node.goal_id)
-    const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
-    const retriesBefore = llm.stats().retries
-    let output: string
-    let success: boolean
-    let attempts: number
+    watchers.set(node.node_id, check)
+    const stopRenewing = renewWhileWorking(node, mine, abort.signal)
+    check()
     try {
-      output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }) })
-      success = true
-      // One leaf at a time, so the provider's retry count since the call began is this call's.
-      attempts = 1 + Math.max(0, llm.stats().retries - retriesBefore)
+      if (abort.signal.aborted) throw abort.signal.reason
+      const call = runCall(node, mine, w, abort.signal)
+      call.catch(() => {}) // awaited below unless the claim is lost first
+      // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
+      for (;;) {
+        const left = claimedMs + settle.windowMs() - performance.now()
+        if (left <= 0) break
+        await Promise.race([timers.sleep(left), abortedPromise(abort.signal)])
+        if (abort.signal.aborted) throw abort.signal.reason
+      }
+      check()
+      if (abort.signal.aborted) throw abort.signal.reason
+      log.debug({ node_id: node.node_id, ms: Math.round(performance.now() - claimedMs) }, `won the claim on "${brief(node.text)}"`)
+      const out = await call
+      // A competing claim that wins by the rule arrived late, or the lease lapsed and someone
+      // else holds it now: that executor publishes the result; a second one would be a duplicate.
+      check()
+      if (abort.signal.aborted) throw abort.signal.reason
+      // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
+      // clock and runs the leaf itself, so publishing ours too would make a duplicate.
+      if (skewedOut(node)) throw new Lost('clock skew')
+      await publishResult(node, out, w)
     } catch (err) {
-      output = failureText(`executing leaf ${node.node_id} failed`, err)
-      success = false
-      attempts = typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1
-      log.error({ node_id: node.node_id }, output)
+      if (!(err instanceof Lost)) throw err
+      if (!abort.signal.aborted) abort.abort(err)
+      log.info({ node_id: node.node_id, reason: err.message, ...w }, `gave up "${brief(node.text)}": ${err.message}; nothing published`)
     } finally {
       stopRenewing()
     }
-    if (timers.isDisposed) return
-    // A competing claim that wins by the rule arrived late, or the lease lapsed and someone
-    // else holds it now: that executor publishes the result; a second one would be a duplicate.
-    const other = otherHolder(node, mine)
-    if (other !== null) {
-      log.warn({ node_id: node.node_id, holder: other }, `lost the lease on "${brief(node.text)}" while working; result not published`)
-      return
+  }
+
+  /** Runs the model call. Aborted calls reject with the Lost reason. */
+  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal): Promise<{ output: string, success: boolean, attempts: number }> {
+    const parent = state.goal(node.goal_id)
+    const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
+    const retriesBefore = llm.stats().retries
+    w.calls_started++
+    log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${brief(node.text)}"`)
+    try {
+      const output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal })
+      w.calls_completed++
+      // With one leaf at a time the provider's retries since the call began are this call's.
+      return { output, success: true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore) }
+    } catch (err) {
+      if (signal.aborted) {
+        w.calls_aborted++
+        throw signal.reason instanceof Lost ? signal.reason : new Lost(String(signal.reason))
+      }
+      w.calls_completed++
+      const output = failureText(`executing leaf ${node.node_id} failed`, err)
+      log.error({ node_id: node.node_id }, output)
+      return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1 }
     }
-    // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
-    // clock and runs the leaf itself, so publishing ours too would make a duplicate.
-    if (skewedOut(node)) return
+  }
+
+  /**
+   * Renews the lease from the claim on, each renewal timed from the lease's end minus a slack
+   * (two thirds of the lease, or twice the measured event-loop lag when that is more), so a
+   * busy loop still renews before the lease lapses. A renewal more than half its slack late is
+   * logged with how late it was.
+   */
+  function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal): () => void {
+    let stopped = false
+    let endUs = parseTimestamp(mine.claimed_at) + config.leaseMs * 1000
+    const next = (): void => {
+      if (stopped || signal.aborted || timers.isDisposed) return
+      // Normally every lease/3 (two thirds of the lease left); more often when the loop lags.
+      const slackMs = Math.min(config.leaseMs - 100, Math.max((2 * config.leaseMs) / 3, 2 * settle.loopLagMs() + 100))
+      const dueUs = endUs - slackMs * 1000
+      timers.after(Math.max(50, (dueUs - ctx.now()) / 1000), () => {
+        if (stopped || signal.aborted) return
+        const nowUs = ctx.now()
+        const lateMs = (nowUs - dueUs) / 1000
+        renewals.count++
+        renewals.maxLateMs = Math.max(renewals.maxLateMs, lateMs)
+        renewals.minLeftMs = Math.min(renewals.minLeftMs, (endUs - nowUs) / 1000)
+        if (lateMs > slackMs / 2) log.warn({ node_id: node.node_id, late_ms: Math.round(lateMs), left_ms: Math.round((endUs - nowUs) / 1000) }, 'lease renewal went out late (busy event loop)')
+        guard(log, `renewing the lease on ${node.node_id}`, async () => {
+          await bus.publish('renew', { node_id: node.node_id, goal_id: node.goal_id, claimer_peer: me, claimed_at: mine.claimed_at, renewed_at: formatTimestamp(nowUs) })
+        })
+        if (nowUs <= endUs) endUs = nowUs + config.leaseMs * 1000
+        next()
+      })
+    }
+    next()
+    return () => { stopped = true }
+  }
+
+  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number }, w: LeafWork): Promise<void> {
+    const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
-    output = stripControlChars(output)
+    const output = stripControlChars(out.output)
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output
@@ -247,16 +372,82 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       attempts: Math.min(100, Math.max(1, attempts)),
       finished_at: formatTimestamp(ctx.now())
     })
-    log.info({ node_id: node.node_id, success, bytes }, `${success ? 'finished' : 'failed'} "${brief(node.text)}"`)
+    w.results++
+    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${brief(node.text)}"`)
+  }
+
+  /**
+   * true when a competitor's live claim on this leaf looked older than the claim tolerance: our
+   * clock runs ahead, we dropped its claim and cannot rank claims for this leaf, so we stand down
+   * until its lease would have lapsed (DESIGN §5; the competitor keeps the leaf).
+   */
+  function skewedOut (node: PromptNode): boolean {
+    const skew = bus.clockSkewEvidence?.(node.node_id)
+    if (skew === undefined) return false
+    if (!warnedSkew.has(node.node_id)) {
+      warnedSkew.add(node.node_id)
+      log.warn({ node_id: node.node_id, peer: skew.peer, offset_ms: Math.round(skew.offsetMs) },
+        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${brief(node.text)}"`)
+    }
+    return true
+  }
+
+  /**
+   * Two live processes with this PeerId (one key file copied): the newer one (later booted_at,
+   * tie: greater nonce) logs an error naming the key file and stops claiming; its calls abort.
+   */
+  function checkIdentity (a: CapabilityAnnounce): void {
+    const boot = ctx.boot
+    if (boot === undefined || a.boot_nonce === undefined || a.booted_at === undefined || a.boot_nonce === boot.nonce) return
+    const theirs = parseTimestamp(a.booted_at)
+    const live = Math.abs(ctx.now() - parseTimestamp(a.announced_at)) <= 3 * config.announceIntervalMs * 1000 + 5_000_000
+    if (!live) return
+    const iAmNewer = boot.bootedAtUs > theirs || (boot.bootedAtUs === theirs && boot.nonce > a.boot_nonce)
+    const file = identityFile(config.identityDir, config.name)
+    if (iAmNewer) {
+      if (duplicateOf !== null) return
+      duplicateOf = a.boot_nonce
+      log.error({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
+        `another live process uses this identity (PeerId ${me}, key file ${file}), started before this one: this process stops claiming leaves. Give each peer its own key file.`)
+      for (const abort of working.values()) abort.abort(new Lost('a second live process uses this identity'))
+    } else if (!warnedDuplicate) {
+      warnedDuplicate = true
+      log.warn({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
+    }
   }
 
   schedule()
 
+  const totals = (): ExecutorTotals => {
+    const total = { leaves: work.size, claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }
+    for (const v of work.values()) {
+      total.claims += v.claims; total.calls_started += v.calls_started; total.calls_aborted += v.calls_aborted
+      total.calls_completed += v.calls_completed; total.results += v.results
+    }
+    return total
+  }
+
   return {
+    work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
+    totals,
     dispose () {
       sub.dispose()
       stopTick()
+      gate.dispose()
+      for (const abort of working.values()) abort.abort(new Lost('the executor stopped'))
       timers.dispose()
+      settle.dispose()
+      const total = totals()
+      const renew = { sent: renewals.count, max_late_ms: Math.round(renewals.maxLateMs), min_lease_left_ms: renewals.count === 0 ? null : Math.round(renewals.minLeftMs) }
+      log.info({ work: total, renewals: renew, settle: settle.figures() }, 'executor totals')
     }
   }
+}
+
+/** Resolves when `signal` aborts (never rejects). */
+function abortedPromise (signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) { resolve(); return }
+    signal.addEventListener('abort', () => { resolve() }, { once: true })
+  })
 }

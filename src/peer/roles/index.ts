@@ -7,6 +7,7 @@
  * with none (so a submitting peer can see who will act on a goal). A peer that joins later
  * gets the current announcements by sync, so nobody needs a faster heartbeat for it.
  */
+import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
@@ -14,7 +15,7 @@ import { formatTimestamp } from '../protocol/time'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { startDecomposer } from './decomposer'
-import { startExecutor, type ExecutorOptions } from './executor'
+import { startExecutor, type ExecutorHandle, type ExecutorOptions, type ExecutorTotals } from './executor'
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
 
@@ -31,6 +32,11 @@ export interface StartRoleOptions {
   storeBlob?: ExecutorOptions['storeBlob']
 }
 
+/** A started role: stop it; an executor also reports its work (peer status). */
+export interface RoleHandle extends Disposable {
+  executorTotals?: () => ExecutorTotals
+}
+
 /** Publishes this peer's CapabilityAnnounce now and then every `config.announceIntervalMs` (heartbeat). */
 export function startAnnouncer (ctx: RoleContext): Disposable {
   const timers = new RoleTimers()
@@ -41,7 +47,8 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
         peer_id: bus.peerId,
         role: config.role,
         capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
-        announced_at: formatTimestamp(ctx.now())
+        announced_at: formatTimestamp(ctx.now()),
+        ...(ctx.boot === undefined ? {} : { boot_nonce: ctx.boot.nonce, booted_at: formatTimestamp(ctx.boot.bootedAtUs) })
       })
     })
   }
@@ -56,10 +63,12 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  * @returns a Disposable that stops the role's timers and listeners (publishes nothing more)
  *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
-export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}): Promise<Disposable> {
+export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<RoleHandle> {
+  const ctx: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
   const { config, log } = ctx
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
+  let executor: ExecutorHandle | null = null
   const llm = (): LlmProvider => {
     provider = opts.llm ?? createProvider(config.llm, log)
     return provider
@@ -67,12 +76,13 @@ export async function startRole (ctx: RoleContext, opts: StartRoleOptions = {}):
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': parts.push(startExecutor(ctx, llm(), { storeBlob: opts.storeBlob })); break
+    case 'executor': executor = startExecutor(ctx, llm(), { storeBlob: opts.storeBlob }); parts.push(executor); break
     case 'observer': parts.push(startObserver(ctx)); break
   }
   parts.push(startAnnouncer(ctx))
   log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
+    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals }),
     dispose () {
       for (const p of parts.reverse()) {
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }

@@ -1,0 +1,68 @@
+/** Adaptive claim settle window (DESIGN §5): floor, growth with claim ages and loop lag, ceiling. */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { SettleWindow } from '../../src/peer/roles/settleWindow'
+
+/** Resolves once the event loop has run a little (the lag probe fires every 50 ms). */
+const ticks = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+describe('SettleWindow', () => {
+  it('without samples is the floor, or twice the measured loop lag plus margin when that is more', async () => {
+    const w = new SettleWindow({ floorMs: 250, ceilingMs: 2000 })
+    try {
+      await ticks(120)
+      const f = w.figures()
+      assert.equal(f.samples, 0)
+      assert.equal(f.windowMs, Math.min(2000, Math.max(250, Math.round(2 * f.loopLagMs + 20))))
+    } finally { w.dispose() }
+  })
+
+  it('grows to twice the p95 age of competitors\' claims plus margin, capped at the ceiling', () => {
+    const w = new SettleWindow({ floorMs: 100, ceilingMs: 1000 })
+    try {
+      const now = performance.now()
+      for (let i = 0; i < 20; i++) w.observeAge(200, now)
+      const f = w.figures(now)
+      assert.equal(f.ageP95Ms, 200)
+      assert.ok(f.windowMs >= 420 && f.windowMs <= 1000, JSON.stringify(f))
+      for (let i = 0; i < 20; i++) w.observeAge(5000, now)
+      assert.equal(w.windowMs(now), 1000)
+      // Negative ages (the sender's clock ahead) count as 0.
+      const v = new SettleWindow({ floorMs: 100, ceilingMs: 1000 })
+      v.observeAge(-3000, now)
+      assert.equal(v.figures(now).ageP95Ms, 0)
+      v.dispose()
+    } finally { w.dispose() }
+  })
+
+  it('forgets samples after 20 s', () => {
+    const w = new SettleWindow({ floorMs: 100, ceilingMs: 2000 })
+    try {
+      const t0 = performance.now()
+      for (let i = 0; i < 10; i++) w.observeAge(500, t0)
+      assert.ok(w.windowMs(t0) >= 1000)
+      assert.equal(w.figures(t0 + 20_001).samples, 0)
+    } finally { w.dispose() }
+  })
+
+  it('grows with a blocked event loop (a 300 ms block), within the ceiling', async () => {
+    const w = new SettleWindow({ floorMs: 50, ceilingMs: 5000 })
+    try {
+      await ticks(120)
+      const t = Date.now()
+      while (Date.now() - t < 300) { /* block the loop */ }
+      await ticks(120)
+      const f = w.figures()
+      assert.ok(f.loopLagMs >= 200, JSON.stringify(f))
+      assert.ok(f.windowMs >= 2 * f.loopLagMs, JSON.stringify(f))
+    } finally { w.dispose() }
+  })
+
+  it('treats a ceiling below the floor as the floor', () => {
+    const w = new SettleWindow({ floorMs: 800, ceilingMs: 100 })
+    try {
+      w.observeAge(10_000)
+      assert.equal(w.windowMs(), 800)
+    } finally { w.dispose() }
+  })
+})
