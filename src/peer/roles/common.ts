@@ -78,7 +78,7 @@ export function guard (log: Logger, what: string, fn: () => Promise<void>): void
 }
 
 /** Shortens a text for one-line log messages. */
-export function brief (text: string, max = 60): string {
+export function excerpt (text: string, max = 60): string {
   const one = text.replace(/\s+/g, ' ').trim()
   return one.length > max ? one.slice(0, max - 1) + '…' : one
 }

@@ -23,7 +23,7 @@ import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
-import { brief, failureText, guard, jitterMs, RoleTimers } from './common'
+import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
 
@@ -138,11 +138,11 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   function standBy (goal: Goal): void {
     if (standing.has(goal.goal_id)) return
     standing.add(goal.goal_id)
-    log.debug({ goal_id: goal.goal_id }, `standing by for "${brief(goal.text)}": another decomposer is ranked to propose`)
+    log.debug({ goal_id: goal.goal_id }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
     timers.after(standby, () => {
       standing.delete(goal.goal_id)
       if (state.proposalsFor(goal.goal_id).length === 0 && state.acceptedFor(goal.goal_id).length === 0 && isLiveGoal(state, goal) && !inflight.has(goal.goal_id)) {
-        log.info({ goal_id: goal.goal_id }, `no proposal for "${brief(goal.text)}" within ${standby} ms: proposing`)
+        log.info({ goal_id: goal.goal_id }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
         propose(goal, 0)
         return
       }
@@ -165,7 +165,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const next = nextAttempt(goalId)
     if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
       log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length },
-        `no split accepted for "${brief(goal.text)}" and the re-proposal bound (${config.maxReproposals}) is reached`)
+        `no split accepted for "${excerpt(goal.text)}" and the re-proposal bound (${config.maxReproposals}) is reached`)
       return
     }
     // Jitter so decomposers whose timers fire together do not all take the same round.
@@ -176,7 +176,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       armReproposal(goalId)
       return
     }
-    log.info({ goal_id: goalId, attempt: next }, `no split accepted in time for "${brief(goal.text)}": re-proposing with the scorers' notes`)
+    log.info({ goal_id: goalId, attempt: next }, `no split accepted in time for "${excerpt(goal.text)}": re-proposing with the scorers' notes`)
     propose(goal, next)
   }
 
@@ -218,7 +218,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       max,
       feedback: attempt === 0 ? [] : feedbackFor(goal.goal_id)
     }
-    log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${brief(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
+    log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${excerpt(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
     let out
     try {
       out = await llm.generateObject({
@@ -259,7 +259,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       attempt,
       proposed_at: formatTimestamp(ctx.now())
     })
-    log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${brief(goal.text)}"`)
+    log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)
   }
 

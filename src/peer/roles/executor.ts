@@ -26,7 +26,7 @@ import type { LlmProvider } from '../llm/provider'
 import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
-import { brief, failureText, guard, RoleTimers } from './common'
+import { excerpt, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
 import { SettleWindow } from './settleWindow'
@@ -250,7 +250,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     w.claims++
     await bus.publish('claim', mine)
     const claimedMs = performance.now()
-    log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${brief(node.text)}"`)
+    log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
 
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
     const check = (): void => {
@@ -273,7 +273,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       }
       check()
       if (abort.signal.aborted) throw abort.signal.reason
-      log.debug({ node_id: node.node_id, ms: Math.round(performance.now() - claimedMs) }, `won the claim on "${brief(node.text)}"`)
+      log.debug({ node_id: node.node_id, ms: Math.round(performance.now() - claimedMs) }, `won the claim on "${excerpt(node.text)}"`)
       const out = await call
       // A competing claim that wins by the rule arrived late, or the lease lapsed and someone
       // else holds it now: that executor publishes the result; a second one would be a duplicate.
@@ -286,7 +286,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
-      log.info({ node_id: node.node_id, reason: err.message, ...w }, `gave up "${brief(node.text)}": ${err.message}; nothing published`)
+      log.info({ node_id: node.node_id, reason: err.message, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
     } finally {
       stopRenewing()
     }
@@ -298,7 +298,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
     const retriesBefore = llm.stats().retries
     w.calls_started++
-    log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${brief(node.text)}"`)
+    log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
     try {
       const output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal })
       w.calls_completed++
@@ -373,7 +373,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       finished_at: formatTimestamp(ctx.now())
     })
     w.results++
-    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${brief(node.text)}"`)
+    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
   }
 
   /**
@@ -387,7 +387,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (!warnedSkew.has(node.node_id)) {
       warnedSkew.add(node.node_id)
       log.warn({ node_id: node.node_id, peer: skew.peer, offset_ms: Math.round(skew.offsetMs) },
-        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${brief(node.text)}"`)
+        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${excerpt(node.text)}"`)
     }
     return true
   }

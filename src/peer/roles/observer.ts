@@ -12,7 +12,7 @@ import { writeFileDurable, writeFileDurableSync } from '../net/durableFile'
 import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView } from '../state/tree'
 import type { RoleContext } from './context'
-import { brief, guard, RoleTimers } from './common'
+import { excerpt, guard, RoleTimers } from './common'
 import { failedGoals, renderReportMarkdown, renderTreeText } from './report'
 
 /** Quiet time after a message before the tree is rebuilt (ms). */
@@ -73,7 +73,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
         const badGoals = failedGoals(root)
         // scripts/local-swarm.mjs reads this record (msg prefix and fields).
         log.info({ goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals },
-          `plan complete for "${brief(root.text)}": ${p.done}/${p.leaves} leaves done` +
+          `plan complete for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
           `${p.failed > 0 ? `, ${p.failed} failed` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}`)
       }
     }

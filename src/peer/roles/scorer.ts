@@ -22,7 +22,7 @@ import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
-import { brief, failureText, guard, jitterMs, RoleTimers } from './common'
+import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, isLiveGoal, winningFor } from './lineage'
 import { scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
@@ -227,7 +227,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       }
       await bus.publish('score', body)
       log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined },
-        `scored ${out.score.toFixed(2)} a split of "${brief(goal.text)}"${earlier !== undefined ? ' (same subgoals as a split already scored: vote reused)' : ''}`)
+        `scored ${out.score.toFixed(2)} a split of "${excerpt(goal.text)}"${earlier !== undefined ? ' (same subgoals as a split already scored: vote reused)' : ''}`)
     })
   }
 
@@ -271,7 +271,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         await bus.publish('accepted', split)
         const atomic = split.children.filter((c) => c.is_atomic).length
         log.info({ goal_id: goal.goal_id, proposal_id: proposal.proposal_id, final_score: decision.final_score, fallback: decision.fallback },
-          `accepted a split of "${brief(goal.text)}": ${atomic} atomic, ${split.children.length - atomic} composite`)
+          `accepted a split of "${excerpt(goal.text)}": ${atomic} atomic, ${split.children.length - atomic} composite`)
       } finally {
         accepting.delete(goal.goal_id)
         schedule(goal.goal_id)
