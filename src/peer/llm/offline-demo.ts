@@ -7,8 +7,8 @@
  *    (clamped to the schema's minItems/maxItems), items are distinct ordered steps;
  *  - score: numbers named like "score" (or any number in a 0..1 range) are >= 0.6 for ~90%
  *    of inputs, so acceptance happens, but fixed per input; the per-subgoal verdicts get one
- *    item per subgoal (the schema fixes the count), each atomic ~75% of the time;
- *  - classify and score verdicts: "atomic" booleans / enum values win ~75% of the time,
+ *    item per subgoal (the schema fixes the count), each atomic half of the time;
+ *  - classify verdicts: "atomic" booleans / enum values win ~75% of the time (score votes' 50%),
  *    capability enums pick can_write_text (what a default executor offers);
  *  - execute: free text is a short markdown answer.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
@@ -40,6 +40,11 @@ const NOTES: Record<LlmPurpose, string> = {
 }
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
+/**
+ * A vote's atomic verdicts are even odds: the depth cap ends every branch anyway, and a demo plan
+ * should show composite subgoals being split again, not only a flat list of leaves.
+ */
+const VOTE_ATOMIC_SHARE = 0.5
 const MAX_DEPTH = 12
 
 /** Deterministic numbers in [0, 1) from a seed (sha256 in counter mode). */
@@ -150,7 +155,7 @@ function gen (s: JsonSchema, ctx: Ctx, key: string, depth: number, slot: Slot | 
     case 'number':
       return number(s, ctx, key, type === 'integer')
     case 'boolean':
-      return ctx.rng.next() < (/atomic/i.test(key) ? ATOMIC_SHARE : 0.5)
+      return ctx.rng.next() < (/atomic/i.test(key) ? (ctx.purpose === 'score' ? VOTE_ATOMIC_SHARE : ATOMIC_SHARE) : 0.5)
     case 'null':
       return null
     default:
