@@ -89,6 +89,8 @@ async function toastActions (page, text) {
 export function goalSwarmJourney ({ page, screenshot }) {
   let leaf = null
   let resultTab = ''
+  /** The progress notification's actions, read as soon as it shows (a fast plan closes it in seconds). */
+  let progressButtons = null
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
   return [
     {
@@ -119,6 +121,11 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).first()
         await toast.waitFor({ timeout: 60_000 })
         await toast.getByRole('button', { name: /Start Local Swarm/ }).click()
+        const progress = page.locator('.notifications-toasts .notification-list-item', { hasText: `Goal Swarm: ${GOAL}` }).first()
+        await progress.waitFor({ timeout: 60_000 })
+        progressButtons = await progress.evaluate((el) => [...el.querySelectorAll('.monaco-button, .action-label')]
+          .map((b) => (b.getAttribute('aria-label') || b.textContent || '').trim()).filter(Boolean))
+        log(`ui: progress notification actions: ${progressButtons.join(', ') || '(none)'}`)
       }
     },
     {
@@ -130,7 +137,6 @@ export function goalSwarmJourney ({ page, screenshot }) {
         // (prompts seen pending or running before the plan completes).
         let last = ''
         let sawUnfinishedLeaf = false
-        let progressButtons = null
         const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
         let finished = false
         complete.then(() => { finished = true }, () => { finished = true })
@@ -156,7 +162,6 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!sawUnfinishedLeaf) throw new Error('the tree never showed a prompt pending or running before the plan completed (no live updates?)')
         // The swarm cannot cancel a plan yet, so its progress notification must not offer "Cancel".
         if (progressButtons === null) throw new Error('the plan\'s progress notification never showed')
-        log(`ui: progress notification actions: ${JSON.stringify(progressButtons)}`)
         if (progressButtons.some((b) => /cancel/i.test(b))) throw new Error(`the progress notification offers ${JSON.stringify(progressButtons)}; nothing can cancel a plan yet`)
 
         // The notification comes from the plan model; the tree renders coalesced refreshes, so
