@@ -128,7 +128,7 @@ describe('plan tree items (views)', () => {
     const envs: AnyEnvelope[] = [
       ...plan.envelopes,
       envelopeOf('claim', c),
-      envelopeOf('renew', renewal(c, plan.nowUs - sec(5), { waited_ms: 40_000, attempt: 1, max_attempts: 3 }))
+      envelopeOf('renew', renewal(c, plan.nowUs - sec(5), { waited_ms: 45_000, attempt: 1, max_attempts: 3 }))
     ]
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)

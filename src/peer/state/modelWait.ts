@@ -9,9 +9,13 @@ import { messageKey } from '../protocol/envelope'
 import type { ClaimMsg, LeaseRenewal } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 
-/** The holder's model request, outstanding past its wait-notice interval, as of the tree's clock. */
+/**
+ * The holder's model request, outstanding past its wait-notice interval, as its newest renewal
+ * reported it. The figure is not advanced by the reader's clock: it changes only when a renewal
+ * arrives (every lease/3), so a waiting leaf does not make every view redraw on each tick.
+ */
 export interface ModelWaitView {
-  /** How long it has been outstanding at the tree's nowUs, ms: the renewal's figure plus the time since its renewed_at. */
+  /** How long it had been outstanding at `reported_at`, ms. */
   waited_ms: number
   /** Its attempt number, from 1. */
   attempt: number
@@ -51,7 +55,7 @@ export function modelWaitOf (
   const w = newest?.r.model_wait
   if (newest === undefined || w === undefined) return null
   return {
-    waited_ms: w.waited_ms + Math.max(0, Math.round((nowUs - newest.at) / 1000)),
+    waited_ms: w.waited_ms,
     attempt: w.attempt,
     max_attempts: w.max_attempts,
     reported_at: newest.r.renewed_at
