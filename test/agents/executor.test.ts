@@ -107,7 +107,8 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   }, 8000)
   assert.equal(waiting.claimer, e.peer.peerId)
   assert.deepEqual([waiting.model_wait?.attempt, waiting.model_wait?.max_attempts], [1, 4])
-  assert.ok(waiting.model_wait!.waited_ms >= 150, `waited ${waiting.model_wait!.waited_ms} ms`)
+  // >= the interval, give or take a timer firing a millisecond early.
+  assert.ok(waiting.model_wait!.waited_ms >= 145, `waited ${waiting.model_wait!.waited_ms} ms`)
   assert.match(leafItem(waiting).description, /^running on …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
 
   await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
@@ -120,8 +121,9 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   for (const [i, r] of reports.entries()) {
     const wt = r.model_wait!
     assert.deepEqual([wt.attempt, wt.max_attempts], [1, 4])
-    // Past the notice interval, never longer than the claim is old, growing renewal by renewal.
-    assert.ok(wt.waited_ms >= 150 && wt.waited_ms * 1000 <= parseTimestamp(r.renewed_at) - claimedAt, `renewal ${i}: ${wt.waited_ms} ms`)
+    // Past the notice interval, never longer than the claim is old (5 ms for rounding and timer
+    // jitter), growing renewal by renewal.
+    assert.ok(wt.waited_ms >= 145 && (wt.waited_ms - 5) * 1000 <= parseTimestamp(r.renewed_at) - claimedAt, `renewal ${i}: ${wt.waited_ms} ms`)
     if (i > 0) assert.ok(wt.waited_ms > reports[i - 1]!.model_wait!.waited_ms)
   }
   assert.equal(w.standin.requests.length, 1, 'one model call for the leaf')

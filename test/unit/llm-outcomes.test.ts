@@ -157,7 +157,8 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.equal(open, null, 'the last wait was cleared')
       assert.deepEqual(runs.map((r) => [r.attempt, r.maxAttempts]), [[1, 3], [2, 3]])
       for (const r of runs) {
-        assert.ok(r.waited[0]! >= 200 && r.waited.every((ms, i) => i === 0 || ms > r.waited[i - 1]!), `waits ${r.waited.join(', ')}`)
+        // A timer may fire a millisecond before Date.now() has moved on by its delay.
+        assert.ok(r.waited[0]! >= 195 && r.waited.every((ms, i) => i === 0 || ms > r.waited[i - 1]!), `waits ${r.waited.join(', ')}`)
       }
       // An interval far above a loopback round trip, even on a loaded machine.
       llm.reply({ text: 'quick' })
