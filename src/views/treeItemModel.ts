@@ -3,6 +3,7 @@
  * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
  * turns these into vscode.TreeItems.
  */
+import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
 
@@ -128,10 +129,15 @@ export function submittedLabel (iso: string, nowMs = Date.now()): string {
 /** Description of a leaf with no live executor for it while this editor restarts its executors. */
 export const RESTORING_LABEL = 'waiting for executors to restart'
 
-/** The tree item of an atomic leaf. */
+/**
+ * The tree item of an atomic leaf. A claimed leaf whose holder waits on its model says so:
+ * "running on local-executor-1 · waiting for the model (45 s, attempt 1/3)".
+ */
 export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
   let description = STATUS_LABEL[leaf.status] ?? leaf.status
-  if (leaf.status === 'claimed' && leaf.claimer !== null) description = `running on ${peerLabel(leaf.claimer, ctx)}`
+  if (leaf.status === 'claimed' && leaf.claimer !== null) {
+    description = `running on ${peerLabel(leaf.claimer, ctx)}${leaf.model_wait === null ? '' : ` · ${modelWaitText(leaf.model_wait)}`}`
+  }
   else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap: ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   return {
@@ -215,6 +221,10 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : LEAF_STATUS_HELP[leaf.status]}_`, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
+  if (leaf.status === 'claimed' && leaf.model_wait !== null) {
+    const text = modelWaitText(leaf.model_wait)
+    out.push(`- $(watch) ${text[0]?.toUpperCase()}${text.slice(1)}: the executor's model request has not been answered yet`)
+  }
   if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {

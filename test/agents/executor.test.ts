@@ -13,6 +13,7 @@ import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM } from '../../src/peer/roles/prompts'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
 import { FAST, publishedOf, World, type Agent } from './harness'
@@ -88,6 +89,44 @@ test('capability match: claims, renews its lease while working, publishes the ou
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
   await delay(500)
   assert.equal(w.standin.requests.length, 1, 'a done leaf is not executed again')
+})
+
+test('a slow model: renewals carry the wait past the notice interval and the user\'s tree shows the leaf waiting on its model', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Draft a ryokan booking email'], ['can_write_text'])
+  const node = nodes[0]!
+  const e = await w.agent('executor', { capabilities: ['can_write_text'], llm: w.standin.llmConfig('anthropic', { waitNoticeMs: 150 }) })
+  w.standin.respondWith(() => ({ text: 'Dear host, ...', latencyMs: 1500 }))
+  startExec(w, e)
+  // The user's own tree, built from what reached it, while the request is open at the stand-in.
+  const waiting = await waitFor('the user\'s tree to show the leaf waiting on its model', () => {
+    const l = leafStatus(user, node.node_id)
+    const open = w.standin.requests.length === 1 && w.standin.requests[0]!.outcome === null
+    return open && l?.status === 'claimed' && l.model_wait !== null ? l : undefined
+  }, 8000)
+  assert.equal(waiting.claimer, e.peer.peerId)
+  assert.deepEqual([waiting.model_wait?.attempt, waiting.model_wait?.max_attempts], [1, 4])
+  // >= the interval, give or take a timer firing a millisecond early.
+  assert.ok(waiting.model_wait!.waited_ms >= 145, `waited ${waiting.model_wait!.waited_ms} ms`)
+  assert.match(leafItem(waiting).description, /^running on …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
+
+  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  assert.equal(user.state.resultsFor(node.node_id)[0]?.output, 'Dear host, ...')
+  const done = leafStatus(user, node.node_id)
+  assert.deepEqual([done?.status, done?.model_wait], ['done', null])
+  const claimedAt = parseTimestamp(publishedOf(e.peer, 'claim')[0]!.claimed_at)
+  const reports = publishedOf(e.peer, 'renew').filter((r) => r.model_wait !== undefined)
+  assert.ok(reports.length >= 2, `renewals with a model wait: ${reports.length} of ${publishedOf(e.peer, 'renew').length}`)
+  for (const [i, r] of reports.entries()) {
+    const wt = r.model_wait!
+    assert.deepEqual([wt.attempt, wt.max_attempts], [1, 4])
+    // Past the notice interval, never longer than the claim is old (5 ms for rounding and timer
+    // jitter), growing renewal by renewal.
+    assert.ok(wt.waited_ms >= 145 && (wt.waited_ms - 5) * 1000 <= parseTimestamp(r.renewed_at) - claimedAt, `renewal ${i}: ${wt.waited_ms} ms`)
+    if (i > 0) assert.ok(wt.waited_ms > reports[i - 1]!.model_wait!.waited_ms)
+  }
+  assert.equal(w.standin.requests.length, 1, 'one model call for the leaf')
 })
 
 test('capability mismatch: the leaf shows a capability gap and is done once a capable executor joins', async (t) => {

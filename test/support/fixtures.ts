@@ -132,8 +132,9 @@ export function claim (nodeId: string, goalId: string, claimer: string, at: Micr
   return { node_id: nodeId, goal_id: goalId, claimer_peer: claimer, claimed_at: ts(at), capability, lease_ms: leaseMs }
 }
 
-export function renewal (c: ClaimMsg, at: Micros): LeaseRenewal {
-  return { node_id: c.node_id, goal_id: c.goal_id, claimer_peer: c.claimer_peer, claimed_at: c.claimed_at, renewed_at: ts(at) }
+/** A renewal of `c` at `at`; with `modelWait`, one reporting the holder's model request outstanding. */
+export function renewal (c: ClaimMsg, at: Micros, modelWait?: LeaseRenewal['model_wait']): LeaseRenewal {
+  return { node_id: c.node_id, goal_id: c.goal_id, claimer_peer: c.claimer_peer, claimed_at: c.claimed_at, renewed_at: ts(at), ...(modelWait !== undefined ? { model_wait: modelWait } : {}) }
 }
 
 export function result (nodeId: string, goalId: string, executor: string, opts: { success?: boolean, output?: string, at?: Micros, attempts?: number } = {}): ResultMsg {

@@ -45,7 +45,7 @@ test('one decomposer answered HTTP 400: the other one\'s split is used and the p
     { leaves: 2, done: 2, failed: 0, failed_goals: 0 })
 })
 
-test('a model that never answers: the executor warns "waiting for the model" and the request times out per --llm-timeout-ms', async (t) => {
+test('a model that never answers: the executor warns "waiting for the model", the observer\'s tree shows the leaf waiting, and the request times out per --llm-timeout-ms', async (t) => {
   const swarm = new TestSwarm()
   let executeCalls = 0
   const standin = await startStandin((req) => {
@@ -64,6 +64,9 @@ test('a model that never answers: the executor warns "waiting for the model" and
   await observer.submitGoal(GOAL)
   const waiting = (r: Record<string, unknown>) => r.component === 'executor' && r.level === 40 && typeof r.msg === 'string' && /^waiting for the model \(\d\.\d s, attempt 1\/1\)$/.test(r.msg)
   await ex.waitFor(() => ex.logRecords().some(waiting), 'a "waiting for the model" warning', 30_000)
+  // Another process's view: the executor's lease renewals carry the wait, the observer prints it.
+  const shown = /^\s+- .+ \[claimed by \S+, waiting for the model \(\d\.\d s, attempt 1\/1\)\]$/
+  await observer.waitFor(() => observer.stdout.some((l) => shown.test(l)), 'the observer\'s tree showing a leaf waiting on its model', 30_000)
   const failedLine = (r: Record<string, unknown>) => r.component === 'executor' && typeof r.msg === 'string' && /timed out after 2\.5 s \(--llm-timeout-ms\)/.test(r.msg)
   await ex.waitFor(() => ex.logRecords().some(failedLine), 'the execute call timing out', 30_000)
   assert.ok(executeCalls >= 1)

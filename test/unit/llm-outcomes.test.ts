@@ -139,6 +139,35 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.equal(recs.length, after, 'no notice once the reply arrived')
     })
 
+    test('a slow request is reported to the call\'s onWait per attempt, without a logger, and cleared when it ends', async () => {
+      llm.reply({ status: 500, latencyMs: 600 }, { text: 'slow answer', latencyMs: 600 })
+      const p = createProvider(llm.llmConfig(provider, { waitNoticeMs: 200, maxRetries: 2 }))
+      const seen: ({ waitedMs: number, attempt: number, maxAttempts: number } | null)[] = []
+      assert.equal(await p.generateText({ ...text, onWait: (w) => { seen.push(w) } }), 'slow answer')
+      assert.equal(llm.requests.length, 2)
+      // Each attempt: notices while outstanding, then null once its request ended.
+      const runs: { attempt: number, maxAttempts: number, waited: number[] }[] = []
+      let open: typeof runs[number] | null = null
+      for (const w of seen) {
+        if (w === null) { assert.ok(open !== null, 'null only after a wait'); open = null; continue }
+        if (open === null) { open = { attempt: w.attempt, maxAttempts: w.maxAttempts, waited: [] }; runs.push(open) }
+        assert.equal(w.attempt, open.attempt)
+        open.waited.push(w.waitedMs)
+      }
+      assert.equal(open, null, 'the last wait was cleared')
+      assert.deepEqual(runs.map((r) => [r.attempt, r.maxAttempts]), [[1, 3], [2, 3]])
+      for (const r of runs) {
+        // A timer may fire a millisecond before Date.now() has moved on by its delay.
+        assert.ok(r.waited[0]! >= 195 && r.waited.every((ms, i) => i === 0 || ms > r.waited[i - 1]!), `waits ${r.waited.join(', ')}`)
+      }
+      // An interval far above a loopback round trip, even on a loaded machine.
+      llm.reply({ text: 'quick' })
+      const quick: unknown[] = []
+      const patient = createProvider(llm.llmConfig(provider, { waitNoticeMs: 3000 }))
+      assert.equal(await patient.generateText({ ...text, onWait: (w) => { quick.push(w) } }), 'quick')
+      assert.deepEqual(quick, [], 'a request answered within the notice interval is never reported')
+    })
+
     test('per-request timeout: a model that never answers fails naming the timeout', async () => {
       llm.setLatency(60_000).respondWith(() => ({ text: 'never' }))
       const p = createProvider(llm.llmConfig(provider, { timeoutMs: 200, maxRetries: 1 }))

@@ -71,6 +71,19 @@ describe('wire schemas', () => {
     rejects(Goal, [g], 'array body')
   })
 
+  it('takes an optional model wait on a renewal, whole and consistent', () => {
+    const r = renewal(c, T0 + sec(8))
+    const w = { waited_ms: 30_000, attempt: 1, max_attempts: 3 }
+    assert.equal(LeaseRenewal.safeParse({ ...r, model_wait: w }).success, true)
+    assert.equal(LeaseRenewal.safeParse({ ...r, model_wait: { ...w, attempt: 3 } }).success, true)
+    rejects(LeaseRenewal, { ...r, model_wait: { ...w, attempt: 4 } }, 'attempt past max_attempts')
+    rejects(LeaseRenewal, { ...r, model_wait: { ...w, waited_ms: -1 } }, 'negative wait')
+    rejects(LeaseRenewal, { ...r, model_wait: { ...w, waited_ms: 0.5 } }, 'fractional wait')
+    rejects(LeaseRenewal, { ...r, model_wait: { waited_ms: 30_000, attempt: 1 } }, 'wait without max_attempts')
+    rejects(LeaseRenewal, { ...r, model_wait: { ...w, note: 'x' } }, 'wait with an extra field')
+    rejects(LeaseRenewal, { ...r, model_wait: null }, 'null wait')
+  })
+
   it('keeps scores inside [0, 1], both ends inclusive', () => {
     assert.equal(ScoreMsg.safeParse(score(p, 's', 0)).success, true)
     assert.equal(ScoreMsg.safeParse(score(p, 's', 1)).success, true)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { childId } from '../../src/peer/protocol/ids'
 import { messageKey } from '../../src/peer/protocol/envelope'
-import type { AcceptedSplit, AnyEnvelope } from '../../src/peer/protocol/schemas'
+import type { AcceptedSplit, AnyEnvelope, LeaseRenewal } from '../../src/peer/protocol/schemas'
 import { PlanState } from '../../src/peer/state/planState'
 import {
   buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
@@ -143,7 +143,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.deepEqual(leaf(root.children[0]), {
       kind: 'leaf', id: childId(g.goal_id, pB.proposal_id, 0, 'Research'), goal_id: g.goal_id, text: 'Research',
       required_capability: 'can_write_text', status: 'pending_execution', claimer: null, executor: null,
-      output: null, output_sha256: null, success: null
+      output: null, output_sha256: null, success: null, model_wait: null
     })
     const child = goal(root.children[1])
     assert.equal(child.depth, 1)
@@ -273,6 +273,46 @@ describe('buildTree (DESIGN §4, §6)', () => {
     const held = withSplit(a, [envelopeOf('claim', c), farRenewal])
     assert.equal(leaf(only(held, NOW).children[0]).status, 'claimed')
     assert.equal(leaf(only(held, NOW + sec(2)).children[0]).status, 'pending_execution', 'a renewal from the future does not extend the lease')
+  })
+
+  it('shows a held leaf waiting on its model from the holder\'s newest live renewal, the same in any order', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const c = claim(nodeId, g.goal_id, 'peer-ex-1', NOW - sec(40), 15_000)
+    const wait = (waited: number, attempt = 1): LeaseRenewal['model_wait'] => ({ waited_ms: waited, attempt, max_attempts: 3 })
+    const envs = [
+      envelopeOf('claim', c),
+      envelopeOf('renew', renewal(c, NOW - sec(35))),
+      envelopeOf('renew', renewal(c, NOW - sec(30), wait(30_000))),
+      envelopeOf('renew', renewal(c, NOW - sec(25), wait(35_000)))
+    ]
+    for (const order of [envs, [...envs].reverse()]) {
+      const l = leaf(only(withSplit(a, order), NOW - sec(20)).children[0])
+      assert.equal(l.status, 'claimed')
+      // The newest renewal's figure, not the older one's.
+      assert.deepEqual(l.model_wait, { waited_ms: 35_000, attempt: 1, max_attempts: 3, reported_at: renewal(c, NOW - sec(25)).renewed_at })
+    }
+    // The request was answered: the next renewal says nothing of a wait.
+    const answered = withSplit(a, [...envs, envelopeOf('renew', renewal(c, NOW - sec(20)))])
+    assert.equal(leaf(only(answered, NOW - sec(19)).children[0]).model_wait, null)
+    // Done: no wait shown, whatever the renewals said.
+    const done = withSplit(a, [...envs, envelopeOf('result', result(nodeId, g.goal_id, 'peer-ex-1', { at: NOW - sec(21) }))])
+    assert.equal(leaf(only(done, NOW - sec(20)).children[0]).model_wait, null)
+  })
+
+  it('takes a model wait only from the holder\'s own live renewals', () => {
+    const a = accepted(pA)
+    const nodeId = a.children[0]!.child_id
+    const c = claim(nodeId, g.goal_id, 'peer-ex-1', NOW - sec(5), 15_000)
+    const w = { waited_ms: 31_000, attempt: 2, max_attempts: 4 }
+    // A renewal by another peer, one of an older claim of the holder, and one from the future.
+    const other = claim(nodeId, g.goal_id, 'peer-ex-2', NOW - sec(5) + 1, 15_000)
+    const older = { ...c, claimed_at: claim(nodeId, g.goal_id, 'peer-ex-1', NOW - sec(6)).claimed_at }
+    const stray = [renewal(other, NOW - sec(1), w), renewal(older, NOW - sec(1), w), renewal(c, NOW + sec(3600), w)]
+    const l = leaf(only(withSplit(a, [envelopeOf('claim', c), ...stray.map((r) => envelopeOf('renew', r))]), NOW).children[0])
+    assert.deepEqual([l.status, l.claimer, l.model_wait], ['claimed', 'peer-ex-1', null])
+    const own = leaf(only(withSplit(a, [envelopeOf('claim', c), envelopeOf('renew', renewal(c, NOW - sec(1), w))]), NOW).children[0])
+    assert.deepEqual(own.model_wait, { waited_ms: 31_000, attempt: 2, max_attempts: 4, reported_at: renewal(c, NOW - sec(1)).renewed_at })
   })
 
   it('shows a failed result as failed, never as done', () => {

@@ -5,7 +5,8 @@ import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { escapeMarkdown, shortPeer } from '../../src/views/format'
 import { goalItem, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
-import { accepted, claim, envelopeOf, failure, proposal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
+import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
+import { accepted, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
   return buildTree(new PlanState(envelopes), { nowUs })
@@ -118,6 +119,32 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(failed.icon, { id: 'error', color: 'testing.iconFailed' })
     assert.equal(failed.contextValue, 'leaf.failed.result')
     assert.match(failed.tooltip, /\*\*Failure:\*\*\n\nLLM retries exhausted: 529 overloaded/)
+  })
+
+  it('a claimed leaf whose executor waits on its model says so in the row, the tooltip and the report', () => {
+    const day1 = plan.tokyoSplit.children[0]
+    assert.ok(day1)
+    const c = claim(day1.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs - sec(50), 60_000)
+    const envs: AnyEnvelope[] = [
+      ...plan.envelopes,
+      envelopeOf('claim', c),
+      envelopeOf('renew', renewal(c, plan.nowUs - sec(5), { waited_ms: 45_000, attempt: 1, max_attempts: 3 }))
+    ]
+    const [r] = tree(envs, plan.nowUs)
+    assert.ok(r)
+    const item = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'), { peerNames: new Map([['peer-ex-1', 'local-executor-1']]) })
+    assert.equal(item.description, 'running on local-executor-1 · waiting for the model (45 s, attempt 1/3)')
+    assert.deepEqual(item.icon, { id: 'sync~spin', color: 'charts.yellow' })
+    assert.match(item.tooltip, /\$\(watch\) Waiting for the model \(45 s, attempt 1\/3\): the executor's model request has not been answered yet/)
+    const md = renderReportMarkdown([r], { generatedAt: '2026-12-01T12:00:00Z' })
+    assert.match(md, /Day 1: Asakusa and Ueno — \*claimed\*, needs `can_write_text`, waiting for the model \(45 s, attempt 1\/3\)/)
+    assert.match(md, /\*\*Day 1: Asakusa and Ueno\*\* — claimed, waiting for the model \(45 s, attempt 1\/3\)/)
+    assert.match(renderTreeText([r]), /- Day 1: Asakusa and Ueno \[claimed by peer-ex-1, waiting for the model \(45 s, attempt 1\/3\)\]/)
+    // Once the request is answered the next renewal says nothing of a wait, and neither does the row.
+    const [after] = tree([...envs, envelopeOf('renew', renewal(c, plan.nowUs - sec(1)))], plan.nowUs)
+    assert.ok(after)
+    assert.equal(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).description, 'running on peer-ex-1')
+    assert.doesNotMatch(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).tooltip, /Waiting for the model/)
   })
 
   it('children of a losing accepted split are superseded (slashed circle) and never look runnable', () => {

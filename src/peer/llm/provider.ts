@@ -64,6 +64,24 @@ export interface LlmCall {
    * with the signal's reason. Executors abort a call whose claim lost the race.
    */
   signal?: AbortSignal
+  /**
+   * Told how long the call's current request has been outstanding: with each "waiting for the
+   * model" notice (every waitNoticeMs while one request is outstanding, whether or not the
+   * provider has a logger), then with null when that request ends (answered, failed or
+   * aborted). Never called for a request answered within waitNoticeMs. An executor puts the
+   * figures on its lease renewals so other peers' trees show the leaf waiting on its model.
+   */
+  onWait?: (wait: ModelWait | null) => void
+}
+
+/** A request outstanding past the wait-notice interval, as LlmCall.onWait reports it. */
+export interface ModelWait {
+  /** How long the request has been outstanding, ms. */
+  waitedMs: number
+  /** Its attempt number, from 1. */
+  attempt: number
+  /** The attempts the call may make: retries + 1, or `attempt` when rate-limit retries went past that. */
+  maxAttempts: number
 }
 
 /** Totals since the provider was created. Tokens and latency include every attempt. */

@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import type { z } from 'zod'
 import {
   DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_RATE_LIMIT_RETRIES, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_MS, LlmError, MAX_TOKENS_GROWTH, WAIT_NOTICE_MS,
-  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ProviderName
+  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait, type ProviderName
 } from './provider'
 import { retryAfterMs } from './retryAfter'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
@@ -186,7 +186,7 @@ export class RetryingProvider implements LlmProvider {
         ...(call.signal !== undefined ? { signal: call.signal } : {})
       }
       const t0 = Date.now()
-      const stopNotices = this.waitNotices(call.purpose, st.attempts)
+      const stopNotices = this.waitNotices(call.purpose, st.attempts, call.onWait)
       let reply: BackendReply
       try {
         reply = await this.backend.send(req)
@@ -253,7 +253,12 @@ export class RetryingProvider implements LlmProvider {
 
   /** Attempts shown as "n/N": N is the ordinary budget, or n when rate-limit retries went past it. */
   private attemptLabel (n: number): string {
-    return `${n}/${Math.max(n, this.retry.maxRetries + 1)}`
+    return `${n}/${this.maxAttempts(n)}`
+  }
+
+  /** The attempts a call may make as seen at attempt n: the ordinary budget, or n past it. */
+  private maxAttempts (n: number): number {
+    return Math.max(n, this.retry.maxRetries + 1)
   }
 
   /**
@@ -275,17 +280,35 @@ export class RetryingProvider implements LlmProvider {
     return wait
   }
 
-  /** Logs "waiting for the model (30 s, attempt 1/4)" every waitNoticeMs until the returned stop function runs. */
-  private waitNotices (purpose: LlmPurpose, attempt: number): () => void {
+  /**
+   * Logs "waiting for the model (30 s, attempt 1/4)" and tells `onWait` every waitNoticeMs
+   * until the returned stop function runs; stopping tells `onWait` null if it heard a wait.
+   * A throwing `onWait` is logged and ignored: it must not fail the model call.
+   */
+  private waitNotices (purpose: LlmPurpose, attempt: number, onWait: LlmCall['onWait']): () => void {
     const log = this.log
-    if (log === undefined || this.retry.waitNoticeMs <= 0) return () => {}
+    if ((log === undefined && onWait === undefined) || this.retry.waitNoticeMs <= 0) return () => {}
     const t0 = Date.now()
+    let told = false
+    const tell = (wait: ModelWait | null): void => {
+      if (onWait === undefined) return
+      try {
+        onWait(wait)
+      } catch (err) {
+        log?.error({ err, purpose }, 'a model-wait listener threw')
+      }
+    }
     const timer = setInterval(() => {
       const waited = Date.now() - t0
-      log.warn({ purpose, attempt, waited_ms: waited }, `waiting for the model (${seconds(waited)} s, attempt ${this.attemptLabel(attempt)})`)
+      log?.warn({ purpose, attempt, waited_ms: waited }, `waiting for the model (${seconds(waited)} s, attempt ${this.attemptLabel(attempt)})`)
+      told = true
+      tell({ waitedMs: waited, attempt, maxAttempts: this.maxAttempts(attempt) })
     }, this.retry.waitNoticeMs)
     timer.unref()
-    return () => clearInterval(timer)
+    return () => {
+      clearInterval(timer)
+      if (told) tell(null)
+    }
   }
 
   private toLlmError (purpose: LlmPurpose, attempts: number, last: BackendFailure | OutputInvalid | null, thrown: unknown): LlmError {

@@ -157,6 +157,20 @@ export const ClaimMsg = z.strictObject({
 })
 export type ClaimMsg = z.infer<typeof ClaimMsg>
 
+/** Longest model wait a renewal can report (ms, one day); a longer one is reported as this. */
+export const MAX_MODEL_WAIT_MS = 86_400_000
+
+/**
+ * The holder's model request for a leaf, outstanding past its wait-notice interval (DESIGN §5):
+ * how long it had waited at the renewal's renewed_at (ms) and which attempt it is.
+ */
+export const ModelWaitReport = z.strictObject({
+  waited_ms: z.int().min(0).max(MAX_MODEL_WAIT_MS),
+  attempt: z.int().min(1).max(100),
+  max_attempts: z.int().min(1).max(100)
+}).refine((w) => w.attempt <= w.max_attempts, 'attempt must not exceed max_attempts')
+export type ModelWaitReport = z.infer<typeof ModelWaitReport>
+
 /** The lease holder's renewal of its claim while it works. */
 export const LeaseRenewal = z.strictObject({
   node_id: Id,
@@ -164,7 +178,9 @@ export const LeaseRenewal = z.strictObject({
   claimer_peer: PeerIdStr,
   /** claimed_at of the claim this renews. */
   claimed_at: Timestamp,
-  renewed_at: Timestamp
+  renewed_at: Timestamp,
+  /** Present while the holder waits on its model past the notice interval; optional (older peers never send it). */
+  model_wait: ModelWaitReport.optional()
 })
 export type LeaseRenewal = z.infer<typeof LeaseRenewal>
 

@@ -19,10 +19,10 @@
 import { resolveClaims } from '../protocol/claims'
 import { leafOutcome } from '../state/leafOutcome'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type PromptNode } from '../protocol/schemas'
+import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import type { LlmProvider } from '../llm/provider'
+import type { LlmProvider, ModelWait } from '../llm/provider'
 import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
@@ -73,6 +73,12 @@ export interface ExecutorHandle extends Disposable {
 
 /** Ways a claim attempt ends without a published result. */
 class Lost extends Error {}
+
+/**
+ * The model request of one leaf's call while it is outstanding past the wait-notice interval,
+ * as the provider last reported it (LlmCall.onWait), with when it started by the role clock (µs).
+ */
+interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: number } | null }
 
 /**
  * Starts the executor on `ctx`: claims live leaves whose capability is in
@@ -258,11 +264,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (why !== null && !abort.signal.aborted) abort.abort(new Lost(why))
     }
     watchers.set(node.node_id, check)
-    const stopRenewing = renewWhileWorking(node, mine, abort.signal)
+    const waiting: WaitSlot = { current: null }
+    const stopRenewing = renewWhileWorking(node, mine, abort.signal, waiting)
     check()
     try {
       if (abort.signal.aborted) throw abort.signal.reason
-      const call = runCall(node, mine, w, abort.signal)
+      const call = runCall(node, mine, w, abort.signal, waiting)
       call.catch(() => {}) // awaited below unless the claim is lost first
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
@@ -292,15 +299,21 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     }
   }
 
-  /** Runs the model call. Aborted calls reject with the Lost reason. */
-  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal): Promise<{ output: string, success: boolean, attempts: number }> {
+  /**
+   * Runs the model call, keeping `waiting` to what the provider reports of a request outstanding
+   * past its wait-notice interval. Aborted calls reject with the Lost reason.
+   */
+  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<{ output: string, success: boolean, attempts: number }> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
+    const onWait = (m: ModelWait | null): void => {
+      waiting.current = m === null ? null : { sinceUs: ctx.now() - m.waitedMs * 1000, attempt: m.attempt, maxAttempts: m.maxAttempts }
+    }
     try {
-      const output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal })
+      const output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait })
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
       return { output, success: true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore) }
@@ -320,9 +333,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * Renews the lease from the claim on, each renewal timed from the lease's end minus a slack
    * (two thirds of the lease, or twice the measured event-loop lag when that is more), so a
    * busy loop still renews before the lease lapses. A renewal more than half its slack late is
-   * logged with how late it was.
+   * logged with how late it was. While `waiting` holds an outstanding model request, each
+   * renewal carries it as `model_wait` (ms waited at renewed_at), so every peer's tree shows the
+   * leaf waiting on its model (DESIGN §5).
    */
-  function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal): () => void {
+  function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal, waiting: WaitSlot): () => void {
     let stopped = false
     let endUs = parseTimestamp(mine.claimed_at) + config.leaseMs * 1000
     const next = (): void => {
@@ -338,8 +353,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         renewals.maxLateMs = Math.max(renewals.maxLateMs, lateMs)
         renewals.minLeftMs = Math.min(renewals.minLeftMs, (endUs - nowUs) / 1000)
         if (lateMs > slackMs / 2) log.warn({ node_id: node.node_id, late_ms: Math.round(lateMs), left_ms: Math.round((endUs - nowUs) / 1000) }, 'lease renewal went out late (busy event loop)')
+        const body: LeaseRenewal = { node_id: node.node_id, goal_id: node.goal_id, claimer_peer: me, claimed_at: mine.claimed_at, renewed_at: formatTimestamp(nowUs) }
+        const wait = waiting.current
+        if (wait !== null) {
+          body.model_wait = { waited_ms: Math.min(MAX_MODEL_WAIT_MS, Math.max(0, Math.round((nowUs - wait.sinceUs) / 1000))), attempt: Math.min(100, wait.attempt), max_attempts: Math.min(100, wait.maxAttempts) }
+        }
         guard(log, `renewing the lease on ${node.node_id}`, async () => {
-          await bus.publish('renew', { node_id: node.node_id, goal_id: node.goal_id, claimer_peer: me, claimed_at: mine.claimed_at, renewed_at: formatTimestamp(nowUs) })
+          await bus.publish('renew', body)
         })
         if (nowUs <= endUs) endUs = nowUs + config.leaseMs * 1000
         next()

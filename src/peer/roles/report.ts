@@ -3,6 +3,7 @@
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result.
  */
+import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 
@@ -10,6 +11,11 @@ import { planProgress } from '../state/tree'
 export function shortPeer (peer: string | null): string {
   if (peer === null) return '-'
   return peer.length > 12 ? `…${peer.slice(-8)}` : peer
+}
+
+/** ", waiting for the model (45 s, attempt 1/3)" for a claimed leaf whose holder waits on its model, else "". */
+function waitNote (leaf: LeafView): string {
+  return leaf.status === 'claimed' && leaf.model_wait !== null ? `, ${modelWaitText(leaf.model_wait)}` : ''
 }
 
 function oneLine (text: string, max: number): string {
@@ -62,7 +68,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
       for (const c of n.children) walk(c, indent + '  ')
     } else {
       const who = n.status === 'claimed' ? ` by ${shortPeer(n.claimer)}` : n.executor !== null ? ` by ${shortPeer(n.executor)}` : ''
-      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${who}]`)
+      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${who}${waitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${oneLine(n.output, resultChars)}`)
     }
   }
@@ -122,7 +128,7 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
       } else {
         if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, ++leafNo) }
         const ref = numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
-        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${shortPeer(n.executor)}\`` : ''}${n.output !== null ? ref : ''}`)
+        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${shortPeer(n.executor)}\`` : ''}${waitNote(n)}${n.output !== null ? ref : ''}`)
       }
     }
     walk(root, 0)
@@ -147,7 +153,7 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
     out.push('### Results', '')
     if (leaves.length === 0) out.push('No leaves yet.', '')
     for (const [i, leaf] of leaves.entries()) {
-      out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${shortPeer(leaf.executor)}\`` : ''}`)
+      out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${shortPeer(leaf.executor)}\`` : ''}${waitNote(leaf)}`)
       if (leaf.output !== null) {
         out.push('')
         out.push(quoteBlock(leaf.output.trim()))

@@ -10,6 +10,7 @@ import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../pr
 import { capabilityTtlMs } from '../protocol/liveness'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome } from './leafOutcome'
+import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
 
 /**
@@ -79,6 +80,11 @@ export interface LeafView {
   output_sha256: string | null
   /** true for done, false for a failure, null when there is no outcome yet. */
   success: boolean | null
+  /**
+   * For a claimed leaf whose holder's newest live renewal reports its model request outstanding
+   * past the wait-notice interval: how long and which attempt (modelWaitOf); else null.
+   */
+  model_wait: ModelWaitView | null
 }
 
 export type TreeNode = GoalView | LeafView
@@ -196,7 +202,8 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     executor: null,
     output: null,
     output_sha256: null,
-    success: null
+    success: null,
+    model_wait: null
   }
   // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
   const shown = outcome.shown
@@ -215,6 +222,7 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     view.status = 'failed'
   } else if (lease.state === 'settling' || lease.state === 'held') {
     view.status = 'claimed'
+    view.model_wait = modelWaitOf(lease.holder, ctx.state.renewalsFor(id), lease.leaseUntilUs, ctx.nowUs, ctx.toleranceMs)
   } else if (!ctx.liveCapabilities.has(view.required_capability)) {
     view.status = 'capability_gap'
   }
