@@ -143,7 +143,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
-    .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required)', url)
+    .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required; anthropic: an Anthropic-compatible endpoint or proxy)', url)
     .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
