@@ -55,6 +55,26 @@ export function treeTexts (stream, fn) {
 }
 
 /**
+ * The live frame: the tree, a blank line and the latest events (when any), then the summary
+ * line last. Never taller than `rows` (log-update redraws everything on every change of a frame
+ * taller than the terminal): a long tree is cut with "… N more lines". Lines are cut to the
+ * terminal width so none wraps.
+ * @param {{ tree: string[], events: string[], summary: string, rows: number, columns: number }} o
+ * @returns {string} the frame, lines joined with \n
+ */
+export function composeFrame (o) {
+  const columns = Math.max(20, o.columns - 1)
+  const rows = Math.max(5, o.rows)
+  const events = o.events.length > 0 ? ['', ...o.events] : []
+  // log-update counts the line after the frame's last newline too.
+  const room = Math.max(1, rows - 2 - events.length)
+  const tree = o.tree.length > room ? [...o.tree.slice(0, room - 1), `  … ${o.tree.length - room + 1} more lines`] : o.tree
+  return [...tree, ...events, o.summary].map((l) => fitWidth(l, columns)).join('\n')
+}
+
+/**
+ * The view of one run: call start() when the plan is submitted, event() for each role event,
+ * tree() with each tree text the observer prints, finish() when the run is over.
  * @param {object} o
  * @param {NodeJS.WriteStream} [o.stream] where the view goes (default process.stdout)
  * @param {boolean} [o.tty] draw in place (default: the stream is a terminal with a known size)
@@ -79,17 +99,14 @@ export function createLiveView (o = {}) {
   const line = (s) => { stream.write(s + '\n') }
 
   function frame () {
-    const columns = Math.max(20, (stream.columns ?? 80) - 1)
-    const rows = Math.max(5, stream.rows ?? 24)
     const header = tree === null ? null : HEADER.exec(tree.split('\n')[0])
-    const body = tree === null ? ['(waiting for the first plan message)'] : tree.split('\n').slice(1)
-    const events = showEvents ? [...recent] : []
-    const summary = `${formatElapsed(now() - t0)} elapsed · ${header === null ? 'no plan yet' : header[2]} · ${peerCount} peers`
-    // Never taller than the terminal: log-update then redraws everything on every change.
-    const room = rows - 1 - (events.length > 0 ? events.length + 1 : 0) - 1
-    const shown = body.length > room ? [...body.slice(0, Math.max(0, room - 1)), `  … ${body.length - room + 1} more lines`] : body
-    const lines = [...shown, ...(events.length > 0 ? ['', ...events] : []), summary]
-    return lines.map((l) => fitWidth(l, columns)).join('\n')
+    return composeFrame({
+      tree: tree === null ? ['(waiting for the first plan message)'] : tree.split('\n').slice(1),
+      events: showEvents ? recent : [],
+      summary: `${formatElapsed(now() - t0)} elapsed · ${header === null ? 'no plan yet' : header[2]} · ${peerCount} peers`,
+      rows: stream.rows ?? 24,
+      columns: stream.columns ?? 80
+    })
   }
   const redraw = () => { if (draw !== null && t0 !== null && !finished) draw(frame()) }
 
