@@ -88,6 +88,8 @@ export function createLiveView (o = {}) {
   const showEvents = o.events !== false
   const now = o.now ?? Date.now
   let t0 = null
+  /** When the tree first said the plan is over: the summary's clock stops there. */
+  let endAt = null
   let tree = null
   let lastProgress = null
   let peerCount = 0
@@ -103,7 +105,7 @@ export function createLiveView (o = {}) {
     return composeFrame({
       tree: tree === null ? ['(waiting for the first plan message)'] : tree.split('\n').slice(1),
       events: showEvents ? recent : [],
-      summary: `${formatElapsed(now() - t0)} elapsed · ${header === null ? 'no plan yet' : header[2]} · ${peerCount} peers`,
+      summary: `${formatElapsed((endAt ?? now()) - t0)} elapsed · ${header === null ? 'no plan yet' : header[2]} · ${peerCount} peers`,
       rows: stream.rows ?? 24,
       columns: stream.columns ?? 80
     })
@@ -130,6 +132,7 @@ export function createLiveView (o = {}) {
       if (finished) return
       tree = text
       const header = HEADER.exec(text.split('\n')[0])
+      if (endAt === null && t0 !== null && header !== null && /(COMPLETE|FINISHED WITH FAILURES)$/.test(header[2])) endAt = now()
       if (tty) { redraw(); return }
       const progress = header === null ? null : header[2]
       if (progress !== null && progress !== lastProgress) {

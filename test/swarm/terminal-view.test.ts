@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -14,6 +14,8 @@ import { REPO_ROOT } from '../support/peers'
 
 const DEMO = path.join(REPO_ROOT, 'scripts', 'demo.mjs')
 const GOAL = 'Plan a two-week trip to Japan'
+/** The terminal's final screen (text) and the raw session (replay with `cat`), kept for CI. */
+const ARTIFACTS = path.join(REPO_ROOT, 'artifacts', 'terminal')
 const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-terminal-test-'))
 const children: Array<ReturnType<typeof spawn>> = []
 after(() => {
@@ -34,6 +36,38 @@ async function run (file: string, args: string[]): Promise<{ code: number | null
 
 const ESC = /\u001b/
 const stripAnsi = (s: string): string => s.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '')
+/**
+ * The screen a terminal shows after `raw` (scrollback included): just the control sequences
+ * log-update and the scripts write (cursor up/down/column 1, erase line / to end of line,
+ * modes ignored), enough to see what a user saw.
+ */
+function screen (raw: string): string[] {
+  const rows: string[] = ['']
+  let y = 0
+  let x = 0
+  const put = (ch: string): void => {
+    const line = (rows[y] ?? '').padEnd(x)
+    rows[y] = line.slice(0, x) + ch + line.slice(x + 1)
+    x++
+  }
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i] as string
+    if (ch === '\u001b') {
+      const m = /^\u001b\[([0-9;?]*)([A-Za-z])/.exec(raw.slice(i))
+      if (m === null) continue
+      i += m[0].length - 1
+      const n = Number((m[1] ?? '').replace('?', '') || '1')
+      if (m[2] === 'A') y = Math.max(0, y - n)
+      else if (m[2] === 'B') y += n
+      else if (m[2] === 'G') x = 0
+      else if (m[2] === 'K') rows[y] = m[1] === '2' ? '' : (rows[y] ?? '').slice(0, x)
+      while (rows.length <= y) rows.push('')
+    } else if (ch === '\r') x = 0
+    else if (ch === '\n') { y++; x = 0; while (rows.length <= y) rows.push('') } else put(ch)
+  }
+  return rows.map((l) => l.trimEnd())
+}
+
 /** Role event lines as the view prints them: "  [executor-1] finished …". */
 const EVENT = /^ {2}\[(observer|(?:decomposer|scorer|executor)-\d+)\] (.+)$/
 
@@ -88,5 +122,16 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
     assert.ok(new Set(summaries.map((m) => m[1])).size >= 2, 'the elapsed time moves')
     const executors = new Set([...plain.matchAll(/\[done by ([^\]]+)\]/g)].map((m) => m[1]))
     for (const name of executors) assert.ok([...events].some((l) => l.startsWith(`  [${name}] `)), `${name} in the events`)
+    // What the user sees at the end: the tree once, complete, its summary under it, then the totals.
+    const seen = screen(r.out)
+    mkdirSync(ARTIFACTS, { recursive: true })
+    writeFileSync(path.join(ARTIFACTS, 'demo-live-view.txt'), seen.join('\n') + '\n')
+    writeFileSync(path.join(ARTIFACTS, 'demo-live-view.typescript'), r.out)
+    assert.equal(seen.filter((l) => l.startsWith(`${GOAL} [`)).length, 1, seen.join('\n'))
+    assert.equal(seen.filter((l) => / \[done by [^\]]+\]$/.test(l)).length, leaves, seen.join('\n'))
+    const last = seen.findIndex((l) => l.includes(' s elapsed · '))
+    assert.match(seen[last] ?? '', new RegExp(`^\\d+\\.\\d s elapsed · ${leaves}/${leaves} leaves done, COMPLETE · 7 peers$`))
+    assert.equal(seen.filter((l) => l.includes(' s elapsed · ')).length, 1, 'one summary line left on screen')
+    assert.match(seen.slice(last + 1).join('\n'), new RegExp(`OK: all ${leaves} leaves done`))
   })
 })
