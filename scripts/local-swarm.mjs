@@ -7,6 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createLiveView, treeTexts } from './live-view.mjs'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const PEER = path.join(REPO_ROOT, 'dist', 'peer.js')
@@ -69,6 +70,8 @@ class Peer {
     this.waiters = new Map()
     this.listeners = new Set()
     this.child = fork(PEER, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    // 'close': the exit and every byte of stdout/stderr read.
+    this.closed = new Promise((resolve) => { this.child.once('close', resolve) })
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => { this.exit = { code, signal }; this.emit({ type: '@exit' }); resolve(this.exit) })
     })
@@ -129,11 +132,16 @@ class Peer {
   kill () { if (this.exit === null) this.child.kill('SIGKILL') }
 }
 
-/** Short one-line form of a role's log record for the console. */
-function progressLine (peer, rec) {
+/**
+ * Short one-line form of a role's log record for the console; PeerIds of the swarm's peers
+ * (whole or as the tree's …suffix) read as their names, as in the tree.
+ */
+function progressLine (peer, rec, names) {
   if (rec.level < 30 || !ROLES.includes(rec.component)) return null
   if (/^llm usage$|started$/.test(rec.msg)) return null
-  return `  [${peer.name}] ${rec.msg}`
+  let msg = rec.msg
+  for (const [id, name] of names) if (msg.includes(id.slice(-8))) msg = msg.replaceAll(id, name).replaceAll(`…${id.slice(-8)}`, name)
+  return `  [${peer.name}] ${msg}`
 }
 
 /**
@@ -147,8 +155,11 @@ function progressLine (peer, rec) {
  * @param {number} o.timeoutMs
  * @param {NodeJS.ProcessEnv} o.env environment of the peers (API keys)
  * @param {(s: string) => void} o.say
- * @param {boolean} [o.showTree] print the observer's tree whenever it changes (default true)
- * @param {boolean} [o.showProgress] print the roles' progress lines (default true)
+ * @param {boolean} [o.showTree] show the observer's tree (default true): drawn in place on a
+ *   terminal, else one line per change of its progress and the final tree at the end
+ * @param {boolean} [o.showProgress] show the roles' progress lines (default true)
+ * @param {NodeJS.WriteStream} [o.stream] where the live view goes (default process.stdout)
+ * @param {boolean} [o.tty] draw in place (default: o.stream is a terminal)
  * @param {string} [o.logDir] also write every peer's log (JSON lines) to <logDir>/<name>.log
  * @returns {Promise<{ok: boolean, reason: string, summary: object}>}
  */
@@ -173,22 +184,27 @@ export async function runLocalSwarm (o) {
   process.once('SIGTERM', onSignal)
 
   let outcome = { ok: false, reason: 'not started', summary: {} }
+  const view = createLiveView({ stream: o.stream, tty: o.tty, events: o.showProgress !== false })
   try {
     const observer = await start('observer', 'observer', ['--report-file', o.reportFile])
-    if (o.showTree !== false) onLines(observer.stdout, (l) => say(l))
+    if (o.showTree !== false) treeTexts(observer.stdout, (text) => { view.tree(text) })
+    else observer.stdout.resume()
     for (let i = 1; i <= o.counts.decomposers; i++) await start('decomposer', `decomposer-${i}`)
     for (let i = 1; i <= o.counts.scorers; i++) await start('scorer', `scorer-${i}`)
     for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, o.executorArgs ?? [])
     say(`started ${peers.length} peers on 127.0.0.1: ${peers.map((p) => p.name).join(', ')}`)
+    const names = new Map(peers.map((p) => [p.ready.peer_id, p.name]))
     for (const p of peers) {
-      if (o.showProgress !== false) p.on((m) => { if (m.type === '@stderr') { const l = progressLine(p, m.rec); if (l !== null) say(l) } })
+      p.on((m) => { if (m.type === '@stderr') { const l = progressLine(p, m.rec, names); if (l !== null) view.event(l) } })
     }
+    view.peers(peers.length)
 
     const t0 = Date.now()
     const submitted = await observer.request({ type: 'submit-goal', text: o.goal })
     if (submitted.type !== 'submitted') throw new Error(`submitting the goal failed: ${submitted.message}`)
     const goalId = submitted.goal_id
     say(`submitted goal ${goalId}: "${o.goal}"`)
+    view.start()
 
     const result = await new Promise((resolve) => {
       const offs = []
@@ -210,6 +226,8 @@ export async function runLocalSwarm (o) {
     // Let the observer's debounced report catch up, then stop everyone (its last render on stop).
     await new Promise((resolve) => setTimeout(resolve, 800))
     await stopAll()
+    await observer.closed
+    view.finish()
 
     const results = new Map()
     for (const e of observer.envelopes) {
@@ -231,6 +249,7 @@ export async function runLocalSwarm (o) {
   } catch (err) {
     outcome = { ok: false, reason: err.message, summary: {} }
   } finally {
+    view.finish()
     for (const p of peers) p.kill()
     await Promise.all(peers.map((p) => p.exited))
     process.removeListener('SIGINT', onSignal)

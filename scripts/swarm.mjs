@@ -17,7 +17,7 @@ const program = new Command('swarm')
   .option('--goal <text>', 'the goal to plan (required)')
   .addOption(new Option('--llm <provider>', 'LLM provider').choices(['anthropic', 'openai-compatible']))
   .option('--model <model>', 'model name (required for openai-compatible)')
-  .option('--llm-base-url <url>', 'server base URL (openai-compatible, e.g. http://127.0.0.1:11434/v1 for Ollama)')
+  .option('--llm-base-url <url>', 'server base URL (openai-compatible, e.g. http://127.0.0.1:11434/v1 for Ollama; anthropic: an Anthropic-compatible endpoint or proxy)')
   .option('--decomposers <n>', 'decomposer peers', count, 2)
   .option('--scorers <n>', 'scorer peers', count, 2)
   .option('--executors <n>', 'executor peers', count, 2)
@@ -73,7 +73,8 @@ try {
   say(`FAILED: ${err.message}`)
   process.exit(1)
 }
-say(`Goal Swarm: "${opts.goal}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}: ` +
+const why = opts.llm === undefined ? ' (a paid API, chosen because ANTHROPIC_API_KEY is set)' : ''
+say(`Goal Swarm: "${opts.goal}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}${why}: ` +
   `${opts.decomposers} decomposers, ${opts.scorers} scorers, ${opts.executors} executors, 1 observer`)
 const outcome = await runLocalSwarm({
   goal: opts.goal,

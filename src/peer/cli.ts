@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { CAPABILITIES, CONTROL_CHARS, ROLES, type Capability, type Role } from './protocol/schemas'
+import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
 import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
 
@@ -76,6 +76,12 @@ function name (v: string): string {
   return v
 }
 
+function displayName (v: string): string {
+  const r = PeerName.safeParse(v)
+  if (!r.success) throw new InvalidArgumentError(`expected 1-${PEER_NAME_MAX} characters without control characters.`)
+  return v
+}
+
 function swarm (v: string): string {
   try { return checkSwarmName(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
 }
@@ -108,10 +114,12 @@ export function buildProgram (io: CliIo): Command {
     .option('--port <n>', 'TCP listen port (0 = any free port)', int(0, 65535), DEFAULTS.port)
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
     .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
+    .option('--name <name>', 'human name shown in trees, reports and terminals (default: the identity name)', displayName)
     .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, nonEmpty)
     .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
+    .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every leaf is done, 1 on a failure', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
     .option('--mdns-interval-ms <ms>', 'mDNS query interval', int(100, 3_600_000), DEFAULTS.mdnsIntervalMs)
@@ -135,7 +143,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
-    .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required)', url)
+    .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required; anthropic: an Anthropic-compatible endpoint or proxy)', url)
     .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
@@ -184,6 +192,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
+  if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 
   const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
@@ -200,6 +209,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     config: {
       role,
       name: identity,
+      displayName: (o.name as string | undefined) ?? identity,
       host: o.host,
       port,
       dataDir: path.resolve(o.dataDir ?? path.join(DEFAULTS.baseDir, identity)),
@@ -211,6 +221,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,
+      exitWhenComplete: o.exitWhenComplete === true,
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
       logFormat: o.logFormat,
       verbose: o.verbose === true,
@@ -236,7 +247,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         retryBaseMs: o.llmRetryBaseMs,
         retryMaxMs: o.llmRetryMaxMs,
         timeoutMs: o.llmTimeoutMs,
-        waitNoticeMs: o.llmWaitNoticeMs
+        waitNoticeMs: o.llmWaitNoticeMs,
+        chosenBy: o.llm === undefined ? 'default' : 'flag'
       }
     }
   }

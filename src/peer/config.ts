@@ -29,12 +29,19 @@ export interface PeerLlmConfig {
   retryMaxMs?: number
   /** Interval of "waiting for the model" warnings while a request is outstanding, ms (--llm-wait-notice-ms, default 30 s). */
   waitNoticeMs?: number
+  /** Why this provider: given with --llm, or chosen by default from the environment (start line). */
+  chosenBy?: 'flag' | 'default'
 }
 
 export interface PeerConfig {
   role: Role
   /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`. */
   name: string
+  /**
+   * Human name announced with the capability heartbeat (CLI --name, default the identity name);
+   * undefined announces none.
+   */
+  displayName?: string
   /** Listen address (IPv4 or IPv6 literal), default 127.0.0.1. */
   host: string
   /** TCP listen port; 0 = any free port. */
@@ -95,6 +102,11 @@ export interface PeerConfig {
    */
   proposersPerGoal: number
   llm: PeerLlmConfig
+  /**
+   * With submitGoal: exit once that plan is complete, 0 when every leaf is done, 1 when a leaf
+   * or a goal failed (CLI --exit-when-complete).
+   */
+  exitWhenComplete?: boolean
 }
 
 export const DEFAULTS = {

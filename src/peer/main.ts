@@ -8,7 +8,9 @@ import { DataDirLockedError } from './net/dataDir'
 import { IdentityError } from './net/identity'
 import { startRuntime, type PeerRuntime } from './net/runtime'
 import { SwarmKeyError } from './net/swarmKey'
+import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
+import { llmLine, startLines } from './startLines'
 
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
@@ -35,17 +37,19 @@ async function main (): Promise<void> {
   let role: RoleHandle | null = null
   let ipc: IpcChild | null = null
   let stopping = false
+  /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail. */
+  let exitCode = 0
   const shutdown = (reason: string): void => {
     if (stopping) return
     stopping = true
     mainLog.info({ reason }, 'stopping')
-    setTimeout(() => { process.exit(0) }, STOP_DEADLINE_MS).unref()
+    setTimeout(() => { process.exit(exitCode) }, STOP_DEADLINE_MS).unref()
     void (async () => {
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
       ipc?.stop()
       forward(null)
       await runtime?.stop()
-      process.exit(0)
+      process.exit(exitCode)
     })()
   }
   process.on('SIGINT', () => { shutdown('SIGINT') })
@@ -100,10 +104,31 @@ async function main (): Promise<void> {
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
     fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
   }
-  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen: rt.listenAddrs() }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  const listen = rt.listenAddrs()
+  // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
+  if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen).join('\n') + '\n')
+  else mainLog.info({ role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen }, 'started')
+  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal)
     mainLog.info({ goal_id: goalId }, 'submitted the root goal')
+    if (config.exitWhenComplete === true) {
+      watchPlanCompletion({
+        bus: rt.bus,
+        state: rt.state,
+        now: rt.now,
+        goalId,
+        settleMs: config.settleMs,
+        acceptTimeoutMs: config.acceptance.timeoutMs,
+        onComplete: (o) => {
+          const text = `plan complete: ${o.done}/${o.leaves} leaves done` +
+            `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
+          mainLog.info({ goal_id: goalId, ok: o.ok, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
+          exitCode = o.ok ? 0 : 1
+          shutdown('plan complete')
+        }
+      })
+    }
   }
 }
 

@@ -10,6 +10,7 @@
  * "Data tree node not found" in the renderer). Only a change to the list of roots needs one.
  */
 import * as vscode from 'vscode'
+import { announcedNames } from '../peer/state/peerNames'
 import type { GoalView, TreeNode } from '../peer/state/tree'
 import type { PlanModel } from './planModel'
 import { DEFAULT_ACCEPTANCE } from '../peer/protocol/acceptance'
@@ -153,10 +154,19 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
     const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.peerNames })
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names() })
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()
+  private announced: { size: number, local: ReadonlyMap<string, string>, names: ReadonlyMap<string, string> } | undefined
+
+  /** Names announced in the swarm (CapabilityAnnounce.name), overridden by this editor's own peers' names; cached while the state does not grow. */
+  private names (): ReadonlyMap<string, string> {
+    if (this.announced?.size !== this.model.state.size || this.announced.local !== this.peerNames) {
+      this.announced = { size: this.model.state.size, local: this.peerNames, names: new Map([...announcedNames(this.model.state.capabilities()), ...this.peerNames]) }
+    }
+    return this.announced.names
+  }
 
   /** Names of the peers this editor runs, by PeerId; rows naming them are redrawn. */
   setPeerNames (names: ReadonlyMap<string, string>): void {

@@ -68,7 +68,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
     for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
-      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals']) {
+      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete']) {
       assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)
     }
   })
@@ -94,7 +94,9 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'observer', '--host', 'example.com'], '--host'],
     [['--role', 'decomposer', '--llm', 'openai-compatible'], '--llm-base-url'],
     [['--role', 'scorer', '--llm', 'anthropic'], '--llm'],
-    [['--role', 'observer', 'stray-argument'], 'too many arguments']
+    [['--role', 'observer', 'stray-argument'], 'too many arguments'],
+    [['--role', 'observer', '--exit-when-complete'], '--exit-when-complete'],
+    [['--role', 'observer', '--name', 'bad\u001bname'], '--name']
   ]
   describe('bad flags and values', { concurrency: 4 }, () => {
     for (const [args, flag] of bad) {
@@ -187,6 +189,52 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await p.waitFor(() => p.lastStatus !== before, 'a status after the invalid message')
     assert.ok(p.running)
     await p.stop()
+  })
+
+  test('at start a peer prints its role, name, LLM provider and model (and why), and a pasteable address line', async () => {
+    // A paid API chosen only because ANTHROPIC_API_KEY is set must say so. The key is never
+    // used: no goal is submitted, and the provider connects lazily on its first call.
+    const child = spawn(process.execPath, [PEER_BUNDLE, '--role', 'executor', '--name', 'laptop of Ana', '--no-mdns', '--identity', 'banner-exec'],
+      { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-not-a-real-key', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    spawned.push(child)
+    let err = ''
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => { resolve(c) }))
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no address line within 30 s:\n${err}`)), 30_000)
+      child.stderr.on('data', (d: Buffer) => { err += d.toString(); if (/^address: .*\n/m.test(err)) { clearTimeout(t); resolve() } })
+    })
+    const lines = err.split('\n')
+    const head = lines.find((l) => l.startsWith('goal-swarm-peer: '))
+    const m = /^goal-swarm-peer: executor "laptop of Ana" \(can_write_text\) in swarm "default", PeerId (\S+)$/.exec(head ?? '')
+    assert.ok(m !== null, `role line: ${head}`)
+    const peerId = m[1] as string
+    assert.ok(lines.includes('LLM: anthropic, model claude-sonnet-4-6 (a paid API, chosen because ANTHROPIC_API_KEY is set; --llm offline-demo avoids it)'), err)
+    const addrs = (lines.find((l) => l.startsWith('address: ')) as string).slice('address: '.length).split(' ')
+    assert.ok(addrs.length >= 1)
+    for (const a of addrs) assert.match(a, new RegExp(`^/ip4/127\\.0\\.0\\.1/tcp/\\d+/p2p/${peerId}$`))
+    // The line is what another peer pastes after --bootstrap: it connects and sees the name.
+    const obs = await swarm.start({ name: 'banner-obs', bootstrap: addrs })
+    await obs.waitFor(() => [...obs.envelopes.values()].some((e) => e.kind === 'capability' && e.body.peer_id === peerId && e.body.name === 'laptop of Ana'), 'the executor\'s named announcement')
+    await obs.kill()
+    child.kill('SIGTERM')
+    assert.equal(await exited, 0)
+  })
+
+  test('--exit-when-complete: 0 once the submitted plan completes, 1 when it fails', async () => {
+    const fast = ['--llm', 'offline-demo', '--settle-ms', '200', '--accept-timeout-ms', '5000', '--announce-interval-ms', '1000', '--max-depth', '1', '--min-splits', '2', '--max-splits', '2', '--quorum', '1']
+    const d = await startCli(['--role', 'decomposer', '--identity', 'ewc-d', ...fast])
+    const s = await startCli(['--role', 'scorer', '--identity', 'ewc-s', '--bootstrap', d.addr, ...fast])
+    const e = await startCli(['--role', 'executor', '--identity', 'ewc-e', '--bootstrap', d.addr, s.addr, ...fast])
+    const ok = await runCli(['--role', 'observer', '--identity', 'ewc-o', '--bootstrap', d.addr, s.addr, e.addr, ...fast,
+      '--submit-goal', 'Write a haiku about peers', '--exit-when-complete'], 90_000)
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.match(ok.stderr, /plan complete: 2\/2 leaves done; exiting \(--exit-when-complete\)/)
+    for (const p of [d, s, e]) p.child.kill('SIGTERM')
+    await Promise.all([d.exited, s.exited, e.exited])
+    // Alone, nobody can split the goal: after the acceptance timeout it fails, and so does the exit.
+    const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--accept-timeout-ms', '500', '--submit-goal', 'Nobody splits this', '--exit-when-complete'])
+    assert.equal(failed.code, 1, failed.stderr)
+    assert.match(failed.stderr, /plan complete: 0\/0 leaves done, 1 goal failed to split; exiting/)
   })
 
   test('a private swarm: only peers holding the same swarm key connect', async () => {

@@ -219,6 +219,11 @@ export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
 
+/** Longest announced peer name (characters). */
+export const PEER_NAME_MAX = 64
+/** A display name: 1-64 characters, no control or bidi-override characters (it is printed to terminals). */
+export const PeerName = z.string().min(1).max(PEER_NAME_MAX).regex(/^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+$/, 'no control or bidirectional-override characters')
+
 /** A peer's periodic announcement of its role and capabilities (liveness for capability gaps). */
 export const CapabilityAnnounce = z.strictObject({
   peer_id: PeerIdStr,
@@ -231,7 +236,13 @@ export const CapabilityAnnounce = z.strictObject({
    * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).
    */
   boot_nonce: z.string().regex(/^[0-9a-f]{16}$/).optional(),
-  booted_at: Timestamp.optional()
+  booted_at: Timestamp.optional(),
+  /**
+   * A human name the peer goes by in trees, reports and terminals instead of a PeerId suffix
+   * (CLI --name, default `<role>-<port>`). Self-chosen, so never an identity: displays tell two
+   * peers of one name apart by PeerId. Optional (older peers announce none).
+   */
+  name: PeerName.optional()
 })
 export type CapabilityAnnounce = z.infer<typeof CapabilityAnnounce>
 

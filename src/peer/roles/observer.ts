@@ -13,7 +13,8 @@ import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView } from '../state/tree'
 import type { RoleContext } from './context'
 import { excerpt, guard, RoleTimers } from './common'
-import { failedGoals, renderReportMarkdown, renderTreeText } from './report'
+import { announcedNames } from '../state/peerNames'
+import { failedGoals, renderReportMarkdown, renderTreeText, type PeerNames } from './report'
 
 /** Quiet time after a message before the tree is rebuilt (ms). */
 const DEBOUNCE_MS = 300
@@ -61,7 +62,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       log.error({ err }, 'could not build the plan tree')
       return
     }
-    const text = renderTreeText(roots)
+    const names = announcedNames(state.capabilities())
+    const text = renderTreeText(roots, { names })
     if (text !== lastText && roots.length > 0) {
       lastText = text
       print(text)
@@ -77,20 +79,20 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
           `${p.failed > 0 ? `, ${p.failed} failed` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}`)
       }
     }
-    if (config.reportFile !== null) writeReport(roots, final)
+    if (config.reportFile !== null) writeReport(roots, names, final)
   }
 
-  function writeReport (roots: GoalView[], sync: boolean): void {
+  function writeReport (roots: GoalView[], names: PeerNames, sync: boolean): void {
     const file = config.reportFile
     if (file === null) return
     // A report of nothing (no goal seen yet, e.g. a fresh observer) never replaces an earlier run's.
     if (roots.length === 0 && existsSync(file)) return
     // The timestamp alone must not cause a rewrite: compare the report without it.
-    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId })
+    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, names })
     // At shutdown compare with what is on disk: a queued write may never run (see below).
     if (body === (sync ? lastWritten : lastReport)) return
     lastReport = body
-    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId })
+    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId, names })
     // Temp file, fsync, rename: a reader never sees half a report, a crash leaves no temp file.
     if (sync) {
       // At shutdown the process may exit right after dispose: no async work may be left.

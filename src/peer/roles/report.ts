@@ -6,11 +6,21 @@
 import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
+import { peerSuffix } from '../state/peerNames'
 
 /** Shortens a PeerId for display: the last 8 characters are what tells peers apart. */
 export function shortPeer (peer: string | null): string {
   if (peer === null) return '-'
-  return peer.length > 12 ? `…${peer.slice(-8)}` : peer
+  return peerSuffix(peer)
+}
+
+/** PeerId → announced display label (state/peerNames.ts announcedNames). */
+export type PeerNames = ReadonlyMap<string, string>
+
+/** A peer as shown: its announced name when known, else its PeerId suffix. */
+export function peerLabel (peer: string | null, names: PeerNames | undefined): string {
+  if (peer === null) return '-'
+  return names?.get(peer) ?? shortPeer(peer)
 }
 
 /** ", waiting for the model (45 s, attempt 1/3)" for a claimed leaf whose holder waits on its model, else "". */
@@ -54,6 +64,8 @@ export interface TextTreeOptions {
   resultChars?: number
   /** Show superseded branches (default false: they are noise for a reader). */
   showSuperseded?: boolean
+  /** Announced peer names, shown instead of PeerId suffixes where known. */
+  names?: PeerNames
 }
 
 /** The tree as indented text, one block per root goal, statuses in brackets. */
@@ -67,7 +79,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
       lines.push(`${indent}* ${oneLine(n.text, 110)} [${n.status}${votes}]`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
-      const who = n.status === 'claimed' ? ` by ${shortPeer(n.claimer)}` : n.executor !== null ? ` by ${shortPeer(n.executor)}` : ''
+      const who = n.status === 'claimed' ? ` by ${peerLabel(n.claimer, opts.names)}` : n.executor !== null ? ` by ${peerLabel(n.executor, opts.names)}` : ''
       lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${who}${waitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${oneLine(n.output, resultChars)}`)
     }
@@ -94,6 +106,8 @@ export interface ReportOptions {
   generatedAt: string
   /** Who wrote it, e.g. the observer's PeerId. */
   writer?: string
+  /** Announced peer names, shown instead of PeerId suffixes where known. */
+  names?: PeerNames
 }
 
 /**
@@ -102,6 +116,7 @@ export interface ReportOptions {
  * score and whether the timeout fallback chose it), and every leaf's result in full.
  */
 export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOptions): string {
+  const label = (peer: string | null): string => peerLabel(peer, opts.names)
   const out: string[] = ['# Goal Swarm plan report', '', `Generated ${opts.generatedAt}${opts.writer === undefined ? '' : ` by ${opts.writer}`}.`, '']
   if (roots.length === 0) out.push('No goal has been submitted yet.', '')
   for (const root of roots) {
@@ -128,7 +143,7 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
       } else {
         if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, ++leafNo) }
         const ref = numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
-        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${shortPeer(n.executor)}\`` : ''}${waitNote(n)}${n.output !== null ? ref : ''}`)
+        out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${n.output !== null ? ref : ''}`)
       }
     }
     walk(root, 0)
@@ -139,21 +154,21 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
       out.push(`#### ${mdEscape(g.text)}`, '')
       if (g.accepted !== null) {
         const a = g.accepted
-        out.push(`Accepted proposal \`${a.proposal_id}\` by scorer \`${shortPeer(a.scorer_peer)}\`, final score ${a.final_score.toFixed(2)}` +
-          ` from ${a.confirming_scores.map((c) => `${c.score.toFixed(2)} (\`${shortPeer(c.scorer_peer)}\`)`).join(', ')}${a.fallback ? ' — chosen by the timeout fallback' : ''}.`, '')
+        out.push(`Accepted proposal \`${a.proposal_id}\` by scorer \`${label(a.scorer_peer)}\`, final score ${a.final_score.toFixed(2)}` +
+          ` from ${a.confirming_scores.map((c) => `${c.score.toFixed(2)} (\`${label(c.scorer_peer)}\`)`).join(', ')}${a.fallback ? ' — chosen by the timeout fallback' : ''}.`, '')
       }
       out.push('| proposal | by | subgoals | votes | mean | accepted |', '|---|---|---|---|---|---|')
       for (const pv of g.proposals) {
-        out.push(`| \`${pv.proposal_id}\` | \`${shortPeer(pv.proposer_peer)}\` | ${pv.subgoals.map(mdEscape).join('; ')} | ` +
+        out.push(`| \`${pv.proposal_id}\` | \`${label(pv.proposer_peer)}\` | ${pv.subgoals.map(mdEscape).join('; ')} | ` +
           `${pv.votes.map((v) => v.score.toFixed(2)).join(', ') || '-'} | ${pv.mean === null ? '-' : pv.mean.toFixed(2)} | ${pv.accepted ? 'yes' : ''} |`)
       }
-      for (const f of g.failures) out.push('', `Failure (${f.role}, \`${shortPeer(f.reporter_peer)}\`): ${mdEscape(f.reason)}`)
+      for (const f of g.failures) out.push('', `Failure (${f.role}, \`${label(f.reporter_peer)}\`): ${mdEscape(f.reason)}`)
       out.push('')
     }
     out.push('### Results', '')
     if (leaves.length === 0) out.push('No leaves yet.', '')
     for (const [i, leaf] of leaves.entries()) {
-      out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${shortPeer(leaf.executor)}\`` : ''}${waitNote(leaf)}`)
+      out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}`)
       if (leaf.output !== null) {
         out.push('')
         out.push(quoteBlock(leaf.output.trim()))

@@ -1,0 +1,41 @@
+/**
+ * What a peer says when it starts (stderr): its role and name, its LLM provider and model with
+ * why that provider was chosen (a paid API picked because ANTHROPIC_API_KEY is set is never
+ * silent), and one line with its listen multiaddrs that another peer can paste after itself.
+ */
+import type { PeerConfig } from './config'
+import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
+
+/** The LLM line: provider, model, server, and why the provider was chosen. */
+export function llmLine (config: PeerConfig): string {
+  if (config.role === 'observer') return 'LLM: none (an observer makes no LLM calls)'
+  const llm = config.llm
+  const at = llm.baseUrl === null ? '' : ` at ${llm.baseUrl}`
+  switch (llm.provider) {
+    case 'anthropic': {
+      const why = llm.chosenBy === 'default' ? 'chosen because ANTHROPIC_API_KEY is set; --llm offline-demo avoids it' : 'chosen with --llm'
+      return `LLM: anthropic, model ${llm.model ?? DEFAULT_ANTHROPIC_MODEL}${at} (a paid API, ${why})`
+    }
+    case 'openai-compatible':
+      return `LLM: openai-compatible, model ${llm.model ?? '?'}${at} (${llm.apiKey === null ? 'no API key' : 'API key from OPENAI_API_KEY'})`
+    case 'offline-demo':
+      return `LLM: offline-demo (synthetic output, no network${llm.chosenBy === 'default' ? '; chosen because ANTHROPIC_API_KEY is not set' : ''})`
+  }
+}
+
+/**
+ * The start lines, e.g.
+ *   goal-swarm-peer: executor "executor-4003" (can_write_text) in swarm "default", PeerId 12D3KooW…
+ *   LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)
+ *   address: /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
+ * The address line holds every listen multiaddr, space-separated (each ends in /p2p/<PeerId>),
+ * for another peer's --bootstrap.
+ */
+export function startLines (config: PeerConfig, peerId: string, listen: readonly string[]): string[] {
+  const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
+  return [
+    `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
+    llmLine(config),
+    `address: ${listen.join(' ')}`
+  ]
+}

@@ -1,0 +1,59 @@
+/**
+ * Announced peer names (CapabilityAnnounce.name): optional on the wire, validated, and shown
+ * by the text tree and the report instead of a PeerId suffix, two peers of one name told apart.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { CapabilityAnnounce } from '../../src/peer/protocol/schemas'
+import { announcedNames } from '../../src/peer/state/peerNames'
+import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
+import type { GoalView } from '../../src/peer/state/tree'
+import { T0, capability } from '../support/fixtures'
+
+const EX1 = '12D3KooWExecutorOne00000000000000000000000000000001'
+const EX2 = '12D3KooWExecutorTwo00000000000000000000000000000002'
+const EX3 = '12D3KooWExecutorThree000000000000000000000000000003'
+
+describe('announced peer names', () => {
+  test('the name is optional: an announcement without one stays valid', () => {
+    const old = capability(EX1, T0)
+    assert.equal(CapabilityAnnounce.safeParse(old).success, true)
+    assert.equal(CapabilityAnnounce.safeParse({ ...old, name: 'laptop of Ana' }).success, true)
+  })
+
+  test('empty, over-long, control and bidi-override names are rejected', () => {
+    const base = capability(EX1, T0)
+    for (const name of ['', 'x'.repeat(65), 'bad\u001b[2Jname', 'tab\tname', 'rtl\u202ename']) {
+      assert.equal(CapabilityAnnounce.safeParse({ ...base, name }).success, false, JSON.stringify(name))
+    }
+  })
+
+  test('labels: the name alone when unique, name plus PeerId suffix when shared, absent without a name', () => {
+    const names = announcedNames([
+      { ...capability(EX1, T0), name: 'executor-1' },
+      { ...capability(EX2, T0), name: 'twin' },
+      { ...capability(EX3, T0), name: 'twin' },
+      capability('12D3KooWNoNameAtAll0000000000000000000000000000004', T0)
+    ])
+    assert.deepEqual([...names].sort(), [
+      [EX1, 'executor-1'],
+      [EX3, 'twin (…00000003)'],
+      [EX2, 'twin (…00000002)']
+    ])
+  })
+
+  test('the text tree and the report show names instead of PeerId suffixes', () => {
+    const root: GoalView = {
+      kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [],
+      children: [
+        { kind: 'leaf', id: 'n1', goal_id: 'g1', text: 'Book flights', required_capability: 'can_write_text', status: 'done', claimer: EX1, executor: EX1, output: 'ok', output_sha256: null, success: true, model_wait: null },
+        { kind: 'leaf', id: 'n2', goal_id: 'g1', text: 'Book hotels', required_capability: 'can_write_text', status: 'claimed', claimer: EX2, executor: null, output: null, output_sha256: null, success: null, model_wait: null }
+      ]
+    }
+    const names = new Map([[EX1, 'executor-1']])
+    const text = renderTreeText([root], { names })
+    assert.match(text, /- Book flights \[done by executor-1\]/)
+    assert.match(text, /- Book hotels \[claimed by …00000002\]/)
+    assert.match(renderReportMarkdown([root], { generatedAt: 'now', names }), /Book flights\*\* — done, by `executor-1`/)
+  })
+})

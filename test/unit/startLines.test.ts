@@ -1,0 +1,38 @@
+/**
+ * What a peer prints at start (src/peer/startLines.ts): role, name, the LLM provider and model
+ * with why it was chosen, and the address line other peers pass to --bootstrap.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { makeConfig } from '../../src/peer/config'
+import { llmLine, startLines } from '../../src/peer/startLines'
+
+const ID = '12D3KooWExamplePeer'
+const llm = { model: null, baseUrl: null, apiKey: null, maxRetries: 3, retryBaseMs: 1000 }
+
+describe('peer start lines', () => {
+  test('a paid API chosen by default because ANTHROPIC_API_KEY is set says so', () => {
+    const c = makeConfig('scorer', { llm: { ...llm, provider: 'anthropic', apiKey: 'k', chosenBy: 'default' } })
+    assert.equal(llmLine(c), 'LLM: anthropic, model claude-sonnet-4-6 (a paid API, chosen because ANTHROPIC_API_KEY is set; --llm offline-demo avoids it)')
+    const flagged = makeConfig('scorer', { llm: { ...llm, provider: 'anthropic', apiKey: 'k', model: 'claude-haiku-4-5', baseUrl: 'http://127.0.0.1:9000/', chosenBy: 'flag' } })
+    assert.equal(llmLine(flagged), 'LLM: anthropic, model claude-haiku-4-5 at http://127.0.0.1:9000/ (a paid API, chosen with --llm)')
+  })
+
+  test('an OpenAI-compatible server, the offline demo model and an observer', () => {
+    assert.equal(llmLine(makeConfig('executor', { llm: { ...llm, provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1' } })),
+      'LLM: openai-compatible, model llama3.1 at http://127.0.0.1:11434/v1 (no API key)')
+    assert.equal(llmLine(makeConfig('decomposer', { llm: { ...llm, provider: 'offline-demo', chosenBy: 'default' } })),
+      'LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)')
+    assert.equal(llmLine(makeConfig('observer', { llm: { ...llm, provider: 'anthropic', apiKey: 'k' } })), 'LLM: none (an observer makes no LLM calls)')
+  })
+
+  test('role line with name and capabilities; one address line with every listen multiaddr', () => {
+    const c = makeConfig('executor', { name: 'executor-4003', displayName: 'laptop of Ana', capabilities: ['can_write_text', 'can_run_code'], llm: { ...llm, provider: 'offline-demo', chosenBy: 'flag' } })
+    const addrs = [`/ip4/127.0.0.1/tcp/4003/p2p/${ID}`, `/ip4/192.168.1.20/tcp/4003/p2p/${ID}`]
+    assert.deepEqual(startLines(c, ID, addrs), [
+      `goal-swarm-peer: executor "laptop of Ana" (can_write_text, can_run_code) in swarm "default", PeerId ${ID}`,
+      'LLM: offline-demo (synthetic output, no network)',
+      `address: ${addrs.join(' ')}`
+    ])
+  })
+})
