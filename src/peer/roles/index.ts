@@ -19,7 +19,7 @@ import { startExecutor, type ExecutorHandle, type ExecutorOptions, type Executor
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
 import { offerableCapabilities } from './codeRun'
-import { detectSandbox } from '../sandbox/detect'
+import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -32,6 +32,8 @@ export interface StartRoleOptions {
   llm?: LlmProvider
   /** Blob store for outputs larger than the inline limit (executor, DESIGN §10). */
   storeBlob?: ExecutorOptions['storeBlob']
+  /** The sandbox for can_run_code (tests); default detectSandbox(). */
+  sandbox?: SandboxDetection
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -68,7 +70,7 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
 export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<RoleHandle> {
   const booted: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
   // can_run_code only with a sandbox: neither announced nor taken without one (DESIGN "Code execution").
-  const sandbox = booted.config.role === 'executor' && booted.config.capabilities.includes('can_run_code') ? detectSandbox() : null
+  const sandbox = booted.config.role === 'executor' && booted.config.capabilities.includes('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
   const offer = sandbox === null ? null : offerableCapabilities(booted.config.capabilities, sandbox)
   const ctx: RoleContext = offer === null ? booted : { ...booted, config: { ...booted.config, capabilities: offer.capabilities } }
   const { config, log } = ctx

@@ -27,9 +27,12 @@ export type SandboxDetection = { available: true, tools: SandboxTools } | { avai
 /** uid and gid of "nobody" on Debian; root drops to it, as RLIMIT_NPROC never binds root. */
 export const NOBODY = 65534
 
-/** The first executable `name` on `PATH` (then /usr/bin, /bin), resolved through symlinks, or null. */
-export function findExecutable (name: string, envPath: string = process.env.PATH ?? ''): string | null {
-  for (const dir of [...envPath.split(path.delimiter), '/usr/bin', '/bin']) {
+/**
+ * The first executable `name` in `envPath` (default: PATH, then /usr/bin and /bin), resolved
+ * through symlinks, or null.
+ */
+export function findExecutable (name: string, envPath: string = [process.env.PATH ?? '', '/usr/bin', '/bin'].join(path.delimiter)): string | null {
+  for (const dir of envPath.split(path.delimiter)) {
     if (dir === '' || !path.isAbsolute(dir)) continue
     const p = path.join(dir, name)
     try {
@@ -44,19 +47,21 @@ let cached: SandboxDetection | null = null
 
 /**
  * Looks for bwrap and prlimit and runs `true` in a sandbox like a real run's; memoised per
- * process (the tools do not come and go while a peer runs), `fresh` looks again.
+ * process (the tools do not come and go while a peer runs). `fresh` looks again; `envPath`
+ * searches only these directories (':'-separated) for bwrap and prlimit, and is not memoised.
  */
-export function detectSandbox (opts: { fresh?: boolean } = {}): SandboxDetection {
+export function detectSandbox (opts: { fresh?: boolean, envPath?: string } = {}): SandboxDetection {
+  if (opts.envPath !== undefined) return probe(opts.envPath)
   if (cached !== null && opts.fresh !== true) return cached
-  cached = probe()
+  cached = probe(undefined)
   return cached
 }
 
-function probe (): SandboxDetection {
+function probe (envPath: string | undefined): SandboxDetection {
   if (process.platform !== 'linux') return { available: false, reason: `code runs only in a bubblewrap sandbox, which needs Linux (this is ${process.platform})` }
-  const bwrap = findExecutable('bwrap')
+  const bwrap = findExecutable('bwrap', envPath)
   if (bwrap === null) return { available: false, reason: 'bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` (Debian/Ubuntu) or your distribution\'s bubblewrap package' }
-  const prlimit = findExecutable('prlimit')
+  const prlimit = findExecutable('prlimit', envPath)
   if (prlimit === null) return { available: false, reason: 'prlimit is not installed; install it with `apt-get install util-linux`' }
   const version = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 5000 })
   const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 5000 })

@@ -92,6 +92,8 @@ export async function runInSandbox (tools: SandboxTools, language: Language, pro
     '--proc', '/proc', '--dev', '/dev',
     '--size', String(limits.workDirMb * mib), '--tmpfs', '/tmp',
     '--size', String(limits.workDirMb * mib), '--tmpfs', '/work',
+    // bwrap's own root is a tmpfs without a size: read-only, so only the sized work dir and /tmp take writes.
+    '--remount-ro', '/',
     '--chdir', '/work',
     '--clearenv', '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin', '--setenv', 'HOME', '/work',
     '--setenv', 'TMPDIR', '/tmp', '--setenv', 'LANG', 'C.UTF-8',
