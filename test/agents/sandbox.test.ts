@@ -47,6 +47,9 @@ async function seedCodeLeaves (w: World, texts: string[]) {
   return { user, nodes }
 }
 
+/** The host uid sandboxed programs run as (root drops to nobody). */
+const sandboxUid = detection.available ? (detection.tools.uid ?? process.getuid?.() ?? -1) : -1
+
 /** Python processes of the sandbox's user still alive on the host (a fork bomb must leave none). */
 function sandboxPythons (): number {
   let n = 0
@@ -55,7 +58,7 @@ function sandboxPythons (): number {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8')
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-      if (/^Uid:\s+(\d+)/m.exec(status)?.[1] === String(detection.available ? detection.tools.uid ?? process.getuid?.() : -1) && cmd.includes('FORKBOMB')) n++
+      if (/^Uid:\s+(\d+)/m.exec(status)?.[1] === String(sandboxUid) && cmd.includes('FORKBOMB')) n++
     } catch {}
   }
   return n
@@ -91,7 +94,7 @@ test('hostile programs are contained and reported as such; the executor keeps wo
         '    except OSError as e: print("failed", host, e.errno)'
       ].join('\n')
     },
-    'Read the SSH keys and the peer key file': { language: 'python3', program: probe([path.join(homedir(), '.ssh'), '/root/.ssh', os_expand('~/.ssh'), keyFile, identityDir, homedir()]) },
+    'Read the SSH keys and the peer key file': { language: 'python3', program: probe([path.join(homedir(), '.ssh'), '/root/.ssh', inSandboxHome('.ssh'), keyFile, identityDir, homedir()]) },
     'Write outside the work dir': {
       language: 'python3',
       program: [
@@ -186,9 +189,9 @@ function stdoutOf (doc: string): string {
   return m[2] ?? ''
 }
 
-/** `~/x` as the sandbox sees it: HOME is its work dir. */
-function os_expand (p: string): string {
-  return p.replace(/^~/, '/work')
+/** `~/name` as the sandbox sees it: its HOME is the work dir. */
+function inSandboxHome (name: string): string {
+  return `/work/${name}`
 }
 
 test('a can_run_code leaf end to end: the demo model writes a program, the sandbox runs it, the result shows program and output', { skip, timeout: 60_000 }, async (t) => {

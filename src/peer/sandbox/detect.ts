@@ -78,7 +78,8 @@ function probe (envPath: string | undefined): SandboxDetection {
   }
   const trueBin = findExecutable('true')
   if (trueBin === null) return { available: false, reason: 'no `true` program found to test the sandbox with (coreutils)' }
-  const run = spawnSync(bwrap, ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/work', '--chdir', '/work', '--', trueBin],
+  // The same namespaces a real run asks for, so a kernel that refuses any of them is found here.
+  const run = spawnSync(bwrap, ['--unshare-all', ...(tools.disableUserns ? ['--unshare-user', '--disable-userns'] : []), '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/work', '--chdir', '/work', '--', trueBin],
     { encoding: 'utf8', timeout: 10_000, uid, gid, env: {} })
   if (run.status !== 0) {
     const err = (run.stderr ?? '').trim() || (run.error?.message ?? `exit ${run.status ?? run.signal}`)
