@@ -98,7 +98,7 @@ test('hostile programs are contained and reported as such; the executor keeps wo
     'Write outside the work dir': {
       language: 'python3',
       program: [
-        `for p in [${JSON.stringify(escapee)}, "/usr/escaped.txt", "/escaped.txt", "/work/inside.txt"]:`,
+        `for p in [${JSON.stringify(escapee)}, "/usr/escaped.txt", "/escaped.txt", "/dev/escaped.txt", "/work/inside.txt"]:`,
         '    try:',
         '        open(p, "w").write("x"); print("WROTE", p)',
         '    except OSError as e: print("refused", p, type(e).__name__)'
@@ -145,6 +145,7 @@ test('hostile programs are contained and reported as such; the executor keeps wo
   assert.equal(existsSync(escapee), false, 'nothing was written to the host')
   assert.match(stdoutOf(writes.output), /refused \/usr\/escaped.txt OSError/)
   assert.match(stdoutOf(writes.output), /refused \/escaped.txt OSError/)
+  assert.match(stdoutOf(writes.output), /refused \/dev\/escaped.txt OSError/)
   assert.match(stdoutOf(writes.output), /WROTE \/work\/inside.txt/)
 
   const bomb = out(3)

@@ -90,10 +90,12 @@ export async function runInSandbox (tools: SandboxTools, language: Language, pro
     // An interpreter installed outside /usr (nvm, /opt): its own prefix, read-only, nothing around it.
     ...(exe.startsWith('/usr/') ? [] : ['--ro-bind', path.dirname(path.dirname(exe)), path.dirname(path.dirname(exe))]),
     '--proc', '/proc', '--dev', '/dev',
+    '--size', String(limits.workDirMb * mib), '--tmpfs', '/dev/shm',
     '--size', String(limits.workDirMb * mib), '--tmpfs', '/tmp',
     '--size', String(limits.workDirMb * mib), '--tmpfs', '/work',
-    // bwrap's own root is a tmpfs without a size: read-only, so only the sized work dir and /tmp take writes.
-    '--remount-ro', '/',
+    // bwrap's own root and /dev are tmpfs without a size: read-only, so only the sized work dir,
+    // /tmp and /dev/shm take writes (device nodes such as /dev/null still work).
+    '--remount-ro', '/', '--remount-ro', '/dev',
     '--chdir', '/work',
     '--clearenv', '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin', '--setenv', 'HOME', '/work',
     '--setenv', 'TMPDIR', '/tmp', '--setenv', 'LANG', 'C.UTF-8',
