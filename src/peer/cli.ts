@@ -8,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
+import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
 import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
@@ -144,6 +145,12 @@ export function buildProgram (io: CliIo): Command {
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
     .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required; anthropic: an Anthropic-compatible endpoint or proxy)', url)
+    .option('--sandbox-wall-ms <ms>', `executor: wall-clock limit of one sandboxed program run (can_run_code)`, int(...SANDBOX_LIMIT_RANGES.wallMs), DEFAULT_SANDBOX_LIMITS.wallMs)
+    .option('--sandbox-cpu-s <s>', 'executor: CPU seconds of each sandboxed process', int(...SANDBOX_LIMIT_RANGES.cpuS), DEFAULT_SANDBOX_LIMITS.cpuS)
+    .option('--sandbox-memory-mb <MiB>', 'executor: memory of each sandboxed process', int(...SANDBOX_LIMIT_RANGES.memoryMb), DEFAULT_SANDBOX_LIMITS.memoryMb)
+    .option('--sandbox-max-procs <n>', 'executor: processes and threads a sandboxed program may run at once', int(...SANDBOX_LIMIT_RANGES.maxProcs), DEFAULT_SANDBOX_LIMITS.maxProcs)
+    .option('--sandbox-output-bytes <n>', 'executor: stdout + stderr kept from a sandboxed program (more kills it)', int(...SANDBOX_LIMIT_RANGES.outputBytes), DEFAULT_SANDBOX_LIMITS.outputBytes)
+    .option('--sandbox-work-dir-mb <MiB>', 'executor: size of the sandbox\'s fresh tmpfs work dir', int(...SANDBOX_LIMIT_RANGES.workDirMb), DEFAULT_SANDBOX_LIMITS.workDirMb)
     .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
@@ -238,6 +245,14 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       announceIntervalMs: o.announceIntervalMs,
       maxReproposals: o.maxReproposals,
       proposersPerGoal: o.proposersPerGoal,
+      sandbox: {
+        wallMs: o.sandboxWallMs,
+        cpuS: o.sandboxCpuS,
+        memoryMb: o.sandboxMemoryMb,
+        maxProcs: o.sandboxMaxProcs,
+        outputBytes: o.sandboxOutputBytes,
+        workDirMb: o.sandboxWorkDirMb
+      },
       llm: {
         provider,
         model: o.model ?? null,

@@ -7,6 +7,7 @@ import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance
 import type { Capability, Role } from './protocol/schemas'
 import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
 import { DEFAULT_SWARM } from './protocol/topics'
+import type { SandboxLimits } from './sandbox/limits'
 
 export type LlmProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
 export const LLM_PROVIDERS: readonly LlmProviderName[] = ['anthropic', 'openai-compatible', 'offline-demo']
@@ -101,6 +102,8 @@ export interface PeerConfig {
    * H(goal_id, peer); the others stand by (DESIGN §3). The root goal: every decomposer proposes.
    */
   proposersPerGoal: number
+  /** Limits of a can_run_code program run (--sandbox-* flags); unset fields take DEFAULT_SANDBOX_LIMITS. */
+  sandbox?: Partial<SandboxLimits>
   llm: PeerLlmConfig
   /**
    * With submitGoal: exit once that plan is complete, 0 when every leaf is done, 1 when a leaf

@@ -11,12 +11,17 @@ import { MAX_INLINE_OUTPUT, type Capability, type PromptNode } from '../../src/p
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
-import { EXECUTE_SYSTEM } from '../../src/peer/roles/prompts'
+import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
+import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
 import { FAST, publishedOf, World, type Agent } from './harness'
+import { ensureTool } from '../support/netns'
+
+/** can_run_code needs the sandbox (as root the tier installs bubblewrap); why it is missing, else false. */
+const sandboxMissing = ensureTool('bwrap', 'bubblewrap', ['--version']) ?? ((d) => d.available ? false : d.reason)(detectSandbox())
 
 /** Publishes a root goal with an accepted split of atomic leaves and their prompt nodes. */
 async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: { publishNodes?: boolean } = {}) {
@@ -129,7 +134,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   assert.equal(w.standin.requests.length, 1, 'one model call for the leaf')
 })
 
-test('capability mismatch: the leaf shows a capability gap and is done once a capable executor joins', async (t) => {
+test('capability mismatch: the leaf shows a capability gap and is done once a capable executor joins', { skip: sandboxMissing }, async (t) => {
   const w = await World.create()
   t.after(() => w.close())
   const { user, nodes } = await seedLeaves(w, ['Benchmark three JSON parsers'], ['can_run_code'])
@@ -142,11 +147,14 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   assert.equal(w.standin.requests.length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'capability_gap')
 
+  // The coder writes a program and runs it in the sandbox (test/agents/sandbox.test.ts covers the sandbox itself).
+  w.standin.respondWith((req) => req.schemaName === PROGRAM_SCHEMA_NAME ? { json: { language: 'node', program: 'console.log("parser timings")' } } : { text: 'parser timings' })
   const coder = await w.agent('executor', { capabilities: ['can_write_text', 'can_run_code'] }, 'coder')
   await w.hub.syncInto(coder.peer)
   startExec(w, coder)
   await waitFor('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.executor_peer, coder.peer.peerId)
+  assert.match(user.state.resultsFor(node.node_id)[0]?.output ?? '', /### stdout\n```\nparser timings\n```/)
   assert.equal(publishedOf(writer.peer, 'claim').length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
 })

@@ -68,7 +68,8 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
     for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
-      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete']) {
+      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete',
+      '--sandbox-wall-ms', '--sandbox-cpu-s', '--sandbox-memory-mb', '--sandbox-max-procs', '--sandbox-output-bytes', '--sandbox-work-dir-mb']) {
       assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)
     }
   })
@@ -80,6 +81,8 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'observer', '--port', 'abc'], '--port'],
     [['--role', 'executor', '--max-concurrent-leaves', '0'], '--max-concurrent-leaves'],
     [['--role', 'executor', '--sync-grace-ms', '-1'], '--sync-grace-ms'],
+    [['--role', 'executor', '--sandbox-memory-mb', '1'], '--sandbox-memory-mb'],
+    [['--role', 'executor', '--sandbox-wall-ms', 'soon'], '--sandbox-wall-ms'],
     [['--role', 'observer', '--frobnicate'], '--frobnicate'],
     [['--role', 'observer', '--bootstrap', 'not-a-multiaddr'], '--bootstrap'],
     [['--role', 'observer', '--bootstrap', '/ip4/127.0.0.1/udp/4001'], '--bootstrap'],

@@ -10,7 +10,8 @@
  *    item per subgoal (the schema fixes the count), each atomic half of the time;
  *  - classify verdicts: "atomic" booleans / enum values win ~75% of the time (score votes' 50%),
  *    capability enums pick can_write_text (what a default executor offers);
- *  - execute: free text is a short markdown answer.
+ *  - execute: free text is a short markdown answer; a {language, program} object (a can_run_code
+ *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
  * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).
  */
@@ -69,9 +70,12 @@ export interface DemoInput { purpose: LlmPurpose; system: string; prompt: string
 
 /** A value for a JSON schema (as z.toJSONSchema writes it), fixed for a given input. */
 export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
+  const topic = topicOf(input.prompt)
+  const program = input.purpose === 'execute' ? demoProgram(schema, topic) : null
+  if (program !== null) return program
   const ctx: Ctx = {
     purpose: input.purpose,
-    topic: topicOf(input.prompt),
+    topic,
     hint: parseCountInstruction(input.prompt),
     rng: new Rng(seedOf(input, JSON.stringify(schema))),
     root: schema
@@ -91,6 +95,49 @@ export function demoText (input: DemoInput): string {
     `### ${topic}`,
     ...BULLETS.slice(first, first + 3).map((b, i) => `${i + 1}. ${b}`)
   ].join('\n')
+}
+
+/**
+ * A program for a {language, program} schema, else null: node when the language enum has it,
+ * else python3. It prints the demo label, the task, and figures it computes from the task's
+ * text (word count, a checksum), so a sandboxed run visibly did something.
+ */
+function demoProgram (schema: JsonSchema, topic: string): { language: string, program: string } | null {
+  const props = schema.properties as Record<string, JsonSchema> | undefined
+  const langs = props?.language?.enum
+  if (props?.program === undefined || !Array.isArray(langs)) return null
+  const task = JSON.stringify(topic)
+  const label = JSON.stringify(`${DEMO_LABEL} Synthetic program from the offline demo model; no LLM was called.`)
+  if (langs.includes('node')) {
+    return {
+      language: 'node',
+      program: [
+        `const task = ${task}`,
+        `console.log(${label})`,
+        'const words = task.split(/\\s+/).filter(Boolean)',
+        'let sum = 7',
+        'for (const ch of task) sum = (sum * 31 + ch.codePointAt(0)) % 1000003',
+        'console.log(`Task: ${task}`)',
+        'console.log(`Words: ${words.length}, longest: ${words.reduce((a, b) => b.length > a.length ? b : a, "")}`)',
+        'console.log(`Checksum: ${sum}`)'
+      ].join('\n')
+    }
+  }
+  if (!langs.includes('python3')) return null
+  return {
+    language: 'python3',
+    program: [
+      `task = ${task}`,
+      `print(${label})`,
+      'words = task.split()',
+      'total = 7',
+      'for ch in task:',
+      '    total = (total * 31 + ord(ch)) % 1000003',
+      'print(f"Task: {task}")',
+      "print(f'Words: {len(words)}, longest: {max(words, key=len, default=\"\")}')",
+      'print(f"Checksum: {total}")'
+    ].join('\n')
+  }
 }
 
 /** Backend for RetryingProvider; replies instantly. Token counts are estimates (chars / 4). */

@@ -31,6 +31,8 @@ import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
+import { offerableCapabilities, runCodeLeaf } from './codeRun'
+import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
@@ -58,6 +60,11 @@ export interface ExecutorOptions {
   storeBlob?: (text: string) => Promise<string>
   /** Orders candidate leaves (tests); default spreads executors over different leaves. */
   order?: (nodes: PromptNode[]) => PromptNode[]
+  /**
+   * The sandbox for can_run_code leaves; default detectSandbox(). Unavailable: can_run_code is
+   * not taken (logged with the reason), and no code is ever run.
+   */
+  sandbox?: SandboxDetection
 }
 
 /** LeafWork summed over leaves, with the number of leaves. */
@@ -90,6 +97,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const { bus, state, config, log } = ctx
   const me = bus.peerId
   const caps = new Set<Capability>(config.capabilities)
+  const sandbox = caps.has('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
+  const limits = sandboxLimits(config.sandbox)
+  if (sandbox !== null && !sandbox.available) {
+    caps.delete('can_run_code')
+    log.warn({ capability: 'can_run_code' }, offerableCapabilities(['can_run_code'], sandbox).dropped ?? sandbox.reason)
+  }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
   const settle = new SettleWindow({ floorMs: config.settleMs, ceilingMs: config.settleMaxMs })
@@ -313,10 +326,15 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       waiting.current = m === null ? null : { sinceUs: ctx.now() - m.waitedMs * 1000, attempt: m.attempt, maxAttempts: m.maxAttempts }
     }
     try {
-      const output = await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait })
+      // A can_run_code leaf: the model writes a program and the sandbox runs it; only with a sandbox.
+      const code = mine.capability === 'can_run_code' && sandbox?.available === true
+        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: node.text, ancestors, signal }, log)
+        : null
+      if (code !== null && signal.aborted) throw signal.reason
+      const output = code?.output ?? await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait })
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
-      return { output, success: true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore) }
+      return { output, success: code?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore) }
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++

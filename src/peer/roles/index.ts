@@ -18,6 +18,8 @@ import { startDecomposer } from './decomposer'
 import { startExecutor, type ExecutorHandle, type ExecutorOptions, type ExecutorTotals } from './executor'
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
+import { offerableCapabilities } from './codeRun'
+import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -30,6 +32,8 @@ export interface StartRoleOptions {
   llm?: LlmProvider
   /** Blob store for outputs larger than the inline limit (executor, DESIGN §10). */
   storeBlob?: ExecutorOptions['storeBlob']
+  /** The sandbox for can_run_code (tests); default detectSandbox(). */
+  sandbox?: SandboxDetection
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -65,8 +69,16 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
 export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<RoleHandle> {
-  const ctx: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
+  const booted: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
+  // can_run_code only with a sandbox: neither announced nor taken without one (DESIGN "Code execution").
+  const sandbox = booted.config.role === 'executor' && booted.config.capabilities.includes('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
+  const offer = sandbox === null ? null : offerableCapabilities(booted.config.capabilities, sandbox)
+  const ctx: RoleContext = offer === null ? booted : { ...booted, config: { ...booted.config, capabilities: offer.capabilities } }
   const { config, log } = ctx
+  if (offer?.dropped != null) {
+    log.warn({ capability: 'can_run_code' }, offer.dropped)
+    if (offer.capabilities.length === 0) log.error('this executor offers no capability: it will claim no leaf')
+  }
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
@@ -77,7 +89,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': executor = startExecutor(ctx, llm(), { storeBlob: opts.storeBlob }); parts.push(executor); break
+    case 'executor': executor = startExecutor(ctx, llm(), { storeBlob: opts.storeBlob, ...(sandbox === null ? {} : { sandbox }) }); parts.push(executor); break
     case 'observer': parts.push(startObserver(ctx)); break
   }
   parts.push(startAnnouncer(ctx))

@@ -7,6 +7,8 @@
 import { z } from 'zod'
 import { countInstruction } from '../llm/hints'
 import { CAPABILITIES, Capability } from '../protocol/schemas'
+import type { SandboxLimits } from '../sandbox/limits'
+import { LANGUAGES, MAX_PROGRAM_CHARS } from '../sandbox/run'
 
 /** Longest subgoal we accept from the model (the wire allows 4000; a subgoal is one sentence). */
 export const MAX_SUBGOAL_CHARS = 600
@@ -180,4 +182,25 @@ export function executePrompt (x: { task: string, ancestors: readonly string[] }
     `Task: ${x.task}`,
     x.ancestors.length === 0 ? '' : `The task belongs to this plan (outermost goal first):\n${numbered(x.ancestors)}`
   ].filter((s) => s !== '').join('\n\n')
+}
+
+/** Name of the program schema; "execute" in it tells providers and stand-ins the call's purpose. */
+export const PROGRAM_SCHEMA_NAME = 'execute_program'
+
+/** A can_run_code executor's answer: one program in a sandbox language (DESIGN "Code execution"). */
+export const programSchema = z.object({
+  language: z.enum(LANGUAGES).describe(`the language: ${LANGUAGES.join(' or ')}`),
+  program: z.string().min(1).max(MAX_PROGRAM_CHARS).describe('the whole program; it prints its answer to stdout')
+})
+export type ProgramAnswer = z.infer<typeof programSchema>
+
+/** System prompt of a can_run_code leaf; states the sandbox's rules so the program fits them. */
+export function runCodeSystem (limits: SandboxLimits): string {
+  return [
+    'You carry out one concrete task that is part of a larger plan by writing one program that is run for you.',
+    `Write it in ${LANGUAGES.join(' or ')}, standard library only. It runs in a sandbox: no network, no files but its working directory,`,
+    `at most ${Math.round(limits.wallMs / 1000)} s and ${limits.memoryMb} MiB, no input.`,
+    'The program prints the deliverable to stdout; its output, not your description of it, is the result.',
+    'Reply with JSON only: {"language": "python3", "program": "..."}.'
+  ].join(' ')
 }

@@ -1,0 +1,49 @@
+/**
+ * The execution step of a can_run_code leaf (DESIGN "Code execution"): the model writes a
+ * program, the sandbox runs it, and the result is Markdown holding the program, its stdout,
+ * stderr, exit code and run time. A program that exits non-zero or hits a limit is a failed
+ * result, shown with everything it printed. Code never runs without the sandbox.
+ */
+import type { Logger } from '../log'
+import type { LlmProvider } from '../llm/provider'
+import type { Capability } from '../protocol/schemas'
+import { runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
+import { runMarkdown } from '../sandbox/markdown'
+import { executePrompt, PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'
+
+/**
+ * The capabilities an executor may offer given the sandbox: all of `wanted`, less
+ * can_run_code when there is no sandbox (`dropped` then says why, naming the missing tool).
+ */
+export function offerableCapabilities (wanted: readonly Capability[], sandbox: SandboxDetection): { capabilities: Capability[], dropped: string | null } {
+  if (!wanted.includes('can_run_code') || sandbox.available) return { capabilities: [...wanted], dropped: null }
+  return { capabilities: wanted.filter((c) => c !== 'can_run_code'), dropped: `can_run_code is not offered: ${sandbox.reason}` }
+}
+
+/** One can_run_code leaf's inputs. `signal` aborts the model call and kills the sandbox. */
+export interface CodeLeaf {
+  task: string
+  ancestors: readonly string[]
+  signal: AbortSignal
+}
+
+/**
+ * Asks `llm` for a program, runs it under `tools` with `limits`.
+ * @returns the result document and whether the run succeeded (exit 0, no limit hit)
+ * @throws LlmError when the model gives no valid program; SandboxError when it cannot start
+ */
+export async function runCodeLeaf (llm: LlmProvider, tools: SandboxTools, limits: SandboxLimits, leaf: CodeLeaf, log: Logger): Promise<{ output: string, success: boolean }> {
+  const answer = await llm.generateObject({
+    purpose: 'execute',
+    system: runCodeSystem(limits),
+    prompt: executePrompt({ task: leaf.task, ancestors: leaf.ancestors }),
+    schema: programSchema,
+    schemaName: PROGRAM_SCHEMA_NAME,
+    signal: leaf.signal
+  })
+  const run = await runInSandbox(tools, answer.language, answer.program, limits, leaf.signal)
+  const success = run.exit_code === 0 && run.limits_hit.length === 0
+  log.info({ language: run.language, exit_code: run.exit_code, duration_ms: run.duration_ms, limits_hit: run.limits_hit, stdout_bytes: Buffer.byteLength(run.stdout), stderr_bytes: Buffer.byteLength(run.stderr) },
+    `sandboxed ${run.language} program ${success ? 'ran' : 'failed'} (exit ${run.exit_code ?? 'none'}${run.limits_hit.length > 0 ? `, ${run.limits_hit.join(', ')}` : ''}, ${run.duration_ms} ms)`)
+  return { output: runMarkdown(run), success }
+}
