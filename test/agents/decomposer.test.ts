@@ -9,7 +9,7 @@ import { contentId, proposalId } from '../../src/peer/protocol/ids'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
-import { accepted, capability, childGoal, failure, proposal, rootGoal } from '../support/fixtures'
+import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
 import { delay, waitFor } from '../support/memory-bus'
 import { publishedOf, World } from './harness'
 
@@ -269,14 +269,20 @@ test('below the root one ranked decomposer proposes at once; the other stands by
   assert.equal(w.standin.requests.length, 1)
 })
 
-/** Adds and announces decomposer peers until one ranks above `me` for `goalId`; @returns that peer. */
+/**
+ * Adds and announces a decomposer peer that ranks above `me` for `goalId`: fresh keys are drawn
+ * until one does (a few on average; only the chosen one joins the hub). @returns that peer.
+ */
 async function announceRankedAbove (w: World, goalId: string, me: string) {
-  for (let i = 0; i < 64; i++) {
-    const peer = await w.hub.addPeer({ label: `ranked-${i}` })
+  const mine = contentId(goalId, me)
+  for (let i = 0; i < 100_000; i++) {
+    const { key, peerId } = await newIdentity()
+    if (contentId(goalId, peerId) >= mine) continue
+    const peer = await w.hub.addPeer({ label: 'ranked-above', key })
     await peer.publish('capability', capability(peer.peerId, nowMicros(), [], 'decomposer'))
-    if (contentId(goalId, peer.peerId) < contentId(goalId, me)) return peer
+    return peer
   }
-  throw new Error('no peer ranked above')
+  throw new Error('no key ranks above this decomposer')
 }
 
 test('a standing-by decomposer proposes at once when the ranked one gives up', async (t) => {

@@ -23,6 +23,8 @@ export interface MemoryPeerOptions {
   delayMs?: number
   /** Test label for messages (the PeerId is still a real Ed25519 one). */
   label?: string
+  /** The peer's Ed25519 key (default a fresh one), e.g. one picked for where its PeerId ranks. */
+  key?: PrivateKey
 }
 
 /** A drop seen by a receiver, with the DropReason the runtime would count. */
@@ -104,7 +106,7 @@ export class MemoryHub {
 
   /** A new peer with a fresh Ed25519 identity. */
   async addPeer (opts: MemoryPeerOptions = {}): Promise<MemoryPeer> {
-    const key = await generateKeyPair('Ed25519')
+    const key = opts.key ?? await generateKeyPair('Ed25519')
     const peer = new MemoryPeer(this, key, peerIdFromPrivateKey(key).toString(), opts)
     this.peers.push(peer)
     return peer
