@@ -102,7 +102,8 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
   test('on a terminal: the tree is drawn in place, far fewer full trees than events, with a summary and elapsed time', async () => {
     assert.equal(spawnSync('script', ['--version']).status, 0, 'util-linux `script` is needed to make a pseudo-terminal')
     const report = path.join(dir, 'tty.md')
-    const command = `stty rows 40 cols 160; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(DEMO)} --report ${JSON.stringify(report)} --timeout-ms 150000`
+    // Tall enough for the whole demo tree: the live view cuts its frame to the terminal's height.
+    const command = `stty rows 200 cols 160; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(DEMO)} --report ${JSON.stringify(report)} --timeout-ms 150000`
     const r = await run('script', ['-qec', command, '/dev/null'])
     assert.equal(r.code, 0, r.out.slice(-3000))
     const plain = stripAnsi(r.out).replace(/\r/g, '')
