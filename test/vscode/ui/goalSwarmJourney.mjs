@@ -171,7 +171,8 @@ export function goalSwarmJourney ({ page, screenshot }) {
         for (let waited = 0; ; waited += 500) {
           await expandAll(page)
           rows = await planRows(page)
-          leaves = rows.filter((r) => !r.expandable)
+          // Leaves of a losing accepted split stay visible as superseded (DESIGN §4); they are not prompts of the plan.
+          leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded'))
           if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done'))) break
           if (waited >= 15_000) break
           await page.waitForTimeout(500)
