@@ -11,7 +11,7 @@ import type { ClaimMsg } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { demoResponder, scoreReply } from '../support/llm-standin'
 import { TestSwarm, wallMs, type PeerProcess } from '../support/peers'
-import { executedTasks, LEASE_MS, leavesOf, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { executedTasks, LEASE_MS, leavesOf, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -26,10 +26,7 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
     : null)
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
-  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
-  await swarm.start({ role: 'decomposer', name: 'dec', args })
-  await swarm.start({ role: 'scorer', name: 'sc1', args })
-  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  const observer = await startPlanners(swarm, args)
   const writer = await swarm.start({ role: 'executor', name: 'writer', args: [...args, '--capabilities', 'can_write_text'] })
   const goalId = await observer.submitGoal(GOAL)
   const gapLeaves = () => {
@@ -61,10 +58,7 @@ test('(6) kill -9 of the executor holding a claim: another executor finishes the
   })
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
-  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
-  await swarm.start({ role: 'decomposer', name: 'dec', args })
-  await swarm.start({ role: 'scorer', name: 'sc1', args })
-  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  const observer = await startPlanners(swarm, args)
   const execs = await swarm.startMany(2, (i) => ({ role: 'executor', name: `ex${i + 1}`, args }))
   const goalId = await observer.submitGoal(GOAL)
 

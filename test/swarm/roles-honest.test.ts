@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { demoResponder, type StandinReply } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
-import { roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -55,10 +55,7 @@ test('a model that never answers: the executor warns "waiting for the model", th
   })
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
-  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
-  await swarm.start({ role: 'decomposer', name: 'dec', args })
-  await swarm.start({ role: 'scorer', name: 'sc1', args })
-  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  const observer = await startPlanners(swarm, args)
   // Notices every 30 s and a 120 s timeout are the defaults; shorter ones show both quickly.
   const ex = await swarm.start({ role: 'executor', name: 'ex', args: [...args, '--llm-timeout-ms', '2500', '--llm-wait-notice-ms', '700', '--llm-max-retries', '0'] })
   await observer.submitGoal(GOAL)

@@ -8,7 +8,7 @@ import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
-import type { PeerProcess } from '../support/peers'
+import type { PeerProcess, TestSwarm } from '../support/peers'
 
 /**
  * Settle window floor of these tests (ms): the protocol default. The window adapts upwards to
@@ -36,6 +36,18 @@ export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSpl
 }
 
 /** A stand-in answering like the demo model, unless `responder` decides otherwise (null = demo). */
+/**
+ * Starts the planning half of a role swarm on `args`: an observer, one decomposer and two
+ * scorers (the quorum). @returns the observer, which submits goals and watches the tree.
+ */
+export async function startPlanners (swarm: TestSwarm, args: string[]): Promise<PeerProcess> {
+  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
+  await swarm.start({ role: 'decomposer', name: 'dec', args })
+  await swarm.start({ role: 'scorer', name: 'sc1', args })
+  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  return observer
+}
+
 export async function startStandin (responder?: (req: StandinRequest) => StandinReply | null | Promise<StandinReply | null>): Promise<LlmStandin> {
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }

@@ -14,7 +14,7 @@ import { TestSwarm } from '../support/peers'
 import { DEMO_LABEL } from '../../src/peer/llm/offline-demo'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
-import { leavesOf, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { leavesOf, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 
 const missing = ensureTool('bwrap', 'bubblewrap', ['--version'])
 const detection = detectSandbox({ fresh: true })
@@ -31,10 +31,7 @@ test('a plan of can_run_code leaves: the executor process runs each program in i
   })
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
-  const observer = await swarm.start({ role: 'observer', name: 'observer', args })
-  await swarm.start({ role: 'decomposer', name: 'dec', args })
-  await swarm.start({ role: 'scorer', name: 'sc1', args })
-  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  const observer = await startPlanners(swarm, args)
   const ex = await swarm.start({ role: 'executor', name: 'coder', args: [...args, '--capabilities', 'can_run_code', '--sandbox-wall-ms', '5000'] })
   const goalId = await observer.submitGoal('Tabulate the distances between Tokyo, Kyoto and Osaka')
   const p = await waitComplete(observer, goalId, 90_000)
