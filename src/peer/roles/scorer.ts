@@ -106,6 +106,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   /** Goals whose children this scorer has checked for the current winning split (goal -> split key). */
   const childrenDone = new Map<string, string>()
   const scheduled = new Set<string>()
+  /** Armed wake-ups, `reason NUL goal id` (wakeWhen). */
+  const wakeups = new Set<string>()
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
@@ -145,11 +147,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     }
     const proposals = state.proposalsFor(goalId)
     if (proposals.length === 0) return
-    if (!firstSeen.has(goalId)) {
-      firstSeen.set(goalId, performance.now())
-      // The fallback applies once the timeout passes, even if no message arrives then.
-      timers.after(config.acceptance.timeoutMs + 20, () => schedule(goalId))
-    }
+    if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now())
+    // The fallback applies once the timeout passes, even if no message arrives then.
+    wakeWhen(goalId, 'fallback', (firstSeen.get(goalId) ?? 0) + config.acceptance.timeoutMs)
     const votes = state.scoresFor(goalId)
     for (const p of proposals) {
       if (scoring.has(p.proposal_id)) continue
@@ -188,13 +188,25 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    */
   function informationComplete (goalId: string): boolean {
     if (votesComplete(state.proposalsFor(goalId), state.scoresFor(goalId), liveScorers(goalId))) return true
-    const since = quorumSince.get(goalId)
-    if (since === undefined) {
-      quorumSince.set(goalId, performance.now())
-      timers.after(grace, () => schedule(goalId))
-      return grace <= 0
+    if (!quorumSince.has(goalId)) quorumSince.set(goalId, performance.now())
+    return !wakeWhen(goalId, 'grace', (quorumSince.get(goalId) ?? 0) + grace)
+  }
+
+  /**
+   * Arms one wake-up (per goal and reason) for local monotonic time `dueMs`.
+   * A timer may fire a little before performance.now() reaches its due time, so the wake-up
+   * re-arms itself until the time has really come; otherwise the goal would wait for an
+   * unrelated message. @returns true while `dueMs` is still ahead
+   */
+  function wakeWhen (goalId: string, reason: 'fallback' | 'grace', dueMs: number): boolean {
+    const left = dueMs - performance.now()
+    if (left <= 0) return false
+    const key = `${reason}\u0000${goalId}`
+    if (!wakeups.has(key)) {
+      wakeups.add(key)
+      timers.after(Math.ceil(left) + 1, () => { wakeups.delete(key); schedule(goalId) })
     }
-    return performance.now() - since >= grace
+    return true
   }
 
   function score (goal: Goal, p: SubgoalProposal): void {
