@@ -7,12 +7,13 @@
 import './zodSetup'
 import * as vscode from 'vscode'
 import { PlanModel } from '../views/planModel'
-import { PlanTreeProvider, type PlanElement } from '../views/planTree'
+import type { PlanElement, PlanTreeProvider } from '../views/planTree'
+import { PlanView } from '../views/planView'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
 import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
-import { CommandHandlers } from './commands'
+import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
 import { Disposable, toDisposable } from './disposable'
@@ -21,12 +22,7 @@ import { peerPaths, workspaceKey } from './paths'
 import { PeerManager } from './peers'
 import { describeStarted, readStarted } from './restore'
 import { ApiKeys } from './secrets'
-
-/** View id of the Plan tree (package.json contributes.views). */
-export const PLAN_VIEW_ID = 'goalSwarm.plan'
-
-/** workspaceState key: root goal ids the user removed from this window's Plan view. */
-const HIDDEN_PLANS_KEY = 'goalSwarm.hiddenPlans'
+import type { Settings } from './settings'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
 const DEACTIVATE_BUDGET_MS = 4000
@@ -53,11 +49,12 @@ class GoalSwarmExtension extends Disposable {
   readonly keys: ApiKeys
   readonly model = new PlanModel()
   readonly peers: PeerManager
-  readonly tree: PlanTreeProvider
-  readonly treeView: vscode.TreeView<PlanElement>
+  readonly view: PlanView
   readonly results: ResultDocuments
   private readonly statusBar = this._register(new StatusBar())
   private restartOffered = false
+  /** goalSwarm.role as last validated: peers report status every second, settings change rarely. */
+  private configuredRole: Settings['role']
   private lastSnapshot = ''
   private readonly contexts = new Map<string, boolean>()
   private readonly storageDir: string
@@ -69,7 +66,9 @@ class GoalSwarmExtension extends Disposable {
     super()
     this.storageDir = context.globalStorageUri.fsPath
     this.state = context.workspaceState
-    this._register(toDisposable(() => this.model.dispose()))
+    this._register(this.model)
+    // The view first: after a reload VS Code asks for its data provider as soon as it exists.
+    this.view = this._register(new PlanView(this.model, context.workspaceState))
     this.settings = this._register(new SettingsService(this.log.for('settings')))
     this.keys = new ApiKeys(context.secrets)
     const wsId = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString()
@@ -88,27 +87,23 @@ class GoalSwarmExtension extends Disposable {
     }))
     this._register(this.peers.main.onEnvelopes((envs) => this.model.addEnvelopes(envs)))
 
-    this.tree = this._register(new PlanTreeProvider(this.model, context.workspaceState.get<string[]>(HIDDEN_PLANS_KEY, []),
-      (ids) => { void context.workspaceState.update(HIDDEN_PLANS_KEY, ids) }))
-    this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
     this._register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this.results))
-    this._register(new CommandHandlers({
+    this._register(new ExtensionCommands({
       log: this.log,
       settings: this.settings,
       keys: this.keys,
       peers: this.peers,
       model: this.model,
-      tree: this.tree,
-      treeView: this.treeView,
+      view: this.view,
       results: this.results,
       state: context.workspaceState
     }))
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))
     this._register(this.model.onDidChange(() => this.onPlanChanged()))
-    this._register(this.tree.onDidRefresh(() => this.onPlanChanged()))
+    this._register(this.view.onDidRefresh(() => this.onPlanChanged()))
     this._register(this.settings.onDidChange(() => this.onSettingsChanged()))
     this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.updateMessage()))
 
@@ -119,7 +114,8 @@ class GoalSwarmExtension extends Disposable {
     this._register(toDisposable(() => process.off('exit', onExit)))
 
     const s0 = this.settings.read().settings
-    this.tree.acceptance = { quorum: s0.quorum, minScore: s0.minScore }
+    this.view.provider.acceptance = { quorum: s0.quorum, minScore: s0.minScore }
+    this.configuredRole = s0.role
     this.onPeersChanged()
     this.onPlanChanged()
     this.extLog.info(`activated (VS Code ${vscode.version}, ${vscode.env.appName}, trusted: ${vscode.workspace.isTrusted})`)
@@ -133,7 +129,7 @@ class GoalSwarmExtension extends Disposable {
     this.settings.current() // reports invalid settings once, naming them
     const started = readStarted(this.state)
     const what = describeStarted(started)
-    if (what !== '') this.tree.setRestoring(true)
+    if (what !== '') this.view.provider.setRestoring(true)
     this.peers.startMain()
       .then(async () => {
         if (what === '') return
@@ -145,11 +141,11 @@ class GoalSwarmExtension extends Disposable {
         await this.model.waitFor(() => this.model.livePeers().some((p) => p.role === 'executor'), 20_000, 'executors to announce').catch(() => undefined)
       })
       .catch((err: Error) => this.extLog.warn(`${what === '' ? 'main peer' : what} not started: ${err.message}`))
-      .finally(() => this.tree.setRestoring(false))
+      .finally(() => this.view.provider.setRestoring(false))
   }
 
   api (): GoalSwarmTestApi {
-    return { model: this.model, tree: this.tree, treeView: this.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir }
+    return { model: this.model, tree: this.view.provider, treeView: this.view.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir }
   }
 
   private fetchOutput (nodeId: string): Promise<string> {
@@ -163,10 +159,9 @@ class GoalSwarmExtension extends Disposable {
     const main = this.peers.main
     const ready = main.ready
     const status = main.status
-    const s = this.settings.read().settings
     const snapshot: PeersSnapshot = {
       phase: main.phase,
-      role: ready?.role ?? s.role,
+      role: ready?.role ?? this.configuredRole,
       peerId: ready?.peerId ?? null,
       swarm: ready?.swarm ?? null,
       connectedPeers: status?.connected_peers ?? (ready !== undefined ? 0 : null),
@@ -183,7 +178,7 @@ class GoalSwarmExtension extends Disposable {
       this.lastSnapshot = key
       this.statusBar.update(snapshot)
     }
-    this.tree.setPeerNames(new Map(this.peers.all().flatMap((p) => {
+    this.view.provider.setPeerNames(new Map(this.peers.all().flatMap((p) => {
       const id = p.ready?.peerId
       return id === undefined ? [] : [[id, p === main ? 'this editor' : p === this.peers.contributor ? 'this editor\'s executor' : p.label]]
     })))
@@ -195,7 +190,7 @@ class GoalSwarmExtension extends Disposable {
 
   private onPlanChanged (): void {
     if (this.closing) return
-    this.setContext(ContextKeys.hasPlan, this.tree.visibleRoots().length > 0)
+    this.setContext(ContextKeys.hasPlan, this.view.visibleRoots().length > 0)
     this.updateMessage()
   }
 
@@ -210,18 +205,19 @@ class GoalSwarmExtension extends Disposable {
     const main = this.peers.main
     let message: string | undefined
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
-    else if (main.phase === 'stopped' && this.tree.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
+    else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
     else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) {
       const lines = (main.process?.unreachableBootstraps ?? []).map(unreachableLine)
       message = `${lines.join('; ')} (retrying). Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".`
     }
     else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
-    if (this.treeView.message !== message) this.treeView.message = message
+    this.view.setMessage(message)
   }
 
   private onSettingsChanged (): void {
     const s = this.settings.current()
-    this.tree.acceptance = { quorum: s.quorum, minScore: s.minScore }
+    this.view.provider.acceptance = { quorum: s.quorum, minScore: s.minScore }
+    this.configuredRole = s.role
     this.onPeersChanged()
     const stale = this.peers.staleLabels()
     if (stale.length === 0 || this.restartOffered || this.peers.restartPlanned) return

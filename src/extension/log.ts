@@ -24,8 +24,8 @@ export class Log implements vscode.Disposable {
   for (component: LogComponent): ComponentLog {
     const p = `[${component}] `
     const c = this.channel
-    const write = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error') => (m: string): void => {
-      if (!this.closed) c[level](p + m)
+    const write = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error') => (m: string, err?: unknown): void => {
+      if (!this.closed) c[level](p + m + describeError(err))
     }
     return { trace: write('trace'), debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
   }
@@ -38,10 +38,22 @@ export class Log implements vscode.Disposable {
   }
 }
 
+/**
+ * A logger bound to one component. `err` may be anything thrown: an Error adds its message and
+ * stack, anything else its string form.
+ */
 export interface ComponentLog {
-  trace(msg: string): void
-  debug(msg: string): void
-  info(msg: string): void
-  warn(msg: string): void
-  error(msg: string): void
+  trace(msg: string, err?: unknown): void
+  debug(msg: string, err?: unknown): void
+  info(msg: string, err?: unknown): void
+  warn(msg: string, err?: unknown): void
+  error(msg: string, err?: unknown): void
+}
+
+/** `: message` plus the stack's frames for an Error; `: value` for anything else thrown. */
+function describeError (err: unknown): string {
+  if (err === undefined) return ''
+  if (!(err instanceof Error)) return `: ${String(err)}`
+  const frames = err.stack?.split('\n').slice(1).join('\n')
+  return `: ${err.message}${frames === undefined || frames === '' ? '' : `\n${frames}`}`
 }

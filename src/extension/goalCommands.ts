@@ -1,0 +1,150 @@
+/**
+ * Submit Goal: the input box, starting the main peer, offering a local swarm when nobody would
+ * plan the goal, publishing it, revealing it in the Plan view, and the progress notification.
+ */
+import * as vscode from 'vscode'
+import { failedGoals } from '../peer/roles/report'
+import { planProgress, type GoalView } from '../peer/state/tree'
+import { firstLine } from '../views/format'
+import { Commands } from './commandIds'
+import { registerCommands, type CommandDeps } from './commandRegistry'
+import { Disposable } from './disposable'
+import type { ComponentLog } from './log'
+import type { PeerCommands } from './peerCommands'
+
+/** What to do when Submit Goal finds no decomposer and scorers online. */
+export type NoWorkersChoice = 'ask' | 'startLocalSwarm' | 'submit'
+
+export interface SubmitGoalOptions {
+  text?: string
+  /** Default 'ask' (a notification with "Start Local Swarm" / "Submit Anyway"). */
+  ifNoWorkers?: NoWorkersChoice
+  /** Show the progress notification (default true). */
+  progress?: boolean
+}
+
+/** How long Submit Goal waits for announcements from a just-started peer, ms. */
+const DISCOVERY_WAIT_MS = 6000
+
+export class GoalCommands extends Disposable {
+  private readonly log: ComponentLog
+
+  constructor (private readonly d: CommandDeps, private readonly peers: PeerCommands) {
+    super()
+    this.log = d.log.for('commands')
+    for (const r of registerCommands(d.log, {
+      [Commands.submitGoal]: (opts?: SubmitGoalOptions | string) => this.submitGoal(opts)
+    })) this._register(r)
+  }
+
+  /**
+   * Submit Goal: input box (non-empty, ≤ 4000 chars), start the main peer if needed, offer a
+   * local swarm when nobody would plan the goal, publish it, reveal it, and show progress until
+   * the plan completes or the notification is dismissed. @returns the goal_id, or undefined
+   */
+  async submitGoal (opts?: SubmitGoalOptions | string): Promise<string | undefined> {
+    const o: SubmitGoalOptions = typeof opts === 'string' ? { text: opts } : opts ?? {}
+    let text = o.text?.trim()
+    if (text === undefined) {
+      text = (await vscode.window.showInputBox({
+        title: 'Goal Swarm: Submit Goal',
+        prompt: 'Describe the goal; the swarm splits it into prompts and runs them',
+        placeHolder: 'Plan a two-week trip to Japan',
+        ignoreFocusOut: true,
+        validateInput: validateGoalText
+      }))?.trim()
+      if (text === undefined) return undefined
+    }
+    const invalid = validateGoalText(text)
+    if (invalid !== undefined) throw new Error(invalid)
+
+    const justStarted = this.d.peers.main.ready === undefined
+    const main = await this.peers.startPeer()
+    if (!(await this.haveWorkers(justStarted))) {
+      const choice = await this.noWorkersChoice(o.ifNoWorkers ?? 'ask')
+      if (choice === undefined) return undefined
+      if (choice === 'startLocalSwarm') await this.peers.startLocalSwarm()
+    }
+    const proc = this.d.peers.main.process
+    if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
+    const goalId = await proc.submitGoal(text)
+    this.log.info(`submitted goal ${goalId} through ${main.peerId}: ${firstLine(text, 100)}`)
+    this.d.view.reveal(goalId).catch((err: unknown) => this.log.debug(`reveal ${goalId}`, err))
+    if (o.progress !== false) void this.showPlanProgress(goalId, text)
+    return goalId
+  }
+
+  /** A decomposer and `quorum` scorers are announcing (waits a little after a fresh start). */
+  private async haveWorkers (justStarted: boolean): Promise<boolean> {
+    const quorum = this.d.settings.current().quorum
+    const enough = (): boolean => {
+      const live = this.d.model.livePeers()
+      return live.some((p) => p.role === 'decomposer') && live.filter((p) => p.role === 'scorer').length >= quorum
+    }
+    if (enough()) return true
+    if (!justStarted && this.d.peers.localSwarm.length === 0) return false
+    try {
+      await this.d.model.waitFor(() => enough(), DISCOVERY_WAIT_MS, 'decomposers and scorers')
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private async noWorkersChoice (mode: NoWorkersChoice): Promise<'startLocalSwarm' | 'submit' | undefined> {
+    if (mode !== 'ask') return mode
+    const provider = await this.peers.providerLabel()
+    const start = `Start Local Swarm (${provider})`
+    const anyway = 'Submit Anyway'
+    const swarm = this.d.settings.current().swarmName
+    const a = await vscode.window.showInformationMessage(
+      `No decomposer and scorers are online in swarm "${swarm}", so nobody would plan this goal yet. Start a local swarm on this machine?`,
+      { modal: false }, start, anyway)
+    return a === start ? 'startLocalSwarm' : a === anyway ? 'submit' : undefined
+  }
+
+  /**
+   * Notification with leaf counts until the plan completes. It has no Cancel button: the swarm
+   * has no cancel yet, and a Cancel that only closed the notification would read as stopping
+   * the plan. Closing (hiding) it leaves the plan running; "plan complete" still follows.
+   */
+  private async showPlanProgress (goalId: string, text: string): Promise<void> {
+    const done = await vscode.window.withProgress({
+      location: vscode.ProgressLocation.Notification,
+      title: `Goal Swarm: ${firstLine(text, 60)}`,
+      cancellable: false
+    }, (progress, token) => new Promise<GoalView | undefined>((resolve) => {
+      let reported = 0
+      const check = (): void => {
+        const root = this.d.model.roots().find((r) => r.id === goalId)
+        if (root === undefined) { progress.report({ message: 'publishing…' }); return }
+        const p = planProgress(root)
+        const pct = p.leaves === 0 ? 0 : Math.floor((100 * (p.done + p.failed)) / p.leaves)
+        progress.report({
+          message: p.leaves === 0 ? 'decomposing…' : `${p.done}/${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.capability_gap > 0 ? `, ${p.capability_gap} waiting for a capability` : ''}`,
+          increment: Math.max(0, pct - reported)
+        })
+        reported = Math.max(reported, pct)
+        if (p.complete) { finish(); resolve(root) }
+      }
+      const sub = this.d.model.onDidChange(check)
+      const cancel = token.onCancellationRequested(() => { finish(); resolve(undefined) })
+      const finish = (): void => { sub.dispose(); cancel.dispose() }
+      check()
+    }))
+    if (done === undefined) return
+    const p = planProgress(done)
+    const unsplit = failedGoals(done)
+    const a = await vscode.window.showInformationMessage(
+      `Goal Swarm: plan complete, ${p.done} of ${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}` +
+      `${unsplit > 0 ? `, ${unsplit} goal${unsplit === 1 ? '' : 's'} could not be split` : ''}.`, 'Export Plan')
+    if (a === 'Export Plan') await vscode.commands.executeCommand(Commands.exportPlan, goalId)
+  }
+}
+
+/** Input validation of Submit Goal (same limits as the Goal schema's text). */
+export function validateGoalText (v: string): string | undefined {
+  if (v.trim() === '') return 'Enter a goal, e.g. "Plan a two-week trip to Japan"'
+  if (v.length > 4000) return `A goal has at most 4000 characters (this one has ${v.length})`
+  return undefined
+}

@@ -1,0 +1,158 @@
+/**
+ * Commands that start and stop this editor's peers: the main peer, a contributed executor, a
+ * local swarm, and connecting to another editor (Copy My Address / Connect to Peer...).
+ */
+import * as vscode from 'vscode'
+import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
+import { peerAddressProblem, shareableAddress } from './address'
+import { Commands } from './commandIds'
+import { registerCommands, type CommandDeps } from './commandRegistry'
+import { Disposable } from './disposable'
+import type { ComponentLog } from './log'
+import type { ReadyInfo } from './peerProcess'
+import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize } from './peers'
+import { recordStarted } from './restore'
+import { effectiveProvider, Keys } from './settings'
+
+const CAPABILITY_HELP: Record<Capability, string> = {
+  can_write_text: 'write text: plans, summaries, drafts',
+  can_query_api: 'look things up through APIs',
+  can_run_code: 'write and run code'
+}
+
+export class PeerCommands extends Disposable {
+  private readonly log: ComponentLog
+
+  constructor (private readonly d: CommandDeps) {
+    super()
+    this.log = d.log.for('commands')
+    for (const r of registerCommands(d.log, {
+      [Commands.startPeer]: () => this.startPeer(),
+      [Commands.stopPeer]: () => this.stopPeer(),
+      [Commands.restartPeer]: () => this.restartPeer(),
+      [Commands.contributeExecutor]: (caps?: Capability[]) => this.contributeExecutor(caps),
+      [Commands.stopContributing]: () => this.stopContributing(),
+      [Commands.startLocalSwarm]: (size?: Partial<LocalSwarmSize>) => this.startLocalSwarm(size),
+      [Commands.stopLocalSwarm]: () => this.stopLocalSwarm(),
+      [Commands.copyMyAddress]: () => this.copyMyAddress(),
+      [Commands.connectToPeer]: (address?: string) => this.connectToPeer(address)
+    })) this._register(r)
+  }
+
+  /** Starts the main peer; resolves with its ready info. */
+  async startPeer (): Promise<ReadyInfo> {
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Goal Swarm: starting peer' }, () => this.d.peers.startMain())
+  }
+
+  /** Stops this editor's main peer and every peer it started; resolves when all are gone. */
+  async stopPeer (): Promise<number[]> {
+    const pids = this.d.peers.livePids()
+    await this.d.peers.stopAll()
+    await recordStarted(this.d.state, { localSwarm: undefined, contributor: undefined })
+    this.log.info(`stopped peers (pids ${pids.join(', ') || 'none'})`)
+    return pids
+  }
+
+  async restartPeer (): Promise<ReadyInfo> {
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Goal Swarm: restarting peers' }, () => this.d.peers.restartAll())
+    return this.d.peers.main.whenReady()
+  }
+
+  /**
+   * Starts an executor peer from this editor with the chosen capabilities (quick pick,
+   * preselected from goalSwarm.capabilities). @returns its ready info, or undefined when cancelled
+   */
+  async contributeExecutor (capabilities?: Capability[]): Promise<ReadyInfo | undefined> {
+    let caps = capabilities
+    if (caps === undefined) {
+      const preset = new Set(this.d.settings.current().capabilities)
+      const picked = await vscode.window.showQuickPick(
+        CAPABILITIES.map((c) => ({ label: c, description: CAPABILITY_HELP[c], picked: preset.has(c), capability: c })),
+        { canPickMany: true, title: 'Contribute Executor', placeHolder: 'Capabilities this editor offers to the swarm (its LLM runs the claimed prompts)' })
+      if (picked === undefined || picked.length === 0) return undefined
+      caps = picked.map((p) => p.capability)
+    }
+    const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Goal Swarm: starting executor' }, () => this.d.peers.contribute(caps))
+    await recordStarted(this.d.state, { contributor: caps })
+    void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
+    return info
+  }
+
+  async stopContributing (): Promise<void> {
+    await this.d.peers.stopContributing()
+    await recordStarted(this.d.state, { contributor: undefined })
+  }
+
+  /**
+   * Copies the multiaddr another editor dials to reach this one (with `/p2p/<PeerId>`), starting
+   * the peer first if needed. @returns the address
+   */
+  async copyMyAddress (): Promise<string> {
+    const ready = await this.startPeer()
+    const shared = shareableAddress(ready.listen, ready.peerId)
+    if (shared === undefined) throw new Error('the peer reports no TCP listen address')
+    await vscode.env.clipboard.writeText(shared.address)
+    this.log.info(`copied this editor's address ${shared.address}`)
+    const scope = shared.loopbackOnly
+      ? ` It is reachable from this machine only; set ${Keys.listenHost} to 0.0.0.0 for editors on other machines.`
+      : ''
+    void vscode.window.showInformationMessage(`Goal Swarm: copied ${shared.address}. Paste it into "Goal Swarm: Connect to Peer..." in the other editor.${scope}`)
+    return shared.address
+  }
+
+  /**
+   * Adds a peer's multiaddr (pasted, validated) to the user's goalSwarm.bootstrapPeers and
+   * restarts the peers so they dial it. @returns the address added, or undefined when cancelled
+   * @throws Error naming what is wrong with an invalid address
+   */
+  async connectToPeer (address?: string): Promise<string | undefined> {
+    const own = this.d.peers.main.ready?.peerId
+    let text = address?.trim()
+    if (text === undefined) {
+      text = (await vscode.window.showInputBox({
+        title: 'Goal Swarm: Connect to Peer',
+        prompt: 'Paste the address the other editor copied with "Goal Swarm: Copy My Address" (or the one a goal-swarm-peer prints)',
+        placeHolder: '/ip4/192.168.1.20/tcp/4001/p2p/12D3KooW…',
+        ignoreFocusOut: true,
+        validateInput: (v) => peerAddressProblem(v, own)
+      }))?.trim()
+      if (text === undefined) return undefined
+    }
+    const problem = peerAddressProblem(text, own)
+    if (problem !== undefined) throw new Error(`cannot connect to "${text}": ${problem}`)
+    const config = vscode.workspace.getConfiguration()
+    const current = config.inspect<string[]>(Keys.bootstrapPeers)?.globalValue ?? []
+    await this.d.peers.withPlannedRestart(async () => {
+      if (!current.includes(text)) await config.update(Keys.bootstrapPeers, [...current, text], vscode.ConfigurationTarget.Global)
+      this.log.info(`added bootstrap peer ${text}; restarting the peers`)
+      await this.restartPeer()
+    })
+    void vscode.window.showInformationMessage(`Goal Swarm: connecting to ${text}. The status bar counts the peers once connected; an unreachable address is named there and above the plan.`)
+    return text
+  }
+
+  /**
+   * Starts a local swarm (2 decomposers, 2 scorers, 2 executors by default) on 127.0.0.1 with
+   * the configured LLM provider. @returns the members' ready infos
+   */
+  async startLocalSwarm (size?: Partial<LocalSwarmSize>): Promise<ReadyInfo[]> {
+    const full = { ...DEFAULT_LOCAL_SWARM, ...size }
+    const n = full.decomposers + full.scorers + full.executors
+    const provider = await this.providerLabel()
+    const infos = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Goal Swarm: starting a local swarm of ${n} peers (${provider})` },
+      () => this.d.peers.startLocalSwarm(full))
+    await recordStarted(this.d.state, { localSwarm: full })
+    return infos
+  }
+
+  async stopLocalSwarm (): Promise<void> {
+    await this.d.peers.stopLocalSwarm()
+    await recordStarted(this.d.state, { localSwarm: undefined })
+  }
+
+  /** The LLM provider the peers will use, as the user reads it ("offline demo", "anthropic"). */
+  async providerLabel (): Promise<string> {
+    const p = effectiveProvider(this.d.settings.current().llmProvider, await this.d.keys.has('anthropic'))
+    return p === 'offline-demo' ? 'offline demo' : p
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Commands on whole plans: Export Plan (Markdown or JSON, with every full result), and hiding
+ * plans from this window's view (Remove from View, Clear Finished Plans; the swarm keeps them).
+ */
+import * as vscode from 'vscode'
+import { planProgress, type GoalView } from '../peer/state/tree'
+import { firstLine, slug } from '../views/format'
+import { planJson, planMarkdown } from '../views/planExport'
+import { leavesOf } from '../views/planModel'
+import { Commands } from './commandIds'
+import { defaultFile, errorMessage, nodeIdOf, registerCommands, writeUri, type CommandDeps } from './commandRegistry'
+import { Disposable } from './disposable'
+import type { ComponentLog } from './log'
+
+export class PlanCommands extends Disposable {
+  private readonly log: ComponentLog
+
+  constructor (private readonly d: CommandDeps) {
+    super()
+    this.log = d.log.for('commands')
+    for (const r of registerCommands(d.log, {
+      [Commands.exportPlan]: (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }) => this.exportPlan(arg, opts),
+      [Commands.removeFromView]: (arg?: unknown) => this.removeFromView(arg),
+      [Commands.clearFinishedPlans]: () => this.clearFinishedPlans()
+    })) this._register(r)
+  }
+
+  /**
+   * Exports a goal's plan (the goal clicked, or a root picked) as Markdown or JSON.
+   * @returns the written URI
+   */
+  async exportPlan (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }): Promise<string | undefined> {
+    let goal: GoalView | undefined
+    const id = nodeIdOf(arg)
+    if (id !== undefined) {
+      goal = this.goalById(id)
+      if (goal === undefined) throw new Error(`no goal ${id} in the plan`)
+    } else {
+      const roots = this.d.model.roots()
+      if (roots.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no plan to export yet.'); return undefined }
+      goal = roots.length === 1
+        ? roots[0]
+        : (await vscode.window.showQuickPick(roots.map((r) => ({ label: firstLine(r.text, 100), description: r.status, goal: r })), { title: 'Export Plan' }))?.goal
+      if (goal === undefined) return undefined
+    }
+    let format = opts?.format
+    if (format === undefined) {
+      format = (await vscode.window.showQuickPick([
+        { label: 'Markdown', description: 'outline and every result', format: 'markdown' as const },
+        { label: 'JSON', description: 'the plan tree as data', format: 'json' as const }
+      ], { title: 'Export Plan as' }))?.format
+      if (format === undefined) return undefined
+    }
+    const outputs = new Map(this.d.results.outputs())
+    for (const leaf of leavesOf(goal)) {
+      if (leaf.output_sha256 === null || outputs.has(leaf.id)) continue
+      try { outputs.set(leaf.id, (await this.d.results.fullOutput(leaf)) ?? '') } catch (err) { this.log.warn(`export: full output of ${leaf.id} unavailable: ${errorMessage(err)}`) }
+    }
+    const text = format === 'json' ? planJson(goal, outputs) : planMarkdown(goal, outputs)
+    const ext = format === 'json' ? 'json' : 'md'
+    const uri = opts?.target ?? await vscode.window.showSaveDialog({
+      title: 'Export Plan',
+      defaultUri: defaultFile(`plan-${slug(goal.text)}.${ext}`),
+      filters: format === 'json' ? { JSON: ['json'] } : { Markdown: ['md'] }
+    })
+    if (uri === undefined) return undefined
+    await writeUri(uri, text)
+    this.log.info(`exported plan ${goal.id} (${format}) to ${uri.toString()}`)
+    if (opts?.target === undefined) {
+      void vscode.window.showInformationMessage(`Goal Swarm: plan exported to ${vscode.workspace.asRelativePath(uri)}.`, 'Open').then((a) => {
+        if (a === 'Open') void vscode.window.showTextDocument(uri)
+      })
+    }
+    return uri.toString()
+  }
+
+  /**
+   * Hides the plan of a root goal from this view; the swarm and the state log keep it.
+   * @returns whether a plan was hidden
+   */
+  async removeFromView (arg?: unknown): Promise<boolean> {
+    const id = nodeIdOf(arg)
+    const entry = id === undefined ? undefined : this.d.model.find(id)
+    if (entry === undefined) return false
+    return this.d.view.provider.hide([entry.rootId]) > 0
+  }
+
+  /**
+   * Hides every finished plan (all its prompts done or failed) from this view; the swarm keeps
+   * them. @returns how many were hidden
+   */
+  async clearFinishedPlans (): Promise<number> {
+    const finished = this.d.view.visibleRoots().filter((r) => planProgress(r).complete)
+    const n = this.d.view.provider.hide(finished.map((r) => r.id))
+    vscode.window.setStatusBarMessage(n === 0 ? 'Goal Swarm: no finished plan to clear' : `Goal Swarm: ${n} finished plan${n === 1 ? '' : 's'} removed from the view (the swarm keeps them)`, 4000)
+    return n
+  }
+
+  private goalById (id: string): GoalView | undefined {
+    const n = this.d.model.find(id)?.node
+    return n?.kind === 'goal' ? n : undefined
+  }
+}
