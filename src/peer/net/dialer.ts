@@ -7,6 +7,7 @@
  *   does not open two connections at once.
  */
 import type { Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
+import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { Logger } from '../log'
 
@@ -14,7 +15,7 @@ const FIRST_RETRY_MS = 500
 const MAX_RETRY_MS = 5_000
 const DIAL_TIMEOUT_MS = 5_000
 
-interface Target { addr: Multiaddr, text: string, peerId: string | null, nextAt: number, delay: number, dialing: boolean, failures: number }
+interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number }
 
 export class Dialer {
   private readonly targets: Target[]
@@ -24,8 +25,8 @@ export class Dialer {
   constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger) {
     this.targets = bootstrap.map((text) => {
       const addr = multiaddr(text)
-      const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value ?? null
-      return { addr, text, peerId: p2p, nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0 }
+      const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value
+      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0 }
     })
   }
 
@@ -41,8 +42,9 @@ export class Dialer {
     if (this.timer !== null) clearInterval(this.timer)
   }
 
-  private connected (peerId: string): boolean {
-    return this.node.getConnections().some((c) => c.remotePeer.toString() === peerId && c.status === 'open')
+  /** An open connection to `peerId` exists (a lookup by peer: this runs 4 times a second per target). */
+  private connected (peerId: PeerId): boolean {
+    return this.node.getConnections(peerId).some((c) => c.status === 'open')
   }
 
   private tick (): void {
@@ -50,11 +52,11 @@ export class Dialer {
     for (const t of this.targets) {
       if (this.stopped || t.dialing || t.nextAt > now) continue
       if (t.peerId !== null && this.connected(t.peerId)) { t.delay = FIRST_RETRY_MS; continue }
-      if (t.peerId === this.node.peerId.toString()) continue
+      if (t.peerId?.equals(this.node.peerId) === true) continue
       t.dialing = true
       this.node.dial(t.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
         .then((conn) => {
-          t.peerId = conn.remotePeer.toString()
+          t.peerId = conn.remotePeer
           if (t.failures > 0) this.log.info({ addr: t.text, failures: t.failures }, 'bootstrap peer reached')
           t.failures = 0
           t.delay = FIRST_RETRY_MS
@@ -76,7 +78,7 @@ export class Dialer {
   onDiscovered (peer: PeerInfo): void {
     if (this.stopped) return
     const id: PeerId = peer.id
-    if (id.equals(this.node.peerId) || this.connected(id.toString())) return
+    if (id.equals(this.node.peerId) || this.connected(id)) return
     if (this.node.peerId.toString() > id.toString()) return
     const addrs = peer.multiaddrs.map((ma) => ma.encapsulate(`/p2p/${id.toString()}`))
     if (addrs.length === 0) return

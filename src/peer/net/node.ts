@@ -5,6 +5,7 @@
  */
 import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
+import { fastMessageId } from './gossipIds'
 import type { Libp2p, PeerDiscovery, PeerInfo, PrivateKey } from '@libp2p/interface'
 import { mdns, type MulticastDNSComponents } from '@libp2p/mdns'
 import { noise } from '@libp2p/noise'
@@ -72,6 +73,12 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
       identify: identify(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictSign',
+        // GossipSub checks a message's signature before its seen cache, so every copy a peer's
+        // mesh neighbours relay would be verified again. StrictSign's message id is the author
+        // key and seqno; the same pair as a fast id lets duplicates skip verification. Only a
+        // copy that passed verification enters the fast-id cache, so a forged copy cannot
+        // shadow the real message.
+        fastMsgIdFn: fastMessageId,
         // Own messages are delivered locally by the bus (before gossip), not echoed.
         emitSelf: false,
         // Publishing before anyone subscribed must not throw; sync delivers it later.
