@@ -4,6 +4,7 @@
  * context menus VS Code passes the clicked PlanElement.
  */
 import * as vscode from 'vscode'
+import { goalTextProblem, TEXT_MAX_CHARS } from '../peer/protocol/limits'
 import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
 import { planProgress, type GoalView, type LeafView } from '../peer/state/tree'
 import { failedGoals } from '../peer/roles/report'
@@ -222,7 +223,7 @@ export class CommandHandlers extends Disposable {
   // ---- goals ---------------------------------------------------------------------------
 
   /**
-   * Submit Goal: input box (non-empty, ≤ 4000 chars), start the main peer if needed, offer a
+   * Submit Goal: input box (non-empty, ≤ TEXT_MAX_CHARS characters), start the main peer if needed, offer a
    * local swarm when nobody would plan the goal, publish it, reveal it, and show progress until
    * the plan completes or the notification is dismissed. @returns the goal_id, or undefined
    */
@@ -523,11 +524,12 @@ export class CommandHandlers extends Disposable {
   }
 }
 
-/** Input validation of Submit Goal (same limits as the Goal schema's text). */
+/** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). */
 export function validateGoalText (v: string): string | undefined {
   if (v.trim() === '') return 'Enter a goal, e.g. "Plan a two-week trip to Japan"'
-  if (v.length > 4000) return `A goal has at most 4000 characters (this one has ${v.length})`
-  return undefined
+  if (v.length > TEXT_MAX_CHARS) return `A goal has at most ${TEXT_MAX_CHARS} characters (this one has ${v.length})`
+  const problem = goalTextProblem(v)
+  return problem === null ? undefined : `Not a valid goal: ${problem}`
 }
 
 /** A content id from a command argument: a PlanElement, an id string or a result URI. */

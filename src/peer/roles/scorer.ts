@@ -15,6 +15,7 @@
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
 import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
 import { capabilityTtlMs } from '../protocol/liveness'
@@ -229,7 +230,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
-        notes: stripControlChars(out.notes).slice(0, 4000),
+        notes: stripControlChars(out.notes).slice(0, TEXT_MAX_CHARS),
         decisions: out.subgoals.map((v, index) => ({
           index,
           is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),
