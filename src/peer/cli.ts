@@ -145,7 +145,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
     .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
     .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
-    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
+    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', ranged(LIMITS.announceIntervalMs), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))

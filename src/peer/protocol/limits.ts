@@ -36,6 +36,7 @@ const int = (min: number, max: number, def: number): Range => ({ min, max, defau
  * - minSplits, maxSplits: --min-splits, --max-splits / goalSwarm.minSplits, goalSwarm.maxSplits.
  * - quorum, minScore: --quorum, --min-score / goalSwarm.acceptance.* (acceptance rule, DESIGN §3).
  * - llmTimeoutMs: --llm-timeout-ms / goalSwarm.llm.timeoutMs, ms.
+ * - announceIntervalMs: --announce-interval-ms only; announcements state it (heartbeat_ms).
  */
 export const LIMITS = {
   port: int(0, 65535, 0),
@@ -44,7 +45,9 @@ export const LIMITS = {
   maxSplits: int(1, 12, 6),
   quorum: int(1, 64, 2),
   minScore: { min: 0, max: 1, default: 0.6, integer: false },
-  llmTimeoutMs: int(100, 3_600_000, 120_000)
+  llmTimeoutMs: int(100, 3_600_000, 120_000),
+  /** --announce-interval-ms (CLI only): the capability heartbeat, ms (protocol/liveness.ts). */
+  announceIntervalMs: int(100, 3_600_000, 10_000)
 } as const satisfies Record<string, Range>
 
 /** Deepest goal depth a message may carry (Goal.depth); the depth cap cannot exceed it. */

@@ -4,7 +4,7 @@
  * body, so silently stripping a field would change what was signed.
  */
 import { z } from 'zod'
-import { MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
+import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
@@ -232,6 +232,11 @@ export const CapabilityAnnounce = z.strictObject({
   /** Empty for roles that execute nothing. */
   capabilities: z.array(Capability).max(CAPABILITIES.length),
   announced_at: Timestamp,
+  /**
+   * The sender's heartbeat period, ms: the announcement is live for three of them
+   * (protocol/liveness.ts). Optional (older peers state none; receivers then use their own).
+   */
+  heartbeat_ms: z.int().min(LIMITS.announceIntervalMs.min).max(LIMITS.announceIntervalMs.max).optional(),
   /**
    * Random per process start, with the start time: two live nonces for one peer_id mean one
    * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).
