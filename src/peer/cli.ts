@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { LIMITS, TEXT_MAX_CHARS, type Range } from './protocol/limits'
+import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, type Range } from './protocol/limits'
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
@@ -28,7 +28,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv
 }
 
-const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
+/** Identity names follow the swarm-name rule: both become file or topic names. */
+const NAME_RE = SWARM_NAME_RE
 
 function int (min: number, max: number) {
   return (v: string): number => {
