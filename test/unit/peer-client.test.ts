@@ -6,20 +6,26 @@
  */
 import assert from 'node:assert/strict'
 import path from 'node:path'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { PeerClient, PeerClientError } from '../../src/peer/ipc/parent'
 import { REPO_ROOT } from '../support/peers'
 
 const CHILD = path.join(REPO_ROOT, 'test', 'support', 'ipc-child.mjs')
 
-test('invalid messages are dropped and counted, an error reply is a typed refusal, a silent child times out, lines are split', async (t) => {
-  const c = new PeerClient({ script: CHILD, args: ['chatty'], label: 'chatty' })
+/** A started client of `script`, with everything it reported kept; killed after the test. */
+function started (t: TestContext, script: string, args: string[]): { c: PeerClient, invalid: string[], stdout: string[], stderr: string[] } {
+  const c = new PeerClient({ script, args, label: args[0] ?? 'child' })
   t.after(() => { c.kill() })
-  const invalid: string[] = []
-  const stdout: string[] = []
-  c.on('invalid', (r) => { invalid.push(r) })
-  c.on('stdout', (l) => { stdout.push(l) })
+  const out = { c, invalid: [] as string[], stdout: [] as string[], stderr: [] as string[] }
+  c.on('invalid', (r) => { out.invalid.push(r) })
+  c.on('stdout', (l) => { out.stdout.push(l) })
+  c.on('stderr', (l) => { out.stderr.push(l) })
   c.start()
+  return out
+}
+
+test('invalid messages are dropped and counted, an error reply is a typed refusal, a silent child times out, lines are split', async (t) => {
+  const { c, invalid, stdout } = started(t, CHILD, ['chatty'])
   const ready = await c.whenReady(20_000)
   assert.equal(ready.peer_id, '12D3KooWtest')
   assert.equal(c.dropped, 1)
@@ -35,12 +41,8 @@ test('invalid messages are dropped and counted, an error reply is a typed refusa
 })
 
 test('the tiered stop: shutdown, then SIGTERM, then SIGKILL for a child that ignores both', async (t) => {
-  const c = new PeerClient({ script: CHILD, args: ['stubborn'], label: 'stubborn' })
-  t.after(() => { c.kill() })
+  const { c, stderr } = started(t, CHILD, ['stubborn'])
   const steps: string[] = []
-  const stderr: string[] = []
-  c.on('stderr', (l) => { stderr.push(l) })
-  c.start()
   await c.whenReady(20_000)
   const exit = await c.stop({ askMs: 300, termMs: 2000, onEscalate: (s) => { steps.push(s) } })
   assert.deepEqual(steps, ['SIGTERM', 'SIGKILL'])
@@ -49,11 +51,8 @@ test('the tiered stop: shutdown, then SIGTERM, then SIGKILL for a child that ign
   assert.deepEqual(stderr, ['ignoring SIGTERM'])
 })
 
-test('a child that exits before ready rejects whenReady with a typed error', async () => {
-  const c = new PeerClient({ script: path.join(REPO_ROOT, 'dist', 'peer.js'), args: ['--role', 'wizard'], label: 'bad-flag' })
-  const stderr: string[] = []
-  c.on('stderr', (l) => { stderr.push(l) })
-  c.start()
+test('a child that exits before ready rejects whenReady with a typed error', async (t) => {
+  const { c, stderr } = started(t, path.join(REPO_ROOT, 'dist', 'peer.js'), ['--role', 'wizard'])
   await assert.rejects(c.whenReady(20_000), (e: unknown) => e instanceof PeerClientError && e.code === 'exited' && /exited before it was ready \(code 2\)/.test(e.message))
   await c.closed
   assert.ok(stderr.some((l) => l.includes("option '--role <role>' argument 'wizard' is invalid")), stderr.join('\n'))
