@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
-import { LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE } from '../src/peer/protocol/limits.ts'
+import { LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/peer/protocol/limits.ts'
 import { CAPABILITIES, ROLES } from '../src/peer/protocol/schemas.ts'
 import { DEFAULT_SETTINGS, Keys } from '../src/extension/settings.ts'
 
@@ -51,6 +51,7 @@ export function contributesProblems (pkg) {
   expect(Keys.llmProvider, 'the enum', sorted(props[Keys.llmProvider]?.enum), sorted(LLM_PROVIDER_SETTINGS))
   expect(Keys.capabilities, 'the items enum', sorted(props[Keys.capabilities]?.items?.enum), sorted(CAPABILITIES))
   expect(Keys.swarmName, 'the pattern', props[Keys.swarmName]?.pattern, SWARM_NAME_RE.source)
+  expect(Keys.swarmName, 'the patternErrorMessage', props[Keys.swarmName]?.patternErrorMessage, SWARM_NAME_RULE)
   return problems
 }
 
