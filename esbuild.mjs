@@ -4,6 +4,8 @@
 //   dist/peer.js is always minified, ASCII-only (non-ASCII escaped, so Node keeps its source
 //   text at 1 byte per character instead of 2) with license comments in dist/peer.js.LEGAL.txt:
 //   every peer process holds this text in memory, and tests run what ships.
+//   dist/peer-client.js — the parent-side peer client (src/peer/ipc/parent.ts: fork, IPC, stop,
+//   argv) for the demo scripts, which run on plain Node without a TypeScript loader.
 //   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
 //   required by dist/peer.js only when a provider makes its first request: a peer that never
 //   calls a model never reads, parses or compiles their source.
@@ -62,6 +64,7 @@ const builds = [
     plugins: [sdkFiles],
     ...peerOutput
   },
+  { ...common, entryPoints: ['src/peer/ipc/parent.ts'], outfile: 'dist/peer-client.js' },
   ...Object.entries(SDK_FILES).map(([pkg, file]) => ({
     ...common,
     ...peerOutput,

@@ -20,18 +20,19 @@ const program = new Command('demo')
 const say = (s) => { process.stdout.write(s + '\n') }
 const opts = program.opts()
 const goal = program.args[0] ?? DEFAULT_GOAL
-const problem = goalProblem(goal)
-if (problem !== null) {
-  process.stderr.write(`demo: ${problem}, e.g. npm run demo -- "${DEFAULT_GOAL}"\n`)
-  process.exit(2)
-}
-const reportFile = path.resolve(opts.report)
 try {
   ensureBuilt(say)
 } catch (err) {
   say(`FAILED: ${err.message}`)
   process.exit(1)
 }
+// After the build (the goal rule comes from the built client), before any peer starts.
+const problem = goalProblem(goal)
+if (problem !== null) {
+  process.stderr.write(`demo: ${problem}, e.g. npm run demo -- "${DEFAULT_GOAL}"\n`)
+  process.exit(2)
+}
+const reportFile = path.resolve(opts.report)
 say(`Goal Swarm demo: "${goal}" (offline demo model: every output is synthetic and says so)`)
 const outcome = await runLocalSwarm({
   goal,

@@ -30,28 +30,23 @@ export function formatElapsed (ms) {
 }
 
 /**
- * Collects the observer's stdout into whole tree texts: each tree starts with its header line,
- * and a tree is handed on once its write has been read (`fn(text)` with the header first).
+ * Collects the observer's stdout lines into whole tree texts: each tree starts with its header
+ * line, and a tree is handed on once its write has been read (`fn(text)` with the header first).
+ * @param {{ on: (event: 'stdout', fn: (line: string) => void) => unknown, closed: Promise<void> }} client
+ *   the observer's PeerClient (src/peer/ipc/parent.ts), which splits its stdout into lines
+ * @param {(text: string) => void} fn
  */
-export function treeTexts (stream, fn) {
-  let buf = ''
+export function treeTexts (client, fn) {
   let block = []
   let timer = null
   const flush = () => { timer = null; if (block.length > 0) fn(block.join('\n')) }
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk) => {
-    buf += chunk
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i)
-      buf = buf.slice(i + 1)
-      if (HEADER.test(line)) { if (block.length > 0) fn(block.join('\n')); block = [] }
-      if (block.length > 0 || HEADER.test(line)) block.push(line)
-    }
+  client.on('stdout', (line) => {
+    if (HEADER.test(line)) { if (block.length > 0) fn(block.join('\n')); block = [] }
+    if (block.length > 0 || HEADER.test(line)) block.push(line)
     // One write of the observer is one tree; pipes may split it, so wait for a quiet moment.
     if (timer === null) timer = setTimeout(flush, 20)
   })
-  stream.on('end', () => { if (timer !== null) clearTimeout(timer); flush() })
+  void client.closed.then(() => { if (timer !== null) clearTimeout(timer); flush() })
 }
 
 /**

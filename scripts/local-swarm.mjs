@@ -2,8 +2,9 @@
 // plan tree filling in, writes the plan report, stops every process and reports measurements.
 // Used by scripts/demo.mjs (offline demo model) and scripts/swarm.mjs (a real model).
 // No mDNS (peers dial each other), temp data dirs, nothing written outside them but the report.
-import { fork, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,21 +12,23 @@ import { createLiveView, treeTexts } from './live-view.mjs'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const PEER = path.join(REPO_ROOT, 'dist', 'peer.js')
+/** The parent-side peer client (src/peer/ipc/parent.ts), built by esbuild.mjs. */
+const CLIENT = path.join(REPO_ROOT, 'dist', 'peer-client.js')
 const ROLES = ['decomposer', 'scorer', 'executor', 'observer']
 
-/** Longest goal text a peer accepts: the Goal message's text limit (src/peer/protocol/schemas.ts). */
-export const GOAL_MAX_CHARS = 4000
+/** The built client module; call after ensureBuilt. */
+function client () {
+  return createRequire(import.meta.url)(CLIENT)
+}
 
 /**
- * Why `text` cannot be submitted as a goal, or null when it can: checked before any peer
- * starts, so a bad goal costs nothing and touches no report.
+ * Why `text` cannot be submitted as a goal, or null when it can (the Goal message's text rule,
+ * src/peer/protocol/limits.ts): checked before any peer starts, so a bad goal costs nothing and
+ * touches no report. Call after ensureBuilt.
  */
 export function goalProblem (text) {
-  if (typeof text !== 'string' || text.trim() === '') return `the goal is empty; give 1 to ${GOAL_MAX_CHARS} characters of text`
-  if (text.length > GOAL_MAX_CHARS) return `the goal is ${text.length} characters long; the limit is ${GOAL_MAX_CHARS}`
-  const ctl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text)
-  if (ctl !== null) return `the goal contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}; only text, tabs and newlines are allowed`
-  return null
+  if (typeof text !== 'string') return goalProblem('')
+  return client().goalTextProblem(text)
 }
 
 /** Newest mtime (ms) of the files under `dir`. */
@@ -38,46 +41,27 @@ function newestMtime (dir) {
   return newest
 }
 
-/** Builds dist/peer.js when it is missing or older than its sources. @throws when the build fails */
+/** Builds dist/peer.js and dist/peer-client.js when missing or older than their sources. @throws when the build fails */
 export function ensureBuilt (say) {
   const sources = Math.max(newestMtime(path.join(REPO_ROOT, 'src', 'peer')), statSync(path.join(REPO_ROOT, 'esbuild.mjs')).mtimeMs)
-  if (existsSync(PEER) && statSync(PEER).mtimeMs >= sources) return
+  if ([PEER, CLIENT].every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return
   say('building dist/peer.js ...')
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'esbuild.mjs')], { cwd: REPO_ROOT, stdio: 'inherit' })
   if (r.status !== 0) throw new Error(`the build failed (exit ${r.status})`)
 }
 
-/** Splits a stream into lines. */
-function onLines (stream, fn) {
-  let buf = ''
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk) => {
-    buf += chunk
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) { fn(buf.slice(0, i)); buf = buf.slice(i + 1) }
-  })
-  stream.on('end', () => { if (buf !== '') fn(buf) })
-}
-
+/** One peer process of the local swarm: a PeerClient, its log records and an event stream for `next`. */
 class Peer {
   constructor (name, role, args, env, logFile) {
     this.name = name
     this.role = role
     this.records = []
-    this.ready = null
-    this.exit = null
     this.envelopes = []
-    this.waiters = new Map()
     this.listeners = new Set()
-    this.child = fork(PEER, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-    // 'close': the exit and every byte of stdout/stderr read.
-    this.closed = new Promise((resolve) => { this.child.once('close', resolve) })
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => { this.exit = { code, signal }; this.emit({ type: '@exit' }); resolve(this.exit) })
-    })
-    this.child.on('error', () => {})
     this.stderrTail = []
-    onLines(this.child.stderr, (line) => {
+    const { PeerClient } = client()
+    this.client = new PeerClient({ script: PEER, args, label: name, env, cwd: REPO_ROOT })
+    this.client.on('stderr', (line) => {
       if (logFile !== null) appendFileSync(logFile, line + '\n')
       this.stderrTail.push(line)
       if (this.stderrTail.length > 40) this.stderrTail.shift()
@@ -87,49 +71,34 @@ class Peer {
       this.records.push(rec)
       this.emit({ type: '@stderr', rec })
     })
-    this.stdout = this.child.stdout
-    this.child.on('message', (m) => {
-      if (m?.type === 'ready') this.ready = m
-      if (m?.type === 'envelopes') this.envelopes.push(...m.envelopes)
-      const id = m?.request_id
-      if (typeof id === 'string' && this.waiters.has(id)) { this.waiters.get(id)(m); this.waiters.delete(id) }
-      this.emit(m)
-    })
+    this.client.on('envelopes', (envs) => { this.envelopes.push(...envs) })
+    this.client.on('message', (m) => { this.emit(m) })
+    this.client.on('exit', () => { this.emit({ type: '@exit' }) })
+    this.client.start()
   }
+
+  get ready () { return this.client.ready ?? null }
+  get exit () { const e = this.client.exit; return e === undefined ? null : { code: e.code, signal: e.signal } }
+  /** Resolves once the process has exited and all its output is read. */
+  get closed () { return this.client.closed }
+  get exited () { return this.client.exited }
 
   on (fn) { this.listeners.add(fn); return () => this.listeners.delete(fn) }
   emit (m) { for (const fn of [...this.listeners]) fn(m) }
 
-  /** Resolves with the next event `pred` accepts. @throws on timeout or exit first */
-  next (pred, what, timeoutMs) {
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => { off(); reject(new Error(`${this.name}: no ${what} within ${timeoutMs} ms`)) }, timeoutMs)
-      const off = this.on((m) => {
-        if (pred(m)) { clearTimeout(t); off(); resolve(m) } else if (m.type === '@exit') {
-          clearTimeout(t); off(); reject(new Error(`${this.name} exited (${JSON.stringify(this.exit)}) before ${what}:\n${this.stderrTail.slice(-10).join('\n')}`))
-        }
-      })
-    })
+  /** Resolves with `ready`. @throws on timeout or exit first, with the log tail */
+  async waitReady (timeoutMs) {
+    try {
+      return await this.client.whenReady(timeoutMs)
+    } catch (err) {
+      throw new Error(`${err.message}:\n${this.stderrTail.slice(-10).join('\n')}`)
+    }
   }
 
-  request (msg, timeoutMs = 60_000) {
-    const id = Math.random().toString(36).slice(2, 14)
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => { this.waiters.delete(id); reject(new Error(`${this.name}: no reply to ${msg.type}`)) }, timeoutMs)
-      this.waiters.set(id, (m) => { clearTimeout(t); resolve(m) })
-      this.child.send({ ...msg, request_id: id })
-    })
-  }
+  /** The client's tiered stop: shutdown, SIGTERM after 3 s, SIGKILL 1.5 s later. */
+  async stop () { await this.client.stop({ askMs: 3000 }) }
 
-  async stop (graceMs = 3000) {
-    if (this.exit !== null) return
-    try { this.child.send({ type: 'shutdown' }) } catch { /* channel closed */ }
-    const t = setTimeout(() => { this.child.kill('SIGKILL') }, graceMs)
-    await this.exited
-    clearTimeout(t)
-  }
-
-  kill () { if (this.exit === null) this.child.kill('SIGKILL') }
+  kill () { this.client.kill('SIGKILL') }
 }
 
 /**
@@ -168,14 +137,13 @@ export async function runLocalSwarm (o) {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-local-'))
   if (o.logDir !== undefined) mkdirSync(o.logDir, { recursive: true })
   const peers = []
-  const common = ['--host', '127.0.0.1', '--port', '0', '--no-mdns', '--log-format', 'json', '--identity-dir', path.join(tmp, 'identities'), ...o.peerArgs]
-  const start = async (role, name, extra = []) => {
+  const identityDir = path.join(tmp, 'identities')
+  const start = async (role, name, extra = {}) => {
     const bootstrap = peers.filter((p) => p.ready !== null).map((p) => p.ready.listen[0])
-    const args = ['--role', role, '--identity', name, '--data-dir', path.join(tmp, name), ...common, ...extra]
-    if (bootstrap.length > 0) args.push('--bootstrap', ...bootstrap)
+    const args = client().peerArgv({ role, identity: name, dataDir: path.join(tmp, name), identityDir, host: '127.0.0.1', port: 0, mdns: false, bootstrap, ...extra, extraArgs: [...o.peerArgs, ...(extra.extraArgs ?? [])] })
     const p = new Peer(name, role, args, o.env, o.logDir === undefined ? null : path.join(o.logDir, `${name}.log`))
     peers.push(p)
-    await p.next((m) => m.type === 'ready', 'ready', 30_000)
+    await p.waitReady(30_000)
     return p
   }
   const stopAll = async () => { await Promise.all(peers.map((p) => p.stop())) }
@@ -186,12 +154,11 @@ export async function runLocalSwarm (o) {
   let outcome = { ok: false, reason: 'not started', summary: {} }
   const view = createLiveView({ stream: o.stream, tty: o.tty, events: o.showProgress !== false })
   try {
-    const observer = await start('observer', 'observer', ['--report-file', o.reportFile])
-    if (o.showTree !== false) treeTexts(observer.stdout, (text) => { view.tree(text) })
-    else observer.stdout.resume()
+    const observer = await start('observer', 'observer', { reportFile: o.reportFile })
+    if (o.showTree !== false) treeTexts(observer.client, (text) => { view.tree(text) })
     for (let i = 1; i <= o.counts.decomposers; i++) await start('decomposer', `decomposer-${i}`)
     for (let i = 1; i <= o.counts.scorers; i++) await start('scorer', `scorer-${i}`)
-    for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, o.executorArgs ?? [])
+    for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, { extraArgs: o.executorArgs ?? [] })
     say(`started ${peers.length} peers on 127.0.0.1: ${peers.map((p) => p.name).join(', ')}`)
     const names = new Map(peers.map((p) => [p.ready.peer_id, p.name]))
     for (const p of peers) {
@@ -200,9 +167,12 @@ export async function runLocalSwarm (o) {
     view.peers(peers.length)
 
     const t0 = Date.now()
-    const submitted = await observer.request({ type: 'submit-goal', text: o.goal })
-    if (submitted.type !== 'submitted') throw new Error(`submitting the goal failed: ${submitted.message}`)
-    const goalId = submitted.goal_id
+    let goalId
+    try {
+      goalId = await observer.client.submitGoal(o.goal)
+    } catch (err) {
+      throw new Error(`submitting the goal failed: ${err.message}`)
+    }
     say(`submitted goal ${goalId}: "${o.goal}"`)
     view.start()
 

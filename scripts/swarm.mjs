@@ -58,6 +58,12 @@ if (opts.goal === undefined) {
   process.stderr.write('swarm: --goal TEXT is required, e.g. npm run swarm -- --goal "Plan a two-week trip to Japan"\n')
   process.exit(2)
 }
+try {
+  ensureBuilt(say)
+} catch (err) {
+  say(`FAILED: ${err.message}`)
+  process.exit(1)
+}
 const goalError = goalProblem(opts.goal)
 if (goalError !== null) {
   process.stderr.write(`swarm: ${goalError}, e.g. npm run swarm -- --goal "Plan a two-week trip to Japan"\n`)
@@ -67,12 +73,6 @@ const llmArgs = ['--llm', provider]
 if (opts.model !== undefined) llmArgs.push('--model', opts.model)
 if (opts.llmBaseUrl !== undefined) llmArgs.push('--llm-base-url', opts.llmBaseUrl)
 const reportFile = path.resolve(opts.report)
-try {
-  ensureBuilt(say)
-} catch (err) {
-  say(`FAILED: ${err.message}`)
-  process.exit(1)
-}
 const why = opts.llm === undefined ? ' (a paid API, chosen because ANTHROPIC_API_KEY is set)' : ''
 say(`Goal Swarm: "${opts.goal}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}${why}: ` +
   `${opts.decomposers} decomposers, ${opts.scorers} scorers, ${opts.executors} executors, 1 observer`)

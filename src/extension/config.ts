@@ -7,7 +7,7 @@
 import * as vscode from 'vscode'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
-import { Keys, readSettings, SECTION, type SettingKey, type SettingProblem, type Settings } from './settings'
+import { readSettings, SECTION, type SettingKey, type SettingProblem, type Settings } from './settings'
 
 export class SettingsService extends Disposable {
   private readonly reported = new Set<string>()
@@ -56,6 +56,3 @@ export class SettingsService extends Disposable {
     }
   }
 }
-
-/** Keys whose change needs a peer restart (all of them shape the child's command line). */
-export const RESTART_KEYS: readonly SettingKey[] = Object.values(Keys)

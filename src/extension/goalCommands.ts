@@ -3,6 +3,7 @@
  * plan the goal, publishing it, revealing it in the Plan view, and the progress notification.
  */
 import * as vscode from 'vscode'
+import { goalTextProblem, TEXT_MAX_CHARS } from '../peer/protocol/limits'
 import { failedGoals } from '../peer/roles/report'
 import { planProgress, type GoalView } from '../peer/state/tree'
 import { firstLine } from '../views/format'
@@ -38,7 +39,7 @@ export class GoalCommands extends Disposable {
   }
 
   /**
-   * Submit Goal: input box (non-empty, ≤ 4000 chars), start the main peer if needed, offer a
+   * Submit Goal: input box (non-empty, ≤ TEXT_MAX_CHARS characters), start the main peer if needed, offer a
    * local swarm when nobody would plan the goal, publish it, reveal it, and show progress until
    * the plan completes or the notification is dismissed. @returns the goal_id, or undefined
    */
@@ -142,9 +143,10 @@ export class GoalCommands extends Disposable {
   }
 }
 
-/** Input validation of Submit Goal (same limits as the Goal schema's text). */
+/** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). */
 export function validateGoalText (v: string): string | undefined {
   if (v.trim() === '') return 'Enter a goal, e.g. "Plan a two-week trip to Japan"'
-  if (v.length > 4000) return `A goal has at most 4000 characters (this one has ${v.length})`
-  return undefined
+  if (v.length > TEXT_MAX_CHARS) return `A goal has at most ${TEXT_MAX_CHARS} characters (this one has ${v.length})`
+  const problem = goalTextProblem(v)
+  return problem === null ? undefined : `Not a valid goal: ${problem}`
 }

@@ -1,29 +1,28 @@
 /**
- * One forked peer child (`dist/peer.js`) and its IPC channel (src/peer/ipc/protocol.ts).
- * Every received message is validated with ChildMessage; invalid ones are logged and dropped.
- * Envelopes are re-checked with checkEnvelope (schema, ids, authorship) before anyone sees them;
- * the child has already verified the signatures.
- *
- * Stopping is tiered (rust-analyzer style): ask with `shutdown`, then SIGTERM, then SIGKILL.
+ * One forked peer child (`dist/peer.js`) for the editor: the vscode-free client of
+ * src/peer/ipc/parent.ts (fork, zod-checked IPC, requests, tiered stop, line splitting) with
+ * vscode events and the editor's logs on top. Invalid IPC messages and envelopes are logged
+ * and dropped; the child's log records are shown once (from IPC when it forwards them, else
+ * from stderr after an unexpected exit).
  */
-import { fork, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import * as vscode from 'vscode'
-import { ChildMessage, type ParentMessage } from '../peer/ipc/protocol'
-import { checkEnvelope } from '../peer/protocol/envelope'
+import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo as ClientExitInfo, type StatusMsg } from '../peer/ipc/parent'
+import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Role } from '../peer/protocol/schemas'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
-import { peerArgs, type PeerSpec } from './peerSpec'
+import type { PeerSpec } from './peerSpec'
+
+export { describeExit, STOP_GRACE_MS, TERM_GRACE_MS }
 
 /** What the child reports once its node listens. */
 export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[] }
 
 /** The child's periodic status. */
-export type PeerStatus = Extract<ChildMessage, { type: 'status' }>
+export type PeerStatus = StatusMsg
 
-/** How a child ended. `expected` is true when we asked it to stop. */
-export interface ExitInfo { code: number | null, signal: NodeJS.Signals | null, expected: boolean, beforeReady: boolean, lastLines: string[] }
+/** How a child ended (parent.ts ExitInfo) and its last output lines, which name a bad flag or file. */
+export interface ExitInfo extends ClientExitInfo { lastLines: string[] }
 
 export interface PeerLaunch {
   /** Absolute path of dist/peer.js. */
@@ -35,24 +34,17 @@ export interface PeerLaunch {
   execPath?: string
 }
 
-/** ms the child gets to answer `shutdown` before SIGTERM, and SIGTERM before SIGKILL. */
-export const STOP_GRACE_MS = 2500
-export const TERM_GRACE_MS = 1500
 const READY_TIMEOUT_MS = 60_000
-const REQUEST_TIMEOUT_MS = 60_000
 const KEEP_LINES = 30
 
 const PINO_LEVELS: Record<number, keyof ComponentLog> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'error' }
 
 export class PeerProcess extends Disposable {
-  private child: ChildProcess | undefined
+  private client: PeerClient | undefined
   private readyInfo: ReadyInfo | undefined
   private lastStatusMsg: PeerStatus | undefined
   private exited: ExitInfo | undefined
-  private stopping = false
-  private readonly pending = new Map<string, { resolve: (m: ChildMessage) => void, reject: (e: Error) => void, timer: NodeJS.Timeout }>()
   private readonly lastLines: { line: string, level: keyof ComponentLog }[] = []
-  private droppedIpc = 0
   /** The child forwards its log records over IPC (then stderr JSON lines are not shown twice). */
   private ipcLogs = false
   /** Bootstrap multiaddrs the child reports it cannot reach (from its dial log records). */
@@ -77,7 +69,7 @@ export class PeerProcess extends Disposable {
 
   get label (): string { return this.launch.spec.label }
   get spec (): PeerSpec { return this.launch.spec }
-  get pid (): number | undefined { return this.child?.pid }
+  get pid (): number | undefined { return this.client?.pid }
   get ready (): ReadyInfo | undefined { return this.readyInfo }
   get lastStatus (): PeerStatus | undefined { return this.lastStatusMsg }
   /** Bootstrap addresses dialled in vain three times in a row and not reached since. */
@@ -88,146 +80,67 @@ export class PeerProcess extends Disposable {
 
   /**
    * Forks the child and waits for its `ready` message.
-   * @throws Error when it exits first or stays silent for 60 s (the child is then killed);
+   * @throws Error when it exits first or stays silent for 60 s (the child is then stopped);
    *   the message carries its last output lines, which name a bad flag or file.
    */
-  start (): Promise<ReadyInfo> {
-    if (this.child !== undefined) throw new Error(`peer ${this.label} was already started`)
-    const args = peerArgs(this.launch.spec)
+  async start (): Promise<ReadyInfo> {
+    if (this.client !== undefined) throw new Error(`peer ${this.label} was already started`)
+    const args = peerArgv(this.launch.spec)
     this.log.info(`starting ${this.label}: ${this.launch.execPath ?? 'editor runtime'} ${this.launch.script} ${args.join(' ')}`)
-    const child = fork(this.launch.script, args, {
-      execArgv: [],
-      execPath: this.launch.execPath,
-      env: this.launch.env,
-      cwd: this.launch.spec.dataDir,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      serialization: 'json'
-    })
-    this.child = child
-    child.stdout?.setEncoding('utf8')
-    child.stderr?.setEncoding('utf8')
-    lineReader(child.stdout, (l) => this.onOutputLine(l, false))
-    lineReader(child.stderr, (l) => this.onOutputLine(l, true))
-    child.on('message', (m) => this.onMessage(m))
-    // 'error' covers a failed spawn (bad execPath) and failed sends; 'exit' may not follow a spawn failure.
-    child.on('error', (err) => {
+    const client = new PeerClient({ script: this.launch.script, args, label: this.label, env: this.launch.env, execPath: this.launch.execPath, cwd: this.launch.spec.dataDir })
+    this.client = client
+    client.on('stdout', (l) => { this.onOutputLine(l, false) })
+    client.on('stderr', (l) => { this.onOutputLine(l, true) })
+    client.on('invalid', (reason) => { this.log.warn(`${this.label}: ${reason} (${client.dropped} dropped so far)`) })
+    client.on('error', (err) => {
       this.log.error(`${this.label}: ${err.message}`)
       this.remember(`error: ${err.message}`, 'error')
-      if (child.pid === undefined) this.onChildExit(null, null)
     })
-    child.on('exit', (code, signal) => this.onChildExit(code, signal))
-    if (child.pid !== undefined) this.log.info(`${this.label} pid ${child.pid}`)
-
-    return new Promise<ReadyInfo>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        sub.dispose(); exitSub.dispose()
-        reject(new Error(`peer ${this.label} sent no "ready" within ${READY_TIMEOUT_MS / 1000} s`))
+    client.on('ready', (m) => {
+      this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen }
+      this.log.info(`${this.label} ready: ${m.role} ${m.peer_id} on ${m.listen.join(', ')}`)
+    })
+    client.on('envelopes', (envs) => { this._onEnvelopes.fire(envs) })
+    client.on('status', (m) => { this.lastStatusMsg = m; this._onStatus.fire(m) })
+    client.on('log', (m) => { this.ipcLogs = true; this.peerLog[m.level](`${m.component}: ${m.msg}`) })
+    client.on('exit', (e) => { this.onChildExit(e) })
+    client.start()
+    if (client.pid !== undefined) this.log.info(`${this.label} pid ${client.pid}`)
+    try {
+      await client.whenReady(READY_TIMEOUT_MS)
+    } catch (err) {
+      if (err instanceof PeerClientError && err.code === 'timeout') {
         void this.stop()
-      }, READY_TIMEOUT_MS)
-      const sub = this.onReadyInternal((info) => { clearTimeout(timer); sub.dispose(); exitSub.dispose(); resolve(info) })
-      const exitSub = this.onExit((e) => {
-        clearTimeout(timer); sub.dispose(); exitSub.dispose()
-        reject(new Error(`peer ${this.label} exited before it was ready (${describeExit(e)})${e.lastLines.length > 0 ? ': ' + e.lastLines.slice(-3).join(' | ') : ''}`))
-      })
-    })
+        throw err
+      }
+      const lines = this.lastLines.map((l) => l.line)
+      throw new Error(`${(err as Error).message}${lines.length > 0 ? ': ' + lines.slice(-3).join(' | ') : ''}`)
+    }
+    return this.readyInfo as ReadyInfo
   }
-
-  private readonly _onReady = this._register(new vscode.EventEmitter<ReadyInfo>())
-  private readonly onReadyInternal = this._onReady.event
 
   /**
    * Publishes a root goal through this peer.
    * @returns the goal_id
-   * @throws Error with the child's message when it refuses, or on timeout / exit.
+   * @throws PeerClientError with the child's message when it refuses, or on timeout / exit.
    */
   async submitGoal (text: string): Promise<string> {
-    const reply = await this.request({ type: 'submit-goal', request_id: randomUUID(), text })
-    if (reply.type !== 'submitted') throw new Error(`unexpected reply ${reply.type}`)
-    return reply.goal_id
+    return await this.running().submitGoal(text)
   }
 
   /** The full output of a leaf whose result travelled as a blob. */
   async getOutput (nodeId: string): Promise<string> {
-    const reply = await this.request({ type: 'get-output', request_id: randomUUID(), node_id: nodeId })
-    if (reply.type !== 'output') throw new Error(`unexpected reply ${reply.type}`)
-    return reply.text
+    return await this.running().getOutput(nodeId)
   }
 
   /** Asks for an immediate status message (answered asynchronously through onStatus). */
   queryStatus (): void {
-    this.send({ type: 'status-query' })
+    this.client?.send({ type: 'status-query' })
   }
 
-  private request (msg: Extract<ParentMessage, { request_id: string }>): Promise<ChildMessage> {
-    if (this.exited !== undefined || this.child === undefined) return Promise.reject(new Error(`peer ${this.label} is not running`))
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(msg.request_id)
-        reject(new Error(`peer ${this.label} did not answer ${msg.type} within ${REQUEST_TIMEOUT_MS / 1000} s`))
-      }, REQUEST_TIMEOUT_MS)
-      this.pending.set(msg.request_id, { resolve, reject, timer })
-      if (!this.send(msg)) {
-        clearTimeout(timer)
-        this.pending.delete(msg.request_id)
-        reject(new Error(`peer ${this.label}: the IPC channel is closed`))
-      }
-    })
-  }
-
-  private send (msg: ParentMessage): boolean {
-    const child = this.child
-    if (child === undefined || !child.connected) return false
-    try {
-      child.send(msg)
-      return true
-    } catch (err) {
-      this.log.warn(`${this.label}: send ${msg.type} failed: ${(err as Error).message}`)
-      return false
-    }
-  }
-
-  private onMessage (raw: unknown): void {
-    const parsed = ChildMessage.safeParse(raw)
-    if (!parsed.success) {
-      this.droppedIpc++
-      this.log.warn(`${this.label}: dropped invalid IPC message (${this.droppedIpc} so far): ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
-      return
-    }
-    const m = parsed.data
-    switch (m.type) {
-      case 'ready':
-        this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen }
-        this.log.info(`${this.label} ready: ${m.role} ${m.peer_id} on ${m.listen.join(', ')}`)
-        this._onReady.fire(this.readyInfo)
-        break
-      case 'envelopes': {
-        const ok: AnyEnvelope[] = []
-        for (const raw of m.envelopes) {
-          const r = checkEnvelope(raw)
-          if (r.ok) ok.push(r.env)
-          else { this.droppedIpc++; this.log.warn(`${this.label}: dropped envelope (${r.reason}): ${r.detail}`) }
-        }
-        if (ok.length > 0) this._onEnvelopes.fire(ok)
-        break
-      }
-      case 'status':
-        this.lastStatusMsg = m
-        this._onStatus.fire(m)
-        break
-      case 'log':
-        this.ipcLogs = true
-        this.peerLog[m.level](`${m.component}: ${m.msg}`)
-        break
-      case 'submitted': case 'output': case 'error': {
-        const p = this.pending.get(m.request_id)
-        if (p === undefined) { this.log.debug(`${this.label}: reply for unknown request ${m.request_id}`); return }
-        this.pending.delete(m.request_id)
-        clearTimeout(p.timer)
-        if (m.type === 'error') p.reject(new Error(m.message))
-        else p.resolve(m)
-        break
-      }
-    }
+  private running (): PeerClient {
+    if (this.client === undefined || !this.client.running) throw new PeerClientError('not-running', `peer ${this.label} is not running`)
+    return this.client
   }
 
   private onOutputLine (line: string, stderr: boolean): void {
@@ -267,17 +180,12 @@ export class PeerProcess extends Disposable {
     if (this.lastLines.length > KEEP_LINES) this.lastLines.shift()
   }
 
-  private onChildExit (code: number | null, signal: NodeJS.Signals | null): void {
+  private onChildExit (e: ClientExitInfo): void {
     if (this.exited !== undefined) return
-    const info: ExitInfo = { code, signal, expected: this.stopping, beforeReady: this.readyInfo === undefined, lastLines: this.lastLines.map((l) => l.line) }
+    const info: ExitInfo = { ...e, lastLines: this.lastLines.map((l) => l.line) }
     this.exited = info
     // Without IPC logs the JSON records on stderr were only kept: show them now it died.
     if (!this.ipcLogs && !info.expected) for (const l of this.lastLines) this.peerLog[l.level](l.line)
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer)
-      p.reject(new Error(`peer ${this.label} exited (${describeExit(info)})`))
-      this.pending.delete(id)
-    }
     const msg = `${this.label} exited (${describeExit(info)})`
     if (info.expected) this.log.info(msg)
     else this.log.warn(msg)
@@ -287,65 +195,28 @@ export class PeerProcess extends Disposable {
 
   /**
    * Stops the child: `shutdown` over IPC, SIGTERM after STOP_GRACE_MS, SIGKILL after
-   * TERM_GRACE_MS more. Resolves when the process is gone. Safe to call repeatedly.
+   * TERM_GRACE_MS more (parent.ts). Resolves when the process is gone. Safe to call repeatedly.
    */
   async stop (): Promise<ExitInfo | undefined> {
-    const child = this.child
-    if (child === undefined) return undefined
+    const client = this.client
+    if (client === undefined) return undefined
     if (this.exited !== undefined) return this.exited
-    this.stopping = true
-    if (!this.send({ type: 'shutdown' })) child.kill('SIGTERM')
-    if (await this.exitedWithin(STOP_GRACE_MS)) return this.exited
-    this.log.warn(`${this.label} did not stop within ${STOP_GRACE_MS} ms; sending SIGTERM`)
-    child.kill('SIGTERM')
-    if (await this.exitedWithin(TERM_GRACE_MS)) return this.exited
-    this.log.warn(`${this.label} ignored SIGTERM; sending SIGKILL`)
-    child.kill('SIGKILL')
-    await this.exitedWithin(TERM_GRACE_MS)
+    await client.stop({
+      onEscalate: (signal) => {
+        this.log.warn(signal === 'SIGTERM' ? `${this.label} did not stop within ${STOP_GRACE_MS} ms; sending SIGTERM` : `${this.label} ignored SIGTERM; sending SIGKILL`)
+      }
+    })
+    // The client resolves on 'exit'; this.exited is set by the same event.
     return this.exited
   }
 
   /** Synchronous last resort for process exit paths: SIGKILL if still running. */
   killNow (): void {
-    if (this.child !== undefined && this.exited === undefined) {
-      this.stopping = true
-      this.child.kill('SIGKILL')
-    }
-  }
-
-  private exitedWithin (ms: number): Promise<boolean> {
-    if (this.exited !== undefined) return Promise.resolve(true)
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms)
-      void this.exitPromise.then(() => { clearTimeout(timer); resolve(true) })
-    })
+    this.client?.kill('SIGKILL')
   }
 
   override dispose (): void {
     this.killNow()
     super.dispose()
   }
-}
-
-/** "code 1", "signal SIGKILL" or "spawn failed". */
-export function describeExit (e: Pick<ExitInfo, 'code' | 'signal'>): string {
-  if (e.signal !== null) return `signal ${e.signal}`
-  if (e.code !== null) return `code ${e.code}`
-  return 'spawn failed'
-}
-
-function lineReader (stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
-  if (stream === null) return
-  let buf = ''
-  stream.on('data', (chunk: string) => {
-    buf += chunk
-    let i: number
-    while ((i = buf.indexOf('\n')) >= 0) {
-      onLine(buf.slice(0, i).replace(/\r$/, ''))
-      buf = buf.slice(i + 1)
-    }
-    // A runaway line without newline must not grow without bound.
-    if (buf.length > 64 * 1024) { onLine(buf); buf = '' }
-  })
-  stream.on('end', () => { if (buf !== '') onLine(buf) })
 }

@@ -1,12 +1,13 @@
 /**
- * What one peer child is started with, and the CLI flags that say it (the flags of
- * src/peer/cli.ts). Pure, so the mapping is unit-tested.
+ * What one peer child is started with. Its command line is built by peerArgv
+ * (src/peer/ipc/argv.ts), the one mapping every parent uses. Pure, so it is unit-tested.
  */
+import type { PeerArgvConfig } from '../peer/ipc/argv'
 import type { Capability, Role } from '../peer/protocol/schemas'
 import { DEFAULT_SETTINGS, type LlmProvider, type Settings } from './settings'
 
 /** Everything needed to fork one peer. Paths are absolute. */
-export interface PeerSpec {
+export interface PeerSpec extends PeerArgvConfig {
   /** Supervisor-local name ("main", "executor", "local-scorer-1"); also shown in logs. */
   label: string
   role: Role
@@ -28,34 +29,6 @@ export interface PeerSpec {
   maxSplits: number
   quorum: number
   minScore: number
-}
-
-/** The CLI arguments for `dist/peer.js` (after the script path). */
-export function peerArgs (spec: PeerSpec): string[] {
-  const args = [
-    '--role', spec.role,
-    '--identity', spec.identity,
-    '--data-dir', spec.dataDir,
-    '--identity-dir', spec.identityDir,
-    '--host', spec.host,
-    '--port', String(spec.port),
-    '--swarm', spec.swarm,
-    '--llm', spec.llm.provider,
-    '--max-depth', String(spec.maxDepth),
-    '--min-splits', String(spec.minSplits),
-    '--max-splits', String(spec.maxSplits),
-    '--quorum', String(spec.quorum),
-    '--min-score', String(spec.minScore),
-    '--log-format', 'json'
-  ]
-  if (spec.role === 'executor') args.push('--capabilities', spec.capabilities.join(','))
-  if (spec.swarmKeyFile !== null) args.push('--swarm-key', spec.swarmKeyFile)
-  if (!spec.mdns) args.push('--no-mdns')
-  if (spec.llm.model !== null) args.push('--model', spec.llm.model)
-  if (spec.llm.baseUrl !== null) args.push('--llm-base-url', spec.llm.baseUrl)
-  if (spec.llm.timeoutMs !== undefined) args.push('--llm-timeout-ms', String(spec.llm.timeoutMs))
-  for (const addr of spec.bootstrap) args.push('--bootstrap', addr)
-  return args
 }
 
 /** Fields of a spec that come from settings (the rest is chosen by the supervisor). */

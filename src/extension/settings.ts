@@ -6,6 +6,7 @@
 import { isIP } from 'node:net'
 import * as path from 'node:path'
 import { z } from 'zod'
+import { DEFAULT_SWARM, LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type Range } from '../peer/protocol/limits'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../peer/protocol/schemas'
 
 /** Setting section; every key below lives under it. */
@@ -34,12 +35,15 @@ export const Keys = {
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
-/** `auto` resolves to anthropic when an Anthropic key is available, else offline-demo. */
-export const LLM_PROVIDER_SETTINGS = ['auto', 'anthropic', 'openai-compatible', 'offline-demo'] as const
+/** `auto` resolves to anthropic when an Anthropic key is available, else offline-demo (protocol/limits.ts). */
+export { LLM_PROVIDER_SETTINGS }
 export type LlmProviderSetting = (typeof LLM_PROVIDER_SETTINGS)[number]
 export type LlmProvider = Exclude<LlmProviderSetting, 'auto'>
 
-/** Validated settings, as the supervisor uses them. */
+/**
+ * Validated settings, as the supervisor uses them. Numeric ranges and defaults come from
+ * protocol/limits.ts (shared with the CLI); `npm run check` compares package.json with them.
+ */
 export interface Settings {
   role: Role
   capabilities: Capability[]
@@ -68,20 +72,20 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   role: 'observer',
   capabilities: ['can_write_text'],
   listenHost: '127.0.0.1',
-  listenPort: 0,
+  listenPort: LIMITS.port.default,
   mdns: false,
   bootstrapPeers: [],
-  swarmName: 'default',
+  swarmName: DEFAULT_SWARM,
   swarmKeyFile: null,
   llmProvider: 'auto',
   llmModel: null,
   llmBaseUrl: null,
-  llmTimeoutMs: 120_000,
-  maxDepth: 3,
-  minSplits: 2,
-  maxSplits: 6,
-  quorum: 2,
-  minScore: 0.6,
+  llmTimeoutMs: LIMITS.llmTimeoutMs.default,
+  maxDepth: LIMITS.maxDepth.default,
+  minSplits: LIMITS.minSplits.default,
+  maxSplits: LIMITS.maxSplits.default,
+  quorum: LIMITS.quorum.default,
+  minScore: LIMITS.minScore.default,
   nodePath: null
 })
 
@@ -95,6 +99,11 @@ export interface SettingsReader {
   readonly baseDir: string | null
 }
 
+/** A LIMITS range as a zod rule, with the message the settings always showed. */
+function inRange (r: Range, what = 'an integer'): z.ZodNumber {
+  return (r.integer ? z.int(`expected ${what}`) : z.number()).min(r.min).max(r.max)
+}
+
 const optionalText = z.string().trim().transform((s) => (s === '' ? null : s))
 const multiaddr = z.string().trim().regex(/^\/(ip4|ip6|dns|dns4|dns6)\/[^/]+\/tcp\/\d+(\/.*)?$/, 'expected a multiaddr like /ip4/192.168.1.20/tcp/4001/p2p/12D3KooW...')
 
@@ -103,20 +112,20 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   role: z.enum(ROLES),
   capabilities: z.array(z.enum(CAPABILITIES)).min(1, 'choose at least one capability').transform((a) => [...new Set(a)]),
   listenHost: z.string().trim().refine((h) => isIP(h) !== 0, 'expected an IPv4 or IPv6 address such as 127.0.0.1 (this machine only) or 0.0.0.0 (LAN)'),
-  listenPort: z.int('expected an integer').min(0).max(65535),
+  listenPort: inRange(LIMITS.port),
   mdns: z.boolean(),
   bootstrapPeers: z.array(multiaddr),
-  swarmName: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'expected 1-64 letters, digits, dot, dash or underscore'),
+  swarmName: z.string().regex(SWARM_NAME_RE, `expected ${SWARM_NAME_RULE}`),
   swarmKeyFile: optionalText,
   llmProvider: z.enum(LLM_PROVIDER_SETTINGS),
   llmModel: optionalText,
   llmBaseUrl: optionalText.refine((s) => s === null || /^https?:\/\/[^\s]+$/.test(s), 'expected an http(s) URL such as http://127.0.0.1:11434/v1'),
-  llmTimeoutMs: z.int('expected an integer number of milliseconds').min(100).max(3_600_000),
-  maxDepth: z.int('expected an integer').min(1).max(8),
-  minSplits: z.int('expected an integer').min(1).max(12),
-  maxSplits: z.int('expected an integer').min(1).max(12),
-  quorum: z.int('expected an integer').min(1).max(64),
-  minScore: z.number().min(0).max(1),
+  llmTimeoutMs: inRange(LIMITS.llmTimeoutMs, 'an integer number of milliseconds'),
+  maxDepth: inRange(LIMITS.maxDepth),
+  minSplits: inRange(LIMITS.minSplits),
+  maxSplits: inRange(LIMITS.maxSplits),
+  quorum: inRange(LIMITS.quorum),
+  minScore: inRange(LIMITS.minScore),
   nodePath: optionalText
 }
 

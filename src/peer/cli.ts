@@ -8,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
+import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, type Range } from './protocol/limits'
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
@@ -27,7 +28,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv
 }
 
-const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
+/** Identity names follow the swarm-name rule: both become file or topic names. */
+const NAME_RE = SWARM_NAME_RE
 
 function int (min: number, max: number) {
   return (v: string): number => {
@@ -37,6 +39,11 @@ function int (min: number, max: number) {
     }
     return n
   }
+}
+
+/** The parser of a LIMITS range (protocol/limits.ts), shared with the editor's settings. */
+function ranged (r: Range) {
+  return r.integer ? int(r.min, r.max) : num(r.min, r.max)
 }
 
 function num (min: number, max: number) {
@@ -97,7 +104,7 @@ function url (v: string): string {
 }
 
 function goalText (v: string): string {
-  if (v.trim() === '' || v.length > 4000) throw new InvalidArgumentError('expected 1-4000 characters of goal text.')
+  if (v.trim() === '' || v.length > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text.`)
   if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
   return v
 }
@@ -112,7 +119,7 @@ export function buildProgram (io: CliIo): Command {
   const p = new Command('goal-swarm-peer')
   p.description('A Goal Swarm peer: joins a swarm over libp2p, keeps the plan state, and plays one role.')
     .addOption(new Option('--role <role>', 'role of this peer').choices(ROLES))
-    .option('--port <n>', 'TCP listen port (0 = any free port)', int(0, 65535), DEFAULTS.port)
+    .option('--port <n>', 'TCP listen port (0 = any free port)', ranged(LIMITS.port), DEFAULTS.port)
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
     .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
     .option('--name <name>', 'human name shown in trees, reports and terminals (default: the identity name)', displayName)
@@ -127,19 +134,19 @@ export function buildProgram (io: CliIo): Command {
     .option('--swarm <name>', 'swarm name (topic namespace)', swarm, DEFAULTS.swarm)
     .option('--swarm-key <file>', 'pre-shared key file: only peers with the same key can connect', swarmKey)
     .option('--new-swarm-key <file>', 'write a new random swarm key to <file> and exit')
-    .option('--max-depth <n>', 'depth cap of the goal tree', int(0, 16), DEFAULTS.maxDepth)
-    .option('--min-splits <n>', 'fewest subgoals per split', int(1, 12), DEFAULTS.minSplits)
-    .option('--max-splits <n>', 'most subgoals per split', int(1, 12), DEFAULTS.maxSplits)
-    .option('--root-split-count <n>', 'exact number of subgoals for a root goal', int(1, 12))
-    .option('--quorum <n>', 'distinct scorers needed to accept a split', int(1, 64), DEFAULT_ACCEPTANCE.quorum)
-    .option('--min-score <x>', 'lowest qualifying score (inclusive)', num(0, 1), DEFAULT_ACCEPTANCE.minScore)
+    .option('--max-depth <n>', 'depth cap of the goal tree', ranged(LIMITS.maxDepth), DEFAULTS.maxDepth)
+    .option('--min-splits <n>', 'fewest subgoals per split', ranged(LIMITS.minSplits), DEFAULTS.minSplits)
+    .option('--max-splits <n>', 'most subgoals per split', ranged(LIMITS.maxSplits), DEFAULTS.maxSplits)
+    .option('--root-split-count <n>', 'exact number of subgoals for a root goal', int(LIMITS.minSplits.min, LIMITS.maxSplits.max))
+    .option('--quorum <n>', 'distinct scorers needed to accept a split', ranged(LIMITS.quorum), DEFAULT_ACCEPTANCE.quorum)
+    .option('--min-score <x>', 'lowest qualifying score (inclusive)', ranged(LIMITS.minScore), DEFAULT_ACCEPTANCE.minScore)
     .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
     .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
     .option('--settle-ms <ms>', 'claim settle window floor (it grows with measured delivery latency and event-loop lag)', int(0, 60_000), DEFAULTS.settleMs)
     .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
     .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
     .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
-    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', int(100, 3_600_000), DEFAULTS.announceIntervalMs)
+    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', ranged(LIMITS.announceIntervalMs), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
@@ -155,7 +162,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
     .option('--llm-wait-notice-ms <ms>', 'warn "waiting for the model" this often while an LLM request is outstanding', int(100, 3_600_000), DEFAULTS.llmWaitNoticeMs)
-    .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', int(100, 3_600_000), DEFAULTS.llmTimeoutMs)
+    .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', ranged(LIMITS.llmTimeoutMs), DEFAULTS.llmTimeoutMs)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)

@@ -3,36 +3,15 @@
  * test/benchmark in-process. Roles and the extension use these exact names.
  */
 import path from 'node:path'
+import type { LlmConfig } from './llm/provider'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
+import { LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
 import type { Capability, Role } from './protocol/schemas'
 import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
 import { DEFAULT_SWARM } from './protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 
-export type LlmProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
-export const LLM_PROVIDERS: readonly LlmProviderName[] = ['anthropic', 'openai-compatible', 'offline-demo']
-
-/** LLM settings (same field names as llm/provider.ts LlmConfig). */
-export interface PeerLlmConfig {
-  provider: LlmProviderName
-  /** null = the provider's default model. */
-  model: string | null
-  baseUrl: string | null
-  /** From ANTHROPIC_API_KEY / OPENAI_API_KEY (or the editor's SecretStorage via env), never a flag. */
-  apiKey: string | null
-  /** Retries after the first attempt. */
-  maxRetries: number
-  /** First backoff delay in ms, doubling per retry. */
-  retryBaseMs: number
-  /** Per-request timeout in ms (--llm-timeout-ms, default 120 s). */
-  timeoutMs?: number
-  /** Ceiling of one backoff wait in ms, a server's Retry-After included (--llm-retry-max-ms, default 60 s). */
-  retryMaxMs?: number
-  /** Interval of "waiting for the model" warnings while a request is outstanding, ms (--llm-wait-notice-ms, default 30 s). */
-  waitNoticeMs?: number
-  /** Why this provider: given with --llm, or chosen by default from the environment (start line). */
-  chosenBy?: 'flag' | 'default'
-}
+export { LLM_PROVIDERS, type LlmProviderName }
 
 export interface PeerConfig {
   role: Role
@@ -104,7 +83,7 @@ export interface PeerConfig {
   proposersPerGoal: number
   /** Limits of a can_run_code program run (--sandbox-* flags); unset fields take DEFAULT_SANDBOX_LIMITS. */
   sandbox?: Partial<SandboxLimits>
-  llm: PeerLlmConfig
+  llm: LlmConfig
   /**
    * With submitGoal: exit once that plan is complete, 0 when every leaf is done, 1 when a leaf
    * or a goal failed (CLI --exit-when-complete).
@@ -114,12 +93,12 @@ export interface PeerConfig {
 
 export const DEFAULTS = {
   host: '127.0.0.1',
-  port: 0,
+  port: LIMITS.port.default,
   swarm: DEFAULT_SWARM,
   mdnsIntervalMs: 10_000,
-  maxDepth: 3,
-  minSplits: 2,
-  maxSplits: 6,
+  maxDepth: LIMITS.maxDepth.default,
+  minSplits: LIMITS.minSplits.default,
+  maxSplits: LIMITS.maxSplits.default,
   leaseMs: 15_000,
   settleMs: 250,
   settleMaxMs: 2_000,
@@ -130,7 +109,7 @@ export const DEFAULTS = {
   proposersPerGoal: 1,
   llmMaxRetries: 3,
   llmRetryBaseMs: 1_000,
-  llmTimeoutMs: 120_000,
+  llmTimeoutMs: LIMITS.llmTimeoutMs.default,
   llmRetryMaxMs: 60_000,
   llmWaitNoticeMs: 30_000,
   /** Relative to the working directory; .gitignore'd in this repo. */

@@ -1,10 +1,5 @@
 /** Small text helpers shared by the view models (pure). */
 
-/** Short form of a PeerId for labels: the last 6 characters after an ellipsis. */
-export function shortPeer (peerId: string): string {
-  return peerId.length > 12 ? `…${peerId.slice(-6)}` : peerId
-}
-
 /** A score 0..1 with two decimals. */
 export function formatScore (score: number): string {
   return score.toFixed(2)

@@ -9,7 +9,8 @@
  * `tickMs` and fires only when its hash changed.
  */
 import type { AnyEnvelope, CapabilityAnnounce } from '../peer/protocol/schemas'
-import { msToMicros, nowMicros, parseTimestamp, type Micros } from '../peer/protocol/time'
+import { isLiveAnnouncement } from '../peer/protocol/liveness'
+import { nowMicros, parseTimestamp, type Micros } from '../peer/protocol/time'
 import { PlanState } from '../peer/state/planState'
 import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type TreeNode } from '../peer/state/tree'
 
@@ -112,16 +113,16 @@ export class PlanModel {
   hash (): string { return this.current().hash }
 
   /**
-   * Peers whose latest capability announcement is within `ttlMs` of now, one entry per peer
+   * Peers whose latest capability announcement is live (protocol/liveness.ts; `ttlMs` for one
+   * that states no heartbeat), one entry per peer
    * (its newest announcement). Used to tell whether anyone will act on a submitted goal.
    */
   livePeers (ttlMs = DEFAULT_CAPABILITY_TTL_MS): CapabilityAnnounce[] {
     const nowUs = this.now()
-    const ttl = msToMicros(ttlMs)
     const newest = new Map<string, { at: Micros, a: CapabilityAnnounce }>()
     for (const a of this.state.capabilities()) {
+      if (!isLiveAnnouncement(a, nowUs, ttlMs)) continue
       const at = parseTimestamp(a.announced_at)
-      if (Math.abs(nowUs - at) > ttl) continue
       const prev = newest.get(a.peer_id)
       if (prev === undefined || at > prev.at) newest.set(a.peer_id, { at, a })
     }

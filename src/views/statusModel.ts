@@ -1,4 +1,5 @@
 /** Text and tooltip of the status bar item; pure, unit-tested. */
+import { peerSuffix } from '../peer/state/peerNames'
 
 export interface PeersSnapshot {
   /** Main peer phase (supervisor.ts PeerPhase). */
@@ -20,7 +21,7 @@ export interface PeersSnapshot {
 /** "bootstrap peer X unreachable", X shortened to host, port and PeerId tail. */
 export function unreachableLine (addr: string): string {
   const m = /^\/(?:ip4|ip6|dns|dns4|dns6)\/([^/]+)\/tcp\/(\d+)(?:.*\/p2p\/(\w+))?/.exec(addr)
-  const short = m === null ? addr : `${m[1]}:${m[2]}${m[3] !== undefined ? ` (…${m[3].slice(-6)})` : ''}`
+  const short = m === null ? addr : `${m[1]}:${m[2]}${m[3] !== undefined ? ` (${peerSuffix(m[3])})` : ''}`
   return `bootstrap peer ${short} unreachable`
 }
 

@@ -5,7 +5,8 @@
  */
 import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
-import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
+import { peerSuffix } from '../peer/state/peerNames'
+import { escapeMarkdown, firstLine, formatScore, STATUS_LABEL } from './format'
 
 /** A codicon id and an optional theme color id. */
 export interface IconModel { id: string, color?: string }
@@ -110,7 +111,7 @@ export interface ItemContext {
 
 /** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
 export function peerLabel (peerId: string, ctx: ItemContext = {}): string {
-  return ctx.peerNames?.get(peerId) ?? shortPeer(peerId)
+  return ctx.peerNames?.get(peerId) ?? peerSuffix(peerId)
 }
 
 /**

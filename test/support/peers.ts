@@ -18,14 +18,14 @@
  * must never run in the host namespace. Nothing is written outside the swarm's temp dir.
  */
 import '../../src/peer/polyfill' // FIRST: tests that load libp2p modules under tsx on Node 20 need it
-import { fork, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { ChildMessage, type ParentMessage } from '../../src/peer/ipc/protocol'
+import { peerArgv } from '../../src/peer/ipc/argv'
+import { PeerClient, type ReadyMsg as ClientReadyMsg, type StatusMsg as ClientStatusMsg } from '../../src/peer/ipc/parent'
+import type { ParentMessage } from '../../src/peer/ipc/protocol'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope, Kind, Role } from '../../src/peer/protocol/schemas'
 
@@ -42,8 +42,8 @@ export const INJECTOR_SPEC: Pick<PeerSpec, 'script' | 'execArgv'> = { script: IN
  */
 export const wallMs = (): number => performance.timeOrigin + performance.now()
 
-export type StatusMsg = Extract<ChildMessage, { type: 'status' }>
-export type ReadyMsg = Extract<ChildMessage, { type: 'ready' }>
+export type StatusMsg = ClientStatusMsg
+export type ReadyMsg = ClientReadyMsg
 
 export interface PeerSpec {
   /** Default 'observer'. */
@@ -75,9 +75,9 @@ export interface PeerSpec {
 
 interface Waiter { check: () => boolean, resolve: () => void }
 
-/** One forked peer process and everything it reported over IPC. */
+/** One forked peer process (the production client, src/peer/ipc/parent.ts) and everything it reported over IPC. */
 export class PeerProcess {
-  readonly child: ChildProcess
+  readonly client: PeerClient
   readonly startedAt = wallMs()
   /** `ready` message, once received. */
   ready: ReadyMsg | null = null
@@ -95,26 +95,29 @@ export class PeerProcess {
   exit: { code: number | null, signal: NodeJS.Signals | null } | null = null
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
   private readonly waiters = new Set<Waiter>()
-  private readonly replies = new Map<string, (msg: Record<string, unknown>) => void>()
 
   constructor (readonly spec: Required<Pick<PeerSpec, 'role' | 'name' | 'port' | 'host'>> & PeerSpec, readonly dataDir: string, readonly identityDir: string, args: string[], env: NodeJS.ProcessEnv) {
-    const script = spec.script ?? PEER_BUNDLE
-    const execArgv = spec.execArgv ?? []
-    this.child = spec.wrap !== undefined && spec.wrap.length > 0
-      ? fork(script, args, { execPath: spec.wrap[0], execArgv: [...spec.wrap.slice(1), process.execPath, ...execArgv], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-      : fork(script, args, { execArgv, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => { this.exit = { code, signal }; this.notify(); resolve(this.exit) })
+    this.client = new PeerClient({ script: spec.script ?? PEER_BUNDLE, args, label: spec.name, env, execArgv: spec.execArgv, wrap: spec.wrap })
+    this.exited = this.client.exited.then(({ code, signal }) => { this.exit = { code, signal }; this.notify(); return this.exit })
+    this.client.on('stderr', (l) => { this.stderr.push(l); if (this.stderr.length > 20_000) this.stderr.splice(0, 5_000); this.notify() })
+    this.client.on('stdout', (l) => { this.stdout.push(l); if (this.stdout.length > 20_000) this.stdout.splice(0, 5_000) })
+    this.client.on('ready', (m) => { this.ready = m; this.readyAt = wallMs() })
+    this.client.on('status', (m) => { this.lastStatus = m })
+    this.client.on('envelopes', (envs) => {
+      const at = wallMs()
+      for (const env of envs) {
+        const key = messageKey(env)
+        if (!this.envelopes.has(key)) { this.envelopes.set(key, env); this.arrivals.set(key, at) }
+      }
     })
-    lines(this.child.stderr, (l) => { this.stderr.push(l); if (this.stderr.length > 20_000) this.stderr.splice(0, 5_000); this.notify() })
-    lines(this.child.stdout, (l) => { this.stdout.push(l); if (this.stdout.length > 20_000) this.stdout.splice(0, 5_000) })
-    this.child.on('message', (m) => { this.onMessage(m) })
-    this.child.on('error', () => { /* reported through exit */ })
+    // 'message' comes after the typed event of the same message, so a waiter sees its effect.
+    this.client.on('message', (m) => { this.messages.push(m); this.notify() })
+    this.client.start()
   }
 
   get name (): string { return this.spec.name }
   get role (): Role { return this.spec.role }
-  get pid (): number { return this.child.pid ?? -1 }
+  get pid (): number { return this.client.pid ?? -1 }
   get running (): boolean { return this.exit === null }
   /** PeerId (after ready). */
   get peerId (): string { return this.requireReady().peer_id }
@@ -131,30 +134,6 @@ export class PeerProcess {
   private requireReady (): ReadyMsg {
     if (this.ready === null) throw new Error(`peer ${this.name} is not ready`)
     return this.ready
-  }
-
-  private onMessage (raw: unknown): void {
-    this.messages.push(raw)
-    const parsed = ChildMessage.safeParse(raw)
-    if (parsed.success) {
-      const m = parsed.data
-      if (m.type === 'ready') { this.ready = m; this.readyAt = wallMs() }
-      if (m.type === 'status') this.lastStatus = m
-      if (m.type === 'envelopes') {
-        const at = wallMs()
-        for (const e of m.envelopes) {
-          const env = e as AnyEnvelope
-          const key = messageKey(env)
-          if (!this.envelopes.has(key)) { this.envelopes.set(key, env); this.arrivals.set(key, at) }
-        }
-      }
-    }
-    const id = (raw as { request_id?: unknown })?.request_id
-    if (typeof id === 'string') {
-      const r = this.replies.get(id)
-      if (r !== undefined) { this.replies.delete(id); r(raw as Record<string, unknown>) }
-    }
-    this.notify()
   }
 
   private notify (): void {
@@ -199,17 +178,12 @@ export class PeerProcess {
 
   /** Sends a parent → child message (or an injector command). */
   send (msg: ParentMessage | Record<string, unknown>): void {
-    if (this.child.connected) this.child.send(msg)
+    this.client.send(msg)
   }
 
-  /** Sends a message with a fresh request_id and resolves with the reply carrying it. */
+  /** Sends a message with a fresh request_id and resolves with the reply carrying it (unvalidated: injector replies). */
   async request (msg: Record<string, unknown>, timeoutMs = 30_000): Promise<Record<string, unknown>> {
-    const request_id = randomUUID().slice(0, 16)
-    return await new Promise((resolve, reject) => {
-      const t = setTimeout(() => { this.replies.delete(request_id); reject(new Error(`no reply to ${String(msg.type)} from ${this.name} within ${timeoutMs} ms`)) }, timeoutMs)
-      this.replies.set(request_id, (r) => { clearTimeout(t); resolve(r) })
-      this.send({ ...msg, request_id })
-    })
+    return await this.client.requestRaw(msg, timeoutMs)
   }
 
   /** Submits a root goal over IPC. @returns its goal_id @throws on an `error` reply */
@@ -277,18 +251,14 @@ export class PeerProcess {
 
   /** Sends a signal (default SIGKILL) and waits for the exit. */
   async kill (signal: NodeJS.Signals = 'SIGKILL'): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
-    if (this.exit === null) this.child.kill(signal)
+    this.client.kill(signal)
     return await this.exited
   }
 
-  /** Asks for a clean shutdown over IPC; SIGKILL after `graceMs`. */
+  /** Asks for a clean shutdown over IPC; SIGTERM after `graceMs`, SIGKILL 1 s later (the client's tiered stop). */
   async stop (graceMs = 3000): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
-    if (this.exit !== null) return this.exit
-    this.send({ type: 'shutdown' })
-    const t = setTimeout(() => { this.child.kill('SIGKILL') }, graceMs)
-    const r = await this.exited
-    clearTimeout(t)
-    return r
+    await this.client.stop({ askMs: graceMs, termMs: 1000 })
+    return await this.exited
   }
 }
 
@@ -301,18 +271,6 @@ export function percentile (values: number[], p: number): number {
 
 /** Resolves after `ms`. */
 export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
-
-function lines (stream: NodeJS.ReadableStream | null, fn: (line: string) => void): void {
-  if (stream === null) return
-  let buf = ''
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk: string) => {
-    buf += chunk
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) { fn(buf.slice(0, i)); buf = buf.slice(i + 1) }
-  })
-  stream.on('end', () => { if (buf !== '') fn(buf) })
-}
 
 export interface TestSwarmOptions {
   /** Parent of the per-swarm temp dir (default os.tmpdir()). */
@@ -353,20 +311,17 @@ export class TestSwarm {
     const bootstrap = spec.bootstrap === undefined || spec.bootstrap === 'all'
       ? this.peers.filter((p) => p.ready !== null).map((p) => p.addr)
       : spec.bootstrap === 'none' ? [] : spec.bootstrap
-    const args = [
-      '--role', spec.role,
-      '--identity', spec.name,
-      '--identity-dir', this.identityDir,
-      '--data-dir', dataDir,
-      '--host', spec.host,
-      '--port', String(spec.port),
-      '--log-format', 'json',
-      ...(spec.mdns === true ? [] : ['--no-mdns']),
-      ...(this.opts.commonArgs ?? []),
-      ...(spec.args ?? [])
-    ]
-    if (bootstrap.length > 0) args.push('--bootstrap', ...bootstrap)
-    return args
+    return peerArgv({
+      role: spec.role,
+      identity: spec.name,
+      identityDir: this.identityDir,
+      dataDir,
+      host: spec.host,
+      port: spec.port,
+      mdns: spec.mdns === true,
+      bootstrap,
+      extraArgs: [...(this.opts.commonArgs ?? []), ...(spec.args ?? [])]
+    })
   }
 
   /** Starts one peer (waits for `ready` unless spec.waitReady is false). */

@@ -172,7 +172,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
   test('a forked peer exits within 2 s when its parent closes the IPC channel', async () => {
     const p = await swarm.start({ name: 'ipc-child', bootstrap: 'none' })
     const t0 = wallMs()
-    p.child.disconnect()
+    p.client.disconnect()
     const exit = await p.exited
     assert.equal(exit.code, 0)
     assert.ok(wallMs() - t0 < 2000, `exit took ${wallMs() - t0} ms`)

@@ -15,7 +15,7 @@ interface LiveViewModule {
   composeFrame: (o: { tree: string[], events: string[], summary: string, rows: number, columns: number }) => string
   fitWidth: (text: string, columns: number) => string
   formatElapsed: (ms: number) => string
-  treeTexts: (stream: EventEmitter & { setEncoding: (e: string) => void }, fn: (text: string) => void) => void
+  treeTexts: (client: EventEmitter & { closed: Promise<void> }, fn: (text: string) => void) => void
   createLiveView: (o: { stream: { write: (s: string) => boolean, isTTY?: boolean }, tty?: boolean, events?: boolean, now?: () => number }) => View
 }
 const lv = await import(pathToFileURL(path.join(REPO_ROOT, 'scripts', 'live-view.mjs')).href) as LiveViewModule
@@ -36,16 +36,18 @@ describe('live terminal view', () => {
     assert.equal(lv.formatElapsed(65_000), '1 min 05 s')
   })
 
-  test('observer output is cut into whole trees, even when a write arrives in pieces', async () => {
-    const s = Object.assign(new EventEmitter(), { setEncoding: () => {} })
+  test('observer output lines are cut into whole trees, the last one handed on when the observer is gone', async () => {
+    let close!: () => void
+    const s = Object.assign(new EventEmitter(), { closed: new Promise<void>((resolve) => { close = resolve }) })
     const got: string[] = []
     lv.treeTexts(s, (t) => { got.push(t) })
-    const a = '=== plan for goal abcdef0123456789: 0/2 leaves done, 2 waiting ===\nGoal [decomposed]\n  - one [pending_execution]\n  - two [pending_execution]\n'
-    const b = '=== plan for goal abcdef0123456789: 2/2 leaves done, COMPLETE ===\nGoal [decomposed]\n  - one [done by executor-1]\n  - two [done by executor-2]\n'
-    s.emit('data', a.slice(0, 40))
-    s.emit('data', a.slice(40) + b)
-    s.emit('end')
-    assert.deepEqual(got, [a.trimEnd(), b.trimEnd()])
+    const a = '=== plan for goal abcdef0123456789: 0/2 leaves done, 2 waiting ===\nGoal [decomposed]\n  - one [pending_execution]\n  - two [pending_execution]'
+    const b = '=== plan for goal abcdef0123456789: 2/2 leaves done, COMPLETE ===\nGoal [decomposed]\n  - one [done by executor-1]\n  - two [done by executor-2]'
+    for (const line of ['a line before any tree', ...a.split('\n'), ...b.split('\n')]) s.emit('stdout', line)
+    assert.deepEqual(got, [a], 'the first tree is complete once the next header arrives')
+    close()
+    await s.closed
+    assert.deepEqual(got, [a, b])
   })
 
   test('without a terminal: one stamped line per event, progress only when it changes, the tree once at the end', () => {

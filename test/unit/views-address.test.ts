@@ -43,11 +43,11 @@ describe('Copy My Address / Connect to Peer (views tier: pure rules)', () => {
 
   it('an unreachable bootstrap peer is named in the status bar tooltip', () => {
     const addr = `/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}`
-    assert.equal(unreachableLine(addr), 'bootstrap peer 192.168.1.20:4001 (…c6iDEp) unreachable')
+    assert.equal(unreachableLine(addr), 'bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable')
     const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 0, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [addr] }
     const m = statusBarModel(s)
     assert.equal(m.text, '$(broadcast) observer · 0 peers · $(warning)')
-    assert.ok(m.tooltip.includes(`$(warning) bootstrap peer 192.168.1.20:4001 (…c6iDEp) unreachable: \`${addr}\` (retrying)`), m.tooltip)
+    assert.ok(m.tooltip.includes(`$(warning) bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable: \`${addr}\` (retrying)`), m.tooltip)
   })
 })
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import * as path from 'node:path'
 import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
-import { loopbackDialAddrs, peerArgs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
+import { peerArgv } from '../../src/peer/ipc/argv'
+import { loopbackDialAddrs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
 import { DEFAULT_SETTINGS, effectiveProvider, Keys, readSettings, type SettingKey } from '../../src/extension/settings'
 import { backoffDelay, DEFAULT_RESTART_POLICY } from '../../src/extension/restartPolicy'
 import { statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
@@ -96,7 +97,7 @@ const io = () => {
 
 describe('peer command line built from settings', () => {
   it('the default observer: loopback, any port, no mDNS, JSON logs, storage paths', () => {
-    const args = peerArgs(spec())
+    const args = peerArgv(spec())
     assert.deepEqual(args, [
       '--role', 'observer', '--identity', 'editor-0123abcd', '--data-dir', '/storage/peers/editor-0123abcd',
       '--identity-dir', '/storage/identities', '--host', '127.0.0.1', '--port', '0', '--swarm', 'default',
@@ -118,7 +119,7 @@ describe('peer command line built from settings', () => {
       maxDepth: 2, minSplits: 3, maxSplits: 4, quorum: 3, minScore: 0.7
     })
     const { io: cliIo, err } = io()
-    const r = parseCli(peerArgs(s), cliIo)
+    const r = parseCli(peerArgv(s), cliIo)
     assert.equal(r.kind, 'run', err.join(''))
     if (r.kind !== 'run') return
     const c = r.config
@@ -132,21 +133,21 @@ describe('peer command line built from settings', () => {
   })
 
   it('goalSwarm.llm.timeoutMs reaches the peer only when set, and a bad value names the setting', () => {
-    assert.equal(peerArgs(spec()).includes('--llm-timeout-ms'), false)
+    assert.equal(peerArgv(spec()).includes('--llm-timeout-ms'), false)
     const { settings, problems } = readSettings(reader({ [Keys.llmTimeoutMs]: 45_000 }))
     assert.deepEqual(problems, [])
-    const args = peerArgs(spec(specFromSettings(settings, 'offline-demo')))
+    const args = peerArgv(spec(specFromSettings(settings, 'offline-demo')))
     assert.deepEqual(args.slice(args.indexOf('--llm-timeout-ms'), args.indexOf('--llm-timeout-ms') + 2), ['--llm-timeout-ms', '45000'])
     assert.deepEqual(readSettings(reader({ [Keys.llmTimeoutMs]: 5 })).problems.map((p) => p.key), [Keys.llmTimeoutMs])
   })
 
   it('the CLI refuses an anthropic executor without a key in its environment, naming --llm (the supervisor does not restart exit 2)', () => {
     const { io: cliIo, err } = io()
-    const r = parseCli(peerArgs(spec({ role: 'executor', llm: { provider: 'anthropic', model: null, baseUrl: null } })), cliIo)
+    const r = parseCli(peerArgv(spec({ role: 'executor', llm: { provider: 'anthropic', model: null, baseUrl: null } })), cliIo)
     assert.deepEqual(r, { kind: 'exit', code: 2 })
     assert.match(err.join(''), /--llm/)
     // an observer needs no key
-    assert.equal(parseCli(peerArgs(spec({ llm: { provider: 'anthropic', model: null, baseUrl: null } })), io().io).kind, 'run')
+    assert.equal(parseCli(peerArgv(spec({ llm: { provider: 'anthropic', model: null, baseUrl: null } })), io().io).kind, 'run')
   })
 
   it('helpers dial the main peer on loopback, with its PeerId', () => {

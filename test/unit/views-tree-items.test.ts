@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
-import { escapeMarkdown, shortPeer } from '../../src/views/format'
+import { escapeMarkdown } from '../../src/views/format'
+import { peerSuffix } from '../../src/peer/state/peerNames'
 import { goalItem, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
 import { accepted, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
@@ -111,7 +112,7 @@ describe('plan tree items (views)', () => {
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)
     const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
-    assert.equal(claimed.description, `running on …${longPeer.slice(-6)}`)
+    assert.equal(claimed.description, `running on …${longPeer.slice(-8)}`)
     assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
     assert.match(claimed.tooltip, new RegExp(`Claimed by: \`${longPeer}\``))
     const failed = leafItem(leaf(r, 'Day 2: Shibuya and Harajuku'))
@@ -205,8 +206,8 @@ describe('plan tree items (views)', () => {
 
 describe('view text helpers', () => {
   it('shortens long PeerIds to their tail and keeps short names', () => {
-    assert.equal(shortPeer('12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'), '…CVe2Xo')
-    assert.equal(shortPeer('peer-ex-1'), 'peer-ex-1')
+    assert.equal(peerSuffix('12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'), '…kSCVe2Xo')
+    assert.equal(peerSuffix('peer-ex-1'), 'peer-ex-1')
   })
 
   it('escapes Markdown syntax', () => {

@@ -8,6 +8,7 @@
  * tree the peers compute.
  */
 import { z } from 'zod'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
 import { Envelope, Role } from '../protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
@@ -15,7 +16,7 @@ const RequestId = z.string().min(1).max(64)
 /** Parent → child. */
 export const ParentMessage = z.discriminatedUnion('type', [
   /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
-  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: z.string().min(1).max(4000) }),
+  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: z.string().min(1).max(TEXT_MAX_CHARS) }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
   z.strictObject({ type: z.literal('get-output'), request_id: RequestId, node_id: z.string() }),
   /** Ask for an immediate `status`. */

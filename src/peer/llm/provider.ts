@@ -3,8 +3,9 @@
  * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo.
  */
 import type { z } from 'zod'
+import type { LlmProviderName } from '../protocol/limits'
 
-export type ProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
+export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
 export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute'
 
@@ -32,6 +33,8 @@ export interface LlmConfig {
   rateLimitRetries?: number
   /** While a request is outstanding, a "waiting for the model" warning every this many ms (default WAIT_NOTICE_MS). */
   waitNoticeMs?: number
+  /** Why this provider: given with --llm, or chosen by default from the environment (start line). */
+  chosenBy?: 'flag' | 'default'
 }
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6'

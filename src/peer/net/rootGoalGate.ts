@@ -7,7 +7,8 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { Logger } from '../log'
-import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { isLiveAnnouncement } from '../protocol/liveness'
+import type { Micros } from '../protocol/time'
 import { formatTopic } from '../protocol/topics'
 import type { PlanState } from '../state/planState'
 
@@ -58,14 +59,16 @@ export class RootGoalGate {
     if (this.queue.some((p) => p.goalId === goalId)) this.deps.log.info({ goal_id: goalId }, 'root goal kept until a decomposer or scorer is in the mesh')
   }
 
-  /** Peers whose latest announcement (within the TTL) says decomposer or scorer. */
+  /**
+   * Peers whose latest announcement is live and says decomposer or scorer (protocol/liveness.ts:
+   * on both sides of now, so a future-dated announcement does not keep the gate open forever).
+   */
   liveActors (): string[] {
     const nowUs = this.deps.now()
-    const ttlUs = msToMicros(this.deps.capabilityTtlMs)
     const actors = new Set<string>()
     for (const c of this.deps.state.capabilities()) {
       if (c.peer_id === this.deps.selfPeerId || (c.role !== 'decomposer' && c.role !== 'scorer')) continue
-      if (nowUs - parseTimestamp(c.announced_at) <= ttlUs) actors.add(c.peer_id)
+      if (isLiveAnnouncement(c, nowUs, this.deps.capabilityTtlMs)) actors.add(c.peer_id)
     }
     return [...actors]
   }

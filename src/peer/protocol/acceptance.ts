@@ -6,6 +6,7 @@
  */
 import { canonicalJson } from './envelope'
 import { childId } from './ids'
+import { LIMITS } from './limits'
 import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from './schemas'
 import { parseTimestamp } from './time'
 
@@ -19,7 +20,7 @@ export interface AcceptanceConfig {
   timeoutMs: number
 }
 
-export const DEFAULT_ACCEPTANCE: AcceptanceConfig = { quorum: 2, minScore: 0.6, timeoutMs: 45_000 }
+export const DEFAULT_ACCEPTANCE: AcceptanceConfig = { quorum: LIMITS.quorum.default, minScore: LIMITS.minScore.default, timeoutMs: 45_000 }
 
 /** One scorer's effective vote on one proposal. */
 export interface Vote { scorer_peer: string, score: number }

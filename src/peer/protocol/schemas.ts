@@ -4,6 +4,7 @@
  * body, so silently stripping a field would change what was signed.
  */
 import { z } from 'zod'
+import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
@@ -40,7 +41,7 @@ export function stripControlChars (text: string): string {
   return text.replace(new RegExp(CONTROL_CHARS.source, 'g'), '')
 }
 
-const Text = plainText(4000).min(1)
+const Text = plainText(TEXT_MAX_CHARS).min(1)
 
 /** A goal: the root a user submitted, or a composite child of an accepted split. */
 export const Goal = z.strictObject({
@@ -48,7 +49,7 @@ export const Goal = z.strictObject({
   text: Text,
   /** null for a root goal. */
   parent_id: Id.nullable(),
-  depth: z.int().min(0).max(16),
+  depth: z.int().min(0).max(MAX_GOAL_DEPTH),
   /** Root: the submitting peer (must be the signer). Child: copied from the parent goal. */
   origin_peer: PeerIdStr,
   created_at: Timestamp,
@@ -64,7 +65,7 @@ export const SubgoalProposal = z.strictObject({
   proposal_id: Id,
   proposer_peer: PeerIdStr,
   subgoals: z.array(Text).min(1).max(12),
-  rationale: plainText(4000),
+  rationale: plainText(TEXT_MAX_CHARS),
   /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
   attempt: z.int().min(0).max(16),
   proposed_at: Timestamp
@@ -92,7 +93,7 @@ export const ScoreMsg = z.strictObject({
   proposal_id: Id,
   scorer_peer: PeerIdStr,
   score: z.number().min(0).max(1),
-  notes: plainText(4000),
+  notes: plainText(TEXT_MAX_CHARS),
   decisions: z.array(SubgoalVerdict).min(1).max(12)
     .refine((ds) => ds.every((d, i) => d.index === i), 'decisions must be in index order 0..n-1'),
   scored_at: Timestamp
@@ -210,7 +211,7 @@ export const FailureMsg = z.strictObject({
   node_id: Id.nullable(),
   role: z.enum(['decomposer', 'scorer', 'executor']),
   reporter_peer: PeerIdStr,
-  reason: plainText(4000).min(1),
+  reason: plainText(TEXT_MAX_CHARS).min(1),
   failed_at: Timestamp
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
@@ -231,6 +232,11 @@ export const CapabilityAnnounce = z.strictObject({
   /** Empty for roles that execute nothing. */
   capabilities: z.array(Capability).max(CAPABILITIES.length),
   announced_at: Timestamp,
+  /**
+   * The sender's heartbeat period, ms: the announcement is live for three of them
+   * (protocol/liveness.ts). Optional (older peers state none; receivers then use their own).
+   */
+  heartbeat_ms: z.int().min(LIMITS.announceIntervalMs.min).max(LIMITS.announceIntervalMs.max).optional(),
   /**
    * Random per process start, with the start time: two live nonces for one peer_id mean one
    * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).

@@ -7,11 +7,11 @@
  * The seed's per-goal and per-leaf topic shapes survive as a documented mapping (seedTopic):
  * they name where a message belongs in the plan, and receivers route by the message's ids.
  */
+import { SWARM_NAME_RE as NAME_RE } from './limits'
 import type { AnyEnvelope } from './schemas'
 
-export const DEFAULT_SWARM = 'default'
+export { DEFAULT_SWARM } from './limits'
 const PREFIX = 'goal-swarm'
-const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
 
 /** The two topic kinds of a swarm. */
 export type TopicKind = 'plan' | 'capabilities'

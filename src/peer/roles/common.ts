@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
 import { stripControlChars } from '../protocol/schemas'
 
 /** Timers owned by one role; `dispose` clears them all and refuses new ones. */
@@ -52,7 +53,7 @@ export class RoleTimers {
   }
 }
 
-/** One line saying what failed, for logs and failure notices (wire limit 4000 chars, no control characters). */
+/** One line saying what failed, for logs and failure notices (the wire's TEXT_MAX_CHARS, no control characters). */
 export function failureText (what: string, err: unknown): string {
   let text: string
   if (err instanceof LlmError) {
@@ -64,7 +65,7 @@ export function failureText (what: string, err: unknown): string {
     text = `${what}: ${String(err)}`
   }
   text = stripControlChars(text)
-  return text.length > 4000 ? text.slice(0, 3997) + '...' : text
+  return text.length > TEXT_MAX_CHARS ? text.slice(0, TEXT_MAX_CHARS - 3) + '...' : text
 }
 
 /**

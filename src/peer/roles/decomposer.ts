@@ -18,8 +18,10 @@ import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'
 import { distinctVotes, meanScore } from '../protocol/acceptance'
 import { contentId, proposalId } from '../protocol/ids'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
 import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/schemas'
-import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
+import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
+import { formatTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
@@ -76,7 +78,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const standing = new Set<string>()
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
   const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
-  const ttlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
+  const ttlMs = capabilityTtlMs(config.announceIntervalMs)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     // A ranked proposer's failure notice hands its place to the next decomposer.
@@ -106,7 +108,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const now = ctx.now()
     const live = new Set([me])
     for (const c of state.capabilities()) {
-      if (c.role === 'decomposer' && Math.abs(now - parseTimestamp(c.announced_at)) <= ttlUs) live.add(c.peer_id)
+      if (c.role === 'decomposer' && isLiveAnnouncement(c, now, ttlMs)) live.add(c.peer_id)
     }
     for (const f of state.failuresFor(goalId)) {
       if (f.role === 'decomposer' && f.node_id === null && f.reporter_peer !== me) live.delete(f.reporter_peer)
@@ -255,7 +257,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       proposal_id: pid,
       proposer_peer: me,
       subgoals,
-      rationale: stripControlChars(out.rationale).slice(0, 4000),
+      rationale: stripControlChars(out.rationale).slice(0, TEXT_MAX_CHARS),
       attempt,
       proposed_at: formatTimestamp(ctx.now())
     })

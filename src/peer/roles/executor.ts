@@ -438,6 +438,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const boot = ctx.boot
     if (boot === undefined || a.boot_nonce === undefined || a.booted_at === undefined || a.boot_nonce === boot.nonce) return
     const theirs = parseTimestamp(a.booted_at)
+    // Not capability liveness (protocol/liveness.ts): the question is whether the other process
+    // runs now, and a restart of this identity must not take its own dead predecessor for a twin
+    // for a whole capability TTL; both processes share this peer's heartbeat, plus clock tolerance.
     const live = Math.abs(ctx.now() - parseTimestamp(a.announced_at)) <= 3 * config.announceIntervalMs * 1000 + 5_000_000
     if (!live) return
     const iAmNewer = boot.bootedAtUs > theirs || (boot.bootedAtUs === theirs && boot.nonce > a.boot_nonce)

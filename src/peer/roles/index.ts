@@ -52,6 +52,7 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
         role: config.role,
         capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
         announced_at: formatTimestamp(ctx.now()),
+        heartbeat_ms: config.announceIntervalMs,
         ...(ctx.boot === undefined ? {} : { boot_nonce: ctx.boot.nonce, booted_at: formatTimestamp(ctx.boot.bootedAtUs) }),
         ...(config.displayName === undefined ? {} : { name: config.displayName })
       })

@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
 import { writeFileDurable, writeFileDurableSync } from '../net/durableFile'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView } from '../state/tree'
 import type { RoleContext } from './context'
@@ -57,7 +58,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   function render (final = false): void {
     let roots: GoalView[]
     try {
-      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs })
+      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) })
     } catch (err) {
       log.error({ err }, 'could not build the plan tree')
       return

@@ -10,7 +10,7 @@ import { CAPABILITIES, Capability } from '../protocol/schemas'
 import type { SandboxLimits } from '../sandbox/limits'
 import { LANGUAGES, MAX_PROGRAM_CHARS } from '../sandbox/run'
 
-/** Longest subgoal we accept from the model (the wire allows 4000; a subgoal is one sentence). */
+/** Longest subgoal we accept from the model (the wire allows TEXT_MAX_CHARS; a subgoal is one sentence). */
 export const MAX_SUBGOAL_CHARS = 600
 
 /**

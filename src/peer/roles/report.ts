@@ -8,19 +8,13 @@ import type { GoalView, LeafView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
 
-/** Shortens a PeerId for display: the last 8 characters are what tells peers apart. */
-export function shortPeer (peer: string | null): string {
-  if (peer === null) return '-'
-  return peerSuffix(peer)
-}
-
 /** PeerId → announced display label (state/peerNames.ts announcedNames). */
 export type PeerNames = ReadonlyMap<string, string>
 
 /** A peer as shown: its announced name when known, else its PeerId suffix. */
 export function peerLabel (peer: string | null, names: PeerNames | undefined): string {
   if (peer === null) return '-'
-  return names?.get(peer) ?? shortPeer(peer)
+  return names?.get(peer) ?? peerSuffix(peer)
 }
 
 /** ", waiting for the model (45 s, attempt 1/3)" for a claimed leaf whose holder waits on its model, else "". */

@@ -15,10 +15,11 @@
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
 import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
-import { capabilityTtlMs } from '../protocol/liveness'
-import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
+import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
+import { formatTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import type { LlmProvider } from '../llm/provider'
 import type { RoleContext } from './context'
@@ -90,7 +91,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const limit = pLimit(CONCURRENCY)
   const random = opts.random ?? Math.random
   const grace = opts.quorumGraceMs ?? QUORUM_GRACE_MS
-  const scorerTtlUs = msToMicros(capabilityTtlMs(config.announceIntervalMs))
+  const scorerTtlMs = capabilityTtlMs(config.announceIntervalMs)
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Local monotonic ms when a goal first had a quorum here while some live scorer's votes were missing. */
@@ -175,7 +176,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     const now = ctx.now()
     const live = new Set([me])
     for (const c of state.capabilities()) {
-      if (c.role === 'scorer' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) live.add(c.peer_id)
+      if (c.role === 'scorer' && isLiveAnnouncement(c, now, scorerTtlMs)) live.add(c.peer_id)
     }
     for (const f of state.failuresFor(goalId)) if (f.role === 'scorer' && f.node_id === null) live.delete(f.reporter_peer)
     return live
@@ -229,7 +230,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
-        notes: stripControlChars(out.notes).slice(0, 4000),
+        notes: stripControlChars(out.notes).slice(0, TEXT_MAX_CHARS),
         decisions: out.subgoals.map((v, index) => ({
           index,
           is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
 import { canonicalJson, messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
-import { capabilityTtlMs } from '../protocol/liveness'
+import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome } from './leafOutcome'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
@@ -92,7 +92,7 @@ export type TreeNode = GoalView | LeafView
 export interface TreeOptions {
   /** The clock reading statuses are computed for (µs). */
   nowUs: Micros
-  /** An executor's announcement counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS). */
+  /** An announcement that states no heartbeat counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS; protocol/liveness.ts). */
   capabilityTtlMs?: number
   /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
   settleMs?: number
@@ -142,10 +142,9 @@ interface Ctx {
 
 /** Peers announcing `decomposer` or `scorer` within the TTL of now (as liveCapabilities). */
 function liveRoles (state: PlanState, nowUs: Micros, ttlMs: number): Ctx['liveRoles'] {
-  const ttl = msToMicros(ttlMs)
   const out: Ctx['liveRoles'] = { decomposer: new Set(), scorer: new Set() }
   for (const c of state.capabilities()) {
-    if ((c.role === 'decomposer' || c.role === 'scorer') && Math.abs(nowUs - parseTimestamp(c.announced_at)) <= ttl) out[c.role].add(c.peer_id)
+    if ((c.role === 'decomposer' || c.role === 'scorer') && isLiveAnnouncement(c, nowUs, ttlMs)) out[c.role].add(c.peer_id)
   }
   return out
 }
@@ -174,11 +173,10 @@ function goalGaveUp (ctx: Ctx, failures: readonly FailureMsg[], proposals: numbe
  * the peer is live and what it offers now.
  */
 function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<string> {
-  const ttl = msToMicros(ttlMs)
   const live = new Set<string>()
   for (const c of state.capabilities()) {
     if (c.role !== 'executor') continue
-    if (Math.abs(nowUs - parseTimestamp(c.announced_at)) <= ttl) for (const cap of c.capabilities) live.add(cap)
+    if (isLiveAnnouncement(c, nowUs, ttlMs)) for (const cap of c.capabilities) live.add(cap)
   }
   return live
 }

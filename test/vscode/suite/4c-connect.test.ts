@@ -110,7 +110,7 @@ suite('Goal Swarm: listen settings, stable port, Copy My Address, Connect to Pee
 
       child.kill('SIGKILL')
       const port = /\/tcp\/(\d+)/.exec(address)?.[1]
-      await until(() => (a.treeView.message ?? '').includes(`bootstrap peer 127.0.0.1:${port} (…${address.slice(-6)}) unreachable`), 45_000,
+      await until(() => (a.treeView.message ?? '').includes(`bootstrap peer 127.0.0.1:${port} (…${address.slice(-8)}) unreachable`), 45_000,
         `the view message to name the unreachable bootstrap peer (message: ${a.treeView.message})`)
     } finally {
       if (child.pid !== undefined && alive(child.pid)) child.kill('SIGKILL')

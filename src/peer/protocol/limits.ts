@@ -1,0 +1,71 @@
+/**
+ * The one source of the peer's limits and defaults: the wire's text limit, the swarm-name rule,
+ * the LLM provider names and the range and default of every tunable that both the CLI
+ * (src/peer/cli.ts) and the editor's settings (src/extension/settings.ts, package.json
+ * contributes.configuration) offer. `npm run check` fails when package.json's
+ * minimum/maximum/default/enum differ from this module (scripts/check-contributes.mjs).
+ * A leaf module: it imports nothing, so every layer (and the built client) can use it.
+ */
+
+/** Longest text of any free-text wire field and of a submitted goal, UTF-16 code units (DESIGN §1). */
+export const TEXT_MAX_CHARS = 4000
+
+/** A swarm name (the topic namespace): 1-64 letters, digits, dot, dash or underscore. */
+export const SWARM_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
+/** SWARM_NAME_RE in words, for error messages. */
+export const SWARM_NAME_RULE = '1-64 letters, digits, dot, dash or underscore'
+export const DEFAULT_SWARM = 'default'
+
+/** The LLM providers a peer can run with (`--llm`). */
+export const LLM_PROVIDERS = ['anthropic', 'openai-compatible', 'offline-demo'] as const
+export type LlmProviderName = (typeof LLM_PROVIDERS)[number]
+/** The editor's provider setting adds `auto`: anthropic when a key is available, else offline-demo. */
+export const LLM_PROVIDER_SETTINGS = ['auto', ...LLM_PROVIDERS] as const
+
+/** Inclusive bounds and default of one numeric tunable; `integer` false allows fractions. */
+export interface Range { readonly min: number, readonly max: number, readonly default: number, readonly integer: boolean }
+
+const int = (min: number, max: number, def: number): Range => ({ min, max, default: def, integer: true })
+
+/**
+ * Tunables offered by both the CLI flag and an editor setting (flag / setting):
+ * - port: --port / goalSwarm.listenPort; 0 = any free port.
+ * - maxDepth: --max-depth / goalSwarm.maxDepth. At least 1: with 0 no decomposer would split
+ *   the root goal (goals at the cap are only split into prompts, and the root is at depth 0),
+ *   so the plan would never start; at most 16, the deepest goal the wire allows.
+ * - minSplits, maxSplits: --min-splits, --max-splits / goalSwarm.minSplits, goalSwarm.maxSplits.
+ * - quorum, minScore: --quorum, --min-score / goalSwarm.acceptance.* (acceptance rule, DESIGN §3).
+ * - llmTimeoutMs: --llm-timeout-ms / goalSwarm.llm.timeoutMs, ms.
+ * - announceIntervalMs: --announce-interval-ms only; announcements state it (heartbeat_ms).
+ */
+export const LIMITS = {
+  port: int(0, 65535, 0),
+  maxDepth: int(1, 16, 3),
+  minSplits: int(1, 12, 2),
+  maxSplits: int(1, 12, 6),
+  quorum: int(1, 64, 2),
+  minScore: { min: 0, max: 1, default: 0.6, integer: false },
+  llmTimeoutMs: int(100, 3_600_000, 120_000),
+  /** --announce-interval-ms (CLI only): the capability heartbeat, ms (protocol/liveness.ts). */
+  announceIntervalMs: int(100, 3_600_000, 10_000)
+} as const satisfies Record<string, Range>
+
+/** Deepest goal depth a message may carry (Goal.depth); the depth cap cannot exceed it. */
+export const MAX_GOAL_DEPTH = LIMITS.maxDepth.max
+
+/** C0 controls except tab, LF and CR, plus DEL (DESIGN §1); the wire schema refuses them in text. */
+const GOAL_CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
+
+/**
+ * Why `text` cannot be submitted as a root goal, or null when it can (the Goal message's
+ * text rule: 1 to TEXT_MAX_CHARS characters, not only whitespace, no control characters but
+ * tab, newline and carriage return). Shared by the CLI, the editor's input box and the demo
+ * scripts, so a goal is refused before anything is published.
+ */
+export function goalTextProblem (text: string): string | null {
+  if (text.trim() === '') return `the goal is empty; give 1 to ${TEXT_MAX_CHARS} characters of text`
+  if (text.length > TEXT_MAX_CHARS) return `the goal is ${text.length} characters long; the limit is ${TEXT_MAX_CHARS}`
+  const ctl = GOAL_CONTROL_CHARS.exec(text)
+  if (ctl !== null) return `the goal contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}; only text, tabs and newlines are allowed`
+  return null
+}
