@@ -1,6 +1,6 @@
 /**
- * Root goals wait for someone who acts on them (issue "Peer runtime", bus): a goal gossiped
- * while no decomposer or scorer listens reaches nobody (gossip never replays). So a root goal
+ * Root goals wait for someone who acts on them: a goal gossiped while no decomposer or scorer
+ * listens reaches nobody (gossip never replays). So a root goal
  * is held, already in the local state and log, until a live decomposer or scorer (learned from
  * capability announcements) is known and some peer subscribes to the plan topic; then it is gossiped.
  * Sync would also carry it to every peer that connects later: it is never lost.
