@@ -14,7 +14,8 @@ import { SCORE_SYSTEM } from '../../src/peer/roles/prompts'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { scoreReply, type StandinRequest, type StandinVerdict } from '../support/llm-standin'
 import { accepted, capability, failure, proposal, rootGoal } from '../support/fixtures'
-import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
+import type { MemoryPeer } from '../support/memory-bus'
+import { waitForRecord, waitUntil as waitFor } from '../support/wait'
 import { publishedOf, World } from './harness'
 
 const SUBGOALS = ['Book round-trip flights to Tokyo', 'Plan the Tokyo days', 'Write a packing list']
@@ -136,8 +137,9 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
   await dec2.publish('proposal', better)
   const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(a.proposal_id, better.proposal_id, `the better split wins, not the first to reach a quorum (${p.proposal_id})`)
+  // Each scorer evaluates the goal once the split reached it, with no acceptance of its own in flight.
+  for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'split_known', in_flight: false })
   await w.hub.idle()
-  await delay(200)
   assert.equal(user.state.acceptedFor(root.goal_id).length, 1)
   assert.equal(w.standin.requests.length, 4)
 })
@@ -219,7 +221,7 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
   await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1)
-  await delay(200)
+  await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'waiting_for_votes', votes: 1 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'waits for the other live scorer')
   await quitter.publish('failure', failure(root.goal_id, quitter.peerId, { role: 'scorer', at: nowMicros() }))
   const a = await waitFor('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
@@ -253,13 +255,18 @@ test('exhausted scoring retries publish a scorer failure notice; nothing is acce
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 500 } })
   w.standin.respondWith(() => ({ json: { score: 'high' } }))
   w.track(startScorer(s.ctx, s.llm))
+  // Where the scorer's records stand when its failure notice reaches its own listeners.
+  let afterFailure = -1
+  s.peer.onMessage((e) => { if (e.kind === 'failure' && afterFailure < 0) afterFailure = s.records.length })
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
   const [f] = await waitFor('a failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
   assert.equal(f?.role, 'scorer')
   assert.equal(f?.goal_id, root.goal_id)
   assert.match(f?.reason ?? '', /validation error after 4 attempts/)
-  await delay(800)
+  // After its failure notice the scorer looks at the goal again once the acceptance timeout
+  // has passed, and holds back.
+  await waitFor('an evaluation after the timeout', () => s.records.slice(afterFailure).find((r) => r.goal_id === root.goal_id && r.evaluation === 'nothing_qualifies' && (r.waited_ms as number) >= 500))
   assert.equal(publishedOf(s.peer, 'score').length, 0)
   assert.equal(publishedOf(s.peer, 'accepted').length, 0)
   assert.equal(w.standin.requests.length, 4, 'the failed proposal is not retried forever')
@@ -304,7 +311,8 @@ test('timeout fallback: votes below min score from a quorum are accepted after t
   const { root, publish } = await seedGoal(w, user, dec)
   const t0 = nowMicros()
   await publish()
-  await delay(1000)
+  // Both scorers hold both votes and find nothing qualifying, before the timeout.
+  for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'nothing_qualifies', votes: 2 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'nothing qualifies before the timeout')
   const a = await waitFor('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
   assert.equal(a.fallback, true)

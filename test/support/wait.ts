@@ -1,0 +1,83 @@
+/**
+ * Waiting in tests, one way: for a condition or an event, with a deadline that fails naming
+ * what was awaited, never for a fixed time. A negative assertion ("nothing was accepted yet")
+ * waits for the record or event proving the code under test looked and held back.
+ */
+import { once, type EventEmitter } from 'node:events'
+
+/** Options of waitUntil. */
+export interface WaitOptions {
+  /** Give up after this long (ms; default 10 000). */
+  timeoutMs?: number
+  /** Re-check at least this often (ms; default 10), besides every `wake` event. */
+  pollMs?: number
+  /** Re-check at once whenever one of these events fires on `emitter`. */
+  wake?: { emitter: EventEmitter, events: string[] }
+}
+
+/**
+ * Resolves with the first truthy value of `check()`, re-checked every `pollMs` and on each
+ * `wake` event. A check that throws counts as not yet.
+ * @throws Error after `timeoutMs` ("timed out after N ms waiting for <what>")
+ */
+export async function waitUntil<T> (what: string, check: () => T | undefined | null | false, opts: WaitOptions | number = {}): Promise<T> {
+  const o = typeof opts === 'number' ? { timeoutMs: opts } : opts
+  const timeoutMs = o.timeoutMs ?? 10_000
+  const attempt = (): T | undefined => {
+    try {
+      const v = check()
+      return v === undefined || v === null || v === false ? undefined : v
+    } catch {
+      return undefined
+    }
+  }
+  const first = attempt()
+  if (first !== undefined) return first
+  return await new Promise<T>((resolve, reject) => {
+    const done = (finish: () => void): void => {
+      clearInterval(poll)
+      clearTimeout(deadline)
+      for (const e of o.wake?.events ?? []) o.wake?.emitter.off(e, onWake)
+      finish()
+    }
+    const onWake = (): void => {
+      const v = attempt()
+      if (v !== undefined) done(() => { resolve(v) })
+    }
+    const poll = setInterval(onWake, o.pollMs ?? 10)
+    const deadline = setTimeout(() => { done(() => { reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)) }) }, timeoutMs)
+    for (const e of o.wake?.events ?? []) o.wake?.emitter.on(e, onWake)
+  })
+}
+
+/**
+ * Resolves with the arguments of the first `event` on `emitter` that passes `filter`
+ * (node:events once, ended by an AbortSignal timeout).
+ * @throws Error after `timeoutMs` naming `what`, or the emitter's 'error'
+ */
+export async function nextEvent<A extends unknown[] = unknown[]> (emitter: EventEmitter, event: string, what: string, opts: { timeoutMs?: number, filter?: (...args: A) => boolean } = {}): Promise<A> {
+  const timeoutMs = opts.timeoutMs ?? 10_000
+  const signal = AbortSignal.timeout(timeoutMs)
+  try {
+    for (;;) {
+      const args = await once(emitter, event, { signal }) as A
+      if (opts.filter === undefined || opts.filter(...args)) return args
+    }
+  } catch (err) {
+    if (signal.aborted) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    throw err
+  }
+}
+
+/** A structured log record as pino writes it (JSON fields; `msg` is prose, never matched). */
+export interface JsonRecord { [field: string]: unknown }
+
+/**
+ * Resolves with the first record at index `from` or later whose fields include every entry of
+ * `fields` (===), e.g. `{ goal_id, evaluation: 'waiting_for_votes' }`.
+ * @throws Error after `timeoutMs` naming the fields
+ */
+export async function waitForRecord<R extends JsonRecord> (records: readonly R[], fields: JsonRecord, opts: { from?: number, timeoutMs?: number, what?: string } = {}): Promise<R> {
+  const matches = (r: R): boolean => Object.entries(fields).every(([k, v]) => r[k] === v)
+  return await waitUntil(opts.what ?? `a log record with ${JSON.stringify(fields)}`, () => records.slice(opts.from ?? 0).find(matches), opts.timeoutMs ?? 10_000)
+}
