@@ -16,7 +16,9 @@ import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
-import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { MemoryPeer } from '../support/memory-bus'
+import { waitUntil as waitFor } from '../support/wait'
 import { FAST, publishedOf, World, type Agent } from './harness'
 import { ensureTool } from '../support/netns'
 
@@ -43,6 +45,15 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
 function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2] = {}): void {
   w.track(startAnnouncer(e.ctx))
   w.track(startExecutor(e.ctx, e.llm, opts))
+}
+
+/**
+ * Resolves once `e` has looked for leaves after this call, with nothing of its own in flight,
+ * and found nothing open: the proof that it will not claim what the test says it must not.
+ */
+async function heldBack (e: Agent, leaves: number): Promise<void> {
+  const from = e.records.length
+  await waitFor(`${e.peer.label} to look and find nothing open`, () => e.records.slice(from).some((r) => r.look === 'nothing_open' && r.working === 0 && r.leaves === leaves), 8000)
 }
 
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
@@ -92,7 +103,7 @@ test('capability match: claims, renews its lease while working, publishes the ou
   assert.match(req[0]!.prompt, /^Task: Write a packing list for Japan in spring/)
   assert.match(req[0]!.prompt, new RegExp(`1\\. ${root.text}`))
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
-  await delay(500)
+  await heldBack(e, 1)
   assert.equal(w.standin.requests.length, 1, 'a done leaf is not executed again')
 })
 
@@ -142,7 +153,7 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   const writer = await w.agent('executor', { capabilities: ['can_write_text'] }, 'writer')
   w.standin.respondWith(() => ({ text: 'parser timings' }))
   startExec(w, writer)
-  await delay(1200)
+  await heldBack(writer, 1)
   assert.equal(publishedOf(writer.peer, 'claim').length, 0)
   assert.equal(w.standin.requests.length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'capability_gap')
@@ -176,7 +187,7 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
     void rival.publish('claim', { ...env.body, claimer_peer: rival.peerId, claimed_at: formatTimestamp(rivalClaimedAt) })
   })
   startExec(w, e)
-  await waitFor('the lost race', () => e.records.some((r) => /lost the claim/.test(r.msg)), 5000)
+  await waitFor('the lost race', () => e.records.some((r) => r.lost_to === rival.peerId), 5000)
   assert.equal(w.standin.requests.length, 0, 'the loser does not execute')
   assert.equal(leafStatus(user, node.node_id)?.claimer, rival.peerId)
 
@@ -203,7 +214,7 @@ test('a failed execution is published as success=false with its attempts, shown 
   assert.equal(r.attempts, 4)
   assert.match(r.output, /LLM api error after 4 attempts/)
   assert.equal(leafStatus(user, node.node_id)?.status, 'failed')
-  await delay(400)
+  await heldBack(e, 1)
   assert.equal(publishedOf(e.peer, 'claim').length, 1, 'a failed leaf is not claimed again')
 })
 
@@ -246,7 +257,7 @@ test('superseded leaves (children of a losing split) are never claimed', async (
   w.standin.respondWith(() => ({ text: 'done' }))
   startExec(w, e)
   await waitFor('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
-  await delay(500)
+  await heldBack(e, 4)
   const claimed = publishedOf(e.peer, 'claim').map((c) => c.node_id).sort()
   assert.deepEqual(claimed, nodes.map((n) => n.node_id).sort())
   for (const n of losers) assert.equal(leafStatus(user, n.node_id)?.status, 'superseded')
@@ -269,7 +280,9 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   const sameOrder = (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index)
   for (const e of execs) startExec(w, e, { order: sameOrder })
   await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
-  await delay(600)
+  // Every executor has finished or dropped its work and looked again; then every delivery lands.
+  await Promise.all(execs.map(async (e) => { await heldBack(e, texts.length) }))
+  await w.hub.idle()
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
   const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
   const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
@@ -280,7 +293,7 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   const aborted = calls.filter((r) => r.outcome === 'aborted').length
   assert.equal(calls.length, texts.length + aborted)
   assert.ok(aborted > 0, 'the race really happened: some losing calls were aborted')
-  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim to .*nothing published/.test(r.msg))), 'a loser logged why it published nothing')
+  assert.ok(execs.some((e) => e.records.some((r) => typeof r.lost_to === 'string' && execs.some((x) => x.peer.peerId === r.lost_to))), 'a loser logged whom it lost to (and published nothing)')
   t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed`)
 })
 
