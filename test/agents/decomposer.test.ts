@@ -10,7 +10,7 @@ import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
 import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
-import { delay, waitFor } from '../support/memory-bus'
+import { waitForRecord, waitUntil as waitFor } from '../support/wait'
 import { publishedOf, World } from './harness'
 
 const SPLIT = ['Book round-trip flights to Tokyo', 'Reserve lodging for 14 nights', 'Draft a day-by-day itinerary']
@@ -46,9 +46,14 @@ test('valid output: the model\'s split is proposed once, with goal text, depth a
   assert.equal(subgoalsSchema?.minItems, 2)
   assert.equal(subgoalsSchema?.maxItems, 4)
 
-  // A repeated goal message or more traffic does not make it propose again.
+  // A repeated goal message or more traffic does not make it propose again: the repeat is a
+  // duplicate the bus drops, and another decomposer's failure notice makes it look again.
   await user.publish('goal', goal)
-  await delay(300)
+  const other = await w.hub.addPeer({ label: 'other-decomposer' })
+  const from = d.records.length
+  await other.publish('failure', failure(goal.goal_id, other.peerId, { role: 'decomposer', at: nowMicros() }))
+  await waitForRecord(d.records, { goal_id: goal.goal_id, consideration: 'proposed_here' }, { from })
+  await w.hub.idle()
   assert.equal(publishedOf(d.peer, 'proposal').length, 1)
   assert.equal(w.standin.requests.length, 1)
 })
@@ -170,8 +175,9 @@ test('a goal at the depth cap is never decomposed', async (t) => {
   await sc.publish('accepted', a)
   await w.hub.idle()
   w.track(startDecomposer(d.ctx, d.llm))
-  await sc.publish('goal', childGoal(a, 1, root))
-  await delay(500)
+  const child = childGoal(a, 1, root)
+  await sc.publish('goal', child)
+  await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'depth_cap' })
   assert.equal(w.standin.requests.length, 0)
   assert.equal(publishedOf(d.peer, 'proposal').length, 0)
 })
@@ -206,7 +212,9 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   const goal = await w.submit(user)
   // wait = timeout 600 + grace 200; jitter up to 200 ms
   await waitFor('a re-proposal', () => user.state.proposalsFor(goal.goal_id).some((p) => p.attempt === 1), 8000)
-  await delay(2500) // two more rounds' worth of time: no further proposals may appear
+  // Both decomposers check for another round and find the bound reached: nothing more comes.
+  for (const d of [d1, d2]) await waitForRecord(d.records, { goal_id: goal.goal_id, reproposal: 'bound_reached', max_reproposals: 1 }, { timeoutMs: 8000 })
+  await w.hub.idle()
   const all = user.state.proposalsFor(goal.goal_id)
   assert.equal(all.filter((p) => p.attempt === 0).length, 2)
   assert.equal(all.filter((p) => p.attempt === 1).length, 1, 'exactly one re-proposal swarm-wide')
@@ -217,7 +225,7 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   assert.match(rePrompt, /were not accepted/)
   assert.match(rePrompt, /too vague: Step A/)
   assert.match(rePrompt, /mean score 0\.30/)
-  assert.ok(d1.records.some((r) => /re-proposal bound \(1\) is reached/.test(r.msg)))
+  assert.ok(d1.records.some((r) => r.reproposal === 'bound_reached' && r.max_reproposals === 1))
 })
 
 test('control characters in the model\'s split are dropped before proposing (the wire refuses them, DESIGN §1)', async (t) => {
@@ -263,8 +271,9 @@ test('below the root one ranked decomposer proposes at once; the other stands by
   await sc.publish('goal', child)
   const first = [d1, d2].sort((a, b) => (contentId(child.goal_id, a.peer.peerId) < contentId(child.goal_id, b.peer.peerId) ? -1 : 1))[0]!
   await waitFor('a proposal for the child', () => user.state.proposalsFor(child.goal_id).length === 1)
+  const second = first === d1 ? d2 : d1
+  await waitForRecord(second.records, { goal_id: child.goal_id, consideration: 'standing_by' })
   await w.hub.idle()
-  await delay(300)
   assert.deepEqual(user.state.proposalsFor(child.goal_id).map((p) => p.proposer_peer), [first.peer.peerId], 'the decomposer ranked first by H(goal, peer)')
   assert.equal(w.standin.requests.length, 1)
 })
@@ -294,7 +303,7 @@ test('a standing-by decomposer proposes at once when the ranked one gives up', a
   w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
   w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 60_000 }))
   await sc.publish('goal', child)
-  await delay(300)
+  await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'standing_by' })
   assert.equal(w.standin.requests.length, 0, 'stands by while the ranked decomposer is live')
   await ranked.publish('failure', failure(child.goal_id, ranked.peerId, { role: 'decomposer', at: nowMicros() }))
   await waitFor('a proposal after the failure notice', () => user.state.proposalsFor(child.goal_id).length === 1, 5000)
@@ -313,5 +322,5 @@ test('a standing-by decomposer proposes when no proposal comes within the standb
   await sc.publish('goal', child)
   await waitFor('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
   assert.ok(Date.now() - t0 >= 1100, `proposed ${Date.now() - t0} ms after the goal appeared`)
-  assert.ok(d.records.some((r) => /no proposal for .* within 1200 ms: proposing/.test(r.msg)))
+  assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.consideration === 'standby_over' && r.standby_ms === 1200))
 })
