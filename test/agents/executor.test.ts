@@ -18,7 +18,7 @@ import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { MemoryPeer } from '../support/memory-bus'
-import { waitUntil as waitFor } from '../support/wait'
+import { waitUntil } from '../support/wait'
 import { FAST, publishedOf, World, type Agent } from './harness'
 import { ensureTool } from '../support/netns'
 
@@ -53,7 +53,7 @@ function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2
  */
 async function heldBack (e: Agent, leaves: number): Promise<void> {
   const from = e.records.length
-  await waitFor(`${e.peer.label} to look and find nothing open`, () => e.records.slice(from).some((r) => r.look === 'nothing_open' && r.working === 0 && r.leaves === leaves), 8000)
+  await waitUntil(`${e.peer.label} to look and find nothing open`, () => e.records.slice(from).some((r) => r.look === 'nothing_open' && r.working === 0 && r.leaves === leaves), 8000)
 }
 
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
@@ -80,7 +80,7 @@ test('capability match: claims, renews its lease while working, publishes the ou
   w.standin.respondWith(() => ({ text: '- passport\n- rail pass', latencyMs: 900 }))
   startExec(w, e)
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const [r] = user.state.resultsFor(node.node_id)
   assert.equal(r?.success, true)
   assert.equal(r?.output, '- passport\n- rail pass')
@@ -116,7 +116,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   w.standin.respondWith(() => ({ text: 'Dear host, ...', latencyMs: 1500 }))
   startExec(w, e)
   // The user's own tree, built from what reached it, while the request is open at the stand-in.
-  const waiting = await waitFor('the user\'s tree to show the leaf waiting on its model', () => {
+  const waiting = await waitUntil('the user\'s tree to show the leaf waiting on its model', () => {
     const l = leafStatus(user, node.node_id)
     const open = w.standin.requests.length === 1 && w.standin.requests[0]!.outcome === null
     return open && l?.status === 'claimed' && l.model_wait !== null ? l : undefined
@@ -127,7 +127,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   assert.ok(waiting.model_wait!.waited_ms >= 145, `waited ${waiting.model_wait!.waited_ms} ms`)
   assert.match(leafItem(waiting).description, /^running on …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
 
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.output, 'Dear host, ...')
   const done = leafStatus(user, node.node_id)
   assert.deepEqual([done?.status, done?.model_wait], ['done', null])
@@ -163,7 +163,7 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   const coder = await w.agent('executor', { capabilities: ['can_write_text', 'can_run_code'] }, 'coder')
   await w.hub.syncInto(coder.peer)
   startExec(w, coder)
-  await waitFor('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.executor_peer, coder.peer.peerId)
   assert.match(user.state.resultsFor(node.node_id)[0]?.output ?? '', /### stdout\n```\nparser timings\n```/)
   assert.equal(publishedOf(writer.peer, 'claim').length, 0)
@@ -187,11 +187,11 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
     void rival.publish('claim', { ...env.body, claimer_peer: rival.peerId, claimed_at: formatTimestamp(rivalClaimedAt) })
   })
   startExec(w, e)
-  await waitFor('the lost race', () => e.records.some((r) => r.lost_to === rival.peerId), 5000)
+  await waitUntil('the lost race', () => e.records.some((r) => r.lost_to === rival.peerId), 5000)
   assert.equal(w.standin.requests.length, 0, 'the loser does not execute')
   assert.equal(leafStatus(user, node.node_id)?.claimer, rival.peerId)
 
-  await waitFor('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.executor_peer, e.peer.peerId)
   assert.equal(publishedOf(e.peer, 'claim').length, 2)
@@ -208,7 +208,7 @@ test('a failed execution is published as success=false with its attempts, shown 
   w.standin.respondWith(() => ({ status: 529, message: 'overloaded' }))
   startExec(w, e)
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.success, false)
   assert.equal(r.attempts, 4)
@@ -226,7 +226,7 @@ test('output cut off at the token limit on every attempt is published as a failu
   w.standin.respondWith((req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
   startExec(w, e)
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.success, false)
   assert.equal(r.attempts, 4)
@@ -256,7 +256,7 @@ test('superseded leaves (children of a losing split) are never claimed', async (
   await w.hub.syncInto(e.peer)
   w.standin.respondWith(() => ({ text: 'done' }))
   startExec(w, e)
-  await waitFor('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
+  await waitUntil('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
   await heldBack(e, 4)
   const claimed = publishedOf(e.peer, 'claim').map((c) => c.node_id).sort()
   assert.deepEqual(claimed, nodes.map((n) => n.node_id).sort())
@@ -279,14 +279,14 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   // Same candidate order everywhere, so they really collide on every leaf.
   const sameOrder = (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index)
   for (const e of execs) startExec(w, e, { order: sameOrder })
-  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
+  await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
   // Every executor has finished or dropped its work and looked again; then every delivery lands.
   await Promise.all(execs.map(async (e) => { await heldBack(e, texts.length) }))
   await w.hub.idle()
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
   const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
   const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
-  await waitFor('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
+  await waitUntil('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
   const completed = calls.filter((r) => r.outcome === 'answered').map(task)
   assert.deepEqual(completed.sort(), [...texts].sort(), 'each leaf answered by the model exactly once (no completed duplicate call)')
   // Losers started their call with the claim and aborted it on hearing the winning claim.
@@ -307,7 +307,7 @@ test('an output larger than the inline limit goes to the blob store; the result 
   const blobs = new Map<string, string>()
   startExec(w, e, { storeBlob: async (text) => { const sha = createHash('sha256').update(text, 'utf8').digest('hex'); blobs.set(sha, text); return sha } })
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.success, true)
   assert.equal(r.output.length, MAX_INLINE_OUTPUT)
@@ -330,7 +330,7 @@ test('a forged success result from a peer that never claimed does not stop the e
   const e = await w.agent('executor', { capabilities: ['can_write_text'] })
   w.standin.respondWith(() => ({ text: '- passport\n- rail pass' }))
   startExec(w, e)
-  await waitFor('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
+  await waitUntil('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'execute').length, 1)
   const leaf = leafStatus(user, node.node_id)
@@ -354,7 +354,7 @@ test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-lea
   const e = await w.agent('executor', { maxConcurrentLeaves: 3 })
   w.track(startAnnouncer(e.ctx))
   const exec = w.track(startExecutor(e.ctx, e.llm))
-  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
+  await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
   assert.equal(most, 3, 'three calls were in flight together')
   const work = exec.work()
   for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
@@ -374,7 +374,7 @@ test('a result from a peer that never claimed the leaf does not stop the executo
   w.standin.respondWith(() => ({ text: 'booked' }))
   const e = await w.agent('executor')
   startExec(w, e)
-  await waitFor('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
+  await waitUntil('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
   const mine = user.state.resultsFor(leaf.node_id).find((r) => r.executor_peer === e.peer.peerId)
   assert.equal(mine?.output, 'booked')
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
@@ -389,7 +389,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   w.standin.respondWith(() => ({ text: 'menu in English', latencyMs: 3000 }))
   const holder = await w.agent('executor', {}, 'holder')
   const exec = w.track(startExecutor(holder.ctx, holder.llm))
-  await waitFor('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
+  await waitUntil('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
   const rival = await w.agent('executor', {}, 'rival')
   w.track(startExecutor(rival.ctx, rival.llm))
   let blocking = true
@@ -401,7 +401,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   }
   burn()
   try {
-    await waitFor('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
+    await waitUntil('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
   } finally { blocking = false }
   const results = user.state.resultsFor(leaf.node_id)
   assert.deepEqual(results.map((r) => r.executor_peer), [holder.peer.peerId])

@@ -15,7 +15,7 @@ import { startScorer } from '../../src/peer/roles/scorer'
 import { scoreReply, type StandinRequest, type StandinVerdict } from '../support/llm-standin'
 import { accepted, capability, failure, proposal, rootGoal } from '../support/fixtures'
 import type { MemoryPeer } from '../support/memory-bus'
-import { waitForRecord, waitUntil as waitFor } from '../support/wait'
+import { waitForRecord, waitUntil } from '../support/wait'
 import { publishedOf, World } from './harness'
 
 const SUBGOALS = ['Book round-trip flights to Tokyo', 'Plan the Tokyo days', 'Write a packing list']
@@ -49,7 +49,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   const { root, p, publish } = await seedGoal(w, user, dec)
   await publish()
 
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(a.proposal_id, p.proposal_id)
   assert.equal(a.fallback, false)
   assert.equal(a.final_score, 0.8)
@@ -61,7 +61,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   for (const c of a.children) assert.equal(c.child_id, childId(root.goal_id, p.proposal_id, c.index, c.text))
 
   // Children: the composite one as a Goal one level down, the atomic ones as PromptNodes.
-  await waitFor('children on every peer', () => user.state.nodes().length === 2 && user.state.goals().length === 2)
+  await waitUntil('children on every peer', () => user.state.nodes().length === 2 && user.state.goals().length === 2)
   const child = user.state.goal(a.children[1]!.child_id)!
   assert.deepEqual(child, {
     goal_id: a.children[1]!.child_id, text: 'Plan the Tokyo days', parent_id: root.goal_id, depth: 1,
@@ -109,7 +109,7 @@ test('split decisions are the majority of the confirming votes: a tie is atomic,
   w.track(startScorer(s2.ctx, s2.llm))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(w.standin.requests.length, 2)
   assert.deepEqual(a.children.map((c) => [c.is_atomic, c.required_capability]), SUBGOALS.map(() => [true, 'can_write_text']))
 })
@@ -135,7 +135,7 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
   const better = proposal(root.goal_id, ['Book flights', 'Pack the bags'], dec2.peerId, { at: nowMicros() })
   await publish()
   await dec2.publish('proposal', better)
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(a.proposal_id, better.proposal_id, `the better split wins, not the first to reach a quorum (${p.proposal_id})`)
   // Each scorer evaluates the goal once the split reached it, with no acceptance of its own in flight.
   for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'split_known', in_flight: false })
@@ -154,9 +154,9 @@ test('depth cap: the vote asks only for capabilities, and every child is a leaf 
   w.track(startScorer(s.ctx, s.llm))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [a] = await waitFor('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'))
+  const [a] = await waitUntil('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'))
   assert.deepEqual(a?.children.map((c) => [c.is_atomic, c.required_capability]), [[true, 'can_query_api'], [true, 'can_write_text'], [true, 'can_write_text']])
-  await waitFor('three prompt nodes', () => user.state.nodes().length === 3)
+  await waitUntil('three prompt nodes', () => user.state.nodes().length === 3)
   assert.equal(user.state.goals().length, 1, 'no child goal at the depth cap')
   assert.equal(user.state.goals()[0]?.goal_id, root.goal_id)
   assert.equal(w.standin.requests.length, 1, 'one vote, no classification call')
@@ -180,7 +180,7 @@ test('a proposal with the same subgoals as one already scored reuses the vote: n
   await publish()
   const twin = proposal(root.goal_id, SUBGOALS, dec2.peerId, { at: nowMicros(), rationale: 'same split, other words' })
   await dec2.publish('proposal', twin)
-  await waitFor('two votes', () => publishedOf(s.peer, 'score').length === 2)
+  await waitUntil('two votes', () => publishedOf(s.peer, 'score').length === 2)
   const votes = publishedOf(s.peer, 'score')
   assert.deepEqual(votes.map((v) => v.proposal_id).sort(), [p.proposal_id, twin.proposal_id].sort())
   assert.deepEqual(votes[0]?.decisions, votes[1]?.decisions)
@@ -200,9 +200,9 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
   w.track(startScorer(s.ctx, s.llm, { quorumGraceMs: 1200 }))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [vote] = await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1 && publishedOf(s.peer, 'score'))
+  const [vote] = await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1 && publishedOf(s.peer, 'score'))
   const votedAt = Date.now()
-  const a = await waitFor('an accepted split after the grace', () => user.state.acceptedFor(root.goal_id)[0], 8000)
+  const a = await waitUntil('an accepted split after the grace', () => user.state.acceptedFor(root.goal_id)[0], 8000)
   assert.ok(Date.now() - votedAt >= 1000, `accepted ${Date.now() - votedAt} ms after the quorum`)
   assert.equal(a.confirming_scores.length, 1)
   assert.equal(a.accepted_at, vote?.scored_at)
@@ -220,11 +220,11 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
   w.track(startScorer(s.ctx, s.llm, { quorumGraceMs: 60_000 }))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1)
+  await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1)
   await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'waiting_for_votes', votes: 1 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'waits for the other live scorer')
   await quitter.publish('failure', failure(root.goal_id, quitter.peerId, { role: 'scorer', at: nowMicros() }))
-  const a = await waitFor('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
+  const a = await waitUntil('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
   assert.equal(a.confirming_scores.length, 1)
 })
 
@@ -240,7 +240,7 @@ test('malformed votes are retried with the validation error: a score out of rang
   w.track(startScorer(s.ctx, s.llm))
   const { publish } = await seedGoal(w, user, dec)
   await publish()
-  const [a] = await waitFor('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'), 15_000)
+  const [a] = await waitUntil('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'), 15_000)
   assert.deepEqual(publishedOf(s.peer, 'score').map((x) => x.score), [0.75])
   assert.equal(w.standin.requests.length, 3)
   assert.match(w.standin.requests[2]!.prompt, /subgoal verdicts|subgoals/)
@@ -260,13 +260,13 @@ test('exhausted scoring retries publish a scorer failure notice; nothing is acce
   s.peer.onMessage((e) => { if (e.kind === 'failure' && afterFailure < 0) afterFailure = s.records.length })
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [f] = await waitFor('a failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
+  const [f] = await waitUntil('a failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
   assert.equal(f?.role, 'scorer')
   assert.equal(f?.goal_id, root.goal_id)
   assert.match(f?.reason ?? '', /validation error after 4 attempts/)
   // After its failure notice the scorer looks at the goal again once the acceptance timeout
   // has passed, and holds back.
-  await waitFor('an evaluation after the timeout', () => s.records.slice(afterFailure).find((r) => r.goal_id === root.goal_id && r.evaluation === 'nothing_qualifies' && (r.waited_ms as number) >= 500))
+  await waitUntil('an evaluation after the timeout', () => s.records.slice(afterFailure).find((r) => r.goal_id === root.goal_id && r.evaluation === 'nothing_qualifies' && (r.waited_ms as number) >= 500))
   assert.equal(publishedOf(s.peer, 'score').length, 0)
   assert.equal(publishedOf(s.peer, 'accepted').length, 0)
   assert.equal(w.standin.requests.length, 4, 'the failed proposal is not retried forever')
@@ -288,7 +288,7 @@ test('a scorer that sees an accepted split adopts it: no vote, no competing spli
   await w.hub.idle()
   const started = Date.now()
   w.track(startScorer(s.ctx, s.llm))
-  await waitFor('children republished', () => user.state.nodes().length === 2 && user.state.goals().length === 2, 8000)
+  await waitUntil('children republished', () => user.state.nodes().length === 2 && user.state.goals().length === 2, 8000)
   assert.ok(Date.now() - started >= 2500, 'waits for the accepting scorer first')
   assert.equal(w.standin.requests.length, 0)
   assert.equal(publishedOf(s.peer, 'score').length, 0)
@@ -314,7 +314,7 @@ test('timeout fallback: votes below min score from a quorum are accepted after t
   // Both scorers hold both votes and find nothing qualifying, before the timeout.
   for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'nothing_qualifies', votes: 2 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'nothing qualifies before the timeout')
-  const a = await waitFor('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
+  const a = await waitUntil('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
   assert.equal(a.fallback, true)
   assert.equal(a.final_score, 0.4)
   assert.deepEqual(a.children.map((c) => c.is_atomic), [true, false, true])

@@ -40,15 +40,6 @@ export function requestLevel (req: StandinRequest): number {
   return levelOf(text)
 }
 
-/** Resolves once `check` holds, polling every `pollMs`. @throws after `timeoutMs` naming `what` */
-export async function until (what: string, check: () => boolean, timeoutMs = 60_000, pollMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, pollMs))
-  }
-}
-
 /** Names and exit states, for assertion messages. */
 export function peerStates (peers: PeerProcess[]): string {
   return peers.map((p) => `${p.name}:${p.running ? 'running' : JSON.stringify(p.exit)}`).join(', ')

@@ -17,7 +17,8 @@ import { after, test } from 'node:test'
 import { impairMode, NetnsLan, netnsUnavailable } from '../support/netns'
 import type { PeerProcess } from '../support/peers'
 import { liveLeaves, type RolePeer } from '../../bench/lib/roleSwarm'
-import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
 /** The executor on the impaired link (1-based namespace index). */
@@ -94,7 +95,7 @@ if ('reason' in impair) {
     const byVictim = executions(victim).filter((id) => leafIds.has(id)).length
     assert.ok(victim.running, 'the executor on the impaired link kept running')
     // The impairment really acted on the executor's traffic: packets delayed through it, some lost.
-    await until('the impairment counting dropped packets', () => lan.impairStats(VICTIM, impair.mode).dropped > 0, 10_000, 100)
+    await waitUntil('the impairment counting dropped packets', () => lan.impairStats(VICTIM, impair.mode).dropped > 0, { timeoutMs: 10_000, pollMs: 100 })
     const stats = lan.impairStats(VICTIM, impair.mode)
     assert.ok(stats.passed > 0, `packets passed the impaired link: ${JSON.stringify(stats)}`)
     console.log(`netem: ${leaves} leaves done once each in ${tookMs} ms; the executor on the ${DELAY_MS} ms / ${LOSS_PERCENT}% link ran ${byVictim} of them; ${stats.passed} packets delayed, ${stats.dropped} dropped on it; tree ${hash.slice(0, 12)}`)

@@ -1,5 +1,5 @@
 /**
- * LAN tier (issue "Peer runtime", DESIGN "Testing tiers" 4): 4 peers, each in its own network
+ * LAN tier (DESIGN "Testing tiers" 4): 4 peers, each in its own network
  * namespace on a bridged 10.77.0.0/24 (test/support/netns.ts), find each other by mDNS only (no
  * bootstrap addresses) and exchange messages. Needs root and `ip netns`; otherwise skipped
  * with the reason printed. mDNS never runs in the host namespace: every peer here runs under

@@ -190,16 +190,3 @@ export function roleContext (peer: MemoryPeer, config: PeerConfig): { ctx: RoleC
   return { ctx: { bus: peer, state: peer.state, config, log, now: nowMicros }, records }
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value. @throws after `timeoutMs` naming `what`. */
-export async function waitFor<T> (what: string, check: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v !== undefined && v !== null && v !== false) return v
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-/** Resolves after `ms`. */
-export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

@@ -9,7 +9,7 @@ import { once, type EventEmitter } from 'node:events'
 export interface WaitOptions {
   /** Give up after this long (ms; default 10 000). */
   timeoutMs?: number
-  /** Re-check at least this often (ms; default 10), besides every `wake` event. */
+  /** Re-check at least this often (ms; default 20), besides every `wake` event. */
   pollMs?: number
   /** Re-check at once whenever one of these events fires on `emitter`. */
   wake?: { emitter: EventEmitter, events: string[] }
@@ -44,7 +44,7 @@ export async function waitUntil<T> (what: string, check: () => T | undefined | n
       const v = attempt()
       if (v !== undefined) done(() => { resolve(v) })
     }
-    const poll = setInterval(onWake, o.pollMs ?? 10)
+    const poll = setInterval(onWake, o.pollMs ?? 20)
     const deadline = setTimeout(() => { done(() => { reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)) }) }, timeoutMs)
     for (const e of o.wake?.events ?? []) o.wake?.emitter.on(e, onWake)
   })
@@ -72,12 +72,42 @@ export async function nextEvent<A extends unknown[] = unknown[]> (emitter: Event
 /** A structured log record as pino writes it (JSON fields; `msg` is prose, never matched). */
 export interface JsonRecord { [field: string]: unknown }
 
+/** Fields a record must have: a value (compared with ===) or a predicate on the field's value. */
+export type RecordMatch = Record<string, unknown>
+
+/** true when `rec` has every field of `want` (=== a value, or passing a predicate). */
+export function recordMatches (rec: JsonRecord, want: RecordMatch): boolean {
+  return Object.entries(want).every(([k, v]) => typeof v === 'function' ? (v as (x: unknown) => boolean)(rec[k]) : rec[k] === v)
+}
+
 /**
- * Resolves with the first record at index `from` or later whose fields include every entry of
- * `fields` (===), e.g. `{ goal_id, evaluation: 'waiting_for_votes' }`.
+ * Resolves with the first record at index `from` or later that matches `fields`, e.g.
+ * `{ goal_id, evaluation: 'waiting_for_votes' }`.
  * @throws Error after `timeoutMs` naming the fields
  */
-export async function waitForRecord<R extends JsonRecord> (records: readonly R[], fields: JsonRecord, opts: { from?: number, timeoutMs?: number, what?: string } = {}): Promise<R> {
-  const matches = (r: R): boolean => Object.entries(fields).every(([k, v]) => r[k] === v)
-  return await waitUntil(opts.what ?? `a log record with ${JSON.stringify(fields)}`, () => records.slice(opts.from ?? 0).find(matches), opts.timeoutMs ?? 10_000)
+export async function waitForRecord<R extends JsonRecord> (records: readonly R[], fields: RecordMatch, opts: { from?: number, timeoutMs?: number, what?: string } = {}): Promise<R> {
+  return await waitUntil(opts.what ?? `a log record with ${describe(fields)}`, () => records.slice(opts.from ?? 0).find((r) => recordMatches(r, fields)), opts.timeoutMs ?? 10_000)
+}
+
+/** A process whose JSON log records can be read and waited on (test/support/peers.ts PeerProcess). */
+export interface RecordSource {
+  logRecords(): Array<Record<string, unknown>>
+  waitFor(check: () => boolean, what: string, timeoutMs?: number): Promise<void>
+}
+
+/**
+ * Resolves with the first JSON log record of `peer` that matches `fields` (structured fields,
+ * never the prose of `msg`). @throws Error after `timeoutMs` with the peer's log tail
+ */
+export async function waitForPeerRecord (peer: RecordSource, fields: RecordMatch, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+  let found: Record<string, unknown> | undefined
+  await peer.waitFor(() => {
+    found = peer.logRecords().find((r) => recordMatches(r, fields))
+    return found !== undefined
+  }, `a log record with ${describe(fields)}`, timeoutMs)
+  return found as Record<string, unknown>
+}
+
+function describe (fields: RecordMatch): string {
+  return JSON.stringify(fields, (_k, v: unknown) => typeof v === 'function' ? '<predicate>' : v)
 }

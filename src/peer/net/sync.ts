@@ -235,7 +235,7 @@ export class SyncService {
     const [sent, got] = await Promise.all([send(), receive()])
     await frames.stream.close({ signal })
     const stats = { peer, sent, received: got.received, added: got.added, ms: Date.now() - started, equal: false }
-    if (sent > 0 || got.added > 0) this.log.info(stats, 'synced')
+    if (sent > 0 || got.added > 0) this.log.info({ event: 'synced', ...stats }, 'synced')
     return stats
   }
 }
