@@ -48,12 +48,15 @@ function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2
 }
 
 /**
- * Resolves once `e` has looked for leaves after this call, with nothing of its own in flight,
- * and found nothing open: the proof that it will not claim what the test says it must not.
+ * Resolves once the latest look of `e` saw `leaves` prompt nodes, had nothing of its own in
+ * flight, and found nothing open: the proof that it will not claim what the test says it must
+ * not (a look is a function of the state, so the next ones decide the same).
  */
 async function heldBack (e: Agent, leaves: number): Promise<void> {
-  const from = e.records.length
-  await waitUntil(`${e.peer.label} to look and find nothing open`, () => e.records.slice(from).some((r) => r.look === 'nothing_open' && r.working === 0 && r.leaves === leaves), 8000)
+  await waitUntil(`${e.peer.label} to look and find nothing open`, () => {
+    const last = e.records.findLast((r) => r.look !== undefined)
+    return last?.look === 'nothing_open' && last.working === 0 && last.leaves === leaves
+  }, 8000)
 }
 
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {

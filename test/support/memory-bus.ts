@@ -175,7 +175,7 @@ export interface LogRecord { level: number, msg: string, [field: string]: unknow
 export function captureLogger (name: string): { log: Logger, records: LogRecord[] } {
   const records: LogRecord[] = []
   const echo = (process.env.GOAL_SWARM_TEST_LOG ?? '') !== ''
-  const log = pino({ level: 'trace', base: { peer: name } }, {
+  const log = pino({ level: 'debug', base: { peer: name } }, {
     write (line: string) {
       records.push(JSON.parse(line) as LogRecord)
       if (echo) process.stderr.write(line)

@@ -122,6 +122,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   let duplicateOf: string | null = null
   let warnedDuplicate = false
   let scheduled = false
+  /** What the last look decided and saw (looked). */
+  let lastLook = ''
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
     .map((n) => ({ n, k: contentId(me, n.node_id) }))
@@ -208,12 +210,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
 
   /**
-   * One trace record per look (it also runs on every tick, hence trace, not debug): whether it
-   * claimed, found nothing open, was full or may not claim, so a reader sees that the executor
+   * A debug record whenever a look comes out differently from the one before (looks also run on
+   * every tick): whether it claimed, found nothing open, was full or may not claim, with what it
+   * saw. So the latest record says what the executor last decided, and a reader sees that it
    * looked and held back instead of inferring it from silence.
    */
   function looked (outcome: 'claiming' | 'nothing_open' | 'busy' | 'may_not_claim', open: number): void {
-    log.trace({ look: outcome, open, working: working.size, leaves: state.nodes().length }, 'executor looked for leaves')
+    const rec = { look: outcome, open, working: working.size, leaves: state.nodes().length }
+    const key = `${rec.look} ${rec.open} ${rec.working} ${rec.leaves}`
+    if (key === lastLook) return
+    lastLook = key
+    log.debug(rec, 'executor looked for leaves')
   }
 
   /** Claims the next leaves it can do, while it has free slots. */
