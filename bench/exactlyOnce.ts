@@ -15,8 +15,8 @@ import { wallMs } from '../test/support/peers'
 import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
 import { NetnsRig, netnsUnavailable } from './lib/netnsRig'
 import { median, sec, type Section, shortError } from './lib/report'
-import { liveLeaves, RoleSwarm, type AddOptions } from './lib/roleSwarm'
-import { DEFAULT_SHAPE, executedTask, leafTexts, scriptedResponder } from './lib/scriptedPlan'
+import { liveLeaves, RoleSwarm, type AddOptions } from '../test/support/roleSwarm'
+import { DEFAULT_SHAPE, executedTask, leafTexts, scriptedResponder } from '../test/support/scriptedPlan'
 
 const GOAL = 'Write a family cookbook'
 /** Stand-in latency of execute calls (ms): executions overlap, so claims really compete. */

@@ -17,7 +17,7 @@ import { TestSwarm } from '../test/support/peers'
 import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
 import { median, sec, type TargetCheck, shortError } from './lib/report'
 import { buildFinishedPlan, treeNodes, writeStateLog } from './lib/finishedPlan'
-import { StateMirror } from './lib/roleSwarm'
+import { StateMirror } from '../test/support/roleSwarm'
 
 interface Size { fanouts: number[], targetMs: number }
 const SIZES: Size[] = [{ fanouts: [9, 10], targetMs: 500 }, { fanouts: [9, 10, 10], targetMs: 1500 }]

@@ -14,8 +14,8 @@ import { INJECTOR_SPEC, wallMs } from '../test/support/peers'
 import { formatTimestamp, nowMicros } from '../src/peer/protocol/time'
 import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
 import { median, percentile, sec, type TargetCheck, shortError } from './lib/report'
-import { isPlanMessage, RoleSwarm } from './lib/roleSwarm'
-import { scriptedResponder } from './lib/scriptedPlan'
+import { isPlanMessage, RoleSwarm } from '../test/support/roleSwarm'
+import { scriptedResponder } from '../test/support/scriptedPlan'
 
 const ARGS = ['--max-depth', '2', '--settle-ms', '500']
 /** Peers each new peer dials at start (chosen at random among those already running). */

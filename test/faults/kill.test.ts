@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { PeerProcess } from '../support/peers'
-import type { RolePeer } from '../../bench/lib/roleSwarm'
-import { liveLeaves } from '../../bench/lib/roleSwarm'
-import { DEFAULT_SHAPE, executedTask } from '../../bench/lib/scriptedPlan'
+import type { RolePeer } from '../support/roleSwarm'
+import { liveLeaves } from '../support/roleSwarm'
+import { DEFAULT_SHAPE, executedTask } from '../support/scriptedPlan'
 import { aboutPlan, faultSwarm, requestLevel, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitUntil } from '../support/wait'
 

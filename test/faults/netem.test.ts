@@ -16,7 +16,7 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { impairMode, NetnsLan, netnsUnavailable } from '../support/netns'
 import type { PeerProcess } from '../support/peers'
-import { liveLeaves, type RolePeer } from '../../bench/lib/roleSwarm'
+import { liveLeaves, type RolePeer } from '../support/roleSwarm'
 import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitUntil } from '../support/wait'
 

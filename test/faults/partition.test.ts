@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
-import { isPlanMessage, type RolePeer } from '../../bench/lib/roleSwarm'
+import { isPlanMessage, type RolePeer } from '../support/roleSwarm'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitUntil } from '../support/wait'
 

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import type { PeerProcess } from '../support/peers'
-import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
+import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitUntil } from '../support/wait'
 

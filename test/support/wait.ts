@@ -16,37 +16,34 @@ export interface WaitOptions {
 }
 
 /**
- * Resolves with the first truthy value of `check()`, re-checked every `pollMs` and on each
- * `wake` event. A check that throws counts as not yet.
+ * Resolves with the first truthy value of `check()` (which may be async), re-checked every
+ * `pollMs` and on each `wake` event. A check that throws counts as not yet.
  * @throws Error after `timeoutMs` ("timed out after N ms waiting for <what>")
  */
-export async function waitUntil<T> (what: string, check: () => T | undefined | null | false, opts: WaitOptions | number = {}): Promise<T> {
+export async function waitUntil<T> (what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, opts: WaitOptions | number = {}): Promise<T> {
   const o = typeof opts === 'number' ? { timeoutMs: opts } : opts
   const timeoutMs = o.timeoutMs ?? 10_000
-  const attempt = (): T | undefined => {
-    try {
-      const v = check()
-      return v === undefined || v === null || v === false ? undefined : v
-    } catch {
-      return undefined
-    }
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    let v: T | undefined | null | false
+    try { v = await check() } catch { v = undefined }
+    if (v !== undefined && v !== null && v !== false) return v
+    const left = deadline - Date.now()
+    if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await nextChance(Math.min(left, o.pollMs ?? 20), o.wake)
   }
-  const first = attempt()
-  if (first !== undefined) return first
-  return await new Promise<T>((resolve, reject) => {
-    const done = (finish: () => void): void => {
-      clearInterval(poll)
-      clearTimeout(deadline)
-      for (const e of o.wake?.events ?? []) o.wake?.emitter.off(e, onWake)
-      finish()
+}
+
+/** Resolves after `ms` or on the first `wake` event, whichever comes first. */
+async function nextChance (ms: number, wake: WaitOptions['wake']): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(t)
+      for (const e of wake?.events ?? []) wake?.emitter.off(e, done)
+      resolve()
     }
-    const onWake = (): void => {
-      const v = attempt()
-      if (v !== undefined) done(() => { resolve(v) })
-    }
-    const poll = setInterval(onWake, o.pollMs ?? 20)
-    const deadline = setTimeout(() => { done(() => { reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)) }) }, timeoutMs)
-    for (const e of o.wake?.events ?? []) o.wake?.emitter.on(e, onWake)
+    const t = setTimeout(done, ms)
+    for (const e of wake?.events ?? []) wake?.emitter.on(e, done)
   })
 }
 

@@ -13,8 +13,8 @@ import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
 import { nowMicros, type Micros } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
-import { LlmStandin, type StandinResponder } from '../../test/support/llm-standin'
-import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from '../../test/support/peers'
+import { LlmStandin, type StandinResponder } from './llm-standin'
+import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from './peers'
 
 /** API key the peers send to their stand-ins (never a real key). */
 const STANDIN_KEY = 'standin-test-key'
