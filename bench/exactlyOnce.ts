@@ -10,9 +10,10 @@
  * peer in its own network namespace with one executor's link delayed by `tc netem` (or, on a
  * kernel without netem, by relays that delay what that executor sends).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { PeerProcess } from '../test/support/peers'
 import { wallMs } from '../test/support/peers'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { NetnsRig, netnsUnavailable } from './lib/netnsRig'
 import { median, sec, type Section, shortError } from './lib/report'
 import { liveLeaves, RoleSwarm, type AddOptions } from '../test/support/roleSwarm'

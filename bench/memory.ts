@@ -4,10 +4,11 @@
  * machine. RSS is read from /proc after the peer has been ready and idle for IDLE_MS, several
  * times, and the median is reported; the peer's V8 heap comes from its own status log.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { TestSwarm } from '../test/support/peers'
-import { loadNote, sleep, type Benchmark } from './lib/context'
+import { loadNote, type Benchmark } from './lib/context'
 import { median, type TargetCheck } from './lib/report'
 
 /** Idle time before the first sample, ms. */

@@ -14,6 +14,7 @@
  * Swarm wall time: from the submit-goal request to the observer holding the last result the
  * plan needs (IPC arrival). Baseline wall time: first call to last leaf output.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import os from 'node:os'
 import { createProvider } from '../src/peer/llm/index'
 import type { LlmPurpose } from '../src/peer/llm/provider'
@@ -21,7 +22,7 @@ import type { Role } from '../src/peer/protocol/schemas'
 import { LlmStandin } from '../test/support/llm-standin'
 import { wallMs } from '../test/support/peers'
 import { runBaseline } from './lib/baseline'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { median, sec, type TargetCheck } from './lib/report'
 import { RoleSwarm, type StateMirror } from '../test/support/roleSwarm'
 import { DEFAULT_SHAPE, nodeCount, promptField, scriptedResponder } from '../test/support/scriptedPlan'

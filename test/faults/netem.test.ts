@@ -27,7 +27,7 @@ const DELAY_MS = 200
 const LOSS_PERCENT = 5
 
 /**
- * node_ids an executor published a result for (its `finished "…"` / `failed "…"` records), with
+ * node_ids an executor published a result for (its `result_published` records), with
  * repeats. Not its `executing` records: claimers race and start their calls at once, and the
  * offline demo model answers instantly, so a loser's call is done before it hears the earlier
  * claim; it then publishes nothing (DESIGN §5). Completed-call counts are measured with a model
@@ -35,7 +35,7 @@ const LOSS_PERCENT = 5
  */
 function executions (p: PeerProcess): string[] {
   return p.logRecords()
-    .filter((r) => typeof r.msg === 'string' && /^(finished|failed) "/.test(r.msg) && typeof r.node_id === 'string')
+    .filter((r) => r.event === 'result_published' && typeof r.node_id === 'string')
     .map((r) => r.node_id as string)
 }
 

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url'
 import { ChildMessage, type ParentMessage } from '../../src/peer/ipc/protocol'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope, Kind, Role } from '../../src/peer/protocol/schemas'
+import { nextEvent } from './wait'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const PEER_BUNDLE = path.join(REPO_ROOT, 'dist', 'peer.js')
@@ -191,7 +192,9 @@ export class PeerProcess {
       throw new Error(`peer ${this.name} did not become ready: ${(err as Error).message}`)
     }
     if (this.ready === null) {
-      await new Promise((resolve) => setTimeout(resolve, 100)) // let the last stderr lines arrive
+      // The last stderr lines may still be in the pipe: wait for its end (bounded).
+      const err = this.child.stderr
+      if (err !== null && !err.readableEnded) await nextEvent(err, 'end', 'the end of stderr', { timeoutMs: 2000 }).catch(() => {})
       throw new Error(`peer ${this.name} exited before ready (${JSON.stringify(this.exit)}); stderr:\n${this.stderr.slice(-30).join('\n')}`)
     }
     return this.ready
@@ -298,9 +301,6 @@ export function percentile (values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
 }
-
-/** Resolves after `ms`. */
-export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 function lines (stream: NodeJS.ReadableStream | null, fn: (line: string) => void): void {
   if (stream === null) return

@@ -9,6 +9,7 @@ import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type P
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { PeerProcess, TestSwarm } from '../support/peers'
+import { waitUntil } from '../support/wait'
 
 /**
  * Settle window floor of these tests (ms): the protocol default. The window adapts upwards to
@@ -110,12 +111,8 @@ export async function slowExecute (req: StandinRequest): Promise<StandinReply | 
 
 /** Execute calls of a stand-in by outcome, once every one has ended (answered or aborted). */
 export async function executeCalls (standin: LlmStandin, timeoutMs = 10_000): Promise<{ started: number, aborted: number, completed: string[] }> {
-  const deadline = Date.now() + timeoutMs
   const calls = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute')
-  while (calls().some((r) => r.outcome === null)) {
-    if (Date.now() > deadline) throw new Error(`execute calls still open after ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await waitUntil('every execute call to end', () => calls().every((r) => r.outcome !== null), timeoutMs)
   const all = calls()
   return {
     started: all.length,

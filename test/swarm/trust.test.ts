@@ -13,6 +13,7 @@ import { test } from 'node:test'
 import type { ClaimMsg, ResultMsg } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
+import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, leavesOf, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -62,7 +63,7 @@ test('(1) a forged success result from a peer that never claimed is ignored ever
   for (const p of [observer, ...others, inj]) {
     await p.waitFor(() => p.drops('unauthorized_result') === forged.length, `unauthorized_result = ${forged.length}`, 20_000)
   }
-  const logged = await observer.waitForLog('ignoring a result for leaf', (rec) => rec.reason === 'unauthorized_result')
+  const logged = await waitForPeerRecord(observer, { event: 'result_ignored', reason: 'unauthorized_result' })
   assert.equal(logged.executor_peer, inj.peerId)
   for (const l of leavesOf(treeOf(observer).find((r) => r.id === goalId)!)) assert.equal(l.status, 'capability_gap', 'a forged result is not done')
 
@@ -102,7 +103,7 @@ test('(2) a claim dated an hour ahead, delivered by sync only, is refused by eve
   assert.ok((sync.sessions ?? []).length >= 4, `synced with every peer: ${JSON.stringify(sync.sessions)}`)
   for (const p of [observer, ...others]) {
     await p.waitFor(() => p.drops('clock_skew') - (skewBefore.get(p.name) ?? 0) >= future.length, 'the future claims refused', 20_000)
-    const rec = await p.waitForLog('dropped message', (r) => r.reason === 'clock_skew' && r.source === 'sync')
+    const rec = await waitForPeerRecord(p, { event: 'message_dropped', reason: 'clock_skew', source: 'sync' })
     assert.match(String(rec.detail), /^claim timestamp is 3\d{3}\.\d{3} s ahead of local time \(tolerance 5 s\)$/)
     assert.ok(![...p.envelopes.values()].some((e) => e.kind === 'claim'), `${p.name} holds no claim`)
   }

@@ -433,7 +433,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       finished_at: formatTimestamp(ctx.now())
     })
     w.results++
-    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
+    log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
   }
 
   /**
