@@ -14,6 +14,7 @@ import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { leavesOf } from '../../src/views/planModel'
 import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -59,20 +60,9 @@ async function heldBack (e: Agent, leaves: number): Promise<void> {
   }, 8000)
 }
 
+/** The leaf `nodeId` in `peer`'s tree now, superseded or not. */
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
-  const find = (n: { kind: string, id: string, children?: unknown[] }): LeafView | undefined => {
-    if (n.kind === 'leaf' && n.id === nodeId) return n as LeafView
-    for (const c of (n.children ?? []) as { kind: string, id: string, children?: unknown[] }[]) {
-      const f = find(c)
-      if (f !== undefined) return f
-    }
-    return undefined
-  }
-  for (const root of buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })) {
-    const f = find(root)
-    if (f !== undefined) return f
-  }
-  return undefined
+  return buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
 }
 
 test('capability match: claims, renews its lease while working, publishes the output; prompt has the leaf and its ancestors', async (t) => {

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import type { ClaimMsg } from '../../src/peer/protocol/schemas'
-import { liveLeaves, type RolePeer } from '../support/roleSwarm'
+import { liveLeaves } from '../support/leaves'
+import type { RolePeer } from '../support/roleSwarm'
 import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 

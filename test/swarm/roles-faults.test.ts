@@ -12,7 +12,8 @@ import { parseTimestamp } from '../../src/peer/protocol/time'
 import { demoResponder, scoreReply } from '../support/llm-standin'
 import { TestSwarm, wallMs, type PeerProcess } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
-import { executedTasks, LEASE_MS, leavesOf, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { executedTasks, LEASE_MS, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -33,7 +34,7 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
   const goalId = await observer.submitGoal(GOAL)
   const gapLeaves = () => {
     const root = treeOf(observer).find((r) => r.id === goalId)
-    return root === undefined ? [] : leavesOf(root).filter((l) => l.status === 'capability_gap')
+    return root === undefined ? [] : liveLeaves(root).filter((l) => l.status === 'capability_gap')
   }
   await observer.waitFor(() => gapLeaves().length === 2, 'two leaves in a capability gap', 30_000)
   assert.ok(gapLeaves().every((l) => l.required_capability === 'can_run_code'))
@@ -46,7 +47,7 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
   const p = await waitComplete(observer, goalId, 30_000)
   assert.equal(p.done, 2)
   const root = treeOf(observer).find((r) => r.id === goalId)!
-  for (const leaf of leavesOf(root)) assert.equal(leaf.executor, coder.peerId)
+  for (const leaf of liveLeaves(root)) assert.equal(leaf.executor, coder.peerId)
   assert.ok(claimsOf(observer).every((c) => c.claimer_peer === coder.peerId))
   assert.ok(writer.running)
 })

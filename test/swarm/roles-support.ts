@@ -5,7 +5,7 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { PeerProcess, TestSwarm } from '../support/peers'
@@ -69,17 +69,6 @@ export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs
   return progressOf(peer, goalId) as PlanProgress
 }
 
-/** Every leaf of the winning tree (superseded ones left out). */
-export function leavesOf (root: GoalView): LeafView[] {
-  const out: LeafView[] = []
-  const walk = (n: TreeNode): void => {
-    if (n.status === 'superseded') return
-    if (n.kind === 'leaf') out.push(n)
-    else n.children.forEach(walk)
-  }
-  walk(root)
-  return out
-}
 
 /** Number of ResultMsgs per node_id that `peer` holds. */
 export function resultsPerNode (peer: PeerProcess): Map<string, number> {

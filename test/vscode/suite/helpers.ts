@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import * as vscode from 'vscode'
 import type { GoalSwarmTestApi } from '../../../src/extension/extension'
-import { planProgress, type GoalView, type LeafView, type TreeNode } from '../../../src/peer/state/tree'
+import { planProgress, type GoalView, type TreeNode } from '../../../src/peer/state/tree'
+import { liveLeaves } from '../../support/leaves'
 import { waitUntil } from '../../support/wait'
 
 export const EXTENSION_ID = 'goal-swarm.goal-swarm'
@@ -39,9 +40,8 @@ export function walk (node: TreeNode): TreeNode[] {
   return node.kind === 'leaf' ? [node] : [node, ...node.children.flatMap(walk)]
 }
 
-export function leaves (root: GoalView): LeafView[] {
-  return walk(root).filter((n): n is LeafView => n.kind === 'leaf' && n.status !== 'superseded')
-}
+/** The plan's live leaves (test/support/leaves.ts). */
+export const leaves = liveLeaves
 
 export function rootById (a: GoalSwarmTestApi, goalId: string): GoalView | undefined {
   return a.model.roots().find((r) => r.id === goalId)
