@@ -163,19 +163,11 @@ test('a child goal\'s prompt carries its ancestors\' texts, its depth and the mi
 test('a goal at the depth cap is never decomposed', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const sc = await w.hub.addPeer({ label: 'scorer' })
+  // A scorer with a deeper cap made slot 1 composite: its goal sits at depth 1 = our cap.
+  const { sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' })
   const d = await w.agent('decomposer', { maxDepth: 1 })
   w.standin.respondWith(() => ({ json: { subgoals: ['x', 'y'], rationale: 'r' } }))
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
-  // A scorer with a deeper cap made slot 1 composite: its goal sits at depth 1 = our cap.
-  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await sc.publish('accepted', a)
-  await w.hub.idle()
   w.track(startDecomposer(d.ctx, d.llm))
-  const child = childGoal(a, 1, root)
   await sc.publish('goal', child)
   await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'depth_cap' })
   assert.equal(w.standin.requests.length, 0)

@@ -21,6 +21,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
 import { FAST, publishedOf, World, type Agent } from './harness'
+import type { StandinResponder } from '../support/llm-standin'
 import { ensureTool } from '../support/netns'
 
 /** can_run_code needs the sandbox (as root the tier installs bubblewrap); why it is missing, else false. */
@@ -58,6 +59,23 @@ async function heldBack (e: Agent, leaves: number): Promise<void> {
     const last = e.records.findLast((r) => r.look !== undefined)
     return last?.look === 'nothing_open' && last.working === 0 && last.leaves === leaves
   }, 8000)
+}
+
+/**
+ * One text leaf run by one executor whose every model attempt is answered by `reply`: waits for
+ * its result, which must be a failure after all 4 attempts.
+ */
+async function failedLeaf (w: World, text: string, reply: StandinResponder) {
+  const { user, nodes } = await seedLeaves(w, [text], ['can_write_text'])
+  const e = await w.agent('executor')
+  w.standin.respondWith(reply)
+  startExec(w, e)
+  const node = nodes[0]!
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.success, false)
+  assert.equal(r.attempts, 4)
+  return { user, node, e, r }
 }
 
 /** The leaf `nodeId` in `peer`'s tree now, superseded or not. */
@@ -196,15 +214,7 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
 test('a failed execution is published as success=false with its attempts, shown failed and never done', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const { user, nodes } = await seedLeaves(w, ['Check ryokan availability'], ['can_write_text'])
-  const e = await w.agent('executor')
-  w.standin.respondWith(() => ({ status: 529, message: 'overloaded' }))
-  startExec(w, e)
-  const node = nodes[0]!
-  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
-  const r = user.state.resultsFor(node.node_id)[0]!
-  assert.equal(r.success, false)
-  assert.equal(r.attempts, 4)
+  const { user, node, e, r } = await failedLeaf(w, 'Check ryokan availability', () => ({ status: 529, message: 'overloaded' }))
   assert.match(r.output, /LLM api error after 4 attempts/)
   assert.equal(leafStatus(user, node.node_id)?.status, 'failed')
   await heldBack(e, 1)
@@ -214,15 +224,7 @@ test('a failed execution is published as success=false with its attempts, shown 
 test('output cut off at the token limit on every attempt is published as a failure saying truncated, never done', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const { user, nodes } = await seedLeaves(w, ['Write a day-by-day itinerary for Kyoto'], ['can_write_text'])
-  const e = await w.agent('executor')
-  w.standin.respondWith((req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
-  startExec(w, e)
-  const node = nodes[0]!
-  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
-  const r = user.state.resultsFor(node.node_id)[0]!
-  assert.equal(r.success, false)
-  assert.equal(r.attempts, 4)
+  const { user, node, r } = await failedLeaf(w, 'Write a day-by-day itinerary for Kyoto', (req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
   assert.match(r.output, /^executing leaf \w+ failed: LLM output truncated after 4 attempts: .*cut off at the output token limit \(8192 tokens, stop reason "max_tokens"\)/)
   assert.doesNotMatch(r.output, /Fushimi/, 'the cut-off text is not passed off as the result')
   assert.deepEqual(w.standin.requests.map((q) => q.body.max_tokens), [2048, 4096, 8192, 8192])

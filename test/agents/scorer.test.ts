@@ -6,7 +6,7 @@
  * for a live scorer that has not voted, the timeout fallback, and failures.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { childId } from '../../src/peer/protocol/ids'
 import { nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
@@ -29,6 +29,13 @@ function verdict (text: string): StandinVerdict {
 
 const isScore = (req: StandinRequest): boolean => req.purpose === 'score'
 
+/** A world with a user peer and a decomposer peer, closed when the test ends. */
+async function world (t: TestContext): Promise<{ w: World, user: MemoryPeer, dec: MemoryPeer }> {
+  const w = await World.create()
+  t.after(() => w.close())
+  return { w, user: await w.hub.addPeer({ label: 'user' }), dec: await w.hub.addPeer({ label: 'dec' }) }
+}
+
 async function seedGoal (w: World, user: MemoryPeer, dec: MemoryPeer, subgoals = SUBGOALS) {
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   await user.publish('goal', root)
@@ -37,10 +44,7 @@ async function seedGoal (w: World, user: MemoryPeer, dec: MemoryPeer, subgoals =
 }
 
 test('two scorers vote once each with their verdicts; the completing vote accepts at once, both derive the same split, children get derived ids', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   w.standin.respondWith((req) => isScore(req) ? scoreReply(req, 0.8, verdict, 'covers the trip') : { status: 500 })
@@ -92,10 +96,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
 })
 
 test('split decisions are the majority of the confirming votes: a tie is atomic, a capability tie goes to the earlier capability', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   // Each scorer's stand-in answer depends on which scorer asks: the agents share one stand-in,
@@ -115,10 +116,7 @@ test('split decisions are the majority of the confirming votes: a tie is atomic,
 })
 
 test('competing proposals: every scorer waits for all live scorers\' votes, so all accept the same best split', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
@@ -145,10 +143,7 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
 })
 
 test('depth cap: the vote asks only for capabilities, and every child is a leaf with the capability the votes name', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { maxDepth: 1, acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.respondWith((req) => scoreReply(req, 0.9, verdict))
   w.track(startScorer(s.ctx, s.llm))
@@ -168,10 +163,7 @@ test('depth cap: the vote asks only for capabilities, and every child is a leaf 
 })
 
 test('a proposal with the same subgoals as one already scored reuses the vote: no second model call', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
   const s = await w.agent('scorer', { acceptance: { quorum: 2, minScore: 0.6, timeoutMs: 60_000 } })
   w.standin.respondWith((req) => scoreReply(req, 0.8, verdict))
@@ -189,10 +181,7 @@ test('a proposal with the same subgoals as one already scored reuses the vote: n
 })
 
 test('a live scorer that has not voted delays acceptance by the grace at most', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const silent = await w.hub.addPeer({ label: 'silent-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await silent.publish('capability', capability(silent.peerId, nowMicros(), [], 'scorer'))
@@ -209,10 +198,7 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
 })
 
 test('a live scorer that publishes a failure notice for the goal is no longer waited for', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const quitter = await w.hub.addPeer({ label: 'quitting-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await quitter.publish('capability', capability(quitter.peerId, nowMicros(), [], 'scorer'))
@@ -229,10 +215,7 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
 })
 
 test('malformed votes are retried with the validation error: a score out of range, then a wrong verdict count', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.reply({ json: { score: 8, notes: 'out of 10', subgoals: SUBGOALS.map(verdict) } })
   w.standin.reply({ json: { score: 0.7, notes: 'one verdict', subgoals: [verdict(SUBGOALS[0]!)] } })
@@ -248,10 +231,7 @@ test('malformed votes are retried with the validation error: a score out of rang
 })
 
 test('exhausted scoring retries publish a scorer failure notice; nothing is accepted', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 500 } })
   w.standin.respondWith(() => ({ json: { score: 'high' } }))
   w.track(startScorer(s.ctx, s.llm))
@@ -273,10 +253,7 @@ test('exhausted scoring retries publish a scorer failure notice; nothing is acce
 })
 
 test('a scorer that sees an accepted split adopts it: no vote, no competing split, and it republishes missing children', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const other = await w.hub.addPeer({ label: 'other-scorer' })
   const s = await w.agent('scorer')
   w.standin.respondWith(() => ({ json: { score: 0.9, notes: 'should not be asked' } }))
@@ -299,10 +276,7 @@ test('a scorer that sees an accepted split adopts it: no vote, no competing spli
 })
 
 test('timeout fallback: votes below min score from a quorum are accepted after the timeout, marked fallback', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   w.standin.respondWith((req) => scoreReply(req, 0.4, verdict, 'weak'))
