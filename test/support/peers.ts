@@ -258,16 +258,6 @@ export class PeerProcess {
     return out
   }
 
-  /** Waits for a JSON log record whose msg includes `text` (and that passes `filter`). */
-  async waitForLog (text: string, filter: (rec: Record<string, unknown>) => boolean = () => true, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-    let found: Record<string, unknown> | undefined
-    await this.waitFor(() => {
-      found = this.logRecords().find((r) => typeof r.msg === 'string' && r.msg.includes(text) && filter(r))
-      return found !== undefined
-    }, `log "${text}"`, timeoutMs)
-    return found as Record<string, unknown>
-  }
-
   /** Resident set size in KiB from /proc (Linux), or null when the process is gone. */
   rssKiB (): number | null {
     try {
