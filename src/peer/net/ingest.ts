@@ -95,6 +95,9 @@ export class PlanIngest {
     return { dispose: () => { this.listeners.delete(listener) } }
   }
 
+  /** Number of listeners still subscribed (a role must remove its own when disposed). */
+  get listenerCount (): number { return this.listeners.size }
+
   /** Listeners get nothing more; later messages are not checked ('closed'). */
   close (): void {
     this.closed = true
