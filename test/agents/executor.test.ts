@@ -342,7 +342,7 @@ test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-lea
   w.standin.respondWith(async () => {
     open++
     most = Math.max(most, open)
-    await delay(300)
+    await delay(300) // the model works for 300 ms
     open--
     return { text: 'done' }
   })
