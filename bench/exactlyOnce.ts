@@ -10,13 +10,15 @@
  * peer in its own network namespace with one executor's link delayed by `tc netem` (or, on a
  * kernel without netem, by relays that delay what that executor sends).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { PeerProcess } from '../test/support/peers'
 import { wallMs } from '../test/support/peers'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { NetnsRig, netnsUnavailable } from './lib/netnsRig'
 import { median, sec, type Section, shortError } from './lib/report'
-import { liveLeaves, RoleSwarm, type AddOptions } from './lib/roleSwarm'
-import { DEFAULT_SHAPE, executedTask, leafTexts, scriptedResponder } from './lib/scriptedPlan'
+import { liveLeaves } from '../test/support/leaves'
+import { RoleSwarm, type AddOptions } from '../test/support/roleSwarm'
+import { DEFAULT_SHAPE, executedTask, leafTexts, scriptedResponder } from '../test/support/scriptedPlan'
 
 const GOAL = 'Write a family cookbook'
 /** Stand-in latency of execute calls (ms): executions overlap, so claims really compete. */
@@ -58,7 +60,7 @@ interface RunResult {
 async function oneRun (ctx: BenchContext, s: Settings, i: number, prefix: string): Promise<RunResult> {
   const rs = new RoleSwarm({ responder: scriptedResponder(), latencyMs: 0, commonArgs: ['--max-depth', '2', ...s.args] })
   const empty = { completed: [], started: [], aborted: 0, results: [], contested: 0, hashesEqual: false, convergeMs: NaN, wallMs: NaN, netemMs: 0 }
-  const rig = s.stress && netnsUnavailable() === null ? new NetnsRig(`${prefix}${i}`, ROLES.length) : null
+  const rig = s.stress && netnsUnavailable() === null ? new NetnsRig(`${prefix}${i}x`, ROLES.length) : null
   try {
     let netemMs = 0
     let relayDelay = false
@@ -179,7 +181,7 @@ export const exactlyOnce: Benchmark = {
     const rows: (string | number)[][] = []
     const errors: string[] = []
     const byRun: RunResult[][] = []
-    const prefix = `gsb${process.pid % 100000}r`
+    const prefix = 'gsb'
     for (const [s, count] of plan) {
       const runs: RunResult[] = []
       for (let i = 0; i < count; i++) {
@@ -206,7 +208,7 @@ export const exactlyOnce: Benchmark = {
         'and stops it. An executor claims a leaf as soon as it is live and starts its model call at once; it publishes only when its claim still wins after the settle window, and aborts the call as soon as it hears a winning competitor. ' +
         'Per leaf: completed calls = execute requests the three executors\' stand-ins answered; started = all execute requests; aborted = requests whose client closed the connection before the answer (an aborted call). ' +
         'Exactly once = one completed call and one result per leaf. Tree hashes: every peer\'s mirrored plan state (IPC) turned into the tree for one clock reading (state/tree.ts treeHash).',
-        `Stress runs: every peer in its own network namespace on one bridge (test/lan/netns.sh), the third executor's link delayed ${NETEM_DELAY_MS} ms (\`tc netem delay\` on its side), ` +
+        `Stress runs: every peer in its own network namespace on one bridge (test/support/netns.ts), the third executor's link delayed ${NETEM_DELAY_MS} ms (\`tc netem delay\` on its side), ` +
         `and ${CPU_BURNERS} busy-loop processes (\`node -e 'for(;;){}'\`) started beside the swarm once it is connected; stand-ins are reached from the namespaces through a Unix-socket relay.` +
         (noNetns === null ? '' : ` Not available on this machine: ${noNetns}.`) +
         (netemMissing === null

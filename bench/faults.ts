@@ -9,7 +9,7 @@ import { REPO_ROOT } from '../test/support/peers'
 import { loadNote, type Benchmark } from './lib/context'
 import { sec, type TargetCheck } from './lib/report'
 
-/** Tier budget from the issue: the whole tier within about 6 minutes on 2 cores. */
+/** Tier budget: the whole tier within about 6 minutes on 2 cores. */
 const BUDGET_MS = 6 * 60_000
 
 interface TapTest { name: string, ok: boolean, skip: string | null, ms: number, depth: number }

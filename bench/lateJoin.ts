@@ -7,6 +7,7 @@
  * joiner's `ready` (listening, role started: when it can first connect) and, for reference,
  * from spawning its process (which adds Node's start-up and loading the bundle).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import path from 'node:path'
 import { loadOrCreateIdentity } from '../src/peer/net/identity'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
@@ -14,10 +15,10 @@ import { messageKey } from '../src/peer/protocol/envelope'
 import { nowMicros } from '../src/peer/protocol/time'
 import { buildTree, planProgress } from '../src/peer/state/tree'
 import { TestSwarm } from '../test/support/peers'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { median, sec, type TargetCheck, shortError } from './lib/report'
 import { buildFinishedPlan, treeNodes, writeStateLog } from './lib/finishedPlan'
-import { StateMirror } from './lib/roleSwarm'
+import { StateMirror } from '../test/support/roleSwarm'
 
 interface Size { fanouts: number[], targetMs: number }
 const SIZES: Size[] = [{ fanouts: [9, 10], targetMs: 500 }, { fanouts: [9, 10, 10], targetMs: 1500 }]
@@ -37,7 +38,7 @@ async function oneSize (ctx: BenchContext, size: Size, reps: number): Promise<Jo
     const keys = plan.envelopes.map(messageKey)
     const holder = await swarm.start({ name: 'holder', role: 'observer', bootstrap: 'none', readyTimeoutMs: 120_000 })
     await holder.waitForKeys(keys, 'reloaded plan', 120_000)
-    const reload = holder.logRecords().find((x) => x.msg === 'reloaded the state log')
+    const reload = holder.logRecords().find((x) => x.event === 'state_log_reloaded')
     r.reloadMs = typeof reload?.ms === 'number' ? reload.ms : NaN
     for (let i = 0; i < reps; i++) {
       const joiner = await swarm.start({ name: `joiner-${i + 1}`, role: 'observer', bootstrap: [holder.addr], waitReady: false })

@@ -4,9 +4,10 @@
  * machine. RSS is read from /proc after the peer has been ready and idle for IDLE_MS, several
  * times, and the median is reported, with its private (RssAnon) and proportional (PSS) parts.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { spawn } from 'node:child_process'
 import { TestSwarm } from '../test/support/peers'
-import { loadNote, sleep, type Benchmark } from './lib/context'
+import { loadNote, type Benchmark } from './lib/context'
 import { procMemory, type ProcMemory } from './lib/procMemory'
 import { median, type TargetCheck } from './lib/report'
 

@@ -14,6 +14,7 @@
  * Swarm wall time: from the submit-goal request to the observer holding the last result the
  * plan needs (IPC arrival). Baseline wall time: first call to last leaf output.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import os from 'node:os'
 import { createProvider } from '../src/peer/llm/index'
 import type { LlmPurpose } from '../src/peer/llm/provider'
@@ -21,10 +22,10 @@ import type { Role } from '../src/peer/protocol/schemas'
 import { LlmStandin } from '../test/support/llm-standin'
 import { wallMs } from '../test/support/peers'
 import { runBaseline } from './lib/baseline'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { median, sec, type TargetCheck } from './lib/report'
-import { RoleSwarm, type StateMirror } from './lib/roleSwarm'
-import { DEFAULT_SHAPE, nodeCount, promptField, scriptedResponder } from './lib/scriptedPlan'
+import { RoleSwarm, type StateMirror } from '../test/support/roleSwarm'
+import { DEFAULT_SHAPE, nodeCount, promptField, scriptedResponder } from '../test/support/scriptedPlan'
 
 const GOAL = 'Plan a two-week trip to Japan'
 const LATENCIES = [0, 1000] as const
@@ -240,7 +241,7 @@ export const overhead: Benchmark = {
       title: this.title,
       intro: [
         `Plan: "${GOAL}" -> ${DEFAULT_SHAPE.branches} composite subgoals -> ${DEFAULT_SHAPE.leaves} leaves each (${nodeCount()} tree nodes), ` +
-        'every LLM answer scripted by a loopback stand-in server (bench/lib/scriptedPlan.ts) that answers the real Anthropic SDK after a fixed latency per call.',
+        'every LLM answer scripted by a loopback stand-in server (test/support/scriptedPlan.ts) that answers the real Anthropic SDK after a fixed latency per call.',
         'Swarm: 2 decomposers, 2 scorers, 2 executors, 1 observer, each a `dist/peer.js` process on 127.0.0.1 (full mesh by --bootstrap, no mDNS), ' +
         'each LLM peer with its own stand-in; `--max-depth 2`; the observer submits the goal over IPC and the clock stops when it holds the last result. ' +
         'The stand-in words the second decomposition asked for a goal differently (part/step vs area/task), so the two decomposers\' root splits differ (checked every run: both decomposers split the root; a proposal that arrives after the acceptance is not published). ' +

@@ -7,16 +7,17 @@
  * receiving peer: arrival there minus first arrival anywhere, i.e. at the publisher; both read
  * from the peers' IPC streams by this runner) and convergence (every peer's tree hash equal).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { PeerProcess } from '../test/support/peers'
 import { INJECTOR_SPEC, wallMs } from '../test/support/peers'
 import { formatTimestamp, nowMicros } from '../src/peer/protocol/time'
-import { loadNote, sleep, type Benchmark, type BenchContext } from './lib/context'
+import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { procMemory } from './lib/procMemory'
 import { median, percentile, sec, type TargetCheck, shortError } from './lib/report'
-import { isPlanMessage, RoleSwarm } from './lib/roleSwarm'
-import { scriptedResponder } from './lib/scriptedPlan'
+import { isPlanMessage, RoleSwarm } from '../test/support/roleSwarm'
+import { scriptedResponder } from '../test/support/scriptedPlan'
 
 const ARGS = ['--max-depth', '2', '--settle-ms', '500']
 /** Peers each new peer dials at start (chosen at random among those already running). */

@@ -11,13 +11,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
 import type { Role } from '../src/peer/protocol/schemas'
 import { REPO_ROOT, TestSwarm, type PeerProcess } from '../test/support/peers'
+import { waitForPeerRecord } from '../test/support/wait'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { median, type Table } from './lib/report'
 
 interface Timing { listenMs: number, readyMs: number }
 
 function timingOf (p: PeerProcess): Timing {
-  const listening = p.logRecords().find((r) => r.msg === 'listening')
+  const listening = p.logRecords().find((r) => r.event === 'listening')
   return {
     listenMs: typeof listening?.time === 'number' ? listening.time - p.startedAt : NaN,
     readyMs: (p.readyAt ?? NaN) - p.startedAt
@@ -32,14 +33,14 @@ async function peerStartups (ctx: BenchContext, role: Role, reps: number): Promi
     const args = role === 'observer' ? [] : ['--llm', 'offline-demo']
     for (let i = 0; i < reps; i++) {
       const p = await swarm.start({ role, name: `${role}-${i}`, bootstrap: 'none', args })
-      await p.waitForLog('listening')
+      await waitForPeerRecord(p, { event: 'listening' })
       first.push(timingOf(p))
       await p.stop()
     }
     let p = swarm.all[0] as PeerProcess
     for (let i = 0; i < reps; i++) {
       p = await swarm.restart(p, { bootstrap: 'none' })
-      await p.waitForLog('listening')
+      await waitForPeerRecord(p, { event: 'listening' })
       restart.push(timingOf(p))
       await p.stop()
     }

@@ -183,7 +183,7 @@ export async function runLocalSwarm (o) {
       // The observer's tree decides (DESIGN §8): one peer's failure message is not the end of the
       // plan while another decomposer or scorer can still move it on.
       offs.push(observer.on((m) => {
-        if (m.type === '@stderr' && typeof m.rec.msg === 'string' && m.rec.msg.startsWith('plan complete') && m.rec.goal_id === goalId) {
+        if (m.type === '@stderr' && m.rec.event === 'plan_complete' && m.rec.goal_id === goalId) {
           const { leaves, done, failed, failed_goals: failedGoals = 0 } = m.rec
           finish(failed > 0 || failedGoals > 0 || leaves === 0
             ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed and ${failedGoals} goals that could not be split`, leaves, done, failed }
@@ -207,7 +207,7 @@ export async function runLocalSwarm (o) {
     const duplicated = [...results.values()].filter((n) => n > 1).length
     const llm = {}
     for (const p of peers) {
-      const rec = p.records.find((r) => r.msg === 'llm usage')
+      const rec = p.records.find((r) => r.event === 'llm_usage')
       if (rec === undefined) continue
       const agg = llm[p.role] ?? { peers: 0, calls: 0, retries: 0, failures: 0, input_tokens: 0, output_tokens: 0 }
       agg.peers++

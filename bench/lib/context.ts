@@ -25,5 +25,3 @@ export function loadNote (): string {
   const [one, five] = os.loadavg()
   return `load average ${(one ?? 0).toFixed(2)} (1 min), ${(five ?? 0).toFixed(2)} (5 min) on ${os.cpus().length} cores`
 }
-
-export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }

@@ -1,6 +1,6 @@
 /**
- * Stress rig for the benchmarks: peers in network namespaces on one bridge (test/lan/netns.sh,
- * 10.77.0.(10+i)/24), a `tc netem` delay on one namespace's link, LLM stand-ins reached from
+ * Stress rig for the benchmarks: peers in network namespaces on one bridge (NetnsLan of
+ * test/support/netns.ts, 10.77.0.(10+i)/24), a `tc netem` delay on one namespace's link, LLM stand-ins reached from
  * inside a namespace through a relay (TCP on the namespace's loopback -> a Unix socket the
  * stand-in answers on; Unix sockets are not network-namespaced), and busy-loop processes that
  * compete for the CPU. Every process it starts is killed by pid in close(); the namespaces are
@@ -11,9 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { LlmStandin } from '../../test/support/llm-standin'
-import { REPO_ROOT } from '../../test/support/peers'
+import { NetnsLan, netnsUnavailable as namespacesUnavailable } from '../../test/support/netns'
 
-const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
 /** Port the relay listens on inside each namespace (its own loopback, so one port fits all). */
 const RELAY_PORT = 18_080
 
@@ -42,42 +41,38 @@ interface RelaySpec { listen: number | string, connect: string | { host: string,
 
 /** Why the rig cannot run here, or null. */
 export function netnsUnavailable (): string | null {
-  if (process.platform !== 'linux') return 'network namespaces need Linux'
-  if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
-  for (const [cmd, args] of [['ip', ['netns', 'list']], ['tc', ['-V']]] as const) {
-    const r = spawnSync(cmd, args, { encoding: 'utf8' })
-    if (r.error !== undefined || r.status !== 0) return `\`${cmd}\` is not available (${r.error?.message ?? r.stderr.trim()})`
-  }
-  return null
+  const why = namespacesUnavailable()
+  if (why !== null) return why
+  const r = spawnSync('tc', ['-V'], { encoding: 'utf8' })
+  return r.error !== undefined || r.status !== 0 ? `\`tc\` is not available (${r.error?.message ?? r.stderr.trim()})` : null
 }
 
 export class NetnsRig {
   private readonly children: ChildProcess[] = []
   private readonly dir = mkdtempSync(path.join(os.tmpdir(), 'gs-rig-'))
-  private up = false
+  private readonly lan: NetnsLan
   private sockets = 0
 
-  /** @param prefix namespace name prefix, unique per run (e.g. `gsbench<pid>`) */
-  constructor (readonly prefix: string, readonly n: number) {}
-
-  /** Creates the bridge and `n` namespaces. */
-  start (): void {
-    execFileSync(NETNS, ['up', this.prefix, String(this.n)], { stdio: 'ignore' })
-    this.up = true
+  /** @param stem namespace name stem, unique per run; the namespaces are `<stem><pid>-…` (NetnsLan) */
+  constructor (stem: string, readonly n: number) {
+    this.lan = new NetnsLan(stem, n)
   }
 
+  /** Creates the bridge and `n` namespaces. */
+  start (): void { this.lan.create() }
+
   /** `ip netns exec` prefix for namespace i (1-based). */
-  wrap (i: number): string[] { return ['ip', 'netns', 'exec', `${this.prefix}-${i}`] }
+  wrap (i: number): string[] { return this.lan.peer(i).wrap }
 
   /** Address of namespace i on the bridge. */
-  host (i: number): string { return `10.77.0.${10 + i}` }
+  host (i: number): string { return this.lan.host(i) }
 
   /**
    * Delays everything namespace i sends by `ms` (tc netem on its end of the link).
    * @returns null when applied, else why not (e.g. a kernel without the netem qdisc)
    */
   delay (i: number, ms: number): string | null {
-    const r = spawnSync('ip', ['netns', 'exec', `${this.prefix}-${i}`, 'tc', 'qdisc', 'add', 'dev', 'eth0', 'root', 'netem', 'delay', `${ms}ms`], { encoding: 'utf8' })
+    const r = spawnSync('ip', ['netns', 'exec', this.lan.ns(i), 'tc', 'qdisc', 'add', 'dev', 'eth0', 'root', 'netem', 'delay', `${ms}ms`], { encoding: 'utf8' })
     if (r.error !== undefined) return `tc failed: ${r.error.message}`
     return r.status === 0 ? null : `\`tc qdisc add ... netem\` failed: ${r.stderr.trim()} (kernel ${os.release()} has no sch_netem)`
   }
@@ -101,7 +96,7 @@ export class NetnsRig {
    * bootstrap to the returned multiaddrs.
    */
   async delayedLinks (victim: number, peers: { ns: number, peerId: string, port: number }[], delayMs: number): Promise<string[]> {
-    execFileSync('ip', ['-n', `${this.prefix}-${victim}`, 'link', 'set', 'eth0', 'down'])
+    execFileSync('ip', ['-n', this.lan.ns(victim), 'link', 'set', 'eth0', 'down'])
     const addrs: string[] = []
     for (const p of peers) {
       const sock = this.socketPath(`link-${p.ns}`)
@@ -138,8 +133,7 @@ export class NetnsRig {
         try { process.kill(c.pid, 'SIGKILL') } catch { /* already gone */ }
       }
     }
-    if (this.up) spawnSync(NETNS, ['down', this.prefix])
-    this.up = false
+    this.lan.destroy()
     rmSync(this.dir, { recursive: true, force: true })
   }
 }

@@ -10,7 +10,7 @@ export interface Table {
   rows: (string | number)[][]
 }
 
-/** A target from the issue and how the run did against it. */
+/** A target the benchmarks set and how the run did against it. */
 export interface TargetCheck {
   target: string
   measured: string
@@ -18,7 +18,7 @@ export interface TargetCheck {
   met: boolean | null
   /** Why it was missed (or not measured), when known. */
   why?: string
-  /** A figure the issue asks to report, without a target value (`met` is null). */
+  /** A figure reported without a target value (`met` is null). */
   informational?: boolean
 }
 

@@ -136,7 +136,7 @@ function describe (value: unknown): string {
 
 /**
  * Reads and validates every setting. Invalid values fall back to the default and are listed in
- * `problems`, each naming its setting (issue "Invalid values are reported naming the setting").
+ * `problems`, each naming its setting.
  */
 export function readSettings (reader: SettingsReader): { settings: Settings, problems: SettingProblem[] } {
   const problems: SettingProblem[] = []

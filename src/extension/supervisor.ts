@@ -61,6 +61,8 @@ export class SupervisedPeer extends Disposable {
   get status (): PeerStatus | undefined { return this._phase === 'running' ? this.proc?.lastStatus : undefined }
   get pid (): number | undefined { return this.proc?.hasExited === false ? this.proc.pid : undefined }
   get process (): PeerProcess | undefined { return this.proc }
+  /** true while a restart after a crash is scheduled (phase 'restarting'); never once failed or stopped. */
+  get restartPending (): boolean { return this.restartTimer !== undefined }
   get isActive (): boolean { return this._phase === 'starting' || this._phase === 'running' || this._phase === 'restarting' }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * Command line of dist/peer.js (the `goal-swarm-peer` bin), parsed with commander. Every bad
- * flag or value is reported naming the flag, and the process exits 2 (issue "Peer runtime", CLI).
+ * flag or value is reported naming the flag, and the process exits 2.
  */
 import { isIP } from 'node:net'
 import path from 'node:path'

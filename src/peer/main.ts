@@ -111,7 +111,7 @@ async function main (): Promise<void> {
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal)
-    mainLog.info({ goal_id: goalId }, 'submitted the root goal')
+    mainLog.info({ event: 'goal_submitted', goal_id: goalId }, 'submitted the root goal')
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({
         bus: rt.bus,
@@ -123,7 +123,7 @@ async function main (): Promise<void> {
         onComplete: (o) => {
           const text = `plan complete: ${o.done}/${o.leaves} leaves done` +
             `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
-          mainLog.info({ goal_id: goalId, ok: o.ok, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }

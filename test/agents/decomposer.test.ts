@@ -10,7 +10,7 @@ import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
 import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
-import { delay, waitFor } from '../support/memory-bus'
+import { waitForRecord, waitUntil } from '../support/wait'
 import { publishedOf, World } from './harness'
 
 const SPLIT = ['Book round-trip flights to Tokyo', 'Reserve lodging for 14 nights', 'Draft a day-by-day itinerary']
@@ -24,7 +24,7 @@ test('valid output: the model\'s split is proposed once, with goal text, depth a
   w.track(startDecomposer(d.ctx, d.llm))
   const goal = await w.submit(user)
 
-  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  const [p] = await waitUntil('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
   assert.ok(p)
   assert.deepEqual(p.subgoals, SPLIT)
   assert.equal(p.rationale, 'transport, lodging, schedule')
@@ -46,9 +46,14 @@ test('valid output: the model\'s split is proposed once, with goal text, depth a
   assert.equal(subgoalsSchema?.minItems, 2)
   assert.equal(subgoalsSchema?.maxItems, 4)
 
-  // A repeated goal message or more traffic does not make it propose again.
+  // A repeated goal message or more traffic does not make it propose again: the repeat is a
+  // duplicate the bus drops, and another decomposer's failure notice makes it look again.
   await user.publish('goal', goal)
-  await delay(300)
+  const other = await w.hub.addPeer({ label: 'other-decomposer' })
+  const from = d.records.length
+  await other.publish('failure', failure(goal.goal_id, other.peerId, { role: 'decomposer', at: nowMicros() }))
+  await waitForRecord(d.records, { goal_id: goal.goal_id, consideration: 'proposed_here' }, { from })
+  await w.hub.idle()
   assert.equal(publishedOf(d.peer, 'proposal').length, 1)
   assert.equal(w.standin.requests.length, 1)
 })
@@ -65,7 +70,7 @@ test('malformed output then valid: the validation error goes back to the model a
   )
   w.track(startDecomposer(d.ctx, d.llm))
   await w.submit(user)
-  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  const [p] = await waitUntil('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
   assert.deepEqual(p?.subgoals, SPLIT.slice(0, 2))
   assert.equal(w.standin.requests.length, 3)
   // The retry names the problem (too few subgoals), not a generic complaint.
@@ -83,7 +88,7 @@ test('exhausted retries publish a decomposer failure notice and no proposal', as
   w.standin.reply(bad, bad, bad, bad)
   w.track(startDecomposer(d.ctx, d.llm))
   const goal = await w.submit(user)
-  const [f] = await waitFor('a failure notice', () => publishedOf(d.peer, 'failure').length === 1 && publishedOf(d.peer, 'failure'))
+  const [f] = await waitUntil('a failure notice', () => publishedOf(d.peer, 'failure').length === 1 && publishedOf(d.peer, 'failure'))
   assert.equal(f?.goal_id, goal.goal_id)
   assert.equal(f?.role, 'decomposer')
   assert.equal(f?.node_id, null)
@@ -101,7 +106,7 @@ test('exhausted retries publish a decomposer failure notice and no proposal', as
   w2.standin.reply({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 })
   w2.track(startDecomposer(d2.ctx, d2.llm))
   await w2.submit(user2)
-  const [f2] = await waitFor('a failure notice', () => publishedOf(d2.peer, 'failure').length === 1 && publishedOf(d2.peer, 'failure'))
+  const [f2] = await waitUntil('a failure notice', () => publishedOf(d2.peer, 'failure').length === 1 && publishedOf(d2.peer, 'failure'))
   assert.match(f2?.reason ?? '', /LLM api error/)
 })
 
@@ -116,7 +121,7 @@ test('exact root count: rootSplitCount is asked for and enforced, other depths u
   )
   w.track(startDecomposer(d.ctx, d.llm))
   await w.submit(user)
-  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  const [p] = await waitUntil('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
   assert.deepEqual(p?.subgoals, SPLIT)
   assert.match(w.standin.requests[0]!.prompt, /Return exactly 3 subgoals\./)
   const schema = (w.standin.requests[0]!.schema?.properties as Record<string, { minItems?: number, maxItems?: number }>).subgoals
@@ -141,7 +146,7 @@ test('a child goal\'s prompt carries its ancestors\' texts, its depth and the mi
   w.standin.reply({ json: { subgoals: ['Pick Tokyo districts to stay in', 'List Tokyo sights by day'], rationale: 'where, what' } })
   w.track(startDecomposer(d.ctx, d.llm))
   await sc.publish('goal', child)
-  const [cp] = await waitFor('a proposal for the child', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  const [cp] = await waitUntil('a proposal for the child', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
   assert.equal(cp?.goal_id, child.goal_id)
   // The root had an accepted split: nothing proposed for it.
   assert.equal(w.standin.requests.length, 1)
@@ -158,20 +163,13 @@ test('a child goal\'s prompt carries its ancestors\' texts, its depth and the mi
 test('a goal at the depth cap is never decomposed', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const sc = await w.hub.addPeer({ label: 'scorer' })
+  // A scorer with a deeper cap made slot 1 composite: its goal sits at depth 1 = our cap.
+  const { sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' })
   const d = await w.agent('decomposer', { maxDepth: 1 })
   w.standin.respondWith(() => ({ json: { subgoals: ['x', 'y'], rationale: 'r' } }))
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
-  // A scorer with a deeper cap made slot 1 composite: its goal sits at depth 1 = our cap.
-  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await sc.publish('accepted', a)
-  await w.hub.idle()
   w.track(startDecomposer(d.ctx, d.llm))
-  await sc.publish('goal', childGoal(a, 1, root))
-  await delay(500)
+  await sc.publish('goal', child)
+  await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'depth_cap' })
   assert.equal(w.standin.requests.length, 0)
   assert.equal(publishedOf(d.peer, 'proposal').length, 0)
 })
@@ -205,8 +203,10 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   })
   const goal = await w.submit(user)
   // wait = timeout 600 + grace 200; jitter up to 200 ms
-  await waitFor('a re-proposal', () => user.state.proposalsFor(goal.goal_id).some((p) => p.attempt === 1), 8000)
-  await delay(2500) // two more rounds' worth of time: no further proposals may appear
+  await waitUntil('a re-proposal', () => user.state.proposalsFor(goal.goal_id).some((p) => p.attempt === 1), 8000)
+  // Both decomposers check for another round and find the bound reached: nothing more comes.
+  for (const d of [d1, d2]) await waitForRecord(d.records, { goal_id: goal.goal_id, reproposal: 'bound_reached', max_reproposals: 1 }, { timeoutMs: 8000 })
+  await w.hub.idle()
   const all = user.state.proposalsFor(goal.goal_id)
   assert.equal(all.filter((p) => p.attempt === 0).length, 2)
   assert.equal(all.filter((p) => p.attempt === 1).length, 1, 'exactly one re-proposal swarm-wide')
@@ -217,7 +217,7 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   assert.match(rePrompt, /were not accepted/)
   assert.match(rePrompt, /too vague: Step A/)
   assert.match(rePrompt, /mean score 0\.30/)
-  assert.ok(d1.records.some((r) => /re-proposal bound \(1\) is reached/.test(r.msg)))
+  assert.ok(d1.records.some((r) => r.reproposal === 'bound_reached' && r.max_reproposals === 1))
 })
 
 test('control characters in the model\'s split are dropped before proposing (the wire refuses them, DESIGN §1)', async (t) => {
@@ -228,7 +228,7 @@ test('control characters in the model\'s split are dropped before proposing (the
   w.standin.reply({ json: { subgoals: ['Book round-trip\u0000 flights to Tokyo', '\u001b[31mReserve lodging\u001b[0m for 14 nights'], rationale: 'transport\u0007, lodging' } })
   w.track(startDecomposer(d.ctx, d.llm))
   const goal = await w.submit(user)
-  const [p] = await waitFor('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
+  const [p] = await waitUntil('a proposal', () => publishedOf(d.peer, 'proposal').length === 1 && publishedOf(d.peer, 'proposal'))
   assert.deepEqual(p?.subgoals, ['Book round-trip flights to Tokyo', '[31mReserve lodging[0m for 14 nights'])
   assert.equal(p?.rationale, 'transport, lodging')
   await w.hub.idle()
@@ -262,9 +262,10 @@ test('below the root one ranked decomposer proposes at once; the other stands by
   w.track(startDecomposer(d2.ctx, d2.llm, { standbyMs: 60_000 }))
   await sc.publish('goal', child)
   const first = [d1, d2].sort((a, b) => (contentId(child.goal_id, a.peer.peerId) < contentId(child.goal_id, b.peer.peerId) ? -1 : 1))[0]!
-  await waitFor('a proposal for the child', () => user.state.proposalsFor(child.goal_id).length === 1)
+  await waitUntil('a proposal for the child', () => user.state.proposalsFor(child.goal_id).length === 1)
+  const second = first === d1 ? d2 : d1
+  await waitForRecord(second.records, { goal_id: child.goal_id, consideration: 'standing_by' })
   await w.hub.idle()
-  await delay(300)
   assert.deepEqual(user.state.proposalsFor(child.goal_id).map((p) => p.proposer_peer), [first.peer.peerId], 'the decomposer ranked first by H(goal, peer)')
   assert.equal(w.standin.requests.length, 1)
 })
@@ -294,10 +295,10 @@ test('a standing-by decomposer proposes at once when the ranked one gives up', a
   w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
   w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 60_000 }))
   await sc.publish('goal', child)
-  await delay(300)
+  await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'standing_by' })
   assert.equal(w.standin.requests.length, 0, 'stands by while the ranked decomposer is live')
   await ranked.publish('failure', failure(child.goal_id, ranked.peerId, { role: 'decomposer', at: nowMicros() }))
-  await waitFor('a proposal after the failure notice', () => user.state.proposalsFor(child.goal_id).length === 1, 5000)
+  await waitUntil('a proposal after the failure notice', () => user.state.proposalsFor(child.goal_id).length === 1, 5000)
   assert.equal(user.state.proposalsFor(child.goal_id)[0]?.proposer_peer, d.peer.peerId)
 })
 
@@ -311,7 +312,7 @@ test('a standing-by decomposer proposes when no proposal comes within the standb
   w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 1200 }))
   const t0 = Date.now()
   await sc.publish('goal', child)
-  await waitFor('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
+  await waitUntil('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
   assert.ok(Date.now() - t0 >= 1100, `proposed ${Date.now() - t0} ms after the goal appeared`)
-  assert.ok(d.records.some((r) => /no proposal for .* within 1200 ms: proposing/.test(r.msg)))
+  assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.consideration === 'standby_over' && r.standby_ms === 1200))
 })

@@ -14,10 +14,14 @@ import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { leavesOf } from '../../src/views/planModel'
 import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
-import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { MemoryPeer } from '../support/memory-bus'
+import { waitUntil } from '../support/wait'
 import { FAST, publishedOf, World, type Agent } from './harness'
+import type { StandinResponder } from '../support/llm-standin'
 import { ensureTool } from '../support/netns'
 
 /** can_run_code needs the sandbox (as root the tier installs bubblewrap); why it is missing, else false. */
@@ -45,20 +49,38 @@ function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2
   w.track(startExecutor(e.ctx, e.llm, opts))
 }
 
+/**
+ * Resolves once the latest look of `e` saw `leaves` prompt nodes, had nothing of its own in
+ * flight, and found nothing open: the proof that it will not claim what the test says it must
+ * not (a look is a function of the state, so the next ones decide the same).
+ */
+async function heldBack (e: Agent, leaves: number): Promise<void> {
+  await waitUntil(`${e.peer.label} to look and find nothing open`, () => {
+    const last = e.records.findLast((r) => r.look !== undefined)
+    return last?.look === 'nothing_open' && last.working === 0 && last.leaves === leaves
+  }, 8000)
+}
+
+/**
+ * One text leaf run by one executor whose every model attempt is answered by `reply`: waits for
+ * its result, which must be a failure after all 4 attempts.
+ */
+async function failedLeaf (w: World, text: string, reply: StandinResponder) {
+  const { user, nodes } = await seedLeaves(w, [text], ['can_write_text'])
+  const e = await w.agent('executor')
+  w.standin.respondWith(reply)
+  startExec(w, e)
+  const node = nodes[0]!
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  const r = user.state.resultsFor(node.node_id)[0]!
+  assert.equal(r.success, false)
+  assert.equal(r.attempts, 4)
+  return { user, node, e, r }
+}
+
+/** The leaf `nodeId` in `peer`'s tree now, superseded or not. */
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
-  const find = (n: { kind: string, id: string, children?: unknown[] }): LeafView | undefined => {
-    if (n.kind === 'leaf' && n.id === nodeId) return n as LeafView
-    for (const c of (n.children ?? []) as { kind: string, id: string, children?: unknown[] }[]) {
-      const f = find(c)
-      if (f !== undefined) return f
-    }
-    return undefined
-  }
-  for (const root of buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })) {
-    const f = find(root)
-    if (f !== undefined) return f
-  }
-  return undefined
+  return buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
 }
 
 test('capability match: claims, renews its lease while working, publishes the output; prompt has the leaf and its ancestors', async (t) => {
@@ -69,7 +91,7 @@ test('capability match: claims, renews its lease while working, publishes the ou
   w.standin.respondWith(() => ({ text: '- passport\n- rail pass', latencyMs: 900 }))
   startExec(w, e)
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const [r] = user.state.resultsFor(node.node_id)
   assert.equal(r?.success, true)
   assert.equal(r?.output, '- passport\n- rail pass')
@@ -92,7 +114,7 @@ test('capability match: claims, renews its lease while working, publishes the ou
   assert.match(req[0]!.prompt, /^Task: Write a packing list for Japan in spring/)
   assert.match(req[0]!.prompt, new RegExp(`1\\. ${root.text}`))
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
-  await delay(500)
+  await heldBack(e, 1)
   assert.equal(w.standin.requests.length, 1, 'a done leaf is not executed again')
 })
 
@@ -105,7 +127,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   w.standin.respondWith(() => ({ text: 'Dear host, ...', latencyMs: 1500 }))
   startExec(w, e)
   // The user's own tree, built from what reached it, while the request is open at the stand-in.
-  const waiting = await waitFor('the user\'s tree to show the leaf waiting on its model', () => {
+  const waiting = await waitUntil('the user\'s tree to show the leaf waiting on its model', () => {
     const l = leafStatus(user, node.node_id)
     const open = w.standin.requests.length === 1 && w.standin.requests[0]!.outcome === null
     return open && l?.status === 'claimed' && l.model_wait !== null ? l : undefined
@@ -116,7 +138,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   assert.ok(waiting.model_wait!.waited_ms >= 145, `waited ${waiting.model_wait!.waited_ms} ms`)
   assert.match(leafItem(waiting).description, /^running on …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
 
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.output, 'Dear host, ...')
   const done = leafStatus(user, node.node_id)
   assert.deepEqual([done?.status, done?.model_wait], ['done', null])
@@ -142,7 +164,7 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   const writer = await w.agent('executor', { capabilities: ['can_write_text'] }, 'writer')
   w.standin.respondWith(() => ({ text: 'parser timings' }))
   startExec(w, writer)
-  await delay(1200)
+  await heldBack(writer, 1)
   assert.equal(publishedOf(writer.peer, 'claim').length, 0)
   assert.equal(w.standin.requests.length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'capability_gap')
@@ -152,7 +174,7 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   const coder = await w.agent('executor', { capabilities: ['can_write_text', 'can_run_code'] }, 'coder')
   await w.hub.syncInto(coder.peer)
   startExec(w, coder)
-  await waitFor('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.executor_peer, coder.peer.peerId)
   assert.match(user.state.resultsFor(node.node_id)[0]?.output ?? '', /### stdout\n```\nparser timings\n```/)
   assert.equal(publishedOf(writer.peer, 'claim').length, 0)
@@ -176,11 +198,11 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
     void rival.publish('claim', { ...env.body, claimer_peer: rival.peerId, claimed_at: formatTimestamp(rivalClaimedAt) })
   })
   startExec(w, e)
-  await waitFor('the lost race', () => e.records.some((r) => /lost the claim/.test(r.msg)), 5000)
+  await waitUntil('the lost race', () => e.records.some((r) => r.lost_to === rival.peerId), 5000)
   assert.equal(w.standin.requests.length, 0, 'the loser does not execute')
   assert.equal(leafStatus(user, node.node_id)?.claimer, rival.peerId)
 
-  await waitFor('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.executor_peer, e.peer.peerId)
   assert.equal(publishedOf(e.peer, 'claim').length, 2)
@@ -192,33 +214,17 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
 test('a failed execution is published as success=false with its attempts, shown failed and never done', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const { user, nodes } = await seedLeaves(w, ['Check ryokan availability'], ['can_write_text'])
-  const e = await w.agent('executor')
-  w.standin.respondWith(() => ({ status: 529, message: 'overloaded' }))
-  startExec(w, e)
-  const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
-  const r = user.state.resultsFor(node.node_id)[0]!
-  assert.equal(r.success, false)
-  assert.equal(r.attempts, 4)
+  const { user, node, e, r } = await failedLeaf(w, 'Check ryokan availability', () => ({ status: 529, message: 'overloaded' }))
   assert.match(r.output, /LLM api error after 4 attempts/)
   assert.equal(leafStatus(user, node.node_id)?.status, 'failed')
-  await delay(400)
+  await heldBack(e, 1)
   assert.equal(publishedOf(e.peer, 'claim').length, 1, 'a failed leaf is not claimed again')
 })
 
 test('output cut off at the token limit on every attempt is published as a failure saying truncated, never done', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const { user, nodes } = await seedLeaves(w, ['Write a day-by-day itinerary for Kyoto'], ['can_write_text'])
-  const e = await w.agent('executor')
-  w.standin.respondWith((req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
-  startExec(w, e)
-  const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
-  const r = user.state.resultsFor(node.node_id)[0]!
-  assert.equal(r.success, false)
-  assert.equal(r.attempts, 4)
+  const { user, node, r } = await failedLeaf(w, 'Write a day-by-day itinerary for Kyoto', (req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
   assert.match(r.output, /^executing leaf \w+ failed: LLM output truncated after 4 attempts: .*cut off at the output token limit \(8192 tokens, stop reason "max_tokens"\)/)
   assert.doesNotMatch(r.output, /Fushimi/, 'the cut-off text is not passed off as the result')
   assert.deepEqual(w.standin.requests.map((q) => q.body.max_tokens), [2048, 4096, 8192, 8192])
@@ -245,8 +251,8 @@ test('superseded leaves (children of a losing split) are never claimed', async (
   await w.hub.syncInto(e.peer)
   w.standin.respondWith(() => ({ text: 'done' }))
   startExec(w, e)
-  await waitFor('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
-  await delay(500)
+  await waitUntil('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
+  await heldBack(e, 4)
   const claimed = publishedOf(e.peer, 'claim').map((c) => c.node_id).sort()
   assert.deepEqual(claimed, nodes.map((n) => n.node_id).sort())
   for (const n of losers) assert.equal(leafStatus(user, n.node_id)?.status, 'superseded')
@@ -268,19 +274,21 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   // Same candidate order everywhere, so they really collide on every leaf.
   const sameOrder = (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index)
   for (const e of execs) startExec(w, e, { order: sameOrder })
-  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
-  await delay(600)
+  await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
+  // Every executor has finished or dropped its work and looked again; then every delivery lands.
+  await Promise.all(execs.map(async (e) => { await heldBack(e, texts.length) }))
+  await w.hub.idle()
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
   const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
   const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
-  await waitFor('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
+  await waitUntil('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
   const completed = calls.filter((r) => r.outcome === 'answered').map(task)
   assert.deepEqual(completed.sort(), [...texts].sort(), 'each leaf answered by the model exactly once (no completed duplicate call)')
   // Losers started their call with the claim and aborted it on hearing the winning claim.
   const aborted = calls.filter((r) => r.outcome === 'aborted').length
   assert.equal(calls.length, texts.length + aborted)
   assert.ok(aborted > 0, 'the race really happened: some losing calls were aborted')
-  assert.ok(execs.some((e) => e.records.some((r) => /lost the claim to .*nothing published/.test(r.msg))), 'a loser logged why it published nothing')
+  assert.ok(execs.some((e) => e.records.some((r) => typeof r.lost_to === 'string' && execs.some((x) => x.peer.peerId === r.lost_to))), 'a loser logged whom it lost to (and published nothing)')
   t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed`)
 })
 
@@ -294,7 +302,7 @@ test('an output larger than the inline limit goes to the blob store; the result 
   const blobs = new Map<string, string>()
   startExec(w, e, { storeBlob: async (text) => { const sha = createHash('sha256').update(text, 'utf8').digest('hex'); blobs.set(sha, text); return sha } })
   const node = nodes[0]!
-  await waitFor('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
+  await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.success, true)
   assert.equal(r.output.length, MAX_INLINE_OUTPUT)
@@ -317,7 +325,7 @@ test('a forged success result from a peer that never claimed does not stop the e
   const e = await w.agent('executor', { capabilities: ['can_write_text'] })
   w.standin.respondWith(() => ({ text: '- passport\n- rail pass' }))
   startExec(w, e)
-  await waitFor('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
+  await waitUntil('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'execute').length, 1)
   const leaf = leafStatus(user, node.node_id)
@@ -334,14 +342,14 @@ test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-lea
   w.standin.respondWith(async () => {
     open++
     most = Math.max(most, open)
-    await delay(300)
+    await delay(300) // the model works for 300 ms
     open--
     return { text: 'done' }
   })
   const e = await w.agent('executor', { maxConcurrentLeaves: 3 })
   w.track(startAnnouncer(e.ctx))
   const exec = w.track(startExecutor(e.ctx, e.llm))
-  await waitFor('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
+  await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
   assert.equal(most, 3, 'three calls were in flight together')
   const work = exec.work()
   for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
@@ -361,7 +369,7 @@ test('a result from a peer that never claimed the leaf does not stop the executo
   w.standin.respondWith(() => ({ text: 'booked' }))
   const e = await w.agent('executor')
   startExec(w, e)
-  await waitFor('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
+  await waitUntil('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
   const mine = user.state.resultsFor(leaf.node_id).find((r) => r.executor_peer === e.peer.peerId)
   assert.equal(mine?.output, 'booked')
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
@@ -376,7 +384,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   w.standin.respondWith(() => ({ text: 'menu in English', latencyMs: 3000 }))
   const holder = await w.agent('executor', {}, 'holder')
   const exec = w.track(startExecutor(holder.ctx, holder.llm))
-  await waitFor('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
+  await waitUntil('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
   const rival = await w.agent('executor', {}, 'rival')
   w.track(startExecutor(rival.ctx, rival.llm))
   let blocking = true
@@ -388,7 +396,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   }
   burn()
   try {
-    await waitFor('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
+    await waitUntil('the result', () => user.state.resultsFor(leaf.node_id).length >= 1, 15_000)
   } finally { blocking = false }
   const results = user.state.resultsFor(leaf.node_id)
   assert.deepEqual(results.map((r) => r.executor_peer), [holder.peer.peerId])

@@ -14,7 +14,7 @@ import { nowMicros } from '../../src/peer/protocol/time'
 import { startAnnouncer, startObserver, startRole } from '../../src/peer/roles/index'
 import { buildTree, planProgress, treeHash } from '../../src/peer/state/tree'
 import { demoResponder } from '../support/llm-standin'
-import { waitFor } from '../support/memory-bus'
+import { waitUntil } from '../support/wait'
 import { FAST, World, type Agent } from './harness'
 
 test('full loop in-process: goal -> accepted splits -> every leaf done, one tree everywhere, a report', async (t) => {
@@ -41,7 +41,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
     const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
     return root === undefined ? undefined : planProgress(root)
   }
-  const done = await waitFor('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
+  const done = await waitUntil('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
   assert.ok(done.leaves >= 2)
   assert.equal(done.done, done.leaves, 'every leaf done, none failed')
   t.diagnostic(`in-process loop: ${done.leaves} leaves in ${Date.now() - started} ms`)
@@ -58,11 +58,11 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   assert.equal(executeCalls, done.leaves)
 
   // The observer printed the finished tree and wrote the report.
-  await waitFor('the printed complete tree', () => printed.some((p) => p.includes('COMPLETE')), 5000)
+  await waitUntil('the printed complete tree', () => printed.some((p) => p.includes('COMPLETE')), 5000)
   const last = printed.at(-1)!
   assert.match(last, new RegExp(`=== plan for goal ${goal.goal_id}: ${done.leaves}/${done.leaves} leaves done, COMPLETE ===`))
   assert.match(last, /\[done by /)
-  const md = await waitFor('the complete report', () => {
+  const md = await waitUntil('the complete report', () => {
     const text = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : ''
     return text.includes('**complete**') && text
   }, 5000)

@@ -19,7 +19,7 @@ import { PROGRAM_SCHEMA_NAME, runCodeSystem } from '../../src/peer/roles/prompts
 import { detectSandbox, sandboxLimits } from '../../src/peer/sandbox/index'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { demoResponder } from '../support/llm-standin'
-import { waitFor } from '../support/memory-bus'
+import { waitUntil } from '../support/wait'
 import { ensureTool } from '../support/netns'
 import { publishedOf, World } from './harness'
 
@@ -122,7 +122,7 @@ test('hostile programs are contained and reported as such; the executor keeps wo
   // In split order, so the harmless program runs after every hostile one.
   w.track(startExecutor(e.ctx, e.llm, { order: (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index) }))
 
-  await waitFor('a result for every leaf', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 90_000)
+  await waitUntil('a result for every leaf', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 90_000)
   const out = (i: number) => {
     const r = user.state.resultsFor(nodes[i]!.node_id)[0]!
     assert.match(r.output, /^\*\*Ran in a sandbox:\*\* (node|python3), exit code /)
@@ -152,7 +152,7 @@ test('hostile programs are contained and reported as such; the executor keeps wo
   assert.equal(bomb.success, false)
   assert.match(bomb.output, /exit code none \(killed by the sandbox\)/)
   assert.match(bomb.output, /wall-clock time limit reached/)
-  await waitFor('no process of the fork bomb left', () => sandboxPythons() === 0, 10_000)
+  await waitUntil('no process of the fork bomb left', () => sandboxPythons() === 0, 10_000)
 
   const loop = out(4)
   assert.equal(loop.success, false)
@@ -204,7 +204,7 @@ test('a can_run_code leaf end to end: the demo model writes a program, the sandb
   w.track(startAnnouncer(e.ctx))
   w.track(startExecutor(e.ctx, e.llm))
   const node = nodes[0]!
-  await waitFor('the result', () => user.state.resultsFor(node.node_id).length === 1, 30_000)
+  await waitUntil('the result', () => user.state.resultsFor(node.node_id).length === 1, 30_000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.success, true, r.output)
   assert.match(r.output, /^\*\*Ran in a sandbox:\*\* node, exit code 0, \d+ ms/)
@@ -234,12 +234,12 @@ test('without bubblewrap can_run_code is not offered: not announced, not claimed
   const e = await w.agent('executor', { capabilities: ['can_write_text', 'can_run_code'] }, 'coder')
   const role = await startRole(e.ctx, { llm: e.llm, sandbox: none })
   w.track(role)
-  await waitFor('a capability announcement', () => publishedOf(e.peer, 'capability').length > 0, 5000)
+  await waitUntil('a capability announcement', () => publishedOf(e.peer, 'capability').length > 0, 5000)
   assert.deepEqual(publishedOf(e.peer, 'capability')[0]!.capabilities, ['can_write_text'])
   const warn = e.records.find((r) => r.msg.startsWith('can_run_code is not offered'))
   assert.equal(warn?.msg, `can_run_code is not offered: ${none.available ? '' : none.reason}`)
   // A capability gap, provably: the executor keeps looking at the leaf for a while and never claims it.
-  await waitFor('several looks at the leaves', () => publishedOf(e.peer, 'capability').length >= 3, 10_000)
+  await waitUntil('several looks at the leaves', () => publishedOf(e.peer, 'capability').length >= 3, 10_000)
   assert.equal(publishedOf(e.peer, 'claim').length, 0)
   assert.equal(user.state.resultsFor(nodes[0]!.node_id).length, 0)
   assert.equal(w.standin.requests.length, 0, 'no model call, no code run')

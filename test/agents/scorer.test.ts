@@ -6,7 +6,7 @@
  * for a live scorer that has not voted, the timeout fallback, and failures.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { childId } from '../../src/peer/protocol/ids'
 import { nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
@@ -14,7 +14,8 @@ import { SCORE_SYSTEM } from '../../src/peer/roles/prompts'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { scoreReply, type StandinRequest, type StandinVerdict } from '../support/llm-standin'
 import { accepted, capability, failure, proposal, rootGoal } from '../support/fixtures'
-import { delay, waitFor, type MemoryPeer } from '../support/memory-bus'
+import type { MemoryPeer } from '../support/memory-bus'
+import { waitForRecord, waitUntil } from '../support/wait'
 import { publishedOf, World } from './harness'
 
 const SUBGOALS = ['Book round-trip flights to Tokyo', 'Plan the Tokyo days', 'Write a packing list']
@@ -28,6 +29,13 @@ function verdict (text: string): StandinVerdict {
 
 const isScore = (req: StandinRequest): boolean => req.purpose === 'score'
 
+/** A world with a user peer and a decomposer peer, closed when the test ends. */
+async function world (t: TestContext): Promise<{ w: World, user: MemoryPeer, dec: MemoryPeer }> {
+  const w = await World.create()
+  t.after(() => w.close())
+  return { w, user: await w.hub.addPeer({ label: 'user' }), dec: await w.hub.addPeer({ label: 'dec' }) }
+}
+
 async function seedGoal (w: World, user: MemoryPeer, dec: MemoryPeer, subgoals = SUBGOALS) {
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   await user.publish('goal', root)
@@ -36,10 +44,7 @@ async function seedGoal (w: World, user: MemoryPeer, dec: MemoryPeer, subgoals =
 }
 
 test('two scorers vote once each with their verdicts; the completing vote accepts at once, both derive the same split, children get derived ids', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   w.standin.respondWith((req) => isScore(req) ? scoreReply(req, 0.8, verdict, 'covers the trip') : { status: 500 })
@@ -48,7 +53,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   const { root, p, publish } = await seedGoal(w, user, dec)
   await publish()
 
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(a.proposal_id, p.proposal_id)
   assert.equal(a.fallback, false)
   assert.equal(a.final_score, 0.8)
@@ -60,7 +65,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   for (const c of a.children) assert.equal(c.child_id, childId(root.goal_id, p.proposal_id, c.index, c.text))
 
   // Children: the composite one as a Goal one level down, the atomic ones as PromptNodes.
-  await waitFor('children on every peer', () => user.state.nodes().length === 2 && user.state.goals().length === 2)
+  await waitUntil('children on every peer', () => user.state.nodes().length === 2 && user.state.goals().length === 2)
   const child = user.state.goal(a.children[1]!.child_id)!
   assert.deepEqual(child, {
     goal_id: a.children[1]!.child_id, text: 'Plan the Tokyo days', parent_id: root.goal_id, depth: 1,
@@ -91,10 +96,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
 })
 
 test('split decisions are the majority of the confirming votes: a tie is atomic, a capability tie goes to the earlier capability', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   // Each scorer's stand-in answer depends on which scorer asks: the agents share one stand-in,
@@ -108,16 +110,13 @@ test('split decisions are the majority of the confirming votes: a tie is atomic,
   w.track(startScorer(s2.ctx, s2.llm))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(w.standin.requests.length, 2)
   assert.deepEqual(a.children.map((c) => [c.is_atomic, c.required_capability]), SUBGOALS.map(() => [true, 'can_write_text']))
 })
 
 test('competing proposals: every scorer waits for all live scorers\' votes, so all accept the same best split', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
@@ -134,27 +133,25 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
   const better = proposal(root.goal_id, ['Book flights', 'Pack the bags'], dec2.peerId, { at: nowMicros() })
   await publish()
   await dec2.publish('proposal', better)
-  const a = await waitFor('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
   assert.equal(a.proposal_id, better.proposal_id, `the better split wins, not the first to reach a quorum (${p.proposal_id})`)
+  // Each scorer evaluates the goal once the split reached it, with no acceptance of its own in flight.
+  for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'split_known', in_flight: false })
   await w.hub.idle()
-  await delay(200)
   assert.equal(user.state.acceptedFor(root.goal_id).length, 1)
   assert.equal(w.standin.requests.length, 4)
 })
 
 test('depth cap: the vote asks only for capabilities, and every child is a leaf with the capability the votes name', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { maxDepth: 1, acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.respondWith((req) => scoreReply(req, 0.9, verdict))
   w.track(startScorer(s.ctx, s.llm))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [a] = await waitFor('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'))
+  const [a] = await waitUntil('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'))
   assert.deepEqual(a?.children.map((c) => [c.is_atomic, c.required_capability]), [[true, 'can_query_api'], [true, 'can_write_text'], [true, 'can_write_text']])
-  await waitFor('three prompt nodes', () => user.state.nodes().length === 3)
+  await waitUntil('three prompt nodes', () => user.state.nodes().length === 3)
   assert.equal(user.state.goals().length, 1, 'no child goal at the depth cap')
   assert.equal(user.state.goals()[0]?.goal_id, root.goal_id)
   assert.equal(w.standin.requests.length, 1, 'one vote, no classification call')
@@ -166,10 +163,7 @@ test('depth cap: the vote asks only for capabilities, and every child is a leaf 
 })
 
 test('a proposal with the same subgoals as one already scored reuses the vote: no second model call', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
   const s = await w.agent('scorer', { acceptance: { quorum: 2, minScore: 0.6, timeoutMs: 60_000 } })
   w.standin.respondWith((req) => scoreReply(req, 0.8, verdict))
@@ -178,7 +172,7 @@ test('a proposal with the same subgoals as one already scored reuses the vote: n
   await publish()
   const twin = proposal(root.goal_id, SUBGOALS, dec2.peerId, { at: nowMicros(), rationale: 'same split, other words' })
   await dec2.publish('proposal', twin)
-  await waitFor('two votes', () => publishedOf(s.peer, 'score').length === 2)
+  await waitUntil('two votes', () => publishedOf(s.peer, 'score').length === 2)
   const votes = publishedOf(s.peer, 'score')
   assert.deepEqual(votes.map((v) => v.proposal_id).sort(), [p.proposal_id, twin.proposal_id].sort())
   assert.deepEqual(votes[0]?.decisions, votes[1]?.decisions)
@@ -187,10 +181,7 @@ test('a proposal with the same subgoals as one already scored reuses the vote: n
 })
 
 test('a live scorer that has not voted delays acceptance by the grace at most', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const silent = await w.hub.addPeer({ label: 'silent-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await silent.publish('capability', capability(silent.peerId, nowMicros(), [], 'scorer'))
@@ -198,19 +189,16 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
   w.track(startScorer(s.ctx, s.llm, { quorumGraceMs: 1200 }))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [vote] = await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1 && publishedOf(s.peer, 'score'))
+  const [vote] = await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1 && publishedOf(s.peer, 'score'))
   const votedAt = Date.now()
-  const a = await waitFor('an accepted split after the grace', () => user.state.acceptedFor(root.goal_id)[0], 8000)
+  const a = await waitUntil('an accepted split after the grace', () => user.state.acceptedFor(root.goal_id)[0], 8000)
   assert.ok(Date.now() - votedAt >= 1000, `accepted ${Date.now() - votedAt} ms after the quorum`)
   assert.equal(a.confirming_scores.length, 1)
   assert.equal(a.accepted_at, vote?.scored_at)
 })
 
 test('a live scorer that publishes a failure notice for the goal is no longer waited for', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const quitter = await w.hub.addPeer({ label: 'quitting-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await quitter.publish('capability', capability(quitter.peerId, nowMicros(), [], 'scorer'))
@@ -218,19 +206,16 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
   w.track(startScorer(s.ctx, s.llm, { quorumGraceMs: 60_000 }))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  await waitFor('a vote', () => publishedOf(s.peer, 'score').length === 1)
-  await delay(200)
+  await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1)
+  await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'waiting_for_votes', votes: 1 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'waits for the other live scorer')
   await quitter.publish('failure', failure(root.goal_id, quitter.peerId, { role: 'scorer', at: nowMicros() }))
-  const a = await waitFor('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
+  const a = await waitUntil('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
   assert.equal(a.confirming_scores.length, 1)
 })
 
 test('malformed votes are retried with the validation error: a score out of range, then a wrong verdict count', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.reply({ json: { score: 8, notes: 'out of 10', subgoals: SUBGOALS.map(verdict) } })
   w.standin.reply({ json: { score: 0.7, notes: 'one verdict', subgoals: [verdict(SUBGOALS[0]!)] } })
@@ -238,7 +223,7 @@ test('malformed votes are retried with the validation error: a score out of rang
   w.track(startScorer(s.ctx, s.llm))
   const { publish } = await seedGoal(w, user, dec)
   await publish()
-  const [a] = await waitFor('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'), 15_000)
+  const [a] = await waitUntil('an accepted split', () => publishedOf(s.peer, 'accepted').length === 1 && publishedOf(s.peer, 'accepted'), 15_000)
   assert.deepEqual(publishedOf(s.peer, 'score').map((x) => x.score), [0.75])
   assert.equal(w.standin.requests.length, 3)
   assert.match(w.standin.requests[2]!.prompt, /subgoal verdicts|subgoals/)
@@ -246,30 +231,29 @@ test('malformed votes are retried with the validation error: a score out of rang
 })
 
 test('exhausted scoring retries publish a scorer failure notice; nothing is accepted', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 500 } })
   w.standin.respondWith(() => ({ json: { score: 'high' } }))
   w.track(startScorer(s.ctx, s.llm))
+  // Where the scorer's records stand when its failure notice reaches its own listeners.
+  let afterFailure = -1
+  s.peer.onMessage((e) => { if (e.kind === 'failure' && afterFailure < 0) afterFailure = s.records.length })
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const [f] = await waitFor('a failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
+  const [f] = await waitUntil('a failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
   assert.equal(f?.role, 'scorer')
   assert.equal(f?.goal_id, root.goal_id)
   assert.match(f?.reason ?? '', /validation error after 4 attempts/)
-  await delay(800)
+  // After its failure notice the scorer looks at the goal again once the acceptance timeout
+  // has passed, and holds back.
+  await waitUntil('an evaluation after the timeout', () => s.records.slice(afterFailure).find((r) => r.goal_id === root.goal_id && r.evaluation === 'nothing_qualifies' && (r.waited_ms as number) >= 500))
   assert.equal(publishedOf(s.peer, 'score').length, 0)
   assert.equal(publishedOf(s.peer, 'accepted').length, 0)
   assert.equal(w.standin.requests.length, 4, 'the failed proposal is not retried forever')
 })
 
 test('a scorer that sees an accepted split adopts it: no vote, no competing split, and it republishes missing children', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const other = await w.hub.addPeer({ label: 'other-scorer' })
   const s = await w.agent('scorer')
   w.standin.respondWith(() => ({ json: { score: 0.9, notes: 'should not be asked' } }))
@@ -281,7 +265,7 @@ test('a scorer that sees an accepted split adopts it: no vote, no competing spli
   await w.hub.idle()
   const started = Date.now()
   w.track(startScorer(s.ctx, s.llm))
-  await waitFor('children republished', () => user.state.nodes().length === 2 && user.state.goals().length === 2, 8000)
+  await waitUntil('children republished', () => user.state.nodes().length === 2 && user.state.goals().length === 2, 8000)
   assert.ok(Date.now() - started >= 2500, 'waits for the accepting scorer first')
   assert.equal(w.standin.requests.length, 0)
   assert.equal(publishedOf(s.peer, 'score').length, 0)
@@ -292,10 +276,7 @@ test('a scorer that sees an accepted split adopts it: no vote, no competing spli
 })
 
 test('timeout fallback: votes below min score from a quorum are accepted after the timeout, marked fallback', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
+  const { w, user, dec } = await world(t)
   const s1 = await w.agent('scorer', {}, 's1')
   const s2 = await w.agent('scorer', {}, 's2')
   w.standin.respondWith((req) => scoreReply(req, 0.4, verdict, 'weak'))
@@ -304,9 +285,10 @@ test('timeout fallback: votes below min score from a quorum are accepted after t
   const { root, publish } = await seedGoal(w, user, dec)
   const t0 = nowMicros()
   await publish()
-  await delay(1000)
+  // Both scorers hold both votes and find nothing qualifying, before the timeout.
+  for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'nothing_qualifies', votes: 2 })
   assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'nothing qualifies before the timeout')
-  const a = await waitFor('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
+  const a = await waitUntil('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
   assert.equal(a.fallback, true)
   assert.equal(a.final_score, 0.4)
   assert.deepEqual(a.children.map((c) => c.is_atomic), [true, false, true])

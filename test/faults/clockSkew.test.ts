@@ -9,8 +9,9 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import type { ClaimMsg } from '../../src/peer/protocol/schemas'
-import { liveLeaves, type RolePeer } from '../../bench/lib/roleSwarm'
-import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
+import { liveLeaves } from '../support/leaves'
+import type { RolePeer } from '../support/roleSwarm'
+import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 
 const swarm = faultSwarm()
@@ -50,7 +51,7 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
     const drops = await swarm.freshDrops(m.peer)
     counts[m.peer.name] = drops.clock_skew ?? 0
     assert.ok((drops.clock_skew ?? 0) >= 1, `${m.peer.name} counted the +7 s executor's claims as clock_skew (drops ${JSON.stringify(drops)})`)
-    const logged = m.peer.logRecords().filter((r) => r.msg === 'dropped message' && r.reason === 'clock_skew')
+    const logged = m.peer.logRecords().filter((r) => r.event === 'message_dropped' && r.reason === 'clock_skew')
     assert.ok(logged.length >= 1, `${m.peer.name} logged its clock_skew drops`)
     assert.deepEqual([...new Set(logged.map((r) => r.from))], [e7.peer.peerId], `${m.peer.name}: every clock_skew drop is the +7 s executor's`)
   }

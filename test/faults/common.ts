@@ -1,7 +1,7 @@
 /**
  * Shared settings of the fault tier (test/faults): protocol timers short enough that a lapsed
  * lease or a fallback acceptance happens within seconds, the scripted 3 x 3 plan, and small
- * helpers. Every test starts its peers through bench/lib/roleSwarm.ts (real `dist/peer.js`
+ * helpers. Every test starts its peers through test/support/roleSwarm.ts (real `dist/peer.js`
  * processes on 127.0.0.1, no mDNS) and closes the swarm in `after`, which SIGKILLs every process
  * it ever started, also when the test failed. Run `npm run build` first.
  */
@@ -9,8 +9,9 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import type { PeerProcess } from '../support/peers'
 import { PEER_BUNDLE } from '../support/peers'
-import { liveLeaves, RoleSwarm } from '../../bench/lib/roleSwarm'
-import { levelOf, promptField, scriptedResponder } from '../../bench/lib/scriptedPlan'
+import { liveLeaves } from '../support/leaves'
+import { RoleSwarm } from '../support/roleSwarm'
+import { levelOf, promptField, scriptedResponder } from '../support/scriptedPlan'
 import type { StandinRequest } from '../support/llm-standin'
 
 /** Lease 3 s (renewed each second), settle 300 ms, fallback acceptance after 5 s, announcements each second. */
@@ -38,15 +39,6 @@ export function aboutPlan (req: StandinRequest, root: string): boolean {
 export function requestLevel (req: StandinRequest): number {
   const text = promptField(req.prompt, 'Goal') ?? promptField(req.prompt, 'Subgoal') ?? promptField(req.prompt, 'Task') ?? ''
   return levelOf(text)
-}
-
-/** Resolves once `check` holds, polling every `pollMs`. @throws after `timeoutMs` naming `what` */
-export async function until (what: string, check: () => boolean, timeoutMs = 60_000, pollMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, pollMs))
-  }
 }
 
 /** Names and exit states, for assertion messages. */

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { allowedCpus, BusyLoad, hasTaskset } from '../support/busyLoad'
 import type { PeerProcess } from '../support/peers'
-import { DEFAULT_SHAPE, executedTask, leafTexts } from '../../bench/lib/scriptedPlan'
+import { DEFAULT_SHAPE, executedTask, leafTexts } from '../support/scriptedPlan'
 import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 
 const swarm = faultSwarm()

@@ -1,6 +1,5 @@
 /**
- * Fault tier: kill -9 of each role once, mid-plan, and the plan still completes (issue
- * "Benchmarks and fault injection"). One swarm of real peer processes: 2 decomposers,
+ * Fault tier: kill -9 of each role once, mid-plan, and the plan still completes. One swarm of real peer processes: 2 decomposers,
  * 3 scorers (quorum 2 survives one), 2 executors, a submitting observer (the editor) and a
  * watching observer. Each test submits its own goal, SIGKILLs one peer at a precise moment
  * seen through that peer's LLM stand-in or the watcher's state, waits for the complete plan at
@@ -10,10 +9,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { PeerProcess } from '../support/peers'
-import type { RolePeer } from '../../bench/lib/roleSwarm'
-import { liveLeaves } from '../../bench/lib/roleSwarm'
-import { DEFAULT_SHAPE, executedTask } from '../../bench/lib/scriptedPlan'
-import { aboutPlan, faultSwarm, requestLevel, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+import type { RolePeer } from '../support/roleSwarm'
+import { liveLeaves } from '../support/leaves'
+import { DEFAULT_SHAPE, executedTask } from '../support/scriptedPlan'
+import { aboutPlan, faultSwarm, requestLevel, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const swarm = faultSwarm()
 /** Connections every peer needs before a test starts (the mesh heals the rest). */
@@ -57,10 +57,10 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     const goalId = await submit(root)
     const decomposers = swarm.of('decomposer')
     let victim: RolePeer | undefined
-    await until('a decomposer asked to split a subgoal', () => {
+    await waitUntil('a decomposer asked to split a subgoal', () => {
       victim = decomposers.find((m) => m.llm?.requests.some((r) => r.purpose === 'decompose' && aboutPlan(r, root) && requestLevel(r) === 1))
       return victim !== undefined
-    })
+    }, 60_000)
     const v = victim as RolePeer
     const exit = await v.peer.kill()
     assert.equal(exit.signal, 'SIGKILL')
@@ -72,10 +72,10 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     const root = 'Kill a scorer'
     const goalId = await submit(root)
     let victim: RolePeer | undefined
-    await until('a scorer voting on the root split', () => {
+    await waitUntil('a scorer voting on the root split', () => {
       victim = swarm.of('scorer').find((m) => m.llm?.requests.some((r) => r.purpose === 'score' && aboutPlan(r, root) && requestLevel(r) === 0))
       return victim !== undefined
-    })
+    }, 60_000)
     const v = victim as RolePeer
     await v.peer.kill()
     await assertCompletes(goalId)
@@ -87,7 +87,7 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     const goalId = await submit(root)
     let victim: RolePeer | undefined
     let task: string | null = null
-    await until('an executor running a leaf of the plan', () => {
+    await waitUntil('an executor running a leaf of the plan', () => {
       for (const m of swarm.of('executor')) {
         const r = m.llm?.requests.find((x) => x.purpose === 'execute' && aboutPlan(x, root))
         if (r !== undefined) { victim = m; task = executedTask(r); return true }
@@ -111,7 +111,7 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     const root = 'Kill the submitter'
     const goalId = await submit(root)
     const mirror = swarm.mirror(watcher)
-    await until('the root split accepted at the watcher', () => mirror.update().acceptedFor(goalId).length > 0)
+    await waitUntil('the root split accepted at the watcher', () => mirror.update().acceptedFor(goalId).length > 0, 60_000)
     const exit = await editor.kill()
     assert.equal(exit.signal, 'SIGKILL')
     await assertCompletes(goalId)

@@ -1,7 +1,7 @@
 /**
  * Fault tier: malformed traffic (DESIGN §9). While a plan runs, a test peer (the injector,
  * test/support/injector.ts: the real runtime plus raw publishing) floods 10,000 random,
- * truncated, oversized and impersonating messages (bench/lib/malformed.ts) on the base topics.
+ * truncated, oversized and impersonating messages (test/support/malformed.ts) on the base topics.
  * No peer crashes, every peer counts every bad message under the expected drop reason, and the
  * plan completes.
  */
@@ -9,9 +9,11 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import pLimit from 'p-limit'
 import { INJECTOR_SPEC } from '../support/peers'
-import { expectedDrops, malformedTraffic, type MalformedMessage } from '../../bench/lib/malformed'
-import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
+import { expectedDrops, malformedTraffic, type MalformedMessage } from '../support/malformed'
+import { DEFAULT_SHAPE } from '../support/scriptedPlan'
+import { swarmTopics } from '../../src/peer/protocol/topics'
 import { faultSwarm, peerStates, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const COUNT = 10_000
 const OVERSIZED = 20
@@ -29,7 +31,15 @@ test(`${COUNT} malformed messages during a plan: no crash, every one counted wit
   const injector = (await swarm.add('observer', { ...INJECTOR_SPEC, name: 'injector', readyTimeoutMs: 60_000 })).peer
   await injector.waitForPeers(targets.length, 60_000)
   await swarm.swarm.waitConnected(4, 60_000)
-  await new Promise((resolve) => setTimeout(resolve, 2000)) // subscriptions exchanged with the injector
+  // Raw gossip is flood-published to the peers the injector knows subscribed: wait for all of them.
+  await waitUntil('every peer subscribed to both topics, as the injector sees it', async () => {
+    for (const topic of swarmTopics('default')) {
+      const r = await injector.request({ type: 'inject-subscribers', topic })
+      const known = new Set(r.peers as string[])
+      if (!targets.every((p) => known.has(p.peerId))) return false
+    }
+    return true
+  }, { timeoutMs: 60_000, pollMs: 100 })
 
   const before = new Map(await Promise.all(targets.map(async (p) => [p, await swarm.freshDrops(p)] as const)))
   const observer = swarm.of('observer').find((m) => m.peer !== injector)?.peer

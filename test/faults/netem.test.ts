@@ -16,8 +16,10 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { impairMode, NetnsLan, netnsUnavailable } from '../support/netns'
 import type { PeerProcess } from '../support/peers'
-import { liveLeaves, type RolePeer } from '../../bench/lib/roleSwarm'
-import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+import { liveLeaves } from '../support/leaves'
+import type { RolePeer } from '../support/roleSwarm'
+import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
 /** The executor on the impaired link (1-based namespace index). */
@@ -26,7 +28,7 @@ const DELAY_MS = 200
 const LOSS_PERCENT = 5
 
 /**
- * node_ids an executor published a result for (its `finished "…"` / `failed "…"` records), with
+ * node_ids an executor published a result for (its `result_published` records), with
  * repeats. Not its `executing` records: claimers race and start their calls at once, and the
  * offline demo model answers instantly, so a loser's call is done before it hears the earlier
  * claim; it then publishes nothing (DESIGN §5). Completed-call counts are measured with a model
@@ -34,7 +36,7 @@ const LOSS_PERCENT = 5
  */
 function executions (p: PeerProcess): string[] {
   return p.logRecords()
-    .filter((r) => typeof r.msg === 'string' && /^(finished|failed) "/.test(r.msg) && typeof r.node_id === 'string')
+    .filter((r) => r.event === 'result_published' && typeof r.node_id === 'string')
     .map((r) => r.node_id as string)
 }
 
@@ -94,7 +96,7 @@ if ('reason' in impair) {
     const byVictim = executions(victim).filter((id) => leafIds.has(id)).length
     assert.ok(victim.running, 'the executor on the impaired link kept running')
     // The impairment really acted on the executor's traffic: packets delayed through it, some lost.
-    await until('the impairment counting dropped packets', () => lan.impairStats(VICTIM, impair.mode).dropped > 0, 10_000, 100)
+    await waitUntil('the impairment counting dropped packets', () => lan.impairStats(VICTIM, impair.mode).dropped > 0, { timeoutMs: 10_000, pollMs: 100 })
     const stats = lan.impairStats(VICTIM, impair.mode)
     assert.ok(stats.passed > 0, `packets passed the impaired link: ${JSON.stringify(stats)}`)
     console.log(`netem: ${leaves} leaves done once each in ${tookMs} ms; the executor on the ${DELAY_MS} ms / ${LOSS_PERCENT}% link ran ${byVictim} of them; ${stats.passed} packets delayed, ${stats.dropped} dropped on it; tree ${hash.slice(0, 12)}`)

@@ -10,8 +10,9 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
-import { isPlanMessage, type RolePeer } from '../../bench/lib/roleSwarm'
-import { faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+import { isPlanMessage, type RolePeer } from '../support/roleSwarm'
+import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'observer'] as const
 /** The executor that gets cut off (1-based namespace index). */
@@ -50,7 +51,7 @@ if (reason !== null) {
     assert.ok(observer !== undefined && victim !== undefined && victim.role === 'executor')
 
     const goalId = await observer.submitGoal('Hold together across a partition')
-    await until('the victim executor sees the first leaves', () => [...victim.envelopes.values()].some((e) => e.kind === 'node'), 60_000, 5)
+    await waitUntil('the victim executor sees the first leaves', () => [...victim.envelopes.values()].some((e) => e.kind === 'node'), { timeoutMs: 60_000, pollMs: 5 })
     lan.link(VICTIM, 'down')
     const cutAt = victim.envelopes.size
 

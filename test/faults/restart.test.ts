@@ -5,12 +5,17 @@
  * the same tree (DESIGN §7 "late join and restart lose nothing").
  */
 import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
 import { after, test } from 'node:test'
+import { STATE_FILE } from '../../src/peer/net/stateLog'
 import { messageKey } from '../../src/peer/protocol/envelope'
+import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { nowMicros } from '../../src/peer/protocol/time'
-import { isPlanMessage, type RolePeer } from '../../bench/lib/roleSwarm'
-import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
+import { isPlanMessage, type RolePeer } from '../support/roleSwarm'
+import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const swarm = faultSwarm()
 after(async () => { await swarm.close() })
@@ -25,8 +30,21 @@ test('every peer restarted after the plan finished reloads the whole plan from d
   const done = await swarm.waitComplete(observer, goalId, 120_000)
   assert.equal(done.progress.done, DEFAULT_SHAPE.branches * DEFAULT_SHAPE.leaves)
   await swarm.waitSameTree(goalId, swarm.peers, 30_000)
-  // Let the last appends reach the disk (the state log writes once per tick) before the kill.
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  // The state log appends in batches per tick: wait until every peer's file holds every plan
+  // message the peer reported, then kill.
+  const onDisk = (m: RolePeer): Set<string> => {
+    const file = path.join(m.peer.dataDir, STATE_FILE)
+    if (!existsSync(file)) return new Set()
+    return new Set(readFileSync(file, 'utf8').split('\n').flatMap((l) => {
+      try { return [messageKey(JSON.parse(l) as AnyEnvelope)] } catch { return [] }
+    }))
+  }
+  for (const m of swarm.members) {
+    await waitUntil(`${m.peer.name}'s state log holding its plan`, () => {
+      const held = onDisk(m)
+      return [...m.peer.envelopes.entries()].every(([k, e]) => !isPlanMessage(e) || held.has(k))
+    }, { timeoutMs: 15_000, pollMs: 100 })
+  }
 
   // Trees depend on the clock (lease states), so every hash below is for this one reading.
   const nowUs = nowMicros()

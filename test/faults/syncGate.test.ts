@@ -9,8 +9,9 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import type { PeerProcess } from '../support/peers'
-import { DEFAULT_SHAPE } from '../../bench/lib/scriptedPlan'
-import { faultSwarm, requireBundle, TEST_TIMEOUT_MS, until } from './common'
+import { DEFAULT_SHAPE } from '../support/scriptedPlan'
+import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
+import { waitUntil } from '../support/wait'
 
 const swarm = faultSwarm()
 after(async () => { await swarm.close() })
@@ -28,7 +29,7 @@ test('a restarted executor claims nothing before a first sync, and after syncing
   const observer = swarm.of('observer')[0]?.peer as PeerProcess
   const goalId = await observer.submitGoal('Survive a stale executor')
   // A renewal by B means B won a claim and held it (a loser aborts within its settle window).
-  await until('B holding a leaf (its first renewal)', () => [...observer.envelopes.values()].some((e) => e.kind === 'renew' && e.body.claimer_peer === b.peer.peerId), 60_000)
+  await waitUntil('B holding a leaf (its first renewal)', () => [...observer.envelopes.values()].some((e) => e.kind === 'renew' && e.body.claimer_peer === b.peer.peerId), 60_000)
   // A clean stop (the state log is flushed, the hung call aborted): B's lease lapses unrenewed.
   await b.peer.stop()
   const done = await swarm.waitComplete(observer, goalId, 120_000)

@@ -1,5 +1,5 @@
 /**
- * LAN tier (issue "Peer runtime", DESIGN "Testing tiers" 4): 4 peers, each in its own network
+ * LAN tier (DESIGN "Testing tiers" 4): 4 peers, each in its own network
  * namespace on a bridged 10.77.0.0/24 (test/support/netns.ts), find each other by mDNS only (no
  * bootstrap addresses) and exchange messages. Needs root and `ip netns`; otherwise skipped
  * with the reason printed. mDNS never runs in the host namespace: every peer here runs under
@@ -10,7 +10,9 @@ import { after, before, describe, test } from 'node:test'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { capability, score } from '../support/fixtures'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
-import { INJECTOR_SPEC, percentile, sleep, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { setTimeout as pause } from 'node:timers/promises'
+import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { waitForPeerRecord } from '../support/wait'
 import { syntheticPlan } from '../support/syntheticPlan'
 
 const N = 4
@@ -55,12 +57,12 @@ if (reason !== null) {
       await Promise.all(all.map(async (p) => { await p.waitForPeers(N - 1, 60_000) }))
       const lastReady = Math.max(...all.map((p) => p.readyAt ?? 0))
       const connected = all.map((p) => {
-        const rec = p.logRecords().find((r) => r.msg === 'peer connected' && Number(r.peers) >= N - 1)
+        const rec = p.logRecords().find((r) => r.event === 'peer_connected' && Number(r.peers) >= N - 1)
         assert.ok(rec !== undefined, `${p.name} logged its connections`)
         return { p, at: Number(rec.time) }
       })
       measured['mDNS discovery: last peer ready -> full mesh of connections (ms)'] = (Math.max(...connected.map((c) => c.at)) - lastReady).toFixed(0)
-      const meshAt = await Promise.all(all.map(async (p) => Number((await p.waitForLog('mesh changed', (r) => Number(r.mesh_peers) >= N - 1, 30_000)).time)))
+      const meshAt = await Promise.all(all.map(async (p) => Number((await waitForPeerRecord(p, { event: 'mesh_changed', mesh_peers: (n: unknown) => Number(n) >= N - 1 }, 30_000)).time)))
       measured['GossipSub mesh (plan topic) full at every peer, after last ready (ms)'] = (Math.max(...meshAt) - lastReady).toFixed(0)
       for (const p of peers) assert.equal(p.connectedPeers(), N - 1)
     })
@@ -87,10 +89,10 @@ if (reason !== null) {
         const d = await inj.request({ type: 'inject-publish', kind: 'score', body: score(proposal, inj.peerId, 0.5 + i / 100, { at: nowMicros(), notes: `probe ${i}` }) })
         await Promise.all(peers.map(async (p) => { await p.waitForKeys([d.key as string], 'probe', 20_000) }))
         for (const p of peers) lat.push((p.arrivals.get(d.key as string) as number) - sent)
-        await sleep(20)
+        await pause(20) // probes one at a time, not a burst
       }
       measured['publish -> receive, incl. 2 IPC hops, p50 / p95 (ms), 90 deliveries'] = `${percentile(lat, 50).toFixed(1)} / ${percentile(lat, 95).toFixed(1)}`
-      await sleep(2000)
+      await pause(2000) // a measurement of idle peers: they idle for 2 s first
       measured['idle RSS per peer (MB)'] = peers.map((p) => ((p.rssKiB() ?? 0) / 1024).toFixed(0)).join(', ')
     })
   })

@@ -11,6 +11,7 @@
  *   inject-store    {kind, body}          sign and add to this peer's plan state only, no checks and
  *                                         no gossip, so it spreads by anti-entropy sync alone -> {key}
  *   inject-sync     {}                    sync with every connected peer now -> {sessions:[{peer, sent}]}
+ *   inject-subscribers {topic}            the peers this GossipSub knows subscribed to topic -> {peers}
  * Start it with TestSwarm.start({ script: INJECTOR, execArgv: ['--import', 'tsx'], ... }) (peers.ts).
  */
 import '../../src/peer/polyfill'
@@ -107,6 +108,9 @@ async function main (): Promise<void> {
           reply({ sessions })
           break
         }
+        case 'inject-subscribers':
+          reply({ peers: runtime.node.services.pubsub.getSubscribers(m.topic as string).map(String) })
+          break
         default:
           throw new Error(`unknown injector command ${m.type}`)
       }

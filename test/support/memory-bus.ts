@@ -1,17 +1,21 @@
 /**
  * An in-process hub that implements the Bus contract (src/peer/bus.ts) for several simulated
  * peers, for the agents test tier: real Ed25519 keys, every envelope signed with signEnvelope
- * and re-verified by each receiver (signature, schema, ids, authorship via checkEnvelope), a
- * PlanState per peer, delivery to every peer including the sender, optional per-peer delay and
- * partitions. It stands in for libp2p gossip only; the roles above it are the real ones.
+ * and received through the gossip bus's own ingest (src/peer/net/ingest.ts: the verify.ts
+ * pipeline as live gossip, then merge and fan-out), a PlanState per peer, delivery to every
+ * peer including the sender, optional per-peer delay and partitions. It stands in for libp2p
+ * gossip only; the roles above it and the ingest below them are the real ones.
  */
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { Bus, Disposable } from '../../src/peer/bus'
-import { checkEnvelope, messageKey, type DropReason } from '../../src/peer/protocol/envelope'
+import { DropCounters, type DropSource } from '../../src/peer/net/drops'
+import { PlanIngest } from '../../src/peer/net/ingest'
+import { SkewEvidence } from '../../src/peer/net/skewEvidence'
+import { canonicalJson, checkEnvelope, messageKey, type DropReason } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../../src/peer/protocol/schemas'
-import { signEnvelope, verifyEnvelopeSignature } from '../../src/peer/protocol/signing'
+import { signEnvelope } from '../../src/peer/protocol/signing'
 import { PlanState } from '../../src/peer/state/planState'
 import type { PeerConfig } from '../../src/peer/config'
 import type { RoleContext } from '../../src/peer/roles/context'
@@ -27,6 +31,9 @@ export interface MemoryPeerOptions {
   key?: PrivateKey
 }
 
+/** The swarm name the hub's peers verify against (messages carry none; only topics would). */
+const MEMORY_SWARM = 'memory'
+
 /** A drop seen by a receiver, with the DropReason the runtime would count. */
 export interface Drop { to: string, reason: DropReason, detail: string }
 
@@ -37,7 +44,8 @@ export class MemoryPeer implements Bus {
   delayMs: number
   /** Envelopes this peer published, in order. */
   readonly published: AnyEnvelope[] = []
-  private readonly listeners = new Set<(env: AnyEnvelope) => void>()
+  private readonly inbound: PlanIngest
+  private readonly skew = new SkewEvidence()
 
   constructor (
     private readonly hub: MemoryHub,
@@ -47,6 +55,15 @@ export class MemoryPeer implements Bus {
   ) {
     this.delayMs = opts.delayMs ?? 0
     this.label = opts.label ?? peerId.slice(-6)
+    const label = this.label
+    const log = pino({ level: 'error' }, { write (line: string) { hub.listenerErrors.push({ peer: label, err: JSON.parse(line) as unknown }) } })
+    const drops = new (class extends DropCounters {
+      override count (reason: DropReason, detail: string, source: DropSource, from?: string): void {
+        hub.drops.push({ to: label, reason, detail })
+        super.count(reason, detail, source, from)
+      }
+    })(log)
+    this.inbound = new PlanIngest({ swarm: MEMORY_SWARM, selfPeerId: peerId, state: this.state, stateLog: null, drops, blobs: null, skew: this.skew, log, now: nowMicros })
   }
 
   async publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
@@ -55,42 +72,31 @@ export class MemoryPeer implements Bus {
     const check = checkEnvelope(env)
     if (!check.ok) throw new Error(`publish ${kind}: ${check.reason}: ${check.detail}`)
     this.published.push(check.env)
-    this.accept(check.env)
+    this.inbound.merge(check.env)
     this.hub.broadcast(this, check.env)
     return env
   }
 
   onMessage (listener: (env: AnyEnvelope) => void): Disposable {
-    this.listeners.add(listener)
-    return { dispose: () => { this.listeners.delete(listener) } }
+    return this.inbound.onMessage(listener)
   }
 
+  /** Bus.clockSkewEvidence, from the live claims and renewals this peer's ingest refused. */
+  clockSkewEvidence (nodeId: string): { peer: string, offsetMs: number } | undefined { return this.skew.get(nodeId) }
+
   /** Number of listeners still subscribed (roles must remove theirs on dispose). */
-  get listenerCount (): number { return this.listeners.size }
+  get listenerCount (): number { return this.inbound.listenerCount }
 
   /**
-   * Verifies like the gossip bus does, then merges and notifies. Deliveries run independently
+   * Receives like the gossip bus does: the envelope's wire form through ingest, as live gossip
+   * from its signer or as synced history (the same drops, the same merge and fan-out). Deliveries run independently
    * (no per-peer queue), like gossip, so one slow message never holds up the next; with a delay
    * each arrives `delayMs` after it was sent.
    */
-  async receive (env: AnyEnvelope): Promise<void> {
+  async receive (env: AnyEnvelope, source: 'gossip' | 'sync' = 'gossip'): Promise<void> {
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs))
     if (this.hub.isStopped(this)) return
-    if (!(await verifyEnvelopeSignature(env))) { this.hub.drops.push({ to: this.label, reason: 'bad_signature', detail: env.kind }); return }
-    const check = checkEnvelope(JSON.parse(JSON.stringify(env)), env.from)
-    if (!check.ok) { this.hub.drops.push({ to: this.label, reason: check.reason, detail: check.detail }); return }
-    this.accept(check.env)
-  }
-
-  private accept (env: AnyEnvelope): void {
-    if (!this.state.add(env)) return
-    for (const l of [...this.listeners]) {
-      try {
-        l(env)
-      } catch (err) {
-        this.hub.listenerErrors.push({ peer: this.label, err })
-      }
-    }
+    await this.inbound.ingest(canonicalJson(env), source, source === 'gossip' ? { transportAuthor: env.from } : {})
   }
 }
 
@@ -148,7 +154,7 @@ export class MemoryHub {
         const k = messageKey(env)
         if (peer.state.has(k) || seen.has(k)) continue
         seen.add(k)
-        jobs.push(peer.receive(env))
+        jobs.push(peer.receive(env, 'sync'))
       }
     }
     await Promise.all(jobs)
@@ -190,16 +196,3 @@ export function roleContext (peer: MemoryPeer, config: PeerConfig): { ctx: RoleC
   return { ctx: { bus: peer, state: peer.state, config, log, now: nowMicros }, records }
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value. @throws after `timeoutMs` naming `what`. */
-export async function waitFor<T> (what: string, check: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v !== undefined && v !== null && v !== false) return v
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-/** Resolves after `ms`. */
-export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,6 +1,6 @@
 /**
- * Simulated LAN for the LAN and fault tiers: a bridge namespace and N peer namespaces wired to
- * it by veth pairs on 10.77.0.0/24 (test/lan/netns.sh), named `<stem><pid>-…` so concurrent
+ * Simulated LAN for the LAN and fault tiers and the benchmarks: a bridge namespace and N peer
+ * namespaces wired to it by veth pairs on 10.77.0.0/24 (createLan), named `<stem><pid>-…` so concurrent
  * runs never collide and a later run can remove what a killed run left behind. Also link faults
  * on one peer's veth pair: down/up, and delay plus loss, by `tc netem` or, on kernels built
  * without netem, by the same fault in userspace (iptables NFQUEUE and nfqueue-netem.py).
@@ -12,7 +12,6 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { REPO_ROOT } from './peers'
 
-const NETNS = path.join(REPO_ROOT, 'test', 'lan', 'netns.sh')
 const NFQUEUE_NETEM = path.join(REPO_ROOT, 'test', 'support', 'nfqueue-netem.py')
 /** NFQUEUE queue number the userspace impairment binds to (queues are per namespace). */
 const QUEUE = 7
@@ -27,6 +26,39 @@ export function netnsUnavailable (): string | null {
   const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
   if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
   return null
+}
+
+/**
+ * Creates `<prefix>-br`, a bridge without IGMP snooping (multicast must reach every port
+ * without joins being tracked), and `<prefix>-1` .. `<prefix>-<n>`, each wired to it by a veth
+ * pair: eth0 at 10.77.0.(10+i)/24 with a multicast route, so mDNS works between them and
+ * nothing touches the host namespace; the bridge-side end of peer i is vb<i>.
+ * @throws when an `ip` command fails (what was created stays for deleteLan)
+ */
+export function createLan (prefix: string, n: number): void {
+  const br = `${prefix}-br`
+  const ip = (...args: string[]): void => { execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'inherit'] }) }
+  ip('netns', 'add', br)
+  ip('-n', br, 'link', 'set', 'lo', 'up')
+  ip('-n', br, 'link', 'add', 'br0', 'type', 'bridge')
+  ip('-n', br, 'link', 'set', 'br0', 'type', 'bridge', 'mcast_snooping', '0')
+  ip('-n', br, 'link', 'set', 'br0', 'up')
+  for (let i = 1; i <= n; i++) {
+    const ns = `${prefix}-${i}`
+    ip('netns', 'add', ns)
+    ip('-n', ns, 'link', 'set', 'lo', 'up')
+    ip('-n', br, 'link', 'add', `vb${i}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns)
+    ip('-n', br, 'link', 'set', `vb${i}`, 'master', 'br0')
+    ip('-n', br, 'link', 'set', `vb${i}`, 'up')
+    ip('-n', ns, 'addr', 'add', `10.77.0.${10 + i}/24`, 'dev', 'eth0')
+    ip('-n', ns, 'link', 'set', 'eth0', 'up')
+    ip('-n', ns, 'route', 'add', '224.0.0.0/4', 'dev', 'eth0')
+  }
+}
+
+/** Deletes every namespace whose name starts with `<prefix>-` (never throws). */
+export function deleteLan (prefix: string): void {
+  for (const ns of namespacesOf(prefix)) spawnSync('ip', ['netns', 'del', ns])
 }
 
 /** Namespaces whose name starts with `prefix` followed by '-'. */
@@ -55,7 +87,7 @@ export class NetnsLan {
   create (): void {
     sweepStale(this.stem)
     this.up = true
-    execFileSync(NETNS, ['up', this.prefix, String(this.n)], { stdio: 'inherit' })
+    createLan(this.prefix, this.n)
   }
 
   /** Namespace of peer `i` (1-based). */
@@ -138,7 +170,7 @@ export class NetnsLan {
       try { process.kill(d.pid, 'SIGKILL') } catch { /* already gone */ }
     }
     if (!this.up) return []
-    spawnSync(NETNS, ['down', this.prefix])
+    deleteLan(this.prefix)
     this.up = false
     return namespacesOf(this.prefix)
   }
@@ -153,7 +185,7 @@ export function sweepStale (stem: string): void {
     if (m === null || gone.has(m[1] as string)) continue
     let alive = true
     try { process.kill(Number(m[2]), 0) } catch { alive = false }
-    if (!alive) { gone.add(m[1] as string); spawnSync(NETNS, ['down', m[1] as string]) }
+    if (!alive) { gone.add(m[1] as string); deleteLan(m[1] as string) }
   }
 }
 

@@ -22,6 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { peerArgv } from '../../src/peer/ipc/argv'
 import { PeerClient, type ReadyMsg as ClientReadyMsg, type StatusMsg as ClientStatusMsg } from '../../src/peer/ipc/parent'
@@ -170,7 +171,8 @@ export class PeerProcess {
       throw new Error(`peer ${this.name} did not become ready: ${(err as Error).message}`)
     }
     if (this.ready === null) {
-      await new Promise((resolve) => setTimeout(resolve, 100)) // let the last stderr lines arrive
+      // The last stderr lines may still be in the pipe: wait for its end (bounded).
+      await Promise.race([this.client.closed, delay(2000, undefined, { ref: false })])
       throw new Error(`peer ${this.name} exited before ready (${JSON.stringify(this.exit)}); stderr:\n${this.stderr.slice(-30).join('\n')}`)
     }
     return this.ready
@@ -229,16 +231,6 @@ export class PeerProcess {
     return out
   }
 
-  /** Waits for a JSON log record whose msg includes `text` (and that passes `filter`). */
-  async waitForLog (text: string, filter: (rec: Record<string, unknown>) => boolean = () => true, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-    let found: Record<string, unknown> | undefined
-    await this.waitFor(() => {
-      found = this.logRecords().find((r) => typeof r.msg === 'string' && r.msg.includes(text) && filter(r))
-      return found !== undefined
-    }, `log "${text}"`, timeoutMs)
-    return found as Record<string, unknown>
-  }
-
   /** Resident set size in KiB from /proc (Linux), or null when the process is gone. */
   rssKiB (): number | null {
     try {
@@ -269,8 +261,6 @@ export function percentile (values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
 }
 
-/** Resolves after `ms`. */
-export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 export interface TestSwarmOptions {
   /** Parent of the per-swarm temp dir (default os.tmpdir()). */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { after, describe, test } from 'node:test'
+import { after, describe, test, type TestContext } from 'node:test'
 import { lpStream } from '@libp2p/utils'
 import { makeConfig } from '../../src/peer/config'
 import { createLogger } from '../../src/peer/log'
@@ -21,37 +21,34 @@ import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { formatTopic, swarmTopics } from '../../src/peer/protocol/topics'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { capability, claim, proposal, score } from '../support/fixtures'
-import { sleep } from '../support/peers'
 import { syntheticPlan } from '../support/syntheticPlan'
+import { waitUntil } from '../support/wait'
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-bus-'))
 const { log } = createLogger({ format: 'json', verbose: false })
 log.level = 'silent'
-const running: PeerRuntime[] = []
-after(async () => {
-  for (const r of running) await r.stop()
-  rmSync(base, { recursive: true, force: true })
-})
+after(() => { rmSync(base, { recursive: true, force: true }) })
 
-async function peer (name: string, bootstrap: string[] = []): Promise<PeerRuntime> {
+/** An observer runtime of this test's own (stopped when the test ends, pass or fail). */
+async function peer (t: TestContext, name: string, bootstrap: string[] = []): Promise<PeerRuntime> {
   const rt = await startRuntime(makeConfig('observer', { name, dataDir: path.join(base, name), identityDir: path.join(base, 'ids'), mdns: false, bootstrap }), log, { syncIntervalMs: 1000 })
-  running.push(rt)
+  t.after(async () => { await rt.stop() })
   return rt
 }
 
-async function until (check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
+/** Two connected runtimes of this test's own, `<prefix>-a` and `<prefix>-b`. */
+async function pair (t: TestContext, prefix: string): Promise<[PeerRuntime, PeerRuntime]> {
+  const a = await peer(t, `${prefix}-a`)
+  const b = await peer(t, `${prefix}-b`, [a.listenAddrs()[0] as string])
+  await until(() => a.node.getPeers().length === 1 && b.node.getPeers().length === 1, 'a connection')
+  return [a, b]
 }
 
+const until = async (check: () => boolean, what: string): Promise<void> => { await waitUntil(what, check, 15_000) }
+
 describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
-  test('publish delivers to own listeners once, gossips to others, and refuses bad bodies', async () => {
-    const a = await peer('a')
-    const b = await peer('b', [a.listenAddrs()[0] as string])
-    await until(() => a.node.getPeers().length === 1 && b.node.getPeers().length === 1, 'a connection')
+  test('publish delivers to own listeners once, gossips to others, and refuses bad bodies', async (t) => {
+    const [a, b] = await pair(t, 'publish')
     const seenA: AnyEnvelope[] = []
     const seenB: AnyEnvelope[] = []
     a.bus.onMessage((e) => seenA.push(e))
@@ -83,8 +80,8 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     await assert.rejects(a.bus.publish('score', { ...score(p, a.peerId, 0.9), score: 2 }), /invalid_schema/)
   })
 
-  test('the swarm\'s two topics are subscribed from the start, and a plan adds none', async () => {
-    const [a, b] = running as [PeerRuntime, PeerRuntime]
+  test('the swarm\'s two topics are subscribed from the start, and a plan adds none', async (t) => {
+    const [a, b] = await pair(t, 'topics')
     const want = swarmTopics('default')
     assert.deepEqual(a.node.services.pubsub.getTopics().sort(), [...want].sort())
     const plan = syntheticPlan(a.peerId, { text: 'a plan on the plan topic', shape: [2, 2], nowUs: nowMicros() })
@@ -97,8 +94,8 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     }
   })
 
-  test('a result longer than the inline limit is published truncated and served whole', async () => {
-    const [a, b] = running as [PeerRuntime, PeerRuntime]
+  test('a result longer than the inline limit is published truncated and served whole', async (t) => {
+    const [a, b] = await pair(t, 'blob')
     const plan = syntheticPlan(a.peerId, { text: 'blob plan', shape: [1, 1], nowUs: nowMicros(), results: false })
     for (const it of plan) await a.bus.publish(it.kind, it.body)
     const node = plan.find((i) => i.kind === 'node')?.body as { node_id: string, goal_id: string }
@@ -114,8 +111,10 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal(await b.getOutput(node.node_id), output, 'b fetches the blob from a')
   })
 
-  test('the state log is re-verified on load; bad and truncated lines are set aside verbatim and the file rewritten', async () => {
-    const a = running[0] as PeerRuntime
+  test('the state log is re-verified on load; bad and truncated lines are set aside verbatim and the file rewritten', async (t) => {
+    const a = await peer(t, 'log-source')
+    await a.bus.publish('capability', capability(a.peerId, nowMicros(), [], 'observer'))
+    for (const it of syntheticPlan(a.peerId, { text: 'a plan to store', shape: [2, 2], nowUs: nowMicros() })) await a.bus.publish(it.kind, it.body)
     const all = a.state.envelopes()
     const good = all.filter((e) => e.kind !== 'capability')
     const dir = path.join(base, 'damaged')
@@ -129,7 +128,7 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     writeFileSync(file, all.map(toJsonlLine).join('') + caps.map(toJsonlLine).join('') + 'not json\n' + JSON.stringify(tampered) + '\n')
     appendFileSync(file, '{"v":1,"kind":"go') // a crash mid-append
     const c = await startRuntime(makeConfig('observer', { name: 'damaged', dataDir: dir, identityDir: path.join(base, 'ids'), mdns: false }), log)
-    running.push(c)
+    t.after(async () => { await c.stop() })
     assert.equal(c.state.size, good.length)
     assert.equal(c.state.countOf('capability'), 0, 'announcements are not reloaded')
     assert.equal(c.drops.snapshot().bad_signature, 1)
@@ -150,9 +149,8 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal((JSON.parse(after.at(-1) as string) as AnyEnvelope).kind, 'score')
   })
 
-  test('a gossip frame over the frame limit is counted too_large', async () => {
-    const c = await peer('c')
-    const d = await peer('d', [c.listenAddrs()[0] as string])
+  test('a gossip frame over the frame limit is counted too_large', async (t) => {
+    const [c, d] = await pair(t, 'frame')
     const plan = formatTopic({ swarm: 'default', kind: 'plan' })
     await until(() => c.node.services.pubsub.getSubscribers(plan).map(String).includes(d.peerId), 'd subscribed at c')
     assert.equal(d.drops.snapshot().too_large, 0)

@@ -1,5 +1,5 @@
 /**
- * The peer CLI as a user meets it (issue "Peer runtime", CLI and Node): `node dist/peer.js`
+ * The peer CLI as a user meets it: `node dist/peer.js`
  * processes with real flags, exit codes and messages; identity persistence; shutdown on
  * SIGINT/SIGTERM and when the parent's IPC channel closes; the private-swarm key.
  * All peers run on 127.0.0.1 with --no-mdns, in a temp dir.
@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
-import { PEER_BUNDLE, sleep, TestSwarm, wallMs } from '../support/peers'
+import { PEER_BUNDLE, TestSwarm, wallMs } from '../support/peers'
+import { waitForPeerRecord } from '../support/wait'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
 const swarm = new TestSwarm()
@@ -35,9 +36,9 @@ async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
   child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
   child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
   const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => { resolve([c, s]) }))
+  // 'close' comes after the exit and the end of stdout and stderr: the output is complete.
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => { resolve([c, s]) }))
   clearTimeout(t)
-  await sleep(50)
   return { code, signal, stdout, stderr }
 }
 
@@ -52,9 +53,11 @@ async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId:
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString()
       for (const line of err.split('\n')) {
-        if (!line.includes('"listening"')) continue
+        let rec: Record<string, unknown>
+        try { rec = JSON.parse(line) as Record<string, unknown> } catch { continue }
+        if (rec.event !== 'listening') continue
         clearTimeout(t)
-        resolve(JSON.parse(line) as Record<string, unknown>)
+        resolve(rec)
         return
       }
     })
@@ -183,11 +186,11 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await p.waitFor(() => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.text === 'Plan a two-week trip to Japan'), 'the submitted goal')
     const env = [...p.envelopes.values()].find((e) => e.kind === 'goal')
     assert.equal(env?.from, p.peerId)
-    await p.waitForLog('submitted the root goal')
+    await waitForPeerRecord(p, { event: 'goal_submitted' })
     // Logs also travel over IPC; an invalid parent message is logged and dropped, nothing more.
     assert.ok(p.messages.some((m) => (m as { type?: string }).type === 'log'), 'log messages over IPC')
     p.send({ type: 'make-coffee' })
-    await p.waitForLog('dropped an invalid IPC message from the parent')
+    await waitForPeerRecord(p, { event: 'ipc_message_dropped' })
     const before = p.lastStatus
     await p.waitFor(() => p.lastStatus !== before, 'a status after the invalid message')
     assert.ok(p.running)
@@ -252,7 +255,8 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const c = await swarm.start({ name: 'psk-c', bootstrap: [a.addr] })
     const d = await swarm.start({ name: 'psk-d', bootstrap: [a.addr], args: ['--swarm-key', key2] })
     await b.waitForPeers(1)
-    await sleep(3000) // c and d keep re-dialling a meanwhile
+    // c and d dial a again and again, and every dial fails (the third failure is logged).
+    for (const p of [c, d]) await waitForPeerRecord(p, { addr: a.addr, failures: 3 }, 30_000)
     assert.equal(a.connectedPeers(), 1, 'a only connects to b')
     assert.equal(c.connectedPeers(), 0, 'no key: no connection')
     assert.equal(d.connectedPeers(), 0, 'another key: no connection')

@@ -11,7 +11,9 @@ import type { ClaimMsg } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { demoResponder, scoreReply } from '../support/llm-standin'
 import { TestSwarm, wallMs, type PeerProcess } from '../support/peers'
-import { executedTasks, LEASE_MS, leavesOf, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { waitForPeerRecord } from '../support/wait'
+import { executedTasks, LEASE_MS, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -27,23 +29,25 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
-  const writer = await swarm.start({ role: 'executor', name: 'writer', args: [...args, '--capabilities', 'can_write_text'] })
+  // --verbose: its debug records say what each look for leaves decided.
+  const writer = await swarm.start({ role: 'executor', name: 'writer', args: [...args, '--capabilities', 'can_write_text', '--verbose'] })
   const goalId = await observer.submitGoal(GOAL)
   const gapLeaves = () => {
     const root = treeOf(observer).find((r) => r.id === goalId)
-    return root === undefined ? [] : leavesOf(root).filter((l) => l.status === 'capability_gap')
+    return root === undefined ? [] : liveLeaves(root).filter((l) => l.status === 'capability_gap')
   }
   await observer.waitFor(() => gapLeaves().length === 2, 'two leaves in a capability gap', 30_000)
   assert.ok(gapLeaves().every((l) => l.required_capability === 'can_run_code'))
   await observer.waitFor(() => observer.stdout.some((l) => l.includes('[capability_gap: needs can_run_code]')), 'the gap in the printed tree', 10_000)
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  // The writer looked with both leaves in its state and found nothing it can do.
+  await waitForPeerRecord(writer, { look: 'nothing_open', working: 0, leaves: 2 }, 10_000)
   assert.equal(claimsOf(observer).length, 0, 'the text-only executor claims nothing')
 
   const coder = await swarm.start({ role: 'executor', name: 'coder', args: [...args, '--capabilities', 'can_write_text,can_run_code'] })
   const p = await waitComplete(observer, goalId, 30_000)
   assert.equal(p.done, 2)
   const root = treeOf(observer).find((r) => r.id === goalId)!
-  for (const leaf of leavesOf(root)) assert.equal(leaf.executor, coder.peerId)
+  for (const leaf of liveLeaves(root)) assert.equal(leaf.executor, coder.peerId)
   assert.ok(claimsOf(observer).every((c) => c.claimer_peer === coder.peerId))
   assert.ok(writer.running)
 })

@@ -11,7 +11,8 @@ import { capabilityTtlMs } from '../../src/peer/protocol/liveness'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { demoResponder } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
-import { leavesOf, roleArgs, startPlanners, startStandin, treeOf, waitComplete } from './roles-support'
+import { liveLeaves } from '../support/leaves'
+import { roleArgs, startPlanners, startStandin, treeOf, waitComplete } from './roles-support'
 
 const LEAVES = 4
 /** Each execute call takes this long, and the executor runs one at a time: the last leaf waits > 30 s. */
@@ -36,7 +37,7 @@ test('a 60 s heartbeat: leaves waiting over 30 s for the busy executor are never
   const gapsSeen = new Set<string>()
   const sample = setInterval(() => {
     const root = treeOf(observer).find((r) => r.id === goalId)
-    for (const leaf of root === undefined ? [] : leavesOf(root)) if (leaf.status === 'capability_gap') gapsSeen.add(leaf.id)
+    for (const leaf of root === undefined ? [] : liveLeaves(root)) if (leaf.status === 'capability_gap') gapsSeen.add(leaf.id)
   }, 200)
   t.after(() => { clearInterval(sample) })
   const p = await waitComplete(observer, goalId, 150_000)

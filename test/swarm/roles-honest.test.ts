@@ -38,8 +38,8 @@ test('one decomposer answered HTTP 400: the other one\'s split is used and the p
   assert.equal(root.failures.length, 1, 'the failure stays visible in the goal')
   assert.match(root.failures[0]!.reason, /HTTP 400/)
   // What the local-swarm scripts and a user read: the observer's one "plan complete" line.
-  await observer.waitFor(() => observer.logRecords().some((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete')), 'plan complete', 10_000)
-  const done = observer.logRecords().filter((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete'))
+  await observer.waitFor(() => observer.logRecords().some((r) => r.event === 'plan_complete'), 'plan complete', 10_000)
+  const done = observer.logRecords().filter((r) => r.event === 'plan_complete')
   assert.equal(done.length, 1)
   assert.deepEqual({ leaves: done[0]!.leaves, done: done[0]!.done, failed: done[0]!.failed, failed_goals: done[0]!.failed_goals },
     { leaves: 2, done: 2, failed: 0, failed_goals: 0 })

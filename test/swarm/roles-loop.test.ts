@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { TestSwarm } from '../support/peers'
-import { executeCalls, executedTasks, hashes, leavesOf, progressOf, resultsPerNode, roleArgs, slowExecute, startStandin, treeOf, waitComplete } from './roles-support'
+import { executeCalls, executedTasks, hashes, progressOf, resultsPerNode, roleArgs, slowExecute, startStandin, treeOf, waitComplete } from './roles-support'
+import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -27,7 +28,7 @@ test('(1) full loop: goal -> accepted splits -> every leaf done, results with ou
   assert.equal(p.done, p.leaves)
   const root = treeOf(observer).find((r) => r.id === goalId)!
   assert.equal(root.status, 'decomposed')
-  for (const leaf of leavesOf(root)) {
+  for (const leaf of liveLeaves(root)) {
     assert.equal(leaf.status, 'done')
     assert.equal(leaf.executor, exec.peerId)
     assert.match(leaf.output ?? '', /\[demo output\]/)

@@ -5,10 +5,11 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { PeerProcess, TestSwarm } from '../support/peers'
+import { waitUntil } from '../support/wait'
 
 /**
  * Settle window floor of these tests (ms): the protocol default. The window adapts upwards to
@@ -68,17 +69,6 @@ export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs
   return progressOf(peer, goalId) as PlanProgress
 }
 
-/** Every leaf of the winning tree (superseded ones left out). */
-export function leavesOf (root: GoalView): LeafView[] {
-  const out: LeafView[] = []
-  const walk = (n: TreeNode): void => {
-    if (n.status === 'superseded') return
-    if (n.kind === 'leaf') out.push(n)
-    else n.children.forEach(walk)
-  }
-  walk(root)
-  return out
-}
 
 /** Number of ResultMsgs per node_id that `peer` holds. */
 export function resultsPerNode (peer: PeerProcess): Map<string, number> {
@@ -110,12 +100,8 @@ export async function slowExecute (req: StandinRequest): Promise<StandinReply | 
 
 /** Execute calls of a stand-in by outcome, once every one has ended (answered or aborted). */
 export async function executeCalls (standin: LlmStandin, timeoutMs = 10_000): Promise<{ started: number, aborted: number, completed: string[] }> {
-  const deadline = Date.now() + timeoutMs
   const calls = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute')
-  while (calls().some((r) => r.outcome === null)) {
-    if (Date.now() > deadline) throw new Error(`execute calls still open after ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await waitUntil('every execute call to end', () => calls().every((r) => r.outcome !== null), timeoutMs)
   const all = calls()
   return {
     started: all.length,

@@ -1,5 +1,5 @@
 /**
- * Swarm tier of the peer runtime (issue "Peer runtime"): real `node dist/peer.js` processes on
+ * Swarm tier of the peer runtime: real `node dist/peer.js` processes on
  * 127.0.0.1, discovering each other by bootstrap dialling only (--no-mdns), plus one injector
  * peer (test/support/injector.ts, the same runtime from source) that publishes scripted good
  * and bad messages. Prints the measured discovery, mesh, delivery, sync and memory numbers.
@@ -19,7 +19,9 @@ import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { formatTopic } from '../../src/peer/protocol/topics'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { capability, claim, rootGoal, score } from '../support/fixtures'
-import { INJECTOR_SPEC, percentile, sleep, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { setTimeout as pause } from 'node:timers/promises'
+import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { waitForPeerRecord } from '../support/wait'
 import { syntheticPlan, type Item } from '../support/syntheticPlan'
 
 const SWARM = 'default'
@@ -76,10 +78,10 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
   test('peers find each other by bootstrap dialling and form a GossipSub mesh', async () => {
     const lastReady = Math.max(...swarm.peers.map((p) => p.readyAt ?? 0))
     const meshAt = async (p: PeerProcess): Promise<number> => {
-      const rec = await p.waitForLog('mesh changed', (r) => Number(r.mesh_peers) >= 4, 30_000)
+      const rec = await waitForPeerRecord(p, { event: 'mesh_changed', mesh_peers: (n: unknown) => Number(n) >= 4 }, 30_000)
       return Number(rec.time)
     }
-    const connectedAt = (p: PeerProcess): number => Math.max(...p.logRecords().filter((r) => r.msg === 'peer connected').map((r) => Number(r.time)))
+    const connectedAt = (p: PeerProcess): number => Math.max(...p.logRecords().filter((r) => r.event === 'peer_connected').map((r) => Number(r.time)))
     for (const p of peers) {
       assert.ok(p.lastStatus !== null && p.lastStatus.connected_peers >= 4, `${p.name} sees every other peer`)
       assert.equal(p.lastStatus?.role, 'observer')
@@ -101,11 +103,13 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     // Nobody has announced itself as decomposer or scorer yet (the injector only is one).
     const a = peers[0]!
     const goalId = await a.submitGoal('Wait for someone who acts on it')
-    await a.waitForLog('root goal kept until a decomposer or scorer is in the mesh', (r) => r.goal_id === goalId)
-    await sleep(500)
-    assert.equal(a.logRecords().some((r) => r.msg === 'root goal published' && r.goal_id === goalId), false, 'not gossiped while nobody acts on it')
+    // The gate looked with the mesh in place, found nobody who acts on the goal, and kept it.
+    const kept = await waitForPeerRecord(a, { event: 'root_goal_kept', goal_id: goalId })
+    assert.ok(Number(kept.subscribers) >= 1, `plan-topic subscribers at the check: ${String(kept.subscribers)}`)
+    assert.equal(kept.actors, 0)
+    assert.equal(a.logRecords().some((r) => r.event === 'root_goal_published' && r.goal_id === goalId), false, 'not gossiped while nobody acts on it')
     await publish('capability', capability(inj.peerId, nowMicros(), [], 'scorer'))
-    const rec = await a.waitForLog('root goal published', (r) => r.goal_id === goalId)
+    const rec = await waitForPeerRecord(a, { event: 'root_goal_published', goal_id: goalId })
     assert.ok(Number(rec.recipients) >= 1, 'gossiped once the scorer announced itself')
     // The goal, published by a real CLI peer over IPC, reaches every peer signed by that peer.
     await Promise.all(swarm.peers.map(async (p) => {
@@ -126,7 +130,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
       const r = await publish('score', score(proposal, inj.peerId, 0.5 + i / 100, { at: nowMicros(), notes: `latency probe ${i}` }))
       await allHave([r.key as string], 'latency probe', 20_000, peers)
       for (const p of peers) lat.push((p.arrivals.get(r.key as string) as number) - sent)
-      await sleep(20)
+      await pause(20) // probes one at a time, not a burst
     }
     const p50 = percentile(lat, 50)
     const p95 = percentile(lat, 95)
@@ -206,7 +210,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     assert.equal(env.body.output.length, MAX_INLINE_OUTPUT)
     await allHave([r.key as string], 'the large result')
     const c = peers[2]!
-    await c.waitForLog('fetched blob', (x) => x.sha256 === sha, 30_000)
+    await waitForPeerRecord(c, { event: 'blob_fetched', sha256: sha }, 30_000)
     const t0 = wallMs()
     const full = await c.getOutput(node.node_id)
     measured['5 MB result: get-output over IPC after fetch (ms)'] = (wallMs() - t0).toFixed(0)
@@ -228,7 +232,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const b2 = await swarm.restart(b)
     peers[1] = b2
     assert.equal(b2.peerId, id, 'same PeerId after restart')
-    const reload = await b2.waitForLog('reloaded the state log')
+    const reload = await waitForPeerRecord(b2, { event: 'state_log_reloaded' })
     assert.ok(Number(reload.messages) >= heldBefore, `reloaded ${String(reload.messages)} >= ${heldBefore} messages`)
     await b2.waitForKeys(reference, 'the swarm\'s state', 30_000)
     // ...and the other peers' current announcements, by sync or the next announce round.
@@ -252,7 +256,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const stateFile = path.join(swarm.dataDirOf('seed'), 'state.jsonl')
     writeFileSync(stateFile, envs.map(toJsonlLine).join(''))
     const seed = await swarm.start({ name: 'seed', bootstrap: 'none' })
-    const reload = await seed.waitForLog('reloaded the state log')
+    const reload = await waitForPeerRecord(seed, { event: 'state_log_reloaded' })
     assert.ok(!readFileSync(stateFile, 'utf8').includes('"kind":"capability"'), 'announcements compacted out of the log')
     assert.equal(Number(reload.messages), keys.length)
     measured[`reload + re-verify ${keys.length} messages from disk (ms)`] = String(reload.ms)
@@ -262,8 +266,8 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const late = await swarm.start({ name: 'late', bootstrap: [seed.addr, peers[0]!.addr] })
     await late.waitForKeys(reference, 'the union of both peers\' states', 60_000)
     // Peer side: from its "listening" log line to the end of its sync (its own clock, no IPC).
-    const listening = Number(late.logRecords().find((r) => r.msg === 'listening')?.time)
-    const synced = late.logRecords().filter((r) => r.msg === 'synced' && Number(r.added) > 0).map((r) => Number(r.time))
+    const listening = Number(late.logRecords().find((r) => r.event === 'listening')?.time)
+    const synced = late.logRecords().filter((r) => r.event === 'synced' && Number(r.added) > 0).map((r) => Number(r.time))
     const peerSideMs = Math.max(...synced) - listening
     const ipcMs = Math.max(...[...reference].map((k) => late.arrivals.get(k) as number)) - (late.readyAt as number)
     // The target is 2 s on an idle 2-core machine; other test runs may share the cores, so the
@@ -276,7 +280,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
   })
 
   test('idle peer memory', async () => {
-    await sleep(3000)
+    await pause(3000) // a measurement of idle peers: they idle for 3 s first
     const rss = peers.map((p) => p.rssKiB()).filter((x): x is number => x !== null)
     assert.equal(rss.length, peers.length)
     measured['idle RSS per peer (MB), holding ~1100 messages'] = rss.map((k) => (k / 1024).toFixed(0)).join(', ')

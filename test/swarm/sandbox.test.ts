@@ -14,7 +14,8 @@ import { TestSwarm } from '../support/peers'
 import { DEMO_LABEL } from '../../src/peer/llm/offline-demo'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
-import { leavesOf, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { liveLeaves } from '../support/leaves'
 
 const missing = ensureTool('bwrap', 'bubblewrap', ['--version'])
 const detection = detectSandbox({ fresh: true })
@@ -37,7 +38,7 @@ test('a plan of can_run_code leaves: the executor process runs each program in i
   const p = await waitComplete(observer, goalId, 90_000)
   assert.equal(p.leaves, 2)
   assert.equal(p.done, 2)
-  const leaves = leavesOf(treeOf(observer).find((r) => r.id === goalId)!)
+  const leaves = liveLeaves(treeOf(observer).find((r) => r.id === goalId)!)
   const results = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'result' ? [e.body] : []))
   assert.equal(results.length, 2)
   for (const leaf of leaves) {

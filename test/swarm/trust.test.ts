@@ -13,7 +13,9 @@ import { test } from 'node:test'
 import type { ClaimMsg, ResultMsg } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
-import { executedTasks, leavesOf, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { waitForPeerRecord } from '../support/wait'
+import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -35,9 +37,9 @@ async function planWithoutExecutors (swarm: TestSwarm, args: string[]): Promise<
     await swarm.start({ role: 'scorer', name: 'sc2', args })
   ]
   const goalId = await observer.submitGoal(GOAL)
-  const pending = (): ReturnType<typeof leavesOf> => {
+  const pending = (): ReturnType<typeof liveLeaves> => {
     const root = treeOf(observer).find((r) => r.id === goalId)
-    return root === undefined || root.status !== 'decomposed' ? [] : leavesOf(root)
+    return root === undefined || root.status !== 'decomposed' ? [] : liveLeaves(root)
   }
   await observer.waitFor(() => pending().length === 2 && pending().every((l) => l.status === 'capability_gap'), 'two leaves waiting for an executor', 60_000)
   return { observer, inj, others, goalId, leaves: pending().map((l) => ({ id: l.id, goal_id: l.goal_id, text: l.text })) }
@@ -62,9 +64,9 @@ test('(1) a forged success result from a peer that never claimed is ignored ever
   for (const p of [observer, ...others, inj]) {
     await p.waitFor(() => p.drops('unauthorized_result') === forged.length, `unauthorized_result = ${forged.length}`, 20_000)
   }
-  const logged = await observer.waitForLog('ignoring a result for leaf', (rec) => rec.reason === 'unauthorized_result')
+  const logged = await waitForPeerRecord(observer, { event: 'result_ignored', reason: 'unauthorized_result' })
   assert.equal(logged.executor_peer, inj.peerId)
-  for (const l of leavesOf(treeOf(observer).find((r) => r.id === goalId)!)) assert.equal(l.status, 'capability_gap', 'a forged result is not done')
+  for (const l of liveLeaves(treeOf(observer).find((r) => r.id === goalId)!)) assert.equal(l.status, 'capability_gap', 'a forged result is not done')
 
   const ex = await swarm.start({ role: 'executor', name: 'ex', args })
   const p = await waitComplete(observer, goalId, 60_000)
@@ -72,7 +74,7 @@ test('(1) a forged success result from a peer that never claimed is ignored ever
   for (const peer of [observer, ...others, ex]) {
     await waitComplete(peer, goalId, 20_000)
     const root = treeOf(peer).find((r) => r.id === goalId)!
-    for (const l of leavesOf(root)) {
+    for (const l of liveLeaves(root)) {
       assert.equal(l.executor, ex.peerId, `${peer.name}: leaf "${l.text}" shows the real executor`)
       assert.doesNotMatch(l.output ?? '', /FORGED/)
     }
@@ -102,7 +104,7 @@ test('(2) a claim dated an hour ahead, delivered by sync only, is refused by eve
   assert.ok((sync.sessions ?? []).length >= 4, `synced with every peer: ${JSON.stringify(sync.sessions)}`)
   for (const p of [observer, ...others]) {
     await p.waitFor(() => p.drops('clock_skew') - (skewBefore.get(p.name) ?? 0) >= future.length, 'the future claims refused', 20_000)
-    const rec = await p.waitForLog('dropped message', (r) => r.reason === 'clock_skew' && r.source === 'sync')
+    const rec = await waitForPeerRecord(p, { event: 'message_dropped', reason: 'clock_skew', source: 'sync' })
     assert.match(String(rec.detail), /^claim timestamp is 3\d{3}\.\d{3} s ahead of local time \(tolerance 5 s\)$/)
     assert.ok(![...p.envelopes.values()].some((e) => e.kind === 'claim'), `${p.name} holds no claim`)
   }
@@ -110,7 +112,7 @@ test('(2) a claim dated an hour ahead, delivered by sync only, is refused by eve
   const ex = await swarm.start({ role: 'executor', name: 'ex', args })
   const p = await waitComplete(observer, goalId, 60_000)
   assert.deepEqual([p.done, p.failed], [2, 0])
-  for (const l of leavesOf(treeOf(observer).find((r) => r.id === goalId)!)) assert.equal(l.executor, ex.peerId)
+  for (const l of liveLeaves(treeOf(observer).find((r) => r.id === goalId)!)) assert.equal(l.executor, ex.peerId)
   assert.deepEqual(executedTasks(standin).sort(), leaves.map((l) => l.text).sort())
   // The executor got them by its own sync with the injector and refused them as well.
   await ex.waitFor(() => ex.drops('clock_skew') >= future.length, 'the executor refused the future claims', 20_000)

@@ -130,13 +130,14 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       const { log, recs } = capture()
       llm.setLatency(700).reply({ text: 'slow answer' })
       const p = createProvider(llm.llmConfig(provider, { waitNoticeMs: 200 }), log)
-      assert.equal(await p.generateText(text), 'slow answer')
+      // The wait listener hears null once the notices are stopped (their timer cleared).
+      const heard: unknown[] = []
+      assert.equal(await p.generateText({ ...text, onWait: (w) => { heard.push(w) } }), 'slow answer')
       const waits = recs.filter((r) => r.level === 40 && r.msg.startsWith('waiting for the model'))
       assert.ok(waits.length >= 2, `expected at least 2 notices in 700 ms, got ${waits.length}`)
       assert.match(waits[0]!.msg, /^waiting for the model \(0\.[2-9] s, attempt 1\/4\)$/)
-      const after = recs.length
-      await new Promise((resolve) => setTimeout(resolve, 450))
-      assert.equal(recs.length, after, 'no notice once the reply arrived')
+      assert.equal(heard.at(-1), null, 'no notice once the reply arrived: the notices stopped with it')
+      assert.equal(heard.length, waits.length + 1, 'one wait per notice, then the stop')
     })
 
     test('a slow request is reported to the call\'s onWait per attempt, without a logger, and cleared when it ends', async () => {

@@ -110,7 +110,7 @@ export class IpcChild {
   private onMessage (raw: unknown): void {
     const parsed = ParentMessage.safeParse(raw)
     if (!parsed.success) {
-      this.log.warn({ issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }, 'dropped an invalid IPC message from the parent')
+      this.log.warn({ event: 'ipc_message_dropped', issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }, 'dropped an invalid IPC message from the parent')
       return
     }
     const msg = parsed.data

@@ -172,7 +172,7 @@ export class BlobService {
     for (const peer of order) {
       try {
         const bytes = await this.fetchFrom(peer, sha)
-        this.log.info({ sha256: sha, bytes: bytes.byteLength, from: peer.toString() }, 'fetched blob')
+        this.log.info({ event: 'blob_fetched', sha256: sha, bytes: bytes.byteLength, from: peer.toString() }, 'fetched blob')
         this.wanted.delete(sha)
         return bytes
       } catch (err) {

@@ -33,7 +33,7 @@ export class DropCounters {
   count (reason: DropReason, detail: string, source: DropSource, from?: string): void {
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
     if (reason === 'duplicate') {
-      this.log.debug({ reason, source, from }, 'dropped duplicate')
+      this.log.debug({ event: 'message_dropped', reason, source, from }, 'dropped duplicate')
       return
     }
     const now = Date.now()
@@ -44,7 +44,7 @@ export class DropCounters {
     }
     const n = (this.logged.get(reason) ?? 0) + 1
     this.logged.set(reason, n)
-    if (n <= LOG_BURST) this.log.warn({ reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
+    if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
   }
 
   /** Sets how many held messages are ignored for `reason` (the caller logs each one). */

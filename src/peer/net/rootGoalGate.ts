@@ -1,6 +1,6 @@
 /**
- * Root goals wait for someone who acts on them (issue "Peer runtime", bus): a goal gossiped
- * while no decomposer or scorer listens reaches nobody (gossip never replays). So a root goal
+ * Root goals wait for someone who acts on them: a goal gossiped while no decomposer or scorer
+ * listens reaches nobody (gossip never replays). So a root goal
  * is held, already in the local state and log, until a live decomposer or scorer (learned from
  * capability announcements) is known and some peer subscribes to the plan topic; then it is gossiped.
  * Sync would also carry it to every peer that connects later: it is never lost.
@@ -53,10 +53,14 @@ export class RootGoalGate {
 
   pending (): string[] { return this.queue.map((p) => p.goalId) }
 
+  /**
+   * Holds a root goal and checks at once. When it stays held, the record says what the check
+   * saw (`event: 'root_goal_kept'`, plan-topic subscribers, live actors), which proves it looked.
+   */
   enqueue (goalId: string, topic: string, data: Uint8Array): void {
     this.queue.push({ goalId, topic, data, since: Date.now(), warned: false })
-    this.check()
-    if (this.queue.some((p) => p.goalId === goalId)) this.deps.log.info({ goal_id: goalId }, 'root goal kept until a decomposer or scorer is in the mesh')
+    const seen = this.check()
+    if (this.queue.some((p) => p.goalId === goalId)) this.deps.log.info({ goal_id: goalId, event: 'root_goal_kept', ...seen }, 'root goal kept until a decomposer or scorer is in the mesh')
   }
 
   /**
@@ -73,9 +77,9 @@ export class RootGoalGate {
     return [...actors]
   }
 
-  /** Gossips every held goal if someone who acts on it is reachable now. */
-  check (): void {
-    if (this.queue.length === 0) return
+  /** Gossips every held goal if someone who acts on it is reachable now. @returns what it saw */
+  check (): { subscribers: number, actors: number } {
+    if (this.queue.length === 0) return { subscribers: 0, actors: 0 }
     const subscribers = this.deps.pubsub.getSubscribers(this.planTopic).map(String)
     const actors = this.deps.selfActs ? [] : this.liveActors()
     const open = subscribers.length > 0 && (this.deps.selfActs || actors.length > 0)
@@ -83,16 +87,17 @@ export class RootGoalGate {
       for (const p of this.queue) {
         if (!p.warned && Date.now() - p.since > ROOT_GOAL_WAIT_WARN_MS) {
           p.warned = true
-          this.deps.log.warn({ goal_id: p.goalId, subscribers: subscribers.length }, 'still no decomposer or scorer in the mesh; the root goal stays queued')
+          this.deps.log.warn({ goal_id: p.goalId, event: 'root_goal_still_kept', subscribers: subscribers.length }, 'still no decomposer or scorer in the mesh; the root goal stays queued')
         }
       }
-      return
+      return { subscribers: subscribers.length, actors: actors.length }
     }
     const ready = this.queue.splice(0, this.queue.length)
     for (const p of ready) {
       void this.deps.gossip(p.topic, p.data).then((n) => {
-        this.deps.log.info({ goal_id: p.goalId, recipients: n, actors: actors.filter((a) => subscribers.includes(a)).length, waited_ms: Date.now() - p.since }, 'root goal published')
+        this.deps.log.info({ goal_id: p.goalId, event: 'root_goal_published', recipients: n, actors: actors.filter((a) => subscribers.includes(a)).length, waited_ms: Date.now() - p.since }, 'root goal published')
       })
     }
+    return { subscribers: subscribers.length, actors: actors.length }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * One running peer minus its role: identity, libp2p node, verified gossip bus, anti-entropy
- * sync, blobs, persistence and discovery dialling, wired together (issue "Peer runtime").
+ * sync, blobs, persistence and discovery dialling, wired together.
  * main.ts starts a role on top of it; tests and benchmarks may start it in-process.
  */
 import path from 'node:path'
@@ -108,7 +108,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   const stateLog = new StateLog(config.dataDir, log.child({ component: 'store' }))
   const loadStart = Date.now()
   for (const env of await stateLog.load({ swarm: config.swarm, now }, drops)) state.add(env)
-  if (state.size > 0) log.child({ component: 'store' }).info({ messages: state.size, ms: Date.now() - loadStart }, 'reloaded the state log')
+  if (state.size > 0) log.child({ component: 'store' }).info({ event: 'state_log_reloaded', messages: state.size, ms: Date.now() - loadStart }, 'reloaded the state log')
 
   let dialer: Dialer | null = null
   const node = await createPeerNode({
@@ -150,18 +150,18 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
 
   const netLog = log.child({ component: 'net' })
   node.addEventListener('peer:connect', (e) => {
-    netLog.info({ peer: e.detail.toString(), peers: node.getPeers().length }, 'peer connected')
+    netLog.info({ event: 'peer_connected', peer: e.detail.toString(), peers: node.getPeers().length }, 'peer connected')
     blobs.retryWanted(true)
   })
   node.addEventListener('peer:disconnect', (e) => {
-    netLog.info({ peer: e.detail.toString(), peers: node.getPeers().length }, 'peer disconnected')
+    netLog.info({ event: 'peer_disconnected', peer: e.detail.toString(), peers: node.getPeers().length }, 'peer disconnected')
   })
   const mesh = new Set<string>()
   const onMesh = (added: boolean) => (e: CustomEvent<{ peerId: string, topic: string }>): void => {
     if (e.detail.topic !== planTopic) return
     const before = mesh.size
     if (added) mesh.add(e.detail.peerId); else mesh.delete(e.detail.peerId)
-    if (mesh.size !== before) netLog.info({ topic: planTopic, mesh_peers: mesh.size }, 'mesh changed')
+    if (mesh.size !== before) netLog.info({ event: 'mesh_changed', topic: planTopic, mesh_peers: mesh.size }, 'mesh changed')
   }
   node.services.pubsub.addEventListener('gossipsub:graft', onMesh(true))
   node.services.pubsub.addEventListener('gossipsub:prune', onMesh(false))
@@ -174,7 +174,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     if (env.kind === 'result' && env.body.output_sha256 !== null && !blobs.store.has(env.body.output_sha256)) blobs.want(env.body.output_sha256, [env.body.executor_peer])
   }
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
-  netLog.info({ peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length }, 'listening')
+  netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length }, 'listening')
 
   let stopping: Promise<void> | null = null
   const runtime: PeerRuntime = {

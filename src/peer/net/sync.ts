@@ -27,7 +27,7 @@ import type { Logger } from '../log'
 import { canonicalJson } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
 import { jsonFrames, type JsonFrames } from './framing'
-import type { IngestOutcome } from './gossipBus'
+import type { IngestOutcome } from './ingest'
 
 export const SYNC_PROTOCOL = '/goal-swarm/sync/1.0.0'
 /** Bytes of envelope JSON per `envs` frame (a frame may exceed it by one envelope). */
@@ -235,7 +235,7 @@ export class SyncService {
     const [sent, got] = await Promise.all([send(), receive()])
     await frames.stream.close({ signal })
     const stats = { peer, sent, received: got.received, added: got.added, ms: Date.now() - started, equal: false }
-    if (sent > 0 || got.added > 0) this.log.info(stats, 'synced')
+    if (sent > 0 || got.added > 0) this.log.info({ event: 'synced', ...stats }, 'synced')
     return stats
   }
 }

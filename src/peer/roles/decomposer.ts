@@ -122,19 +122,29 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     return proposersFor(goal.goal_id).indexOf(me) < config.proposersPerGoal
   }
 
-  /** Decides what, if anything, this decomposer does for a goal now. */
+  /**
+   * Decides what, if anything, this decomposer does for a goal now, and leaves one debug record
+   * saying so (`consideration`), so a reader sees it held back instead of inferring it from silence.
+   */
   function consider (goalId: string): void {
-    if (timers.isDisposed || inflight.has(goalId)) return
+    if (timers.isDisposed) return
+    log.debug({ goal_id: goalId, consideration: decide(goalId) }, 'decomposer considered a goal')
+  }
+
+  function decide (goalId: string): 'in_flight' | 'unknown' | 'depth_cap' | 'decided' | 'proposed_here' | 'gave_up' | 'proposing' | 'others_proposed' | 'standing_by' {
+    if (inflight.has(goalId)) return 'in_flight'
     const goal = state.goal(goalId)
-    if (goal === undefined || goal.depth >= config.maxDepth) return
-    if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
+    if (goal === undefined) return 'unknown'
+    if (goal.depth >= config.maxDepth) return 'depth_cap'
+    if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return 'decided'
     const all = state.proposalsFor(goalId)
-    if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return }
-    if (gaveUpHere(goalId)) return
-    if (rankedToPropose(goal)) { propose(goal, 0); return }
+    if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return 'proposed_here' }
+    if (gaveUpHere(goalId)) return 'gave_up'
+    if (rankedToPropose(goal)) { propose(goal, 0); return 'proposing' }
     // Standing by: another decomposer's proposal is under way; re-proposal rounds stay open to us.
-    if (all.length > 0) { armReproposal(goalId); return }
+    if (all.length > 0) { armReproposal(goalId); return 'others_proposed' }
     standBy(goal)
+    return 'standing_by'
   }
 
   function standBy (goal: Goal): void {
@@ -144,7 +154,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     timers.after(standby, () => {
       standing.delete(goal.goal_id)
       if (state.proposalsFor(goal.goal_id).length === 0 && state.acceptedFor(goal.goal_id).length === 0 && isLiveGoal(state, goal) && !inflight.has(goal.goal_id)) {
-        log.info({ goal_id: goal.goal_id }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
+        log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
         propose(goal, 0)
         return
       }
@@ -166,7 +176,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (goal === undefined || state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
     const next = nextAttempt(goalId)
     if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
-      log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length },
+      log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length, reproposal: 'bound_reached', max_reproposals: config.maxReproposals },
         `no split accepted for "${excerpt(goal.text)}" and the re-proposal bound (${config.maxReproposals}) is reached`)
       return
     }
@@ -175,10 +185,11 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (timers.isDisposed || state.acceptedFor(goalId).length > 0) return
     if (nextAttempt(goalId) !== next) {
       // Someone else took this round: give their proposal its full time.
+      log.debug({ goal_id: goalId, attempt: next, reproposal: 'round_taken' }, 'another decomposer took this re-proposal round')
       armReproposal(goalId)
       return
     }
-    log.info({ goal_id: goalId, attempt: next }, `no split accepted in time for "${excerpt(goal.text)}": re-proposing with the scorers' notes`)
+    log.info({ goal_id: goalId, attempt: next, reproposal: 'reproposing' }, `no split accepted in time for "${excerpt(goal.text)}": re-proposing with the scorers' notes`)
     propose(goal, next)
   }
 

@@ -79,7 +79,10 @@ export interface ExecutorHandle extends Disposable {
 }
 
 /** Ways a claim attempt ends without a published result. */
-class Lost extends Error {}
+/** Why a claim gives up; `winner` names the peer whose claim won instead, when one did. */
+class Lost extends Error {
+  constructor (message: string, readonly winner: string | null = null) { super(message) }
+}
 
 /**
  * The model request of one leaf's call while it is outstanding past the wait-notice interval,
@@ -119,6 +122,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   let duplicateOf: string | null = null
   let warnedDuplicate = false
   let scheduled = false
+  /** What the last look decided and saw (looked). */
+  let lastLook = ''
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
     .map((n) => ({ n, k: contentId(me, n.node_id) }))
@@ -204,9 +209,25 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return out
   }
 
+  /**
+   * A debug record whenever a look comes out differently from the one before (looks also run on
+   * every tick): whether it claimed, found nothing open, was full or may not claim, with what it
+   * saw. So the latest record says what the executor last decided, and a reader sees that it
+   * looked and held back instead of inferring it from silence.
+   */
+  function looked (outcome: 'claiming' | 'nothing_open' | 'busy' | 'may_not_claim', open: number): void {
+    const rec = { look: outcome, open, working: working.size, leaves: state.nodes().length }
+    const key = `${rec.look} ${rec.open} ${rec.working} ${rec.leaves}`
+    if (key === lastLook) return
+    lastLook = key
+    log.debug(rec, 'executor looked for leaves')
+  }
+
   /** Claims the next leaves it can do, while it has free slots. */
   function look (): void {
-    if (timers.isDisposed || working.size >= parallel || duplicateOf !== null || !gate.open) return
+    if (timers.isDisposed) return
+    if (duplicateOf !== null || !gate.open) { looked('may_not_claim', 0); return }
+    if (working.size >= parallel) { looked('busy', 0); return }
     const candidates: { node: PromptNode, cap: Capability }[] = []
     let skewed = false
     for (const c of openLeaves()) {
@@ -214,6 +235,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       candidates.push(c)
     }
     if (skewed) timers.after(1000, schedule)
+    looked(candidates.length === 0 ? 'nothing_open' : 'claiming', candidates.length)
     if (candidates.length === 0) return
     const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
     for (const node of order(candidates.map((c) => c.node))) {
@@ -246,12 +268,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const isMine = (h: ClaimMsg | null, mine: ClaimMsg): boolean => h !== null && h.claimer_peer === me && h.claimed_at === mine.claimed_at
 
   /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
-  function lostReason (node: PromptNode, mine: ClaimMsg): string | null {
-    if (timers.isDisposed) return 'the executor stopped'
-    if (duplicateOf !== null) return 'a second live process uses this identity'
-    if (finished(node.node_id)) return 'the leaf has a result already'
+  function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
+    if (timers.isDisposed) return new Lost('the executor stopped')
+    if (duplicateOf !== null) return new Lost('a second live process uses this identity')
+    if (finished(node.node_id)) return new Lost('the leaf has a result already')
     const h = holderOf(node)
-    if (!isMine(h, mine)) return h === null ? 'the lease lapsed' : `lost the claim to ${h.claimer_peer}`
+    if (!isMine(h, mine)) return h === null ? new Lost('the lease lapsed') : new Lost(`lost the claim to ${h.claimer_peer}`, h.claimer_peer)
     return null
   }
 
@@ -274,7 +296,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
     const check = (): void => {
       const why = lostReason(node, mine)
-      if (why !== null && !abort.signal.aborted) abort.abort(new Lost(why))
+      if (why !== null && !abort.signal.aborted) abort.abort(why)
     }
     watchers.set(node.node_id, check)
     const waiting: WaitSlot = { current: null }
@@ -306,7 +328,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
-      log.info({ node_id: node.node_id, reason: err.message, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
+      log.info({ node_id: node.node_id, reason: err.message, lost_to: err.winner, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
     } finally {
       stopRenewing()
     }
@@ -411,7 +433,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       finished_at: formatTimestamp(ctx.now())
     })
     w.results++
-    log.info({ node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
+    log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
   }
 
   /**

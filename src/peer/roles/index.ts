@@ -102,7 +102,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }
       }
       // One record with this peer's LLM totals, for measurements (scripts/demo.mjs reads it).
-      if (provider !== null) log.info({ role: config.role, llm: provider.stats(), provider: provider.name, model: provider.model }, 'llm usage')
+      if (provider !== null) log.info({ event: 'llm_usage', role: config.role, llm: provider.stats(), provider: provider.name, model: provider.model }, 'llm usage')
     }
   }
 }

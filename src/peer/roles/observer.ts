@@ -74,8 +74,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       if (p.complete && !completed.has(root.id)) {
         completed.add(root.id)
         const badGoals = failedGoals(root)
-        // scripts/local-swarm.mjs reads this record (msg prefix and fields).
-        log.info({ goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals },
+        // scripts/local-swarm.mjs reads this record (its event and fields).
+        log.info({ event: 'plan_complete', goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals },
           `plan complete for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
           `${p.failed > 0 ? `, ${p.failed} failed` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}`)
       }

@@ -144,6 +144,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     const winner = winningFor(state, goalId)
     if (winner !== undefined) {
       ensureChildren(goal, winner)
+      evaluated(goalId, 'split_known')
       return
     }
     const proposals = state.proposalsFor(goalId)
@@ -157,9 +158,21 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       if (votes.some((v) => v.scorer_peer === me && v.proposal_id === p.proposal_id)) continue
       score(goal, p)
     }
-    if (accepting.has(goalId)) return
+    if (accepting.has(goalId)) { evaluated(goalId, 'accept_in_flight'); return }
     const decision = decide(goalId)
-    if (decision !== null && (decision.fallback || informationComplete(goalId))) accept(goal, decision)
+    if (decision === null) evaluated(goalId, 'nothing_qualifies')
+    else if (decision.fallback || informationComplete(goalId)) { evaluated(goalId, 'accepting'); accept(goal, decision) } else evaluated(goalId, 'waiting_for_votes')
+  }
+
+  /**
+   * One debug record per evaluation of a live goal with proposals: what it decided
+   * (`evaluation`), so logs (and tests) see that it held back instead of inferring it from
+   * silence. `waited_ms` counts from when this scorer first saw a proposal for the goal;
+   * `in_flight` is true while an accepted split of its own is being published.
+   */
+  function evaluated (goalId: string, evaluation: 'split_known' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
+    const since = firstSeen.get(goalId)
+    log.debug({ goal_id: goalId, evaluation, in_flight: accepting.has(goalId), votes: state.scoresFor(goalId).length, waited_ms: since === undefined ? 0 : Math.round(performance.now() - since) }, 'scorer evaluated a goal')
   }
 
   function decide (goalId: string): Acceptance | null {

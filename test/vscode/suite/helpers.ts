@@ -3,7 +3,9 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import * as vscode from 'vscode'
 import type { GoalSwarmTestApi } from '../../../src/extension/extension'
-import { planProgress, type GoalView, type LeafView, type TreeNode } from '../../../src/peer/state/tree'
+import { planProgress, type GoalView, type TreeNode } from '../../../src/peer/state/tree'
+import { liveLeaves } from '../../support/leaves'
+import { waitUntil } from '../../support/wait'
 
 export const EXTENSION_ID = 'goal-swarm.goal-swarm'
 
@@ -38,9 +40,8 @@ export function walk (node: TreeNode): TreeNode[] {
   return node.kind === 'leaf' ? [node] : [node, ...node.children.flatMap(walk)]
 }
 
-export function leaves (root: GoalView): LeafView[] {
-  return walk(root).filter((n): n is LeafView => n.kind === 'leaf' && n.status !== 'superseded')
-}
+/** The plan's live leaves (test/support/leaves.ts). */
+export const leaves = liveLeaves
 
 export function rootById (a: GoalSwarmTestApi, goalId: string): GoalView | undefined {
   return a.model.roots().find((r) => r.id === goalId)
@@ -56,13 +57,9 @@ export function alive (pid: number): boolean {
   }
 }
 
-/** Polls `check` every 100 ms until it returns true. @throws after timeoutMs naming `what` */
+/** waitUntil (test/support/wait.ts) in this suite's argument order, re-checked every 100 ms. @throws after timeoutMs naming `what` */
 export async function until (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  await waitUntil(what, check, { timeoutMs, pollMs: 100 })
 }
 
 /**

@@ -12,9 +12,10 @@ import type { LlmPurpose } from '../../src/peer/llm/provider'
 import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
 import { nowMicros, type Micros } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type LeafView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
-import { LlmStandin, type StandinResponder } from '../../test/support/llm-standin'
-import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from '../../test/support/peers'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/peer/state/tree'
+import { LlmStandin, type StandinResponder } from './llm-standin'
+import { liveLeaves } from './leaves'
+import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from './peers'
 
 /** API key the peers send to their stand-ins (never a real key). */
 const STANDIN_KEY = 'standin-test-key'
@@ -75,17 +76,6 @@ export class StateMirror {
   }
 }
 
-/** Non-superseded leaves of a tree. */
-export function liveLeaves (root: GoalView): LeafView[] {
-  const out: LeafView[] = []
-  const walk = (n: TreeNode): void => {
-    if (n.status === 'superseded') return
-    if (n.kind === 'leaf') out.push(n)
-    else n.children.forEach(walk)
-  }
-  walk(root)
-  return out
-}
 
 export interface Completion {
   /** Wall-clock ms (wallMs) when the last result the plan needed reached the watching peer. */

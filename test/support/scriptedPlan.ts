@@ -12,7 +12,7 @@
  * baseline's classifier answer) are read from that, not from prompt wording, so the shape does
  * not depend on how the roles phrase their prompts.
  */
-import { proposedSubgoals, type StandinReply, type StandinRequest, type StandinResponder } from '../../test/support/llm-standin'
+import { proposedSubgoals, type StandinReply, type StandinRequest, type StandinResponder } from './llm-standin'
 
 export interface PlanShape {
   /** Composite subgoals of the root. */
