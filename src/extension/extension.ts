@@ -15,6 +15,7 @@ import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
 import { CommandHandlers } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
+import { registerOpenDashboard } from './dashboardCommand'
 import { Disposable, toDisposable } from './disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
@@ -104,6 +105,11 @@ class GoalSwarmExtension extends Disposable {
       treeView: this.treeView,
       results: this.results,
       state: context.workspaceState
+    }))
+    this._register(registerOpenDashboard({
+      startMain: () => this.peers.startMain(),
+      log: this.log.for('commands'),
+      showError: (m) => { if (!this.closing) void vscode.window.showErrorMessage(m, 'Show Log').then((a) => { if (a === 'Show Log') this.log.show() }) }
     }))
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))

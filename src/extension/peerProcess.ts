@@ -16,8 +16,8 @@ import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
 import { peerArgs, type PeerSpec } from './peerSpec'
 
-/** What the child reports once its node listens. */
-export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[] }
+/** What the child reports once its node listens; `dashboard` is its dashboard URL when it serves one. */
+export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[], dashboard?: string }
 
 /** The child's periodic status. */
 export type PeerStatus = Extract<ChildMessage, { type: 'status' }>
@@ -196,7 +196,7 @@ export class PeerProcess extends Disposable {
     const m = parsed.data
     switch (m.type) {
       case 'ready':
-        this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen }
+        this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen, ...(m.dashboard === undefined ? {} : { dashboard: m.dashboard }) }
         this.log.info(`${this.label} ready: ${m.role} ${m.peer_id} on ${m.listen.join(', ')}`)
         this._onReady.fire(this.readyInfo)
         break

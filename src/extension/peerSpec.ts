@@ -28,6 +28,8 @@ export interface PeerSpec {
   maxSplits: number
   quorum: number
   minScore: number
+  /** Serve the dashboard on 127.0.0.1 at this port (0 = any free port); undefined = none. */
+  dashboardPort?: number
 }
 
 /** The CLI arguments for `dist/peer.js` (after the script path). */
@@ -54,6 +56,7 @@ export function peerArgs (spec: PeerSpec): string[] {
   if (spec.llm.model !== null) args.push('--model', spec.llm.model)
   if (spec.llm.baseUrl !== null) args.push('--llm-base-url', spec.llm.baseUrl)
   if (spec.llm.timeoutMs !== undefined) args.push('--llm-timeout-ms', String(spec.llm.timeoutMs))
+  if (spec.dashboardPort !== undefined) args.push('--dashboard-port', String(spec.dashboardPort))
   for (const addr of spec.bootstrap) args.push('--bootstrap', addr)
   return args
 }

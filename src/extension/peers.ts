@@ -202,8 +202,8 @@ export class PeerManager extends Disposable {
 
   /** What a restart would change, for `staleLabels`. Bootstrap addresses of siblings are left out. */
   private fingerprint (label: string, s: Settings): string {
-    // Helpers ignore the main peer's role, capabilities, listen address, mDNS and bootstrap list.
-    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, ...shared } = s
+    // Helpers ignore the main peer's role, capabilities, listen address, mDNS, bootstrap list and dashboard.
+    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
     return JSON.stringify(label === 'main' ? s : shared)
   }
 
@@ -233,7 +233,8 @@ export class PeerManager extends Disposable {
       role: s.role,
       identity: name,
       dataDir: this.deps.paths.dataDir(name),
-      identityDir: this.deps.paths.identityDir
+      identityDir: this.deps.paths.identityDir,
+      dashboardPort: s.dashboardPort
     }
     spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]

@@ -30,7 +30,8 @@ export const Keys = {
   maxSplits: 'goalSwarm.maxSplits',
   quorum: 'goalSwarm.acceptance.quorum',
   minScore: 'goalSwarm.acceptance.minScore',
-  nodePath: 'goalSwarm.peer.nodePath'
+  nodePath: 'goalSwarm.peer.nodePath',
+  dashboardPort: 'goalSwarm.dashboard.port'
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
@@ -62,6 +63,8 @@ export interface Settings {
   minScore: number
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
+  /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = any free port. */
+  dashboardPort: number
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
@@ -82,7 +85,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   maxSplits: 6,
   quorum: 2,
   minScore: 0.6,
-  nodePath: null
+  nodePath: null,
+  dashboardPort: 0
 })
 
 /** A setting whose value could not be used. */
@@ -117,7 +121,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   maxSplits: z.int('expected an integer').min(1).max(12),
   quorum: z.int('expected an integer').min(1).max(64),
   minScore: z.number().min(0).max(1),
-  nodePath: optionalText
+  nodePath: optionalText,
+  dashboardPort: z.int('expected an integer').min(0, 'expected a TCP port from 0 (any free port) to 65535').max(65535, 'expected a TCP port from 0 (any free port) to 65535')
 }
 
 function describe (value: unknown): string {
