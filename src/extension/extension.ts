@@ -68,6 +68,11 @@ class GoalSwarmExtension extends Disposable {
 
   constructor (context: vscode.ExtensionContext) {
     super()
+    // The Plan view gets its data provider before anything else runs: until then a restored
+    // view (Reload Window) reads "There is no data provider registered" instead of its welcome.
+    this.tree = this._register(new PlanTreeProvider(this.model, context.workspaceState.get<string[]>(HIDDEN_PLANS_KEY, []),
+      (ids) => { void context.workspaceState.update(HIDDEN_PLANS_KEY, ids) }))
+    this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))
     this.storageDir = context.globalStorageUri.fsPath
     this.state = context.workspaceState
     this._register(toDisposable(() => this.model.dispose()))
@@ -89,9 +94,6 @@ class GoalSwarmExtension extends Disposable {
     }))
     this._register(this.peers.main.onEnvelopes((envs) => this.model.addEnvelopes(envs)))
 
-    this.tree = this._register(new PlanTreeProvider(this.model, context.workspaceState.get<string[]>(HIDDEN_PLANS_KEY, []),
-      (ids) => { void context.workspaceState.update(HIDDEN_PLANS_KEY, ids) }))
-    this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
     this._register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this.results))
