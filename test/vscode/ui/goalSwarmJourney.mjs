@@ -60,6 +60,20 @@ function watchUnfinishedLeaf (page, goal) {
   }, goal, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
 }
 
+/**
+ * What the Plan view shows first after a reload: 'message' as soon as it reads "There is no data
+ * provider registered" (the extension registered its TreeDataProvider too late), 'rows' once it
+ * shows plan rows, 'timeout' otherwise. Polled in the page at every animation frame.
+ */
+function watchNoProviderMessage (page) {
+  return page.waitForFunction(() => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+    if (!pane) return false
+    if ((pane.querySelector('.pane-body')?.textContent ?? '').includes('There is no data provider registered')) return 'message'
+    return pane.querySelector('.pane-body .monaco-list-row') !== null ? 'rows' : false
+  }, undefined, { polling: 'raf', timeout: 90_000 }).then((h) => h.jsonValue(), () => 'timeout')
+}
+
 async function planRows (page) {
   return page.evaluate(() => {
     const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
@@ -292,11 +306,15 @@ export function goalSwarmJourney ({ page, screenshot }) {
       run: async () => {
         await runCommand(page, 'Developer: Reload Window')
         await waitForWorkbench(page)
+        const firstShown = watchNoProviderMessage(page)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
         await planRow(page, GOAL).waitFor({ timeout: 30_000 })
+        const shown = await firstShown
+        log(`ui: after the reload the Plan view first showed: ${shown}`)
+        if (shown === 'message') throw new Error('after the reload the Plan view read "There is no data provider registered" before its rows')
         // A result tab comes back and resolves its content (the workbench restores the pinned
         // preview; a source tab opened in preview mode is not kept).
         const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })
