@@ -50,7 +50,7 @@ export class PeerManager extends Disposable {
   constructor (private readonly deps: PeerManagerDeps) {
     super()
     this.main = this.track(new SupervisedPeer('main', () => this.mainLaunch(), this.supervisorDeps('main')))
-    this._register(this.main.onReady((info) => { void this.keepPort(info.listen) }))
+    this._register(this.main.onReady((info) => { void this.keepPort(info.listen); void this.keepDashboardPort(info.dashboard) }))
   }
 
   /** Identity name of the main peer (its key file and remembered port are named after it). */
@@ -73,6 +73,23 @@ export class PeerManager extends Disposable {
       await rememberPort(this.deps.paths.portFile(this.mainIdentity), port)
     } catch (err) {
       this.deps.log.for('supervisor').warn(`could not record the listen port ${port}: ${(err as Error).message}`)
+    }
+  }
+
+  /** File remembering the main peer's dashboard port (goalSwarm.dashboard.port 0). */
+  private get dashboardPortFile (): string { return this.deps.paths.portFile(`${this.mainIdentity}-dashboard`) }
+
+  /**
+   * With goalSwarm.dashboard.port 0 the port the dashboard got is kept, so a page left open
+   * reconnects to the same URL after Restart Peer.
+   */
+  private async keepDashboardPort (url: string | undefined): Promise<void> {
+    const port = url === undefined ? NaN : Number(new URL(url).port)
+    if (!Number.isInteger(port) || port <= 0 || this.deps.settings.read().settings.dashboardPort !== 0) return
+    try {
+      await rememberPort(this.dashboardPortFile, port)
+    } catch (err) {
+      this.deps.log.for('supervisor').warn(`could not record the dashboard port ${port}: ${(err as Error).message}`)
     }
   }
 
@@ -234,7 +251,7 @@ export class PeerManager extends Disposable {
       identity: name,
       dataDir: this.deps.paths.dataDir(name),
       identityDir: this.deps.paths.identityDir,
-      dashboardPort: s.dashboardPort
+      dashboardPort: await choosePort(s.dashboardPort, '127.0.0.1', this.dashboardPortFile)
     }
     spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]

@@ -63,7 +63,7 @@ export interface Settings {
   minScore: number
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
-  /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = any free port. */
+  /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = a free port, picked once and kept (stablePort.ts). */
   dashboardPort: number
 }
 
