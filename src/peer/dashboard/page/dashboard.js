@@ -21,6 +21,10 @@ const openLeaves = new Set()
 const results = new Map()
 let labels = new Map()
 let last = null
+/** What the plans and the flow strip were last drawn from: redrawn only on change, so a text
+ * selection in an open result survives the once-a-second snapshots. */
+let drawnPlans = ''
+let drawnFlow = ''
 
 /** An element with attributes and children; string children become text nodes. */
 function el (tag, attrs, ...children) {
@@ -100,13 +104,13 @@ function loadResult (l) {
       results.set(key, r.ok ? { state: 'ok', text } : { state: 'error', text: `could not load the result: ${text}` })
     })
     .catch((err) => { results.set(key, { state: 'error', text: `could not load the result: ${err.message}` }) })
-    .finally(() => { if (last !== null) render(last) })
+    .finally(() => { if (last !== null) render(last, true) })
 }
 
 function toggle (l) {
   if (openLeaves.has(l.id)) openLeaves.delete(l.id)
   else { openLeaves.add(l.id); loadResult(l) }
-  if (last !== null) render(last)
+  if (last !== null) render(last, true)
 }
 
 function leafNode (l) {
@@ -177,6 +181,9 @@ function renderDrops (snap) {
 }
 
 function renderFlow (snap) {
+  const key = `${snap.booted_at_ms}|${snap.flow.length === 0 ? 0 : snap.flow[snap.flow.length - 1].seq}|${labels.size}`
+  if (key === drawnFlow) return
+  drawnFlow = key
   const items = [...snap.flow].reverse().map((f) => f.type === 'drop'
     ? el('li', { class: 'flow-item drop', 'data-kind': f.kind, title: new Date(f.at_ms).toISOString() },
       el('span', { class: 'time' }, clock(f.at_ms)), ` dropped: ${f.kind.replace(/_/g, ' ')} (${f.source})`, f.from === null ? '' : ` from ${peerLabel(f.from)}`)
@@ -185,17 +192,24 @@ function renderFlow (snap) {
   document.getElementById('flow').replaceChildren(...items)
 }
 
-function render (snap) {
+/** Draws a snapshot; `force` redraws the plans even when they did not change (a result opened). */
+function render (snap, force = false) {
   last = snap
   labels = new Map(snap.peers.map((p) => [p.peer_id, p.label]))
   document.body.dataset.boot = String(snap.booted_at_ms)
   document.getElementById('self').textContent = `${snap.self.label} (${snap.self.role}) in swarm "${snap.self.swarm}", ${snap.connected_peers} peer${snap.connected_peers === 1 ? '' : 's'} connected`
   const plans = document.getElementById('plans')
-  if (snap.plans.length === 0) plans.replaceChildren(el('p', { class: 'empty' }, 'No plan yet. Submit a goal from the editor or with goal-swarm-peer --submit-goal.'))
-  else plans.replaceChildren(...snap.plans.map(planCard))
+  const plansKey = JSON.stringify([snap.plans, [...labels]])
+  if (force || plansKey !== drawnPlans) drawPlans(plans, snap)
+  drawnPlans = plansKey
   renderPeers(snap)
   renderDrops(snap)
   renderFlow(snap)
+}
+
+function drawPlans (plans, snap) {
+  if (snap.plans.length === 0) plans.replaceChildren(el('p', { class: 'empty' }, 'No plan yet. Submit a goal from the editor or with goal-swarm-peer --submit-goal.'))
+  else plans.replaceChildren(...snap.plans.map(planCard))
 }
 
 // ---- the event stream ----------------------------------------------------------------------
