@@ -13,7 +13,8 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { demoResponder } from '../support/llm-standin'
-import { REPO_ROOT, TestSwarm } from '../support/peers'
+import { formatTopic } from '../../src/peer/protocol/topics'
+import { INJECTOR_SPEC, REPO_ROOT, TestSwarm } from '../support/peers'
 import { leavesOf, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
 
 /** Markup in swarm text: shown as text, it never runs nor becomes an element. */
@@ -114,6 +115,22 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   assert.ok((await pre.textContent())?.includes(RESULT_MARKUP))
   assert.equal(await page.evaluate('typeof window.__pwned'), 'undefined', 'no script from the swarm ran')
   assert.equal(await page.locator('#plans img, #plans script').count(), 0)
+
+  // A malformed gossip message shows as a drop with its reason, in the counters and the strip.
+  const injector = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', bootstrap: [dash.addr], readyTimeoutMs: 60_000 })
+  await injector.waitForPeers(1, 30_000)
+  const topic = formatTopic({ swarm: 'default', kind: 'plan' })
+  // Gossip reaches the dashboard's peer once the two have exchanged subscriptions: resend until it counts one.
+  for (let i = 0; dash.drops('invalid_schema') === 0; i++) {
+    assert.ok(i < 20, 'the dashboard peer never counted the malformed message')
+    const r = await injector.request({ type: 'inject-raw', topic, text: '{"not": "an envelope"}' })
+    assert.equal(r.type, 'inject-done')
+    await dash.waitFor(() => dash.drops('invalid_schema') > 0, 'a counted drop', 1500).catch(() => {})
+  }
+  await page.waitForSelector('#drops li[data-reason="invalid_schema"]', { timeout: 10_000 })
+  await page.waitForSelector('#flow .flow-item.drop[data-kind="invalid_schema"]', { timeout: 10_000 })
+  assert.match(await page.locator('#flow .flow-item.drop[data-kind="invalid_schema"]').first().textContent() ?? '', /dropped: invalid schema \(gossip\)/)
+  await injector.stop()
 
   // Bad requests are refused, and the server keeps serving.
   assert.equal((await fetch(`${url}api/result/not-an-id`)).status, 400)
