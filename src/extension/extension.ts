@@ -68,8 +68,9 @@ class GoalSwarmExtension extends Disposable {
 
   constructor (context: vscode.ExtensionContext) {
     super()
-    // The Plan view gets its data provider before anything else runs: until then a restored
-    // view (Reload Window) reads "There is no data provider registered" instead of its welcome.
+    // The Plan view gets its data provider before anything else runs: a view restored by Reload
+    // Window shows its welcome content until then, and an empty tree rather than "There is no
+    // data provider registered" while the rest of activation runs.
     this.tree = this._register(new PlanTreeProvider(this.model, context.workspaceState.get<string[]>(HIDDEN_PLANS_KEY, []),
       (ids) => { void context.workspaceState.update(HIDDEN_PLANS_KEY, ids) }))
     this.treeView = this._register(vscode.window.createTreeView(PLAN_VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true }))

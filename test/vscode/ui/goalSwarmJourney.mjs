@@ -61,17 +61,35 @@ function watchUnfinishedLeaf (page, goal) {
 }
 
 /**
- * What the Plan view shows first after a reload: 'message' as soon as it reads "There is no data
- * provider registered" (the extension registered its TreeDataProvider too late), 'rows' once it
- * shows plan rows, 'timeout' otherwise. Polled in the page at every animation frame.
+ * Starts recording what the Plan view shows, at every animation frame, until it shows rows:
+ * a list of [ms since start, state] with state 'message' (it reads "There is no data provider
+ * registered"), 'welcome', 'empty', 'rows' or 'none' (no Plan pane). Read it with planViewTimeline.
  */
-function watchNoProviderMessage (page) {
-  return page.waitForFunction(() => {
-    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
-    if (!pane) return false
-    if ((pane.querySelector('.pane-body')?.textContent ?? '').includes('There is no data provider registered')) return 'message'
-    return pane.querySelector('.pane-body .monaco-list-row') !== null ? 'rows' : false
-  }, undefined, { polling: 'raf', timeout: 90_000 }).then((h) => h.jsonValue(), () => 'timeout')
+async function recordPlanView (page) {
+  await page.evaluate(() => {
+    const t0 = performance.now()
+    const timeline = []
+    window.__goalSwarmPlanView = timeline
+    let last = ''
+    const tick = () => {
+      const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+      let state = 'none'
+      if (pane) {
+        const body = pane.querySelector('.pane-body')
+        if ((body?.textContent ?? '').includes('There is no data provider registered')) state = 'message'
+        else if (body?.querySelector('.monaco-list-row') != null) state = 'rows'
+        else if (body?.querySelector('.welcome-view-content') != null) state = 'welcome'
+        else state = 'empty'
+      }
+      if (state !== last) { timeline.push([Math.round(performance.now() - t0), state]); last = state }
+      if (state !== 'rows' && timeline.length < 100 && performance.now() - t0 < 120_000) requestAnimationFrame(tick)
+    }
+    tick()
+  })
+}
+
+async function planViewTimeline (page) {
+  return page.evaluate(() => window.__goalSwarmPlanView ?? [])
 }
 
 async function planRows (page) {
@@ -306,15 +324,21 @@ export function goalSwarmJourney ({ page, screenshot }) {
       run: async () => {
         await runCommand(page, 'Developer: Reload Window')
         await waitForWorkbench(page)
-        const firstShown = watchNoProviderMessage(page)
+        await recordPlanView(page)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
         await planRow(page, GOAL).waitFor({ timeout: 30_000 })
-        const shown = await firstShown
-        log(`ui: after the reload the Plan view first showed: ${shown}`)
-        if (shown === 'message') throw new Error('after the reload the Plan view read "There is no data provider registered" before its rows')
+        const timeline = await planViewTimeline(page)
+        log(`ui: the Plan view after the reload: ${timeline.map(([ms, state]) => `${state} at ${ms} ms`).join(', ')}`)
+        // Before the workbench has read the extension's contributions it may print its own "no
+        // data provider" line; from then on the welcome content must show until the extension's
+        // provider answers: the line never lasts until activation.
+        const states = timeline.map(([, state]) => state)
+        const answered = states.findIndex((st) => st === 'empty' || st === 'rows')
+        if (answered < 0 || states.at(-1) !== 'rows') throw new Error(`the Plan view never showed its rows after the reload: ${JSON.stringify(timeline)}`)
+        if (states[answered - 1] === 'message') throw new Error(`the Plan view read "There is no data provider registered" until the extension registered its provider: ${JSON.stringify(timeline)}`)
         // A result tab comes back and resolves its content (the workbench restores the pinned
         // preview; a source tab opened in preview mode is not kept).
         const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })
