@@ -45,10 +45,11 @@ export const LEAF_ICONS: Record<LeafStatus, IconModel> = {
 }
 
 /**
- * Longest row label, characters: at the default side bar width a longer label pushes the
- * description (which starts with the status) out of sight. The tooltip has the whole text.
+ * Longest row label, characters: at the default side bar width (about 300 px, a prompt three
+ * levels deep has some 230 px for label and description) a longer label pushes the description,
+ * which starts with the status, out of sight. The tooltip and the result keep the whole text.
  */
-export const LABEL_MAX = 48
+export const LABEL_MAX = 32
 
 function code (s: string): string {
   return '`' + s.replace(/`/g, '') + '`'
