@@ -9,9 +9,11 @@
 //   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
 //   required by dist/peer.js only when a provider makes its first request: a peer that never
 //   calls a model never reads, parses or compiles their source.
+//   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
+//   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
 // Usage: node esbuild.mjs [--production] [--watch]
 import * as esbuild from 'esbuild'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises'
 
 const production = process.argv.includes('--production')
 const watch = process.argv.includes('--watch')
@@ -78,6 +80,7 @@ const builds = [
 await mkdir('dist', { recursive: true })
 // The repo's src/ and test/ are ESM (their package.json says so); the bundles are CommonJS.
 await writeFile('dist/package.json', '{ "type": "commonjs" }\n')
+await cp('src/peer/dashboard/page', 'dist/dashboard', { recursive: true })
 
 if (watch) {
   for (const b of builds) await (await esbuild.context(b)).watch()

@@ -13,6 +13,7 @@ import { DEFAULT_SETTINGS, Keys } from '../src/extension/settings.ts'
 /** Settings field -> its LIMITS range. */
 const RANGES = {
   listenPort: LIMITS.port,
+  dashboardPort: LIMITS.port,
   maxDepth: LIMITS.maxDepth,
   minSplits: LIMITS.minSplits,
   maxSplits: LIMITS.maxSplits,

@@ -16,6 +16,7 @@ import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
+import { registerOpenDashboard } from './dashboardCommand'
 import { Disposable, toDisposable } from './disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
@@ -64,11 +65,13 @@ class GoalSwarmExtension extends Disposable {
 
   constructor (context: vscode.ExtensionContext) {
     super()
+    // The Plan view gets its data provider before anything else runs: a view restored by Reload
+    // Window shows its welcome content until then, and an empty tree rather than "There is no
+    // data provider registered" while the rest of activation runs.
+    this.view = this._register(new PlanView(this.model, context.workspaceState))
     this.storageDir = context.globalStorageUri.fsPath
     this.state = context.workspaceState
     this._register(this.model)
-    // The view first: after a reload VS Code asks for its data provider as soon as it exists.
-    this.view = this._register(new PlanView(this.model, context.workspaceState))
     this.settings = this._register(new SettingsService(this.log.for('settings')))
     this.keys = new ApiKeys(context.secrets)
     const wsId = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString()
@@ -99,6 +102,11 @@ class GoalSwarmExtension extends Disposable {
       view: this.view,
       results: this.results,
       state: context.workspaceState
+    }))
+    this._register(registerOpenDashboard({
+      startMain: () => this.peers.startMain(),
+      log: this.log.for('commands'),
+      showError: (m) => { if (!this.closing) void vscode.window.showErrorMessage(m, 'Show Log').then((a) => { if (a === 'Show Log') this.log.show() }) }
     }))
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))

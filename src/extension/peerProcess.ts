@@ -15,8 +15,8 @@ import type { PeerSpec } from './peerSpec'
 
 export { describeExit, STOP_GRACE_MS, TERM_GRACE_MS }
 
-/** What the child reports once its node listens. */
-export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[] }
+/** What the child reports once its node listens; `dashboard` is its dashboard URL when it serves one. */
+export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[], dashboard?: string }
 
 /** The child's periodic status. */
 export type PeerStatus = StatusMsg
@@ -97,7 +97,7 @@ export class PeerProcess extends Disposable {
       this.remember(`error: ${err.message}`, 'error')
     })
     client.on('ready', (m) => {
-      this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen }
+      this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen, ...(m.dashboard === undefined ? {} : { dashboard: m.dashboard }) }
       this.log.info(`${this.label} ready: ${m.role} ${m.peer_id} on ${m.listen.join(', ')}`)
     })
     client.on('envelopes', (envs) => { this._onEnvelopes.fire(envs) })

@@ -50,7 +50,7 @@ export class PeerManager extends Disposable {
   constructor (private readonly deps: PeerManagerDeps) {
     super()
     this.main = this.track(new SupervisedPeer('main', () => this.mainLaunch(), this.supervisorDeps('main')))
-    this._register(this.main.onReady((info) => { void this.keepPort(info.listen) }))
+    this._register(this.main.onReady((info) => { void this.keepPort(info.listen); void this.keepDashboardPort(info.dashboard) }))
   }
 
   /** Identity name of the main peer (its key file and remembered port are named after it). */
@@ -73,6 +73,23 @@ export class PeerManager extends Disposable {
       await rememberPort(this.deps.paths.portFile(this.mainIdentity), port)
     } catch (err) {
       this.deps.log.for('supervisor').warn(`could not record the listen port ${port}: ${(err as Error).message}`)
+    }
+  }
+
+  /** File remembering the main peer's dashboard port (goalSwarm.dashboard.port 0). */
+  private get dashboardPortFile (): string { return this.deps.paths.portFile(`${this.mainIdentity}-dashboard`) }
+
+  /**
+   * With goalSwarm.dashboard.port 0 the port the dashboard got is kept, so a page left open
+   * reconnects to the same URL after Restart Peer.
+   */
+  private async keepDashboardPort (url: string | undefined): Promise<void> {
+    const port = url === undefined ? NaN : Number(new URL(url).port)
+    if (!Number.isInteger(port) || port <= 0 || this.deps.settings.read().settings.dashboardPort !== 0) return
+    try {
+      await rememberPort(this.dashboardPortFile, port)
+    } catch (err) {
+      this.deps.log.for('supervisor').warn(`could not record the dashboard port ${port}: ${(err as Error).message}`)
     }
   }
 
@@ -202,8 +219,8 @@ export class PeerManager extends Disposable {
 
   /** What a restart would change, for `staleLabels`. Bootstrap addresses of siblings are left out. */
   private fingerprint (label: string, s: Settings): string {
-    // Helpers ignore the main peer's role, capabilities, listen address, mDNS and bootstrap list.
-    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, ...shared } = s
+    // Helpers ignore the main peer's role, capabilities, listen address, mDNS, bootstrap list and dashboard.
+    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
     return JSON.stringify(label === 'main' ? s : shared)
   }
 
@@ -233,7 +250,8 @@ export class PeerManager extends Disposable {
       role: s.role,
       identity: name,
       dataDir: this.deps.paths.dataDir(name),
-      identityDir: this.deps.paths.identityDir
+      identityDir: this.deps.paths.identityDir,
+      dashboardPort: await choosePort(s.dashboardPort, '127.0.0.1', this.dashboardPortFile)
     }
     spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]

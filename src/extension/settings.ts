@@ -31,7 +31,8 @@ export const Keys = {
   maxSplits: 'goalSwarm.maxSplits',
   quorum: 'goalSwarm.acceptance.quorum',
   minScore: 'goalSwarm.acceptance.minScore',
-  nodePath: 'goalSwarm.peer.nodePath'
+  nodePath: 'goalSwarm.peer.nodePath',
+  dashboardPort: 'goalSwarm.dashboard.port'
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
@@ -66,6 +67,8 @@ export interface Settings {
   minScore: number
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
+  /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = a free port, picked once and kept (stablePort.ts). */
+  dashboardPort: number
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
@@ -86,7 +89,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   maxSplits: LIMITS.maxSplits.default,
   quorum: LIMITS.quorum.default,
   minScore: LIMITS.minScore.default,
-  nodePath: null
+  nodePath: null,
+  dashboardPort: LIMITS.port.default
 })
 
 /** A setting whose value could not be used. */
@@ -126,7 +130,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   maxSplits: inRange(LIMITS.maxSplits),
   quorum: inRange(LIMITS.quorum),
   minScore: inRange(LIMITS.minScore),
-  nodePath: optionalText
+  nodePath: optionalText,
+  dashboardPort: inRange(LIMITS.port)
 }
 
 function describe (value: unknown): string {

@@ -163,6 +163,8 @@ export function buildProgram (io: CliIo): Command {
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
     .option('--llm-wait-notice-ms <ms>', 'warn "waiting for the model" this often while an LLM request is outstanding', int(100, 3_600_000), DEFAULTS.llmWaitNoticeMs)
     .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', ranged(LIMITS.llmTimeoutMs), DEFAULTS.llmTimeoutMs)
+    .option('--dashboard-port <n>', 'serve the live dashboard (plan, peers, message flow) on this TCP port (0 = any free port); the URL is printed at start', ranged(LIMITS.port))
+    .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
@@ -207,6 +209,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
+  if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 
   const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
@@ -236,6 +239,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,
       exitWhenComplete: o.exitWhenComplete === true,
+      ...(o.dashboardPort === undefined ? {} : { dashboard: { host: o.dashboardHost as string, port: o.dashboardPort as number } }),
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
       logFormat: o.logFormat,
       verbose: o.verbose === true,

@@ -89,6 +89,11 @@ export interface PeerConfig {
    * or a goal failed (CLI --exit-when-complete).
    */
   exitWhenComplete?: boolean
+  /**
+   * Serve the live dashboard (dashboard/server.ts) on this address (CLI --dashboard-port,
+   * --dashboard-host; port 0 = any free port); undefined serves none.
+   */
+  dashboard?: { host: string, port: number }
 }
 
 export const DEFAULTS = {

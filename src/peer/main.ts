@@ -1,6 +1,8 @@
 // Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
 import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
+import path from 'node:path'
 import { parseCli, USAGE_EXIT } from './cli'
+import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
 import { createLogger } from './log'
@@ -36,6 +38,7 @@ async function main (): Promise<void> {
   let runtime: PeerRuntime | null = null
   let role: RoleHandle | null = null
   let ipc: IpcChild | null = null
+  let dashboard: DashboardServer | null = null
   let stopping = false
   /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail. */
   let exitCode = 0
@@ -48,6 +51,8 @@ async function main (): Promise<void> {
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
       ipc?.stop()
       forward(null)
+      // The page's event streams end first, so its EventSource starts reconnecting at once.
+      await dashboard?.close().catch((err: unknown) => { mainLog.warn({ err }, 'closing the dashboard failed') })
       await runtime?.stop()
       process.exit(exitCode)
     })()
@@ -104,11 +109,26 @@ async function main (): Promise<void> {
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
     fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
   }
+  if (config.dashboard !== undefined) {
+    const { host, port } = config.dashboard
+    try {
+      // dist/peer.js serves the page files esbuild copies next to it.
+      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard') }, log.child({ component: 'dashboard' }))
+    } catch (err) {
+      role?.dispose()
+      await rt.stop()
+      const e = err as NodeJS.ErrnoException
+      if (e.code === 'EADDRINUSE') fail(1, `cannot serve the dashboard on ${host}:${port}: address in use (--dashboard-port)`)
+      fail(1, `cannot serve the dashboard on ${host}:${port}: ${e.message} (--dashboard-port, --dashboard-host)`)
+    }
+    if (stopping) return
+  }
+  const dashboardUrl = dashboard?.url
   const listen = rt.listenAddrs()
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
-  if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen).join('\n') + '\n')
-  else mainLog.info({ role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen }, 'started')
-  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
+  else mainLog.info({ role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
+  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal)
     mainLog.info({ event: 'goal_submitted', goal_id: goalId }, 'submitted the root goal')

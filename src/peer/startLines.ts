@@ -29,13 +29,15 @@ export function llmLine (config: PeerConfig): string {
  *   LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)
  *   address: /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
  * The address line holds every listen multiaddr, space-separated (each ends in /p2p/<PeerId>),
- * for another peer's --bootstrap.
+ * for another peer's --bootstrap. With a dashboard (--dashboard-port) a last line gives its URL:
+ *   dashboard: http://127.0.0.1:8080/
  */
-export function startLines (config: PeerConfig, peerId: string, listen: readonly string[]): string[] {
+export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string): string[] {
   const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
   return [
     `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),
-    `address: ${listen.join(' ')}`
+    `address: ${listen.join(' ')}`,
+    ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`])
   ]
 }

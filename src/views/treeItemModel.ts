@@ -45,6 +45,13 @@ export const LEAF_ICONS: Record<LeafStatus, IconModel> = {
   superseded: { id: 'circle-slash', color: 'disabledForeground' }
 }
 
+/**
+ * Longest row label, characters: at the default side bar width (about 300 px, a prompt three
+ * levels deep has some 230 px for label and description) a longer label pushes the description,
+ * which starts with the status, out of sight. The tooltip and the result keep the whole text.
+ */
+export const LABEL_MAX = 32
+
 function code (s: string): string {
   return '`' + s.replace(/`/g, '') + '`'
 }
@@ -77,7 +84,7 @@ export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel 
   const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
   return {
     id: goal.id,
-    label: firstLine(goal.text, 120),
+    label: firstLine(goal.text, LABEL_MAX),
     description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal, ctx),
@@ -131,19 +138,21 @@ export function submittedLabel (iso: string, nowMs = Date.now()): string {
 export const RESTORING_LABEL = 'waiting for executors to restart'
 
 /**
- * The tree item of an atomic leaf. A claimed leaf whose holder waits on its model says so:
- * "running on local-executor-1 · waiting for the model (45 s, attempt 1/3)".
+ * The tree item of an atomic leaf. The description starts with the status word, so it stays
+ * visible when the side bar is narrow: "done · local-executor-1", "capability gap ·
+ * can_query_api", and a claimed leaf whose holder waits on its model
+ * "running · local-executor-1 · waiting for the model (45 s, attempt 1/3)".
  */
 export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
   let description = STATUS_LABEL[leaf.status] ?? leaf.status
   if (leaf.status === 'claimed' && leaf.claimer !== null) {
-    description = `running on ${peerLabel(leaf.claimer, ctx)}${leaf.model_wait === null ? '' : ` · ${modelWaitText(leaf.model_wait)}`}`
+    description = `running · ${peerLabel(leaf.claimer, ctx)}${leaf.model_wait === null ? '' : ` · ${modelWaitText(leaf.model_wait)}`}`
   }
-  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap: ${leaf.required_capability}`
+  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap · ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   return {
     id: leaf.id,
-    label: firstLine(leaf.text, 120),
+    label: firstLine(leaf.text, LABEL_MAX),
     description,
     icon: LEAF_ICONS[leaf.status],
     tooltip: leafTooltip(leaf, ctx),

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
@@ -72,7 +73,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.equal(r.code, 0)
     for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
       '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete',
-      '--sandbox-wall-ms', '--sandbox-cpu-s', '--sandbox-memory-mb', '--sandbox-max-procs', '--sandbox-output-bytes', '--sandbox-work-dir-mb']) {
+      '--sandbox-wall-ms', '--sandbox-cpu-s', '--sandbox-memory-mb', '--sandbox-max-procs', '--sandbox-output-bytes', '--sandbox-work-dir-mb', '--dashboard-port', '--dashboard-host']) {
       assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)
     }
   })
@@ -102,7 +103,9 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'scorer', '--llm', 'anthropic'], '--llm'],
     [['--role', 'observer', 'stray-argument'], 'too many arguments'],
     [['--role', 'observer', '--exit-when-complete'], '--exit-when-complete'],
-    [['--role', 'observer', '--name', 'bad\u001bname'], '--name']
+    [['--role', 'observer', '--name', 'bad\u001bname'], '--name'],
+    [['--role', 'observer', '--dashboard-port', '65536'], '--dashboard-port'],
+    [['--role', 'observer', '--dashboard-host', '0.0.0.0'], '--dashboard-host']
   ]
   describe('bad flags and values', { concurrency: 4 }, () => {
     for (const [args, flag] of bad) {
@@ -111,6 +114,19 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
         assert.equal(r.code, 2, r.stderr)
         assert.ok(r.stderr.includes(flag), `stderr names ${flag}: ${r.stderr}`)
       })
+    }
+  })
+
+  test('a dashboard port in use: exit 1 naming --dashboard-port, nothing left running', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (blocker.address() as AddressInfo).port
+      const r = await runCli(['--role', 'observer', '--identity', 'dash-busy', '--identity-dir', path.join(tmp, 'ids-busy'), '--data-dir', path.join(tmp, 'dash-busy'), '--dashboard-port', String(port)])
+      assert.equal(r.code, 1, r.stderr)
+      assert.match(r.stderr, new RegExp(`cannot serve the dashboard on 127\\.0\\.0\\.1:${port}: address in use \\(--dashboard-port\\)`))
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()))
     }
   })
 

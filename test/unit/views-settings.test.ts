@@ -141,6 +141,24 @@ describe('peer command line built from settings', () => {
     assert.deepEqual(readSettings(reader({ [Keys.llmTimeoutMs]: 5 })).problems.map((p) => p.key), [Keys.llmTimeoutMs])
   })
 
+  it('goalSwarm.dashboard.port reaches the main peer as --dashboard-port (the CLI reads it back), and a bad value names the setting', () => {
+    assert.equal(readSettings(reader({})).settings.dashboardPort, 0)
+    const { settings, problems } = readSettings(reader({ [Keys.dashboardPort]: 8123 }))
+    assert.deepEqual(problems, [])
+    const args = peerArgv(spec({ dashboardPort: settings.dashboardPort }))
+    assert.deepEqual(args.slice(args.indexOf('--dashboard-port'), args.indexOf('--dashboard-port') + 2), ['--dashboard-port', '8123'])
+    const r = parseCli(args, io().io)
+    assert.ok(r.kind === 'run')
+    assert.deepEqual(r.config.dashboard, { host: '127.0.0.1', port: 8123 })
+    assert.equal(peerArgv(spec()).includes('--dashboard-port'), false, 'helpers serve no dashboard')
+    for (const bad of [70000, -1, 80.5, '8080']) {
+      const p = readSettings(reader({ [Keys.dashboardPort]: bad }))
+      assert.deepEqual(p.problems.map((x) => x.key), [Keys.dashboardPort], String(bad))
+      assert.match(p.problems[0]?.message ?? '', /^goalSwarm\.dashboard\.port: .*using 0$/)
+      assert.equal(p.settings.dashboardPort, 0)
+    }
+  })
+
   it('the CLI refuses an anthropic executor without a key in its environment, naming --llm (the supervisor does not restart exit 2)', () => {
     const { io: cliIo, err } = io()
     const r = parseCli(peerArgv(spec({ role: 'executor', llm: { provider: 'anthropic', model: null, baseUrl: null } })), cliIo)

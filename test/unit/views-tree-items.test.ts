@@ -5,7 +5,7 @@ import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/peer/state/peerNames'
-import { goalItem, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
+import { goalItem, LABEL_MAX, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
 import { accepted, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
@@ -76,7 +76,7 @@ describe('plan tree items (views)', () => {
 
   it('a leaf no live executor can run is a capability gap naming the capability', () => {
     const item = leafItem(leaf(root, 'Plan Kyoto days'))
-    assert.equal(item.description, 'capability gap: can_query_api')
+    assert.equal(item.description, 'capability gap · can_query_api')
     assert.deepEqual(item.icon, { id: 'warning', color: 'list.warningForeground' })
     assert.equal(item.contextValue, 'leaf.capability_gap')
     assert.match(item.tooltip, /Contribute Executor/)
@@ -98,6 +98,21 @@ describe('plan tree items (views)', () => {
     assert.equal(item.contextValue, 'leaf.pending_execution')
   })
 
+  it('a long text is cut to LABEL_MAX characters so the status-first description stays in sight; the tooltip keeps it whole', () => {
+    const long = 'Research every ryokan in Kyoto and Hakone with an onsen, a garden and rooms under 30,000 yen a night'
+    const g = rootGoal(long, 'peer-user', T0)
+    const [r] = tree([envelopeOf('goal', g)], T0 + sec(1))
+    assert.ok(r)
+    const item = goalItem(r)
+    assert.equal(item.label.length, LABEL_MAX)
+    assert.equal(item.label, long.slice(0, LABEL_MAX - 1) + '…')
+    assert.equal(item.description, 'pending')
+    assert.ok(item.tooltip.includes(escapeMarkdown(long)))
+    const short = leafItem(leaf(root, 'Book flights'))
+    assert.equal(short.label, 'Book flights', 'short texts stay whole')
+    assert.ok(LABEL_MAX <= 32, 'a label leaves room for the status at the default side bar width')
+  })
+
   it('a claimed leaf is running on its claimer (spinning icon); a failed one is red and keeps its reason', () => {
     const day1 = plan.tokyoSplit.children[0]
     const day2 = plan.tokyoSplit.children[1]
@@ -112,7 +127,7 @@ describe('plan tree items (views)', () => {
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)
     const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
-    assert.equal(claimed.description, `running on …${longPeer.slice(-8)}`)
+    assert.equal(claimed.description, `running · …${longPeer.slice(-8)}`)
     assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
     assert.match(claimed.tooltip, new RegExp(`Claimed by: \`${longPeer}\``))
     const failed = leafItem(leaf(r, 'Day 2: Shibuya and Harajuku'))
@@ -134,7 +149,7 @@ describe('plan tree items (views)', () => {
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)
     const item = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'), { peerNames: new Map([['peer-ex-1', 'local-executor-1']]) })
-    assert.equal(item.description, 'running on local-executor-1 · waiting for the model (45 s, attempt 1/3)')
+    assert.equal(item.description, 'running · local-executor-1 · waiting for the model (45 s, attempt 1/3)')
     assert.deepEqual(item.icon, { id: 'sync~spin', color: 'charts.yellow' })
     assert.match(item.tooltip, /\$\(watch\) Waiting for the model \(45 s, attempt 1\/3\): the executor's model request has not been answered yet/)
     const md = renderReportMarkdown([r], { generatedAt: '2026-12-01T12:00:00Z' })
@@ -144,7 +159,7 @@ describe('plan tree items (views)', () => {
     // Once the request is answered the next renewal says nothing of a wait, and neither does the row.
     const [after] = tree([...envs, envelopeOf('renew', renewal(c, plan.nowUs - sec(1)))], plan.nowUs)
     assert.ok(after)
-    assert.equal(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).description, 'running on peer-ex-1')
+    assert.equal(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).description, 'running · peer-ex-1')
     assert.doesNotMatch(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).tooltip, /Waiting for the model/)
   })
 

@@ -34,6 +34,8 @@ export interface PeerArgvConfig {
   minScore?: number
   /** Observer: where to write the plan report. */
   reportFile?: string
+  /** Serve the dashboard on 127.0.0.1 at this port (0 = any free port); unset = none. */
+  dashboardPort?: number
   /** Parents read JSON log records; default 'json'. */
   logFormat?: 'json' | 'text'
   /** Further flags, appended last (a repeated flag's last value wins). */
@@ -64,6 +66,7 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   opt('--llm-base-url', c.llm?.baseUrl)
   opt('--llm-timeout-ms', c.llm?.timeoutMs)
   opt('--report-file', c.reportFile)
+  opt('--dashboard-port', c.dashboardPort)
   for (const addr of c.bootstrap ?? []) args.push('--bootstrap', addr)
   if (c.extraArgs !== undefined) args.push(...c.extraArgs)
   return args

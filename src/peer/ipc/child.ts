@@ -72,7 +72,7 @@ export class IpcChild {
    * Reports `ready`, then the snapshot, then deltas from `onMessage`, and starts the status
    * timer. Snapshot and subscription happen in one tick, so no envelope falls between them.
    */
-  ready (info: { peer_id: string, role: Role, swarm: string, listen: string[] }, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
+  ready (info: { peer_id: string, role: Role, swarm: string, listen: string[], dashboard?: string }, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
     this.subscription = onMessage((env) => { this.delta(env) })
     this.send({ type: 'ready', ...info })
     for (let i = 0; i < snapshot.length; i += BATCH) this.send({ type: 'envelopes', envelopes: snapshot.slice(i, i + BATCH) })

@@ -34,7 +34,11 @@ export const DropCounters = z.record(z.string(), z.int().min(0))
 /** Child → parent. */
 export const ChildMessage = z.discriminatedUnion('type', [
   /** Sent once the node listens. */
-  z.strictObject({ type: z.literal('ready'), peer_id: z.string(), role: Role, swarm: z.string(), listen: z.array(z.string()) }),
+  z.strictObject({
+    type: z.literal('ready'), peer_id: z.string(), role: Role, swarm: z.string(), listen: z.array(z.string()),
+    /** URL of the peer's dashboard when it serves one (--dashboard-port). */
+    dashboard: z.url({ protocol: /^https?$/ }).optional()
+  }),
   /** Verified envelopes: the whole state right after `ready` (in batches), then each new one. */
   z.strictObject({ type: z.literal('envelopes'), envelopes: z.array(Envelope) }),
   /** Periodic (≈1 s) and on request. */

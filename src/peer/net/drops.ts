@@ -21,8 +21,12 @@ export type DropSource = 'gossip' | 'push' | 'sync' | 'disk'
 const LOG_BURST = 20
 const LOG_WINDOW_MS = 10_000
 
+/** One counted drop, as handed to DropCounters.onDrop listeners. */
+export interface DropEvent { reason: DropReason, source: DropSource, from?: string }
+
 export class DropCounters {
   private readonly counts = new Map<DropReason, number>()
+  private readonly listeners = new Set<(e: DropEvent) => void>()
   private readonly logged = new Map<DropReason, number>()
   private readonly ignoredNow = new Map<IgnoreReason, number>()
   private windowStart = Date.now()
@@ -32,6 +36,9 @@ export class DropCounters {
   /** Counts one drop and logs it (duplicates at debug: they are normal in gossip). */
   count (reason: DropReason, detail: string, source: DropSource, from?: string): void {
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
+    for (const l of this.listeners) {
+      try { l({ reason, source, ...(from === undefined ? {} : { from }) }) } catch { /* a viewer's bug must not stop the count */ }
+    }
     if (reason === 'duplicate') {
       this.log.debug({ event: 'message_dropped', reason, source, from }, 'dropped duplicate')
       return
@@ -45,6 +52,12 @@ export class DropCounters {
     const n = (this.logged.get(reason) ?? 0) + 1
     this.logged.set(reason, n)
     if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
+  }
+
+  /** Calls `fn` for every counted drop (duplicates included), e.g. for a live view. */
+  onDrop (fn: (e: DropEvent) => void): { dispose(): void } {
+    this.listeners.add(fn)
+    return { dispose: () => { this.listeners.delete(fn) } }
   }
 
   /** Sets how many held messages are ignored for `reason` (the caller logs each one). */

@@ -11,7 +11,7 @@ const COMMANDS = [
   'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
   'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
   'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans',
-  'goalSwarm.openResultPreview'
+  'goalSwarm.openResultPreview', 'goalSwarm.openDashboard'
 ]
 
 suite('Goal Swarm: activation and commands', () => {
@@ -60,6 +60,19 @@ suite('Goal Swarm: activation and commands', () => {
     assert.ok(pid !== undefined && alive(pid), 'main peer process alive')
     assert.notEqual(pid, process.pid)
     assert.equal(a.peers.main.phase, 'running')
+  })
+
+  test('the main peer serves its dashboard and Open Dashboard opens it', async () => {
+    const a = await api()
+    const ready = await a.peers.main.whenReady()
+    assert.match(ready.dashboard ?? '', /^http:\/\/127\.0\.0\.1:\d+\/$/, 'the ready message names the dashboard URL')
+    const opened = await vscode.commands.executeCommand<string | undefined>('goalSwarm.openDashboard')
+    assert.ok(typeof opened === 'string' && opened.length > 0, `opened ${String(opened)}`)
+    const state = await (await fetch(`${ready.dashboard}api/state`)).json() as { self: { peer_id: string, role: string } }
+    assert.deepEqual(state.self, { ...state.self, peer_id: ready.peerId, role: 'observer' })
+    const page = await fetch(ready.dashboard as string)
+    assert.equal(page.status, 200)
+    assert.match(await page.text(), /<title>Goal Swarm dashboard<\/title>/)
   })
 
   test('the Plan view opens in the Goal Swarm container', async () => {

@@ -60,6 +60,38 @@ function watchUnfinishedLeaf (page, goal) {
   }, goal, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
 }
 
+/**
+ * Starts recording what the Plan view shows, at every animation frame, until it shows rows:
+ * a list of [ms since start, state] with state 'message' (it reads "There is no data provider
+ * registered"), 'welcome', 'empty', 'rows' or 'none' (no Plan pane). Read it with planViewTimeline.
+ */
+async function recordPlanView (page) {
+  await page.evaluate(() => {
+    const t0 = performance.now()
+    const timeline = []
+    window.__goalSwarmPlanView = timeline
+    let last = ''
+    const tick = () => {
+      const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+      let state = 'none'
+      if (pane) {
+        const body = pane.querySelector('.pane-body')
+        if ((body?.textContent ?? '').includes('There is no data provider registered')) state = 'message'
+        else if (body?.querySelector('.monaco-list-row') != null) state = 'rows'
+        else if (body?.querySelector('.welcome-view-content') != null) state = 'welcome'
+        else state = 'empty'
+      }
+      if (state !== last) { timeline.push([Math.round(performance.now() - t0), state]); last = state }
+      if (state !== 'rows' && timeline.length < 100 && performance.now() - t0 < 120_000) requestAnimationFrame(tick)
+    }
+    tick()
+  })
+}
+
+async function planViewTimeline (page) {
+  return page.evaluate(() => window.__goalSwarmPlanView ?? [])
+}
+
 async function planRows (page) {
   return page.evaluate(() => {
     const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
@@ -240,7 +272,8 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const text = normalize(await editor.innerText())
         // Markdown word-wraps in the editor, so lines are compared without whitespace.
         const flat = (t) => t.replace(/\s+/g, '')
-        if (!flat(text).startsWith(flat(`# ${leaf.label}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
+        // A long prompt's row label is cut with an ellipsis; the document has the whole text.
+        if (!flat(text).startsWith(flat(`# ${leaf.label.replace(/…$/, '')}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
         if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
         const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
         log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
@@ -291,11 +324,21 @@ export function goalSwarmJourney ({ page, screenshot }) {
       run: async () => {
         await runCommand(page, 'Developer: Reload Window')
         await waitForWorkbench(page)
+        await recordPlanView(page)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
         await planRow(page, GOAL).waitFor({ timeout: 30_000 })
+        const timeline = await planViewTimeline(page)
+        log(`ui: the Plan view after the reload: ${timeline.map(([ms, state]) => `${state} at ${ms} ms`).join(', ')}`)
+        // Before the workbench has read the extension's contributions it may print its own "no
+        // data provider" line; from then on the welcome content must show until the extension's
+        // provider answers: the line never lasts until activation.
+        const states = timeline.map(([, state]) => state)
+        const answered = states.findIndex((st) => st === 'empty' || st === 'rows')
+        if (answered < 0 || states.at(-1) !== 'rows') throw new Error(`the Plan view never showed its rows after the reload: ${JSON.stringify(timeline)}`)
+        if (states[answered - 1] === 'message') throw new Error(`the Plan view read "There is no data provider registered" until the extension registered its provider: ${JSON.stringify(timeline)}`)
         // A result tab comes back and resolves its content (the workbench restores the pinned
         // preview; a source tab opened in preview mode is not kept).
         const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })

@@ -1,0 +1,71 @@
+/**
+ * The dashboard of one running peer (CLI --dashboard-port): the server (server.ts) over the
+ * peer's plan state, drop counters, message events and result blobs. Read-only: it publishes
+ * nothing and changes no state.
+ */
+import type { Logger } from '../log'
+import type { PeerRuntime } from '../net/runtime'
+import { buildTree, type LeafView, type TreeNode } from '../state/tree'
+import { FlowLog } from './flow'
+import { startDashboard, type DashboardServer } from './server'
+import { dashboardSnapshot } from './snapshot'
+
+export { type DashboardServer } from './server'
+
+export interface PeerDashboardOptions {
+  host: string
+  port: number
+  /** Folder of the page files (dist/dashboard in the bundle). */
+  pageDir: string
+}
+
+function findLeaf (nodes: readonly TreeNode[], id: string): LeafView | undefined {
+  for (const n of nodes) {
+    if (n.kind === 'leaf') { if (n.id === id) return n; continue }
+    const hit = findLeaf(n.children, id)
+    if (hit !== undefined) return hit
+  }
+  return undefined
+}
+
+/**
+ * Serves the dashboard of `rt`. @throws as startDashboard (missing page file, port in use)
+ */
+export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOptions, log: Logger): Promise<DashboardServer> {
+  const config = rt.config
+  const flow = new FlowLog(rt.bus, rt.drops)
+  const bootedAt = Date.now()
+  const treeOpts = { settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs }
+  let server: DashboardServer
+  try {
+    server = await startDashboard({
+      snapshot: () => dashboardSnapshot({
+        state: rt.state,
+        nowUs: rt.now(),
+        tree: treeOpts,
+        announceIntervalMs: config.announceIntervalMs,
+        self: { peer_id: rt.peerId, role: config.role, swarm: config.swarm, ...(config.displayName === undefined ? {} : { name: config.displayName }) },
+        booted_at_ms: bootedAt,
+        connected_peers: rt.node.getPeers().length,
+        drops: rt.drops.snapshot(),
+        flow: flow.recent()
+      }),
+      output: async (nodeId) => {
+        const leaf = findLeaf(buildTree(rt.state, { ...treeOpts, nowUs: rt.now() }), nodeId)
+        if (leaf === undefined || (leaf.output === null && leaf.output_sha256 === null)) return null
+        // An executor's failure notice has no ResultMsg: its reason is the whole text.
+        if (leaf.output_sha256 === null) return leaf.output
+        return await rt.getOutput(nodeId)
+      },
+      onChange: (fn) => flow.onChange(fn)
+    }, { host: opts.host, port: opts.port, pageDir: opts.pageDir, log })
+  } catch (err) {
+    flow.dispose()
+    throw err
+  }
+  return {
+    url: server.url,
+    port: server.port,
+    close: async () => { flow.dispose(); await server.close() }
+  }
+}

@@ -1,0 +1,238 @@
+// The Goal Swarm dashboard page: renders the snapshots the peer streams over Server-Sent
+// Events (api/events). Every text from the swarm (goals, results, names) is attacker
+// controlled, so it only ever enters the page as a text node or an attribute value, never
+// as markup. URLs are relative: the page also works behind an editor's port forwarding.
+'use strict'
+
+/** Words for the tree's statuses; a status not listed here is shown as it is. */
+const STATUS_LABEL = {
+  pending_decomposition: 'splitting',
+  decomposed: 'split',
+  failed: 'failed',
+  superseded: 'superseded',
+  pending_execution: 'pending',
+  claimed: 'running',
+  done: 'done',
+  capability_gap: 'capability gap'
+}
+
+/** Leaf ids whose result is open, and fetched texts by leaf id + outcome. */
+const openLeaves = new Set()
+const results = new Map()
+let labels = new Map()
+let last = null
+/** What the plans and the flow strip were last drawn from: redrawn only on change, so a text
+ * selection in an open result survives the once-a-second snapshots. */
+let drawnPlans = ''
+let drawnFlow = ''
+
+/** An element with attributes and children; string children become text nodes. */
+function el (tag, attrs, ...children) {
+  const node = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === null || v === undefined || v === false) continue
+    if (k === 'class') node.className = v
+    else node.setAttribute(k, String(v))
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue
+    node.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c)
+  }
+  return node
+}
+
+function statusLabel (s) {
+  return STATUS_LABEL[s] ?? String(s).replace(/_/g, ' ')
+}
+
+function peerLabel (id) {
+  if (id === null || id === undefined) return '?'
+  return labels.get(id) ?? (id.length > 12 ? '...' + id.slice(-8) : id)
+}
+
+function ago (ms) {
+  const s = Math.max(0, Math.round(ms / 1000))
+  return s < 60 ? `${s} s ago` : `${Math.round(s / 60)} min ago`
+}
+
+function clock (ms) {
+  return new Date(ms).toLocaleTimeString([], { hour12: false })
+}
+
+function setConn (state, text) {
+  const c = document.getElementById('conn')
+  c.dataset.state = state
+  c.textContent = text
+}
+
+// ---- plans -------------------------------------------------------------------------------
+
+function progressText (p) {
+  const parts = [`${p.done}/${p.leaves} done`]
+  if (p.failed > 0) parts.push(`${p.failed} failed`)
+  if (p.claimed > 0) parts.push(`${p.claimed} running`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
+  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} splitting`)
+  return parts.join(' \u00b7 ')
+}
+
+function goalMeta (g) {
+  if (g.votes.length === 0) return g.proposals > 0 ? `${g.proposals} proposal${g.proposals === 1 ? '' : 's'}, no votes yet` : ''
+  const votes = g.votes.map((v) => `${v.scorer} ${v.score.toFixed(2)}`).join(', ')
+  return `score ${g.mean === null ? '-' : g.mean.toFixed(2)} (${votes})`
+}
+
+function leafMeta (l) {
+  const parts = [l.capability]
+  if (l.executor !== null) parts.push(`by ${l.executor}`)
+  else if (l.claimer !== null) parts.push(`claimed by ${l.claimer}`)
+  if (l.model_wait !== null) parts.push(l.model_wait)
+  return parts.join(' \u00b7 ')
+}
+
+function resultKey (l) {
+  return `${l.id}|${l.success}|${l.executor}`
+}
+
+function loadResult (l) {
+  const key = resultKey(l)
+  if (results.has(key)) return
+  results.set(key, { state: 'loading', text: 'loading the result...' })
+  fetch(`api/result/${encodeURIComponent(l.id)}`)
+    .then(async (r) => {
+      const text = await r.text()
+      results.set(key, r.ok ? { state: 'ok', text } : { state: 'error', text: `could not load the result: ${text}` })
+    })
+    .catch((err) => { results.set(key, { state: 'error', text: `could not load the result: ${err.message}` }) })
+    .finally(() => { if (last !== null) render(last, true) })
+}
+
+function toggle (l) {
+  if (openLeaves.has(l.id)) openLeaves.delete(l.id)
+  else { openLeaves.add(l.id); loadResult(l) }
+  if (last !== null) render(last, true)
+}
+
+function leafNode (l) {
+  const row = el('div', { class: 'row' },
+    el('span', { class: `status status-${l.status}` }, statusLabel(l.status)),
+    el('span', { class: 'text' }, l.text),
+    el('span', { class: 'meta' }, leafMeta(l)))
+  const item = el('li', { class: 'node leaf', 'data-id': l.id, 'data-status': l.status }, row)
+  if (!l.has_result) return item
+  row.classList.add('clickable')
+  row.setAttribute('role', 'button')
+  row.setAttribute('tabindex', '0')
+  row.setAttribute('aria-expanded', String(openLeaves.has(l.id)))
+  row.title = 'Show or hide the result'
+  row.addEventListener('click', () => toggle(l))
+  row.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(l) } })
+  if (openLeaves.has(l.id)) {
+    const r = results.get(resultKey(l))
+    if (r === undefined) loadResult(l)
+    const shown = r ?? { state: 'loading', text: 'loading the result...' }
+    item.append(el('pre', { class: `result result-${shown.state}`, 'data-for': l.id }, shown.text))
+  }
+  return item
+}
+
+function goalNode (g) {
+  const failures = g.failures.length > 0 ? el('div', { class: 'failures' }, g.failures.map((f) => el('div', {}, f))) : null
+  return el('li', { class: 'node goal', 'data-id': g.id, 'data-status': g.status },
+    el('div', { class: 'row' },
+      el('span', { class: `status status-${g.status}` }, statusLabel(g.status)),
+      el('span', { class: 'text' }, g.text),
+      el('span', { class: 'meta' }, goalMeta(g))),
+    failures,
+    g.children.length > 0 ? el('ul', { class: 'tree' }, g.children.map(treeNode)) : null)
+}
+
+function treeNode (n) {
+  return n.kind === 'leaf' ? leafNode(n) : goalNode(n)
+}
+
+function planCard (p) {
+  const pr = p.progress
+  return el('article', { class: 'plan', 'data-id': p.id, 'data-complete': String(pr.complete) },
+    el('h3', {}, p.root.text),
+    el('div', { class: 'progress-line' },
+      el('progress', { max: String(Math.max(1, pr.leaves)), value: String(pr.done + pr.failed) }),
+      el('span', { class: 'progress-text' }, progressText(pr)),
+      pr.complete ? el('span', { class: 'badge complete' }, pr.failed > 0 ? 'complete with failures' : 'complete') : null),
+    el('ul', { class: 'tree root' }, goalNode(p.root)))
+}
+
+// ---- peers, drops, flow --------------------------------------------------------------------
+
+function renderPeers (snap) {
+  const body = document.querySelector('#peers tbody')
+  body.replaceChildren(...snap.peers.map((p) => el('tr', { class: p.live ? 'live' : 'gone', 'data-peer': p.peer_id, 'data-role': p.role },
+    el('td', { title: p.peer_id }, p.label, p.peer_id === snap.self.peer_id ? ' (this dashboard)' : ''),
+    el('td', {}, p.role),
+    el('td', {}, p.capabilities.join(', ') || '-'),
+    el('td', {}, p.live ? ago(p.age_ms) : `gone (${ago(p.age_ms)})`))))
+}
+
+function renderDrops (snap) {
+  const entries = Object.entries(snap.drops).filter(([reason, n]) => n > 0 && reason !== 'duplicate')
+  const list = document.getElementById('drops')
+  if (entries.length === 0) { list.replaceChildren(el('li', { class: 'muted' }, 'none')); return }
+  list.replaceChildren(...entries.map(([reason, n]) => el('li', { 'data-reason': reason }, el('span', { class: 'count' }, String(n)), ` ${reason.replace(/_/g, ' ')}`)))
+}
+
+function renderFlow (snap) {
+  const key = `${snap.booted_at_ms}|${snap.flow.length === 0 ? 0 : snap.flow[snap.flow.length - 1].seq}|${labels.size}`
+  if (key === drawnFlow) return
+  drawnFlow = key
+  const items = [...snap.flow].reverse().map((f) => f.type === 'drop'
+    ? el('li', { class: 'flow-item drop', 'data-kind': f.kind, title: new Date(f.at_ms).toISOString() },
+      el('span', { class: 'time' }, clock(f.at_ms)), ` dropped: ${f.kind.replace(/_/g, ' ')} (${f.source})`, f.from === null ? '' : ` from ${peerLabel(f.from)}`)
+    : el('li', { class: `flow-item message kind-${f.kind}`, 'data-kind': f.kind, title: new Date(f.at_ms).toISOString() },
+      el('span', { class: 'time' }, clock(f.at_ms)), ` ${peerLabel(f.from)} `, el('span', { class: 'kind' }, f.kind)))
+  document.getElementById('flow').replaceChildren(...items)
+}
+
+/** Draws a snapshot; `force` redraws the plans even when they did not change (a result opened). */
+function render (snap, force = false) {
+  last = snap
+  labels = new Map(snap.peers.map((p) => [p.peer_id, p.label]))
+  document.body.dataset.boot = String(snap.booted_at_ms)
+  document.getElementById('self').textContent = `${snap.self.label} (${snap.self.role}) in swarm "${snap.self.swarm}", ${snap.connected_peers} peer${snap.connected_peers === 1 ? '' : 's'} connected`
+  const plans = document.getElementById('plans')
+  const plansKey = JSON.stringify([snap.plans, [...labels]])
+  if (force || plansKey !== drawnPlans) drawPlans(plans, snap)
+  drawnPlans = plansKey
+  renderPeers(snap)
+  renderDrops(snap)
+  renderFlow(snap)
+}
+
+function drawPlans (plans, snap) {
+  if (snap.plans.length === 0) plans.replaceChildren(el('p', { class: 'empty' }, 'No plan yet. Submit a goal from the editor or with goal-swarm-peer --submit-goal.'))
+  else plans.replaceChildren(...snap.plans.map(planCard))
+}
+
+// ---- the event stream ----------------------------------------------------------------------
+
+let source = null
+
+function connect () {
+  source = new EventSource('api/events')
+  source.addEventListener('state', (e) => {
+    let snap
+    try { snap = JSON.parse(e.data) } catch { return }
+    setConn('live', 'live')
+    render(snap)
+  })
+  source.addEventListener('error', () => {
+    // CONNECTING: the browser retries by itself. CLOSED (an answer that was not an event
+    // stream, e.g. from a proxy while the peer restarts): start a new one.
+    setConn('reconnecting', 'reconnecting...')
+    if (source.readyState === EventSource.CLOSED) {
+      source = null
+      setTimeout(connect, 1000)
+    }
+  })
+}
+
+connect()

@@ -1,0 +1,174 @@
+/**
+ * What the dashboard page shows, as one JSON document: the plan trees (the pure tree of
+ * state/tree.ts buildTree, the same one the editor and the report render), each plan's progress,
+ * the peers from their capability announcements, the drop counters and the recent message
+ * flow. Pure apart from its inputs, so the page never holds a second tree model: it renders
+ * this document and nothing else.
+ *
+ * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf says
+ * whether it has a result and how long it is; the page fetches the text when it is opened.
+ */
+import { capabilityTtlMs } from '../protocol/liveness'
+import { modelWaitText } from '../state/modelWait'
+import { announcedNames, peerSuffix } from '../state/peerNames'
+import type { PlanState } from '../state/planState'
+import { buildTree, planProgress, type GoalView, type PlanProgress, type TreeNode, type TreeOptions } from '../state/tree'
+import { parseTimestamp, type Micros } from '../protocol/time'
+import type { FlowEvent } from './flow'
+
+/** A vote as shown: the scorer's label and its score (0-1). */
+export interface DashVote { scorer: string, score: number }
+
+export interface DashGoal {
+  kind: 'goal'
+  id: string
+  text: string
+  /** GoalView.status, verbatim (the page shows statuses it does not know as they are). */
+  status: string
+  depth: number
+  /** Proposals made for the goal. */
+  proposals: number
+  /** Votes on the accepted proposal, else on the proposal with the most votes. */
+  votes: DashVote[]
+  /** Mean of `votes`, null with none. */
+  mean: number | null
+  /** Reasons of the goal's own failure notices. */
+  failures: string[]
+  children: DashNode[]
+}
+
+export interface DashLeaf {
+  kind: 'leaf'
+  id: string
+  text: string
+  /** LeafView.status, verbatim. */
+  status: string
+  capability: string
+  /** Label of the lease holder (or last holder), null when never claimed. */
+  claimer: string | null
+  /** Label of the executor of the shown result, null without one. */
+  executor: string | null
+  /** A result (or a failure reason) can be fetched from /api/result/<id>. */
+  has_result: boolean
+  /** true done, false failed, null no outcome yet. */
+  success: boolean | null
+  /** Characters of the inline output; null for a blob or no result. */
+  output_chars: number | null
+  /** "waiting for the model (45 s, attempt 1/3)" while the holder waits on its model, else null. */
+  model_wait: string | null
+}
+
+export type DashNode = DashGoal | DashLeaf
+
+export interface DashPlan {
+  id: string
+  text: string
+  /** created_at of the root goal, ms since the epoch. */
+  created_at_ms: number
+  progress: PlanProgress
+  root: DashGoal
+}
+
+export interface DashPeer {
+  peer_id: string
+  /** Announced name (told apart by PeerId suffix when two share one), else the PeerId suffix. */
+  label: string
+  role: string
+  capabilities: string[]
+  /** The latest announcement's age by this peer's clock, ms. */
+  age_ms: number
+  /** Announced within the liveness TTL (DESIGN §6). */
+  live: boolean
+}
+
+export interface DashSnapshot {
+  self: { peer_id: string, label: string, role: string, swarm: string }
+  /** When this peer process started serving, ms since the epoch: a new value means a restart. */
+  booted_at_ms: number
+  generated_at_ms: number
+  connected_peers: number
+  plans: DashPlan[]
+  peers: DashPeer[]
+  /** Drop and ignore counters per reason (net/drops.ts). */
+  drops: Record<string, number>
+  /** The most recent message and drop events, oldest first. */
+  flow: FlowEvent[]
+}
+
+export interface SnapshotInput {
+  state: PlanState
+  nowUs: Micros
+  tree: Omit<TreeOptions, 'nowUs'>
+  /** Liveness period of this peer's heartbeat, ms (protocol/liveness.ts). */
+  announceIntervalMs: number
+  self: { peer_id: string, role: string, swarm: string, name?: string }
+  booted_at_ms: number
+  connected_peers: number
+  drops: Record<string, number>
+  flow: FlowEvent[]
+}
+
+/** A peer label function: announced names first, a PeerId suffix otherwise. */
+export function peerLabeler (state: PlanState): (peerId: string) => string {
+  const names = announcedNames(state.capabilities())
+  return (id) => names.get(id) ?? peerSuffix(id)
+}
+
+const microsToMs = (us: Micros): number => us / 1000
+
+function goalNode (g: GoalView, label: (id: string) => string): DashGoal {
+  const shown = g.proposals.find((p) => p.accepted) ?? [...g.proposals].sort((a, b) => b.votes.length - a.votes.length)[0]
+  return {
+    kind: 'goal',
+    id: g.id,
+    text: g.text,
+    status: g.status,
+    depth: g.depth,
+    proposals: g.proposals.length,
+    votes: (shown?.votes ?? []).map((v) => ({ scorer: label(v.scorer_peer), score: v.score })),
+    mean: shown?.mean ?? null,
+    failures: g.failures.map((f) => f.reason),
+    children: g.children.map((c) => node(c, label))
+  }
+}
+
+function node (n: TreeNode, label: (id: string) => string): DashNode {
+  if (n.kind === 'goal') return goalNode(n, label)
+  return {
+    kind: 'leaf',
+    id: n.id,
+    text: n.text,
+    status: n.status,
+    capability: n.required_capability,
+    claimer: n.claimer === null ? null : label(n.claimer),
+    executor: n.executor === null ? null : label(n.executor),
+    has_result: n.output !== null || n.output_sha256 !== null,
+    success: n.success,
+    output_chars: n.output_sha256 === null && n.output !== null ? n.output.length : null,
+    model_wait: n.model_wait === null ? null : modelWaitText(n.model_wait)
+  }
+}
+
+/** The whole dashboard document for one clock reading. */
+export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
+  const { state, nowUs } = input
+  const label = peerLabeler(state)
+  const roots = buildTree(state, { ...input.tree, nowUs })
+  const created = new Map(state.rootGoals().map((g) => [g.goal_id, microsToMs(parseTimestamp(g.created_at))]))
+  const ttlMs = capabilityTtlMs(input.announceIntervalMs)
+  const nowMs = microsToMs(nowUs)
+  const peers: DashPeer[] = state.capabilities().map((c) => {
+    const age = nowMs - microsToMs(parseTimestamp(c.announced_at))
+    return { peer_id: c.peer_id, label: label(c.peer_id), role: c.role, capabilities: [...c.capabilities], age_ms: Math.round(age), live: Math.abs(age) <= ttlMs }
+  }).sort((a, b) => a.role.localeCompare(b.role) || a.label.localeCompare(b.label))
+  return {
+    self: { peer_id: input.self.peer_id, label: input.self.name ?? label(input.self.peer_id), role: input.self.role, swarm: input.self.swarm },
+    booted_at_ms: input.booted_at_ms,
+    generated_at_ms: Math.round(nowMs),
+    connected_peers: input.connected_peers,
+    plans: roots.map((r) => ({ id: r.id, text: r.text, created_at_ms: created.get(r.id) ?? 0, progress: planProgress(r), root: goalNode(r, label) })),
+    peers,
+    drops: input.drops,
+    flow: input.flow
+  }
+}

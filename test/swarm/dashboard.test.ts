@@ -1,0 +1,162 @@
+/**
+ * The live dashboard (--dashboard-port) in real Chromium (Debian's, driven by playwright-core):
+ * a real swarm of peer processes plans a goal whose texts carry markup; the observer's page
+ * fills in row by row until the plan is complete, shows the peers and the message flow, opens a
+ * result in place as plain text, and after the observer is killed and restarted on the same
+ * port it says "reconnecting" and then shows the state again from the restarted process.
+ * Bad requests get 4xx. A screenshot goes to artifacts/dashboard/. Run `npm run build` first.
+ */
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import path from 'node:path'
+import { test } from 'node:test'
+import { pathToFileURL } from 'node:url'
+import { demoResponder } from '../support/llm-standin'
+import { formatTopic } from '../../src/peer/protocol/topics'
+import { INJECTOR_SPEC, REPO_ROOT, TestSwarm } from '../support/peers'
+import { liveLeaves } from '../support/leaves'
+import { roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+
+/** Markup in swarm text: shown as text, it never runs nor becomes an element. */
+const GOAL = 'Plan a <b>trip</b> <img src=x onerror="window.__pwned=1">'
+const RESULT_MARKUP = '<script>window.__pwned=2</script><img src=y onerror="window.__pwned=3">'
+
+interface Harness {
+  ensureDebianPackages(o: { names: string[] }): Promise<{ ok: boolean, reason?: string }>
+  CHROMIUM_PATH: string
+}
+
+async function freePort (): Promise<number> {
+  const srv = createServer()
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  const port = (srv.address() as AddressInfo).port
+  await new Promise<void>((resolve) => srv.close(() => resolve()))
+  return port
+}
+
+test('dashboard: the plan fills in live in Chromium, results open in place, and the page reconnects after a restart', async (t) => {
+  const harness = path.join(REPO_ROOT, 'test', 'vscode', 'harness')
+  const system = await import(pathToFileURL(path.join(harness, 'system.mjs')).href) as Harness
+  const { CHROMIUM_ARGS } = await import(pathToFileURL(path.join(harness, 'browser.mjs')).href) as { CHROMIUM_ARGS: string[] }
+  const pkgs = await system.ensureDebianPackages({ names: ['chromium'] })
+  if (!pkgs.ok) { t.skip(`Chromium is not available: ${pkgs.reason}`); return }
+  const { chromium } = await import('playwright-core')
+
+  const swarm = new TestSwarm()
+  const standin = await startStandin(async (req) => {
+    if (req.purpose !== 'execute') return null
+    const reply = await demoResponder(req)
+    return typeof reply === 'object' && 'text' in reply ? { text: `${reply.text}\n\n${RESULT_MARKUP}` } : reply
+  })
+  let closeBrowser = async (): Promise<void> => {}
+  t.after(async () => { await closeBrowser(); await swarm.close(); await standin.close() })
+
+  const port = await freePort()
+  const args = roleArgs(standin)
+  const dash = await swarm.start({ role: 'observer', name: 'dash', args: [...args, '--dashboard-port', String(port)] })
+  const url = `http://127.0.0.1:${port}/`
+  assert.equal(dash.ready?.dashboard, url, 'the ready message carries the dashboard URL')
+  const started = dash.logRecords().find((r) => r.msg === 'started')
+  assert.equal(started?.dashboard, url, 'the start record names the dashboard URL')
+  await swarm.start({ role: 'decomposer', name: 'dec', args })
+  await swarm.start({ role: 'scorer', name: 'sc1', args })
+  await swarm.start({ role: 'scorer', name: 'sc2', args })
+  await swarm.start({ role: 'executor', name: 'exec', args })
+
+  // Chromium writes its profile and caches under HOME/XDG dirs: keep them in the swarm's temp dir.
+  const home = path.join(swarm.baseDir, 'chromium-home')
+  mkdirSync(home, { recursive: true })
+  const browser = await chromium.launch({
+    executablePath: system.CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_CACHE_HOME: path.join(home, 'cache') },
+    timeout: 60_000
+  })
+  closeBrowser = async () => { await browser.close().catch(() => {}) }
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+  const pageErrors: string[] = []
+  page.on('pageerror', (e) => { pageErrors.push(e.message) })
+  await page.goto(url)
+  await page.waitForSelector('#conn[data-state="live"]', { timeout: 20_000 })
+  await page.waitForSelector('#peers tbody tr[data-role="executor"]', { timeout: 20_000 })
+
+  const goalId = await dash.submitGoal(GOAL)
+  // The root row appears while its split is still being voted on, then the plan completes.
+  await page.waitForSelector(`.plan[data-id="${goalId}"] li.node.goal[data-id="${goalId}"]`, { timeout: 20_000 })
+  const progress = await waitComplete(dash, goalId)
+  await page.waitForSelector(`.plan[data-id="${goalId}"][data-complete="true"]`, { timeout: 20_000 })
+  const plan = page.locator(`.plan[data-id="${goalId}"]`)
+  assert.equal(await plan.locator('.progress-text').textContent(), `${progress.leaves}/${progress.leaves} done`)
+  assert.equal(await plan.locator('h3').textContent(), GOAL, 'the goal text shows as text')
+  assert.equal(await page.locator('#plans img, #plans script, #plans b').count(), 0, 'no markup from the swarm became an element')
+
+  // The page's leaves are the observer's own tree (buildTree), each done.
+  const root = treeOf(dash).find((r) => r.id === goalId)
+  assert.ok(root !== undefined)
+  const leaves = liveLeaves(root)
+  assert.equal(leaves.length, progress.leaves)
+  const pageLeaves = await plan.locator('li.node.leaf').evaluateAll((els) => els.map((e) => [e.getAttribute('data-id'), e.getAttribute('data-status')]))
+  assert.deepEqual(pageLeaves.sort(), leaves.map((l) => [l.id, 'done']).sort())
+  assert.equal(await plan.locator('li.node.leaf .status').first().textContent(), 'done')
+
+  // Peers and message flow.
+  for (const role of ['observer', 'decomposer', 'scorer', 'executor']) assert.ok(await page.locator(`#peers tbody tr[data-role="${role}"]`).count() >= 1, role)
+  assert.equal(await page.locator('#peers tbody tr[data-role="scorer"]').count(), 2)
+  await page.waitForSelector('#flow .flow-item.message[data-kind="result"]', { timeout: 10_000 })
+
+  // A result opens in place, as text.
+  const leaf = leaves[0]
+  assert.ok(leaf !== undefined && leaf.output !== null)
+  await plan.locator(`li.node.leaf[data-id="${leaf.id}"] > .row`).click()
+  const pre = page.locator(`pre.result-ok[data-for="${leaf.id}"]`)
+  await pre.waitFor({ timeout: 10_000 })
+  assert.equal(await pre.textContent(), await dash.getOutput(leaf.id))
+  assert.ok((await pre.textContent())?.includes(RESULT_MARKUP))
+  assert.equal(await page.evaluate('typeof window.__pwned'), 'undefined', 'no script from the swarm ran')
+  assert.equal(await page.locator('#plans img, #plans script').count(), 0)
+
+  // A malformed gossip message shows as a drop with its reason, in the counters and the strip.
+  const injector = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', bootstrap: [dash.addr], readyTimeoutMs: 60_000 })
+  await injector.waitForPeers(1, 30_000)
+  const topic = formatTopic({ swarm: 'default', kind: 'plan' })
+  // Gossip reaches the dashboard's peer once the two have exchanged subscriptions: resend until it counts one.
+  for (let i = 0; dash.drops('invalid_schema') === 0; i++) {
+    assert.ok(i < 20, 'the dashboard peer never counted the malformed message')
+    const r = await injector.request({ type: 'inject-raw', topic, text: '{"not": "an envelope"}' })
+    assert.equal(r.type, 'inject-done')
+    await dash.waitFor(() => dash.drops('invalid_schema') > 0, 'a counted drop', 1500).catch(() => {})
+  }
+  await page.waitForSelector('#drops li[data-reason="invalid_schema"]', { timeout: 10_000 })
+  await page.waitForSelector('#flow .flow-item.drop[data-kind="invalid_schema"]', { timeout: 10_000 })
+  assert.match(await page.locator('#flow .flow-item.drop[data-kind="invalid_schema"]').first().textContent() ?? '', /dropped: invalid schema \(gossip\)/)
+  await injector.stop()
+
+  // Bad requests are refused, and the server keeps serving.
+  assert.equal((await fetch(`${url}api/result/not-an-id`)).status, 400)
+  assert.equal((await fetch(`${url}api/result/0123456789abcdef`)).status, 404)
+  assert.equal((await fetch(`${url}no/such/page`)).status, 404)
+  assert.equal((await fetch(url, { method: 'POST', body: 'x' })).status, 405)
+  assert.equal((await fetch(`${url}api/state`)).status, 200)
+
+  mkdirSync(path.join(REPO_ROOT, 'artifacts', 'dashboard'), { recursive: true })
+  await page.screenshot({ path: path.join(REPO_ROOT, 'artifacts', 'dashboard', 'dashboard.png'), fullPage: true })
+
+  // Restart the dashboard's peer on the same port: the page reconnects and shows the state
+  // of the new process (its boot time), reloaded from its state log and synced.
+  const bootBefore = await page.locator('body').getAttribute('data-boot')
+  await dash.kill()
+  await page.waitForSelector('#conn[data-state="reconnecting"]', { timeout: 10_000 })
+  const dash2 = await swarm.restart(dash)
+  assert.equal(dash2.ready?.dashboard, url)
+  // The page sets the boot time and "live" from the same first snapshot of the new process.
+  await page.waitForSelector(`body:not([data-boot="${bootBefore ?? ''}"])`, { timeout: 20_000 })
+  await page.waitForSelector('#conn[data-state="live"]', { timeout: 5_000 })
+  await page.waitForSelector(`.plan[data-id="${goalId}"][data-complete="true"]`, { timeout: 20_000 })
+  assert.equal(await page.locator(`.plan[data-id="${goalId}"] .progress-text`).textContent(), `${progress.leaves}/${progress.leaves} done`)
+  // The opened result stays open across the reconnect.
+  await page.locator(`pre.result-ok[data-for="${leaf.id}"]`).waitFor({ timeout: 10_000 })
+  await page.screenshot({ path: path.join(REPO_ROOT, 'artifacts', 'dashboard', 'dashboard-after-restart.png'), fullPage: true })
+  assert.deepEqual(pageErrors, [])
+})

@@ -1,0 +1,212 @@
+/**
+ * The dashboard without a swarm: the snapshot of a known plan (the pure tree, progress, peers,
+ * no result texts), the HTTP server's answers (page, state, results, 4xx, Server-Sent Events,
+ * close), the message-flow log with drops, and the CLI flags and start line.
+ */
+import assert from 'node:assert/strict'
+import { connect } from 'node:net'
+import path from 'node:path'
+import { describe, test } from 'node:test'
+import { pino } from 'pino'
+import { parseCli } from '../../src/peer/cli'
+import { makeConfig } from '../../src/peer/config'
+import { FlowLog } from '../../src/peer/dashboard/flow'
+import { startDashboard } from '../../src/peer/dashboard/server'
+import { dashboardSnapshot, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
+import { DropCounters } from '../../src/peer/net/drops'
+import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { PlanState } from '../../src/peer/state/planState'
+import { startLines } from '../../src/peer/startLines'
+import { envelopeOf, sec, T0 } from '../support/fixtures'
+import { REPO_ROOT } from '../support/peers'
+import { syntheticPlan } from '../support/syntheticPlan'
+
+const PEER = 'peer-exec-1'
+const NOW = T0 + sec(30)
+const silent = pino({ level: 'silent' })
+const PAGE_DIR = path.join(REPO_ROOT, 'src', 'peer', 'dashboard', 'page')
+
+function planState (): PlanState {
+  return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope))
+}
+
+function snap (state: PlanState): DashSnapshot {
+  return dashboardSnapshot({
+    state, nowUs: NOW, tree: {}, announceIntervalMs: 10_000,
+    self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
+    booted_at_ms: 1, connected_peers: 3, drops: { invalid_schema: 2 }, flow: []
+  })
+}
+
+function leaves (n: DashNode): DashLeaf[] {
+  return n.kind === 'leaf' ? [n] : n.children.flatMap(leaves)
+}
+
+describe('dashboard snapshot', () => {
+  test('the plan tree of buildTree with progress, peers and no result text', () => {
+    const state = planState()
+    const s = snap(state)
+    assert.equal(s.plans.length, 1)
+    const plan = s.plans[0]!
+    assert.equal(plan.text, 'Plan a <b>trip</b>')
+    assert.equal(plan.root.status, 'decomposed')
+    assert.deepEqual({ leaves: plan.progress.leaves, done: plan.progress.done, complete: plan.progress.complete }, { leaves: 4, done: 4, complete: true })
+    const ls = leaves(plan.root)
+    assert.equal(ls.length, 4)
+    for (const l of ls) {
+      assert.equal(l.status, 'done')
+      assert.equal(l.has_result, true)
+      assert.equal(l.executor, PEER, 'a peer without an announced name shows as its PeerId (short ids whole)')
+      assert.ok((l.output_chars ?? 0) > 0)
+    }
+    const outputs = state.envelopes().flatMap((e) => (e.kind === 'result' ? [e.body.output] : []))
+    assert.ok(outputs.length === 4 && outputs.every((o) => o.length > 0 && !JSON.stringify(s).includes(JSON.stringify(o).slice(1, -1))), 'no result text in the snapshot')
+    assert.deepEqual(s.peers.map((p) => [p.peer_id, p.role, p.live]), [[PEER, 'executor', true]])
+    assert.deepEqual(s.drops, { invalid_schema: 2 })
+    assert.equal(s.connected_peers, 3)
+  })
+})
+
+describe('dashboard server', () => {
+  test('page, state, results, 4xx for bad requests, live events, and close ends the streams', async () => {
+    const state = planState()
+    let changed: (() => void) | null = null
+    const srv = await startDashboard({
+      snapshot: () => snap(state),
+      output: async (id) => {
+        const r = state.envelopes().find((e) => e.kind === 'result' && e.body.node_id === id)
+        return r?.kind === 'result' ? r.body.output : null
+      },
+      onChange: (fn) => { changed = fn; return { dispose: () => { changed = null } } }
+    }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent, throttleMs: 10, tickMs: 60_000 })
+    try {
+      assert.equal(srv.url, `http://127.0.0.1:${srv.port}/`)
+      const page = await fetch(srv.url)
+      assert.equal(page.status, 200)
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+      assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+      assert.match(await page.text(), /<script src="dashboard.js" defer><\/script>/)
+      assert.equal((await fetch(`${srv.url}dashboard.js`)).headers.get('content-type'), 'text/javascript; charset=utf-8')
+      const st = await (await fetch(`${srv.url}api/state`)).json() as DashSnapshot
+      assert.equal(st.plans[0]?.progress.done, 4)
+
+      const leaf = leaves(st.plans[0]!.root)[0]!
+      const res = await fetch(`${srv.url}api/result/${leaf.id}`)
+      assert.equal(res.status, 200)
+      const want = state.envelopes().find((e) => e.kind === 'result' && e.body.node_id === leaf.id)
+      assert.equal(await res.text(), want?.kind === 'result' ? want.body.output : '?')
+      assert.equal((await fetch(`${srv.url}api/result/NOT-HEX`)).status, 400)
+      assert.equal((await fetch(`${srv.url}api/result/0123456789abcdef`)).status, 404)
+      assert.equal((await fetch(`${srv.url}api/nothing`)).status, 404)
+      const post = await fetch(`${srv.url}api/state`, { method: 'POST', body: '{}' })
+      assert.equal(post.status, 405)
+      assert.equal(post.headers.get('allow'), 'GET, HEAD')
+      // A request line that is not HTTP gets a 400, and the server keeps serving.
+      const raw = await new Promise<string>((resolve, reject) => {
+        const sock = connect(srv.port, '127.0.0.1', () => { sock.write('NOT HTTP AT ALL\r\n\r\n') })
+        let got = ''
+        sock.on('data', (d) => { got += d.toString() })
+        sock.on('end', () => { resolve(got) })
+        sock.on('error', reject)
+      })
+      assert.match(raw, /^HTTP\/1\.1 400/)
+      assert.equal((await fetch(`${srv.url}api/state`)).status, 200)
+
+      // Events: the state at once, another on a change, and the stream ends on close.
+      const ev = await fetch(`${srv.url}api/events`)
+      assert.match(ev.headers.get('content-type') ?? '', /^text\/event-stream/)
+      const reader = ev.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = ''
+      const readUntil = async (count: number): Promise<void> => {
+        while ((text.match(/^event: state$/gm) ?? []).length < count) {
+          const { value, done } = await reader.read()
+          if (done) throw new Error(`stream ended after: ${text.slice(0, 200)}`)
+          text += decoder.decode(value, { stream: true })
+        }
+      }
+      await readUntil(1)
+      assert.match(text, /^retry: 1000$/m)
+      assert.ok(changed !== null)
+      ;(changed as () => void)()
+      await readUntil(2)
+      const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as DashSnapshot)
+      assert.equal(data.length, 2)
+      assert.equal(data[1]?.plans[0]?.id, st.plans[0]?.id)
+      const closing = srv.close()
+      for (;;) { const { done } = await reader.read(); if (done) break }
+      await closing
+      await assert.rejects(fetch(srv.url))
+    } finally {
+      await srv.close()
+    }
+  })
+
+  test('a missing page file or a taken port is an error naming it', async () => {
+    await assert.rejects(startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) },
+      { host: '127.0.0.1', port: 0, pageDir: path.join(REPO_ROOT, 'no-such-dir'), log: silent }), /index\.html is missing from .*no-such-dir/)
+    const a = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+    try {
+      await assert.rejects(startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) },
+        { host: '127.0.0.1', port: a.port, pageDir: PAGE_DIR, log: silent }), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE')
+    } finally { await a.close() }
+  })
+})
+
+describe('dashboard message flow', () => {
+  test('messages by author and kind, drops with reason and source, duplicates left out, newest kept', () => {
+    const listeners = new Set<(env: AnyEnvelope) => void>()
+    const bus = { onMessage: (fn: (env: AnyEnvelope) => void) => { listeners.add(fn); return { dispose: () => { listeners.delete(fn) } } } }
+    const drops = new DropCounters(silent)
+    const flow = new FlowLog(bus, drops, 3)
+    let changes = 0
+    flow.onChange(() => { changes++ })
+    const items = syntheticPlan(PEER, { text: 'x', shape: [2], nowUs: NOW })
+    for (const l of listeners) l(envelopeOf(items[1]!.kind, items[1]!.body as never, PEER) as AnyEnvelope)
+    drops.count('invalid_schema', 'bad', 'gossip', 'peer-evil')
+    drops.count('duplicate', 'k', 'sync')
+    assert.deepEqual(flow.recent().map((e) => [e.type, e.kind, e.from, e.source]), [['message', 'goal', PEER, null], ['drop', 'invalid_schema', 'peer-evil', 'gossip']])
+    assert.equal(changes, 2)
+    drops.count('clock_skew', 'late', 'gossip')
+    drops.count('too_large', 'big', 'push')
+    assert.deepEqual(flow.recent().map((e) => e.kind), ['invalid_schema', 'clock_skew', 'too_large'])
+    assert.deepEqual(flow.recent().map((e) => e.seq), [2, 3, 4])
+    assert.equal(drops.snapshot().duplicate, 1, 'duplicates are still counted')
+    flow.dispose()
+    drops.count('clock_skew', 'late', 'gossip')
+    assert.equal(flow.recent().length, 3)
+    assert.equal(listeners.size, 0)
+  })
+})
+
+describe('dashboard flags and start line', () => {
+  const io = (): { err: string[], io: { out: (s: string) => void, err: (s: string) => void, env: NodeJS.ProcessEnv } } => {
+    const err: string[] = []
+    return { err, io: { out: () => {}, err: (s) => { err.push(s) }, env: {} } }
+  }
+  test('--dashboard-port (loopback unless --dashboard-host), bad values exit 2 naming the flag', () => {
+    const a = parseCli(['--role', 'observer', '--dashboard-port', '0'], io().io)
+    assert.ok(a.kind === 'run')
+    assert.deepEqual(a.config.dashboard, { host: '127.0.0.1', port: 0 })
+    const b = parseCli(['--role', 'observer', '--dashboard-port', '8080', '--dashboard-host', '::1'], io().io)
+    assert.ok(b.kind === 'run')
+    assert.deepEqual(b.config.dashboard, { host: '::1', port: 8080 })
+    const c = parseCli(['--role', 'observer'], io().io)
+    assert.ok(c.kind === 'run')
+    assert.equal(c.config.dashboard, undefined)
+    for (const [argv, flag] of [[['--dashboard-port', '70000'], '--dashboard-port'], [['--dashboard-port', 'x'], '--dashboard-port'],
+      [['--dashboard-host', '127.0.0.1'], '--dashboard-host'], [['--dashboard-port', '1', '--dashboard-host', 'localhost'], '--dashboard-host']] as const) {
+      const r = io()
+      assert.deepEqual(parseCli(['--role', 'observer', ...argv], r.io), { kind: 'exit', code: 2 }, argv.join(' '))
+      assert.match(r.err.join(''), new RegExp(flag), argv.join(' '))
+    }
+  })
+
+  test('the start lines end with the dashboard URL when there is one', () => {
+    const c = makeConfig('observer', { name: 'observer-4001', displayName: 'observer-4001' })
+    const lines = startLines(c, 'P', ['/ip4/127.0.0.1/tcp/4001/p2p/P'], 'http://127.0.0.1:8080/')
+    assert.equal(lines.length, 4)
+    assert.equal(lines[3], 'dashboard: http://127.0.0.1:8080/')
+    assert.equal(startLines(c, 'P', ['/ip4/127.0.0.1/tcp/4001/p2p/P']).length, 3)
+  })
+})
