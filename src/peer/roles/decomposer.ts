@@ -21,10 +21,12 @@ import { contentId, proposalId } from '../protocol/ids'
 import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/schemas'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import type { LlmProvider } from '../llm/provider'
+import { newUsageMeter, type LlmProvider } from '../llm/provider'
+import { isCancelled } from '../state/planControl'
 import type { RoleContext } from './context'
 import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
+import { PlanCalls, PlanGate, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
 
 /**
@@ -77,8 +79,15 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
   const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
   const ttlUs = msToMicros(Math.max(30_000, 3 * config.announceIntervalMs))
+  const gate = new PlanGate(state, log)
+  const calls = new PlanCalls(state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
+    if (env.kind === 'cancel') {
+      const n = calls.abortPlan(env.body.goal_id, 'the plan was cancelled')
+      if (n > 0) log.info({ goal_id: env.body.goal_id, aborted: n }, 'plan cancelled: aborted its model calls in flight')
+      return
+    }
     // A ranked proposer's failure notice hands its place to the next decomposer.
     const gaveUp = env.kind === 'failure' && env.body.role === 'decomposer' && env.body.node_id === null
     if (env.kind !== 'goal' && env.kind !== 'accepted' && !gaveUp) return
@@ -126,6 +135,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const goal = state.goal(goalId)
     if (goal === undefined || goal.depth >= config.maxDepth) return
     if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
+    if (!gate.allows(goalId)) return
     const all = state.proposalsFor(goalId)
     if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return }
     if (gaveUpHere(goalId)) return
@@ -208,6 +218,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
 
   async function decompose (goal: Goal, attempt: number): Promise<void> {
     if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
+    if (!gate.allows(goal.goal_id)) return
     const { min, max } = countRange(goal)
     const input: DecomposeInput = {
       goal: goal.text,
@@ -220,24 +231,34 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     }
     log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${excerpt(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
     let out
+    const usage = newUsageMeter()
+    const call = calls.start(goal.goal_id)
     try {
       out = await llm.generateObject({
         purpose: 'decompose',
         system: DECOMPOSE_SYSTEM,
         prompt: decomposePrompt(input),
         schema: decompositionSchema(min, max),
-        schemaName: 'decomposition'
+        schemaName: 'decomposition',
+        signal: call.signal,
+        usage
       })
     } catch (err) {
-      if (timers.isDisposed) return
+      if (timers.isDisposed || call.signal.aborted) return
       const reason = failureText(`decomposing goal ${goal.goal_id} failed`, err)
       log.error({ goal_id: goal.goal_id }, reason)
       await bus.publish('failure', {
-        goal_id: goal.goal_id, node_id: null, role: 'decomposer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
+        goal_id: goal.goal_id, node_id: null, role: 'decomposer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now()), usage: wireUsage(usage)
       })
       return
+    } finally {
+      calls.end(call)
     }
     if (timers.isDisposed) return
+    if (isCancelled(state, goal.goal_id)) {
+      log.info({ goal_id: goal.goal_id }, 'the plan was cancelled while decomposing; proposal dropped')
+      return
+    }
     if (state.acceptedFor(goal.goal_id).length > 0) {
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
       return
@@ -257,7 +278,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       subgoals,
       rationale: stripControlChars(out.rationale).slice(0, 4000),
       attempt,
-      proposed_at: formatTimestamp(ctx.now())
+      proposed_at: formatTimestamp(ctx.now()),
+      usage: wireUsage(usage)
     })
     log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)
@@ -270,6 +292,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       sub.dispose()
       timers.dispose()
       limit.clearQueue()
+      calls.abortAll('the decomposer stopped')
     }
   }
 }
