@@ -19,7 +19,8 @@ export const Commands = {
   connectToPeer: 'goalSwarm.connectToPeer',
   removeFromView: 'goalSwarm.removeFromView',
   clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
-  openResultPreview: 'goalSwarm.openResultPreview'
+  openResultPreview: 'goalSwarm.openResultPreview',
+  cancelPlan: 'goalSwarm.cancelPlan'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

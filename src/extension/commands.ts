@@ -8,6 +8,7 @@ import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
 import { planProgress, type GoalView, type LeafView } from '../peer/state/tree'
 import { failedGoals } from '../peer/roles/report'
 import { firstLine, slug } from '../views/format'
+import { costSummary } from '../views/planCost'
 import { planJson, planMarkdown } from '../views/planExport'
 import { leavesOf, type PlanModel } from '../views/planModel'
 import { PlanElement, revealWhenPresent, type PlanTreeProvider } from '../views/planTree'
@@ -21,7 +22,7 @@ import type { ComponentLog, Log } from './log'
 import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize, type PeerManager } from './peers'
 import type { ReadyInfo } from './peerProcess'
 import type { ApiKeys, KeyProvider } from './secrets'
-import { effectiveProvider, Keys } from './settings'
+import { effectiveProvider, goalBudget, Keys } from './settings'
 import { peerAddressProblem, shareableAddress } from './address'
 import { recordStarted, type StateStore } from './restore'
 
@@ -99,6 +100,7 @@ export class CommandHandlers extends Disposable {
     reg(Commands.removeFromView, this.removeFromView)
     reg(Commands.clearFinishedPlans, this.clearFinishedPlans)
     reg(Commands.openResultPreview, this.openResultPreview)
+    reg(Commands.cancelPlan, this.cancelPlan)
   }
 
   // ---- peers ---------------------------------------------------------------------------
@@ -251,8 +253,9 @@ export class CommandHandlers extends Disposable {
     }
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
-    const goalId = await proc.submitGoal(text)
-    this.log.info(`submitted goal ${goalId} through ${main.peerId}: ${firstLine(text, 100)}`)
+    const budget = goalBudget(this.d.settings.current())
+    const goalId = await proc.submitGoal(text, budget)
+    this.log.info(`submitted goal ${goalId} through ${main.peerId}${budget === undefined ? '' : ` with budget ${JSON.stringify(budget)}`}: ${firstLine(text, 100)}`)
     void vscode.commands.executeCommand('goalSwarm.plan.focus').then(
       () => revealWhenPresent(this.d.treeView, this.d.tree, this.d.model, goalId),
       () => undefined
@@ -291,15 +294,15 @@ export class CommandHandlers extends Disposable {
   }
 
   /**
-   * Notification with leaf counts until the plan completes. It has no Cancel button: the swarm
-   * has no cancel yet, and a Cancel that only closed the notification would read as stopping
-   * the plan. Closing (hiding) it leaves the plan running; "plan complete" still follows.
+   * Notification with leaf counts until the plan completes. Its Cancel button cancels the plan
+   * swarm-wide (Cancel Plan, DESIGN §13); closing (hiding) it leaves the plan running and
+   * "plan complete" still follows.
    */
   private async showPlanProgress (goalId: string, text: string): Promise<void> {
     const done = await vscode.window.withProgress({
       location: vscode.ProgressLocation.Notification,
       title: `Goal Swarm: ${firstLine(text, 60)}`,
-      cancellable: false
+      cancellable: true
     }, (progress, token) => new Promise<GoalView | undefined>((resolve) => {
       let reported = 0
       const check = (): void => {
@@ -315,11 +318,24 @@ export class CommandHandlers extends Disposable {
         if (p.complete) { finish(); resolve(root) }
       }
       const sub = this.d.model.onDidChange(check)
-      const cancel = token.onCancellationRequested(() => { finish(); resolve(undefined) })
+      const cancel = token.onCancellationRequested(() => {
+        finish()
+        resolve(undefined)
+        this.cancelPlan(goalId, { confirm: false }).catch((err: Error) => {
+          void vscode.window.showErrorMessage(`Goal Swarm: could not cancel the plan: ${err.message}`)
+        })
+      })
       const finish = (): void => { sub.dispose(); cancel.dispose() }
       check()
     }))
     if (done === undefined) return
+    if (done.plan !== undefined && done.plan.state !== 'running') {
+      const p = planProgress(done)
+      void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${p.done} of ${p.leaves} prompts done (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
+        if (a === 'Export Plan') void vscode.commands.executeCommand(Commands.exportPlan, goalId)
+      })
+      return
+    }
     const p = planProgress(done)
     const unsplit = failedGoals(done)
     const a = await vscode.window.showInformationMessage(
@@ -474,6 +490,38 @@ export class CommandHandlers extends Disposable {
     const n = this.d.tree.hide(finished.map((r) => r.id))
     vscode.window.setStatusBarMessage(n === 0 ? 'Goal Swarm: no finished plan to clear' : `Goal Swarm: ${n} finished plan${n === 1 ? '' : 's'} removed from the view (the swarm keeps them)`, 4000)
     return n
+  }
+
+  /**
+   * Cancel Plan (DESIGN §13): publishes the cancel of a root goal's plan through this editor's
+   * main peer, which must be the goal's origin (other peers drop anyone else's cancel). Asks to
+   * confirm unless `opts.confirm` is false. @returns the goal id, or undefined when not confirmed
+   * @throws Error for a subgoal, a plan already stopped, or a goal this editor did not submit
+   */
+  async cancelPlan (arg?: unknown, opts?: { confirm?: boolean }): Promise<string | undefined> {
+    const id = nodeIdOf(arg)
+    let root: GoalView | undefined
+    if (id !== undefined) {
+      const entry = this.d.model.find(id)
+      root = entry === undefined ? undefined : this.goalById(entry.rootId)
+      if (root === undefined) throw new Error(`no goal ${id} in the plan`)
+    } else {
+      const running = this.d.model.roots().filter((r) => r.plan?.state === 'running' && !planProgress(r).complete)
+      if (running.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no running plan to cancel.'); return undefined }
+      root = (await vscode.window.showQuickPick(running.map((r) => ({ label: firstLine(r.text, 100), description: r.id, goal: r })), { title: 'Cancel Plan' }))?.goal
+      if (root === undefined) return undefined
+    }
+    if (root.plan !== undefined && root.plan.state !== 'running') throw new Error(`the plan of "${firstLine(root.text, 60)}" is already ${root.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}`)
+    if (opts?.confirm !== false) {
+      const yes = 'Cancel Plan'
+      const a = await vscode.window.showWarningMessage(`Cancel the plan "${firstLine(root.text, 80)}"? Every peer stops its work on it; this cannot be undone.`, { modal: true }, yes)
+      if (a !== yes) return undefined
+    }
+    const proc = this.d.peers.main.process
+    if (proc === undefined) throw new Error('the peer is not running: start it to cancel a plan')
+    await proc.cancelGoal(root.id, 'cancelled from the editor')
+    this.log.info(`cancelled plan ${root.id}: ${firstLine(root.text, 100)}`)
+    return root.id
   }
 
   private goalById (id: string): GoalView | undefined {

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import * as vscode from 'vscode'
 import { ChildMessage, type ParentMessage } from '../peer/ipc/protocol'
 import { checkEnvelope } from '../peer/protocol/envelope'
-import type { AnyEnvelope, Role } from '../peer/protocol/schemas'
+import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
 import { peerArgs, type PeerSpec } from './peerSpec'
@@ -140,10 +140,19 @@ export class PeerProcess extends Disposable {
    * @returns the goal_id
    * @throws Error with the child's message when it refuses, or on timeout / exit.
    */
-  async submitGoal (text: string): Promise<string> {
-    const reply = await this.request({ type: 'submit-goal', request_id: randomUUID(), text })
+  async submitGoal (text: string, budget?: Budget): Promise<string> {
+    const reply = await this.request({ type: 'submit-goal', request_id: randomUUID(), text, ...(budget !== undefined ? { budget } : {}) })
     if (reply.type !== 'submitted') throw new Error(`unexpected reply ${reply.type}`)
     return reply.goal_id
+  }
+
+  /**
+   * Publishes the cancel of a plan this peer submitted (DESIGN §13).
+   * @throws Error with the child's message (unknown goal, not this peer's goal), or on timeout / exit.
+   */
+  async cancelGoal (goalId: string, reason?: string): Promise<void> {
+    const reply = await this.request({ type: 'cancel-goal', request_id: randomUUID(), goal_id: goalId, ...(reason !== undefined ? { reason } : {}) })
+    if (reply.type !== 'cancelled') throw new Error(`unexpected reply ${reply.type}`)
   }
 
   /** The full output of a leaf whose result travelled as a blob. */

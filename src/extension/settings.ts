@@ -30,6 +30,8 @@ export const Keys = {
   maxSplits: 'goalSwarm.maxSplits',
   quorum: 'goalSwarm.acceptance.quorum',
   minScore: 'goalSwarm.acceptance.minScore',
+  budgetMaxCalls: 'goalSwarm.budget.maxCalls',
+  budgetMaxTokens: 'goalSwarm.budget.maxTokens',
   nodePath: 'goalSwarm.peer.nodePath'
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
@@ -60,6 +62,10 @@ export interface Settings {
   maxSplits: number
   quorum: number
   minScore: number
+  /** Budget of each submitted goal (DESIGN §13): most model requests, null = no cap. */
+  budgetMaxCalls: number | null
+  /** Budget of each submitted goal: most tokens (input + output), null = no cap. */
+  budgetMaxTokens: number | null
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
 }
@@ -82,6 +88,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   maxSplits: 6,
   quorum: 2,
   minScore: 0.6,
+  budgetMaxCalls: null,
+  budgetMaxTokens: null,
   nodePath: null
 })
 
@@ -117,6 +125,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   maxSplits: z.int('expected an integer').min(1).max(12),
   quorum: z.int('expected an integer').min(1).max(64),
   minScore: z.number().min(0).max(1),
+  budgetMaxCalls: z.int('expected an integer number of model calls').min(1).max(1_000_000),
+  budgetMaxTokens: z.int('expected an integer number of tokens').min(1).max(1_000_000_000_000),
   nodePath: optionalText
 }
 
@@ -184,4 +194,10 @@ export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey:
 /** Roles that call the LLM (and can spend money). */
 export function roleUsesLlm (role: Role): boolean {
   return role !== 'observer'
+}
+
+/** The budget a submitted goal carries from the settings (DESIGN §13), or undefined for none. */
+export function goalBudget (s: Pick<Settings, 'budgetMaxCalls' | 'budgetMaxTokens'>): { max_calls?: number, max_tokens?: number } | undefined {
+  if (s.budgetMaxCalls === null && s.budgetMaxTokens === null) return undefined
+  return { ...(s.budgetMaxCalls !== null ? { max_calls: s.budgetMaxCalls } : {}), ...(s.budgetMaxTokens !== null ? { max_tokens: s.budgetMaxTokens } : {}) }
 }

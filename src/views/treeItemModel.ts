@@ -20,7 +20,7 @@ export interface PlanItemModel {
   /** Markdown (untrusted: no command links, theme icons allowed). */
   tooltip: string
   /**
-   * `goal.<status>` (plus `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
+   * `goal.<status>` (plus `.stopped` for a stopped plan's root, then `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
    * has output); menus in package.json match on these.
    */
   contextValue: string
@@ -88,7 +88,8 @@ export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel 
     description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal, ctx),
-    contextValue: `goal.${goal.status}${goal.parent_id === null ? '.root' : ''}`,
+    // `.stopped` marks a root whose plan is cancelled or at its budget: Cancel Plan is hidden there.
+    contextValue: `goal.${goal.status}${goal.plan !== undefined && goal.plan.state !== 'running' ? '.stopped' : ''}${goal.parent_id === null ? '.root' : ''}`,
     // Roots are always expandable and open: VS Code remembers a row first drawn without a
     // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
     collapsible: goal.parent_id === null ? 'expanded' : goal.children.length === 0 ? 'none' : 'collapsed'

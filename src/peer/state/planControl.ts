@@ -6,6 +6,7 @@
  */
 import { compareStrings } from '../protocol/acceptance'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
+import { formatTimestamp, type Micros } from '../protocol/time'
 import type { PlanState } from './planState'
 
 /** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
@@ -170,4 +171,22 @@ export function stoppedStatus<S extends string> (status: S, run: PlanRunState): 
   const open = status === 'pending_decomposition' || status === 'pending_execution' || status === 'capability_gap'
   if (open || (run === 'cancelled' && status === 'claimed')) return run
   return status
+}
+
+/**
+ * The cancel `me` publishes for root goal `root` (DESIGN §13).
+ * @throws Error when `root` is not a root goal or `me` is not its origin peer (every other peer
+ *   would drop the message)
+ */
+export function cancelMessage (root: Goal, me: string, nowUs: Micros, reason = ''): CancelMsg {
+  if (root.parent_id !== null) throw new Error(`goal ${root.goal_id} is a subgoal: only a root goal's plan can be cancelled`)
+  if (root.origin_peer !== me) throw new Error(`goal ${root.goal_id} was submitted by ${root.origin_peer}, not by this peer (${me}): only its origin may cancel it`)
+  return {
+    goal_id: root.goal_id,
+    origin_peer: me,
+    goal_text: root.text,
+    goal_created_at: root.created_at,
+    reason: reason.slice(0, 500),
+    cancelled_at: formatTimestamp(nowUs)
+  }
 }
