@@ -11,7 +11,7 @@ import { PlanTreeProvider, type PlanElement } from '../views/planTree'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
-import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
+import { runningPlanCosts, unreachableLine, type PeersSnapshot } from '../views/statusModel'
 import { CommandHandlers } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
@@ -175,7 +175,8 @@ class GoalSwarmExtension extends Disposable {
       contributing: this.peers.contributor?.isActive === true ? [...(this.peers.contributorCapabilities ?? [])] : null,
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {},
-      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : []
+      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : [],
+      runningPlans: runningPlanCosts(this.tree.visibleRoots())
     }
     // Every child reports its status each second: only touch the UI when something changed.
     const key = JSON.stringify(snapshot)
@@ -196,7 +197,8 @@ class GoalSwarmExtension extends Disposable {
   private onPlanChanged (): void {
     if (this.closing) return
     this.setContext(ContextKeys.hasPlan, this.tree.visibleRoots().length > 0)
-    this.updateMessage()
+    // The status bar shows the running plans' cost (DESIGN §13); onPeersChanged redraws it when it changed.
+    this.onPeersChanged()
   }
 
   private setContext (key: string, value: boolean): void {

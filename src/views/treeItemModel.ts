@@ -6,7 +6,7 @@
 import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { escapeMarkdown, firstLine, formatScore, shortPeer, STATUS_LABEL } from './format'
-import { costMarkdown } from './planCost'
+import { costMarkdown } from '../peer/state/planCost'
 
 /** A codicon id and an optional theme color id. */
 export interface IconModel { id: string, color?: string }

@@ -1,10 +1,14 @@
 /**
  * The cost view of a plan (DESIGN §13): calls and tokens by role, with the budget and why the
  * plan stopped, as Markdown for the root's tooltip, the plan report and Export Plan, and as one
- * short line for the status bar. Pure, unit-tested.
+ * short line for the status bar. Pure text of the plan state (no vscode), unit-tested.
  */
-import { describeSpend, totalTokens, type PlanControl, type SpendingRole, type UsageTotals } from '../peer/state/planControl'
-import { escapeMarkdown } from './format'
+import { describeSpend, totalTokens, type PlanControl, type SpendingRole, type UsageTotals } from './planControl'
+
+/** Markdown-inert text: a cancel's reason comes from another peer. */
+function escapeMarkdown (text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&').replace(/\s+/g, ' ')
+}
 
 const ROLES: readonly SpendingRole[] = ['decomposer', 'scorer', 'executor']
 
