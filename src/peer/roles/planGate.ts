@@ -20,14 +20,24 @@ export function wireUsage (m: UsageMeter): Usage {
  */
 export class PlanGate {
   private readonly told = new Set<string>()
+  /**
+   * The last answer per root with the state size it was computed at: the state only grows, and
+   * every message that changes a plan's spend or cancels it adds to it, so an equal size means
+   * an equal answer (an executor asks once per open leaf on every look).
+   */
+  private readonly cache = new Map<string, { size: number, gate: ReturnType<typeof mayStartModelWork> }>()
 
   constructor (private readonly state: PlanState, private readonly log: Logger) {}
 
   /** true when the role may start model work for `goalId` now (DESIGN §13). */
   allows (goalId: string): boolean {
-    const gate = mayStartModelWork(this.state, goalId)
+    const rootGoal = rootGoalOf(this.state, goalId)
+    if (rootGoal === undefined) return true
+    const root = rootGoal.goal_id
+    const held = this.cache.get(root)
+    const gate = held !== undefined && held.size === this.state.size ? held.gate : mayStartModelWork(this.state, root)
+    this.cache.set(root, { size: this.state.size, gate })
     if (gate.ok) return true
-    const root = rootGoalOf(this.state, goalId)?.goal_id ?? goalId
     const key = `${root}\u0000${gate.state}`
     if (!this.told.has(key)) {
       this.told.add(key)
