@@ -227,7 +227,7 @@ export class PeerProcess extends Disposable {
         this.ipcLogs = true
         this.peerLog[m.level](`${m.component}: ${m.msg}`)
         break
-      case 'submitted': case 'output': case 'error': {
+      case 'submitted': case 'cancelled': case 'output': case 'error': {
         const p = this.pending.get(m.request_id)
         if (p === undefined) { this.log.debug(`${this.label}: reply for unknown request ${m.request_id}`); return }
         this.pending.delete(m.request_id)

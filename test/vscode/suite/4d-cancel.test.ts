@@ -23,8 +23,6 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
     const tip = (item.tooltip as vscode.MarkdownString).value
     assert.match(tip, /\*\*Cancelled by its origin at .*: cancelled from the editor\*\*/)
     assert.match(tip, /\| Role \| Calls \| Input tokens \| Output tokens \|/)
-    // A second cancel is refused (reported as an error message); the plan stays cancelled once.
-    assert.equal(await vscode.commands.executeCommand('goalSwarm.cancelPlan', el, { confirm: false }), undefined)
     assert.equal([...a.model.state.envelopes()].filter((e) => e.kind === 'cancel' && e.body.goal_id === goalId).length, 1)
   })
 
