@@ -6,7 +6,7 @@
  */
 import { compareStrings } from '../protocol/acceptance'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
-import { formatTimestamp, type Micros } from '../protocol/time'
+import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import type { PlanState } from './planState'
 
 /** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
@@ -116,7 +116,7 @@ export function budgetReached (budget: Budget | null | undefined, spend: UsageTo
 export function planCancel (state: PlanState, rootId: string): CancelMsg | null {
   const all = state.cancelsFor(rootId)
   if (all.length === 0) return null
-  return [...all].sort((a, b) => compareStrings(a.cancelled_at, b.cancelled_at) || compareStrings(a.reason, b.reason))[0] as CancelMsg
+  return [...all].sort((a, b) => parseTimestamp(a.cancelled_at) - parseTimestamp(b.cancelled_at) || compareStrings(a.reason, b.reason) || compareStrings(a.cancelled_at, b.cancelled_at))[0] as CancelMsg
 }
 
 /** Cancel, budget and spend of the plan of root goal `root`. */
