@@ -37,8 +37,9 @@ export function contributesProblems (pkg) {
     const p = props[key]
     if (p === undefined) { problems.push(`${key}: missing from contributes.configuration`); continue }
     const def = DEFAULT_SETTINGS[field]
-    // Optional text settings are null in the code and "" in the editor.
-    expect(key, 'the default', p.default, def === null ? '' : def)
+    // Optional text settings are null in the code and "" in the editor; optional numbers are null in both.
+    const text = p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string'))
+    expect(key, 'the default', p.default, def === null && text ? '' : def)
     const range = RANGES[field]
     if (range !== undefined) {
       expect(key, 'the type', p.type, range.integer ? 'integer' : 'number')

@@ -20,7 +20,8 @@ export const Commands = {
   removeFromView: 'goalSwarm.removeFromView',
   clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
   openResultPreview: 'goalSwarm.openResultPreview',
-  openDashboard: 'goalSwarm.openDashboard'
+  openDashboard: 'goalSwarm.openDashboard',
+  cancelPlan: 'goalSwarm.cancelPlan'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

@@ -12,7 +12,7 @@ import { PlanView } from '../views/planView'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
-import { unreachableLine, type PeersSnapshot } from '../views/statusModel'
+import { runningPlanCosts, unreachableLine, type PeersSnapshot } from '../views/statusModel'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
@@ -178,7 +178,8 @@ class GoalSwarmExtension extends Disposable {
       contributing: this.peers.contributor?.isActive === true ? [...(this.peers.contributorCapabilities ?? [])] : null,
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {},
-      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : []
+      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : [],
+      runningPlans: runningPlanCosts(this.view.visibleRoots())
     }
     // Every child reports its status each second: only touch the UI when something changed.
     const key = JSON.stringify(snapshot)
@@ -199,7 +200,8 @@ class GoalSwarmExtension extends Disposable {
   private onPlanChanged (): void {
     if (this.closing) return
     this.setContext(ContextKeys.hasPlan, this.view.visibleRoots().length > 0)
-    this.updateMessage()
+    // The status bar shows the running plans' cost (DESIGN §13); onPeersChanged redraws it when it changed.
+    this.onPeersChanged()
   }
 
   private setContext (key: string, value: boolean): void {

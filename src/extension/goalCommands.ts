@@ -5,6 +5,7 @@
 import * as vscode from 'vscode'
 import { goalTextProblem, TEXT_MAX_CHARS } from '../peer/protocol/limits'
 import { failedGoals } from '../peer/roles/report'
+import { costSummary } from '../peer/state/planCost'
 import { planProgress, type GoalView } from '../peer/state/tree'
 import { firstLine } from '../views/format'
 import { Commands } from './commandIds'
@@ -12,6 +13,7 @@ import { registerCommands, type CommandDeps } from './commandRegistry'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
 import type { PeerCommands } from './peerCommands'
+import { goalBudget } from './settings'
 
 /** What to do when Submit Goal finds no decomposer and scorers online. */
 export type NoWorkersChoice = 'ask' | 'startLocalSwarm' | 'submit'
@@ -68,8 +70,9 @@ export class GoalCommands extends Disposable {
     }
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
-    const goalId = await proc.submitGoal(text)
-    this.log.info(`submitted goal ${goalId} through ${main.peerId}: ${firstLine(text, 100)}`)
+    const budget = goalBudget(this.d.settings.current())
+    const goalId = await proc.submitGoal(text, budget)
+    this.log.info(`submitted goal ${goalId} through ${main.peerId}${budget === undefined ? '' : ` with budget ${JSON.stringify(budget)}`}: ${firstLine(text, 100)}`)
     this.d.view.reveal(goalId).catch((err: unknown) => this.log.debug(`reveal ${goalId}`, err))
     if (o.progress !== false) void this.showPlanProgress(goalId, text)
     return goalId
@@ -105,15 +108,15 @@ export class GoalCommands extends Disposable {
   }
 
   /**
-   * Notification with leaf counts until the plan completes. It has no Cancel button: the swarm
-   * has no cancel yet, and a Cancel that only closed the notification would read as stopping
-   * the plan. Closing (hiding) it leaves the plan running; "plan complete" still follows.
+   * Notification with leaf counts until the plan completes. Its Cancel button cancels the plan
+   * swarm-wide (Cancel Plan, DESIGN §13); closing (hiding) it leaves the plan running and
+   * "plan complete" still follows.
    */
   private async showPlanProgress (goalId: string, text: string): Promise<void> {
     const done = await vscode.window.withProgress({
       location: vscode.ProgressLocation.Notification,
       title: `Goal Swarm: ${firstLine(text, 60)}`,
-      cancellable: false
+      cancellable: true
     }, (progress, token) => new Promise<GoalView | undefined>((resolve) => {
       let reported = 0
       const check = (): void => {
@@ -129,11 +132,23 @@ export class GoalCommands extends Disposable {
         if (p.complete) { finish(); resolve(root) }
       }
       const sub = this.d.model.onDidChange(check)
-      const cancel = token.onCancellationRequested(() => { finish(); resolve(undefined) })
+      const cancel = token.onCancellationRequested(() => {
+        finish()
+        resolve(undefined)
+        // The registered command reports a failure to cancel (e.g. a goal another peer submitted).
+        void vscode.commands.executeCommand(Commands.cancelPlan, goalId, { confirm: false })
+      })
       const finish = (): void => { sub.dispose(); cancel.dispose() }
       check()
     }))
     if (done === undefined) return
+    if (done.plan !== undefined && done.plan.state !== 'running') {
+      const p = planProgress(done)
+      void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${p.done} of ${p.leaves} prompts done (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
+        if (a === 'Export Plan') void vscode.commands.executeCommand(Commands.exportPlan, goalId)
+      })
+      return
+    }
     const p = planProgress(done)
     const unsplit = failedGoals(done)
     const a = await vscode.window.showInformationMessage(

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode'
 import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo as ClientExitInfo, type StatusMsg } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
-import type { AnyEnvelope, Role } from '../peer/protocol/schemas'
+import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
@@ -124,8 +124,16 @@ export class PeerProcess extends Disposable {
    * @returns the goal_id
    * @throws PeerClientError with the child's message when it refuses, or on timeout / exit.
    */
-  async submitGoal (text: string): Promise<string> {
-    return await this.running().submitGoal(text)
+  async submitGoal (text: string, budget?: Budget): Promise<string> {
+    return await this.running().submitGoal(text, budget)
+  }
+
+  /**
+   * Publishes the cancel of a plan this peer submitted (DESIGN §13).
+   * @throws Error with the child's message (unknown goal, not this peer's goal), or on timeout / exit.
+   */
+  async cancelGoal (goalId: string, reason?: string): Promise<void> {
+    await this.running().cancelGoal(goalId, reason)
   }
 
   /** The full output of a leaf whose result travelled as a blob. */

@@ -1,6 +1,7 @@
 /**
- * Commands on whole plans: Export Plan (Markdown or JSON, with every full result), and hiding
- * plans from this window's view (Remove from View, Clear Finished Plans; the swarm keeps them).
+ * Commands on whole plans: Export Plan (Markdown or JSON, with every full result), Cancel Plan
+ * (swarm-wide, from the plan's origin), and hiding plans from this window's view (Remove from
+ * View, Clear Finished Plans; the swarm keeps them).
  */
 import * as vscode from 'vscode'
 import { planProgress, type GoalView } from '../peer/state/tree'
@@ -21,7 +22,8 @@ export class PlanCommands extends Disposable {
     for (const r of registerCommands(d.log, {
       [Commands.exportPlan]: (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }) => this.exportPlan(arg, opts),
       [Commands.removeFromView]: (arg?: unknown) => this.removeFromView(arg),
-      [Commands.clearFinishedPlans]: () => this.clearFinishedPlans()
+      [Commands.clearFinishedPlans]: () => this.clearFinishedPlans(),
+      [Commands.cancelPlan]: (arg?: unknown, opts?: { confirm?: boolean }) => this.cancelPlan(arg, opts)
     })) this._register(r)
   }
 
@@ -94,6 +96,38 @@ export class PlanCommands extends Disposable {
     const n = this.d.view.provider.hide(finished.map((r) => r.id))
     vscode.window.setStatusBarMessage(n === 0 ? 'Goal Swarm: no finished plan to clear' : `Goal Swarm: ${n} finished plan${n === 1 ? '' : 's'} removed from the view (the swarm keeps them)`, 4000)
     return n
+  }
+
+  /**
+   * Cancel Plan (DESIGN §13): publishes the cancel of a root goal's plan through this editor's
+   * main peer, which must be the goal's origin (other peers drop anyone else's cancel). Asks to
+   * confirm unless `opts.confirm` is false. @returns the goal id, or undefined when not confirmed
+   * @throws Error for a subgoal, a plan already stopped, or a goal this editor did not submit
+   */
+  async cancelPlan (arg?: unknown, opts?: { confirm?: boolean }): Promise<string | undefined> {
+    const id = nodeIdOf(arg)
+    let root: GoalView | undefined
+    if (id !== undefined) {
+      const entry = this.d.model.find(id)
+      root = entry === undefined ? undefined : this.goalById(entry.rootId)
+      if (root === undefined) throw new Error(`no goal ${id} in the plan`)
+    } else {
+      const running = this.d.model.roots().filter((r) => r.plan?.state === 'running' && !planProgress(r).complete)
+      if (running.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no running plan to cancel.'); return undefined }
+      root = (await vscode.window.showQuickPick(running.map((r) => ({ label: firstLine(r.text, 100), description: r.id, goal: r })), { title: 'Cancel Plan' }))?.goal
+      if (root === undefined) return undefined
+    }
+    if (root.plan !== undefined && root.plan.state !== 'running') throw new Error(`the plan of "${firstLine(root.text, 60)}" is already ${root.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}`)
+    if (opts?.confirm !== false) {
+      const yes = 'Cancel Plan'
+      const a = await vscode.window.showWarningMessage(`Cancel the plan "${firstLine(root.text, 80)}"? Every peer stops its work on it; this cannot be undone.`, { modal: true }, yes)
+      if (a !== yes) return undefined
+    }
+    const proc = this.d.peers.main.process
+    if (proc === undefined) throw new Error('the peer is not running: start it to cancel a plan')
+    await proc.cancelGoal(root.id, 'cancelled from the editor')
+    this.log.info(`cancelled plan ${root.id}: ${firstLine(root.text, 100)}`)
+    return root.id
   }
 
   private goalById (id: string): GoalView | undefined {

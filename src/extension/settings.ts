@@ -31,6 +31,8 @@ export const Keys = {
   maxSplits: 'goalSwarm.maxSplits',
   quorum: 'goalSwarm.acceptance.quorum',
   minScore: 'goalSwarm.acceptance.minScore',
+  budgetMaxCalls: 'goalSwarm.budget.maxCalls',
+  budgetMaxTokens: 'goalSwarm.budget.maxTokens',
   nodePath: 'goalSwarm.peer.nodePath',
   dashboardPort: 'goalSwarm.dashboard.port'
 } as const
@@ -65,6 +67,10 @@ export interface Settings {
   maxSplits: number
   quorum: number
   minScore: number
+  /** Budget of each submitted goal (DESIGN §13): most model requests, null = no cap. */
+  budgetMaxCalls: number | null
+  /** Budget of each submitted goal: most tokens (input + output), null = no cap. */
+  budgetMaxTokens: number | null
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
   /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = a free port, picked once and kept (stablePort.ts). */
@@ -89,6 +95,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   maxSplits: LIMITS.maxSplits.default,
   quorum: LIMITS.quorum.default,
   minScore: LIMITS.minScore.default,
+  budgetMaxCalls: null,
+  budgetMaxTokens: null,
   nodePath: null,
   dashboardPort: LIMITS.port.default
 })
@@ -130,6 +138,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   maxSplits: inRange(LIMITS.maxSplits),
   quorum: inRange(LIMITS.quorum),
   minScore: inRange(LIMITS.minScore),
+  budgetMaxCalls: z.int('expected an integer number of model calls').min(1).max(1_000_000),
+  budgetMaxTokens: z.int('expected an integer number of tokens').min(1).max(1_000_000_000_000),
   nodePath: optionalText,
   dashboardPort: inRange(LIMITS.port)
 }
@@ -198,4 +208,10 @@ export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey:
 /** Roles that call the LLM (and can spend money). */
 export function roleUsesLlm (role: Role): boolean {
   return role !== 'observer'
+}
+
+/** The budget a submitted goal carries from the settings (DESIGN §13), or undefined for none. */
+export function goalBudget (s: Pick<Settings, 'budgetMaxCalls' | 'budgetMaxTokens'>): { max_calls?: number, max_tokens?: number } | undefined {
+  if (s.budgetMaxCalls === null && s.budgetMaxTokens === null) return undefined
+  return { ...(s.budgetMaxCalls !== null ? { max_calls: s.budgetMaxCalls } : {}), ...(s.budgetMaxTokens !== null ? { max_tokens: s.budgetMaxTokens } : {}) }
 }

@@ -109,6 +109,11 @@ function goalText (v: string): string {
   return v
 }
 
+function goalId (v: string): string {
+  if (!/^[0-9a-f]{16}$/.test(v)) throw new InvalidArgumentError('expected a goal id: 16 lowercase hex characters.')
+  return v
+}
+
 function nonEmpty (v: string): string {
   if (v.trim() === '') throw new InvalidArgumentError('expected a non-empty value.')
   return v
@@ -127,6 +132,9 @@ export function buildProgram (io: CliIo): Command {
     .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
+    .option('--budget-calls <n>', 'with --submit-goal: the plan starts no model request past this many, counted swarm-wide', int(1, 1_000_000))
+    .option('--budget-tokens <n>', 'with --submit-goal: the plan starts no model request past this many tokens (input + output), counted swarm-wide', int(1, 1_000_000_000_000))
+    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every leaf is done, 1 on a failure', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
@@ -208,6 +216,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
+  for (const [flag, v] of [['--budget-calls', o.budgetCalls], ['--budget-tokens', o.budgetTokens]] as const) {
+    if (v !== undefined && o.submitGoal === undefined) return fail(flag, 'needs --submit-goal: a budget belongs to the goal this peer submits')
+  }
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
@@ -238,6 +249,10 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,
+      submitBudget: o.budgetCalls === undefined && o.budgetTokens === undefined
+        ? null
+        : { ...(o.budgetCalls !== undefined ? { max_calls: o.budgetCalls as number } : {}), ...(o.budgetTokens !== undefined ? { max_tokens: o.budgetTokens as number } : {}) },
+      cancelGoal: o.cancelGoal ?? null,
       exitWhenComplete: o.exitWhenComplete === true,
       ...(o.dashboardPort === undefined ? {} : { dashboard: { host: o.dashboardHost as string, port: o.dashboardPort as number } }),
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),

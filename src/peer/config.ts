@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { LlmConfig } from './llm/provider'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
 import { LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
-import type { Capability, Role } from './protocol/schemas'
+import type { Budget, Capability, Role } from './protocol/schemas'
 import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
 import { DEFAULT_SWARM } from './protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
@@ -43,6 +43,10 @@ export interface PeerConfig {
   bootstrap: string[]
   /** A root goal to publish once the node runs (CLI --submit-goal). */
   submitGoal: string | null
+  /** The budget of the submitted root goal (CLI --budget-calls / --budget-tokens, DESIGN §13); null = no cap. */
+  submitBudget: Budget | null
+  /** A root goal id whose plan this peer (its origin) cancels once the goal is in its state (CLI --cancel-goal). */
+  cancelGoal: string | null
   /** Observer: write the plan report (Markdown) here. */
   reportFile: string | null
   logFormat: 'text' | 'json'
@@ -161,6 +165,8 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     mdnsIntervalMs: DEFAULTS.mdnsIntervalMs,
     bootstrap: [],
     submitGoal: null,
+    submitBudget: null,
+    cancelGoal: null,
     reportFile: null,
     logFormat: 'text',
     verbose: false,

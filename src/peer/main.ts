@@ -5,7 +5,7 @@ import { parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
-import { createLogger } from './log'
+import { createLogger, type Logger } from './log'
 import { DataDirLockedError } from './net/dataDir'
 import { IdentityError } from './net/identity'
 import { startRuntime, type PeerRuntime } from './net/runtime'
@@ -61,9 +61,13 @@ async function main (): Promise<void> {
   process.on('SIGTERM', () => { shutdown('SIGTERM') })
   if (typeof process.send === 'function') {
     ipc = new IpcChild(process, {
-      submitGoal: async (text) => {
+      submitGoal: async (text, budget) => {
         if (runtime === null) throw new Error('the peer is not running yet')
-        return await runtime.submitGoal(text)
+        return await runtime.submitGoal(text, budget)
+      },
+      cancelGoal: async (goalId, reason) => {
+        if (runtime === null) throw new Error('the peer is not running yet')
+        return (await runtime.cancelGoal(goalId, reason)).goal_id
       },
       getOutput: async (nodeId) => {
         if (runtime === null) throw new Error('the peer is not running yet')
@@ -129,9 +133,10 @@ async function main (): Promise<void> {
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
   else mainLog.info({ role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  if (config.cancelGoal !== null) cancelWhenKnown(rt, config.cancelGoal, mainLog, (why) => { exitCode = 1; mainLog.error({ goal_id: config.cancelGoal }, why); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {
-    const goalId = await rt.submitGoal(config.submitGoal)
-    mainLog.info({ event: 'goal_submitted', goal_id: goalId }, 'submitted the root goal')
+    const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)
+    mainLog.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget }, 'submitted the root goal')
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({
         bus: rt.bus,
@@ -141,7 +146,7 @@ async function main (): Promise<void> {
         settleMs: config.settleMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {
-          const text = `plan complete: ${o.done}/${o.leaves} leaves done` +
+          const text = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped at its budget'}: ${o.done}/${o.leaves} leaves done` +
             `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
           mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
@@ -150,6 +155,26 @@ async function main (): Promise<void> {
       })
     }
   }
+}
+
+/**
+ * CLI --cancel-goal: publishes the cancel once the root goal is in the state (from the data dir,
+ * a sync or gossip); `fail` is told why when this peer may not cancel it.
+ */
+function cancelWhenKnown (rt: PeerRuntime, goalId: string, log: Logger, fail: (why: string) => void): void {
+  let sent = false
+  const tryCancel = (): void => {
+    if (sent || rt.state.goal(goalId) === undefined) return
+    sent = true
+    sub.dispose()
+    rt.cancelGoal(goalId, 'cancelled from the command line').then(
+      () => { log.info({ event: 'cancel_published', goal_id: goalId }, 'published the cancel of the plan') },
+      (err: Error) => { fail(err.message) }
+    )
+  }
+  const sub = rt.bus.onMessage(tryCancel)
+  if (rt.state.goal(goalId) === undefined) log.info({ goal_id: goalId }, 'waiting for the goal to cancel to arrive (sync)')
+  tryCancel()
 }
 
 main().catch((err: unknown) => {

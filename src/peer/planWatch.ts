@@ -8,6 +8,7 @@ import type { Micros } from './protocol/time'
 import type { PlanState } from './state/planState'
 import { buildTree, planProgress } from './state/tree'
 import { failedGoals } from './roles/report'
+import type { PlanRunState } from './state/planControl'
 
 /** How a completed plan ended: ok when every leaf is done and no goal failed to split. */
 export interface PlanOutcome {
@@ -17,6 +18,8 @@ export interface PlanOutcome {
   failed: number
   /** Goals whose decomposition gave up (DESIGN §8). */
   failedGoals: number
+  /** running, or how the plan was stopped (DESIGN §13). */
+  stopped: PlanRunState
 }
 
 export interface PlanWatchOptions {
@@ -49,7 +52,8 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
     if (!p.complete) return
     const bad = failedGoals(root)
     stop()
-    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad })
+    // A cancelled plan or one stopped by its budget ended without its answer: not ok (DESIGN §13).
+    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running' })
   }
   const sub = o.bus.onMessage(() => { pending ??= setTimeout(check, o.debounceMs ?? 300) })
   const tick = setInterval(check, o.tickMs ?? 1000)

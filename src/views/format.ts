@@ -31,5 +31,7 @@ export const STATUS_LABEL: Record<string, string> = {
   pending_execution: 'pending',
   claimed: 'running',
   done: 'done',
-  capability_gap: 'capability gap'
+  capability_gap: 'capability gap',
+  cancelled: 'cancelled',
+  budget_reached: 'budget reached'
 }

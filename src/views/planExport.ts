@@ -3,6 +3,7 @@
  * Pure; the command in src/extension/commands.ts writes the text to a file.
  */
 import { planProgress, type GoalView, type LeafView, type TreeNode } from '../peer/state/tree'
+import { costMarkdown } from '../peer/state/planCost'
 import { formatScore, STATUS_LABEL } from './format'
 import { leavesOf } from './planModel'
 
@@ -13,7 +14,8 @@ function progressLine (root: GoalView): string {
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
   if (p.claimed > 0) parts.push(`${p.claimed} running`)
   if (p.pending_goals > 0) parts.push(`${p.pending_goals} goals pending`)
-  parts.push(p.complete ? 'complete' : 'in progress')
+  if (p.stopped > 0) parts.push(`${p.stopped} ${STATUS_LABEL[root.plan?.state ?? 'cancelled']}`)
+  parts.push(root.plan !== undefined && root.plan.state !== 'running' ? STATUS_LABEL[root.plan.state] ?? root.plan.state : p.complete ? 'complete' : 'in progress')
   return parts.join(', ')
 }
 
@@ -35,7 +37,9 @@ function oneLine (text: string): string {
  * leaf with its prompt and output. `fullOutputs` supplies fetched blob outputs by node id.
  */
 export function planMarkdown (root: GoalView, fullOutputs: ReadonlyMap<string, string> = new Map()): string {
-  const out: string[] = [`# Plan: ${oneLine(root.text)}`, '', `Goal id \`${root.id}\` · ${progressLine(root)}`, '', '## Tree', '']
+  const out: string[] = [`# Plan: ${oneLine(root.text)}`, '', `Goal id \`${root.id}\` · ${progressLine(root)}`, '']
+  if (root.plan !== undefined) out.push(...costMarkdown(root.plan), '')
+  out.push('## Tree', '')
   const walk = (n: TreeNode, depth: number): void => {
     out.push(`${'  '.repeat(depth)}- ${nodeLine(n)}`)
     if (n.kind === 'goal') for (const c of n.children) walk(c, depth + 1)

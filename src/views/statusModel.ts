@@ -1,5 +1,8 @@
 /** Text and tooltip of the status bar item; pure, unit-tested. */
 import { peerSuffix } from '../peer/state/peerNames'
+import { costSummary } from '../peer/state/planCost'
+import { planProgress, type GoalView } from '../peer/state/tree'
+import { firstLine } from './format'
 
 export interface PeersSnapshot {
   /** Main peer phase (supervisor.ts PeerPhase). */
@@ -16,6 +19,16 @@ export interface PeersSnapshot {
   drops: Record<string, number>
   /** Bootstrap multiaddrs the main peer cannot reach (it keeps retrying). */
   unreachable: string[]
+  /** Plans still running, newest first, with their cost so far (planCost costSummary, DESIGN §13). */
+  runningPlans?: RunningPlanCost[]
+}
+
+/** A running plan as the status bar shows it. */
+export interface RunningPlanCost {
+  /** The goal's first line. */
+  goal: string
+  /** "12 calls · 3.4k tokens" (with the budget's limits when it has one). */
+  cost: string
 }
 
 /** "bootstrap peer X unreachable", X shortened to host, port and PeerId tail. */
@@ -40,6 +53,9 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
   }
   if (s.contributing !== null) text += ' · $(run) executor'
   if (s.phase === 'running' && s.unreachable.length > 0) text += ' · $(warning)'
+  const plans = s.runningPlans ?? []
+  const newest = plans[0]
+  if (newest !== undefined) text += ` · $(pulse) ${newest.cost}${plans.length > 1 ? ` (+${plans.length - 1} plan${plans.length === 2 ? '' : 's'})` : ''}`
   const tip: string[] = ['**Goal Swarm**', '']
   tip.push(`- Role: ${s.role} (${s.phase})`)
   if (s.peerId !== null) tip.push(`- PeerId: \`${s.peerId}\``)
@@ -50,8 +66,20 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
   if (s.localSwarmPeers > 0) tip.push(`- Local swarm: ${s.localSwarmPeers} peers`)
   const drops = Object.entries(s.drops).filter(([, n]) => n > 0)
   if (drops.length > 0) tip.push(`- Dropped messages: ${drops.map(([r, n]) => `${r} ${n}`).join(', ')}`)
+  if (plans.length > 0) {
+    tip.push('', '**Running plans** (calls and tokens so far):')
+    for (const p of plans) tip.push(`- ${p.goal.replace(/[\\`*_[\]<>|]/g, '\\$&')}: ${p.cost}`)
+  }
   for (const a of s.unreachable) tip.push('', `$(warning) ${unreachableLine(a)}: \`${a}\` (retrying)`)
   if (s.failure !== null) tip.push('', `$(error) ${s.failure}`)
   tip.push('', '_Click to show the log._')
   return { text, tooltip: tip.join('\n'), error: s.phase === 'failed' }
+}
+
+/** The roots whose plans still run (not stopped, not complete), newest first, for the status bar. */
+export function runningPlanCosts (roots: readonly GoalView[]): RunningPlanCost[] {
+  return roots
+    .filter((r) => r.plan !== undefined && r.plan.state === 'running' && !planProgress(r).complete)
+    .reverse()
+    .map((r) => ({ goal: firstLine(r.text, 60), cost: costSummary(r.plan as NonNullable<GoalView['plan']>) }))
 }

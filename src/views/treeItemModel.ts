@@ -7,6 +7,7 @@ import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { peerSuffix } from '../peer/state/peerNames'
 import { escapeMarkdown, firstLine, formatScore, STATUS_LABEL } from './format'
+import { costMarkdown } from '../peer/state/planCost'
 
 /** A codicon id and an optional theme color id. */
 export interface IconModel { id: string, color?: string }
@@ -20,7 +21,7 @@ export interface PlanItemModel {
   /** Markdown (untrusted: no command links, theme icons allowed). */
   tooltip: string
   /**
-   * `goal.<status>` (plus `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
+   * `goal.<status>` (plus `.stopped` for a stopped plan's root, then `.root` for a root goal) or `leaf.<status>` (plus `.result` when it
    * has output); menus in package.json match on these.
    */
   contextValue: string
@@ -32,7 +33,9 @@ export const GOAL_ICONS: Record<GoalStatus, IconModel> = {
   pending_decomposition: { id: 'loading~spin' },
   decomposed: { id: 'type-hierarchy-sub', color: 'charts.blue' },
   failed: { id: 'error', color: 'testing.iconFailed' },
-  superseded: { id: 'circle-slash', color: 'disabledForeground' }
+  superseded: { id: 'circle-slash', color: 'disabledForeground' },
+  cancelled: { id: 'debug-stop', color: 'disabledForeground' },
+  budget_reached: { id: 'credit-card', color: 'list.warningForeground' }
 }
 
 /** Codicon per leaf status (pending, claimed/running, done, failed, capability gap, superseded). */
@@ -42,7 +45,9 @@ export const LEAF_ICONS: Record<LeafStatus, IconModel> = {
   done: { id: 'pass', color: 'testing.iconPassed' },
   failed: { id: 'error', color: 'testing.iconFailed' },
   capability_gap: { id: 'warning', color: 'list.warningForeground' },
-  superseded: { id: 'circle-slash', color: 'disabledForeground' }
+  superseded: { id: 'circle-slash', color: 'disabledForeground' },
+  cancelled: { id: 'debug-stop', color: 'disabledForeground' },
+  budget_reached: { id: 'credit-card', color: 'list.warningForeground' }
 }
 
 /**
@@ -65,6 +70,7 @@ export function goalSummary (goal: GoalView): string {
   const parts = [`${p.done}/${p.leaves} done`]
   if (p.failed > 0) parts.push(`${p.failed} failed`)
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} gap`)
+  if (p.stopped > 0) parts.push(`${p.stopped} ${goal.plan?.state === 'budget_reached' ? 'over budget' : 'cancelled'}`)
   return parts.join(' · ')
 }
 
@@ -74,9 +80,11 @@ export function goalSummary (goal: GoalView): string {
  * quorum (DESIGN §3); other goals show their status.
  */
 export function goalDescription (goal: GoalView): string {
-  if (goal.status !== 'decomposed' || goal.accepted === null) return STATUS_LABEL[goal.status] ?? goal.status
+  // A stopped plan says so on its root row, whatever the root's own status.
+  const stopped = goal.plan !== undefined && goal.plan.state !== 'running' ? STATUS_LABEL[goal.plan.state] : undefined
+  if (goal.status !== 'decomposed' || goal.accepted === null) return stopped ?? STATUS_LABEL[goal.status] ?? goal.status
   const how = goal.accepted.fallback ? ' fallback' : ''
-  return `${goalSummary(goal)} · ${formatScore(goal.accepted.final_score)}${how}`
+  return `${stopped === undefined ? '' : `${stopped} · `}${goalSummary(goal)} · ${formatScore(goal.accepted.final_score)}${how}`
 }
 
 /** The tree item of a goal (root or composite subgoal). */
@@ -88,7 +96,8 @@ export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel 
     description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal, ctx),
-    contextValue: `goal.${goal.status}${goal.parent_id === null ? '.root' : ''}`,
+    // `.stopped` marks a root whose plan is cancelled or at its budget: Cancel Plan is hidden there.
+    contextValue: `goal.${goal.status}${goal.plan !== undefined && goal.plan.state !== 'running' ? '.stopped' : ''}${goal.parent_id === null ? '.root' : ''}`,
     // Roots are always expandable and open: VS Code remembers a row first drawn without a
     // twistie as closed, so a root that gains children later would stay shut. Subgoals stay compact.
     collapsible: goal.parent_id === null ? 'expanded' : goal.children.length === 0 ? 'none' : 'collapsed'
@@ -196,6 +205,7 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   }
   if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
+  if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan), '')
   out.push(`Goal id ${code(goal.id)}`)
   return out.join('\n')
 }
@@ -220,7 +230,9 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
   done: 'Executed successfully.',
   failed: 'Execution failed after retries.',
   capability_gap: 'No live executor offers the capability it needs; run "Goal Swarm: Contribute Executor" to offer it.',
-  superseded: 'Belongs to a split that lost to another accepted split; it is never run.'
+  superseded: 'Belongs to a split that lost to another accepted split; it is never run.',
+  cancelled: 'Its plan was cancelled by the peer that submitted it; it is never run.',
+  budget_reached: 'Its plan spent its budget before this prompt started; it is never run.'
 }
 
 /** Leaf tooltip: status, capability, claimer/executor and the start of the output. */

@@ -68,7 +68,7 @@ if (reason !== null) {
     })
 
     test('messages of every kind and goals from every peer reach every peer', async () => {
-      const plan = syntheticPlan(inj.peerId, { text: 'A plan on the LAN', shape: [2, 2], nowUs: nowMicros() })
+      const plan = syntheticPlan(inj.peerId, { text: 'A plan on the LAN', shape: [2, 2], nowUs: nowMicros(), cancel: true })
       const r = await inj.request({ type: 'inject-many', items: [{ kind: 'capability', body: capability(inj.peerId, nowMicros(), [], 'scorer') }, ...plan] }, 60_000)
       assert.equal(r.type, 'inject-done')
       // Capability announcements are last-writer-wins per peer (DESIGN §6): the injector's newer
@@ -80,7 +80,7 @@ if (reason !== null) {
       for (const p of swarm.peers) {
         await p.waitFor(() => goalIds.every((g) => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.goal_id === g)), 'every submitted goal', 30_000)
       }
-      for (const p of peers) assert.equal(p.kinds().size, 10, `${p.name} holds all 10 kinds`)
+      for (const p of peers) assert.equal(p.kinds().size, 11, `${p.name} holds all 11 kinds`)
 
       const proposal = plan.find((i) => i.kind === 'proposal')?.body as Parameters<typeof score>[0]
       const lat: number[] = []

@@ -10,7 +10,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { claimedAuthor } from '../../src/peer/protocol/envelope'
 import { childId, proposalId, rootGoalId } from '../../src/peer/protocol/ids'
 import type {
-  AcceptedSplit, AnyEnvelope, BodyOf, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
+  AcceptedSplit, AnyEnvelope, BodyOf, CancelMsg, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
   Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SubgoalProposal
 } from '../../src/peer/protocol/schemas'
 import { signEnvelope } from '../../src/peer/protocol/signing'
@@ -150,6 +150,14 @@ export function failure (goalId: string, reporter: string, opts: { nodeId?: stri
   return {
     goal_id: goalId, node_id: opts.nodeId ?? null, role: opts.role ?? 'decomposer', reporter_peer: reporter,
     reason: opts.reason ?? 'LLM retries exhausted', failed_at: ts(opts.at ?? T0 + sec(5))
+  }
+}
+
+/** The origin's cancel of root goal `g` (DESIGN §13); `origin` other than g's makes an id mismatch. */
+export function cancel (g: Goal, opts: { at?: Micros, reason?: string, origin?: string } = {}): CancelMsg {
+  return {
+    goal_id: g.goal_id, origin_peer: opts.origin ?? g.origin_peer, goal_text: g.text, goal_created_at: g.created_at,
+    reason: opts.reason ?? '', cancelled_at: ts(opts.at ?? T0 + sec(20))
   }
 }
 

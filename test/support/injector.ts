@@ -58,7 +58,8 @@ async function main (): Promise<void> {
     void runtime.stop().then(() => process.exit(0))
   }
   const ipc = new IpcChild(channel, {
-    submitGoal: async (text) => await runtime.submitGoal(text),
+    submitGoal: async (text, budget) => await runtime.submitGoal(text, budget),
+    cancelGoal: async (goalId, reason) => (await runtime.cancelGoal(goalId, reason)).goal_id,
     getOutput: async (nodeId) => await runtime.getOutput(nodeId),
     status: () => {
       const s = runtime.status()

@@ -49,6 +49,8 @@ export interface StandinRequest {
    * client closed the connection first (an aborted call), null while it is still open.
    */
   outcome: 'answered' | 'aborted' | null
+  /** The usage the reply reported (both APIs' usage fields carry these figures); null until answered with a body. */
+  usage: StandinUsage | null
 }
 
 interface ReplyExtras {
@@ -258,6 +260,7 @@ export class LlmStandin {
       input_tokens: reply.usage?.input_tokens ?? estimate(request.system + request.prompt),
       output_tokens: reply.usage?.output_tokens ?? estimate(out)
     }
+    request.usage = usage
     const stopReason = 'stopReason' in reply ? reply.stopReason : undefined
     if (api === 'anthropic') {
       const tool = 'json' in reply && request.schemaName !== null
@@ -336,7 +339,8 @@ function decode (index: number, api: StandinApi, path: string, headers: Incoming
     model: typeof body.model === 'string' ? body.model : '',
     system, prompt: user.join('\n\n'), schemaName, schema,
     purpose: guessPurpose(schemaName, schema !== null),
-    outcome: null
+    outcome: null,
+    usage: null
   }
 }
 

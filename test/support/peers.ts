@@ -189,10 +189,16 @@ export class PeerProcess {
   }
 
   /** Submits a root goal over IPC. @returns its goal_id @throws on an `error` reply */
-  async submitGoal (text: string): Promise<string> {
-    const r = await this.request({ type: 'submit-goal', text })
+  async submitGoal (text: string, budget?: { max_calls?: number, max_tokens?: number }): Promise<string> {
+    const r = await this.request({ type: 'submit-goal', text, ...(budget !== undefined ? { budget } : {}) })
     if (r.type !== 'submitted') throw new Error(`submit-goal failed: ${String(r.message)}`)
     return r.goal_id as string
+  }
+
+  /** Cancels a plan this peer submitted, over IPC (DESIGN §13). @throws on an `error` reply */
+  async cancelGoal (goalId: string, reason?: string): Promise<void> {
+    const r = await this.request({ type: 'cancel-goal', goal_id: goalId, ...(reason !== undefined ? { reason } : {}) })
+    if (r.type !== 'cancelled') throw new Error(`cancel-goal failed: ${String(r.message)}`)
   }
 
   /** Full output of a leaf (fetches its blob if needed). @throws on an `error` reply */

@@ -6,7 +6,7 @@
  */
 import type { Goal, BodyOf, Kind } from '../../src/peer/protocol/schemas'
 import type { Micros } from '../../src/peer/protocol/time'
-import { accepted, capability, childGoal, claim, failure, promptNode, proposal, renewal, result, rootGoal, score } from './fixtures'
+import { accepted, cancel, capability, childGoal, claim, failure, promptNode, proposal, renewal, result, rootGoal, score } from './fixtures'
 
 export interface Item<K extends Kind = Kind> { kind: K, body: BodyOf<K> }
 
@@ -23,6 +23,8 @@ export interface SyntheticPlanOptions {
   nowUs: Micros
   /** Claim, renew and finish every leaf (default true); false leaves them pending. */
   results?: boolean
+  /** End with the origin's cancel of the plan (default false), so every kind is present. */
+  cancel?: boolean
 }
 
 /**
@@ -62,5 +64,6 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
   }
   expand(root, 0)
   out.push(item('failure', failure(root.goal_id, peer, { reason: 'synthetic failure notice', at: nowUs })))
+  if (opts.cancel === true) out.push(item('cancel', cancel(root, { at: nowUs + 3000, reason: 'synthetic cancel' })))
   return out
 }

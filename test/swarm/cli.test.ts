@@ -73,6 +73,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.equal(r.code, 0)
     for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
       '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete',
+      '--budget-calls', '--budget-tokens', '--cancel-goal',
       '--sandbox-wall-ms', '--sandbox-cpu-s', '--sandbox-memory-mb', '--sandbox-max-procs', '--sandbox-output-bytes', '--sandbox-work-dir-mb', '--dashboard-port', '--dashboard-host']) {
       assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)
     }
@@ -103,6 +104,9 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     [['--role', 'scorer', '--llm', 'anthropic'], '--llm'],
     [['--role', 'observer', 'stray-argument'], 'too many arguments'],
     [['--role', 'observer', '--exit-when-complete'], '--exit-when-complete'],
+    [['--role', 'observer', '--budget-calls', '5'], '--budget-calls'],
+    [['--role', 'observer', '--submit-goal', 'x', '--budget-tokens', '0'], '--budget-tokens'],
+    [['--role', 'observer', '--cancel-goal', 'not-an-id'], '--cancel-goal'],
     [['--role', 'observer', '--name', 'bad\u001bname'], '--name'],
     [['--role', 'observer', '--dashboard-port', '65536'], '--dashboard-port'],
     [['--role', 'observer', '--dashboard-host', '0.0.0.0'], '--dashboard-host']
@@ -211,6 +215,31 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await p.waitFor(() => p.lastStatus !== before, 'a status after the invalid message')
     assert.ok(p.running)
     await p.stop()
+  })
+
+  test('--budget-calls rides on the submitted goal; --cancel-goal from the origin identity cancels it, from another exits 1', async () => {
+    const goal = 'Plan a budgeted trip'
+    const origin = await swarm.start({ name: 'budget-origin', bootstrap: 'none', args: ['--submit-goal', goal, '--budget-calls', '7', '--budget-tokens', '9000'] })
+    const rootOf = (p: typeof origin) => [...p.envelopes.values()].find((e) => e.kind === 'goal' && e.body.text === goal)
+    await origin.waitFor(() => rootOf(origin) !== undefined, 'the submitted goal')
+    const root = rootOf(origin)!
+    assert.ok(root.kind === 'goal')
+    assert.deepEqual(root.body.budget, { max_calls: 7, max_tokens: 9000 })
+    const goalId = root.body.goal_id
+    const other = await swarm.start({ name: 'budget-other', bootstrap: [origin.addr] })
+    await other.waitFor(() => rootOf(other) !== undefined, 'the goal synced to another peer', 30_000)
+    // The origin, restarted from its data dir with --cancel-goal, cancels; the other peer gets it.
+    await origin.stop()
+    const again = await swarm.restart(origin, { args: ['--cancel-goal', goalId], bootstrap: [other.addr] })
+    await waitForPeerRecord(again, { event: 'cancel_published' })
+    await other.waitFor(() => [...other.envelopes.values()].some((e) => e.kind === 'cancel' && e.body.goal_id === goalId && e.from === again.peerId), 'the cancel at the other peer', 30_000)
+    // Anyone else is refused before anything is published.
+    await other.stop()
+    const refused = await swarm.restart(other, { args: ['--cancel-goal', goalId], bootstrap: 'none', waitReady: false })
+    const exit = await refused.exited
+    assert.equal(exit.code, 1)
+    assert.ok(refused.stderr.some((l) => l.includes('only its origin may cancel it')), refused.stderr.slice(-5).join('\n'))
+    await again.stop()
   })
 
   test('at start a peer prints its role, name, LLM provider and model (and why), and a pasteable address line', async () => {

@@ -92,7 +92,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
   })
 
   test('every message kind published by one peer reaches every other peer', async () => {
-    plan = syntheticPlan(inj.peerId, { text: 'Plan the swarm test', shape: [2, 2], nowUs: nowMicros() })
+    plan = syntheticPlan(inj.peerId, { text: 'Plan the swarm test', shape: [2, 2], nowUs: nowMicros(), cancel: true })
     const r = await injected({ type: 'inject-many', items: plan })
     assert.equal(r.keys?.length, plan.length)
     await allHave(r.keys as string[], 'plan messages')

@@ -6,6 +6,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { z } from 'zod'
 import { ConfigError, createProvider, DEFAULT_ANTHROPIC_MODEL, LlmError } from '../../src/peer/llm/index'
+import { newUsageMeter } from '../../src/peer/llm/provider'
 import { LlmStandin } from '../support/llm-standin'
 
 const Score = z.object({ score: z.number().min(0).max(1), notes: z.string() })
@@ -182,6 +183,22 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.deepEqual({ calls: s.calls, input_tokens: s.input_tokens, output_tokens: s.output_tokens, retries: s.retries, failures: s.failures },
         { calls: 2, input_tokens: 280, output_tokens: 51, retries: 1, failures: 0 })
       assert.ok(s.latency_ms >= 3 * 40 - 5, `latency_ms ${s.latency_ms}`)
+    })
+
+    test('a call\'s usage meter gets every request and the tokens the SDK response reported (DESIGN §13)', async () => {
+      llm.reply(
+        { json: { score: 7, notes: 'bad' }, usage: { input_tokens: 100, output_tokens: 20 } },
+        { status: 500, message: 'overloaded' },
+        { json: { score: 0.7, notes: 'good' }, usage: { input_tokens: 130, output_tokens: 22 } },
+        { text: 'Done.', usage: { input_tokens: 7, output_tokens: 3 } }
+      )
+      const p = createProvider({ ...llm.llmConfig(provider), retryBaseMs: 1 })
+      const usage = newUsageMeter()
+      await p.generateObject({ ...scoreCall, usage })
+      assert.deepEqual(usage, { calls: 3, input_tokens: 230, output_tokens: 42 })
+      await p.generateText({ purpose: 'execute', system: '', prompt: 'Task: x', usage })
+      assert.deepEqual(usage, { calls: 4, input_tokens: 237, output_tokens: 45 })
+      assert.deepEqual(llm.requests.map((r) => r.usage?.input_tokens ?? null), [100, null, 130, 7])
     })
 
     test('free text: no schema sent', async () => {

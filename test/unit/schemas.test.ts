@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { proposalId } from '../../src/peer/protocol/ids'
 import {
-  AcceptedSplit, BODY_SCHEMAS, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
+  AcceptedSplit, BODY_SCHEMAS, CancelMsg, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp, stripControlChars
 } from '../../src/peer/protocol/schemas'
 import {
-  T0, accepted, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
+  T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
 } from '../support/fixtures'
 
 const g = rootGoal()
@@ -25,7 +25,8 @@ const valid: Record<string, [{ safeParse: (v: unknown) => { success: boolean } }
   renew: [LeaseRenewal, renewal(c, T0 + sec(8))],
   result: [ResultMsg, result(n.node_id, g.goal_id, 'peer-ex-1')],
   failure: [FailureMsg, failure(g.goal_id, 'peer-dec-1')],
-  capability: [CapabilityAnnounce, capability('peer-ex-1', T0)]
+  capability: [CapabilityAnnounce, capability('peer-ex-1', T0)],
+  cancel: [CancelMsg, cancel(g, { reason: 'not needed any more' })]
 }
 
 function rejects (schema: { safeParse: (v: unknown) => { success: boolean } }, value: unknown, what: string): void {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
 import { peerArgv } from '../../src/peer/ipc/argv'
 import { loopbackDialAddrs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
-import { DEFAULT_SETTINGS, effectiveProvider, Keys, readSettings, type SettingKey } from '../../src/extension/settings'
+import { DEFAULT_SETTINGS, effectiveProvider, goalBudget, Keys, readSettings, type SettingKey } from '../../src/extension/settings'
 import { backoffDelay, DEFAULT_RESTART_POLICY } from '../../src/extension/restartPolicy'
 import { statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
 
@@ -22,6 +22,18 @@ describe('extension settings (views tier: pure rules)', () => {
     assert.equal(settings.role, 'observer')
     assert.equal(settings.mdns, false)
     assert.equal(settings.llmProvider, 'auto')
+  })
+
+  it('the budget settings give each submitted goal its budget; a bad one is reported naming it (DESIGN §13)', () => {
+    assert.equal(goalBudget(DEFAULT_SETTINGS), undefined)
+    const { settings, problems } = readSettings(reader({ [Keys.budgetMaxCalls]: 40, [Keys.budgetMaxTokens]: 250_000 }))
+    assert.deepEqual(problems, [])
+    assert.deepEqual(goalBudget(settings), { max_calls: 40, max_tokens: 250_000 })
+    assert.deepEqual(goalBudget(readSettings(reader({ [Keys.budgetMaxTokens]: 1000 })).settings), { max_tokens: 1000 })
+    const bad = readSettings(reader({ [Keys.budgetMaxCalls]: 0, [Keys.budgetMaxTokens]: 2.5 }))
+    assert.deepEqual(bad.problems.map((p) => p.key), [Keys.budgetMaxCalls, Keys.budgetMaxTokens])
+    assert.match(bad.problems[0]?.message ?? '', /^goalSwarm\.budget\.maxCalls: .*got 0, using null$/)
+    assert.equal(goalBudget(bad.settings), undefined)
   })
 
   it('an invalid value falls back to its default and the problem names the setting', () => {

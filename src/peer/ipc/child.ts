@@ -7,7 +7,7 @@
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Role } from '../protocol/schemas'
+import type { AnyEnvelope, Budget, Role } from '../protocol/schemas'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -17,7 +17,9 @@ const STATUS_INTERVAL_MS = 1000
 const DELTA_INTERVAL_MS = 20
 
 export interface IpcChildHandlers {
-  submitGoal(text: string): Promise<string>
+  submitGoal(text: string, budget?: Budget): Promise<string>
+  /** Publishes the cancel of a plan this peer submitted; @returns the goal id. */
+  cancelGoal(goalId: string, reason?: string): Promise<string>
   getOutput(nodeId: string): Promise<string>
   status(): Omit<Extract<ChildMessage, { type: 'status' }>, 'type'>
   /** Stop the peer and exit (the caller exits the process). */
@@ -116,8 +118,14 @@ export class IpcChild {
     const msg = parsed.data
     switch (msg.type) {
       case 'submit-goal':
-        this.handlers.submitGoal(msg.text).then(
+        this.handlers.submitGoal(msg.text, msg.budget).then(
           (goalId) => this.send({ type: 'submitted', request_id: msg.request_id, goal_id: goalId }),
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+        )
+        break
+      case 'cancel-goal':
+        this.handlers.cancelGoal(msg.goal_id, msg.reason).then(
+          (goalId) => this.send({ type: 'cancelled', request_id: msg.request_id, goal_id: goalId }),
           (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
         )
         break

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import split2 from 'split2'
 import { checkEnvelope } from '../protocol/envelope'
-import type { AnyEnvelope } from '../protocol/schemas'
+import type { AnyEnvelope, Budget } from '../protocol/schemas'
 import { DEFAULT_REQUEST_TIMEOUT_MS, describeExit, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo, type PeerChildLaunch, type PeerClientEvents, type ReadyMsg } from './parentTypes'
 import { ChildMessage, type ParentMessage } from './protocol'
 
@@ -132,11 +132,23 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
     return await this.correlate(msg, timeoutMs, true)
   }
 
-  /** Publishes a root goal through this peer. @returns its goal_id @throws PeerClientError */
-  async submitGoal (text: string, timeoutMs?: number): Promise<string> {
-    const r = await this.request({ type: 'submit-goal', text }, timeoutMs)
+  /**
+   * Publishes a root goal through this peer, with an optional budget (DESIGN §13).
+   * @returns its goal_id @throws PeerClientError
+   */
+  async submitGoal (text: string, budget?: Budget, timeoutMs?: number): Promise<string> {
+    const r = await this.request({ type: 'submit-goal', text, ...(budget === undefined ? {} : { budget }) }, timeoutMs)
     if (r.type !== 'submitted') throw new PeerClientError('refused', `unexpected reply ${r.type} to submit-goal`)
     return r.goal_id
+  }
+
+  /**
+   * Publishes the cancel of a plan this peer submitted (DESIGN §13).
+   * @throws PeerClientError 'refused' with the child's reason (unknown goal, not this peer's goal)
+   */
+  async cancelGoal (goalId: string, reason?: string, timeoutMs?: number): Promise<void> {
+    const r = await this.request({ type: 'cancel-goal', goal_id: goalId, ...(reason === undefined ? {} : { reason }) }, timeoutMs)
+    if (r.type !== 'cancelled') throw new PeerClientError('refused', `unexpected reply ${r.type} to cancel-goal`)
   }
 
   /** The full output of a leaf (fetched as a blob when needed). @throws PeerClientError */

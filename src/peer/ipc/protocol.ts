@@ -9,14 +9,16 @@
  */
 import { z } from 'zod'
 import { TEXT_MAX_CHARS } from '../protocol/limits'
-import { Envelope, Role } from '../protocol/schemas'
+import { Budget, Envelope, Id, Role } from '../protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
 
 /** Parent → child. */
 export const ParentMessage = z.discriminatedUnion('type', [
   /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
-  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: z.string().min(1).max(TEXT_MAX_CHARS) }),
+  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: z.string().min(1).max(TEXT_MAX_CHARS), budget: Budget.optional() }),
+  /** Publish the cancel of a plan this peer submitted (DESIGN §13); answered by `cancelled` or `error`. */
+  z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
   z.strictObject({ type: z.literal('get-output'), request_id: RequestId, node_id: z.string() }),
   /** Ask for an immediate `status`. */
@@ -62,6 +64,7 @@ export const ChildMessage = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('log'), level: LogLevel, component: z.string(), msg: z.string() }),
   z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string() }),
+  z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
   z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string() })
 ])

@@ -75,6 +75,20 @@ export interface LlmCall {
    * figures on its lease renewals so other peers' trees show the leaf waiting on its model.
    */
   onWait?: (wait: ModelWait | null) => void
+  /**
+   * Added to as the call runs: `calls` +1 per request sent (every attempt), the tokens of every
+   * reply as the SDK's response reports them. A role puts the figures on the message the call
+   * produced (its `usage`, DESIGN §13); share one meter over several calls for one message.
+   */
+  usage?: UsageMeter
+}
+
+/** Model requests and tokens of one or more calls (LlmCall.usage); mutated by the provider. */
+export interface UsageMeter { calls: number, input_tokens: number, output_tokens: number }
+
+/** A meter at zero. */
+export function newUsageMeter (): UsageMeter {
+  return { calls: 0, input_tokens: 0, output_tokens: 0 }
 }
 
 /** A request outstanding past the wait-notice interval, as LlmCall.onWait reports it. */

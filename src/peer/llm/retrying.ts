@@ -185,6 +185,7 @@ export class RetryingProvider implements LlmProvider {
         json,
         ...(call.signal !== undefined ? { signal: call.signal } : {})
       }
+      if (call.usage !== undefined) call.usage.calls++
       const t0 = Date.now()
       const stopNotices = this.waitNotices(call.purpose, st.attempts, call.onWait)
       let reply: BackendReply
@@ -207,6 +208,10 @@ export class RetryingProvider implements LlmProvider {
       }
       this.totals.input_tokens += reply.usage.input_tokens
       this.totals.output_tokens += reply.usage.output_tokens
+      if (call.usage !== undefined) {
+        call.usage.input_tokens += reply.usage.input_tokens
+        call.usage.output_tokens += reply.usage.output_tokens
+      }
       try {
         return accept(reply, st.maxTokens)
       } catch (e) {

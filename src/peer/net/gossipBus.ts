@@ -10,7 +10,7 @@ import type { PeerId, PrivateKey } from '@libp2p/interface'
 import type { Bus, Disposable } from '../bus'
 import type { Logger } from '../log'
 import { rootGoalId } from '../protocol/ids'
-import type { AnyEnvelope, BodyOf, Envelope, Goal, Kind } from '../protocol/schemas'
+import type { AnyEnvelope, BodyOf, Budget, Envelope, Goal, Kind } from '../protocol/schemas'
 import { formatTimestamp, type Micros } from '../protocol/time'
 import { topicFor } from '../protocol/topics'
 import type { PlanState } from '../state/planState'
@@ -115,8 +115,8 @@ export class GossipBus implements Bus {
     return env
   }
 
-  /** Publishes a new root goal for `text` (DESIGN §1 id), see publish. */
-  async submitGoal (text: string): Promise<Envelope<'goal'>> {
+  /** Publishes a new root goal for `text` (DESIGN §1 id), with an optional budget (DESIGN §13), see publish. */
+  async submitGoal (text: string, budget?: Budget): Promise<Envelope<'goal'>> {
     const at = this.deps.now()
     const body: Goal = {
       goal_id: rootGoalId(text, at, this.peerId),
@@ -126,7 +126,8 @@ export class GossipBus implements Bus {
       origin_peer: this.peerId,
       created_at: formatTimestamp(at),
       proposal_id: null,
-      index: null
+      index: null,
+      ...(budget !== undefined ? { budget } : {})
     }
     return await this.publish('goal', body)
   }

@@ -13,6 +13,8 @@ import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTopic } from '../protocol/topics'
 import { leafOutcome } from '../state/leafOutcome'
 import { PlanState } from '../state/planState'
+import { cancelMessage } from '../state/planControl'
+import type { Budget, CancelMsg } from '../protocol/schemas'
 import { BlobService, BlobStore } from './blobs'
 import { lockDataDir, lockIdentity } from './dataDir'
 import { Dialer } from './dialer'
@@ -61,7 +63,12 @@ export interface PeerRuntime {
   listenAddrs(): string[]
   status(): RuntimeStatus
   /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
-  submitGoal(text: string): Promise<string>
+  submitGoal(text: string, budget?: Budget): Promise<string>
+  /**
+   * Publishes the cancel of a plan this peer submitted (DESIGN §13). @returns the cancel
+   * @throws Error when the goal is unknown here, not a root goal, or not this peer's
+   */
+  cancelGoal(goalId: string, reason?: string): Promise<CancelMsg>
   /**
    * The full output of a leaf's result (a successful one first), fetching its blob when it is
    * not stored yet. @throws when there is no result or the blob cannot be fetched
@@ -197,7 +204,12 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       topics: bus.subscriptions.size,
       pending_root_goals: bus.pendingRootGoals().length
     }),
-    submitGoal: async (text) => (await bus.submitGoal(text)).body.goal_id,
+    submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
+    cancelGoal: async (goalId, reason) => {
+      const goal = state.goal(goalId)
+      if (goal === undefined) throw new Error(`goal ${goalId} is not known to this peer`)
+      return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
+    },
     getOutput: async (nodeId) => {
       const r = leafOutcome(state, nodeId, now(), { settleMs: config.settleMs }).shown
       if (r === undefined) throw new Error(`no result for node ${nodeId} yet`)

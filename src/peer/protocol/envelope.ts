@@ -52,6 +52,7 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
     case 'result': return env.body.executor_peer
     case 'failure': return env.body.reporter_peer
     case 'capability': return env.body.peer_id
+    case 'cancel': return env.body.origin_peer
   }
 }
 
@@ -59,6 +60,7 @@ function idProblem (env: AnyEnvelope): string | null {
   switch (env.kind) {
     case 'goal': {
       const g = env.body
+      if (g.parent_id !== null && g.budget !== undefined) return 'only a root goal carries a budget'
       if (g.parent_id === null) {
         if (g.proposal_id !== null || g.index !== null || g.depth !== 0) return 'a root goal has depth 0 and no proposal_id/index'
         const want = rootGoalId(g.text, parseTimestamp(g.created_at), g.origin_peer)
@@ -87,6 +89,12 @@ function idProblem (env: AnyEnvelope): string | null {
       const n = env.body
       const want = childId(n.goal_id, n.proposal_id, n.index, n.text)
       return want === n.node_id ? null : `node_id ${n.node_id} != ${want}`
+    }
+    case 'cancel': {
+      // Only the origin may cancel (DESIGN §13): the root id binds text, created_at and origin.
+      const c = env.body
+      const want = rootGoalId(c.goal_text, parseTimestamp(c.goal_created_at), c.origin_peer)
+      return want === c.goal_id ? null : `cancel names goal ${c.goal_id}, but its origin, text and created_at give ${want}: not the root goal's origin`
     }
     default:
       return null

@@ -43,6 +43,28 @@ export function stripControlChars (text: string): string {
 
 const Text = plainText(TEXT_MAX_CHARS).min(1)
 
+/**
+ * What producing one message cost in model requests (DESIGN §13): `calls` counts requests sent
+ * to the model (every attempt, retries included), the tokens are those the provider's replies
+ * reported. Optional on every cost-bearing message (older peers send none).
+ */
+export const Usage = z.strictObject({
+  calls: z.int().min(0).max(10_000),
+  input_tokens: z.int().min(0).max(1_000_000_000),
+  output_tokens: z.int().min(0).max(1_000_000_000)
+})
+export type Usage = z.infer<typeof Usage>
+
+/**
+ * A root goal's spending cap (DESIGN §13): model requests and/or tokens (input + output) summed
+ * over every message of the plan. At least one limit; no budget means no cap.
+ */
+export const Budget = z.strictObject({
+  max_calls: z.int().min(1).max(1_000_000).optional(),
+  max_tokens: z.int().min(1).max(1_000_000_000_000).optional()
+}).refine((b) => b.max_calls !== undefined || b.max_tokens !== undefined, 'a budget needs max_calls or max_tokens')
+export type Budget = z.infer<typeof Budget>
+
 /** A goal: the root a user submitted, or a composite child of an accepted split. */
 export const Goal = z.strictObject({
   goal_id: Id,
@@ -55,7 +77,9 @@ export const Goal = z.strictObject({
   created_at: Timestamp,
   /** Child goals only: the accepted proposal and slot this goal comes from (for id checks). */
   proposal_id: Id.nullable(),
-  index: z.int().min(0).max(63).nullable()
+  index: z.int().min(0).max(63).nullable(),
+  /** Root goals only: the plan's spending cap; not part of the goal id. Optional (none = no cap). */
+  budget: Budget.optional()
 })
 export type Goal = z.infer<typeof Goal>
 
@@ -68,7 +92,9 @@ export const SubgoalProposal = z.strictObject({
   rationale: plainText(TEXT_MAX_CHARS),
   /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
   attempt: z.int().min(0).max(16),
-  proposed_at: Timestamp
+  proposed_at: Timestamp,
+  /** The model requests behind this proposal (DESIGN §13). */
+  usage: Usage.optional()
 })
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
@@ -96,7 +122,9 @@ export const ScoreMsg = z.strictObject({
   notes: plainText(TEXT_MAX_CHARS),
   decisions: z.array(SubgoalVerdict).min(1).max(12)
     .refine((ds) => ds.every((d, i) => d.index === i), 'decisions must be in index order 0..n-1'),
-  scored_at: Timestamp
+  scored_at: Timestamp,
+  /** The model requests behind this vote; absent or zero for a reused answer (DESIGN §13). */
+  usage: Usage.optional()
 })
 export type ScoreMsg = z.infer<typeof ScoreMsg>
 
@@ -201,7 +229,9 @@ export const ResultMsg = z.strictObject({
   /** Size of the full output in UTF-8 bytes. */
   output_bytes: z.int().min(0),
   attempts: z.int().min(1).max(100),
-  finished_at: Timestamp
+  finished_at: Timestamp,
+  /** The model requests behind this result (DESIGN §13). */
+  usage: Usage.optional()
 })
 export type ResultMsg = z.infer<typeof ResultMsg>
 
@@ -212,9 +242,28 @@ export const FailureMsg = z.strictObject({
   role: z.enum(['decomposer', 'scorer', 'executor']),
   reporter_peer: PeerIdStr,
   reason: plainText(TEXT_MAX_CHARS).min(1),
-  failed_at: Timestamp
+  failed_at: Timestamp,
+  /** The model requests spent before giving up (DESIGN §13). */
+  usage: Usage.optional()
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
+
+/**
+ * The origin's order to stop a plan (DESIGN §13). It repeats the root goal's text and created_at
+ * so every receiver can recompute the root id from it and check that the signer is the goal's
+ * origin peer with the message alone, before it knows the goal: a cancel from anyone else has
+ * an id that does not match and is dropped.
+ */
+export const CancelMsg = z.strictObject({
+  goal_id: Id,
+  /** The root goal's origin peer; must be the signer. */
+  origin_peer: PeerIdStr,
+  goal_text: Text,
+  goal_created_at: Timestamp,
+  reason: plainText(500),
+  cancelled_at: Timestamp
+})
+export type CancelMsg = z.infer<typeof CancelMsg>
 
 export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 export const Role = z.enum(ROLES)
@@ -263,7 +312,8 @@ export const BODY_SCHEMAS = {
   renew: LeaseRenewal,
   result: ResultMsg,
   failure: FailureMsg,
-  capability: CapabilityAnnounce
+  capability: CapabilityAnnounce,
+  cancel: CancelMsg
 } as const
 export type Kind = keyof typeof BODY_SCHEMAS
 export const KINDS = Object.keys(BODY_SCHEMAS) as Kind[]

@@ -2,7 +2,7 @@
  * Gossip topics (DESIGN "Topics"): a swarm has exactly two GossipSub topics, both subscribed
  * when a peer starts, so no message ever depends on a subscription made after it was created:
  *   goal-swarm/<swarm>/plan           every plan message (goal, node, proposal, score, accepted,
- *                                     claim, renew, result, failure)
+ *                                     claim, renew, result, failure, cancel)
  *   goal-swarm/<swarm>/capabilities   capability announcements (liveness)
  * The seed's per-goal and per-leaf topic shapes survive as a documented mapping (seedTopic):
  * they name where a message belongs in the plan, and receivers route by the message's ids.
@@ -67,6 +67,7 @@ export function seedTopic (env: AnyEnvelope): string {
     case 'accepted': return `goal/${env.body.goal_id}/accepted`
     case 'claim': case 'renew': return `goal/${env.body.goal_id}/node/${env.body.node_id}/claim`
     case 'result': return `goal/${env.body.goal_id}/node/${env.body.node_id}/result`
+    case 'cancel': return `goal/${env.body.goal_id}/cancel`
     case 'failure': return env.body.node_id === null
       ? `goal/${env.body.goal_id}/failed`
       : `goal/${env.body.goal_id}/node/${env.body.node_id}/failed`

@@ -5,7 +5,7 @@
  * result, shown with everything it printed. Code never runs without the sandbox.
  */
 import type { Logger } from '../log'
-import type { LlmProvider } from '../llm/provider'
+import type { LlmProvider, UsageMeter } from '../llm/provider'
 import type { Capability } from '../protocol/schemas'
 import { runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
 import { runMarkdown } from '../sandbox/markdown'
@@ -25,6 +25,8 @@ export interface CodeLeaf {
   task: string
   ancestors: readonly string[]
   signal: AbortSignal
+  /** Counts the model requests of the call (DESIGN §13). */
+  usage?: UsageMeter
 }
 
 /**
@@ -39,7 +41,8 @@ export async function runCodeLeaf (llm: LlmProvider, tools: SandboxTools, limits
     prompt: executePrompt({ task: leaf.task, ancestors: leaf.ancestors }),
     schema: programSchema,
     schemaName: PROGRAM_SCHEMA_NAME,
-    signal: leaf.signal
+    signal: leaf.signal,
+    ...(leaf.usage !== undefined ? { usage: leaf.usage } : {})
   })
   const run = await runInSandbox(tools, answer.language, answer.program, limits, leaf.signal)
   const success = run.exit_code === 0 && run.limits_hit.length === 0

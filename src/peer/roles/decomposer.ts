@@ -23,10 +23,12 @@ import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/sche
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import type { LlmProvider } from '../llm/provider'
+import { newUsageMeter, type LlmProvider } from '../llm/provider'
+import { isCancelled } from '../state/planControl'
 import type { RoleContext } from './context'
 import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
+import { PlanCalls, PlanGate, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
 
 /**
@@ -79,8 +81,15 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
   const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
   const ttlMs = capabilityTtlMs(config.announceIntervalMs)
+  const gate = new PlanGate(state, log)
+  const calls = new PlanCalls(state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
+    if (env.kind === 'cancel') {
+      const n = calls.abortPlan(env.body.goal_id, 'the plan was cancelled')
+      if (n > 0) log.info({ goal_id: env.body.goal_id, aborted: n }, 'plan cancelled: aborted its model calls in flight')
+      return
+    }
     // A ranked proposer's failure notice hands its place to the next decomposer.
     const gaveUp = env.kind === 'failure' && env.body.role === 'decomposer' && env.body.node_id === null
     if (env.kind !== 'goal' && env.kind !== 'accepted' && !gaveUp) return
@@ -131,12 +140,13 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     log.debug({ goal_id: goalId, consideration: decide(goalId) }, 'decomposer considered a goal')
   }
 
-  function decide (goalId: string): 'in_flight' | 'unknown' | 'depth_cap' | 'decided' | 'proposed_here' | 'gave_up' | 'proposing' | 'others_proposed' | 'standing_by' {
+  function decide (goalId: string): 'in_flight' | 'unknown' | 'depth_cap' | 'decided' | 'plan_stopped' | 'proposed_here' | 'gave_up' | 'proposing' | 'others_proposed' | 'standing_by' {
     if (inflight.has(goalId)) return 'in_flight'
     const goal = state.goal(goalId)
     if (goal === undefined) return 'unknown'
     if (goal.depth >= config.maxDepth) return 'depth_cap'
     if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return 'decided'
+    if (!gate.allows(goalId)) return 'plan_stopped'
     const all = state.proposalsFor(goalId)
     if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return 'proposed_here' }
     if (gaveUpHere(goalId)) return 'gave_up'
@@ -221,6 +231,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
 
   async function decompose (goal: Goal, attempt: number): Promise<void> {
     if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
+    if (!gate.allows(goal.goal_id)) return
     const { min, max } = countRange(goal)
     const input: DecomposeInput = {
       goal: goal.text,
@@ -233,24 +244,34 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     }
     log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${excerpt(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
     let out
+    const usage = newUsageMeter()
+    const call = calls.start(goal.goal_id)
     try {
       out = await llm.generateObject({
         purpose: 'decompose',
         system: DECOMPOSE_SYSTEM,
         prompt: decomposePrompt(input),
         schema: decompositionSchema(min, max),
-        schemaName: 'decomposition'
+        schemaName: 'decomposition',
+        signal: call.signal,
+        usage
       })
     } catch (err) {
-      if (timers.isDisposed) return
+      if (timers.isDisposed || call.signal.aborted) return
       const reason = failureText(`decomposing goal ${goal.goal_id} failed`, err)
       log.error({ goal_id: goal.goal_id }, reason)
       await bus.publish('failure', {
-        goal_id: goal.goal_id, node_id: null, role: 'decomposer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
+        goal_id: goal.goal_id, node_id: null, role: 'decomposer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now()), usage: wireUsage(usage)
       })
       return
+    } finally {
+      calls.end(call)
     }
     if (timers.isDisposed) return
+    if (isCancelled(state, goal.goal_id)) {
+      log.info({ goal_id: goal.goal_id }, 'the plan was cancelled while decomposing; proposal dropped')
+      return
+    }
     if (state.acceptedFor(goal.goal_id).length > 0) {
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
       return
@@ -270,7 +291,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       subgoals,
       rationale: stripControlChars(out.rationale).slice(0, TEXT_MAX_CHARS),
       attempt,
-      proposed_at: formatTimestamp(ctx.now())
+      proposed_at: formatTimestamp(ctx.now()),
+      usage: wireUsage(usage)
     })
     log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)
@@ -283,6 +305,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       sub.dispose()
       timers.dispose()
       limit.clearQueue()
+      calls.abortAll('the decomposer stopped')
     }
   }
 }

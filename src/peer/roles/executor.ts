@@ -22,7 +22,9 @@ import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import type { LlmProvider, ModelWait } from '../llm/provider'
+import { newUsageMeter, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
+import { isCancelled } from '../state/planControl'
+import { PlanGate, wireUsage } from './planGate'
 import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
@@ -124,6 +126,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   let scheduled = false
   /** What the last look decided and saw (looked). */
   let lastLook = ''
+  const planGate = new PlanGate(state, log)
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
     .map((n) => ({ n, k: contentId(me, n.node_id) }))
@@ -156,6 +159,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         break
       case 'capability':
         if (env.body.peer_id === me) checkIdentity(env.body)
+        break
+      case 'cancel':
+        // DESIGN §13: calls for a cancelled plan stop now, not at the next look.
+        for (const [nodeId, abort] of working) {
+          const node = state.node(nodeId)
+          if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('the plan was cancelled'))
+        }
         break
       case 'node': case 'accepted': case 'goal':
         schedule()
@@ -202,6 +212,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (working.has(node.node_id) || finished(node.node_id)) continue
       const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
+      if (!planGate.allows(node.goal_id)) continue
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
       if (lease.state === 'settling' || lease.state === 'held') continue
       out.push({ node, cap })
@@ -271,6 +282,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
     if (timers.isDisposed) return new Lost('the executor stopped')
     if (duplicateOf !== null) return new Lost('a second live process uses this identity')
+    if (isCancelled(state, node.goal_id)) return new Lost('the plan was cancelled')
     if (finished(node.node_id)) return new Lost('the leaf has a result already')
     const h = holderOf(node)
     if (!isMine(h, mine)) return h === null ? new Lost('the lease lapsed') : new Lost(`lost the claim to ${h.claimer_peer}`, h.claimer_peer)
@@ -338,25 +350,26 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * Runs the model call, keeping `waiting` to what the provider reports of a request outstanding
    * past its wait-notice interval. Aborted calls reject with the Lost reason.
    */
-  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<{ output: string, success: boolean, attempts: number }> {
+  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<{ output: string, success: boolean, attempts: number, usage: UsageMeter }> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
+    const usage = newUsageMeter()
     const onWait = (m: ModelWait | null): void => {
       waiting.current = m === null ? null : { sinceUs: ctx.now() - m.waitedMs * 1000, attempt: m.attempt, maxAttempts: m.maxAttempts }
     }
     try {
       // A can_run_code leaf: the model writes a program and the sandbox runs it; only with a sandbox.
       const code = mine.capability === 'can_run_code' && sandbox?.available === true
-        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: node.text, ancestors, signal }, log)
+        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: node.text, ancestors, signal, usage }, log)
         : null
       if (code !== null && signal.aborted) throw signal.reason
-      const output = code?.output ?? await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait })
+      const output = code?.output ?? await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait, usage })
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
-      return { output, success: code?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore) }
+      return { output, success: code?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage }
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++
@@ -365,7 +378,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       w.calls_completed++
       const output = failureText(`executing leaf ${node.node_id} failed`, err)
       log.error({ node_id: node.node_id }, output)
-      return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1 }
+      return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1, usage }
     }
   }
 
@@ -409,7 +422,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
-  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number }, w: LeafWork): Promise<void> {
+  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number, usage: UsageMeter }, w: LeafWork): Promise<void> {
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
@@ -430,7 +443,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       output_sha256: sha,
       output_bytes: bytes,
       attempts: Math.min(100, Math.max(1, attempts)),
-      finished_at: formatTimestamp(ctx.now())
+      finished_at: formatTimestamp(ctx.now()),
+      usage: wireUsage(out.usage)
     })
     w.results++
     log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)

@@ -3,6 +3,7 @@
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result.
  */
+import { costMarkdown } from '../state/planCost'
 import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
@@ -49,7 +50,9 @@ function progressLine (root: GoalView): string {
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
   if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} awaiting a split`)
   if (badGoals > 0) parts.push(`${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split`)
-  if (p.complete) parts.push(p.failed > 0 || badGoals > 0 ? 'FINISHED WITH FAILURES' : 'COMPLETE')
+  if (p.stopped > 0) parts.push(`${p.stopped} stopped`)
+  if (root.plan !== undefined && root.plan.state !== 'running') parts.push(root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED')
+  else if (p.complete) parts.push(p.failed > 0 || badGoals > 0 ? 'FINISHED WITH FAILURES' : 'COMPLETE')
   return parts.join(', ')
 }
 
@@ -116,12 +119,14 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
   for (const root of roots) {
     const p = planProgress(root)
     const badGoals = failedGoals(root)
-    const state = !p.complete ? 'in progress' : p.failed > 0 || badGoals > 0 ? 'finished with failures' : 'complete'
+    const stopped = root.plan?.state === 'cancelled' ? 'cancelled' : root.plan?.state === 'budget_reached' ? 'stopped at its budget' : null
+    const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || badGoals > 0 ? 'finished with failures' : 'complete')
     out.push(`## ${mdEscape(root.text)}`, '')
     out.push(`Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
       `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
       `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.capability_gap > 0 ? `, ${p.capability_gap} with a capability gap` : ''}` +
       `${p.pending_goals > 0 ? `, ${p.pending_goals} goals awaiting a split` : ''}.`, '')
+    if (root.plan !== undefined) out.push(...costMarkdown(root.plan), '')
     out.push('### Plan tree', '')
     const leaves: LeafView[] = []
     const goals: GoalView[] = []

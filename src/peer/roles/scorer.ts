@@ -21,10 +21,13 @@ import { contentId } from '../protocol/ids'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import type { LlmProvider } from '../llm/provider'
+import { newUsageMeter, type LlmProvider } from '../llm/provider'
+import { isCancelled } from '../state/planControl'
+import type { Usage } from '../protocol/schemas'
 import type { RoleContext } from './context'
 import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, isLiveGoal, winningFor } from './lineage'
+import { PlanCalls, PlanGate, wireUsage } from './planGate'
 import { scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
 /**
@@ -99,7 +102,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   /** Proposals scored (or being scored, or given up on) by this process. */
   const scoring = new Set<string>()
   /** This scorer's answer per (goal, forced, subgoals): a proposal with identical subgoals reuses it. */
-  const answers = new Map<string, Promise<ScoreOutput | null>>()
+  const answers = new Map<string, Promise<{ out: ScoreOutput, usage: Usage } | null>>()
   /** Goals with an acceptance being published here. */
   const accepting = new Set<string>()
   /** Content keys of the accepted splits this scorer published (their children go out at once). */
@@ -109,9 +112,16 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const scheduled = new Set<string>()
   /** Armed wake-ups, `reason NUL goal id` (wakeWhen). */
   const wakeups = new Set<string>()
+  const gate = new PlanGate(state, log)
+  const calls = new PlanCalls(state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
+      case 'cancel': {
+        const n = calls.abortPlan(env.body.goal_id, 'the plan was cancelled')
+        if (n > 0) log.info({ goal_id: env.body.goal_id, aborted: n }, 'plan cancelled: aborted its model calls in flight')
+        break
+      }
       case 'goal': case 'proposal': case 'score': schedule(env.body.goal_id); break
       // A scorer that gave up on a vote is no longer waited for.
       case 'failure': if (env.body.role === 'scorer') schedule(env.body.goal_id); break
@@ -141,6 +151,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (timers.isDisposed) return
     const goal = state.goal(goalId)
     if (goal === undefined || !isLiveGoal(state, goal)) return
+    // A cancelled plan gets no new votes, splits or children (DESIGN §13).
+    if (isCancelled(state, goalId)) return
     const winner = winningFor(state, goalId)
     if (winner !== undefined) {
       ensureChildren(goal, winner)
@@ -231,13 +243,14 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     const answer = earlier ?? limit(async () => await vote(goal, p, forcedLeaves))
     if (earlier === undefined) answers.set(key, answer)
     guard(log, `scoring proposal ${p.proposal_id}`, async () => {
-      const out = await answer
-      if (out === null) {
+      const got = await answer
+      if (got === null) {
         // A failed or skipped call is not an answer to reuse.
         if (answers.get(key) === answer) answers.delete(key)
         return
       }
-      if (timers.isDisposed) return
+      if (timers.isDisposed || isCancelled(state, goal.goal_id)) return
+      const out = got.out
       const body: ScoreMsg = {
         goal_id: goal.goal_id,
         proposal_id: p.proposal_id,
@@ -249,7 +262,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
           is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),
           required_capability: v.required_capability
         })),
-        scored_at: formatTimestamp(ctx.now())
+        scored_at: formatTimestamp(ctx.now()),
+        // A reused answer made no call of its own; the first vote carries its cost.
+        usage: earlier === undefined ? got.usage : wireUsage(newUsageMeter())
       }
       await bus.publish('score', body)
       log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined },
@@ -258,24 +273,33 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   }
 
   /** The model call behind a vote; null when skipped (a split was accepted meanwhile) or failed. */
-  async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<ScoreOutput | null> {
+  async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<{ out: ScoreOutput, usage: Usage } | null> {
     if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return null
+    // A plan's stop is for good (a cancel stays, spend only grows): the vote is never retried.
+    if (!gate.allows(goal.goal_id)) return null
+    const usage = newUsageMeter()
+    const call = calls.start(goal.goal_id)
     try {
-      return await llm.generateObject({
+      const out = await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
         prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
-        schemaName: 'score'
+        schemaName: 'score',
+        signal: call.signal,
+        usage
       })
+      return { out, usage: wireUsage(usage) }
     } catch (err) {
-      if (timers.isDisposed) return null
+      if (timers.isDisposed || call.signal.aborted) return null
       const reason = failureText(`scoring proposal ${p.proposal_id} failed`, err)
       log.error({ goal_id: goal.goal_id, proposal_id: p.proposal_id }, reason)
       await bus.publish('failure', {
-        goal_id: goal.goal_id, node_id: null, role: 'scorer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now())
+        goal_id: goal.goal_id, node_id: null, role: 'scorer', reporter_peer: me, reason, failed_at: formatTimestamp(ctx.now()), usage: wireUsage(usage)
       })
       return null
+    } finally {
+      calls.end(call)
     }
   }
 
@@ -341,6 +365,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       sub.dispose()
       timers.dispose()
       limit.clearQueue()
+      calls.abortAll('the scorer stopped')
     }
   }
 }

@@ -8,7 +8,7 @@
 import { messageKey } from '../protocol/envelope'
 import { compareStrings } from '../protocol/acceptance'
 import type {
-  AcceptedSplit, AnyEnvelope, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
+  AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
 } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
@@ -92,6 +92,8 @@ export class PlanState {
 
   private readonly goalById = new ByNaturalId<Goal>()
   private readonly proposalsByGoal = new Map<string, ByNaturalId<SubgoalProposal>>()
+  private readonly proposalBodiesByGoal = new Groups<SubgoalProposal>()
+  private readonly cancelsByGoal = new Groups<CancelMsg>()
   private readonly scoresByGoal = new Groups<ScoreMsg>()
   private readonly acceptedByGoal = new Groups<AcceptedSplit>()
   private readonly nodeById = new ByNaturalId<PromptNode>()
@@ -155,6 +157,7 @@ export class PlanState {
         let p = this.proposalsByGoal.get(env.body.goal_id)
         if (p === undefined) { p = new ByNaturalId<SubgoalProposal>(); this.proposalsByGoal.set(env.body.goal_id, p) }
         p.offer(env.body.proposal_id, key, env.body)
+        this.proposalBodiesByGoal.add(env.body.goal_id, key, env.body)
         break
       }
       case 'score': this.scoresByGoal.add(env.body.goal_id, key, env.body); break
@@ -168,6 +171,7 @@ export class PlanState {
         if (env.body.node_id !== null) this.failuresByNode.add(env.body.node_id, key, env.body)
         break
       case 'capability': break // indexed by takeAnnouncement
+      case 'cancel': this.cancelsByGoal.add(env.body.goal_id, key, env.body); break
     }
   }
 
@@ -231,6 +235,12 @@ export class PlanState {
     if (p === undefined) return []
     return [...p.map.keys()].sort(compareStrings).map((id) => p.get(id) as SubgoalProposal)
   }
+
+  /** Every proposal body for a goal, also several sharing a proposal_id (messageKey order; spend sums, DESIGN §13). */
+  proposalBodiesFor (goalId: string): SubgoalProposal[] { return this.proposalBodiesByGoal.get(goalId) }
+
+  /** Cancel messages for a root goal (messageKey order); checkEnvelope let only its origin's through. */
+  cancelsFor (goalId: string): CancelMsg[] { return this.cancelsByGoal.get(goalId) }
 
   /** Every score message for a goal (all bodies, messageKey order; dedupe with distinctVotes). */
   scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }

@@ -12,6 +12,7 @@ import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome } from './leafOutcome'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
+import { planControl, stoppedStatus, type PlanControl, type PlanRunState } from './planControl'
 
 /**
  * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
@@ -19,14 +20,17 @@ import type { PlanState } from './planState'
  * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
  *   goal on (goalGaveUp): one peer's failure never fails a goal another peer may still split.
  * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
+ * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13).
  */
-export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded'
+export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
 /**
  * - done: a successful result exists. failed: only failed results / executor failure notices.
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
+ * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort).
+ *   budget_reached: not started when its plan's budget ran out (DESIGN §13).
  */
-export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded'
+export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'cancelled' | 'budget_reached'
 
 /** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
 export interface ProposalView {
@@ -57,6 +61,8 @@ export interface GoalView {
   failures: FailureMsg[]
   /** The winning split's children in index order, then every losing split's, superseded. */
   children: TreeNode[]
+  /** Root goals only: cancel, budget and recorded spend of the plan (DESIGN §13). */
+  plan?: PlanControl
 }
 
 export interface LeafView {
@@ -138,6 +144,8 @@ interface Ctx {
   /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
   liveRoles: { decomposer: Set<string>, scorer: Set<string> }
   acceptTimeoutMs: number
+  /** How the plan being built stands (DESIGN §13). */
+  run: PlanRunState
 }
 
 /** Peers announcing `decomposer` or `scorer` within the TTL of now (as liveCapabilities). */
@@ -225,6 +233,7 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     view.status = 'capability_gap'
   }
   if (superseded) view.status = 'superseded'
+  view.status = stoppedStatus(view.status, ctx.run)
   return view
 }
 
@@ -256,6 +265,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   if (superseded) status = 'superseded'
   else if (winner !== undefined) status = 'decomposed'
   else if (proposals.every((p) => p.votes.length === 0) && goalGaveUp(ctx, failures, proposals.length, g.since)) status = 'failed'
+  status = stoppedStatus(status, ctx.run)
 
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
@@ -286,7 +296,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
  * need no Goal/PromptNode message of their own since every peer derives them from the split.
  */
 export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
-  const ctx: Ctx = {
+  const ctx: Omit<Ctx, 'run'> = {
     state,
     nowUs: opts.nowUs,
     settleMs: opts.settleMs,
@@ -295,7 +305,12 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
   }
-  return state.rootGoals().map((g) => goalView(ctx, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null, since: parseTimestamp(g.created_at) }, false, new Set()))
+  return state.rootGoals().map((g) => {
+    const plan = planControl(state, g)
+    const view = goalView({ ...ctx, run: plan.state }, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null, since: parseTimestamp(g.created_at) }, false, new Set())
+    view.plan = plan
+    return view
+  })
 }
 
 /** Counts over the non-superseded leaves of one root's tree. */
@@ -309,13 +324,15 @@ export interface PlanProgress {
   claimed: number
   /** Non-superseded goals still waiting for an accepted split. */
   pending_goals: number
-  /** No goal is pending decomposition and every leaf is done or failed. */
+  /** Leaves cancelled or held back by the budget (DESIGN §13). */
+  stopped: number
+  /** No goal is pending decomposition and every leaf is done, failed or stopped. */
   complete: boolean
 }
 
 /** Progress of one root goal's tree; superseded parts are left out. */
 export function planProgress (root: GoalView): PlanProgress {
-  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, complete: false }
+  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, stopped: 0, complete: false }
   const walk = (n: TreeNode): void => {
     if (n.status === 'superseded') return
     if (n.kind === 'goal') {
@@ -330,10 +347,11 @@ export function planProgress (root: GoalView): PlanProgress {
       case 'capability_gap': p.capability_gap++; break
       case 'pending_execution': p.pending++; break
       case 'claimed': p.claimed++; break
+      case 'cancelled': case 'budget_reached': p.stopped++; break
     }
   }
   walk(root)
-  p.complete = p.pending_goals === 0 && p.done + p.failed === p.leaves
+  p.complete = p.pending_goals === 0 && p.done + p.failed + p.stopped === p.leaves
   return p
 }
 

@@ -1,0 +1,87 @@
+/**
+ * The roles' side of cancel and budget (DESIGN §13): one gate every role asks before it starts
+ * model work, the in-flight calls a cancel aborts, and the usage a message carries.
+ */
+import type { Logger } from 'pino'
+import type { UsageMeter } from '../llm/provider'
+import type { Usage } from '../protocol/schemas'
+import { mayStartModelWork, rootGoalOf } from '../state/planControl'
+import type { PlanState } from '../state/planState'
+
+/** A meter's figures as the wire's `usage` field (clamped to the schema's bounds). */
+export function wireUsage (m: UsageMeter): Usage {
+  const clamp = (n: number, max: number): number => Math.min(max, Math.max(0, Math.round(n)))
+  return { calls: clamp(m.calls, 10_000), input_tokens: clamp(m.input_tokens, 1_000_000_000), output_tokens: clamp(m.output_tokens, 1_000_000_000) }
+}
+
+/**
+ * mayStartModelWork for one role, logging once per plan and reason why work is held back (a
+ * role asks many times a second; the log says it once).
+ */
+export class PlanGate {
+  private readonly told = new Set<string>()
+  /**
+   * The last answer per root with the state size it was computed at: the state only grows, and
+   * every message that changes a plan's spend or cancels it adds to it, so an equal size means
+   * an equal answer (an executor asks once per open leaf on every look).
+   */
+  private readonly cache = new Map<string, { size: number, gate: ReturnType<typeof mayStartModelWork> }>()
+
+  constructor (private readonly state: PlanState, private readonly log: Logger) {}
+
+  /** true when the role may start model work for `goalId` now (DESIGN §13). */
+  allows (goalId: string): boolean {
+    const rootGoal = rootGoalOf(this.state, goalId)
+    if (rootGoal === undefined) return true
+    const root = rootGoal.goal_id
+    const held = this.cache.get(root)
+    const gate = held !== undefined && held.size === this.state.size ? held.gate : mayStartModelWork(this.state, root)
+    this.cache.set(root, { size: this.state.size, gate })
+    if (gate.ok) return true
+    const key = `${root}\u0000${gate.state}`
+    if (!this.told.has(key)) {
+      this.told.add(key)
+      this.log.info({ goal_id: root, plan: gate.state }, `no new model work on plan ${root}: ${gate.detail}`)
+    }
+    return false
+  }
+}
+
+/** In-flight model calls by the goal they serve, so a cancel can abort those of its plan. */
+export class PlanCalls {
+  private readonly calls = new Map<AbortController, string>()
+
+  constructor (private readonly state: PlanState) {}
+
+  /** Registers a call for `goalId`; pass the signal to the LLM call and `end` it when it settles. */
+  start (goalId: string): AbortController {
+    const c = new AbortController()
+    this.calls.set(c, goalId)
+    return c
+  }
+
+  end (c: AbortController): void { this.calls.delete(c) }
+
+  /** Aborts every registered call whose plan is the cancelled root `rootId`. @returns how many */
+  abortPlan (rootId: string, reason: string): number {
+    let n = 0
+    for (const [c, goalId] of this.calls) {
+      if (rootGoalOf(this.state, goalId)?.goal_id !== rootId) continue
+      c.abort(new PlanCancelled(reason))
+      this.calls.delete(c)
+      n++
+    }
+    return n
+  }
+
+  /** Aborts every registered call (the role stops). */
+  abortAll (reason: string): void {
+    for (const c of this.calls.keys()) c.abort(new PlanCancelled(reason))
+    this.calls.clear()
+  }
+}
+
+/** The abort reason of a call stopped by a cancel (or its role stopping). */
+export class PlanCancelled extends Error {
+  override name = 'PlanCancelled'
+}

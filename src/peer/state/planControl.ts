@@ -1,0 +1,192 @@
+/**
+ * Cancel and budget of a plan (DESIGN §13) as pure functions of the plan state: whether a plan
+ * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry), and the
+ * one check every role makes before it starts model work (mayStartModelWork). Like the tree,
+ * every answer depends only on the set of messages held, never on their order.
+ */
+import { compareStrings } from '../protocol/acceptance'
+import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
+import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
+import type { PlanState } from './planState'
+
+/** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
+const MAX_CHAIN = 32
+
+/** Calls and tokens summed over messages. */
+export interface UsageTotals { calls: number, input_tokens: number, output_tokens: number }
+
+/** The roles whose messages carry usage. */
+export type SpendingRole = Exclude<Role, 'observer'>
+
+/** A plan's recorded spend (DESIGN §13). */
+export interface PlanSpend extends UsageTotals {
+  /** The same sums by the role that made the calls (proposals: decomposer, scores: scorer, results: executor; failures: their role). */
+  by_role: Record<SpendingRole, UsageTotals>
+  /** Cost-bearing messages without a usage field (from older peers): their cost is unknown, counted as nothing. */
+  unreported: number
+}
+
+/** Where a plan stands: running, or stopped for good by a cancel or by its budget. */
+export type PlanRunState = 'running' | 'cancelled' | 'budget_reached'
+
+export interface PlanControl {
+  state: PlanRunState
+  /** The cancel that stopped the plan (earliest cancelled_at, then lowest reason), or null. */
+  cancel: CancelMsg | null
+  /** The root goal's budget, or null for no cap. */
+  budget: Budget | null
+  spend: PlanSpend
+}
+
+const zero = (): UsageTotals => ({ calls: 0, input_tokens: 0, output_tokens: 0 })
+
+/** Total tokens (input + output) of a sum, the figure max_tokens caps. */
+export function totalTokens (u: UsageTotals): number {
+  return u.input_tokens + u.output_tokens
+}
+
+/**
+ * The root goal a goal belongs to, by the parent chain of the goal messages held (child goals
+ * copy their parent's origin and are published with the split's children); undefined while a
+ * link is missing.
+ */
+export function rootGoalOf (state: PlanState, goalId: string): Goal | undefined {
+  let g = state.goal(goalId)
+  for (let i = 0; i < MAX_CHAIN && g !== undefined; i++) {
+    if (g.parent_id === null) return g
+    g = state.goal(g.parent_id)
+  }
+  return undefined
+}
+
+/**
+ * Every goal id and leaf id of a plan, found from the root through the accepted splits (all of
+ * them, losing ones too: a superseded branch spent its calls as well).
+ */
+export function planMembers (state: PlanState, rootId: string): { goals: Set<string>, leaves: Set<string> } {
+  const goals = new Set<string>([rootId])
+  const leaves = new Set<string>()
+  const todo = [rootId]
+  while (todo.length > 0) {
+    const id = todo.pop() as string
+    for (const split of state.acceptedFor(id)) {
+      for (const c of split.children) {
+        if (c.is_atomic) leaves.add(c.child_id)
+        else if (!goals.has(c.child_id)) { goals.add(c.child_id); todo.push(c.child_id) }
+      }
+    }
+  }
+  return { goals, leaves }
+}
+
+function addUsage (spend: PlanSpend, role: SpendingRole, u: Usage | undefined): void {
+  if (u === undefined) { spend.unreported++; return }
+  for (const s of [spend, spend.by_role[role]]) {
+    s.calls += u.calls
+    s.input_tokens += u.input_tokens
+    s.output_tokens += u.output_tokens
+  }
+}
+
+/**
+ * A plan's recorded spend: the usage of every distinct proposal, score, result and failure
+ * notice of its goals and leaves (DESIGN §13). Results from claim losers count too: their calls
+ * were made. Work aborted before it published anything is not recorded anywhere.
+ */
+export function planSpend (state: PlanState, rootId: string): PlanSpend {
+  const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, unreported: 0 }
+  const { goals, leaves } = planMembers(state, rootId)
+  for (const g of goals) {
+    for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.usage)
+    for (const s of state.scoresFor(g)) addUsage(spend, 'scorer', s.usage)
+    for (const f of state.failuresFor(g)) addUsage(spend, f.role, f.usage)
+  }
+  for (const n of leaves) for (const r of state.resultsFor(n)) addUsage(spend, 'executor', r.usage)
+  return spend
+}
+
+/** true when `spend` has reached any limit of `budget` (a limit reached counts: no call beyond it starts). */
+export function budgetReached (budget: Budget | null | undefined, spend: UsageTotals): boolean {
+  if (budget === null || budget === undefined) return false
+  if (budget.max_calls !== undefined && spend.calls >= budget.max_calls) return true
+  return budget.max_tokens !== undefined && totalTokens(spend) >= budget.max_tokens
+}
+
+/** The cancel every peer shows for a root: earliest cancelled_at, ties by reason text (order-free). */
+export function planCancel (state: PlanState, rootId: string): CancelMsg | null {
+  const all = state.cancelsFor(rootId)
+  if (all.length === 0) return null
+  return [...all].sort((a, b) => parseTimestamp(a.cancelled_at) - parseTimestamp(b.cancelled_at) || compareStrings(a.reason, b.reason) || compareStrings(a.cancelled_at, b.cancelled_at))[0] as CancelMsg
+}
+
+/** Cancel, budget and spend of the plan of root goal `root`. */
+export function planControl (state: PlanState, root: Goal): PlanControl {
+  const cancel = planCancel(state, root.goal_id)
+  const spend = planSpend(state, root.goal_id)
+  const budget = root.budget ?? null
+  const st: PlanRunState = cancel !== null ? 'cancelled' : budgetReached(budget, spend) ? 'budget_reached' : 'running'
+  return { state: st, cancel, budget, spend }
+}
+
+/** The answer of mayStartModelWork. */
+export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string }
+
+/**
+ * The one check every role makes before it starts model work on something of a plan (a
+ * proposal, a vote, a claim and its call, a synthesis): no once the plan is cancelled or its
+ * recorded spend has reached its budget (DESIGN §13). A goal whose root is not known yet is
+ * allowed (the roles' own liveness checks hold it back).
+ * @param goalId the goal the work is for (a leaf's parent goal for a leaf)
+ */
+export function mayStartModelWork (state: PlanState, goalId: string): ModelWorkGate {
+  const root = rootGoalOf(state, goalId)
+  if (root === undefined) return { ok: true }
+  const c = planControl(state, root)
+  if (c.state === 'cancelled') return { ok: false, state: 'cancelled', detail: `the plan was cancelled by its origin${c.cancel?.reason ? `: ${c.cancel.reason}` : ''}` }
+  if (c.state === 'budget_reached') return { ok: false, state: 'budget_reached', detail: `the plan's budget is reached (${describeSpend(c.spend, c.budget)})` }
+  return { ok: true }
+}
+
+/** true once the plan of the goal is cancelled (in-flight calls for it are aborted). */
+export function isCancelled (state: PlanState, goalId: string): boolean {
+  const root = rootGoalOf(state, goalId)
+  return root !== undefined && state.cancelsFor(root.goal_id).length > 0
+}
+
+/** "12/10 calls, 3400 tokens" or "12 calls, 3400/5000 tokens": spend against the budget. */
+export function describeSpend (spend: UsageTotals, budget: Budget | null): string {
+  const calls = budget?.max_calls !== undefined ? `${spend.calls}/${budget.max_calls}` : `${spend.calls}`
+  const tokens = budget?.max_tokens !== undefined ? `${totalTokens(spend)}/${budget.max_tokens}` : `${totalTokens(spend)}`
+  return `${calls} call${spend.calls === 1 ? '' : 's'}, ${tokens} tokens`
+}
+
+/**
+ * The status a node shows once its plan stopped (DESIGN §13): a cancel stops everything
+ * unfinished, claimed leaves too (their calls abort); a reached budget stops what had not
+ * started (a claimed leaf's call in flight may still finish). Finished and superseded parts keep
+ * their status.
+ */
+export function stoppedStatus<S extends string> (status: S, run: PlanRunState): S | Exclude<PlanRunState, 'running'> {
+  if (run === 'running') return status
+  const open = status === 'pending_decomposition' || status === 'pending_execution' || status === 'capability_gap'
+  if (open || (run === 'cancelled' && status === 'claimed')) return run
+  return status
+}
+
+/**
+ * The cancel `me` publishes for root goal `root` (DESIGN §13).
+ * @throws Error when `root` is not a root goal or `me` is not its origin peer (every other peer
+ *   would drop the message)
+ */
+export function cancelMessage (root: Goal, me: string, nowUs: Micros, reason = ''): CancelMsg {
+  if (root.parent_id !== null) throw new Error(`goal ${root.goal_id} is a subgoal: only a root goal's plan can be cancelled`)
+  if (root.origin_peer !== me) throw new Error(`goal ${root.goal_id} was submitted by ${root.origin_peer}, not by this peer (${me}): only its origin may cancel it`)
+  return {
+    goal_id: root.goal_id,
+    origin_peer: me,
+    goal_text: root.text,
+    goal_created_at: root.created_at,
+    reason: reason.slice(0, 500),
+    cancelled_at: formatTimestamp(nowUs)
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The cost view and stopped plans in the editor's pure models (DESIGN §13): the root's row and
+ * tooltip, a cancelled leaf's row, the status bar while plans run, the plan report and Export Plan.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { AnyEnvelope, Usage } from '../../src/peer/protocol/schemas'
+import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
+import { compactCount, costMarkdown, costSummary, stopLine } from '../../src/peer/state/planCost'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
+import { planJson, planMarkdown } from '../../src/views/planExport'
+import { runningPlanCosts, statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
+import { goalItem, leafItem } from '../../src/views/treeItemModel'
+import { cancel, envelopeOf, samplePlan, sec, T0 } from '../support/fixtures'
+
+const u = (calls: number, input: number, output: number): Usage => ({ calls, input_tokens: input, output_tokens: output })
+
+/** The sample plan with usage on its cost-bearing messages (proposals 1 call each, votes 1 each) and an optional budget. */
+function costedPlan (budget?: { max_calls?: number, max_tokens?: number }, extra: AnyEnvelope[] = []): { root: GoalView, nowUs: number } {
+  const plan = samplePlan()
+  const envs = plan.envelopes.map((e): AnyEnvelope => {
+    if (e.kind === 'goal' && e.body.parent_id === null && budget !== undefined) return { ...e, body: { ...e.body, budget } }
+    if (e.kind === 'proposal') return { ...e, body: { ...e.body, usage: u(1, 1000, 400) } }
+    if (e.kind === 'score') return { ...e, body: { ...e.body, usage: u(1, 500, 100) } }
+    if (e.kind === 'result') return { ...e, body: { ...e.body, usage: u(2, 3000, 2500) } }
+    return e
+  })
+  const [root] = buildTree(new PlanState([...envs, ...extra]), { nowUs: plan.nowUs })
+  assert.ok(root)
+  return { root, nowUs: plan.nowUs }
+}
+
+function leaves (n: TreeNode): LeafView[] {
+  return n.kind === 'leaf' ? [n] : n.children.flatMap(leaves)
+}
+
+describe('cost view (DESIGN §13)', () => {
+  it('sums the sample plan by role: 3 proposals, 6 votes, 1 result of 2 requests', () => {
+    const { root } = costedPlan()
+    const s = root.plan!.spend
+    assert.deepEqual(s.by_role.decomposer, u(3, 3000, 1200))
+    assert.deepEqual(s.by_role.scorer, u(6, 3000, 600))
+    assert.deepEqual(s.by_role.executor, u(2, 3000, 2500))
+    assert.equal(costSummary(root.plan!), '11 calls · 13k tokens')
+  })
+
+  it('shows the budget next to the figures and a table by role in Markdown', () => {
+    const { root } = costedPlan({ max_calls: 50, max_tokens: 100_000 })
+    assert.equal(root.plan!.state, 'running')
+    assert.equal(costSummary(root.plan!), '11/50 calls · 13k/100k tokens')
+    const md = costMarkdown(root.plan!).join('\n')
+    assert.match(md, /\*\*Cost:\*\* 11\/50 calls · 13k\/100k tokens · budget: 50 calls, 100000 tokens/)
+    assert.match(md, /\| decomposer \| 3 \| 3000 \| 1200 \|/)
+    assert.match(md, /\| scorer \| 6 \| 3000 \| 600 \|/)
+    assert.match(md, /\| executor \| 2 \| 3000 \| 2500 \|/)
+    assert.match(md, /\| \*\*total\*\* \| 11 \| 9000 \| 4300 \|/)
+    assert.equal(stopLine(root.plan!), null)
+    assert.deepEqual([compactCount(999), compactCount(1234), compactCount(45_600), compactCount(2_500_000)], ['999', '1.2k', '46k', '2.5M'])
+  })
+
+  it('a plan at its budget: root row says so, tooltip gives the figures, unstarted leaves say budget reached', () => {
+    const { root } = costedPlan({ max_calls: 11 })
+    assert.equal(root.plan!.state, 'budget_reached')
+    const item = goalItem(root)
+    assert.match(item.description, /^budget reached · 1\/4 done · /)
+    assert.equal(item.contextValue, 'goal.decomposed.stopped.root')
+    assert.match(item.tooltip, /\*\*Budget reached: 11\/11 calls, 13300 tokens; no new model work starts\*\*/)
+    const pending = leaves(root).filter((l) => l.status === 'budget_reached')
+    assert.equal(pending.length, 3)
+    const row = leafItem(pending[0]!)
+    assert.equal(row.description, 'budget reached')
+    assert.deepEqual(row.icon, { id: 'credit-card', color: 'list.warningForeground' })
+    assert.match(row.tooltip, /spent its budget before this prompt started/)
+  })
+
+  it('a cancelled plan: stopped root, cancelled rows, the reason in the tooltip, and no longer in the status bar', () => {
+    const plan = samplePlan()
+    const { root } = costedPlan(undefined, [envelopeOf('cancel', cancel(plan.root, { at: T0 + sec(20), reason: 'changed *my* mind' }))])
+    assert.equal(goalItem(root).description.split(' · ')[0], 'cancelled')
+    assert.match(goalItem(root).tooltip, /Cancelled by its origin at .*: changed \\\*my\\\* mind/)
+    const cancelled = leaves(root).filter((l) => l.status === 'cancelled')
+    assert.equal(cancelled.length, 3)
+    assert.deepEqual(leafItem(cancelled[0]!).icon, { id: 'debug-stop', color: 'disabledForeground' })
+    assert.deepEqual(runningPlanCosts([root]), [])
+  })
+
+  it('the status bar shows the newest running plan\'s cost and lists every running plan in its tooltip', () => {
+    const { root } = costedPlan({ max_calls: 50 })
+    const other = { ...root, id: 'f'.repeat(16), text: 'Write a `haiku`' }
+    const plans = runningPlanCosts([root, other])
+    assert.deepEqual(plans.map((p) => p.goal), ['Write a `haiku`', 'Plan a two-week trip to Japan'])
+    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: 'p', swarm: 'default', connectedPeers: 4, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [], runningPlans: plans }
+    const m = statusBarModel(s)
+    assert.equal(m.text, '$(broadcast) observer · 4 peers · $(pulse) 11/50 calls · 13k tokens (+1 plan)')
+    assert.match(m.tooltip, /\*\*Running plans\*\* \(calls and tokens so far\):\n- Write a \\`haiku\\`: 11\/50 calls · 13k tokens\n- Plan a two-week trip to Japan: 11\/50 calls/)
+    assert.equal(statusBarModel({ ...s, runningPlans: [] }).text, '$(broadcast) observer · 4 peers')
+  })
+
+  it('the plan report, the text tree and Export Plan carry the cost and the stop', () => {
+    const plan = samplePlan()
+    const { root } = costedPlan({ max_tokens: 20_000 }, [envelopeOf('cancel', cancel(plan.root))])
+    const report = renderReportMarkdown([root], { generatedAt: 'now' })
+    assert.match(report, /Goal `[0-9a-f]{16}`: \*\*cancelled\*\*, 1 of 4 leaves done/)
+    assert.match(report, /\| \*\*total\*\* \| 11 \| 9000 \| 4300 \|/)
+    assert.match(renderTreeText([root]), /1\/4 leaves done, .*3 stopped, CANCELLED ===/)
+    const md = planMarkdown(root)
+    assert.match(md, /1\/4 leaves done, 3 cancelled, cancelled/)
+    assert.match(md, /\*\*Cost:\*\* 11 calls · 13k\/20k tokens · budget: 20000 tokens/)
+    const json = JSON.parse(planJson(root)) as { progress: { stopped: number }, goal: GoalView }
+    assert.equal(json.progress.stopped, 3)
+    assert.equal(json.goal.plan?.state, 'cancelled')
+    assert.equal(json.goal.plan?.spend.calls, 11)
+  })
+})
