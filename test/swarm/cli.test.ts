@@ -242,6 +242,17 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await again.stop()
   })
 
+  test('--exit-when-complete after a cancel: the plan ends cancelled and the peer exits 1', async () => {
+    const p = await swarm.start({ name: 'cancel-ewc', bootstrap: 'none', args: ['--submit-goal', 'Plan a trip I will call off', '--exit-when-complete', '--accept-timeout-ms', '600000'] })
+    await p.waitFor(() => [...p.envelopes.values()].some((e) => e.kind === 'goal'), 'the submitted goal')
+    const goal = [...p.envelopes.values()].find((e) => e.kind === 'goal')
+    assert.ok(goal?.kind === 'goal')
+    await p.cancelGoal(goal.body.goal_id)
+    const exit = await p.exited
+    assert.equal(exit.code, 1)
+    await p.waitForLog('plan cancelled: 0/0 leaves done; exiting (--exit-when-complete)')
+  })
+
   test('at start a peer prints its role, name, LLM provider and model (and why), and a pasteable address line', async () => {
     // A paid API chosen only because ANTHROPIC_API_KEY is set must say so. The key is never
     // used: no goal is submitted, and the provider connects lazily on its first call.
