@@ -250,7 +250,8 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await p.cancelGoal(goal.body.goal_id)
     const exit = await p.exited
     assert.equal(exit.code, 1)
-    await p.waitForLog('plan cancelled: 0/0 leaves done; exiting (--exit-when-complete)')
+    const rec = p.logRecords().find((r) => r.event === 'plan_complete_exit')
+    assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done }, { ok: false, stopped: 'cancelled', leaves: 0, done: 0 })
   })
 
   test('at start a peer prints its role, name, LLM provider and model (and why), and a pasteable address line', async () => {
