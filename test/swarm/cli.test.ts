@@ -250,6 +250,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     await p.cancelGoal(goal.body.goal_id)
     const exit = await p.exited
     assert.equal(exit.code, 1)
+    await p.client.closed // every line of its stderr is read
     const rec = p.logRecords().find((r) => r.event === 'plan_complete_exit')
     assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done }, { ok: false, stopped: 'cancelled', leaves: 0, done: 0 })
   })
