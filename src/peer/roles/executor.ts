@@ -80,8 +80,7 @@ export interface ExecutorHandle extends Disposable {
   totals(): ExecutorTotals
 }
 
-/** Ways a claim attempt ends without a published result. */
-/** Why a claim gives up; `winner` names the peer whose claim won instead, when one did. */
+/** A claim attempt ending without a published result: why, and the peer whose claim won instead, when one did. */
 class Lost extends Error {
   constructor (message: string, readonly winner: string | null = null) { super(message) }
 }
