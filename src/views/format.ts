@@ -36,5 +36,7 @@ export const STATUS_LABEL: Record<string, string> = {
   pending_execution: 'pending',
   claimed: 'running',
   done: 'done',
-  capability_gap: 'capability gap'
+  capability_gap: 'capability gap',
+  waiting: 'waiting',
+  blocked: 'blocked'
 }

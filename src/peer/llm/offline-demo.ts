@@ -12,6 +12,11 @@
  *    capability enums pick can_write_text (what a default executor offers);
  *  - execute: free text is a short markdown answer; a {language, program} object (a can_run_code
  *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
+ *  - decompose also fills an optional `depends_on` (one list per subgoal): the last subgoal
+ *    depends on the one before it; a top-level split ("This is a top-level goal.") always holds
+ *    CODE_STEP, which votes make an atomic can_run_code leaf (when the enum offers it).
+ *  - synthesize (or a prompt with "### Part 1:" blocks): a labelled answer listing each part's
+ *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
  * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).
  */
@@ -37,8 +42,15 @@ const NOTES: Record<LlmPurpose, string> = {
   decompose: 'Synthetic split into sequential steps by the offline demo model; no LLM was called.',
   score: 'Synthetic score from the offline demo model; no LLM was called.',
   classify: 'Synthetic classification from the offline demo model; no LLM was called.',
-  execute: 'Synthetic answer from the offline demo model; no LLM was called.'
+  execute: 'Synthetic answer from the offline demo model; no LLM was called.',
+  synthesize: 'Synthetic combination of the parts by the offline demo model; no LLM was called.'
 }
+/**
+ * The step a top-level split always includes and every vote makes an atomic can_run_code leaf,
+ * so a demo plan runs a program in the sandbox; the last subgoal of each split depends on the
+ * one before it, so a demo plan has a dependency.
+ */
+export const CODE_STEP = 'Estimate time and budget'
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
 /**
@@ -62,7 +74,7 @@ class Rng {
   }
 }
 
-interface Ctx { purpose: LlmPurpose; topic: string; hint: CountRange | null; rng: Rng; root: JsonSchema }
+interface Ctx { purpose: LlmPurpose; topic: string; hint: CountRange | null; rng: Rng; root: JsonSchema; topLevel: boolean }
 /** An array item: its position and the step names chosen for that array. */
 interface Slot { index: number; steps: string[] }
 
@@ -78,14 +90,70 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
     topic,
     hint: parseCountInstruction(input.prompt),
     rng: new Rng(seedOf(input, JSON.stringify(schema))),
-    root: schema
+    root: schema,
+    topLevel: /^This is a top-level goal\.$/m.test(input.prompt)
   }
-  return gen(schema, ctx, '', 0, null)
+  const value = gen(schema, ctx, '', 0, null)
+  if (input.purpose === 'decompose') withDependencies(value, schema)
+  if (input.purpose === 'score') withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
+  return value
+}
+
+/** Sets a decomposition's `depends_on`, when its schema has one: the last subgoal after the one before it. */
+function withDependencies (value: unknown, schema: JsonSchema): void {
+  const props = schema.properties as Record<string, JsonSchema> | undefined
+  const v = value as { subgoals?: unknown, depends_on?: unknown }
+  if (props?.depends_on === undefined || !Array.isArray(v.subgoals)) return
+  const n = v.subgoals.length
+  v.depends_on = Array.from({ length: n }, (_, i) => (i === n - 1 && n >= 2 ? [n - 1] : []))
+}
+
+/** The numbered subgoals of a score prompt ("Proposed subgoals:" list), without "(after ...)" notes. */
+function proposedSubgoals (prompt: string): string[] {
+  const block = /Proposed subgoals:\n((?:\d+\. .*(?:\n|$))+)/.exec(prompt)?.[1] ?? ''
+  return block.split('\n').filter((l) => l !== '').map((l) => l.replace(/^\d+\. /, '').replace(/ \(after [\d, ]+\)$/, ''))
+}
+
+/** A vote's verdict on CODE_STEP subgoals: atomic, can_run_code (when the schema offers both). */
+function withCodeLeaf (value: unknown, schema: JsonSchema, subgoals: readonly string[]): void {
+  const v = value as { subgoals?: unknown }
+  const text = JSON.stringify(schema)
+  if (!Array.isArray(v.subgoals) || !text.includes('can_run_code')) return
+  for (const [i, verdict] of (v.subgoals as Record<string, unknown>[]).entries()) {
+    if (!(subgoals[i] ?? '').startsWith(`${DEMO_LABEL} ${CODE_STEP}`) || typeof verdict !== 'object' || verdict === null) continue
+    verdict.required_capability = 'can_run_code'
+    if ('is_atomic' in verdict) verdict.is_atomic = true
+  }
+}
+
+/**
+ * A synthesis answer: the label, the goal, then every part's title with the first line of its
+ * result that says something (not a label, heading or code fence).
+ */
+function demoSynthesis (input: DemoInput, topic: string): string {
+  const parts: { title: string, line: string }[] = []
+  const re = /^### Part \d+: (.*)\n([\s\S]*?)(?=^### Part \d+: |^Synthesize |(?![\s\S]))/gm
+  for (const m of input.prompt.matchAll(re)) {
+    const title = (m[1] ?? '').split(DEMO_LABEL).join('').trim()
+    const line = (m[2] ?? '').split('\n').map((l) => l.trim())
+      .find((l) => l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('```') && !l.startsWith('[')) ?? '(no result text)'
+    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^[-*]\s+/, '') })
+  }
+  return [
+    `**${DEMO_LABEL}** ${NOTES.synthesize}`,
+    '',
+    `## ${topic}`,
+    '',
+    `Combined from ${parts.length} part${parts.length === 1 ? '' : 's'}:`,
+    '',
+    ...parts.map((p, i) => `${i + 1}. **${p.title}**: ${p.line}`)
+  ].join('\n')
 }
 
 /** Free text for a call: markdown for 'execute', one labelled line otherwise. */
 export function demoText (input: DemoInput): string {
   const topic = topicOf(input.prompt)
+  if (input.purpose === 'synthesize' || (input.purpose === 'execute' && /^### Part 1: /m.test(input.prompt))) return demoSynthesis(input, topic)
   if (input.purpose !== 'execute') return `${DEMO_LABEL} ${input.purpose} reply for "${topic}". ${NOTES[input.purpose]}`
   const rng = new Rng(seedOf(input, 'text'))
   const first = rng.int(0, BULLETS.length - 3)
@@ -242,6 +310,9 @@ function pickSteps (ctx: Ctx, count: number): string[] {
   const candidates = STEPS.filter((step) => !ctx.topic.startsWith(step))
   if (count >= candidates.length) return candidates
   const chosen = new Set<number>()
+  // A top-level split always holds the code step (see CODE_STEP).
+  const code = ctx.purpose === 'decompose' && ctx.topLevel && count > 0 ? candidates.indexOf(CODE_STEP) : -1
+  if (code >= 0) chosen.add(code)
   while (chosen.size < count) chosen.add(ctx.rng.int(0, candidates.length - 1))
   return [...chosen].sort((a, b) => a - b).map((i) => candidates[i] as string)
 }

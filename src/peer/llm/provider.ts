@@ -6,7 +6,7 @@ import type { z } from 'zod'
 
 export type ProviderName = 'anthropic' | 'openai-compatible' | 'offline-demo'
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
-export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute'
+export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute' | 'synthesize'
 
 /**
  * LLM settings of a peer (the `llm` part of PeerConfig, same field names).

@@ -59,7 +59,7 @@ export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal
           index: c.index,
           text: c.text,
           is_atomic: true as const,
-          depends_on: [],
+          depends_on: c.depends_on ?? [],
           required_capability: c.required_capability ?? 'can_write_text'
         }
       }
@@ -212,7 +212,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function score (goal: Goal, p: SubgoalProposal): void {
     scoring.add(p.proposal_id)
     const forcedLeaves = goal.depth + 1 >= config.maxDepth
-    const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', ...p.subgoals)
+    // The order of work is judged too (rubric), so other dependencies are another question.
+    const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', JSON.stringify(p.depends_on ?? []), ...p.subgoals)
     const earlier = answers.get(key)
     const answer = earlier ?? limit(async () => await vote(goal, p, forcedLeaves))
     if (earlier === undefined) answers.set(key, answer)
@@ -250,7 +251,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       return await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
-        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves }),
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
         schemaName: 'score'
       })

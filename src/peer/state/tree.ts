@@ -8,6 +8,7 @@ import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote
 import { canonicalJson, messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
 import { capabilityTtlMs } from '../protocol/liveness'
+import { synthesisId } from '../protocol/ids'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome } from './leafOutcome'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
@@ -25,8 +26,12 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * - done: a successful result exists. failed: only failed results / executor failure notices.
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
+ * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §4b); not claimable.
+ * - blocked: a sibling it depends on failed or is blocked itself (`blocked_by` says which); it
+ *   never runs, and it is never shown as pending.
+ * A synthesis task (SynthesisView) takes the same statuses: waiting on its goal's children.
  */
-export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded'
+export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked'
 
 /** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
 export interface ProposalView {
@@ -57,6 +62,8 @@ export interface GoalView {
   failures: FailureMsg[]
   /** The winning split's children in index order, then every losing split's, superseded. */
   children: TreeNode[]
+  /** The goal's synthesis task under the winning split; null while the goal has none. */
+  synthesis: SynthesisView | null
 }
 
 export interface LeafView {
@@ -85,6 +92,21 @@ export interface LeafView {
    * past the wait-notice interval: how long and which attempt (modelWaitOf); else null.
    */
   model_wait: ModelWaitView | null
+  /** Ids of the earlier siblings this leaf needs done first (from the accepted split), split order. */
+  depends_on: string[]
+  /** While waiting: the ids among `depends_on` (or, for a synthesis, the children) not done yet. */
+  waiting_on: string[]
+  /** While blocked: which dependency failed, e.g. `dependency "Book flights" failed`; else null. */
+  blocked_by: string | null
+}
+
+/**
+ * The synthesis task of a decomposed goal (DESIGN §4b): claimable like a leaf once every child
+ * is done; its result is the goal's deliverable (the root's is the plan's final answer). `id`
+ * is synthesisId(goal_id, winning proposal_id), `text` the goal's text, `depends_on` the children.
+ */
+export interface SynthesisView extends Omit<LeafView, 'kind'> {
+  kind: 'synthesis'
 }
 
 export type TreeNode = GoalView | LeafView
@@ -203,7 +225,10 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     output: null,
     output_sha256: null,
     success: null,
-    model_wait: null
+    model_wait: null,
+    depends_on: d.depends_on ?? [],
+    waiting_on: [],
+    blocked_by: null
   }
   // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
   const shown = outcome.shown
@@ -261,7 +286,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
 
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
-    accepted: winner ?? null, proposals, failures, children: []
+    accepted: winner ?? null, proposals, failures, children: [], synthesis: null
   }
   if (winner === undefined || path.has(g.id)) return view
   path.add(g.id)
@@ -279,6 +304,66 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
     }
   }
   path.delete(g.id)
+  applyDependencies(view.children.slice(0, winner.children.length))
+  view.synthesis = synthesisView(ctx, view, winner, superseded)
+  return view
+}
+
+/** A child as a dependency: done, failed for good (failed, blocked, a goal that failed to split), or neither. */
+function slotOutcome (n: TreeNode): 'done' | 'failed' | 'open' {
+  const s = n.kind === 'goal' ? (n.status === 'failed' ? 'failed' : n.synthesis?.status ?? 'pending_execution') : n.status
+  return s === 'done' ? 'done' : s === 'failed' || s === 'blocked' ? 'failed' : 'open'
+}
+
+/** How a failed-for-good child failed, for a `blocked_by` reason. */
+function failureNote (n: TreeNode): string {
+  if (n.kind === 'goal') return n.status === 'failed' ? 'could not be split' : n.synthesis?.status === 'blocked' ? 'is blocked' : 'has no answer (its synthesis failed)'
+  return n.status === 'blocked' ? 'is blocked' : 'failed'
+}
+
+/**
+ * Dependency statuses of the winning split's children (DESIGN §4b), in index order so a chain
+ * propagates: a leaf without an outcome of its own and with a failed or blocked dependency is
+ * blocked; with a dependency not done yet it is waiting.
+ */
+function applyDependencies (children: TreeNode[]): void {
+  const byId = new Map(children.map((c) => [c.id, c]))
+  for (const c of children) {
+    if (c.kind !== 'leaf' || c.depends_on.length === 0) continue
+    if (c.status === 'done' || c.status === 'failed' || c.status === 'superseded') continue
+    const deps = c.depends_on.map((id) => byId.get(id)).filter((x): x is TreeNode => x !== undefined)
+    const bad = deps.find((x) => slotOutcome(x) === 'failed')
+    const open = deps.filter((x) => slotOutcome(x) !== 'done')
+    if (bad !== undefined) {
+      c.status = 'blocked'
+      c.blocked_by = `dependency "${bad.text}" ${failureNote(bad)}`
+      c.claimer = null
+      c.model_wait = null
+    } else if (open.length > 0 && c.status !== 'claimed') {
+      c.status = 'waiting'
+      c.waiting_on = open.map((x) => x.id)
+    }
+  }
+}
+
+/** The synthesis task of a decomposed goal (DESIGN §4b), read like a leaf with the children as its dependencies. */
+function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, superseded: boolean): SynthesisView {
+  const d: ChildDecision = { index: 0, child_id: synthesisId(goal.id, split.proposal_id), text: goal.text, is_atomic: true, required_capability: 'can_write_text' }
+  const leaf = leafView(ctx, goal.id, d, superseded)
+  const kids = goal.children.slice(0, split.children.length)
+  const view: SynthesisView = { ...leaf, kind: 'synthesis', depends_on: kids.map((k) => k.id) }
+  if (view.status === 'done' || view.status === 'failed' || view.status === 'superseded') return view
+  const bad = kids.find((k) => slotOutcome(k) === 'failed')
+  const open = kids.filter((k) => slotOutcome(k) !== 'done')
+  if (bad !== undefined) {
+    view.status = 'blocked'
+    view.blocked_by = `part "${bad.text}" ${failureNote(bad)}`
+    view.claimer = null
+    view.model_wait = null
+  } else if (open.length > 0 && view.status !== 'claimed') {
+    view.status = 'waiting'
+    view.waiting_on = open.map((k) => k.id)
+  }
   return view
 }
 
@@ -309,20 +394,47 @@ export interface PlanProgress {
   /** Leaves pending execution. */
   pending: number
   claimed: number
+  /** Leaves waiting on a dependency (DESIGN §4b). */
+  waiting: number
+  /** Leaves blocked by a failed dependency: they never run. */
+  blocked: number
   /** Non-superseded goals still waiting for an accepted split. */
   pending_goals: number
-  /** No goal is pending decomposition and every leaf is done or failed. */
+  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §4b). */
+  syntheses: number
+  syntheses_done: number
+  /**
+   * No goal is pending decomposition, every leaf is done, failed or blocked, and every synthesis
+   * is done, failed or blocked: nothing more will happen.
+   */
   complete: boolean
+  /**
+   * Not complete, yet nothing can move without a new executor: every unfinished leaf or synthesis
+   * is a capability gap or waits (directly or not) on one, and nothing is claimable or claimed.
+   */
+  stuck: boolean
 }
 
 /** Progress of one root goal's tree; superseded parts are left out. */
 export function planProgress (root: GoalView): PlanProgress {
-  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, complete: false }
+  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false }
+  /** Syntheses by status, for `complete` and `stuck`. */
+  const syn = { open: 0, movable: 0, gap: 0 }
   const walk = (n: TreeNode): void => {
     if (n.status === 'superseded') return
     if (n.kind === 'goal') {
       if (n.status === 'pending_decomposition') p.pending_goals++
       n.children.forEach(walk)
+      const s = n.synthesis
+      if (s !== null && s.status !== 'superseded') {
+        p.syntheses++
+        if (s.status === 'done') p.syntheses_done++
+        else if (s.status !== 'failed' && s.status !== 'blocked') {
+          syn.open++
+          if (s.status === 'capability_gap') syn.gap++
+          else if (s.status !== 'waiting') syn.movable++
+        }
+      }
       return
     }
     p.leaves++
@@ -332,10 +444,15 @@ export function planProgress (root: GoalView): PlanProgress {
       case 'capability_gap': p.capability_gap++; break
       case 'pending_execution': p.pending++; break
       case 'claimed': p.claimed++; break
+      case 'waiting': p.waiting++; break
+      case 'blocked': p.blocked++; break
     }
   }
   walk(root)
-  p.complete = p.pending_goals === 0 && p.done + p.failed === p.leaves
+  p.complete = p.pending_goals === 0 && p.done + p.failed + p.blocked === p.leaves && syn.open === 0
+  // Waiting tasks wait on something; with nothing claimable or running, that something is a gap.
+  p.stuck = !p.complete && p.pending_goals === 0 && p.pending === 0 && p.claimed === 0 && syn.movable === 0 &&
+    (p.capability_gap > 0 || syn.gap > 0)
   return p
 }
 
