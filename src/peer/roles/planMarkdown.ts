@@ -61,7 +61,9 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
     return [text.trim(), '', by]
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
-  return [`_No final answer yet: ${s.status.replace('_', ' ')}${statusNote(s, textOf)}._`]
+  const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
+    : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
+  return [`_No final answer yet: ${why}._`]
 }
 
 /** The progress sentence of a root: state, leaves done, failures, gaps, waits. */
