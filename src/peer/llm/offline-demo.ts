@@ -14,7 +14,8 @@
  *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
  *  - decompose also fills an optional `depends_on` (one list per subgoal): the last subgoal
  *    depends on the one before it; a top-level split ("This is a top-level goal.") always holds
- *    CODE_STEP, which votes make an atomic can_run_code leaf (when the enum offers it).
+ *    CODE_STEP, which votes make an atomic can_run_code leaf when the score prompt says a live
+ *    executor offers can_run_code (so a swarm without a sandbox gets no such leaf).
  *  - synthesize (or a prompt with "### Part 1:" blocks): a labelled answer listing each part's
  *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
@@ -95,7 +96,7 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
   }
   const value = gen(schema, ctx, '', 0, null)
   if (input.purpose === 'decompose') withDependencies(value, schema)
-  if (input.purpose === 'score') withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
+  if (input.purpose === 'score' && /^Capabilities the live executors offer now: .*\bcan_run_code\b/m.test(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
   return value
 }
 

@@ -143,6 +143,9 @@ export function decomposePrompt (x: DecomposeInput): string {
   return parts.join('\n\n')
 }
 
+/** Start of the score prompt's line naming the capabilities live executors offer (the offline demo model reads it). */
+export const OFFERED_PREFIX = 'Capabilities the live executors offer now:'
+
 const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
   'can_query_api (needs live external data: prices, availability, bookings, schedules), ' +
   'can_run_code (needs a program written and run)'
@@ -160,8 +163,12 @@ export const SCORE_SYSTEM = [
   'Reply with JSON only: {"score": 0.0, "notes": "...", "subgoals": [{"is_atomic": true, "required_capability": "can_write_text"}]}.'
 ].join(' ')
 
-/** Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf. */
-export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean, dependsOn?: readonly (readonly number[])[] }): string {
+/**
+ * Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf; `dependsOn`:
+ * the proposal's dependencies (shown as "(after 1, 2)"); `offered`: capabilities live executors
+ * announce now (a line of the prompt when any), so verdicts can favour what can actually run.
+ */
+export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean, dependsOn?: readonly (readonly number[])[], offered?: readonly Capability[] }): string {
   const after = (i: number): string => {
     const deps = x.dependsOn?.[i] ?? []
     return deps.length === 0 ? '' : ` (after ${deps.map((d) => d + 1).join(', ')})`
@@ -171,6 +178,7 @@ export function scorePrompt (x: { goal: string, ancestors: readonly string[], su
     contextBlock(x.ancestors),
     `Proposed subgoals:\n${numbered(x.subgoals.map((s, i) => s + after(i)))}`,
     `Proposer's rationale: ${x.rationale === '' ? '(none)' : x.rationale}`,
+    ...(x.offered !== undefined && x.offered.length > 0 ? [`${OFFERED_PREFIX} ${x.offered.join(', ')}.`] : []),
     x.forcedLeaves === true
       ? 'Score this split. These subgoals will not be split again: for each, give only the capability it needs.'
       : 'Score this split, then give your verdict on each subgoal.'

@@ -63,7 +63,8 @@ function progressLine (root: GoalView): string {
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
   if (p.waiting > 0) parts.push(`${p.waiting} waiting on earlier results`)
   if (p.blocked > 0) parts.push(`${p.blocked} blocked`)
-  if (p.syntheses > 0) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
+  // Once complete the final answer line below the root says it all.
+  if (p.syntheses > 0 && !p.complete) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
   if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} awaiting a split`)
   if (badGoals > 0) parts.push(`${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split`)
   if (p.complete) parts.push(p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'FINISHED WITH FAILURES' : 'COMPLETE')

@@ -15,7 +15,7 @@
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
-import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
+import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
 import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp, msToMicros, parseTimestamp } from '../protocol/time'
@@ -167,6 +167,16 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return decideAcceptance(state.proposalsFor(goalId), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
+  /** Capabilities live executors announce now, in CAPABILITIES order: what the vote's capability verdicts can count on. */
+  function offeredCapabilities (): Capability[] {
+    const now = ctx.now()
+    const offered = new Set<Capability>()
+    for (const c of state.capabilities()) {
+      if (c.role === 'executor' && Math.abs(now - parseTimestamp(c.announced_at)) <= scorerTtlUs) for (const cap of c.capabilities) offered.add(cap)
+    }
+    return CAPABILITIES.filter((c) => offered.has(c))
+  }
+
   /**
    * Scorers expected to vote on a goal: those announced within the liveness TTL, and this one,
    * minus any that published a scorer failure notice for the goal (it gave up on a vote).
@@ -251,7 +261,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       return await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
-        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on }),
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities() }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
         schemaName: 'score'
       })
