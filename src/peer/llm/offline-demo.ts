@@ -14,8 +14,8 @@
  *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
  *  - decompose also fills an optional `depends_on` (one list per subgoal): the last subgoal
  *    depends on the one before it; a top-level split ("This is a top-level goal.") always holds
- *    CODE_STEP, which votes make an atomic can_run_code leaf when the score prompt says a live
- *    executor offers can_run_code (so a swarm without a sandbox gets no such leaf).
+ *    CODE_STEP, which votes on a top-level split make an atomic can_run_code leaf when the score
+ *    prompt says a live executor offers can_run_code (so a swarm without a sandbox gets none).
  *  - synthesize (or a prompt with "### Part 1:" blocks): a labelled answer listing each part's
  *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
@@ -96,7 +96,7 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
   }
   const value = gen(schema, ctx, '', 0, null)
   if (input.purpose === 'decompose') withDependencies(value, schema)
-  if (input.purpose === 'score' && /^Capabilities the live executors offer now: .*\bcan_run_code\b/m.test(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
+  if (input.purpose === 'score' && ctx.topLevel && /^Capabilities the live executors offer now: .*\bcan_run_code\b/m.test(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
   return value
 }
 
@@ -137,7 +137,7 @@ function demoSynthesis (input: DemoInput, topic: string): string {
   for (const m of input.prompt.matchAll(re)) {
     const title = (m[1] ?? '').split(DEMO_LABEL).join('').trim()
     const line = (m[2] ?? '').split('\n').map((l) => l.trim())
-      .find((l) => l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('```') && !l.startsWith('[')) ?? '(no result text)'
+      .find((l) => l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('```') && !l.startsWith('[') && !l.startsWith('Combined from ')) ?? '(no result text)'
     parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^[-*]\s+/, '') })
   }
   return [
