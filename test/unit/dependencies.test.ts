@@ -110,6 +110,11 @@ describe('waiting and blocked statuses (DESIGN §4b)', () => {
     assert.ok(root)
     assert.deepEqual(root.children.map((c) => c.status), ['capability_gap', 'waiting'])
     assert.equal(planProgress(root).stuck, true)
+    // A waiting leaf nobody could run shows its own gap (what needs someone to act), still waiting on A.
+    const a3 = accepted(p2, 'peer-sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p2), envelopeOf('accepted', a3), live]), { nowUs: NOW })
+    assert.deepEqual(r3?.children.map((c) => c.status), ['pending_execution', 'capability_gap'])
+    assert.deepEqual((r3?.children[1] as LeafView).waiting_on, [a3.children[0]!.child_id])
   })
 
   it('a dependency on a composite sibling waits for that sibling goal\'s synthesis', () => {

@@ -27,6 +27,8 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
  * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §4b); not claimable.
+ *   A leaf whose capability no live executor offers shows capability_gap instead (still with
+ *   `waiting_on`): the gap is what needs someone to act.
  * - blocked: a sibling it depends on failed or is blocked itself (`blocked_by` says which); it
  *   never runs, and it is never shown as pending.
  * A synthesis task (SynthesisView) takes the same statuses: waiting on its goal's children.
@@ -340,7 +342,8 @@ function applyDependencies (children: TreeNode[]): void {
       c.claimer = null
       c.model_wait = null
     } else if (open.length > 0 && c.status !== 'claimed') {
-      c.status = 'waiting'
+      // A leaf nobody live could run shows the gap, which needs someone to act; it waits too.
+      if (c.status !== 'capability_gap') c.status = 'waiting'
       c.waiting_on = open.map((x) => x.id)
     }
   }
