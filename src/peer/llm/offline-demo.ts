@@ -129,15 +129,18 @@ function withCodeLeaf (value: unknown, schema: JsonSchema, subgoals: readonly st
 
 /**
  * A synthesis answer: the label, the goal, then every part's title with the first line of its
- * result that says something (not a label, heading or code fence).
+ * result that says something (not a label, a heading or inside a code fence).
  */
 function demoSynthesis (input: DemoInput, topic: string): string {
   const parts: { title: string, line: string }[] = []
   const re = /^### Part \d+: (.*)\n([\s\S]*?)(?=^### Part \d+: |^Synthesize |(?![\s\S]))/gm
   for (const m of input.prompt.matchAll(re)) {
     const title = (m[1] ?? '').split(DEMO_LABEL).join('').trim()
-    const line = (m[2] ?? '').split('\n').map((l) => l.trim())
-      .find((l) => l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('```') && !l.startsWith('[') && !l.startsWith('Combined from ')) ?? '(no result text)'
+    let fenced = false
+    const line = (m[2] ?? '').split('\n').map((l) => l.trim()).find((l) => {
+      if (l.startsWith('```')) { fenced = !fenced; return false }
+      return !fenced && l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('[') && !l.startsWith('Combined from ')
+    }) ?? '(no result text)'
     parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^[-*]\s+/, '') })
   }
   return [
