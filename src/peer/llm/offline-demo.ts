@@ -26,6 +26,7 @@ import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
+import { CODE_STEP, demoSynthesis, offersCode, proposedSubgoals, withCodeLeaf, withDependencies } from './offline-demo-plan'
 
 /** Every text the demo model writes starts with this label. */
 export const DEMO_LABEL = '[demo output]'
@@ -46,12 +47,7 @@ const NOTES: Record<LlmPurpose, string> = {
   execute: 'Synthetic answer from the offline demo model; no LLM was called.',
   synthesize: 'Synthetic combination of the parts by the offline demo model; no LLM was called.'
 }
-/**
- * The step a top-level split always includes and every vote makes an atomic can_run_code leaf,
- * so a demo plan runs a program in the sandbox; the last subgoal of each split depends on the
- * one before it, so a demo plan has a dependency.
- */
-export const CODE_STEP = 'Estimate time and budget'
+export { CODE_STEP }
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
 /**
@@ -96,68 +92,14 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
   }
   const value = gen(schema, ctx, '', 0, null)
   if (input.purpose === 'decompose') withDependencies(value, schema)
-  if (input.purpose === 'score' && ctx.topLevel && /^Capabilities the live executors offer now: .*\bcan_run_code\b/m.test(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt))
+  if (input.purpose === 'score' && ctx.topLevel && offersCode(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt), DEMO_LABEL)
   return value
-}
-
-/** Sets a decomposition's `depends_on`, when its schema has one: the last subgoal after the one before it. */
-function withDependencies (value: unknown, schema: JsonSchema): void {
-  const props = schema.properties as Record<string, JsonSchema> | undefined
-  const v = value as { subgoals?: unknown, depends_on?: unknown }
-  if (props?.depends_on === undefined || !Array.isArray(v.subgoals)) return
-  const n = v.subgoals.length
-  v.depends_on = Array.from({ length: n }, (_, i) => (i === n - 1 && n >= 2 ? [n - 1] : []))
-}
-
-/** The numbered subgoals of a score prompt ("Proposed subgoals:" list), without "(after ...)" notes. */
-function proposedSubgoals (prompt: string): string[] {
-  const block = /Proposed subgoals:\n((?:\d+\. .*(?:\n|$))+)/.exec(prompt)?.[1] ?? ''
-  return block.split('\n').filter((l) => l !== '').map((l) => l.replace(/^\d+\. /, '').replace(/ \(after [\d, ]+\)$/, ''))
-}
-
-/** A vote's verdict on CODE_STEP subgoals: atomic, can_run_code (when the schema offers both). */
-function withCodeLeaf (value: unknown, schema: JsonSchema, subgoals: readonly string[]): void {
-  const v = value as { subgoals?: unknown }
-  const text = JSON.stringify(schema)
-  if (!Array.isArray(v.subgoals) || !text.includes('can_run_code')) return
-  for (const [i, verdict] of (v.subgoals as Record<string, unknown>[]).entries()) {
-    if (!(subgoals[i] ?? '').startsWith(`${DEMO_LABEL} ${CODE_STEP}`) || typeof verdict !== 'object' || verdict === null) continue
-    verdict.required_capability = 'can_run_code'
-    if ('is_atomic' in verdict) verdict.is_atomic = true
-  }
-}
-
-/**
- * A synthesis answer: the label, the goal, then every part's title with the first line of its
- * result that says something (not a label, a heading or inside a code fence).
- */
-function demoSynthesis (input: DemoInput, topic: string): string {
-  const parts: { title: string, line: string }[] = []
-  const re = /^### Part \d+: (.*)\n([\s\S]*?)(?=^### Part \d+: |^Synthesize |(?![\s\S]))/gm
-  for (const m of input.prompt.matchAll(re)) {
-    const title = (m[1] ?? '').split(DEMO_LABEL).join('').trim()
-    let fenced = false
-    const line = (m[2] ?? '').split('\n').map((l) => l.trim()).find((l) => {
-      if (l.startsWith('```')) { fenced = !fenced; return false }
-      return !fenced && l !== '' && !l.includes(DEMO_LABEL) && !l.startsWith('#') && !l.startsWith('[') && !l.startsWith('Combined from ')
-    }) ?? '(no result text)'
-    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^[-*]\s+/, '') })
-  }
-  return [
-    `**${DEMO_LABEL}** ${NOTES.synthesize}`,
-    '',
-    `## ${topic}`,
-    '',
-    `Combined from ${parts.length} part${parts.length === 1 ? '' : 's'}:`,
-    '',
-    ...parts.map((p, i) => `${i + 1}. **${p.title}**: ${p.line}`)
-  ].join('\n')
 }
 
 /** Free text for a call: markdown for 'execute', one labelled line otherwise. */
 export function demoText (input: DemoInput): string {
   const topic = topicOf(input.prompt)
-  if (input.purpose === 'synthesize' || (input.purpose === 'execute' && /^### Part 1: /m.test(input.prompt))) return demoSynthesis(input, topic)
+  if (input.purpose === 'synthesize' || (input.purpose === 'execute' && /^### Part 1: /m.test(input.prompt))) return demoSynthesis(input.prompt, topic, DEMO_LABEL, NOTES.synthesize)
   if (input.purpose !== 'execute') return `${DEMO_LABEL} ${input.purpose} reply for "${topic}". ${NOTES[input.purpose]}`
   const rng = new Rng(seedOf(input, 'text'))
   const first = rng.int(0, BULLETS.length - 3)

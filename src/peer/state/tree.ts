@@ -10,6 +10,7 @@ import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../pr
 import { capabilityTtlMs } from '../protocol/liveness'
 import { synthesisId } from '../protocol/ids'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { applyDependencies, applySynthesisStatus } from './dependencyStatus'
 import { leafOutcome } from './leafOutcome'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
@@ -311,62 +312,12 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   return view
 }
 
-/** A child as a dependency: done, failed for good (failed, blocked, a goal that failed to split), or neither. */
-function slotOutcome (n: TreeNode): 'done' | 'failed' | 'open' {
-  const s = n.kind === 'goal' ? (n.status === 'failed' ? 'failed' : n.synthesis?.status ?? 'pending_execution') : n.status
-  return s === 'done' ? 'done' : s === 'failed' || s === 'blocked' ? 'failed' : 'open'
-}
-
-/** How a failed-for-good child failed, for a `blocked_by` reason. */
-function failureNote (n: TreeNode): string {
-  if (n.kind === 'goal') return n.status === 'failed' ? 'could not be split' : n.synthesis?.status === 'blocked' ? 'is blocked' : 'has no answer (its synthesis failed)'
-  return n.status === 'blocked' ? 'is blocked' : 'failed'
-}
-
-/**
- * Dependency statuses of the winning split's children (DESIGN §4b), in index order so a chain
- * propagates: a leaf without an outcome of its own and with a failed or blocked dependency is
- * blocked; with a dependency not done yet it is waiting.
- */
-function applyDependencies (children: TreeNode[]): void {
-  const byId = new Map(children.map((c) => [c.id, c]))
-  for (const c of children) {
-    if (c.kind !== 'leaf' || c.depends_on.length === 0) continue
-    if (c.status === 'done' || c.status === 'failed' || c.status === 'superseded') continue
-    const deps = c.depends_on.map((id) => byId.get(id)).filter((x): x is TreeNode => x !== undefined)
-    const bad = deps.find((x) => slotOutcome(x) === 'failed')
-    const open = deps.filter((x) => slotOutcome(x) !== 'done')
-    if (bad !== undefined) {
-      c.status = 'blocked'
-      c.blocked_by = `dependency "${bad.text}" ${failureNote(bad)}`
-      c.claimer = null
-      c.model_wait = null
-    } else if (open.length > 0 && c.status !== 'claimed') {
-      // A leaf nobody live could run shows the gap, which needs someone to act; it waits too.
-      if (c.status !== 'capability_gap') c.status = 'waiting'
-      c.waiting_on = open.map((x) => x.id)
-    }
-  }
-}
-
 /** The synthesis task of a decomposed goal (DESIGN §4b), read like a leaf with the children as its dependencies. */
 function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, superseded: boolean): SynthesisView {
   const d: ChildDecision = { index: 0, child_id: synthesisId(goal.id, split.proposal_id), text: goal.text, is_atomic: true, required_capability: 'can_write_text' }
-  const leaf = leafView(ctx, goal.id, d, superseded)
   const kids = goal.children.slice(0, split.children.length)
-  const view: SynthesisView = { ...leaf, kind: 'synthesis', depends_on: kids.map((k) => k.id) }
-  if (view.status === 'done' || view.status === 'failed' || view.status === 'superseded') return view
-  const bad = kids.find((k) => slotOutcome(k) === 'failed')
-  const open = kids.filter((k) => slotOutcome(k) !== 'done')
-  if (bad !== undefined) {
-    view.status = 'blocked'
-    view.blocked_by = `part "${bad.text}" ${failureNote(bad)}`
-    view.claimer = null
-    view.model_wait = null
-  } else if (open.length > 0 && view.status !== 'claimed') {
-    view.status = 'waiting'
-    view.waiting_on = open.map((k) => k.id)
-  }
+  const view: SynthesisView = { ...leafView(ctx, goal.id, d, superseded), kind: 'synthesis', depends_on: kids.map((k) => k.id) }
+  applySynthesisStatus(view, kids)
   return view
 }
 
