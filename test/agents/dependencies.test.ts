@@ -4,7 +4,7 @@
  * back to the model), travel through the scorer's accepted split into the prompt nodes, and
  * the executor runs a chain A -> B -> C in order with each result inside the next prompt, then
  * synthesizes the goal from the three results in split order, one call per leaf and one for
- * the synthesis.
+ * the synthesis; of two idle executors only the ranked one claims the synthesis.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -14,6 +14,7 @@ import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
+import { rankedSynthesizer } from '../../src/peer/roles/synthesis'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 import { buildTree } from '../../src/peer/state/tree'
 import { scoreReply } from '../support/llm-standin'
@@ -140,4 +141,31 @@ test('executor: a failed dependency blocks its dependants and the synthesis: not
   assert.equal(tree?.synthesis?.status, 'blocked')
   assert.deepEqual(publishedOf(e.peer, 'claim').map((c) => c.node_id), [A], 'the blocked leaves and the synthesis are never claimed')
   assert.equal(w.standin.requests.length, 1)
+})
+
+test('two idle executors: the synthesis is claimed by the ranked one only, so its call starts once even with an instant model', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const sc = await w.hub.addPeer({ label: 'sc' })
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Pick the travel dates', 'Write a packing list'], dec.peerId, { at: nowMicros() })
+  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await dec.publish('proposal', p)
+  await sc.publish('accepted', a)
+  for (const i of [0, 1]) await sc.publish('node', promptNode(a, i))
+  w.standin.respondWith((req) => ({ text: req.purpose === 'synthesize' ? 'ANSWER' : `done: ${req.prompt.split('\n')[0] ?? ''}` }))
+  const execs = [await w.agent('executor', { capabilities: ['can_write_text'] }, 'ex1'), await w.agent('executor', { capabilities: ['can_write_text'] }, 'ex2')]
+  for (const e of execs) w.track(startAnnouncer(e.ctx))
+  await w.hub.idle()
+  for (const e of execs) w.track(startExecutor(e.ctx, e.llm))
+  const sid = synthesisId(root.goal_id, p.proposal_id)
+  await waitFor('the synthesis', () => user.state.resultsFor(sid).length === 1, 15_000)
+  const ranked = rankedSynthesizer(user.state, sid, nowMicros())
+  assert.ok(ranked !== null && execs.some((e) => e.peer.peerId === ranked))
+  assert.equal(w.standin.requests.filter((r) => r.purpose === 'synthesize').length, 1, 'one synthesis call started')
+  assert.deepEqual(user.state.claimsFor(sid).map((c) => c.claimer_peer), [ranked])
+  assert.equal(user.state.resultsFor(sid)[0]?.executor_peer, ranked)
 })

@@ -29,7 +29,7 @@ import type { RoleContext } from './context'
 import { excerpt, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
-import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, synthesisInputs } from './synthesis'
+import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, rankedSynthesizer, synthesisInputs } from './synthesis'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
@@ -113,6 +113,10 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
   const watchers = new Map<string, () => void>()
   const work = new Map<string, LeafWork>()
+  /** When (performance.now ms) each synthesis task was first seen claimable, for the standby of unranked executors. */
+  const synthesisSeen = new Map<string, number>()
+  /** Synthesis tasks with a wake-up armed for the end of their standby. */
+  const synthesisWake = new Set<string>()
   /** Leaves already warned about for clock skew (one warning per leaf). */
   const warnedSkew = new Set<string>()
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
@@ -202,7 +206,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const memo = new Map<string, 'done' | 'failed' | 'open'>()
     const opts = { settleMs: config.settleMs }
     const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
-    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) tasks.push({ node, cap: 'can_write_text' })
+    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) if (synthesisTurn(node.node_id, nowUs)) tasks.push({ node, cap: 'can_write_text' })
     for (const { node, cap } of tasks) {
       if (working.has(node.node_id) || finished(node.node_id)) continue
       if (cap === null || !caps.has(cap)) continue
@@ -212,6 +216,25 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       out.push({ node, cap })
     }
     return out
+  }
+
+  /**
+   * true when this executor may claim a claimable synthesis task now: at once when it is the
+   * ranked synthesizer (rankedSynthesizer), else once the task stayed claimable for two settle
+   * windows (the ranked one may be busy or gone); the claim rule decides any race either way.
+   */
+  function synthesisTurn (nodeId: string, nowUs: number): boolean {
+    const ranked = rankedSynthesizer(state, nodeId, nowUs, config.announceIntervalMs)
+    if (ranked === null || ranked === me) return true
+    const seen = synthesisSeen.get(nodeId) ?? performance.now()
+    synthesisSeen.set(nodeId, seen)
+    const left = seen + 2 * settle.windowMs() - performance.now()
+    if (left <= 0) return true
+    if (!synthesisWake.has(nodeId)) {
+      synthesisWake.add(nodeId)
+      timers.after(left + 1, () => { synthesisWake.delete(nodeId); schedule() })
+    }
+    return false
   }
 
   /** Claims the next leaves it can do, while it has free slots. */
