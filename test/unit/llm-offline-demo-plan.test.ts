@@ -50,14 +50,16 @@ describe('offline demo model: dependencies, code step, synthesis', () => {
         ancestors: [],
         parts: [
           { title: `${DEMO_LABEL} Clarify the requirements — ${GOAL}`, output: `**${DEMO_LABEL}** Synthetic answer.\n\n### Clarify\n1. Fourteen days in April.` },
-          { title: 'Book flights', output: '```\ncode\n```\nNH 10 on 1 April' }
+          { title: 'Book flights', output: '```\ncode\n```\nNH 10 on 1 April' },
+          { title: 'Plan Tokyo', output: `**${DEMO_LABEL}** Synthetic combination.\n\n## Plan Tokyo\n\nCombined from 2 parts:\n\n1. **Day 1**: Asakusa at dawn.\n2. **Day 2**: Shibuya.` }
         ]
       })
     })
     assert.ok(text.startsWith(`**${DEMO_LABEL}** Synthetic combination of the parts`), text)
     assert.match(text, /^## Plan a two-week trip to Japan$/m)
-    assert.match(text, /^Combined from 2 parts:$/m)
+    assert.match(text, /^Combined from 3 parts:$/m)
     assert.match(text, /^1\. \*\*Clarify the requirements — Plan a two-week trip to Japan\*\*: Fourteen days in April\.$/m)
     assert.match(text, /^2\. \*\*Book flights\*\*: NH 10 on 1 April$/m)
+    assert.match(text, /^3\. \*\*Plan Tokyo\*\*: Asakusa at dawn\.$/m, 'a nested synthesis gives its first part\'s line, not its titles')
   })
 })

@@ -58,7 +58,8 @@ export function demoSynthesis (prompt: string, topic: string, label: string, not
       if (l.startsWith('```')) { fenced = !fenced; return false }
       return !fenced && l !== '' && !l.includes(label) && !l.startsWith('#') && !l.startsWith('[') && !l.startsWith('Combined from ')
     }) ?? '(no result text)'
-    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^[-*]\s+/, '') })
+    // A part that is itself a synthesis gives its first part's line, without the nested titles.
+    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^(\*\*[^*]+\*\*: )+/, '').replace(/^[-*]\s+/, '') })
   }
   return [
     `**${label}** ${note}`,
