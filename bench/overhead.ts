@@ -140,7 +140,7 @@ async function baselineRuns (ctx: BenchContext, reps: number): Promise<BaselineR
   return out
 }
 
-const sumCalls = (c: Record<LlmPurpose, number>): number => c.decompose + c.score + c.classify + c.execute
+const sumCalls = (c: Record<LlmPurpose, number>): number => c.decompose + c.score + c.classify + c.execute + c.synthesize
 
 const range = (xs: number[]): string => {
   const lo = Math.min(...xs)
@@ -180,12 +180,12 @@ export const overhead: Benchmark = {
         const rs = runs.filter((r) => r.latency === lat)
         const cell = (f: (c: Calls) => number): string => range(rs.map((r) => f(r.calls)))
         callRows.push([s.label, `${lat} ms`,
-          cell((c) => c.decomposer.decompose), cell((c) => c.scorer.score), cell((c) => c.scorer.classify), cell((c) => c.executor.execute),
+          cell((c) => c.decomposer.decompose), cell((c) => c.scorer.score), cell((c) => c.scorer.classify), cell((c) => c.executor.execute), cell((c) => c.executor.synthesize),
           cell((c) => sum(c.decomposer) + sum(c.scorer) + sum(c.executor)), range(rs.map((r) => r.rootSplits)), `\`${ctx.command}\``])
       }
     }
-    const baseCalls = base[0]?.calls ?? { decompose: 0, score: 0, classify: 0, execute: 0 }
-    callRows.push(['centralized baseline (1 process)', 'any', String(baseCalls.decompose), '0', String(baseCalls.classify), String(baseCalls.execute), String(sum(baseCalls)), '1', `\`${ctx.command}\``])
+    const baseCalls = base[0]?.calls ?? { decompose: 0, score: 0, classify: 0, execute: 0, synthesize: 0 }
+    callRows.push(['centralized baseline (1 process)', 'any', String(baseCalls.decompose), '0', String(baseCalls.classify), String(baseCalls.execute), String(baseCalls.synthesize), String(sum(baseCalls)), '1', `\`${ctx.command}\``])
 
     const phaseRows: (string | number)[][] = []
     const phaseRow = (label: string, lat: number, rs: { phases: Phases }[]): (string | number)[] => {
@@ -197,8 +197,9 @@ export const overhead: Benchmark = {
       for (const [s, runs] of swarm) phaseRows.push(phaseRow(`swarm, ${s.label}`, lat, runs.filter((r) => r.latency === lat)))
     }
 
-    const minimal = (1 + DEFAULT_SHAPE.branches) + DEFAULT_SHAPE.branches + DEFAULT_SHAPE.branches * DEFAULT_SHAPE.leaves
-    const total = (c: Calls): number => c.decomposer.decompose + c.scorer.score + c.scorer.classify + c.executor.execute
+    // decompositions + root classifications + leaf executions + one synthesis per decomposed goal
+    const minimal = (1 + DEFAULT_SHAPE.branches) + DEFAULT_SHAPE.branches + DEFAULT_SHAPE.branches * DEFAULT_SHAPE.leaves + (1 + DEFAULT_SHAPE.branches)
+    const total = (c: Calls): number => c.decomposer.decompose + c.scorer.score + c.scorer.classify + c.executor.execute + c.executor.synthesize
     const targets: TargetCheck[] = []
     for (const [s, r] of ratios) {
       const runs = (swarm.get(s) ?? []).filter((x) => x.latency === 1000)
@@ -215,9 +216,9 @@ export const overhead: Benchmark = {
       })
       const calls = median(runs.map((x) => total(x.calls)))
       targets.push({
-        target: `<= 28 model calls per plan with distinct proposals (baseline ${minimal}), ${s.label}`,
+        target: `<= 32 model calls per plan with distinct proposals (baseline ${minimal}), ${s.label}`,
         measured: String(calls),
-        met: calls <= 28
+        met: calls <= 32
       })
     }
     const cost = (s: Settings): number => median((swarm.get(s) ?? []).filter((r) => r.latency === 0).map((r) => r.wallMs)) - baseMs(0)
@@ -247,7 +248,7 @@ export const overhead: Benchmark = {
         'The stand-in words the second decomposition asked for a goal differently (part/step vs area/task), so the two decomposers\' root splits differ (checked every run: both decomposers split the root; a proposal that arrives after the acceptance is not published). ' +
         'Stand-in latencies change between runs on the same 7 processes; each swarm first plans one unmeasured warm-up goal at 0 ms (as the baseline does), so no measured run includes the processes\' first LLM calls.',
         `Centralized baseline (bench/lib/baseline.ts): one process, the same provider (createProvider, anthropic, same stand-in) and the roles' prompts; ` +
-        `decompose every goal, classify subgoals the depth cap does not force, execute every leaf (${minimal} calls), ` +
+        `decompose every goal, classify subgoals the depth cap does not force, execute every leaf, synthesize every decomposed goal from its children's results (${minimal} calls), ` +
         `at most ${PARALLEL.decompose} decompositions, ${PARALLEL.classify} classifications and ${PARALLEL.execute} executions at once ` +
         '(one decomposer\'s and one scorer\'s concurrency; 2 executors x 1 leaf each), pipelined.',
         `Settings: "${DEFAULTS.label}" are the peer defaults${ctx.quick ? '' : `; "${SHORT.label}" shortens only the claim settle window, which loopback gossip needs far less of`}. ` +
@@ -257,7 +258,7 @@ export const overhead: Benchmark = {
       ],
       tables: [
         { caption: 'Wall time (s):', table: { columns: ['swarm settings', 'LLM latency per call', 'swarm (s)', 'baseline (s)', 'ratio', 'swarm − baseline (s)', 'command'], rows } },
-        { caption: 'LLM calls per plan by role (median over runs, range in parentheses):', table: { columns: ['swarm settings', 'LLM latency', 'decomposers: decompose', 'scorers: score', 'scorers: classify', 'executors: execute', 'total', 'distinct root splits published', 'command'], rows: callRows } },
+        { caption: 'LLM calls per plan by role (median over runs, range in parentheses):', table: { columns: ['swarm settings', 'LLM latency', 'decomposers: decompose', 'scorers: score', 'scorers: classify', 'executors: execute', 'executors: synthesize', 'total', 'distinct root splits published', 'command'], rows: callRows } },
         { caption: 'Where the time goes (s after the start, median; swarm: arrival at the observer; baseline: root subgoals classified, last branch decomposed, first execution, last output):', table: { columns: ['run', 'LLM latency', 'root split accepted', 'all 3 branch splits accepted', 'first claim / execution', 'last result'], rows: phaseRows } }
       ],
       targets,
@@ -266,7 +267,7 @@ export const overhead: Benchmark = {
         'Calls: at the root both decomposers propose (different splits) and both scorers vote on both (4 votes); below the root one decomposer, ' +
         'ranked per goal by H(goal, peer), proposes and both scorers vote once: each vote also carries the per-subgoal verdicts (atomic or composite, capability), ' +
         'so there are no classification calls, none at all where the depth cap forces leaves. The baseline still classifies the 3 root subgoals (it has no vote to fold them into) ' +
-        'and skips the 9 forced leaves, which is the fair centralized equivalent.',
+        'and skips the 9 forced leaves, which is the fair centralized equivalent. Both sides synthesize each of the 4 decomposed goals once (the swarm as claimable tasks, the baseline in-process), and the clock stops at the root\'s answer.',
         'Critical path: a vote round per level is the swarm\'s price over the baseline; acceptance fires on the last expected vote, with the children published with the accepted split, ' +
         'so the rest of the gap is the claim path (settle window per leaf, one leaf at a time per executor).'
       ]

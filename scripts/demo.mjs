@@ -2,7 +2,10 @@
 // npm run demo -- ["goal text"] [--report FILE] [--timeout-ms MS]
 // A local swarm of real peer processes on 127.0.0.1 (2 decomposers, 2 scorers, 2 executors,
 // 1 observer) plans the goal with the offline demo model: no key, no network. Shows the tree
-// filling in, writes the plan report, stops every process; exit 0 when every leaf is done.
+// filling in, writes the plan report, stops every process and prints the plan's final answer
+// (the root goal's synthesis); exit 0 when every leaf is done and the answer is synthesized.
+// The executors offer can_run_code when bubblewrap works here, and the demo model then makes
+// one leaf a program run in the sandbox; without it the executors say why and the plan has none.
 import path from 'node:path'
 import { Command } from 'commander'
 import { ensureBuilt, goalProblem, printSummary, runLocalSwarm } from './local-swarm.mjs'
@@ -41,6 +44,7 @@ const outcome = await runLocalSwarm({
   // 3-5 subgoals per split give the demo model's tree a second level for the default goal.
   peerArgs: ['--llm', 'offline-demo', '--settle-ms', '1000', '--accept-timeout-ms', '5000', '--announce-interval-ms', '2000',
     '--min-splits', '3', '--max-splits', '5'],
+  executorArgs: ['--capabilities', 'can_write_text,can_run_code'],
   reportFile,
   timeoutMs: opts.timeoutMs,
   env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },

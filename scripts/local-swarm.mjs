@@ -184,10 +184,15 @@ export async function runLocalSwarm (o) {
       // plan while another decomposer or scorer can still move it on.
       offs.push(observer.on((m) => {
         if (m.type === '@stderr' && m.rec.event === 'plan_complete' && m.rec.goal_id === goalId) {
-          const { leaves, done, failed, failed_goals: failedGoals = 0 } = m.rec
-          finish(failed > 0 || failedGoals > 0 || leaves === 0
-            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed and ${failedGoals} goals that could not be split`, leaves, done, failed }
-            : { ok: true, reason: `all ${leaves} leaves done`, leaves, done, failed })
+          const { leaves, done, failed, failed_goals: failedGoals = 0, blocked = 0, answer_node_id: answerId = null, answer_status: answerStatus = null, syntheses = null } = m.rec
+          const answer = { answerId, answerStatus, syntheses }
+          finish(failed > 0 || failedGoals > 0 || blocked > 0 || leaves === 0 || answerStatus !== 'done'
+            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed, ${blocked} blocked, ${failedGoals} goals that could not be split and ${answerStatus === 'done' ? 'a' : 'no'} final answer`, leaves, done, failed, ...answer }
+            : { ok: true, reason: `all ${leaves} leaves done and the final answer synthesized`, leaves, done, failed, ...answer })
+        }
+        // Nothing can move without a capability no live executor offers: say so instead of waiting for the timeout.
+        if (m.type === '@stderr' && m.rec.event === 'plan_stuck' && m.rec.goal_id === goalId) {
+          finish({ ok: false, reason: `the plan cannot finish: leaves need ${(m.rec.capabilities ?? []).join(', ')}, which no live executor offers (see the executors' log for why)` })
         }
       }))
       for (const p of peers) offs.push(p.on((m) => { if (m.type === '@exit') finish({ ok: false, reason: `${p.name} exited unexpectedly (${JSON.stringify(p.exit)}):\n${p.stderrTail.slice(-8).join('\n')}` }) }))
@@ -200,10 +205,17 @@ export async function runLocalSwarm (o) {
     view.finish()
 
     const results = new Map()
+    let answer = null
+    let sandboxRuns = 0
     for (const e of observer.envelopes) {
       if (e.kind !== 'result') continue
       results.set(e.body.node_id, (results.get(e.body.node_id) ?? 0) + 1)
+      if (e.body.node_id === result.answerId && e.body.success) answer = { text: e.body.output, truncated: e.body.output_sha256 !== null }
+      // A can_run_code leaf's result starts with the sandbox's run line (DESIGN "Code execution").
+      if (e.body.success && e.body.output.startsWith('**Ran in a sandbox:**')) sandboxRuns++
     }
+    // Executors that could not offer can_run_code said why when they started.
+    const noSandbox = peers.flatMap((p) => p.records).find((r) => r.capability === 'can_run_code' && r.level >= 40)?.msg ?? null
     const duplicated = [...results.values()].filter((n) => n > 1).length
     const llm = {}
     for (const p of peers) {
@@ -214,7 +226,7 @@ export async function runLocalSwarm (o) {
       for (const k of ['calls', 'retries', 'failures', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k]
       llm[p.role] = agg
     }
-    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm }
+    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox }
     outcome = { ok: result.ok, reason: result.reason, summary }
   } catch (err) {
     outcome = { ok: false, reason: err.message, summary: {} }
@@ -229,15 +241,25 @@ export async function runLocalSwarm (o) {
   return outcome
 }
 
-/** Prints the summary of a run. */
+/** Prints the summary of a run, ending with the plan's final answer when there is one. */
 export function printSummary (say, outcome, reportFile) {
   const s = outcome.summary
   if (existsSync(reportFile)) say(`report: ${reportFile}`)
+  if (s.sandbox_runs !== undefined) {
+    say(s.sandbox_runs > 0 ? `can_run_code: ${s.sandbox_runs} leaf program${s.sandbox_runs === 1 ? '' : 's'} ran in the bubblewrap sandbox`
+      : `can_run_code: no leaf ran in the sandbox${s.no_sandbox === null ? '' : ` (${s.no_sandbox})`}`)
+  }
   if (s.elapsed_ms !== undefined) {
-    say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)
+    say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; syntheses: ${s.syntheses ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)
     for (const [role, a] of Object.entries(s.llm)) {
       say(`LLM calls by ${role}s (${a.peers} peer${a.peers === 1 ? '' : 's'}): ${a.calls} calls, ${a.retries} retries, ${a.failures} failures, ${a.input_tokens} in / ${a.output_tokens} out tokens`)
     }
   }
   say(outcome.ok ? `OK: ${outcome.reason}` : `FAILED: ${outcome.reason}`)
+  if (s.answer !== undefined && s.answer !== null) {
+    say('')
+    say('=== final answer ===')
+    say(s.answer.text.trimEnd())
+    if (s.answer.truncated) say(`(only the first part of a longer answer; the report has the whole plan: ${reportFile})`)
+  }
 }

@@ -7,7 +7,9 @@
  * Calls: decompose every goal above the depth cap; classify each subgoal unless the depth cap
  * forces it atomic (the seed's rule: a centralized planner has no vote to fold the decision
  * into, so one call per open subgoal is its cheapest honest equivalent of the swarm's
- * verdicts-in-the-vote); execute every leaf. Parallelism matches the swarm's distinct work: at
+ * verdicts-in-the-vote); execute every leaf, each after the siblings it depends on; synthesize
+ * every decomposed goal from its children's results once they are all done (the swarm's
+ * synthesis tasks, DESIGN §4b), so both sides do the same work. Parallelism matches the swarm's distinct work: at
  * most `decompose` decompositions (one decomposer's concurrency), `classify` classifications
  * (one scorer's) and `execute` executions (executors x 1 leaf each) at once, pipelined like the
  * swarm (a branch is decomposed as soon as it is classified).
@@ -15,8 +17,9 @@
 import pLimit from 'p-limit'
 import type { LlmProvider, LlmPurpose } from '../../src/peer/llm/provider'
 import {
-  classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM
+  classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
 } from '../../src/peer/roles/prompts'
+import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 
 export interface BaselineOptions {
   llm: LlmProvider
@@ -35,6 +38,8 @@ export interface BaselineResult {
   calls: Record<LlmPurpose, number>
   /** Leaf texts and their outputs, in plan order. */
   leaves: { text: string, output: string }[]
+  /** The root goal's synthesized answer. */
+  answer: string
   /** Milestones in ms after the start, comparable to the swarm's phases. */
   phases: { rootSplit: number, branchSplits: number, firstExecution: number, lastResult: number }
 }
@@ -45,7 +50,7 @@ export interface BaselineResult {
  */
 export async function runBaseline (opts: BaselineOptions): Promise<BaselineResult> {
   const { llm } = opts
-  const calls: Record<LlmPurpose, number> = { decompose: 0, score: 0, classify: 0, execute: 0 }
+  const calls: Record<LlmPurpose, number> = { decompose: 0, score: 0, classify: 0, execute: 0, synthesize: 0 }
   const limits = {
     decompose: pLimit(opts.parallel.decompose),
     classify: pLimit(opts.parallel.classify),
@@ -56,7 +61,8 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
   const at = (): number => performance.now() - started
   const phases = { rootSplit: NaN, branchSplits: NaN, firstExecution: NaN, lastResult: NaN }
 
-  async function plan (goal: string, depth: number, ancestors: string[], order: string): Promise<void> {
+  /** Plans, runs and synthesizes one goal. @returns its synthesized answer */
+  async function plan (goal: string, depth: number, ancestors: string[], order: string): Promise<string> {
     const out = await limits.decompose(async () => {
       calls.decompose++
       return await llm.generateObject({
@@ -70,7 +76,10 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
     const forced = depth + 1 >= opts.maxDepth
     if (depth > 0) phases.branchSplits = Number.isNaN(phases.branchSplits) ? at() : Math.max(phases.branchSplits, at())
     let classified = 0
-    await Promise.all(out.subgoals.map(async (sub, index) => {
+    const deps = proposalDependencies(out.depends_on, out.subgoals.length)
+    const results: Promise<string>[] = []
+    out.subgoals.forEach((sub, index) => { results[index] = slot(sub, index) })
+    async function slot (sub: string, index: number): Promise<string> {
       const atomic = forced || (await limits.classify(async () => {
         calls.classify++
         return await llm.generateObject({
@@ -83,22 +92,30 @@ export async function runBaseline (opts: BaselineOptions): Promise<BaselineResul
       })).is_atomic
       if (depth === 0 && ++classified === out.subgoals.length) phases.rootSplit = at()
       const childOrder = `${order}.${String(index).padStart(2, '0')}`
-      if (!atomic) {
-        await plan(sub, depth + 1, [...ancestors, goal], childOrder)
-        return
-      }
+      const before = await Promise.all((deps?.[index] ?? []).map(async (i) => ({ title: out.subgoals[i] as string, output: await (results[i] as Promise<string>) })))
+      if (!atomic) return await plan(sub, depth + 1, [...ancestors, goal], childOrder)
       const output = await limits.execute(async () => {
         if (Number.isNaN(phases.firstExecution)) phases.firstExecution = at()
         calls.execute++
-        return await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: sub, ancestors: [...ancestors, goal] }) })
+        return await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: sub, ancestors: [...ancestors, goal], dependencies: dependencyBlock(before.reverse()) }) })
       })
       leaves.push({ text: sub, output, order: childOrder })
-    }))
+      return output
+    }
+    const parts = await Promise.all(results)
+    return await limits.execute(async () => {
+      calls.synthesize++
+      return await llm.generateText({
+        purpose: 'synthesize',
+        system: SYNTHESIZE_SYSTEM,
+        prompt: synthesisPrompt({ goal, ancestors, parts: out.subgoals.map((title, i) => ({ title, output: parts[i] as string })) })
+      })
+    })
   }
 
-  await plan(opts.goal, 0, [], '0')
+  const answer = await plan(opts.goal, 0, [], '0')
   const wallMs = at()
   phases.lastResult = wallMs
   leaves.sort((a, b) => (a.order < b.order ? -1 : 1))
-  return { wallMs, calls, leaves: leaves.map(({ text, output }) => ({ text, output })), phases }
+  return { wallMs, calls, leaves: leaves.map(({ text, output }) => ({ text, output })), answer, phases }
 }

@@ -7,7 +7,7 @@ import * as vscode from 'vscode'
 import { planProgress, type GoalView } from '../peer/state/tree'
 import { firstLine, slug } from '../views/format'
 import { planJson, planMarkdown } from '../views/planExport'
-import { leavesOf } from '../views/planModel'
+import { answerLeaf, leavesOf } from '../views/planModel'
 import { Commands } from './commandIds'
 import { defaultFile, errorMessage, nodeIdOf, registerCommands, writeUri, type CommandDeps } from './commandRegistry'
 import { Disposable } from './disposable'
@@ -48,13 +48,14 @@ export class PlanCommands extends Disposable {
     let format = opts?.format
     if (format === undefined) {
       format = (await vscode.window.showQuickPick([
-        { label: 'Markdown', description: 'outline and every result', format: 'markdown' as const },
+        { label: 'Markdown', description: 'final answer, outline and every result', format: 'markdown' as const },
         { label: 'JSON', description: 'the plan tree as data', format: 'json' as const }
       ], { title: 'Export Plan as' }))?.format
       if (format === undefined) return undefined
     }
     const outputs = new Map(this.d.results.outputs())
-    for (const leaf of leavesOf(goal)) {
+    // The final answer (the root's synthesis) may have travelled as a blob too.
+    for (const leaf of [...leavesOf(goal), ...(goal.synthesis === null ? [] : [answerLeaf(goal.synthesis)])]) {
       if (leaf.output_sha256 === null || outputs.has(leaf.id)) continue
       try { outputs.set(leaf.id, (await this.d.results.fullOutput(leaf)) ?? '') } catch (err) { this.log.warn(`export: full output of ${leaf.id} unavailable: ${errorMessage(err)}`) }
     }

@@ -33,5 +33,7 @@ export const STATUS_LABEL: Record<string, string> = {
   done: 'done',
   capability_gap: 'capability gap',
   cancelled: 'cancelled',
-  budget_reached: 'budget reached'
+  budget_reached: 'budget reached',
+  waiting: 'waiting',
+  blocked: 'blocked'
 }

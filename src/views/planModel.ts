@@ -12,7 +12,7 @@ import type { AnyEnvelope, CapabilityAnnounce } from '../peer/protocol/schemas'
 import { isLiveAnnouncement } from '../peer/protocol/liveness'
 import { nowMicros, parseTimestamp, type Micros } from '../peer/protocol/time'
 import { PlanState } from '../peer/state/planState'
-import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type TreeNode } from '../peer/state/tree'
+import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../peer/state/tree'
 
 export interface PlanModelOptions {
   /** Quiet time before a change is announced, ms (default 150). */
@@ -32,6 +32,19 @@ export interface NodeEntry {
   parentId: string | null
   /** The root goal this node belongs to. */
   rootId: string
+  /** true for a root goal's final answer (its synthesis task, shown like a leaf). */
+  answer?: true
+}
+
+/** Title prefix of a plan's final answer in the tree, its document and exports. */
+export const FINAL_ANSWER = 'Final answer'
+
+/**
+ * A root goal's synthesis as the leaf-shaped node the tree and result documents show (DESIGN
+ * §4b: the root's synthesis result is the plan's final answer): "Final answer: <goal>".
+ */
+export function answerLeaf (s: SynthesisView): LeafView {
+  return { ...s, kind: 'leaf', text: `${FINAL_ANSWER}: ${s.text}` }
 }
 
 /** Small listener registry, so the model stays free of vscode (and of Node's EventEmitter typing). */
@@ -205,7 +218,11 @@ export function indexTree (roots: readonly GoalView[]): Map<string, NodeEntry> {
     index.set(node.id, { node, parentId, rootId })
     if (node.kind === 'goal') for (const c of node.children) walk(c, node.id, rootId)
   }
-  for (const r of roots) walk(r, null, r.id)
+  for (const r of roots) {
+    // The final answer is listed before the root's children, so it is indexed first.
+    if (r.synthesis !== null && r.status !== 'superseded') index.set(r.synthesis.id, { node: answerLeaf(r.synthesis), parentId: r.id, rootId: r.id, answer: true })
+    walk(r, null, r.id)
+  }
   return index
 }
 

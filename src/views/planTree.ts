@@ -102,9 +102,12 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const entry = this.model.find(element.id)
     if (entry === undefined || entry.node.kind !== 'goal') return []
     // A node is listed only under the parent the index gives it, so no id appears twice.
-    return entry.node.children
+    const kids = entry.node.children
       .filter((c) => this.model.find(c.id)?.parentId === element.id)
       .map((c) => this.element(c.id))
+    // A root's final answer comes first (DESIGN §4b), once the root has a synthesis task.
+    const s = entry.node.synthesis
+    return s !== null && this.model.find(s.id)?.answer === true ? [this.element(s.id), ...kids] : kids
   }
 
   getParent (element: PlanElement): PlanElement | undefined {
@@ -154,7 +157,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
     const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names() })
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: this.model.find(node.id)?.answer === true })
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()

@@ -45,6 +45,12 @@ export function resultMarkdown ({ leaf, lineage, fullOutput }: ResultTextInput):
     case 'capability_gap':
       out.push(`_No live executor offers \`${leaf.required_capability}\`. Run "Goal Swarm: Contribute Executor" to offer it; this document updates when the result arrives._`)
       break
+    case 'waiting':
+      out.push(`_Waiting for ${leaf.waiting_on.length} result${leaf.waiting_on.length === 1 ? '' : 's'} it builds on (${leaf.waiting_on.map((id) => `\`${id}\``).join(', ')}); it runs once they are done. This document updates when the result arrives._`)
+      break
+    case 'blocked':
+      out.push(`_Blocked: ${leaf.blocked_by ?? 'a result it builds on failed'}. It is never run._`)
+      break
     case 'superseded':
       out.push('_This prompt belongs to a split that lost to another accepted split; it is never run._')
       if (output !== null) out.push('', output)

@@ -47,8 +47,13 @@ export const LEAF_ICONS: Record<LeafStatus, IconModel> = {
   capability_gap: { id: 'warning', color: 'list.warningForeground' },
   superseded: { id: 'circle-slash', color: 'disabledForeground' },
   cancelled: { id: 'debug-stop', color: 'disabledForeground' },
-  budget_reached: { id: 'credit-card', color: 'list.warningForeground' }
+  budget_reached: { id: 'credit-card', color: 'list.warningForeground' },
+  waiting: { id: 'debug-pause', color: 'disabledForeground' },
+  blocked: { id: 'debug-disconnect', color: 'testing.iconFailed' }
 }
+
+/** Codicon of a plan's final answer once it is done (other statuses use LEAF_ICONS). */
+export const ANSWER_DONE_ICON: IconModel = { id: 'lightbulb', color: 'testing.iconPassed' }
 
 /**
  * Longest row label, characters: at the default side bar width (about 300 px, a prompt three
@@ -123,6 +128,8 @@ export interface ItemContext {
    * peers show as a PeerId suffix.
    */
   peerNames?: ReadonlyMap<string, string>
+  /** The node is a root goal's final answer (its synthesis, planModel.ts answerLeaf). */
+  answer?: boolean
 }
 
 /** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
@@ -159,11 +166,13 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   }
   else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap · ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
+  else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
+  else if (leaf.status === 'blocked') description = `blocked: ${leaf.blocked_by ?? 'a dependency failed'}`
   return {
     id: leaf.id,
-    label: firstLine(leaf.text, LABEL_MAX),
+    label: ctx.answer === true ? 'Final answer' : firstLine(leaf.text, LABEL_MAX),
     description,
-    icon: LEAF_ICONS[leaf.status],
+    icon: ctx.answer === true && leaf.status === 'done' ? ANSWER_DONE_ICON : LEAF_ICONS[leaf.status],
     tooltip: leafTooltip(leaf, ctx),
     contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,
     collapsible: 'none'
@@ -232,7 +241,9 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
   capability_gap: 'No live executor offers the capability it needs; run "Goal Swarm: Contribute Executor" to offer it.',
   superseded: 'Belongs to a split that lost to another accepted split; it is never run.',
   cancelled: 'Its plan was cancelled by the peer that submitted it; it is never run.',
-  budget_reached: 'Its plan spent its budget before this prompt started; it is never run.'
+  budget_reached: 'Its plan spent its budget before this prompt started; it is never run.',
+  waiting: 'Waits for the results it builds on; it becomes claimable once they are done.',
+  blocked: 'Something it builds on failed, so it is never run.'
 }
 
 /** Leaf tooltip: status, capability, claimer/executor and the start of the output. */
@@ -242,6 +253,9 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   out.push(`**Prompt** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
   out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : LEAF_STATUS_HELP[leaf.status]}_`, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
+  if (leaf.status === 'waiting') out.push(`- Waiting on: ${leaf.waiting_on.map(code).join(', ')}`)
+  if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)
+  if (leaf.depends_on.length > 0 && ctx.answer !== true) out.push(`- Builds on: ${leaf.depends_on.map(code).join(', ')}`)
   if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
   if (leaf.status === 'claimed' && leaf.model_wait !== null) {
     const text = modelWaitText(leaf.model_wait)

@@ -7,14 +7,16 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
-import { MAX_INLINE_OUTPUT, type Capability, type PromptNode } from '../../src/peer/protocol/schemas'
+import { synthesisId } from '../../src/peer/protocol/ids'
+import { MAX_INLINE_OUTPUT, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
-import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { buildTree, winningSplit, type LeafView } from '../../src/peer/state/tree'
 import { leavesOf } from '../../src/views/planModel'
+import type { StandinRequest } from '../support/llm-standin'
 import { leafItem } from '../../src/views/treeItemModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -42,6 +44,30 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
   if (opts.publishNodes !== false) for (const n of nodes) await sc.publish('node', n)
   await w.hub.idle()
   return { user, dec, sc, root, p, a, nodes }
+}
+
+/**
+ * Claims on leaves (not on synthesis tasks: once a plan's leaves are done an executor also
+ * synthesizes the goal, DESIGN §4b, which these tests about leaves do not count).
+ */
+function leafClaims (peer: MemoryPeer): ClaimMsg[] {
+  return publishedOf(peer, 'claim').filter((c) => c.node_id !== synthesisOf(peer, c.goal_id))
+}
+
+/** Lease renewals on leaves (see leafClaims). */
+function leafRenewals (peer: MemoryPeer): LeaseRenewal[] {
+  return publishedOf(peer, 'renew').filter((c) => c.node_id !== synthesisOf(peer, c.goal_id))
+}
+
+/** The stand-in's requests for leaves (synthesis calls left out, see leafClaims). */
+function leafRequests (w: World): StandinRequest[] {
+  return w.standin.requests.filter((r) => r.purpose !== 'synthesize')
+}
+
+/** The synthesis task id of a goal under its winning split, or null. */
+function synthesisOf (peer: MemoryPeer, goalId: string): string | null {
+  const split = winningSplit(peer.state.acceptedFor(goalId))
+  return split === undefined ? null : synthesisId(goalId, split.proposal_id)
 }
 
 function startExec (w: World, e: Agent, opts: Parameters<typeof startExecutor>[2] = {}): void {
@@ -98,24 +124,24 @@ test('capability match: claims, renews its lease while working, publishes the ou
   assert.equal(r?.executor_peer, e.peer.peerId)
   assert.equal(r?.attempts, 1)
   assert.equal(r?.output_bytes, Buffer.byteLength('- passport\n- rail pass'))
-  assert.equal(publishedOf(e.peer, 'claim').length, 1)
-  const claim = publishedOf(e.peer, 'claim')[0]!
+  assert.equal(leafClaims(e.peer).length, 1)
+  const claim = leafClaims(e.peer)[0]!
   assert.equal(claim.lease_ms, FAST.leaseMs)
   assert.equal(claim.capability, 'can_write_text')
   // 900 ms of work with a 1000 ms lease: renewed every ~333 ms.
-  assert.ok(publishedOf(e.peer, 'renew').length >= 2, `renewals: ${publishedOf(e.peer, 'renew').length}`)
-  assert.ok(publishedOf(e.peer, 'renew').every((x) => x.claimed_at === claim.claimed_at))
+  assert.ok(leafRenewals(e.peer).length >= 2, `renewals: ${leafRenewals(e.peer).length}`)
+  assert.ok(leafRenewals(e.peer).every((x) => x.claimed_at === claim.claimed_at))
   const caps = publishedOf(e.peer, 'capability')
   assert.ok(caps.length >= 1 && caps[0]!.role === 'executor')
   assert.deepEqual(caps[0]!.capabilities, ['can_write_text'])
-  const req = w.standin.requests.filter((x) => x.purpose === 'execute')
+  const req = leafRequests(w).filter((x) => x.purpose === 'execute')
   assert.equal(req.length, 1)
   assert.equal(req[0]!.system, EXECUTE_SYSTEM)
   assert.match(req[0]!.prompt, /^Task: Write a packing list for Japan in spring/)
   assert.match(req[0]!.prompt, new RegExp(`1\\. ${root.text}`))
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
   await heldBack(e, 1)
-  assert.equal(w.standin.requests.length, 1, 'a done leaf is not executed again')
+  assert.equal(leafRequests(w).length, 1, 'a done leaf is not executed again')
 })
 
 test('a slow model: renewals carry the wait past the notice interval and the user\'s tree shows the leaf waiting on its model', async (t) => {
@@ -129,22 +155,22 @@ test('a slow model: renewals carry the wait past the notice interval and the use
   // The user's own tree, built from what reached it, while the request is open at the stand-in.
   const waiting = await waitUntil('the user\'s tree to show the leaf waiting on its model', () => {
     const l = leafStatus(user, node.node_id)
-    const open = w.standin.requests.length === 1 && w.standin.requests[0]!.outcome === null
+    const open = leafRequests(w).length === 1 && leafRequests(w)[0]!.outcome === null
     return open && l?.status === 'claimed' && l.model_wait !== null ? l : undefined
   }, 8000)
   assert.equal(waiting.claimer, e.peer.peerId)
   assert.deepEqual([waiting.model_wait?.attempt, waiting.model_wait?.max_attempts], [1, 4])
   // >= the interval, give or take a timer firing a millisecond early.
   assert.ok(waiting.model_wait!.waited_ms >= 145, `waited ${waiting.model_wait!.waited_ms} ms`)
-  assert.match(leafItem(waiting).description, /^running on …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
+  assert.match(leafItem(waiting).description, /^running · …\S+ · waiting for the model \(\d\.\d s, attempt 1\/4\)$/)
 
   await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.output, 'Dear host, ...')
   const done = leafStatus(user, node.node_id)
   assert.deepEqual([done?.status, done?.model_wait], ['done', null])
-  const claimedAt = parseTimestamp(publishedOf(e.peer, 'claim')[0]!.claimed_at)
-  const reports = publishedOf(e.peer, 'renew').filter((r) => r.model_wait !== undefined)
-  assert.ok(reports.length >= 2, `renewals with a model wait: ${reports.length} of ${publishedOf(e.peer, 'renew').length}`)
+  const claimedAt = parseTimestamp(leafClaims(e.peer)[0]!.claimed_at)
+  const reports = leafRenewals(e.peer).filter((r) => r.model_wait !== undefined)
+  assert.ok(reports.length >= 2, `renewals with a model wait: ${reports.length} of ${leafRenewals(e.peer).length}`)
   for (const [i, r] of reports.entries()) {
     const wt = r.model_wait!
     assert.deepEqual([wt.attempt, wt.max_attempts], [1, 4])
@@ -153,7 +179,7 @@ test('a slow model: renewals carry the wait past the notice interval and the use
     assert.ok(wt.waited_ms >= 145 && (wt.waited_ms - 5) * 1000 <= parseTimestamp(r.renewed_at) - claimedAt, `renewal ${i}: ${wt.waited_ms} ms`)
     if (i > 0) assert.ok(wt.waited_ms > reports[i - 1]!.model_wait!.waited_ms)
   }
-  assert.equal(w.standin.requests.length, 1, 'one model call for the leaf')
+  assert.equal(leafRequests(w).length, 1, 'one model call for the leaf')
 })
 
 test('capability mismatch: the leaf shows a capability gap and is done once a capable executor joins', { skip: sandboxMissing }, async (t) => {
@@ -165,8 +191,8 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   w.standin.respondWith(() => ({ text: 'parser timings' }))
   startExec(w, writer)
   await heldBack(writer, 1)
-  assert.equal(publishedOf(writer.peer, 'claim').length, 0)
-  assert.equal(w.standin.requests.length, 0)
+  assert.equal(leafClaims(writer.peer).length, 0)
+  assert.equal(leafRequests(w).length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'capability_gap')
 
   // The coder writes a program and runs it in the sandbox (test/agents/sandbox.test.ts covers the sandbox itself).
@@ -177,7 +203,7 @@ test('capability mismatch: the leaf shows a capability gap and is done once a ca
   await waitUntil('the coder\'s result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   assert.equal(user.state.resultsFor(node.node_id)[0]?.executor_peer, coder.peer.peerId)
   assert.match(user.state.resultsFor(node.node_id)[0]?.output ?? '', /### stdout\n```\nparser timings\n```/)
-  assert.equal(publishedOf(writer.peer, 'claim').length, 0)
+  assert.equal(leafClaims(writer.peer).length, 0)
   assert.equal(leafStatus(user, node.node_id)?.status, 'done')
 })
 
@@ -199,16 +225,16 @@ test('lost claim race, then the winner\'s lease lapses without a result and the 
   })
   startExec(w, e)
   await waitUntil('the lost race', () => e.records.some((r) => r.lost_to === rival.peerId), 5000)
-  assert.equal(w.standin.requests.length, 0, 'the loser does not execute')
+  assert.equal(leafRequests(w).length, 0, 'the loser does not execute')
   assert.equal(leafStatus(user, node.node_id)?.claimer, rival.peerId)
 
   await waitUntil('a result after the lease lapsed', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
   assert.equal(r.executor_peer, e.peer.peerId)
-  assert.equal(publishedOf(e.peer, 'claim').length, 2)
-  const second = publishedOf(e.peer, 'claim')[1]!
+  assert.equal(leafClaims(e.peer).length, 2)
+  const second = leafClaims(e.peer)[1]!
   assert.ok(parseTimestamp(second.claimed_at) >= rivalClaimedAt + FAST.leaseMs * 1000, 'reclaimed only after the lease ended')
-  assert.equal(w.standin.requests.length, 1)
+  assert.equal(leafRequests(w).length, 1)
 })
 
 test('a failed execution is published as success=false with its attempts, shown failed and never done', async (t) => {
@@ -218,7 +244,7 @@ test('a failed execution is published as success=false with its attempts, shown 
   assert.match(r.output, /LLM api error after 4 attempts/)
   assert.equal(leafStatus(user, node.node_id)?.status, 'failed')
   await heldBack(e, 1)
-  assert.equal(publishedOf(e.peer, 'claim').length, 1, 'a failed leaf is not claimed again')
+  assert.equal(leafClaims(e.peer).length, 1, 'a failed leaf is not claimed again')
 })
 
 test('output cut off at the token limit on every attempt is published as a failure saying truncated, never done', async (t) => {
@@ -227,7 +253,7 @@ test('output cut off at the token limit on every attempt is published as a failu
   const { user, node, r } = await failedLeaf(w, 'Write a day-by-day itinerary for Kyoto', (req) => ({ text: `Day 1: Fushimi Inari. Day 2: Arashi (cap ${String(req.body.max_tokens)})`, stopReason: 'max_tokens' }))
   assert.match(r.output, /^executing leaf \w+ failed: LLM output truncated after 4 attempts: .*cut off at the output token limit \(8192 tokens, stop reason "max_tokens"\)/)
   assert.doesNotMatch(r.output, /Fushimi/, 'the cut-off text is not passed off as the result')
-  assert.deepEqual(w.standin.requests.map((q) => q.body.max_tokens), [2048, 4096, 8192, 8192])
+  assert.deepEqual(leafRequests(w).map((q) => q.body.max_tokens), [2048, 4096, 8192, 8192])
   const leaf = leafStatus(user, node.node_id)
   assert.equal(leaf?.status, 'failed')
   assert.equal(leaf?.success, false)
@@ -253,7 +279,7 @@ test('superseded leaves (children of a losing split) are never claimed', async (
   startExec(w, e)
   await waitUntil('both winning leaves done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 8000)
   await heldBack(e, 4)
-  const claimed = publishedOf(e.peer, 'claim').map((c) => c.node_id).sort()
+  const claimed = leafClaims(e.peer).map((c) => c.node_id).sort()
   assert.deepEqual(claimed, nodes.map((n) => n.node_id).sort())
   for (const n of losers) assert.equal(leafStatus(user, n.node_id)?.status, 'superseded')
 })
@@ -279,7 +305,7 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   await Promise.all(execs.map(async (e) => { await heldBack(e, texts.length) }))
   await w.hub.idle()
   for (const n of nodes) assert.equal(user.state.resultsFor(n.node_id).length, 1, `results for ${n.text}`)
-  const calls = w.standin.requests.filter((r) => r.purpose === 'execute')
+  const calls = leafRequests(w).filter((r) => r.purpose === 'execute')
   const task = (r: { prompt: string }): string | undefined => /^Task: (.*)$/m.exec(r.prompt)?.[1]
   await waitUntil('every execute call ended', () => calls.every((r) => r.outcome !== null), 5000)
   const completed = calls.filter((r) => r.outcome === 'answered').map(task)
@@ -326,8 +352,8 @@ test('a forged success result from a peer that never claimed does not stop the e
   w.standin.respondWith(() => ({ text: '- passport\n- rail pass' }))
   startExec(w, e)
   await waitUntil('the executor\'s result', () => user.state.resultsFor(node.node_id).length === 2, 8000)
-  assert.equal(publishedOf(e.peer, 'claim').length, 1)
-  assert.equal(w.standin.requests.filter((r) => r.purpose === 'execute').length, 1)
+  assert.equal(leafClaims(e.peer).length, 1)
+  assert.equal(leafRequests(w).filter((r) => r.purpose === 'execute').length, 1)
   const leaf = leafStatus(user, node.node_id)
   assert.deepEqual([leaf?.status, leaf?.executor, leaf?.output], ['done', e.peer.peerId, '- passport\n- rail pass'])
 })
@@ -372,7 +398,7 @@ test('a result from a peer that never claimed the leaf does not stop the executo
   await waitUntil('the executor\'s own result', () => user.state.resultsFor(leaf.node_id).some((r) => r.executor_peer === e.peer.peerId), 8000)
   const mine = user.state.resultsFor(leaf.node_id).find((r) => r.executor_peer === e.peer.peerId)
   assert.equal(mine?.output, 'booked')
-  assert.equal(publishedOf(e.peer, 'claim').length, 1)
+  assert.equal(leafClaims(e.peer).length, 1)
 })
 
 test('lease renewals keep the lease through a busy event loop: a rival waiting for a lapse never gets the leaf', async (t) => {
@@ -384,7 +410,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   w.standin.respondWith(() => ({ text: 'menu in English', latencyMs: 3000 }))
   const holder = await w.agent('executor', {}, 'holder')
   const exec = w.track(startExecutor(holder.ctx, holder.llm))
-  await waitUntil('the holder\'s claim', () => publishedOf(holder.peer, 'claim').length === 1, 5000)
+  await waitUntil('the holder\'s claim', () => leafClaims(holder.peer).length === 1, 5000)
   const rival = await w.agent('executor', {}, 'rival')
   w.track(startExecutor(rival.ctx, rival.llm))
   let blocking = true
@@ -400,7 +426,7 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   } finally { blocking = false }
   const results = user.state.resultsFor(leaf.node_id)
   assert.deepEqual(results.map((r) => r.executor_peer), [holder.peer.peerId])
-  assert.equal(publishedOf(rival.peer, 'claim').length, 0, 'the lease never lapsed, so the rival never claimed')
-  assert.ok(publishedOf(holder.peer, 'renew').length >= 3)
+  assert.equal(leafClaims(rival.peer).length, 0, 'the lease never lapsed, so the rival never claimed')
+  assert.ok(leafRenewals(holder.peer).length >= 3)
   assert.equal(exec.work().get(leaf.node_id)?.calls_completed, 1)
 })

@@ -38,15 +38,17 @@ export function rootGoal (text = 'Plan a two-week trip to Japan', origin = 'peer
   }
 }
 
-export function proposal (goalId: string, subgoals: string[], proposer = 'peer-dec-1', opts: { attempt?: number, at?: Micros, rationale?: string } = {}): SubgoalProposal {
+/** A proposal; `dependsOn` lists, per subgoal, the earlier indices it needs (DESIGN §4b). */
+export function proposal (goalId: string, subgoals: string[], proposer = 'peer-dec-1', opts: { attempt?: number, at?: Micros, rationale?: string, dependsOn?: number[][] } = {}): SubgoalProposal {
   return {
     goal_id: goalId,
-    proposal_id: proposalId(goalId, subgoals, proposer),
+    proposal_id: proposalId(goalId, subgoals, proposer, opts.dependsOn),
     proposer_peer: proposer,
     subgoals,
     rationale: opts.rationale ?? 'covers the goal',
     attempt: opts.attempt ?? 0,
-    proposed_at: ts(opts.at ?? T0 + sec(1))
+    proposed_at: ts(opts.at ?? T0 + sec(1)),
+    ...(opts.dependsOn === undefined ? {} : { depends_on: opts.dependsOn })
   }
 }
 
@@ -85,11 +87,14 @@ export interface AcceptOpts {
   at?: Micros
 }
 
-export function decisions (goalId: string, p: Pick<SubgoalProposal, 'proposal_id' | 'subgoals'>, opts: AcceptOpts = {}): ChildDecision[] {
+/** The decisions of an accepted split of `p`; the proposal's depends_on become sibling child_ids. */
+export function decisions (goalId: string, p: Pick<SubgoalProposal, 'proposal_id' | 'subgoals'> & Partial<Pick<SubgoalProposal, 'depends_on'>>, opts: AcceptOpts = {}): ChildDecision[] {
+  const ids = p.subgoals.map((text, index) => childId(goalId, p.proposal_id, index, text))
   return p.subgoals.map((text, index) => {
     const atomic = Array.isArray(opts.atomic) ? (opts.atomic[index] ?? true) : (opts.atomic ?? true)
     const cap = Array.isArray(opts.capability) ? (opts.capability[index] ?? 'can_write_text') : (opts.capability ?? 'can_write_text')
-    return { index, child_id: childId(goalId, p.proposal_id, index, text), text, is_atomic: atomic, required_capability: atomic ? cap : null }
+    const deps = p.depends_on?.[index] ?? []
+    return { index, child_id: ids[index] as string, text, is_atomic: atomic, required_capability: atomic ? cap : null, ...(deps.length > 0 ? { depends_on: deps.map((i) => ids[i] as string) } : {}) }
   })
 }
 

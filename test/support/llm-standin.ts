@@ -20,6 +20,7 @@ import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerRespon
 import type { AddressInfo } from 'node:net'
 import type { LlmConfig, LlmPurpose } from '../../src/peer/llm/provider'
 import { demoText, demoValue } from '../../src/peer/llm/offline-demo'
+import { SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
 
 export type StandinApi = 'anthropic' | 'openai'
 export interface StandinUsage { input_tokens: number; output_tokens: number }
@@ -42,7 +43,10 @@ export interface StandinRequest {
   schemaName: string | null
   /** The JSON schema sent with the request (tool input_schema / json_schema.schema); null for free text. */
   schema: Record<string, unknown> | null
-  /** Guessed from schemaName (decompose/score/classify prefix or keyword); 'execute' for free text. */
+  /**
+   * Guessed from schemaName (decompose/score/classify prefix or keyword); for free text
+   * 'synthesize' when the prompt carries the synthesis prompt's closing line, else 'execute'.
+   */
   purpose: LlmPurpose | null
   /**
    * How the exchange ended: 'answered' once the reply was written in full, 'aborted' when the
@@ -334,11 +338,12 @@ function decode (index: number, api: StandinApi, path: string, headers: Incoming
       schema = rf.json_schema?.schema ?? null
     }
   }
+  const prompt = user.join('\n\n')
   return {
     index, api, path, headers, body,
     model: typeof body.model === 'string' ? body.model : '',
-    system, prompt: user.join('\n\n'), schemaName, schema,
-    purpose: guessPurpose(schemaName, schema !== null),
+    system, prompt, schemaName, schema,
+    purpose: schema === null && prompt.includes(SYNTHESIS_HEADER) ? 'synthesize' : guessPurpose(schemaName, schema !== null),
     outcome: null,
     usage: null
   }

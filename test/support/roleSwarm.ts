@@ -12,7 +12,7 @@ import type { LlmPurpose } from '../../src/peer/llm/provider'
 import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
 import { nowMicros, type Micros } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/peer/state/tree'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
 import { LlmStandin, type StandinResponder } from './llm-standin'
 import { liveLeaves } from './leaves'
 import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from './peers'
@@ -170,7 +170,7 @@ export class RoleSwarm {
 
   /** LLM calls per role and purpose, over every member ever started. */
   callsByRole (): Record<Role, Record<LlmPurpose, number>> {
-    const zero = (): Record<LlmPurpose, number> => ({ decompose: 0, score: 0, classify: 0, execute: 0 })
+    const zero = (): Record<LlmPurpose, number> => ({ decompose: 0, score: 0, classify: 0, execute: 0, synthesize: 0 })
     const out: Record<Role, Record<LlmPurpose, number>> = { decomposer: zero(), scorer: zero(), executor: zero(), observer: zero() }
     const counted = new Set<LlmStandin>()
     for (const m of this.members) {
@@ -182,8 +182,8 @@ export class RoleSwarm {
   }
 
   /**
-   * Waits until `goalId`'s plan is complete at `peer` (every non-superseded leaf done or failed,
-   * no goal awaiting a split), polling its mirrored state every `pollMs`.
+   * Waits until `goalId`'s plan is complete at `peer` (every non-superseded leaf and synthesis
+   * done, failed or blocked, no goal awaiting a split), polling its mirrored state every `pollMs`.
    * @throws on timeout, with the peer's progress
    */
   async waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 120_000, pollMs = 50): Promise<Completion> {
@@ -200,8 +200,9 @@ export class RoleSwarm {
           last = planProgress(root)
           if (last.complete) {
             let at = 0
-            for (const leaf of liveLeaves(root)) {
-              for (const r of state.resultsFor(leaf.id)) {
+            // The last result is the root's answer (its synthesis) once every goal is synthesized.
+            for (const id of [...liveLeaves(root).map((l) => l.id), ...synthesisIds(root)]) {
+              for (const r of state.resultsFor(id)) {
                 const t = peer.arrivals.get(messageKey({ kind: 'result', body: r }))
                 if (t !== undefined) at = Math.max(at, t)
               }
@@ -266,4 +267,16 @@ export class RoleSwarm {
 /** Plan messages of one root goal's envelopes (capability announcements excluded: they repeat). */
 export function isPlanMessage (env: AnyEnvelope): boolean {
   return env.kind !== 'capability'
+}
+
+/** Ids of the synthesis tasks of the non-superseded goals under `root` (DESIGN §4b). */
+function synthesisIds (root: GoalView): string[] {
+  const out: string[] = []
+  const walk = (n: TreeNode): void => {
+    if (n.kind !== 'goal' || n.status === 'superseded') return
+    if (n.synthesis !== null) out.push(n.synthesis.id)
+    n.children.forEach(walk)
+  }
+  walk(root)
+  return out
 }

@@ -82,7 +82,8 @@ const WORDINGS = [{ branch: 'part', leaf: 'step' }, { branch: 'area', leaf: 'tas
  * A responder that answers the four purposes with the scripted plan's shapes:
  * decompose -> `branches` subgoals of the root or `leaves` subgoals of a branch; score -> a
  * fixed score with one verdict per subgoal (branches composite, leaves atomic, can_write_text);
- * classify (the baseline) -> the same verdict; execute -> a short text naming the task.
+ * classify (the baseline) -> the same verdict; execute -> a short text naming the task;
+ * synthesize -> a short text naming the goal.
  */
 export function scriptedResponder (opts: ScriptedResponderOptions = {}): StandinResponder {
   const shape = opts.shape ?? DEFAULT_SHAPE
@@ -114,6 +115,8 @@ export function scriptedResponder (opts: ScriptedResponderOptions = {}): Standin
         const sub = promptField(req.prompt, 'Subgoal') ?? ''
         return { json: { is_atomic: levelOf(sub) >= 2, required_capability: 'can_write_text', reason: 'scripted' } }
       }
+      case 'synthesize':
+        return { text: `Scripted answer for: ${promptField(req.prompt, 'Goal') ?? 'goal'}${pad > 0 ? '\n' + 'x'.repeat(pad) : ''}` }
       default: {
         const task = executedTask(req) ?? 'task'
         return { text: `Scripted result for: ${task}${pad > 0 ? '\n' + 'x'.repeat(pad) : ''}` }

@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import { Goal } from '../../src/peer/protocol/schemas'
 import { REPO_ROOT } from '../support/peers'
 
-test('npm run demo: real processes plan the default goal offline, write the report and exit 0', async (t) => {
+test('npm run demo: real processes plan the default goal offline, with a dependency and a sandboxed leaf, write the report, print the final answer and exit 0', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-demo-test-'))
   const report = path.join(dir, 'report.md')
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'demo.mjs'), '--quiet', '--report', report, '--timeout-ms', '150000'], {
@@ -23,11 +23,26 @@ test('npm run demo: real processes plan the default goal offline, write the repo
   child.stderr.on('data', (d: Buffer) => { out += d.toString() })
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
   assert.equal(code, 0, out.slice(-3000))
-  const ok = /OK: all (\d+) leaves done/.exec(out)
+  const ok = /OK: all (\d+) leaves done and the final answer synthesized/.exec(out)
   assert.ok(ok !== null, out.slice(-2000))
   const leaves = Number(ok[1])
   assert.ok(leaves >= 2)
-  assert.match(out, new RegExp(`leaves: ${leaves}; results: ${leaves}; duplicated executions: 0`))
+  const counts = new RegExp(`leaves: ${leaves}; syntheses: (\\d+); results: (\\d+); duplicated executions: 0`).exec(out)
+  assert.ok(counts !== null, out.slice(-2000))
+  const syntheses = Number(counts[1])
+  assert.ok(syntheses >= 1)
+  assert.equal(Number(counts[2]), leaves + syntheses, 'one result per leaf and per synthesis')
+  // The final answer comes last and is built from the root's parts (the demo model lists each one).
+  const answer = out.slice(out.indexOf('=== final answer ==='))
+  assert.match(answer, /^=== final answer ===\n\*\*\[demo output\]\*\* Synthetic combination of the parts/)
+  const parts = Number(/Combined from (\d+) parts:/.exec(answer)?.[1])
+  assert.ok(parts >= 3, answer)
+  assert.equal(answer.split('\n').filter((l) => /^\d+\. \*\*.+\*\*: \S/.test(l)).length, parts)
+  // With bubblewrap the demo model's top-level split holds a can_run_code leaf run in the sandbox;
+  // without it the executors say why and no leaf needs it.
+  const sandbox = /can_run_code: (\d+) leaf programs? ran in the bubblewrap sandbox/.exec(out)
+  if (sandbox === null) assert.match(out, /can_run_code: no leaf ran in the sandbox \(can_run_code is not offered/)
+  else assert.equal(Number(sandbox[1]), 1)
   assert.match(out, /LLM calls by decomposers \(2 peers\): \d+ calls/)
   assert.match(out, /LLM calls by executors \(2 peers\): \d+ calls/)
   assert.match(out, /=== plan for goal [0-9a-f]{16}: (\d+)\/\1 leaves done, COMPLETE ===/)
@@ -37,6 +52,9 @@ test('npm run demo: real processes plan the default goal offline, write the repo
   assert.match(md, new RegExp(`\\*\\*complete\\*\\*, ${leaves} of ${leaves} leaves done`))
   assert.equal((md.match(/— \*done\*/g) ?? []).length, leaves)
   assert.match(md, /\[demo output\]/)
+  // The final answer heads the report, and the plan has at least one dependency.
+  assert.ok(md.indexOf('### Final answer') > 0 && md.indexOf('### Final answer') < md.indexOf('### Plan tree'))
+  assert.match(md, /— \*done\*, needs `can_\w+`, by `executor-\d`, after (result \d+|")/)
 })
 
 test('npm run swarm without a model exits 2 and lists the options', () => {

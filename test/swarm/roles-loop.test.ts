@@ -88,16 +88,18 @@ test('(3) three executors racing: exactly one result per leaf, one completed mod
   const results = resultsPerNode(observer)
   const root = treeOf(observer).find((r) => r.id === goalId)!
   const superseded = root.children.filter((c) => c.status === 'superseded').length
-  assert.equal(results.size, 4, `leaves with a result (${superseded} superseded leaves)`)
+  assert.equal(results.size, 5, `the 4 leaves and the root synthesis with a result (${superseded} superseded leaves)`)
+  assert.equal(results.get(root.synthesis?.id ?? ''), 1)
   for (const [node, n] of results) assert.equal(n, 1, `results for ${node}`)
   const calls = await executeCalls(standin)
   assert.equal(calls.completed.length, 4, `completed execute calls: ${calls.completed.join(' | ')}`)
   assert.equal(new Set(calls.completed).size, 4)
   t.diagnostic(`execute calls: ${calls.started} started, ${calls.aborted} aborted, ${calls.completed.length} completed for 4 leaves`)
-  // The executors' peer status says the same: 4 results, 4 completed calls, every other started
-  // call aborted (a call aborted before its request went out never reached the stand-in).
+  assert.equal(standin.requests.filter((r) => r.purpose === 'synthesize' && r.outcome === 'answered').length, 1, 'one completed synthesis call')
+  // The executors' peer status says the same: 5 results (4 leaves, 1 synthesis), 5 completed calls,
+  // every other started call aborted (a call aborted before its request went out never reached the stand-in).
   const sum = (k: 'results' | 'calls_completed' | 'calls_aborted' | 'calls_started'): number => execs.reduce((n, e) => n + (e.lastStatus?.executor?.[k] ?? 0), 0)
-  await observer.waitFor(() => sum('results') === 4 && sum('calls_completed') === 4 && sum('calls_started') - sum('calls_aborted') === 4, 'the executors\' status counting 4 completed calls', 10_000)
+  await observer.waitFor(() => sum('results') === 5 && sum('calls_completed') === 5 && sum('calls_started') - sum('calls_aborted') === 5, 'the executors\' status counting 5 completed calls', 10_000)
   assert.ok(sum('calls_aborted') >= calls.aborted, `aborted: status ${sum('calls_aborted')}, stand-in ${calls.aborted}`)
   // Claims really competed: more claims than leaves, from more than one executor.
   const claims = [...observer.envelopes.values()].filter((e) => e.kind === 'claim')

@@ -91,9 +91,9 @@ export function executedTasks (standin: LlmStandin): string[] {
 /** Stand-in latency of execute calls in the racing tests (ms): a model call outlasts claim delivery. */
 export const EXECUTE_LATENCY_MS = 400
 
-/** A responder adding EXECUTE_LATENCY_MS to execute calls (demo answers otherwise). */
+/** A responder adding EXECUTE_LATENCY_MS to execute and synthesis calls (demo answers otherwise). */
 export async function slowExecute (req: StandinRequest): Promise<StandinReply | null> {
-  if (req.purpose !== 'execute') return null
+  if (req.purpose !== 'execute' && req.purpose !== 'synthesize') return null
   const reply = await demoResponder(req)
   return typeof reply === 'object' ? { ...reply, latencyMs: EXECUTE_LATENCY_MS } : reply
 }

@@ -33,14 +33,16 @@ test('a plan of can_run_code leaves: the executor process runs each program in i
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
-  const ex = await swarm.start({ role: 'executor', name: 'coder', args: [...args, '--capabilities', 'can_run_code', '--sandbox-wall-ms', '5000'] })
+  // can_write_text too: the goal's synthesis is text (DESIGN §4b).
+  const ex = await swarm.start({ role: 'executor', name: 'coder', args: [...args, '--capabilities', 'can_run_code,can_write_text', '--sandbox-wall-ms', '5000'] })
   const goalId = await observer.submitGoal('Tabulate the distances between Tokyo, Kyoto and Osaka')
   const p = await waitComplete(observer, goalId, 90_000)
   assert.equal(p.leaves, 2)
   assert.equal(p.done, 2)
   const leaves = liveLeaves(treeOf(observer).find((r) => r.id === goalId)!)
   const results = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'result' ? [e.body] : []))
-  assert.equal(results.length, 2)
+  assert.equal(results.length, 3, 'one per leaf and one synthesis')
+  assert.equal(p.syntheses_done, 1)
   for (const leaf of leaves) {
     const r = results.find((x) => x.node_id === leaf.id)!
     assert.equal(r.executor_peer, ex.peerId)

@@ -44,10 +44,10 @@ describe('announced peer names', () => {
 
   test('the text tree and the report show names instead of PeerId suffixes', () => {
     const root: GoalView = {
-      kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [],
+      kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null,
       children: [
-        { kind: 'leaf', id: 'n1', goal_id: 'g1', text: 'Book flights', required_capability: 'can_write_text', status: 'done', claimer: EX1, executor: EX1, output: 'ok', output_sha256: null, success: true, model_wait: null },
-        { kind: 'leaf', id: 'n2', goal_id: 'g1', text: 'Book hotels', required_capability: 'can_write_text', status: 'claimed', claimer: EX2, executor: null, output: null, output_sha256: null, success: null, model_wait: null }
+        { kind: 'leaf', id: 'n1', goal_id: 'g1', text: 'Book flights', required_capability: 'can_write_text', status: 'done', claimer: EX1, executor: EX1, output: 'ok', output_sha256: null, success: true, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null },
+        { kind: 'leaf', id: 'n2', goal_id: 'g1', text: 'Book hotels', required_capability: 'can_write_text', status: 'claimed', claimer: EX2, executor: null, output: null, output_sha256: null, success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null }
       ]
     }
     const names = new Map([[EX1, 'executor-1']])

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { childId } from '../../src/peer/protocol/ids'
+import { childId, synthesisId } from '../../src/peer/protocol/ids'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import type { AcceptedSplit, AnyEnvelope, LeaseRenewal } from '../../src/peer/protocol/schemas'
 import { PlanState } from '../../src/peer/state/planState'
@@ -90,7 +90,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.equal(plan?.state, 'running')
     assert.deepEqual(root, {
       kind: 'goal', id: g.goal_id, text: g.text, depth: 0, parent_id: null, status: 'pending_decomposition',
-      accepted: null, proposals: [], failures: [], children: []
+      accepted: null, proposals: [], failures: [], children: [], synthesis: null
     })
   })
 
@@ -144,7 +144,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.deepEqual(leaf(root.children[0]), {
       kind: 'leaf', id: childId(g.goal_id, pB.proposal_id, 0, 'Research'), goal_id: g.goal_id, text: 'Research',
       required_capability: 'can_write_text', status: 'pending_execution', claimer: null, executor: null,
-      output: null, output_sha256: null, success: null, model_wait: null
+      output: null, output_sha256: null, success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null
     })
     const child = goal(root.children[1])
     assert.equal(child.depth, 1)
@@ -413,8 +413,11 @@ describe('buildTree (DESIGN §4, §6)', () => {
           envs.push(envelopeOf('claim', claim(leafD.child_id, d2.child_id, 'peer-ex-1', T0 + sec(11))))
           envs.push(envelopeOf('result', result(leafD.child_id, d2.child_id, 'peer-ex-1', { at: T0 + sec(12) })))
         }
+        envs.push(...synthesized(d2.child_id, s2.proposal_id, T0 + sec(13)))
       }
+      envs.push(...synthesized(d1.child_id, s1.proposal_id, T0 + sec(14)))
     }
+    envs.push(...synthesized(g.goal_id, topSplit.proposal_id, T0 + sec(15)))
     const started = performance.now()
     const s = new PlanState(envs)
     const roots = buildTree(s, { nowUs: NOW })
@@ -423,6 +426,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     const p = planProgress(roots[0]!)
     assert.equal(p.leaves, 1000)
     assert.equal(p.done, 1000)
+    assert.deepEqual([p.syntheses, p.syntheses_done], [111, 111])
     assert.equal(p.complete, true)
     assert.match(hash, /^[0-9a-f]{64}$/)
     assert.ok(elapsed < 10_000, `took ${elapsed} ms`)
@@ -434,7 +438,7 @@ describe('planProgress', () => {
     const plan = samplePlan()
     const s = new PlanState(plan.envelopes)
     const p = planProgress(only(s, plan.nowUs))
-    assert.deepEqual(p, { leaves: 4, done: 1, failed: 0, capability_gap: 1, pending: 2, claimed: 0, pending_goals: 0, stopped: 0, complete: false })
+    assert.deepEqual(p, { leaves: 4, done: 1, failed: 0, capability_gap: 1, pending: 2, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, complete: false, stuck: false })
     const [d1, d2] = plan.tokyoSplit.children
     const kyoto = plan.rootSplit.children[2]!
     s.add(envelopeOf('claim', claim(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs)))
@@ -445,12 +449,13 @@ describe('planProgress', () => {
     s.add(envelopeOf('result', result(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { at: done })))
     s.add(envelopeOf('result', result(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, at: done })))
     s.add(envelopeOf('result', result(kyoto.child_id, plan.root.goal_id, 'peer-ex-9', { at: done })))
-    assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, stopped: 0, complete: true })
+    // The Tokyo goal's synthesis is blocked by its failed leaf, and so is the root's: nothing more happens.
+    assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, complete: true, stuck: false })
   })
 
   it('is not complete while a goal waits for decomposition', () => {
     assert.deepEqual(planProgress(only(new PlanState([envelopeOf('goal', g)]), NOW)), {
-      leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 1, stopped: 0, complete: false
+      leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 1, stopped: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false
     })
     const a = accepted(pA, 'sc-1', { atomic: [true, false] })
     const done = envelopeOf('result', result(a.children[0]!.child_id, g.goal_id, 'peer-ex-1'))
@@ -518,3 +523,9 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
     assert.equal(h.size, 1)
   })
 })
+
+/** A claim and a successful result on a goal's synthesis task (DESIGN §4b). */
+function synthesized (goalId: string, proposalId: string, at: number): AnyEnvelope[] {
+  const id = synthesisId(goalId, proposalId)
+  return [envelopeOf('claim', claim(id, goalId, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, goalId, 'peer-ex-1', { at }))]
+}

@@ -17,24 +17,34 @@ const day1 = leaves.find((l) => l.text === 'Day 1: Asakusa and Ueno') as LeafVie
 const goals = new Map<string, GoalView>([[root.id, root], ...root.children.filter((c): c is GoalView => c.kind === 'goal').map((g) => [g.id, g] as const)])
 
 describe('Export Plan (views)', () => {
-  it('Markdown: title, progress, the tree as a nested list with statuses and scores, then every result', () => {
+  it('Markdown: the report\'s rendering: title, progress, final answer first, the tree with statuses and scores, votes, every result', () => {
     const md = planMarkdown(root)
     const lines = md.split('\n')
-    assert.equal(lines[0], '# Plan: Plan a two-week trip to Japan')
-    assert.equal(lines[2], `Goal id \`${root.id}\` · 1/4 leaves done, 1 capability gap, in progress`)
-    const tree = lines.slice(lines.indexOf('## Tree') + 2, lines.indexOf('## Results') - 1)
+    assert.equal(lines[0], '# Plan a two-week trip to Japan')
+    assert.equal(lines[2], `Goal \`${root.id}\`: **in progress**, 1 of 4 leaves done, 1 with a capability gap; 0 of 2 goals synthesized.`)
+    assert.deepEqual(lines.slice(4, 7), ['## Final answer', '', '_No final answer yet: waiting for "Plan Tokyo days", "Plan Kyoto days"._'])
+    const tree = lines.slice(lines.indexOf('## Plan tree') + 2, lines.indexOf('## Accepted splits and votes') - 1)
     assert.deepEqual(tree, [
-      '- **Plan a two-week trip to Japan** — decomposed (score 0.75)',
-      '  - Book flights — done, by `peer-ex-1` [`can_write_text`]',
-      '  - **Plan Tokyo days** — decomposed (score 0.75)',
-      '    - Day 1: Asakusa and Ueno — pending [`can_write_text`]',
-      '    - Day 2: Shibuya and Harajuku — pending [`can_write_text`]',
-      '  - Plan Kyoto days — capability gap [`can_query_api`]'
+      '- Plan a two-week trip to Japan — *decomposed, score 0.75*, synthesis *waiting*',
+      '  - Book flights — *done*, needs `can_write_text`, by `peer-ex-1` (result 1)',
+      '  - Plan Tokyo days — *decomposed, score 0.75*, synthesis *waiting*',
+      '    - Day 1: Asakusa and Ueno — *pending execution*, needs `can_write_text`',
+      '    - Day 2: Shibuya and Harajuku — *pending execution*, needs `can_write_text`',
+      '  - Plan Kyoto days — *capability gap*, needs `can_query_api`'
     ])
     const results = lines.slice(lines.indexOf('## Results'))
-    assert.equal(results.filter((l) => l.startsWith('### ')).length, 4)
-    assert.ok(md.includes('### 1. Book flights\n\nStatus: done · capability `can_write_text` · executor `peer-ex-1`\n\nFlights: NRT, 14 days\n'))
-    assert.ok(md.includes('### 2. Day 1: Asakusa and Ueno\n\nStatus: pending · capability `can_write_text`\n\n_No result yet._'))
+    assert.equal(results.filter((l) => /^\d+\. \*\*/.test(l)).length, 4)
+    assert.ok(md.includes('1. **Book flights** — done, by `peer-ex-1`\n\n   > Flights: NRT, 14 days\n'))
+    assert.ok(md.includes('2. **Day 1: Asakusa and Ueno** — pending execution\n'))
+  })
+
+  it('Markdown: a done root synthesis is the final answer at the top', () => {
+    const answer = { ...root, synthesis: { ...root.synthesis!, status: 'done' as const, output: 'Go in April.\n\n- Tokyo 5 days', executor: 'peer-ex-2', success: true } }
+    const md = planMarkdown(answer)
+    const at = md.indexOf('## Final answer')
+    assert.ok(at > 0 && at < md.indexOf('## Plan tree'))
+    assert.ok(md.includes('## Final answer\n\nGo in April.\n\n- Tokyo 5 days\n\n_Synthesized by `peer-ex-2` from 3 parts._'))
+    assert.ok(planMarkdown(answer, new Map([[answer.synthesis.id, 'The whole answer from the blob']])).includes('## Final answer\n\nThe whole answer from the blob'))
   })
 
   it('Markdown uses fetched full outputs of blob results instead of the inline prefix', () => {

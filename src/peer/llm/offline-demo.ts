@@ -12,6 +12,12 @@
  *    capability enums pick can_write_text (what a default executor offers);
  *  - execute: free text is a short markdown answer; a {language, program} object (a can_run_code
  *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
+ *  - decompose also fills an optional `depends_on` (one list per subgoal): the last subgoal
+ *    depends on the one before it; a top-level split ("This is a top-level goal.") always holds
+ *    CODE_STEP, which votes on a top-level split make an atomic can_run_code leaf when the score
+ *    prompt says a live executor offers can_run_code (so a swarm without a sandbox gets none).
+ *  - synthesize (or a prompt with "### Part 1:" blocks): a labelled answer listing each part's
+ *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
  * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).
  */
@@ -20,6 +26,7 @@ import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
+import { CODE_STEP, demoSynthesis, offersCode, proposedSubgoals, withCodeLeaf, withDependencies } from './offline-demo-plan'
 
 /** Every text the demo model writes starts with this label. */
 export const DEMO_LABEL = '[demo output]'
@@ -37,8 +44,10 @@ const NOTES: Record<LlmPurpose, string> = {
   decompose: 'Synthetic split into sequential steps by the offline demo model; no LLM was called.',
   score: 'Synthetic score from the offline demo model; no LLM was called.',
   classify: 'Synthetic classification from the offline demo model; no LLM was called.',
-  execute: 'Synthetic answer from the offline demo model; no LLM was called.'
+  execute: 'Synthetic answer from the offline demo model; no LLM was called.',
+  synthesize: 'Synthetic combination of the parts by the offline demo model; no LLM was called.'
 }
+export { CODE_STEP }
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
 /**
@@ -62,7 +71,7 @@ class Rng {
   }
 }
 
-interface Ctx { purpose: LlmPurpose; topic: string; hint: CountRange | null; rng: Rng; root: JsonSchema }
+interface Ctx { purpose: LlmPurpose; topic: string; hint: CountRange | null; rng: Rng; root: JsonSchema; topLevel: boolean }
 /** An array item: its position and the step names chosen for that array. */
 interface Slot { index: number; steps: string[] }
 
@@ -78,14 +87,19 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
     topic,
     hint: parseCountInstruction(input.prompt),
     rng: new Rng(seedOf(input, JSON.stringify(schema))),
-    root: schema
+    root: schema,
+    topLevel: /^This is a top-level goal\.$/m.test(input.prompt)
   }
-  return gen(schema, ctx, '', 0, null)
+  const value = gen(schema, ctx, '', 0, null)
+  if (input.purpose === 'decompose') withDependencies(value, schema)
+  if (input.purpose === 'score' && ctx.topLevel && offersCode(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt), DEMO_LABEL)
+  return value
 }
 
 /** Free text for a call: markdown for 'execute', one labelled line otherwise. */
 export function demoText (input: DemoInput): string {
   const topic = topicOf(input.prompt)
+  if (input.purpose === 'synthesize' || (input.purpose === 'execute' && /^### Part 1: /m.test(input.prompt))) return demoSynthesis(input.prompt, topic, DEMO_LABEL, NOTES.synthesize)
   if (input.purpose !== 'execute') return `${DEMO_LABEL} ${input.purpose} reply for "${topic}". ${NOTES[input.purpose]}`
   const rng = new Rng(seedOf(input, 'text'))
   const first = rng.int(0, BULLETS.length - 3)
@@ -242,6 +256,9 @@ function pickSteps (ctx: Ctx, count: number): string[] {
   const candidates = STEPS.filter((step) => !ctx.topic.startsWith(step))
   if (count >= candidates.length) return candidates
   const chosen = new Set<number>()
+  // A top-level split always holds the code step (see CODE_STEP).
+  const code = ctx.purpose === 'decompose' && ctx.topLevel && count > 0 ? candidates.indexOf(CODE_STEP) : -1
+  if (code >= 0) chosen.add(code)
   while (chosen.size < count) chosen.add(ctx.rng.int(0, candidates.length - 1))
   return [...chosen].sort((a, b) => a - b).map((i) => candidates[i] as string)
 }

@@ -7,7 +7,7 @@ import type { LlmProviderName } from '../protocol/limits'
 
 export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
-export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute'
+export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute' | 'synthesize'
 
 /**
  * LLM settings of a peer (the `llm` part of PeerConfig, same field names).

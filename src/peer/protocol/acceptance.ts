@@ -38,7 +38,7 @@ export interface Acceptance {
   fallback: boolean
 }
 
-type ProposalRef = Pick<SubgoalProposal, 'goal_id' | 'proposal_id' | 'subgoals'>
+type ProposalRef = Pick<SubgoalProposal, 'goal_id' | 'proposal_id' | 'subgoals'> & Partial<Pick<SubgoalProposal, 'depends_on'>>
 
 /** true when a vote is about `proposal` and carries one verdict per subgoal. */
 function votesOn (proposal: ProposalRef, v: ScoreMsg): boolean {
@@ -177,7 +177,8 @@ const ATOMIC_FIRST = [true, false] as const
  * per subgoal, atomic when the majority of the confirming votes say so (a tie counts as atomic),
  * and the capability most of them name (a tie goes to the earlier one in CAPABILITIES order:
  * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN §4) makes
- * every child atomic whatever the votes say. Composite children carry no capability.
+ * every child atomic whatever the votes say. Composite children carry no capability. A child
+ * with dependencies in the proposal carries them as `depends_on` (earlier siblings' child_ids).
  * @param confirming votes on `proposal`, each with one verdict per subgoal
  * @throws RangeError when there are no votes or a vote's verdict count differs from the subgoals'
  */
@@ -186,17 +187,22 @@ export function splitDecisions (proposal: ProposalRef, confirming: readonly Scor
   for (const v of confirming) {
     if (!votesOn(proposal, v)) throw new RangeError(`vote by ${v.scorer_peer} is not a vote on proposal ${proposal.proposal_id} with ${proposal.subgoals.length} verdicts`)
   }
+  const ids = proposal.subgoals.map((text, index) => childId(proposal.goal_id, proposal.proposal_id, index, text))
   return proposal.subgoals.map((text, index) => {
     const verdicts = confirming.map((v) => v.decisions[index] as ScoreMsg['decisions'][number])
     const isAtomic = forcedLeaves || majority(verdicts.map((d) => d.is_atomic), ATOMIC_FIRST)
     const capability: Capability = majority(verdicts.map((d) => d.required_capability), CAPABILITIES)
-    return {
+    const d: ChildDecision = {
       index,
-      child_id: childId(proposal.goal_id, proposal.proposal_id, index, text),
+      child_id: ids[index] as string,
       text,
       is_atomic: isAtomic,
       required_capability: isAtomic ? capability : null
     }
+    // The proposal's dependencies travel inside the split as sibling ids (DESIGN §4b); none: no field.
+    const deps = proposal.depends_on?.[index] ?? []
+    if (deps.length > 0) d.depends_on = [...deps].sort((a, b) => a - b).map((i) => ids[i] as string)
+    return d
   })
 }
 

@@ -20,9 +20,15 @@ export function rootGoalId (text: string, createdAt: Micros, originPeer: string)
   return contentId(text, hashTimestamp(createdAt), originPeer)
 }
 
-/** proposal_id = H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer); the rationale is not covered. */
-export function proposalId (goalId: string, subgoals: readonly string[], proposerPeer: string): string {
-  return contentId(goalId, ...subgoals, proposerPeer)
+/**
+ * proposal_id = H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer); the rationale is not covered.
+ * A proposal with dependencies between its subgoals (`dependsOn`, earlier indices per subgoal)
+ * also covers them, as H(..., proposer_peer, "depends_on", JSON of the lists): the same subgoals
+ * in another order of work are another proposal. Without any dependency the id is the seed's.
+ */
+export function proposalId (goalId: string, subgoals: readonly string[], proposerPeer: string, dependsOn?: readonly (readonly number[])[]): string {
+  if (dependsOn === undefined || dependsOn.every((d) => d.length === 0)) return contentId(goalId, ...subgoals, proposerPeer)
+  return contentId(goalId, ...subgoals, proposerPeer, 'depends_on', JSON.stringify(dependsOn))
 }
 
 /**
@@ -32,4 +38,13 @@ export function proposalId (goalId: string, subgoals: readonly string[], propose
  */
 export function childId (parentGoalId: string, proposalId: string, index: number, text: string): string {
   return contentId('child', parentGoalId, proposalId, String(index), text)
+}
+
+/**
+ * Id of the synthesis task of a decomposed goal (DESIGN §4b): H("synthesis", goal_id,
+ * proposal_id of the winning accepted split). Every peer derives it from the same split, and
+ * claims, renewals and results for it use it as their node_id, like a leaf's.
+ */
+export function synthesisId (goalId: string, proposalId: string): string {
+  return contentId('synthesis', goalId, proposalId)
 }

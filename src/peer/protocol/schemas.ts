@@ -83,6 +83,20 @@ export const Goal = z.strictObject({
 })
 export type Goal = z.infer<typeof Goal>
 
+/**
+ * Why per-subgoal dependency lists are invalid, or null when they are fine: one list per
+ * subgoal, each naming distinct indices below its own (so dependencies form no cycle).
+ */
+export function dependencyProblem (dependsOn: readonly (readonly number[])[] | undefined, count: number): string | null {
+  if (dependsOn === undefined) return null
+  if (dependsOn.length !== count) return `depends_on has ${dependsOn.length} lists for ${count} subgoals`
+  for (const [i, deps] of dependsOn.entries()) {
+    if (new Set(deps).size !== deps.length) return `subgoal ${i} lists a dependency twice`
+    for (const d of deps) if (!(d >= 0 && d < i)) return `subgoal ${i} depends on ${d}, which is not an earlier subgoal`
+  }
+  return null
+}
+
 /** A decomposer's proposed split of one goal. */
 export const SubgoalProposal = z.strictObject({
   goal_id: Id,
@@ -94,8 +108,13 @@ export const SubgoalProposal = z.strictObject({
   attempt: z.int().min(0).max(16),
   proposed_at: Timestamp,
   /** The model requests behind this proposal (DESIGN §13). */
-  usage: Usage.optional()
-})
+  usage: Usage.optional(),
+  /**
+   * Per subgoal, the indices (0-based) of earlier subgoals whose results it needs (DESIGN §4b).
+   * Optional: absent means no dependency. Only earlier indices, so there is no cycle.
+   */
+  depends_on: z.array(z.array(z.int().min(0).max(63)).max(12)).max(12).optional()
+}).refine((p) => dependencyProblem(p.depends_on, p.subgoals.length) === null, { message: 'depends_on must list, per subgoal, distinct earlier subgoal indices', path: ['depends_on'] })
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
 /**
@@ -135,7 +154,9 @@ export const ChildDecision = z.strictObject({
   text: Text,
   is_atomic: z.boolean(),
   /** The capability an atomic child needs; null for a composite child. */
-  required_capability: Capability.nullable()
+  required_capability: Capability.nullable(),
+  /** child_ids of the earlier siblings this child needs done first (DESIGN §4b); absent for none. */
+  depends_on: z.array(Id).min(1).max(12).optional()
 })
 export type ChildDecision = z.infer<typeof ChildDecision>
 

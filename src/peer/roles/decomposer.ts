@@ -29,7 +29,7 @@ import type { RoleContext } from './context'
 import { excerpt, failureText, guard, jitterMs, RoleTimers } from './common'
 import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
 import { PlanCalls, PlanGate, wireUsage } from './planGate'
-import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, type DecomposeInput } from './prompts'
+import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDependencies, type DecomposeInput } from './prompts'
 
 /**
  * LLM calls one decomposer runs at once: enough for every child goal of a split it is ranked
@@ -278,7 +278,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     }
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const subgoals = out.subgoals.map((s) => stripControlChars(s).trim().replace(/\s+/g, ' '))
-    const pid = proposalId(goal.goal_id, subgoals, me)
+    const dependsOn = proposalDependencies(out.depends_on, subgoals.length)
+    const pid = proposalId(goal.goal_id, subgoals, me, dependsOn)
     if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
       log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
       armReproposal(goal.goal_id)
@@ -292,7 +293,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       rationale: stripControlChars(out.rationale).slice(0, TEXT_MAX_CHARS),
       attempt,
       proposed_at: formatTimestamp(ctx.now()),
-      usage: wireUsage(usage)
+      usage: wireUsage(usage),
+      ...(dependsOn === undefined ? {} : { depends_on: dependsOn })
     })
     log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)

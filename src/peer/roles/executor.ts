@@ -31,6 +31,8 @@ import type { RoleContext } from './context'
 import { excerpt, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
+import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, rankedSynthesizer, synthesisInputs } from './synthesis'
+import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
 import { offerableCapabilities, runCodeLeaf } from './codeRun'
@@ -115,6 +117,10 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
   const watchers = new Map<string, () => void>()
   const work = new Map<string, LeafWork>()
+  /** When (performance.now ms) each synthesis task was first seen claimable, for the standby of unranked executors. */
+  const synthesisSeen = new Map<string, number>()
+  /** Synthesis tasks with a wake-up armed for the end of their standby. */
+  const synthesisWake = new Set<string>()
   /** Leaves already warned about for clock skew (one warning per leaf). */
   const warnedSkew = new Set<string>()
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
@@ -204,14 +210,22 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return n
   }
 
-  /** Live leaves this executor could do and nobody has finished or holds. */
+  /**
+   * Live leaves whose dependencies are done and synthesis tasks whose children are done
+   * (DESIGN §4b) that this executor could do and nobody has finished or holds.
+   */
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []
-    for (const node of state.nodes()) {
+    const nowUs = ctx.now()
+    const memo = new Map<string, 'done' | 'failed' | 'open'>()
+    const opts = { settleMs: config.settleMs }
+    const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
+    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) if (synthesisTurn(node.node_id, nowUs)) tasks.push({ node, cap: 'can_write_text' })
+    for (const { node, cap } of tasks) {
       if (working.has(node.node_id) || finished(node.node_id)) continue
-      const cap = liveLeafCapability(state, node)
       if (cap === null || !caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
+      if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
       if (lease.state === 'settling' || lease.state === 'held') continue
       out.push({ node, cap })
@@ -231,6 +245,25 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (key === lastLook) return
     lastLook = key
     log.debug(rec, 'executor looked for leaves')
+  }
+
+  /**
+   * true when this executor may claim a claimable synthesis task now: at once when it is the
+   * ranked synthesizer (rankedSynthesizer), else once the task stayed claimable for two settle
+   * windows (the ranked one may be busy or gone); the claim rule decides any race either way.
+   */
+  function synthesisTurn (nodeId: string, nowUs: number): boolean {
+    const ranked = rankedSynthesizer(state, nodeId, nowUs, config.announceIntervalMs)
+    if (ranked === null || ranked === me) return true
+    const seen = synthesisSeen.get(nodeId) ?? performance.now()
+    synthesisSeen.set(nodeId, seen)
+    const left = seen + 2 * settle.windowMs() - performance.now()
+    if (left <= 0) return true
+    if (!synthesisWake.has(nodeId)) {
+      synthesisWake.add(nodeId)
+      timers.after(left + 1, () => { synthesisWake.delete(nodeId); schedule() })
+    }
+    return false
   }
 
   /** Claims the next leaves it can do, while it has free slots. */
@@ -352,6 +385,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<{ output: string, success: boolean, attempts: number, usage: UsageMeter }> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
+    const outcomeOpts = { settleMs: config.settleMs }
+    const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, ctx.now(), outcomeOpts) : null
+    const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, ctx.now(), outcomeOpts)) : ''
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
@@ -362,10 +398,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     try {
       // A can_run_code leaf: the model writes a program and the sandbox runs it; only with a sandbox.
       const code = mine.capability === 'can_run_code' && sandbox?.available === true
-        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: node.text, ancestors, signal, usage }, log)
+        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
         : null
       if (code !== null && signal.aborted) throw signal.reason
-      const output = code?.output ?? await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors }), signal, onWait, usage })
+      const output = code?.output ?? (synthesis !== null
+        ? await llm.generateText({ purpose: 'synthesize', system: SYNTHESIZE_SYSTEM, prompt: synthesisPrompt(synthesis), signal, onWait, usage })
+        : await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors, dependencies: deps }), signal, onWait, usage }))
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
       return { output, success: code?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage }

@@ -62,11 +62,20 @@ export function isLiveGoal (state: PlanState, goal: Goal): boolean {
  * is what every peer agrees on, DESIGN §4), or null when the node is not a live leaf.
  */
 export function liveLeafCapability (state: PlanState, node: PromptNode): ChildDecision['required_capability'] {
+  return liveLeafSlot(state, node)?.decision.required_capability ?? null
+}
+
+/**
+ * The winning split and its decision for a leaf of the winning tree, or null when the node is
+ * not a live leaf. The split, not the node message, is what says what the leaf depends on.
+ */
+export function liveLeafSlot (state: PlanState, node: PromptNode): { split: AcceptedSplit, decision: ChildDecision } | null {
   const d = decisionFor(state, node.goal_id, node.proposal_id, node.index, node.node_id)
   if (d === undefined || !d.is_atomic) return null
   const parent = state.goal(node.goal_id)
   if (parent === undefined || !isLiveGoal(state, parent)) return null
-  return d.required_capability
+  const split = winningFor(state, node.goal_id)
+  return split === undefined ? null : { split, decision: d }
 }
 
 /** The goal id an envelope is about, for roles that react per goal. */

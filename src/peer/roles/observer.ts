@@ -11,7 +11,7 @@ import type { Disposable } from '../bus'
 import { writeFileDurable, writeFileDurableSync } from '../net/durableFile'
 import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
-import { buildTree, planProgress, type GoalView } from '../state/tree'
+import { buildTree, planProgress, type GoalView, type TreeNode } from '../state/tree'
 import type { RoleContext } from './context'
 import { excerpt, guard, RoleTimers } from './common'
 import { announcedNames } from '../state/peerNames'
@@ -30,8 +30,9 @@ export interface ObserverOptions {
 
 /**
  * Starts the observer on `ctx`: prints the tree on change, writes `ctx.config.reportFile` when
- * set, and logs "plan complete for ..." (fields goal_id, leaves, done, failed, failed_goals)
- * once per root. @returns a Disposable that stops it after a last synchronous render and report
+ * set, and logs "plan complete for ..." (fields goal_id, leaves, done, failed, failed_goals,
+ * blocked, syntheses, answer_node_id, answer_status) once per root, or "plan stuck for ..." when the rest
+ * of a plan waits on a capability no live executor offers. @returns a Disposable that stops it after a last synchronous render and report
  */
 export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Disposable {
   const { bus, state, config, log } = ctx
@@ -45,6 +46,9 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   let lastWritten = ''
   let writing: Promise<void> = Promise.resolve()
   const completed = new Set<string>()
+  /** Roots seen stuck (planProgress.stuck) at a render, with when (µs): logged once it held for a tick. */
+  const stuckSince = new Map<string, number>()
+  const stuckLogged = new Set<string>()
 
   const sub = bus.onMessage(() => { schedule() })
   const stopTick = timers.every(TICK_MS, () => { render() })
@@ -75,12 +79,33 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
         completed.add(root.id)
         const badGoals = failedGoals(root)
         // scripts/local-swarm.mjs reads this record (its event and fields).
-        log.info({ event: 'plan_complete', goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals },
+        const answer = root.synthesis
+        log.info({ event: 'plan_complete', goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
+          answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
           `plan complete for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
-          `${p.failed > 0 ? `, ${p.failed} failed` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}`)
+          `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}` +
+          `${answer?.status === 'done' ? ', final answer ready' : ', no final answer'}`)
       }
+      logStuck(root, p)
     }
     if (config.reportFile !== null) writeReport(roots, names, final)
+  }
+
+  /**
+   * Logs "plan stuck ..." once per root (fields goal_id, capabilities) when nothing can move
+   * without an executor offering a missing capability, and it stayed so for a whole tick (an
+   * executor's announcement may still be on its way at the first render).
+   */
+  function logStuck (root: GoalView, p: ReturnType<typeof planProgress>): void {
+    if (!p.stuck) { stuckSince.delete(root.id); return }
+    const since = stuckSince.get(root.id)
+    if (since === undefined) { stuckSince.set(root.id, ctx.now()); return }
+    if (stuckLogged.has(root.id) || ctx.now() - since < TICK_MS * 1000) return
+    stuckLogged.add(root.id)
+    const caps = [...gapCapabilities(root)].sort()
+    // scripts/local-swarm.mjs reads this record (its event and fields).
+    log.warn({ event: 'plan_stuck', goal_id: root.id, capabilities: caps },
+      `plan stuck for "${excerpt(root.text)}": ${p.capability_gap} leaves need ${caps.join(', ')}, which no live executor offers; everything left waits on them`)
   }
 
   function writeReport (roots: GoalView[], names: PeerNames, sync: boolean): void {
@@ -126,4 +151,16 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       render(true)
     }
   }
+}
+
+/** Capabilities of the leaves of `root` that show a capability gap. */
+function gapCapabilities (root: GoalView): Set<string> {
+  const out = new Set<string>()
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'goal') { n.children.forEach(walk); if (n.synthesis?.status === 'capability_gap') out.add(n.synthesis.required_capability); return }
+    if (n.status === 'capability_gap') out.add(n.required_capability)
+  }
+  walk(root)
+  return out
 }

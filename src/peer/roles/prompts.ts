@@ -29,8 +29,27 @@ export function decompositionSchema (min: number, max: number) {
       .refine((xs) => xs.every((x) => x.trim().length > 0), 'a subgoal is blank')
       .refine((xs) => new Set(xs.map(normalizeText)).size === xs.length, 'two subgoals are the same')
       .describe(`${countText} subgoals`),
-    rationale: z.string().max(2000).describe('why this split, in one or two sentences')
-  })
+    rationale: z.string().max(2000).describe('why this split, in one or two sentences'),
+    depends_on: z.array(z.array(z.int().min(1).max(max)).max(max))
+      .max(max)
+      .optional()
+      .describe('for each subgoal in order, the numbers (1-based) of the EARLIER subgoals whose results it needs; [] for none')
+  }).refine((d) => d.depends_on === undefined || d.depends_on.length === d.subgoals.length,
+    { message: 'give one depends_on list per subgoal', path: ['depends_on'] })
+    .refine((d) => d.depends_on === undefined || d.depends_on.every((deps, i) => deps.every((n) => n >= 1 && n <= i)),
+      { message: 'a subgoal may depend only on earlier subgoals (numbers smaller than its own)', path: ['depends_on'] })
+}
+
+/**
+ * A model's 1-based dependency lists as the proposal's 0-based, sorted, de-duplicated indices
+ * (DESIGN §4b), or undefined when no subgoal depends on another (the proposal then has no field).
+ * Lists beyond `count` and numbers outside 1..own position are dropped (the schema refuses them).
+ */
+export function proposalDependencies (dependsOn: readonly (readonly number[])[] | undefined, count: number): number[][] | undefined {
+  if (dependsOn === undefined) return undefined
+  const out = Array.from({ length: count }, (_, i) =>
+    [...new Set((dependsOn[i] ?? []).filter((n) => Number.isInteger(n) && n >= 1 && n <= i).map((n) => n - 1))].sort((a, b) => a - b))
+  return out.some((d) => d.length > 0) ? out : undefined
 }
 export type Decomposition = z.infer<ReturnType<typeof decompositionSchema>>
 
@@ -86,7 +105,8 @@ export const DECOMPOSE_SYSTEM = [
   'You break a goal down into smaller subgoals for a team that works on them independently.',
   'Each subgoal is one imperative sentence that makes sense on its own: whoever picks it up sees only that sentence and the goals above it.',
   'Together the subgoals achieve the whole goal; no two of them cover the same work; none adds requirements the goal does not state.',
-  'Reply with JSON only: {"subgoals": ["..."], "rationale": "..."}.'
+  'List them in the order they can be done. When a subgoal needs the result of an earlier one, say so in depends_on (its numbers); independent subgoals run in parallel, so add a dependency only when the work really needs it.',
+  'Reply with JSON only: {"subgoals": ["..."], "rationale": "...", "depends_on": [[], [1]]}.'
 ].join(' ')
 
 /** Inputs of a decomposition prompt. */
@@ -123,6 +143,9 @@ export function decomposePrompt (x: DecomposeInput): string {
   return parts.join('\n\n')
 }
 
+/** Start of the score prompt's line naming the capabilities live executors offer (the offline demo model reads it). */
+export const OFFERED_PREFIX = 'Capabilities the live executors offer now:'
+
 const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
   'can_query_api (needs live external data: prices, availability, bookings, schedules), ' +
   'can_run_code (needs a program written and run)'
@@ -131,7 +154,8 @@ export const SCORE_SYSTEM = [
   'You review a proposed split of a goal into subgoals against a fixed rubric:',
   '(1) coverage: doing all subgoals achieves the whole goal;',
   '(2) no overlap: no two subgoals duplicate work;',
-  '(3) actionable: each subgoal is concrete enough to act on, or clearly splittable further.',
+  '(3) actionable: each subgoal is concrete enough to act on, or clearly splittable further;',
+  '(4) order: a subgoal that needs another\'s result depends on it, and no dependency is needless (independent work runs in parallel).',
   'Give one overall score from 0.0 (unusable) to 1.0 (excellent); 0.6 or more means you would accept it.',
   'Then, for every subgoal in order, say whether it is atomic (a single concrete deliverable that one focused response can produce)',
   'or composite (it still bundles several distinct pieces of work and should be split further),',
@@ -139,13 +163,22 @@ export const SCORE_SYSTEM = [
   'Reply with JSON only: {"score": 0.0, "notes": "...", "subgoals": [{"is_atomic": true, "required_capability": "can_write_text"}]}.'
 ].join(' ')
 
-/** Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf. */
-export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean }): string {
+/**
+ * Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf; `dependsOn`:
+ * the proposal's dependencies (shown as "(after 1, 2)"); `offered`: capabilities live executors
+ * announce now (a line of the prompt when any), so verdicts can favour what can actually run.
+ */
+export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean, dependsOn?: readonly (readonly number[])[], offered?: readonly Capability[] }): string {
+  const after = (i: number): string => {
+    const deps = x.dependsOn?.[i] ?? []
+    return deps.length === 0 ? '' : ` (after ${deps.map((d) => d + 1).join(', ')})`
+  }
   return [
     `Goal: ${x.goal}`,
     contextBlock(x.ancestors),
-    `Proposed subgoals:\n${numbered(x.subgoals)}`,
+    `Proposed subgoals:\n${numbered(x.subgoals.map((s, i) => s + after(i)))}`,
     `Proposer's rationale: ${x.rationale === '' ? '(none)' : x.rationale}`,
+    ...(x.offered !== undefined && x.offered.length > 0 ? [`${OFFERED_PREFIX} ${x.offered.join(', ')}.`] : []),
     x.forcedLeaves === true
       ? 'Score this split. These subgoals will not be split again: for each, give only the capability it needs.'
       : 'Score this split, then give your verdict on each subgoal.'
@@ -177,10 +210,12 @@ export const EXECUTE_SYSTEM = [
   'If the task needs something you cannot access (live prices, bookings, running code), say so in one line and give the most useful offline substitute.'
 ].join(' ')
 
-export function executePrompt (x: { task: string, ancestors: readonly string[] }): string {
+/** `dependencies`: the earlier results the task builds on (synthesisPrompts.ts dependencyBlock), '' for none. */
+export function executePrompt (x: { task: string, ancestors: readonly string[], dependencies?: string }): string {
   return [
     `Task: ${x.task}`,
-    x.ancestors.length === 0 ? '' : `The task belongs to this plan (outermost goal first):\n${numbered(x.ancestors)}`
+    x.ancestors.length === 0 ? '' : `The task belongs to this plan (outermost goal first):\n${numbered(x.ancestors)}`,
+    x.dependencies ?? ''
   ].filter((s) => s !== '').join('\n\n')
 }
 

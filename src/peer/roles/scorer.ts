@@ -16,7 +16,7 @@ import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
 import { TEXT_MAX_CHARS } from '../protocol/limits'
-import { stripControlChars, type AcceptedSplit, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
+import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
@@ -63,7 +63,7 @@ export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal
           index: c.index,
           text: c.text,
           is_atomic: true as const,
-          depends_on: [],
+          depends_on: c.depends_on ?? [],
           required_capability: c.required_capability ?? 'can_write_text'
         }
       }
@@ -193,6 +193,16 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return decideAcceptance(state.proposalsFor(goalId), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
+  /** Capabilities live executors announce now, in CAPABILITIES order: what the vote's capability verdicts can count on. */
+  function offeredCapabilities (): Capability[] {
+    const now = ctx.now()
+    const offered = new Set<Capability>()
+    for (const c of state.capabilities()) {
+      if (c.role === 'executor' && isLiveAnnouncement(c, now, scorerTtlMs)) for (const cap of c.capabilities) offered.add(cap)
+    }
+    return CAPABILITIES.filter((c) => offered.has(c))
+  }
+
   /**
    * Scorers expected to vote on a goal: those announced within the liveness TTL, and this one,
    * minus any that published a scorer failure notice for the goal (it gave up on a vote).
@@ -238,7 +248,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function score (goal: Goal, p: SubgoalProposal): void {
     scoring.add(p.proposal_id)
     const forcedLeaves = goal.depth + 1 >= config.maxDepth
-    const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', ...p.subgoals)
+    // The order of work is judged too (rubric), so other dependencies are another question.
+    const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', JSON.stringify(p.depends_on ?? []), ...p.subgoals)
     const earlier = answers.get(key)
     const answer = earlier ?? limit(async () => await vote(goal, p, forcedLeaves))
     if (earlier === undefined) answers.set(key, answer)
@@ -283,7 +294,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       const out = await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
-        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves }),
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities() }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
         schemaName: 'score',
         signal: call.signal,

@@ -5,6 +5,7 @@
  * every answer depends only on the set of messages held, never on their order.
  */
 import { compareStrings } from '../protocol/acceptance'
+import { synthesisId } from '../protocol/ids'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import type { PlanState } from './planState'
@@ -60,7 +61,7 @@ export function rootGoalOf (state: PlanState, goalId: string): Goal | undefined 
 }
 
 /**
- * Every goal id and leaf id of a plan, found from the root through the accepted splits (all of
+ * Every goal id and leaf id (synthesis tasks included) of a plan, found from the root through the accepted splits (all of
  * them, losing ones too: a superseded branch spent its calls as well).
  */
 export function planMembers (state: PlanState, rootId: string): { goals: Set<string>, leaves: Set<string> } {
@@ -70,6 +71,8 @@ export function planMembers (state: PlanState, rootId: string): { goals: Set<str
   while (todo.length > 0) {
     const id = todo.pop() as string
     for (const split of state.acceptedFor(id)) {
+      // The goal's synthesis task under this split is executor work of the plan too (DESIGN §4b).
+      leaves.add(synthesisId(id, split.proposal_id))
       for (const c of split.children) {
         if (c.is_atomic) leaves.add(c.child_id)
         else if (!goals.has(c.child_id)) { goals.add(c.child_id); todo.push(c.child_id) }
@@ -168,7 +171,7 @@ export function describeSpend (spend: UsageTotals, budget: Budget | null): strin
  */
 export function stoppedStatus<S extends string> (status: S, run: PlanRunState): S | Exclude<PlanRunState, 'running'> {
   if (run === 'running') return status
-  const open = status === 'pending_decomposition' || status === 'pending_execution' || status === 'capability_gap'
+  const open = status === 'pending_decomposition' || status === 'pending_execution' || status === 'capability_gap' || status === 'waiting'
   if (open || (run === 'cancelled' && status === 'claimed')) return run
   return status
 }

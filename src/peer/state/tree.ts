@@ -8,7 +8,9 @@ import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote
 import { canonicalJson, messageKey } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
+import { synthesisId } from '../protocol/ids'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { applyDependencies, applySynthesisStatus } from './dependencyStatus'
 import { leafOutcome } from './leafOutcome'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
@@ -27,10 +29,16 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * - done: a successful result exists. failed: only failed results / executor failure notices.
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
+ * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §4b); not claimable.
+ *   A leaf whose capability no live executor offers shows capability_gap instead (still with
+ *   `waiting_on`): the gap is what needs someone to act.
+ * - blocked: a sibling it depends on failed or is blocked itself (`blocked_by` says which); it
+ *   never runs, and it is never shown as pending.
  * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort).
  *   budget_reached: not started when its plan's budget ran out (DESIGN §13).
+ * A synthesis task (SynthesisView) takes the same statuses: waiting on its goal's children.
  */
-export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'cancelled' | 'budget_reached'
+export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked' | 'cancelled' | 'budget_reached'
 
 /** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
 export interface ProposalView {
@@ -63,6 +71,8 @@ export interface GoalView {
   children: TreeNode[]
   /** Root goals only: cancel, budget and recorded spend of the plan (DESIGN §13). */
   plan?: PlanControl
+  /** The goal's synthesis task under the winning split; null while the goal has none. */
+  synthesis: SynthesisView | null
 }
 
 export interface LeafView {
@@ -91,6 +101,21 @@ export interface LeafView {
    * past the wait-notice interval: how long and which attempt (modelWaitOf); else null.
    */
   model_wait: ModelWaitView | null
+  /** Ids of the earlier siblings this leaf needs done first (from the accepted split), split order. */
+  depends_on: string[]
+  /** While waiting: the ids among `depends_on` (or, for a synthesis, the children) not done yet. */
+  waiting_on: string[]
+  /** While blocked: which dependency failed, e.g. `dependency "Book flights" failed`; else null. */
+  blocked_by: string | null
+}
+
+/**
+ * The synthesis task of a decomposed goal (DESIGN §4b): claimable like a leaf once every child
+ * is done; its result is the goal's deliverable (the root's is the plan's final answer). `id`
+ * is synthesisId(goal_id, winning proposal_id), `text` the goal's text, `depends_on` the children.
+ */
+export interface SynthesisView extends Omit<LeafView, 'kind'> {
+  kind: 'synthesis'
 }
 
 export type TreeNode = GoalView | LeafView
@@ -209,7 +234,10 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     output: null,
     output_sha256: null,
     success: null,
-    model_wait: null
+    model_wait: null,
+    depends_on: d.depends_on ?? [],
+    waiting_on: [],
+    blocked_by: null
   }
   // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
   const shown = outcome.shown
@@ -269,7 +297,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
 
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
-    accepted: winner ?? null, proposals, failures, children: []
+    accepted: winner ?? null, proposals, failures, children: [], synthesis: null
   }
   if (winner === undefined || path.has(g.id)) return view
   path.add(g.id)
@@ -287,6 +315,21 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
     }
   }
   path.delete(g.id)
+  const live = view.children.slice(0, winner.children.length)
+  applyDependencies(live)
+  // A stopped plan's waiting leaves are stopped too (DESIGN §13 over §4b).
+  for (const c of live) if (c.kind === 'leaf') c.status = stoppedStatus(c.status, ctx.run)
+  view.synthesis = synthesisView(ctx, view, winner, superseded)
+  return view
+}
+
+/** The synthesis task of a decomposed goal (DESIGN §4b), read like a leaf with the children as its dependencies. */
+function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, superseded: boolean): SynthesisView {
+  const d: ChildDecision = { index: 0, child_id: synthesisId(goal.id, split.proposal_id), text: goal.text, is_atomic: true, required_capability: 'can_write_text' }
+  const kids = goal.children.slice(0, split.children.length)
+  const view: SynthesisView = { ...leafView(ctx, goal.id, d, superseded), kind: 'synthesis', depends_on: kids.map((k) => k.id) }
+  applySynthesisStatus(view, kids)
+  view.status = stoppedStatus(view.status, ctx.run)
   return view
 }
 
@@ -322,22 +365,49 @@ export interface PlanProgress {
   /** Leaves pending execution. */
   pending: number
   claimed: number
+  /** Leaves waiting on a dependency (DESIGN §4b). */
+  waiting: number
+  /** Leaves blocked by a failed dependency: they never run. */
+  blocked: number
   /** Non-superseded goals still waiting for an accepted split. */
   pending_goals: number
   /** Leaves cancelled or held back by the budget (DESIGN §13). */
   stopped: number
-  /** No goal is pending decomposition and every leaf is done, failed or stopped. */
+  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §4b). */
+  syntheses: number
+  syntheses_done: number
+  /**
+   * No goal is pending decomposition, every leaf is done, failed, blocked or stopped, and every
+   * synthesis is done, failed, blocked or stopped: nothing more will happen.
+   */
   complete: boolean
+  /**
+   * Not complete, yet nothing can move without a new executor: every unfinished leaf or synthesis
+   * is a capability gap or waits (directly or not) on one, and nothing is claimable or claimed.
+   */
+  stuck: boolean
 }
 
 /** Progress of one root goal's tree; superseded parts are left out. */
 export function planProgress (root: GoalView): PlanProgress {
-  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, pending_goals: 0, stopped: 0, complete: false }
+  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false }
+  /** Syntheses by status, for `complete` and `stuck`. */
+  const syn = { open: 0, movable: 0, gap: 0 }
   const walk = (n: TreeNode): void => {
     if (n.status === 'superseded') return
     if (n.kind === 'goal') {
       if (n.status === 'pending_decomposition') p.pending_goals++
       n.children.forEach(walk)
+      const s = n.synthesis
+      if (s !== null && s.status !== 'superseded') {
+        p.syntheses++
+        if (s.status === 'done') p.syntheses_done++
+        else if (s.status !== 'failed' && s.status !== 'blocked' && s.status !== 'cancelled' && s.status !== 'budget_reached') {
+          syn.open++
+          if (s.status === 'capability_gap') syn.gap++
+          else if (s.status !== 'waiting') syn.movable++
+        }
+      }
       return
     }
     p.leaves++
@@ -347,11 +417,16 @@ export function planProgress (root: GoalView): PlanProgress {
       case 'capability_gap': p.capability_gap++; break
       case 'pending_execution': p.pending++; break
       case 'claimed': p.claimed++; break
+      case 'waiting': p.waiting++; break
+      case 'blocked': p.blocked++; break
       case 'cancelled': case 'budget_reached': p.stopped++; break
     }
   }
   walk(root)
-  p.complete = p.pending_goals === 0 && p.done + p.failed + p.stopped === p.leaves
+  p.complete = p.pending_goals === 0 && p.done + p.failed + p.blocked + p.stopped === p.leaves && syn.open === 0
+  // Waiting tasks wait on something; with nothing claimable or running, that something is a gap.
+  p.stuck = !p.complete && p.pending_goals === 0 && p.pending === 0 && p.claimed === 0 && syn.movable === 0 &&
+    (p.capability_gap > 0 || syn.gap > 0)
   return p
 }
 

@@ -82,6 +82,16 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
       assert.equal(it.id, el.id)
       const node = a.tree.node(el)
       assert.ok(node)
+      // The plan's final answer (the root's synthesis) is the first row under the root.
+      if (node.kind === 'leaf' && node.id === rootById(a, goalId)?.synthesis?.id) {
+        assert.equal(parent?.id, goalId)
+        assert.equal(a.tree.getChildren(parent)[0]?.id, el.id, 'listed first')
+        assert.equal(it.label, 'Final answer')
+        assert.equal(it.contextValue, 'leaf.done.result')
+        assert.equal((it.iconPath as vscode.ThemeIcon).id, 'lightbulb')
+        assert.deepEqual([it.command?.command, it.command?.arguments], ['goalSwarm.openResult', [el.id]])
+        return 0
+      }
       if (node.kind === 'leaf') {
         if (node.status === 'superseded') return 0
         assert.equal(it.contextValue, 'leaf.done.result')

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
+import { mdEscape } from '../../../src/peer/roles/planMarkdown'
 import { resultTitle } from '../../../src/views/resultUri'
 import { api, ensurePlan, GOAL, leaves, rootById, until } from './helpers'
 
@@ -67,10 +68,13 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     const md = vscode.Uri.file(path.join(dir, 'plan.md'))
     assert.equal(await vscode.commands.executeCommand<string>('goalSwarm.exportPlan', root.id, { format: 'markdown', target: md }), md.toString())
     const mdText = await readFile(md.fsPath, 'utf8')
-    assert.ok(mdText.startsWith(`# Plan: ${GOAL}\n`))
+    assert.ok(mdText.startsWith(`# ${mdEscape(GOAL)}\n`))
     const n = leaves(root).length
-    assert.ok(mdText.includes(`${n}/${n} leaves done`), 'progress line')
-    leaves(root).forEach((l, i) => assert.ok(mdText.includes(`\n### ${i + 1}. ${l.text.replace(/\s*\n\s*/g, ' ')}\n`), `result section ${i + 1}`))
+    assert.ok(mdText.includes(`${n} of ${n} leaves done`), 'progress line')
+    // The final answer (the root's synthesis) comes first, before the tree.
+    assert.ok(mdText.indexOf('## Final answer\n') > 0 && mdText.indexOf('## Final answer\n') < mdText.indexOf('## Plan tree\n'))
+    if (root.synthesis?.output != null) assert.ok(mdText.includes(root.synthesis.output.trim()), 'the final answer text')
+    leaves(root).forEach((l, i) => assert.ok(mdText.includes(`\n${i + 1}. **${mdEscape(l.text)}** — done`), `result ${i + 1}`))
 
     const json = vscode.Uri.file(path.join(dir, 'plan.json'))
     await vscode.commands.executeCommand('goalSwarm.exportPlan', root.id, { format: 'json', target: json })

@@ -1,0 +1,74 @@
+/**
+ * The offline demo model's plan shapes (DESIGN §4b): every split's last subgoal depends on the
+ * one before it, a top-level split's CODE_STEP becomes an atomic can_run_code leaf where a live
+ * executor offers can_run_code, and a synthesis lists each part's title with a line of its result.
+ */
+import type { JsonSchema } from './structured'
+
+/**
+ * The step a top-level split always includes and votes on a top-level split make an atomic
+ * can_run_code leaf when the score prompt says a live executor offers it, so a demo plan runs a
+ * program in the sandbox.
+ */
+export const CODE_STEP = 'Estimate time and budget'
+
+/** true when a score prompt's "Capabilities the live executors offer now:" line names can_run_code (roles/prompts.ts OFFERED_PREFIX). */
+export function offersCode (prompt: string): boolean {
+  return /^Capabilities the live executors offer now: .*\bcan_run_code\b/m.test(prompt)
+}
+
+/** Sets a decomposition's `depends_on`, when its schema has one: the last subgoal after the one before it. */
+export function withDependencies (value: unknown, schema: JsonSchema): void {
+  const props = schema.properties as Record<string, JsonSchema> | undefined
+  const v = value as { subgoals?: unknown, depends_on?: unknown }
+  if (props?.depends_on === undefined || !Array.isArray(v.subgoals)) return
+  const n = v.subgoals.length
+  v.depends_on = Array.from({ length: n }, (_, i) => (i === n - 1 && n >= 2 ? [n - 1] : []))
+}
+
+/** The numbered subgoals of a score prompt ("Proposed subgoals:" list), without "(after ...)" notes. */
+export function proposedSubgoals (prompt: string): string[] {
+  const block = /Proposed subgoals:\n((?:\d+\. .*(?:\n|$))+)/.exec(prompt)?.[1] ?? ''
+  return block.split('\n').filter((l) => l !== '').map((l) => l.replace(/^\d+\. /, '').replace(/ \(after [\d, ]+\)$/, ''))
+}
+
+/** A vote's verdict on CODE_STEP subgoals (text `${label} CODE_STEP ...`): atomic, can_run_code (when the schema offers both). */
+export function withCodeLeaf (value: unknown, schema: JsonSchema, subgoals: readonly string[], label: string): void {
+  const v = value as { subgoals?: unknown }
+  const text = JSON.stringify(schema)
+  if (!Array.isArray(v.subgoals) || !text.includes('can_run_code')) return
+  for (const [i, verdict] of (v.subgoals as Record<string, unknown>[]).entries()) {
+    if (!(subgoals[i] ?? '').startsWith(`${label} ${CODE_STEP}`) || typeof verdict !== 'object' || verdict === null) continue
+    verdict.required_capability = 'can_run_code'
+    if ('is_atomic' in verdict) verdict.is_atomic = true
+  }
+}
+
+/**
+ * A synthesis answer: the label, the goal, then every part's title with the first line of its
+ * result that says something (not a label, a heading or inside a code fence).
+ */
+export function demoSynthesis (prompt: string, topic: string, label: string, note: string): string {
+  const parts: { title: string, line: string }[] = []
+  const re = /^### Part \d+: (.*)\n([\s\S]*?)(?=^### Part \d+: |^Synthesize |(?![\s\S]))/gm
+  for (const m of prompt.matchAll(re)) {
+    const title = (m[1] ?? '').split(label).join('').trim()
+    let fenced = false
+    const line = (m[2] ?? '').split('\n').map((l) => l.trim()).find((l) => {
+      if (l.startsWith('```')) { fenced = !fenced; return false }
+      return !fenced && l !== '' && !l.includes(label) && !l.startsWith('#') && !l.startsWith('[') && !l.startsWith('Combined from ')
+    }) ?? '(no result text)'
+    // A part that is itself a synthesis gives its first part's line, without the nested titles.
+    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^(\*\*[^*]+\*\*: )+/, '').replace(/^[-*]\s+/, '') })
+  }
+  return [
+    `**${label}** ${note}`,
+    '',
+    `## ${topic}`,
+    '',
+    `Combined from ${parts.length} part${parts.length === 1 ? '' : 's'}:`,
+    '',
+    ...parts.map((p, i) => `${i + 1}. **${p.title}**: ${p.line}`)
+  ].join('\n')
+}
+

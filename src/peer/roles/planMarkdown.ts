@@ -1,0 +1,149 @@
+/**
+ * The one Markdown rendering of a plan (state/tree.ts GoalView), used by the observer's report
+ * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
+ * DESIGN §4b), then the progress, the goal tree with statuses, each decomposed goal's
+ * proposals and votes, and every leaf's result. Pure.
+ */
+import { modelWaitText } from '../state/modelWait'
+import { costMarkdown } from '../state/planCost'
+import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../state/tree'
+
+/** Options of planSection. */
+export interface PlanSectionOptions {
+  /** Heading level of the goal's heading (1 = `#`); sections are one level below. */
+  level: number
+  /** How a peer is named (default: the PeerId as is). */
+  label?: (peer: string | null) => string
+  /** Full outputs of results that travelled as blobs, by node id (leaf or synthesis). */
+  fullOutputs?: ReadonlyMap<string, string>
+}
+
+/** Inline Markdown of one line of user or model text: syntax characters escaped, whitespace collapsed. */
+export function mdEscape (text: string): string {
+  return text.replace(/([\\`*_[\]<>|])/g, '\\$1').replace(/\s+/g, ' ').trim()
+}
+
+/** A block quote nested under a numbered list item, blank lines kept inside the quote. */
+function quoteBlock (text: string, pad = '   '): string {
+  return text.split('\n').map((l) => (l.trim() === '' ? `${pad}>` : `${pad}> ${l}`)).join('\n')
+}
+
+/** Goals of the winning tree whose decomposition gave up (DESIGN §8: failure is visible). */
+function failedGoalCount (root: GoalView): number {
+  let n = 0
+  const walk = (g: TreeNode): void => {
+    if (g.kind !== 'goal' || g.status === 'superseded') return
+    if (g.status === 'failed') n++
+    g.children.forEach(walk)
+  }
+  walk(root)
+  return n
+}
+
+/** ", waiting for the model (45 s, attempt 1/3)" for a claimed task whose holder waits on its model. */
+function waitNote (t: LeafView | SynthesisView): string {
+  return t.status === 'claimed' && t.model_wait !== null ? `, ${modelWaitText(t.model_wait)}` : ''
+}
+
+/** The reason after a status: what a waiting task waits for, why a blocked one is blocked. */
+function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string): string {
+  if (t.status === 'waiting') return ` (waiting for ${t.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')})`
+  if (t.status === 'blocked') return ` (${mdEscape(t.blocked_by ?? 'a dependency failed')})`
+  return ''
+}
+
+/** The final answer block: the root synthesis's output, or what it waits for. */
+function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
+  const s = root.synthesis
+  if (s === null) return ['_No final answer yet: the goal has no accepted split._']
+  const text = opts.fullOutputs?.get(s.id) ?? s.output
+  if (s.status === 'done' && text !== null) {
+    const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
+    return [text.trim(), '', by]
+  }
+  if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
+  const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
+    : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
+  return [`_No final answer yet: ${why}._`]
+}
+
+/** The progress sentence of a root: state, leaves done, failures, gaps, waits. */
+function progressSentence (root: GoalView): string {
+  const p = planProgress(root)
+  const badGoals = failedGoalCount(root)
+  const stopped = root.plan?.state === 'cancelled' ? 'cancelled' : root.plan?.state === 'budget_reached' ? 'stopped at its budget' : null
+  const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'finished with failures' : 'complete')
+  return `Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
+    `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
+    `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}` +
+    `${p.waiting > 0 ? `, ${p.waiting} waiting on earlier results` : ''}` +
+    `${p.capability_gap > 0 ? `, ${p.capability_gap} with a capability gap` : ''}` +
+    `${p.pending_goals > 0 ? `, ${p.pending_goals} goals awaiting a split` : ''}` +
+    `${p.stopped > 0 ? `, ${p.stopped} stopped` : ''}; ${p.syntheses_done} of ${p.syntheses} goals synthesized.`
+}
+
+/**
+ * One root goal's plan as Markdown: `level` heading with the goal, the progress sentence, then
+ * "Final answer", "Plan tree", "Accepted splits and votes" and "Results" one level below.
+ */
+export function planSection (root: GoalView, opts: PlanSectionOptions): string {
+  const label = opts.label ?? ((peer: string | null) => peer ?? '-')
+  const h = (n: number): string => '#'.repeat(Math.min(6, opts.level + n))
+  const texts = new Map<string, string>()
+  const collect = (n: TreeNode): void => { texts.set(n.id, n.text); if (n.kind === 'goal') n.children.forEach(collect) }
+  collect(root)
+  const textOf = (id: string): string => texts.get(id) ?? id
+  const out: string[] = [`${h(0)} ${mdEscape(root.text)}`, '', progressSentence(root), '']
+  // Calls and tokens by role, and the budget (DESIGN §13).
+  if (root.plan !== undefined) out.push(...costMarkdown(root.plan), '')
+  out.push(`${h(1)} Final answer`, '', ...answerBlock(root, opts, textOf), '')
+  out.push(`${h(1)} Plan tree`, '')
+  const leaves: LeafView[] = []
+  const goals: GoalView[] = []
+  const numbers = new Map<string, number>()
+  const walk = (n: TreeNode, depth: number): void => {
+    const pad = '  '.repeat(depth)
+    if (n.kind === 'goal') {
+      goals.push(n)
+      const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
+      const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${n.synthesis.status.replace('_', ' ')}*`
+      out.push(`${pad}- ${mdEscape(n.text)} — *${n.status}${score}*${syn}`)
+      if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
+      return
+    }
+    if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, leaves.length) }
+    const ref = n.output !== null && numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
+    const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${mdEscape(textOf(id))}"`).join(', ')}`
+    out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf)}${deps}${ref}`)
+  }
+  walk(root, 0)
+  out.push('', `${h(1)} Accepted splits and votes`, '')
+  for (const g of goals) {
+    if (g.proposals.length === 0 && g.failures.length === 0) continue
+    out.push(`${h(2)} ${mdEscape(g.text)}`, '')
+    if (g.accepted !== null) {
+      const a = g.accepted
+      out.push(`Accepted proposal \`${a.proposal_id}\` by scorer \`${label(a.scorer_peer)}\`, final score ${a.final_score.toFixed(2)}` +
+        ` from ${a.confirming_scores.map((c) => `${c.score.toFixed(2)} (\`${label(c.scorer_peer)}\`)`).join(', ')}${a.fallback ? ' — chosen by the timeout fallback' : ''}.`, '')
+    }
+    out.push('| proposal | by | subgoals | votes | mean | accepted |', '|---|---|---|---|---|---|')
+    for (const pv of g.proposals) {
+      out.push(`| \`${pv.proposal_id}\` | \`${label(pv.proposer_peer)}\` | ${pv.subgoals.map(mdEscape).join('; ')} | ` +
+        `${pv.votes.map((v) => v.score.toFixed(2)).join(', ') || '-'} | ${pv.mean === null ? '-' : pv.mean.toFixed(2)} | ${pv.accepted ? 'yes' : ''} |`)
+    }
+    for (const f of g.failures) out.push('', `Failure (${f.role}, \`${label(f.reporter_peer)}\`): ${mdEscape(f.reason)}`)
+    out.push('')
+  }
+  out.push(`${h(1)} Results`, '')
+  if (leaves.length === 0) out.push('No leaves yet.', '')
+  for (const [i, leaf] of leaves.entries()) {
+    out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf)}`)
+    const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
+    if (text !== null) {
+      out.push('', quoteBlock(text.trim()))
+      if (leaf.output_sha256 !== null && !(opts.fullOutputs?.has(leaf.id) ?? false)) out.push('', `   (truncated; full output sha256 \`${leaf.output_sha256}\`)`)
+    }
+    out.push('')
+  }
+  return out.join('\n')
+}

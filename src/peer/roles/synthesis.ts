@@ -1,0 +1,116 @@
+/**
+ * The executor's view of dependencies and synthesis (DESIGN §4b): which synthesis tasks are
+ * claimable, whether a leaf's dependencies are done, and the earlier results its prompt carries.
+ * Everything is read from the plan state through state/dependencies.ts, so it agrees with the tree.
+ */
+import { contentId, synthesisId } from '../protocol/ids'
+import { capabilityTtlMs } from '../protocol/liveness'
+import { msToMicros, parseTimestamp } from '../protocol/time'
+import type { AcceptedSplit, ChildDecision, Goal, PromptNode } from '../protocol/schemas'
+import type { Micros } from '../protocol/time'
+import { answerState, childrenDone, dependenciesDone, type TaskMemo } from '../state/dependencies'
+import { leafOutcome, type LeafOutcomeOptions } from '../state/leafOutcome'
+import type { PlanState } from '../state/planState'
+import { ancestorTexts, isLiveGoal, liveLeafSlot, winningFor } from './lineage'
+import type { PartResult } from './synthesisPrompts'
+
+/**
+ * A synthesis task in the shape the executor's claim loop handles (a prompt node that is never
+ * published): node_id = synthesisId(goal_id, proposal_id), the goal's text, the children as
+ * depends_on, capability can_write_text. Claims, renewals and results use this node_id.
+ */
+export type SynthesisTask = PromptNode & { synthesis: true }
+
+/** The synthesis task of a goal under its winning split (claimable or not). */
+export function synthesisTaskOf (goal: Goal, split: AcceptedSplit): SynthesisTask {
+  return {
+    node_id: synthesisId(goal.goal_id, split.proposal_id),
+    goal_id: goal.goal_id,
+    proposal_id: split.proposal_id,
+    index: 0,
+    text: goal.text,
+    is_atomic: true,
+    depends_on: split.children.map((c) => c.child_id),
+    required_capability: 'can_write_text',
+    synthesis: true
+  }
+}
+
+/** true for a task the claim loop built from synthesisTaskOf. */
+export function isSynthesisTask (node: PromptNode): node is SynthesisTask {
+  return (node as Partial<SynthesisTask>).synthesis === true
+}
+
+/**
+ * Synthesis tasks of live decomposed goals whose children are all done and whose own answer
+ * is not decided yet (DESIGN §4b), sorted by node_id.
+ */
+export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): SynthesisTask[] {
+  const out: SynthesisTask[] = []
+  for (const goal of state.goals()) {
+    const split = winningFor(state, goal.goal_id)
+    if (split === undefined || !isLiveGoal(state, goal)) continue
+    if (answerState(state, goal.goal_id, nowUs, opts, memo) !== 'open') continue
+    if (childrenDone(state, split, nowUs, opts, memo)) out.push(synthesisTaskOf(goal, split))
+  }
+  return out.sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0))
+}
+
+/** true when a live leaf's dependencies are all done (a leaf without any is always ready). */
+export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
+  const slot = liveLeafSlot(state, node)
+  if (slot === null) return false
+  return dependenciesDone(state, slot.split, slot.decision, nowUs, opts, memo)
+}
+
+/** The counted output of a done slot: a leaf's result, a composite child's synthesis result. */
+function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, nowUs: Micros, opts: LeafOutcomeOptions): string {
+  let id = d.child_id
+  if (!d.is_atomic) {
+    const childSplit = winningFor(state, d.child_id)
+    if (childSplit === undefined) return ''
+    id = synthesisId(d.child_id, childSplit.proposal_id)
+  }
+  const shown = leafOutcome(state, id, nowUs, opts).shown
+  if (shown === undefined) return ''
+  return shown.output_sha256 === null ? shown.output : `${shown.output}\n[only the first part of a longer result is shown]`
+}
+
+/** The results of a leaf's dependencies for its prompt, nearest sibling first (DESIGN §4b). */
+export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}): PartResult[] {
+  const slot = liveLeafSlot(state, node)
+  if (slot === null) return []
+  const deps = (slot.decision.depends_on ?? [])
+    .map((id) => slot.split.children.find((c) => c.child_id === id))
+    .filter((c): c is ChildDecision => c !== undefined)
+    .sort((a, b) => b.index - a.index)
+  return deps.map((c) => ({ title: c.text, output: slotOutput(state, slot.split, c, nowUs, opts) }))
+}
+
+/** Inputs of a synthesis prompt: the goal, its ancestors (outermost first), the children's results in split order. */
+export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, opts: LeafOutcomeOptions = {}): { goal: string, ancestors: string[], parts: PartResult[] } {
+  const goal = state.goal(task.goal_id)
+  const split = winningFor(state, task.goal_id)
+  const parts = split === undefined || split.proposal_id !== task.proposal_id
+    ? []
+    : [...split.children].sort((a, b) => a.index - b.index).map((c) => ({ title: c.text, output: slotOutput(state, split, c, nowUs, opts) }))
+  return { goal: task.text, ancestors: goal === undefined ? [] : ancestorTexts(state, goal), parts }
+}
+
+/**
+ * The live executor offering can_write_text ranked first for a synthesis task by
+ * H(node_id, peer), lowest first (the decomposers' ranking rule, DESIGN §3): it claims the task
+ * at once, the others stand by for a while, so idle executors do not all start the same call
+ * the moment the last child is done. Null when no live executor offers can_write_text.
+ * @param announceIntervalMs the receiver's heartbeat period (liveness TTL, protocol/liveness.ts)
+ */
+export function rankedSynthesizer (state: PlanState, nodeId: string, nowUs: Micros, announceIntervalMs?: number): string | null {
+  const ttl = msToMicros(capabilityTtlMs(announceIntervalMs))
+  let best: { peer: string, key: string } | null = null
+  for (const c of state.capabilities()) {
+    if (c.role !== 'executor' || !c.capabilities.includes('can_write_text') || Math.abs(nowUs - parseTimestamp(c.announced_at)) > ttl) continue
+    const key = contentId(nodeId, c.peer_id)
+    if (best === null || key < best.key) best = { peer: c.peer_id, key }
+  }
+  return best?.peer ?? null
+}

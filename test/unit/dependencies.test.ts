@@ -1,0 +1,183 @@
+/**
+ * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §4b) as
+ * pure functions of the plan state: validation on the wire, the accepted split carrying them,
+ * waiting / blocked statuses, which tasks are claimable, and the prompts built from results.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { acceptedSplitFor } from '../../src/peer/protocol/acceptance'
+import { checkEnvelope } from '../../src/peer/protocol/envelope'
+import { childId, proposalId, synthesisId } from '../../src/peer/protocol/ids'
+import { SubgoalProposal, type AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { decompositionSchema, proposalDependencies, scorePrompt } from '../../src/peer/roles/prompts'
+import { claimableSyntheses, dependencyResults, leafReady, synthesisInputs } from '../../src/peer/roles/synthesis'
+import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
+import { PlanState } from '../../src/peer/state/planState'
+import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
+import { accepted, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
+
+const g = rootGoal()
+const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates', 'Book hotels near the airports'], 'peer-dec-1', { dependsOn: [[], [0], [1]] })
+const split = accepted(chain)
+const [A, B, C] = split.children.map((c) => c.child_id) as [string, string, string]
+const live = envelopeOf('capability', capability('peer-ex-1', T0 + sec(10), ['can_write_text']))
+const NOW = T0 + sec(20)
+
+function tree (extra: AnyEnvelope[] = []): GoalView {
+  const nodes = split.children.map((_, i) => envelopeOf('node', promptNode(split, i, split.children[i]?.depends_on ?? [])))
+  const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), ...nodes, live, ...extra]), { nowUs: NOW })
+  assert.ok(root)
+  return root
+}
+const leafAt = (root: GoalView, i: number): LeafView => root.children[i] as LeafView
+const done = (id: string, at: number, output = `output of ${id}`, success = true): AnyEnvelope[] =>
+  [envelopeOf('claim', claim(id, g.goal_id, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, g.goal_id, 'peer-ex-1', { at, output, success }))]
+
+describe('dependencies on the wire (DESIGN §4b)', () => {
+  it('a proposal may depend only on earlier subgoals; the ids cover the dependencies', () => {
+    assert.equal(SubgoalProposal.safeParse(chain).success, true)
+    for (const bad of [[[], [1], []], [[0], [], []], [[], [0, 0], []], [[], [0]]]) {
+      assert.equal(SubgoalProposal.safeParse({ ...chain, depends_on: bad }).success, false, JSON.stringify(bad))
+    }
+    assert.notEqual(chain.proposal_id, proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'another order of work is another proposal')
+    assert.equal(proposalId(g.goal_id, chain.subgoals, 'peer-dec-1', [[], [], []]), proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'no dependency: the seed\'s id')
+    assert.equal(checkEnvelope(envelopeOf('proposal', { ...chain, depends_on: [[], [], [0]] })).ok, false, 'the id no longer matches')
+  })
+
+  it('the accepted split carries them as earlier sibling ids; a forward or unknown one is refused', () => {
+    const votes = [score(chain, 'peer-sc-1', 0.8), score(chain, 'peer-sc-2', 0.9)]
+    const a = acceptedSplitFor(chain, { proposal_id: chain.proposal_id, final_score: 0.85, confirming_scores: votes.map((v) => ({ scorer_peer: v.scorer_peer, score: v.score })), confirming_votes: votes, fallback: false }, false)
+    assert.deepEqual(a.children.map((c) => c.depends_on), [undefined, [A], [B]])
+    assert.equal(checkEnvelope(envelopeOf('accepted', a, 'peer-sc-1')).ok, true)
+    const forward = { ...a, children: a.children.map((c, i) => (i === 0 ? { ...c, depends_on: [C] } : c)) }
+    const r = checkEnvelope(envelopeOf('accepted', forward, 'peer-sc-1'))
+    assert.equal(r.ok, false)
+    assert.match(r.ok ? '' : r.detail, /child 0: depends_on must name distinct earlier siblings/)
+  })
+
+  it('the decomposition schema asks for 1-based earlier numbers and maps them to the proposal\'s indices', () => {
+    const schema = decompositionSchema(2, 4)
+    assert.equal(schema.safeParse({ subgoals: ['a', 'b', 'c'], rationale: '', depends_on: [[], [1], [1, 2]] }).success, true)
+    assert.equal(schema.safeParse({ subgoals: ['a', 'b'], rationale: '', depends_on: [[2], []] }).success, false, 'forward')
+    assert.equal(schema.safeParse({ subgoals: ['a', 'b'], rationale: '', depends_on: [[]] }).success, false, 'one list per subgoal')
+    assert.equal(schema.safeParse({ subgoals: ['a', 'b'], rationale: '' }).success, true, 'optional')
+    assert.deepEqual(proposalDependencies([[], [1], [2, 1, 1]], 3), [[], [0], [0, 1]])
+    assert.equal(proposalDependencies([[], []], 2), undefined)
+    assert.match(scorePrompt({ goal: 'G', ancestors: [], subgoals: chain.subgoals, rationale: '', dependsOn: chain.depends_on }), /^2\. Book flights for the dates \(after 1\)$/m)
+  })
+})
+
+describe('waiting and blocked statuses (DESIGN §4b)', () => {
+  it('a chain A -> B -> C: B and C wait, the synthesis waits on all three', () => {
+    const root = tree()
+    assert.deepEqual([leafAt(root, 0).status, leafAt(root, 1).status, leafAt(root, 2).status], ['pending_execution', 'waiting', 'waiting'])
+    assert.deepEqual(leafAt(root, 1).waiting_on, [A])
+    assert.deepEqual(leafAt(root, 2).depends_on, [B])
+    assert.equal(root.synthesis?.id, synthesisId(g.goal_id, chain.proposal_id))
+    assert.equal(root.synthesis?.status, 'waiting')
+    assert.deepEqual(root.synthesis?.waiting_on, [A, B, C])
+    assert.deepEqual({ ...planProgress(root), leaves: undefined }, { leaves: undefined, done: 0, failed: 0, capability_gap: 0, pending: 1, claimed: 0, waiting: 2, blocked: 0, pending_goals: 0, syntheses: 1, syntheses_done: 0, complete: false, stuck: false })
+  })
+
+  it('A done: B becomes claimable; all done: the synthesis is claimable, then done', () => {
+    let root = tree(done(A, T0 + sec(12)))
+    assert.deepEqual([leafAt(root, 1).status, leafAt(root, 2).status], ['pending_execution', 'waiting'])
+    root = tree([...done(A, T0 + sec(12)), ...done(B, T0 + sec(13)), ...done(C, T0 + sec(14))])
+    assert.equal(root.synthesis?.status, 'pending_execution')
+    const sid = synthesisId(g.goal_id, chain.proposal_id)
+    root = tree([...done(A, T0 + sec(12)), ...done(B, T0 + sec(13)), ...done(C, T0 + sec(14)), ...done(sid, T0 + sec(15), 'the final answer')])
+    assert.equal(root.synthesis?.status, 'done')
+    assert.equal(root.synthesis?.output, 'the final answer')
+    const p = planProgress(root)
+    assert.deepEqual([p.complete, p.syntheses_done, p.stuck], [true, 1, false])
+  })
+
+  it('a failed dependency blocks its dependants and the synthesis, with the reason; the plan is complete, never pending', () => {
+    const root = tree([...done(A, T0 + sec(12)), ...done(B, T0 + sec(13), 'no flights', false)])
+    assert.equal(leafAt(root, 1).status, 'failed')
+    assert.equal(leafAt(root, 2).status, 'blocked')
+    assert.equal(leafAt(root, 2).blocked_by, 'dependency "Book flights for the dates" failed')
+    assert.equal(root.synthesis?.status, 'blocked')
+    assert.equal(root.synthesis?.blocked_by, 'part "Book flights for the dates" failed')
+    const p = planProgress(root)
+    assert.deepEqual([p.failed, p.blocked, p.complete], [1, 1, true])
+  })
+
+  it('a plan whose open work waits on a capability gap is stuck, not pending forever', () => {
+    const p2 = proposal(g.goal_id, ['Compute the budget', 'Summarise it'], 'peer-dec-1', { dependsOn: [[], [0]] })
+    const a2 = accepted(p2, 'peer-sc-1', { capability: ['can_run_code', 'can_write_text'] })
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p2), envelopeOf('accepted', a2), live]), { nowUs: NOW })
+    assert.ok(root)
+    assert.deepEqual(root.children.map((c) => c.status), ['capability_gap', 'waiting'])
+    assert.equal(planProgress(root).stuck, true)
+    // A waiting leaf nobody could run shows its own gap (what needs someone to act), still waiting on A.
+    const a3 = accepted(p2, 'peer-sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p2), envelopeOf('accepted', a3), live]), { nowUs: NOW })
+    assert.deepEqual(r3?.children.map((c) => c.status), ['pending_execution', 'capability_gap'])
+    assert.deepEqual((r3?.children[1] as LeafView).waiting_on, [a3.children[0]!.child_id])
+  })
+
+  it('a dependency on a composite sibling waits for that sibling goal\'s synthesis', () => {
+    const p3 = proposal(g.goal_id, ['Plan the Tokyo days', 'Write the packing list'], 'peer-dec-1', { dependsOn: [[], [0]] })
+    const a3 = accepted(p3, 'peer-sc-1', { atomic: [false, true] })
+    const tokyo = childGoal(a3, 0, g)
+    const pt = proposal(tokyo.goal_id, ['Day 1', 'Day 2'], 'peer-dec-1')
+    const at = accepted(pt)
+    const base = [envelopeOf('goal', g), envelopeOf('proposal', p3), envelopeOf('accepted', a3), envelopeOf('goal', tokyo), envelopeOf('proposal', pt), envelopeOf('accepted', at), live]
+    const leafDone = (id: string, s: number): AnyEnvelope[] => [envelopeOf('claim', claim(id, tokyo.goal_id, 'peer-ex-1', T0 + sec(s - 1))), envelopeOf('result', result(id, tokyo.goal_id, 'peer-ex-1', { at: T0 + sec(s) }))]
+    const days = [...leafDone(at.children[0]!.child_id, 11), ...leafDone(at.children[1]!.child_id, 12)]
+    const state = new PlanState([...base, ...days])
+    let [root] = buildTree(state, { nowUs: NOW })
+    assert.equal((root?.children[1] as LeafView).status, 'waiting', 'the days are done, the Tokyo answer is not')
+    const packing = promptNode(a3, 1, a3.children[1]?.depends_on)
+    state.add(envelopeOf('node', packing))
+    assert.equal(leafReady(state, packing, NOW), false)
+    assert.deepEqual(claimableSyntheses(state, NOW).map((t) => t.node_id), [synthesisId(tokyo.goal_id, pt.proposal_id)])
+    const tokyoAnswer = synthesisId(tokyo.goal_id, pt.proposal_id)
+    state.add(envelopeOf('claim', claim(tokyoAnswer, tokyo.goal_id, 'peer-ex-1', T0 + sec(13))))
+    state.add(envelopeOf('result', result(tokyoAnswer, tokyo.goal_id, 'peer-ex-1', { at: T0 + sec(14), output: 'Tokyo: two days' })));
+    [root] = buildTree(state, { nowUs: NOW })
+    assert.equal((root?.children[1] as LeafView).status, 'pending_execution')
+    assert.equal(leafReady(state, packing, NOW), true)
+    assert.deepEqual(dependencyResults(state, packing, NOW), [{ title: 'Plan the Tokyo days', output: 'Tokyo: two days' }])
+    assert.deepEqual(claimableSyntheses(state, NOW), [], 'the root waits for the packing list')
+  })
+})
+
+describe('synthesis and dependency prompts (DESIGN §4b)', () => {
+  it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
+    const sid = synthesisId(g.goal_id, chain.proposal_id)
+    const state = new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), live,
+      ...done(C, T0 + sec(12), 'hotels: Narita'), ...done(A, T0 + sec(13), 'dates: 1-14 April'), ...done(B, T0 + sec(14), 'flights: NH 10')])
+    const [task] = claimableSyntheses(state, NOW)
+    assert.equal(task?.node_id, sid)
+    const input = synthesisInputs(state, task!, NOW)
+    assert.deepEqual(input.parts.map((p) => p.output), ['dates: 1-14 April', 'flights: NH 10', 'hotels: Narita'])
+    const text = synthesisPrompt(input)
+    assert.match(text, new RegExp(`^Goal: ${g.text}$`, 'm'))
+    assert.ok(text.indexOf('### Part 1: Pick the dates') < text.indexOf('### Part 2: Book flights') && text.indexOf('### Part 2') < text.indexOf('### Part 3: Book hotels'))
+    assert.ok(text.endsWith(SYNTHESIS_HEADER))
+    assert.match(synthesisPrompt({ goal: 'Day 1', ancestors: ['Trip', 'Tokyo'], parts: [] }), /outermost goal first\):\n1\. Trip\n2\. Tokyo/)
+  })
+
+  it('earlier results are bounded: cut with a note, the rest counted', () => {
+    const blocks = budgetedParts([{ title: 'a', output: 'x'.repeat(30) }, { title: 'b', output: 'y'.repeat(30) }, { title: 'c', output: 'z' }], 40, (_i, p) => `## ${p.title}`)
+    assert.equal(blocks[0], `## a\n${'x'.repeat(30)}`)
+    assert.equal(blocks[1], `## b\n${'y'.repeat(10)}\n[truncated: 20 more characters not shown]`)
+    assert.equal(blocks[2], '(1 more result left out: over the 40-character budget)')
+    assert.equal(dependencyBlock([]), '')
+    assert.match(dependencyBlock([{ title: 'Pick the dates', output: 'April' }]), /nearest first\):\n\n### Result of "Pick the dates"\nApril$/)
+  })
+
+  it('a leaf gets its dependencies\' results; ids derive from the split, not the node message', () => {
+    const state = new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), live, ...done(A, T0 + sec(12), 'April')])
+    // A republished node claiming no dependency changes nothing: the split rules.
+    const nodeC = { ...promptNode(split, 2), depends_on: [] }
+    const nodeB = promptNode(split, 1, [A])
+    state.add(envelopeOf('node', nodeB))
+    assert.equal(leafReady(state, nodeB, NOW), true)
+    assert.equal(leafReady(state, nodeC, NOW), false)
+    assert.deepEqual(dependencyResults(state, nodeB, NOW), [{ title: 'Pick the dates', output: 'April' }])
+    assert.equal(childId(g.goal_id, chain.proposal_id, 1, chain.subgoals[1]!), B)
+  })
+})

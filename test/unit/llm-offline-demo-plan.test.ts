@@ -1,0 +1,65 @@
+/**
+ * The offline demo model's share of dependencies and synthesis (DESIGN §4b): its splits carry a
+ * dependency, a top-level split holds the code step (a can_run_code leaf where a live executor
+ * offers it), and its synthesis visibly combines the parts while saying it is synthetic.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createProvider } from '../../src/peer/llm/index'
+import { CODE_STEP, DEMO_LABEL } from '../../src/peer/llm/offline-demo'
+import { decomposePrompt, decompositionSchema, proposalDependencies, scorePrompt, scoreSchema } from '../../src/peer/roles/prompts'
+import { synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
+
+const demo = () => createProvider({ provider: 'offline-demo', model: null, baseUrl: null, apiKey: null, maxRetries: 0, retryBaseMs: 0 })
+const GOAL = 'Plan a two-week trip to Japan'
+
+describe('offline demo model: dependencies, code step, synthesis', () => {
+  it('a split\'s last subgoal depends on the one before it; a top-level split always holds the code step', async () => {
+    const p = demo()
+    for (const [depth, ancestors] of [[0, []], [1, [GOAL]]] as const) {
+      const out = await p.generateObject({
+        purpose: 'decompose', system: '', schema: decompositionSchema(3, 5), schemaName: 'decomposition',
+        prompt: decomposePrompt({ goal: depth === 0 ? GOAL : `${DEMO_LABEL} Draft a plan — ${GOAL}`, depth, maxDepth: 3, ancestors, min: 3, max: 5, feedback: [] })
+      })
+      const n = out.subgoals.length
+      assert.deepEqual(out.depends_on, out.subgoals.map((_, i) => (i === n - 1 ? [n - 1] : [])))
+      assert.deepEqual(proposalDependencies(out.depends_on, n)?.at(-1), [n - 2])
+      if (depth === 0) assert.ok(out.subgoals.some((s) => s.startsWith(`${DEMO_LABEL} ${CODE_STEP} — `)), out.subgoals.join(' | '))
+    }
+    assert.equal(p.stats().retries, 0, 'valid at the first attempt')
+  })
+
+  it('votes make the top-level code step an atomic can_run_code leaf only when a live executor offers can_run_code', async () => {
+    const subgoals = [`${DEMO_LABEL} Clarify the requirements — ${GOAL}`, `${DEMO_LABEL} ${CODE_STEP} — ${GOAL}`, `${DEMO_LABEL} Summarise the outcome — ${GOAL}`]
+    const vote = async (offered: ('can_write_text' | 'can_run_code')[]) => await demo().generateObject({
+      purpose: 'score', system: '', schema: scoreSchema(3, false), schemaName: 'score',
+      prompt: scorePrompt({ goal: GOAL, ancestors: [], subgoals, rationale: '', dependsOn: [[], [], [1]], offered })
+    })
+    const withCode = await vote(['can_write_text', 'can_run_code'])
+    assert.deepEqual(withCode.subgoals[1], { is_atomic: true, required_capability: 'can_run_code' })
+    assert.equal(withCode.subgoals[0]?.required_capability, 'can_write_text')
+    const textOnly = await vote(['can_write_text'])
+    assert.ok(textOnly.subgoals.every((v) => v.required_capability === 'can_write_text'))
+  })
+
+  it('a synthesis lists every part\'s title with a line from its result, labelled synthetic', async () => {
+    const text = await demo().generateText({
+      purpose: 'synthesize', system: SYNTHESIZE_SYSTEM,
+      prompt: synthesisPrompt({
+        goal: GOAL,
+        ancestors: [],
+        parts: [
+          { title: `${DEMO_LABEL} Clarify the requirements — ${GOAL}`, output: `**${DEMO_LABEL}** Synthetic answer.\n\n### Clarify\n1. Fourteen days in April.` },
+          { title: 'Book flights', output: '```\ncode\n```\nNH 10 on 1 April' },
+          { title: 'Plan Tokyo', output: `**${DEMO_LABEL}** Synthetic combination.\n\n## Plan Tokyo\n\nCombined from 2 parts:\n\n1. **Day 1**: Asakusa at dawn.\n2. **Day 2**: Shibuya.` }
+        ]
+      })
+    })
+    assert.ok(text.startsWith(`**${DEMO_LABEL}** Synthetic combination of the parts`), text)
+    assert.match(text, /^## Plan a two-week trip to Japan$/m)
+    assert.match(text, /^Combined from 3 parts:$/m)
+    assert.match(text, /^1\. \*\*Clarify the requirements — Plan a two-week trip to Japan\*\*: Fourteen days in April\.$/m)
+    assert.match(text, /^2\. \*\*Book flights\*\*: NH 10 on 1 April$/m)
+    assert.match(text, /^3\. \*\*Plan Tokyo\*\*: Asakusa at dawn\.$/m, 'a nested synthesis gives its first part\'s line, not its titles')
+  })
+})
