@@ -57,8 +57,9 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   const dash = await swarm.start({ role: 'observer', name: 'dash', args: [...args, '--dashboard-port', String(port)] })
   const url = `http://127.0.0.1:${port}/`
   assert.equal(dash.ready?.dashboard, url, 'the ready message carries the dashboard URL')
-  const started = dash.logRecords().find((r) => r.msg === 'started')
-  assert.equal(started?.dashboard, url, 'the start record names the dashboard URL')
+  // stderr and the IPC channel are separate pipes: the start record may come after `ready`.
+  const started = await dash.waitForLog('started', (r) => r.msg === 'started')
+  assert.equal(started.dashboard, url, 'the start record names the dashboard URL')
   await swarm.start({ role: 'decomposer', name: 'dec', args })
   await swarm.start({ role: 'scorer', name: 'sc1', args })
   await swarm.start({ role: 'scorer', name: 'sc2', args })
