@@ -131,7 +131,7 @@ async function main (): Promise<void> {
   const listen = rt.listenAddrs()
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
-  else mainLog.info({ role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
+  else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.cancelGoal !== null) cancelWhenKnown(rt, config.cancelGoal, mainLog, (why) => { exitCode = 1; mainLog.error({ goal_id: config.cancelGoal }, why); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {

@@ -16,6 +16,7 @@ import { demoResponder } from '../support/llm-standin'
 import { formatTopic } from '../../src/peer/protocol/topics'
 import { INJECTOR_SPEC, REPO_ROOT, TestSwarm } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
+import { waitForPeerRecord } from '../support/wait'
 import { roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
 
 /** Markup in swarm text: shown as text, it never runs nor becomes an element. */
@@ -58,7 +59,7 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   const url = `http://127.0.0.1:${port}/`
   assert.equal(dash.ready?.dashboard, url, 'the ready message carries the dashboard URL')
   // stderr and the IPC channel are separate pipes: the start record may come after `ready`.
-  const started = await dash.waitForLog('started', (r) => r.msg === 'started')
+  const started = await waitForPeerRecord(dash, { event: 'started' })
   assert.equal(started.dashboard, url, 'the start record names the dashboard URL')
   await swarm.start({ role: 'decomposer', name: 'dec', args })
   await swarm.start({ role: 'scorer', name: 'sc1', args })
