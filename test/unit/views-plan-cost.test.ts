@@ -105,7 +105,7 @@ describe('cost view (DESIGN §13)', () => {
     assert.match(report, /\| \*\*total\*\* \| 11 \| 9000 \| 4300 \|/)
     assert.match(renderTreeText([root]), /1\/4 leaves done, .*3 stopped, CANCELLED ===/)
     const md = planMarkdown(root)
-    assert.match(md, /1\/4 leaves done, 3 cancelled, cancelled/)
+    assert.match(md, /Goal `[0-9a-f]{16}`: \*\*cancelled\*\*, 1 of 4 leaves done, 3 stopped/)
     assert.match(md, /\*\*Cost:\*\* 11 calls · 13k\/20k tokens · budget: 20000 tokens/)
     const json = JSON.parse(planJson(root)) as { progress: { stopped: number }, goal: GoalView }
     assert.equal(json.progress.stopped, 3)
