@@ -9,7 +9,7 @@
  * into, so one call per open subgoal is its cheapest honest equivalent of the swarm's
  * verdicts-in-the-vote); execute every leaf, each after the siblings it depends on; synthesize
  * every decomposed goal from its children's results once they are all done (the swarm's
- * synthesis tasks, DESIGN §4b), so both sides do the same work. Parallelism matches the swarm's distinct work: at
+ * synthesis tasks, DESIGN §11), so both sides do the same work. Parallelism matches the swarm's distinct work: at
  * most `decompose` decompositions (one decomposer's concurrency), `classify` classifications
  * (one scorer's) and `execute` executions (executors x 1 leaf each) at once, pipelined like the
  * swarm (a branch is decomposed as soon as it is classified).

@@ -41,7 +41,7 @@ export const FINAL_ANSWER = 'Final answer'
 
 /**
  * A root goal's synthesis as the leaf-shaped node the tree and result documents show (DESIGN
- * §4b: the root's synthesis result is the plan's final answer): "Final answer: <goal>".
+ * §11: the root's synthesis result is the plan's final answer): "Final answer: <goal>".
  */
 export function answerLeaf (s: SynthesisView): LeafView {
   return { ...s, kind: 'leaf', text: `${FINAL_ANSWER}: ${s.text}` }

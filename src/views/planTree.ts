@@ -105,7 +105,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const kids = entry.node.children
       .filter((c) => this.model.find(c.id)?.parentId === element.id)
       .map((c) => this.element(c.id))
-    // A root's final answer comes first (DESIGN §4b), once the root has a synthesis task.
+    // A root's final answer comes first (DESIGN §11), once the root has a synthesis task.
     const s = entry.node.synthesis
     return s !== null && this.model.find(s.id)?.answer === true ? [this.element(s.id), ...kids] : kids
   }

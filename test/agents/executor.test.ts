@@ -48,7 +48,7 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
 
 /**
  * Claims on leaves (not on synthesis tasks: once a plan's leaves are done an executor also
- * synthesizes the goal, DESIGN §4b, which these tests about leaves do not count).
+ * synthesizes the goal, DESIGN §11, which these tests about leaves do not count).
  */
 function leafClaims (peer: MemoryPeer): ClaimMsg[] {
   return publishedOf(peer, 'claim').filter((c) => c.node_id !== synthesisOf(peer, c.goal_id))

@@ -38,7 +38,7 @@ export function rootGoal (text = 'Plan a two-week trip to Japan', origin = 'peer
   }
 }
 
-/** A proposal; `dependsOn` lists, per subgoal, the earlier indices it needs (DESIGN §4b). */
+/** A proposal; `dependsOn` lists, per subgoal, the earlier indices it needs (DESIGN §11). */
 export function proposal (goalId: string, subgoals: string[], proposer = 'peer-dec-1', opts: { attempt?: number, at?: Micros, rationale?: string, dependsOn?: number[][] } = {}): SubgoalProposal {
   return {
     goal_id: goalId,

@@ -269,7 +269,7 @@ export function isPlanMessage (env: AnyEnvelope): boolean {
   return env.kind !== 'capability'
 }
 
-/** Ids of the synthesis tasks of the non-superseded goals under `root` (DESIGN §4b). */
+/** Ids of the synthesis tasks of the non-superseded goals under `root` (DESIGN §11). */
 function synthesisIds (root: GoalView): string[] {
   const out: string[] = []
   const walk = (n: TreeNode): void => {

@@ -1,5 +1,5 @@
 /**
- * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §4b) as
+ * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §11) as
  * pure functions of the plan state: validation on the wire, the accepted split carrying them,
  * waiting / blocked statuses, which tasks are claimable, and the prompts built from results.
  */
@@ -33,7 +33,7 @@ const leafAt = (root: GoalView, i: number): LeafView => root.children[i] as Leaf
 const done = (id: string, at: number, output = `output of ${id}`, success = true): AnyEnvelope[] =>
   [envelopeOf('claim', claim(id, g.goal_id, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, g.goal_id, 'peer-ex-1', { at, output, success }))]
 
-describe('dependencies on the wire (DESIGN §4b)', () => {
+describe('dependencies on the wire (DESIGN §11)', () => {
   it('a proposal may depend only on earlier subgoals; the ids cover the dependencies', () => {
     assert.equal(SubgoalProposal.safeParse(chain).success, true)
     for (const bad of [[[], [1], []], [[0], [], []], [[], [0, 0], []], [[], [0]]]) {
@@ -67,7 +67,7 @@ describe('dependencies on the wire (DESIGN §4b)', () => {
   })
 })
 
-describe('waiting and blocked statuses (DESIGN §4b)', () => {
+describe('waiting and blocked statuses (DESIGN §11)', () => {
   it('a chain A -> B -> C: B and C wait, the synthesis waits on all three', () => {
     const root = tree()
     assert.deepEqual([leafAt(root, 0).status, leafAt(root, 1).status, leafAt(root, 2).status], ['pending_execution', 'waiting', 'waiting'])
@@ -144,7 +144,7 @@ describe('waiting and blocked statuses (DESIGN §4b)', () => {
   })
 })
 
-describe('synthesis and dependency prompts (DESIGN §4b)', () => {
+describe('synthesis and dependency prompts (DESIGN §11)', () => {
   it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
     const sid = synthesisId(g.goal_id, chain.proposal_id)
     const state = new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), live,

@@ -1,5 +1,5 @@
 /**
- * The offline demo model's share of dependencies and synthesis (DESIGN §4b): its splits carry a
+ * The offline demo model's share of dependencies and synthesis (DESIGN §11): its splits carry a
  * dependency, a top-level split holds the code step (a can_run_code leaf where a live executor
  * offers it), and its synthesis visibly combines the parts while saying it is synthetic.
  */

@@ -524,7 +524,7 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
   })
 })
 
-/** A claim and a successful result on a goal's synthesis task (DESIGN §4b). */
+/** A claim and a successful result on a goal's synthesis task (DESIGN §11). */
 function synthesized (goalId: string, proposalId: string, at: number): AnyEnvelope[] {
   const id = synthesisId(goalId, proposalId)
   return [envelopeOf('claim', claim(id, goalId, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, goalId, 'peer-ex-1', { at }))]

@@ -1,5 +1,5 @@
 /**
- * The offline demo model's plan shapes (DESIGN §4b): every split's last subgoal depends on the
+ * The offline demo model's plan shapes (DESIGN §11): every split's last subgoal depends on the
  * one before it, a top-level split's CODE_STEP becomes an atomic can_run_code leaf where a live
  * executor offers can_run_code, and a synthesis lists each part's title with a line of its result.
  */

@@ -199,7 +199,7 @@ export function splitDecisions (proposal: ProposalRef, confirming: readonly Scor
       is_atomic: isAtomic,
       required_capability: isAtomic ? capability : null
     }
-    // The proposal's dependencies travel inside the split as sibling ids (DESIGN §4b); none: no field.
+    // The proposal's dependencies travel inside the split as sibling ids (DESIGN §11); none: no field.
     const deps = proposal.depends_on?.[index] ?? []
     if (deps.length > 0) d.depends_on = [...deps].sort((a, b) => a - b).map((i) => ids[i] as string)
     return d

@@ -82,7 +82,7 @@ function idProblem (env: AnyEnvelope): string | null {
         if (c.index !== i || c.text !== a.subgoals[i]) return `child ${i} does not match subgoal ${i}`
         if (c.child_id !== childId(a.goal_id, a.proposal_id, i, c.text)) return `child ${i} has a wrong child_id`
         if (c.is_atomic !== (c.required_capability !== null)) return `child ${i}: an atomic child needs a capability, a composite none`
-        // Dependencies name earlier siblings only (DESIGN §4b), so they form no cycle.
+        // Dependencies name earlier siblings only (DESIGN §11), so they form no cycle.
         const earlier = new Set(a.children.slice(0, i).map((x) => x.child_id))
         if (c.depends_on !== undefined && (new Set(c.depends_on).size !== c.depends_on.length || !c.depends_on.every((d) => earlier.has(d)))) {
           return `child ${i}: depends_on must name distinct earlier siblings`

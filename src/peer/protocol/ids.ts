@@ -41,7 +41,7 @@ export function childId (parentGoalId: string, proposalId: string, index: number
 }
 
 /**
- * Id of the synthesis task of a decomposed goal (DESIGN §4b): H("synthesis", goal_id,
+ * Id of the synthesis task of a decomposed goal (DESIGN §11): H("synthesis", goal_id,
  * proposal_id of the winning accepted split). Every peer derives it from the same split, and
  * claims, renewals and results for it use it as their node_id, like a leaf's.
  */

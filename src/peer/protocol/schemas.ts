@@ -110,7 +110,7 @@ export const SubgoalProposal = z.strictObject({
   /** The model requests behind this proposal (DESIGN §13). */
   usage: Usage.optional(),
   /**
-   * Per subgoal, the indices (0-based) of earlier subgoals whose results it needs (DESIGN §4b).
+   * Per subgoal, the indices (0-based) of earlier subgoals whose results it needs (DESIGN §11).
    * Optional: absent means no dependency. Only earlier indices, so there is no cycle.
    */
   depends_on: z.array(z.array(z.int().min(0).max(63)).max(12)).max(12).optional()
@@ -155,7 +155,7 @@ export const ChildDecision = z.strictObject({
   is_atomic: z.boolean(),
   /** The capability an atomic child needs; null for a composite child. */
   required_capability: Capability.nullable(),
-  /** child_ids of the earlier siblings this child needs done first (DESIGN §4b); absent for none. */
+  /** child_ids of the earlier siblings this child needs done first (DESIGN §11); absent for none. */
   depends_on: z.array(Id).min(1).max(12).optional()
 })
 export type ChildDecision = z.infer<typeof ChildDecision>

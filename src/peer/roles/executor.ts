@@ -212,7 +212,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * Live leaves whose dependencies are done and synthesis tasks whose children are done
-   * (DESIGN §4b) that this executor could do and nobody has finished or holds.
+   * (DESIGN §11) that this executor could do and nobody has finished or holds.
    */
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []

@@ -1,7 +1,7 @@
 /**
  * The one Markdown rendering of a plan (state/tree.ts GoalView), used by the observer's report
  * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
- * DESIGN §4b), then the progress, the goal tree with statuses, each decomposed goal's
+ * DESIGN §11), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Pure.
  */
 import { modelWaitText } from '../state/modelWait'

@@ -42,7 +42,7 @@ export function decompositionSchema (min: number, max: number) {
 
 /**
  * A model's 1-based dependency lists as the proposal's 0-based, sorted, de-duplicated indices
- * (DESIGN §4b), or undefined when no subgoal depends on another (the proposal then has no field).
+ * (DESIGN §11), or undefined when no subgoal depends on another (the proposal then has no field).
  * Lists beyond `count` and numbers outside 1..own position are dropped (the schema refuses them).
  */
 export function proposalDependencies (dependsOn: readonly (readonly number[])[] | undefined, count: number): number[][] | undefined {

@@ -1,5 +1,5 @@
 /**
- * The executor's view of dependencies and synthesis (DESIGN §4b): which synthesis tasks are
+ * The executor's view of dependencies and synthesis (DESIGN §11): which synthesis tasks are
  * claimable, whether a leaf's dependencies are done, and the earlier results its prompt carries.
  * Everything is read from the plan state through state/dependencies.ts, so it agrees with the tree.
  */
@@ -43,7 +43,7 @@ export function isSynthesisTask (node: PromptNode): node is SynthesisTask {
 
 /**
  * Synthesis tasks of live decomposed goals whose children are all done and whose own answer
- * is not decided yet (DESIGN §4b), sorted by node_id.
+ * is not decided yet (DESIGN §11), sorted by node_id.
  */
 export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): SynthesisTask[] {
   const out: SynthesisTask[] = []
@@ -76,7 +76,7 @@ function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, n
   return shown.output_sha256 === null ? shown.output : `${shown.output}\n[only the first part of a longer result is shown]`
 }
 
-/** The results of a leaf's dependencies for its prompt, nearest sibling first (DESIGN §4b). */
+/** The results of a leaf's dependencies for its prompt, nearest sibling first (DESIGN §11). */
 export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}): PartResult[] {
   const slot = liveLeafSlot(state, node)
   if (slot === null) return []

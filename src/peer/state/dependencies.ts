@@ -1,5 +1,5 @@
 /**
- * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §4b) as
+ * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §11) as
  * pure functions of the plan state and a clock reading. A slot of an accepted split is done
  * when its leaf has a successful result that counts (leafOutcome), or, for a composite slot,
  * when its goal's synthesis has one. The executor reads readiness here and the tree reads the
@@ -71,12 +71,12 @@ export function answerState (state: PlanState, goalId: string, nowUs: Micros, op
   return s
 }
 
-/** true when every sibling `d` depends on is done: the leaf may be claimed (DESIGN §4b). */
+/** true when every sibling `d` depends on is done: the leaf may be claimed (DESIGN §11). */
 export function dependenciesDone (state: PlanState, split: AcceptedSplit, d: ChildDecision, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
   return dependencyStates(state, split, d, nowUs, opts, memo).every((x) => x.state === 'done')
 }
 
-/** true when every child of `split` is done: the goal's synthesis may be claimed (DESIGN §4b). */
+/** true when every child of `split` is done: the goal's synthesis may be claimed (DESIGN §11). */
 export function childrenDone (state: PlanState, split: AcceptedSplit, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
   return split.children.every((c) => slotState(state, split, c, nowUs, opts, memo) === 'done')
 }

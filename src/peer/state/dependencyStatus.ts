@@ -1,5 +1,5 @@
 /**
- * Dependency statuses in the plan tree (DESIGN §4b) as pure functions of the views tree.ts
+ * Dependency statuses in the plan tree (DESIGN §11) as pure functions of the views tree.ts
  * built: a leaf waits on its earlier siblings or is blocked by a failed one, and a goal's
  * synthesis task waits on (or is blocked by) the goal's children. A composite sibling counts
  * through its synthesis: done when the sibling goal has its answer.
@@ -19,7 +19,7 @@ function failureNote (n: TreeNode): string {
 }
 
 /**
- * Dependency statuses of the winning split's children (DESIGN §4b), in index order so a chain
+ * Dependency statuses of the winning split's children (DESIGN §11), in index order so a chain
  * propagates: a leaf without an outcome of its own and with a failed or blocked dependency is
  * blocked; with a dependency not done yet it is waiting.
  */
@@ -45,7 +45,7 @@ export function applyDependencies (children: TreeNode[]): void {
 }
 
 /**
- * The status of a goal's synthesis task from its children (DESIGN §4b), unless it has an
+ * The status of a goal's synthesis task from its children (DESIGN §11), unless it has an
  * outcome of its own: blocked (with the reason) when a child failed for good, waiting (on which
  * children) while one is not done, else as leafView left it (claimable, claimed, capability gap).
  */

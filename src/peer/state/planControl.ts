@@ -71,7 +71,7 @@ export function planMembers (state: PlanState, rootId: string): { goals: Set<str
   while (todo.length > 0) {
     const id = todo.pop() as string
     for (const split of state.acceptedFor(id)) {
-      // The goal's synthesis task under this split is executor work of the plan too (DESIGN §4b).
+      // The goal's synthesis task under this split is executor work of the plan too (DESIGN §11).
       leaves.add(synthesisId(id, split.proposal_id))
       for (const c of split.children) {
         if (c.is_atomic) leaves.add(c.child_id)

@@ -29,7 +29,7 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * - done: a successful result exists. failed: only failed results / executor failure notices.
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
- * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §4b); not claimable.
+ * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §11); not claimable.
  *   A leaf whose capability no live executor offers shows capability_gap instead (still with
  *   `waiting_on`): the gap is what needs someone to act.
  * - blocked: a sibling it depends on failed or is blocked itself (`blocked_by` says which); it
@@ -110,7 +110,7 @@ export interface LeafView {
 }
 
 /**
- * The synthesis task of a decomposed goal (DESIGN §4b): claimable like a leaf once every child
+ * The synthesis task of a decomposed goal (DESIGN §11): claimable like a leaf once every child
  * is done; its result is the goal's deliverable (the root's is the plan's final answer). `id`
  * is synthesisId(goal_id, winning proposal_id), `text` the goal's text, `depends_on` the children.
  */
@@ -317,13 +317,13 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   path.delete(g.id)
   const live = view.children.slice(0, winner.children.length)
   applyDependencies(live)
-  // A stopped plan's waiting leaves are stopped too (DESIGN §13 over §4b).
+  // A stopped plan's waiting leaves are stopped too (DESIGN §13 over §11).
   for (const c of live) if (c.kind === 'leaf') c.status = stoppedStatus(c.status, ctx.run)
   view.synthesis = synthesisView(ctx, view, winner, superseded)
   return view
 }
 
-/** The synthesis task of a decomposed goal (DESIGN §4b), read like a leaf with the children as its dependencies. */
+/** The synthesis task of a decomposed goal (DESIGN §11), read like a leaf with the children as its dependencies. */
 function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, superseded: boolean): SynthesisView {
   const d: ChildDecision = { index: 0, child_id: synthesisId(goal.id, split.proposal_id), text: goal.text, is_atomic: true, required_capability: 'can_write_text' }
   const kids = goal.children.slice(0, split.children.length)
@@ -365,7 +365,7 @@ export interface PlanProgress {
   /** Leaves pending execution. */
   pending: number
   claimed: number
-  /** Leaves waiting on a dependency (DESIGN §4b). */
+  /** Leaves waiting on a dependency (DESIGN §11). */
   waiting: number
   /** Leaves blocked by a failed dependency: they never run. */
   blocked: number
@@ -373,7 +373,7 @@ export interface PlanProgress {
   pending_goals: number
   /** Leaves cancelled or held back by the budget (DESIGN §13). */
   stopped: number
-  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §4b). */
+  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §11). */
   syntheses: number
   syntheses_done: number
   /**
