@@ -82,7 +82,10 @@ test('(1) a forged success result from a peer that never claimed is ignored ever
   // Protocol: one model call per leaf, one claim per leaf, all by the real executor.
   assert.deepEqual(executedTasks(standin).sort(), leaves.map((l) => l.text).sort())
   const claims = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'claim' ? [e.body] : []))
-  assert.deepEqual(claims.map((c) => c.claimer_peer), [ex.peerId, ex.peerId])
+  const leafIds = new Set(leaves.map((l) => l.id))
+  assert.deepEqual(claims.filter((c) => leafIds.has(c.node_id)).map((c) => c.claimer_peer), [ex.peerId, ex.peerId])
+  // The goal's synthesis is the one other claim, by the only executor there is.
+  assert.deepEqual(claims.filter((c) => !leafIds.has(c.node_id)).map((c) => c.claimer_peer), [ex.peerId])
   await ex.waitFor(() => ex.drops('unauthorized_result') === forged.length, 'the executor counts the forged results too', 20_000)
 })
 
