@@ -10,6 +10,7 @@ import * as vscode from 'vscode'
 import { PlanElement } from '../views/planTree'
 import { nodeIdFromPath, SCHEME } from '../views/resultUri'
 import type { CommandId } from './commandIds'
+import { Disposable } from './disposable'
 import type { ComponentLog, Log } from './log'
 
 /** Command handlers of one feature, by command id. */
@@ -68,4 +69,22 @@ export interface CommandDeps {
   results: import('../views/resultDocuments').ResultDocuments
   /** Workspace state: what the user started is recorded there (restore.ts). */
   state: import('./restore').StateStore
+}
+
+/**
+ * A feature's commands (peers, Submit Goal, results, plans, API keys): it registers its own
+ * table through `register` and logs under [commands]. Disposing it unregisters them.
+ */
+export abstract class CommandFeature extends Disposable {
+  protected readonly log: ComponentLog
+
+  constructor (protected readonly d: CommandDeps) {
+    super()
+    this.log = d.log.for('commands')
+  }
+
+  /** Registers every handler of `table` (registerCommands), owned by this feature. */
+  protected register (table: CommandTable): void {
+    for (const r of registerCommands(this.d.log, table)) this._register(r)
+  }
 }

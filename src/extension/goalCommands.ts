@@ -9,9 +9,7 @@ import { costSummary } from '../peer/state/planCost'
 import { planProgress, type GoalView } from '../peer/state/tree'
 import { firstLine } from '../views/format'
 import { Commands } from './commandIds'
-import { registerCommands, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
-import type { ComponentLog } from './log'
+import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { PeerCommands } from './peerCommands'
 import { goalBudget } from './settings'
 
@@ -29,15 +27,12 @@ export interface SubmitGoalOptions {
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
 const DISCOVERY_WAIT_MS = 6000
 
-export class GoalCommands extends Disposable {
-  private readonly log: ComponentLog
-
-  constructor (private readonly d: CommandDeps, private readonly peers: PeerCommands) {
-    super()
-    this.log = d.log.for('commands')
-    for (const r of registerCommands(d.log, {
+export class GoalCommands extends CommandFeature {
+  constructor (d: CommandDeps, private readonly peers: PeerCommands) {
+    super(d)
+    this.register({
       [Commands.submitGoal]: (opts?: SubmitGoalOptions | string) => this.submitGoal(opts)
-    })) this._register(r)
+    })
   }
 
   /**

@@ -4,21 +4,16 @@
  */
 import * as vscode from 'vscode'
 import { Commands } from './commandIds'
-import { registerCommands, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
-import type { ComponentLog } from './log'
+import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { KeyProvider } from './secrets'
 
-export class KeyCommands extends Disposable {
-  private readonly log: ComponentLog
-
-  constructor (private readonly d: CommandDeps) {
-    super()
-    this.log = d.log.for('commands')
-    for (const r of registerCommands(d.log, {
+export class KeyCommands extends CommandFeature {
+  constructor (d: CommandDeps) {
+    super(d)
+    this.register({
       [Commands.setApiKey]: (provider?: KeyProvider, key?: string) => this.setApiKey(provider, key),
       [Commands.clearApiKey]: (provider?: KeyProvider) => this.clearApiKey(provider)
-    })) this._register(r)
+    })
   }
 
   /** Stores an API key in SecretStorage; it reaches peers through their environment only. */

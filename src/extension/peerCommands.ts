@@ -6,9 +6,7 @@ import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
 import { peerAddressProblem, shareableAddress } from './address'
 import { Commands } from './commandIds'
-import { registerCommands, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
-import type { ComponentLog } from './log'
+import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { ReadyInfo } from './peerProcess'
 import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize } from './peers'
 import { recordStarted } from './restore'
@@ -20,13 +18,10 @@ const CAPABILITY_HELP: Record<Capability, string> = {
   can_run_code: 'write and run code'
 }
 
-export class PeerCommands extends Disposable {
-  private readonly log: ComponentLog
-
-  constructor (private readonly d: CommandDeps) {
-    super()
-    this.log = d.log.for('commands')
-    for (const r of registerCommands(d.log, {
+export class PeerCommands extends CommandFeature {
+  constructor (d: CommandDeps) {
+    super(d)
+    this.register({
       [Commands.startPeer]: () => this.startPeer(),
       [Commands.stopPeer]: () => this.stopPeer(),
       [Commands.restartPeer]: () => this.restartPeer(),
@@ -36,7 +31,7 @@ export class PeerCommands extends Disposable {
       [Commands.stopLocalSwarm]: () => this.stopLocalSwarm(),
       [Commands.copyMyAddress]: () => this.copyMyAddress(),
       [Commands.connectToPeer]: (address?: string) => this.connectToPeer(address)
-    })) this._register(r)
+    })
   }
 
   /** Starts the main peer; resolves with its ready info. */

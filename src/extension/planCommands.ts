@@ -9,22 +9,17 @@ import { firstLine, slug } from '../views/format'
 import { planJson, planMarkdown } from '../views/planExport'
 import { answerLeaf, leavesOf } from '../views/planModel'
 import { Commands } from './commandIds'
-import { defaultFile, errorMessage, nodeIdOf, registerCommands, writeUri, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
-import type { ComponentLog } from './log'
+import { defaultFile, errorMessage, nodeIdOf, CommandFeature, writeUri, type CommandDeps } from './commandRegistry'
 
-export class PlanCommands extends Disposable {
-  private readonly log: ComponentLog
-
-  constructor (private readonly d: CommandDeps) {
-    super()
-    this.log = d.log.for('commands')
-    for (const r of registerCommands(d.log, {
+export class PlanCommands extends CommandFeature {
+  constructor (d: CommandDeps) {
+    super(d)
+    this.register({
       [Commands.exportPlan]: (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }) => this.exportPlan(arg, opts),
       [Commands.removeFromView]: (arg?: unknown) => this.removeFromView(arg),
       [Commands.clearFinishedPlans]: () => this.clearFinishedPlans(),
       [Commands.cancelPlan]: (arg?: unknown, opts?: { confirm?: boolean }) => this.cancelPlan(arg, opts)
-    })) this._register(r)
+    })
   }
 
   /**

@@ -9,25 +9,20 @@ import { leavesOf } from '../views/planModel'
 import { lineageOf, resultMarkdown } from '../views/resultText'
 import { SCHEME } from '../views/resultUri'
 import { Commands } from './commandIds'
-import { defaultFile, nodeIdOf, registerCommands, writeUri, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
-import type { ComponentLog } from './log'
+import { defaultFile, nodeIdOf, CommandFeature, writeUri, type CommandDeps } from './commandRegistry'
 
 /** Setting: open results as Markdown source (default) or as the rendered preview. */
 const RESULTS_OPEN_AS = 'goalSwarm.results.openAs'
 
-export class ResultCommands extends Disposable {
-  private readonly log: ComponentLog
-
-  constructor (private readonly d: CommandDeps) {
-    super()
-    this.log = d.log.for('commands')
-    for (const r of registerCommands(d.log, {
+export class ResultCommands extends CommandFeature {
+  constructor (d: CommandDeps) {
+    super(d)
+    this.register({
       [Commands.openResult]: (arg?: unknown) => this.openResult(arg),
       [Commands.openResultPreview]: (arg?: unknown) => this.openResultPreview(arg),
       [Commands.saveResultAs]: (arg?: unknown, target?: vscode.Uri) => this.saveResultAs(arg, target),
       [Commands.copyPrompt]: (arg?: unknown) => this.copyPrompt(arg)
-    })) this._register(r)
+    })
   }
 
   /** Opens a leaf's result document. @returns its URI string */

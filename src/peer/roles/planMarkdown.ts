@@ -29,7 +29,7 @@ function quoteBlock (text: string, pad = '   '): string {
 }
 
 /** Goals of the winning tree whose decomposition gave up (DESIGN §8: failure is visible). */
-function failedGoalCount (root: GoalView): number {
+export function failedGoals (root: GoalView): number {
   let n = 0
   const walk = (g: TreeNode): void => {
     if (g.kind !== 'goal' || g.status === 'superseded') return
@@ -70,7 +70,7 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
 /** The progress sentence of a root: state, leaves done, failures, gaps, waits. */
 function progressSentence (root: GoalView): string {
   const p = planProgress(root)
-  const badGoals = failedGoalCount(root)
+  const badGoals = failedGoals(root)
   const stopped = root.plan?.state === 'cancelled' ? 'cancelled' : root.plan?.state === 'budget_reached' ? 'stopped at its budget' : null
   const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'finished with failures' : 'complete')
   return `Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +

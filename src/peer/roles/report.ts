@@ -7,7 +7,9 @@ import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
-import { planSection } from './planMarkdown'
+import { failedGoals, planSection } from './planMarkdown'
+
+export { failedGoals }
 
 /** PeerId → announced display label (state/peerNames.ts announcedNames). */
 export type PeerNames = ReadonlyMap<string, string>
@@ -33,18 +35,6 @@ function depNote (t: LeafView | SynthesisView): string {
 function oneLine (text: string, max: number): string {
   const s = text.replace(/\s+/g, ' ').trim()
   return s.length > max ? s.slice(0, max - 1) + '…' : s
-}
-
-/** Goals of the winning tree whose decomposition gave up (DESIGN §8: failure is visible). */
-export function failedGoals (root: GoalView): number {
-  let n = 0
-  const walk = (g: TreeNode): void => {
-    if (g.kind !== 'goal' || g.status === 'superseded') return
-    if (g.status === 'failed') n++
-    g.children.forEach(walk)
-  }
-  walk(root)
-  return n
 }
 
 function progressLine (root: GoalView): string {
