@@ -307,7 +307,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
     }
   }
   path.delete(g.id)
-  applyDependencies(view.children.slice(0, winner.children.length))
+  applyDependencies(view.children.slice(0, winner.children.length), new Map(winner.children.map((d) => [d.child_id, d.depends_on ?? []])))
   view.synthesis = synthesisView(ctx, view, winner, superseded)
   return view
 }
