@@ -31,7 +31,8 @@ export const UI_SETTINGS = {
 }
 
 /** Every Goal Swarm result of the offline demo model carries this label (src/peer/llm/offline-demo.ts). */
-const DEMO_ANSWER = 'Synthetic answer from the offline demo model'
+// A demo answer or a demo program's output (a can_run_code leaf, where the editor's executors offer it).
+const DEMO_ANSWER = 'from the offline demo model; no LLM was called'
 
 /** Monaco renders spaces as no-break spaces; compare text as the user reads it. */
 const normalize = (s) => s.replace(/\u00a0/g, ' ')
