@@ -246,12 +246,16 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
   blocked: 'Something it builds on failed, so it is never run.'
 }
 
-/** Leaf tooltip: status, capability, claimer/executor and the start of the output. */
+/** What the final answer row is (DESIGN §11). */
+const ANSWER_HELP = 'The goal\'s parts, synthesized into one answer by an executor once every part is done.'
+
+/** Leaf tooltip: status, capability, claimer/executor and the start of the output (the final answer's too, with ctx.answer). */
 export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
   const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
-  out.push(`**Prompt** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
-  out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : LEAF_STATUS_HELP[leaf.status]}_`, '')
+  out.push(`**${ctx.answer === true ? 'Final answer' : 'Prompt'}** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
+  const help = ctx.answer === true ? ANSWER_HELP : LEAF_STATUS_HELP[leaf.status]
+  out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : help}_`, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.status === 'waiting') out.push(`- Waiting on: ${leaf.waiting_on.map(code).join(', ')}`)
   if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)

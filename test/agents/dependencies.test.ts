@@ -12,7 +12,7 @@ import { synthesisId } from '../../src/peer/protocol/ids'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { startExecutor } from '../../src/peer/roles/executor'
-import { startAnnouncer } from '../../src/peer/roles/index'
+import { startAnnouncer, startObserver } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { rankedSynthesizer } from '../../src/peer/roles/synthesis'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
@@ -168,4 +168,28 @@ test('two idle executors: the synthesis is claimed by the ranked one only, so it
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'synthesize').length, 1, 'one synthesis call started')
   assert.deepEqual(user.state.claimsFor(sid).map((c) => c.claimer_peer), [ranked])
   assert.equal(user.state.resultsFor(sid)[0]?.executor_peer, ranked)
+})
+
+test('observer: a plan whose remaining work waits on a capability gap is logged as stuck once, naming the capability', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const sc = await w.hub.addPeer({ label: 'sc' })
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Compute the budget', 'Summarise the budget'], dec.peerId, { at: nowMicros(), dependsOn: [[], [0]] })
+  const a = accepted(p, sc.peerId, { capability: ['can_run_code', 'can_write_text'], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await dec.publish('proposal', p)
+  await sc.publish('accepted', a)
+  const writer = await w.agent('executor', { capabilities: ['can_write_text'] }, 'writer')
+  w.track(startAnnouncer(writer.ctx))
+  const observer = await w.agent('observer', {}, 'observer')
+  w.track(startObserver(observer.ctx, { print: () => {}, debounceMs: 50 }))
+  const stuck = await waitUntil('the stuck record', () => observer.records.find((r) => typeof r.msg === 'string' && r.msg.startsWith('plan stuck')), 10_000)
+  assert.deepEqual(stuck.capabilities, ['can_run_code'])
+  assert.equal(stuck.goal_id, root.goal_id)
+  assert.match(String(stuck.msg), /1 leaf needs can_run_code, which no live executor offers/)
+  assert.equal(observer.records.filter((r) => typeof r.msg === 'string' && r.msg.startsWith('plan stuck')).length, 1)
+  assert.equal(observer.records.some((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete')), false)
 })

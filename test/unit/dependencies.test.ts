@@ -144,6 +144,42 @@ describe('waiting and blocked statuses (DESIGN §11)', () => {
   })
 })
 
+describe('a composite subgoal with a dependency holds its whole subtree (DESIGN §11)', () => {
+  const p4 = proposal(g.goal_id, ['Pick the travel dates', 'Plan the Tokyo days'], 'peer-dec-1', { dependsOn: [[], [0]] })
+  const a4 = accepted(p4, 'peer-sc-1', { atomic: [true, false] })
+  const dates = a4.children[0]!.child_id
+  const tokyo = childGoal(a4, 1, g)
+  const pt = proposal(tokyo.goal_id, ['Day 1', 'Day 2'], 'peer-dec-1')
+  const at = accepted(pt)
+  const dayNode = promptNode(at, 0)
+  const base = [envelopeOf('goal', g), envelopeOf('proposal', p4), envelopeOf('accepted', a4), envelopeOf('goal', tokyo), envelopeOf('proposal', pt), envelopeOf('accepted', at), envelopeOf('node', dayNode), live]
+  const tokyoOf = (extra: AnyEnvelope[]): GoalView => {
+    const [root] = buildTree(new PlanState([...base, ...extra]), { nowUs: NOW })
+    return root?.children[1] as GoalView
+  }
+
+  it('its leaves wait for the sibling, are not claimable, and get its result once it is done', () => {
+    const waiting = tokyoOf([])
+    assert.deepEqual(waiting.children.map((c) => [c.status, (c as LeafView).waiting_on]), [['waiting', [dates]], ['waiting', [dates]]])
+    assert.equal(waiting.synthesis?.status, 'waiting')
+    const state = new PlanState(base)
+    assert.equal(leafReady(state, dayNode, NOW), false)
+    for (const e of done(dates, T0 + sec(12), 'April')) state.add(e)
+    assert.equal(leafReady(state, dayNode, NOW), true)
+    assert.deepEqual(dependencyResults(state, dayNode, NOW), [{ title: 'Pick the travel dates', output: 'April' }])
+    assert.deepEqual(tokyoOf(done(dates, T0 + sec(12))).children.map((c) => c.status), ['pending_execution', 'pending_execution'])
+  })
+
+  it('a failed sibling blocks every task below, the synthesis and the root\'s', () => {
+    const [root] = buildTree(new PlanState([...base, ...done(dates, T0 + sec(12), 'no calendar', false)]), { nowUs: NOW })
+    const t4 = root?.children[1] as GoalView
+    assert.deepEqual(t4.children.map((c) => [c.status, (c as LeafView).blocked_by]), [['blocked', 'dependency "Pick the travel dates" failed'], ['blocked', 'dependency "Pick the travel dates" failed']])
+    assert.equal(t4.synthesis?.status, 'blocked')
+    assert.equal(root?.synthesis?.status, 'blocked')
+    assert.equal(planProgress(root!).complete, true)
+  })
+})
+
 describe('synthesis and dependency prompts (DESIGN §11)', () => {
   it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
     const sid = synthesisId(g.goal_id, chain.proposal_id)

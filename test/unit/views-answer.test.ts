@@ -59,6 +59,8 @@ describe('the final answer item', () => {
     const item = leafItem(entry.node as LeafView, { answer: true })
     assert.equal(item.label, 'Final answer')
     assert.equal(item.description, 'waiting for 2 of 2 parts')
+    assert.match(item.tooltip, /^\*\*Final answer\*\* · waiting\n/)
+    assert.match(item.tooltip, /synthesized into one answer by an executor once every part is done/)
   })
 
   it('once synthesized it opens like a result (leaf.done.result) with a lightbulb and the answer in its document', () => {

@@ -105,7 +105,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
     const caps = [...gapCapabilities(root)].sort()
     // scripts/local-swarm.mjs reads this record (its event and fields).
     log.warn({ event: 'plan_stuck', goal_id: root.id, capabilities: caps },
-      `plan stuck for "${excerpt(root.text)}": ${p.capability_gap} leaves need ${caps.join(', ')}, which no live executor offers; everything left waits on them`)
+      `plan stuck for "${excerpt(root.text)}": ${p.capability_gap} ${p.capability_gap === 1 ? 'leaf needs' : 'leaves need'} ${caps.join(', ')}, which no live executor offers; everything left waits on them`)
   }
 
   function writeReport (roots: GoalView[], names: PeerNames, sync: boolean): void {

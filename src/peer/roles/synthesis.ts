@@ -56,11 +56,29 @@ export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafO
   return out.sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0))
 }
 
-/** true when a live leaf's dependencies are all done (a leaf without any is always ready). */
-export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
+/**
+ * The slots a leaf waits on (DESIGN §11): its own dependencies, then those of each composite
+ * goal above it, nearest level first (a composite subgoal that depends on a sibling holds its
+ * whole subtree until that sibling is done). Each with the split it belongs to.
+ */
+function slotsToWaitOn (state: PlanState, node: PromptNode): { split: AcceptedSplit, decision: ChildDecision }[] | null {
   const slot = liveLeafSlot(state, node)
-  if (slot === null) return false
-  return dependenciesDone(state, slot.split, slot.decision, nowUs, opts, memo)
+  if (slot === null) return null
+  const out = [slot]
+  let goal = state.goal(node.goal_id)
+  for (let i = 0; goal !== undefined && goal.parent_id !== null && i < 32; i++) {
+    const split = winningFor(state, goal.parent_id)
+    const d = split?.children.find((c) => c.child_id === goal?.goal_id)
+    if (split !== undefined && d !== undefined) out.push({ split, decision: d })
+    goal = state.goal(goal.parent_id)
+  }
+  return out
+}
+
+/** true when a live leaf's dependencies, and those of the composite goals above it, are all done. */
+export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
+  const slots = slotsToWaitOn(state, node)
+  return slots !== null && slots.every((s) => dependenciesDone(state, s.split, s.decision, nowUs, opts, memo))
 }
 
 /** The counted output of a done slot: a leaf's result, a composite child's synthesis result. */
@@ -76,15 +94,20 @@ function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, n
   return shown.output_sha256 === null ? shown.output : `${shown.output}\n[only the first part of a longer result is shown]`
 }
 
-/** The results of a leaf's dependencies for its prompt, nearest sibling first (DESIGN §11). */
+/**
+ * The results of a leaf's dependencies for its prompt (DESIGN §11): its own, nearest sibling
+ * first, then those of the composite goals above it, nearest level first.
+ */
 export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}): PartResult[] {
-  const slot = liveLeafSlot(state, node)
-  if (slot === null) return []
-  const deps = (slot.decision.depends_on ?? [])
-    .map((id) => slot.split.children.find((c) => c.child_id === id))
-    .filter((c): c is ChildDecision => c !== undefined)
-    .sort((a, b) => b.index - a.index)
-  return deps.map((c) => ({ title: c.text, output: slotOutput(state, slot.split, c, nowUs, opts) }))
+  const out: PartResult[] = []
+  for (const { split, decision } of slotsToWaitOn(state, node) ?? []) {
+    const deps = (decision.depends_on ?? [])
+      .map((id) => split.children.find((c) => c.child_id === id))
+      .filter((c): c is ChildDecision => c !== undefined)
+      .sort((a, b) => b.index - a.index)
+    for (const c of deps) out.push({ title: c.text, output: slotOutput(state, split, c, nowUs, opts) })
+  }
+  return out
 }
 
 /** Inputs of a synthesis prompt: the goal, its ancestors (outermost first), the children's results in split order. */

@@ -316,7 +316,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   }
   path.delete(g.id)
   const live = view.children.slice(0, winner.children.length)
-  applyDependencies(live)
+  applyDependencies(live, new Map(winner.children.map((d) => [d.child_id, d.depends_on ?? []])))
   // A stopped plan's waiting leaves are stopped too (DESIGN §13 over §11).
   for (const c of live) if (c.kind === 'leaf') c.status = stoppedStatus(c.status, ctx.run)
   view.synthesis = synthesisView(ctx, view, winner, superseded)

@@ -31,7 +31,8 @@ export const UI_SETTINGS = {
 }
 
 /** Every Goal Swarm result of the offline demo model carries this label (src/peer/llm/offline-demo.ts). */
-const DEMO_ANSWER = 'Synthetic answer from the offline demo model'
+// A demo answer or a demo program's output (a can_run_code leaf, where the editor's executors offer it).
+const DEMO_ANSWER = 'from the offline demo model; no LLM was called'
 
 /** Monaco renders spaces as no-break spaces; compare text as the user reads it. */
 const normalize = (s) => s.replace(/\u00a0/g, ' ')
@@ -227,8 +228,10 @@ export function goalSwarmJourney ({ page, screenshot }) {
           await expandAll(page)
           rows = await planRows(page)
           // Leaves of a losing accepted split stay visible as superseded (DESIGN §4); they are not prompts of the plan.
-          leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded'))
-          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done'))) break
+          // The plan's final answer (the root's synthesis, DESIGN §11) is a row of its own, not a prompt.
+          leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded') && r.label !== 'Final answer')
+          const answerRow = rows.find((r) => r.label === 'Final answer')
+          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done')) break
           if (waited >= 15_000) break
           await page.waitForTimeout(500)
         }
@@ -238,6 +241,12 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\.\\d\\d`)
         if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · <score>", got ${JSON.stringify(root)}`)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
+        // The final answer is the first row under the root, done once the plan is complete.
+        const at = rows.indexOf(root)
+        const answer = rows[at + 1]
+        if (answer?.label !== 'Final answer' || answer.level !== root.level + 1 || !/^done · local-executor-\d$/.test(answer.description)) {
+          throw new Error(`the first row under the root should be the done final answer, got ${JSON.stringify(answer)}`)
+        }
         const notDone = leaves.filter((r) => !r.description.startsWith('done'))
         if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
         // The executors are this editor's local swarm, so rows name them instead of a PeerId suffix.
