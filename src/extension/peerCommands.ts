@@ -69,7 +69,12 @@ export class PeerCommands extends CommandFeature {
     }
     const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Goal Swarm: starting executor' }, () => this.d.peers.contribute(caps))
     await recordStarted(this.d.state, { contributor: caps })
-    void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
+    const notOffered = this.d.peers.contributorNotOffered
+    if (notOffered === null) void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
+    else {
+      const offered = caps.filter((c) => c !== 'can_run_code')
+      void vscode.window.showWarningMessage(`Goal Swarm: ${offered.length === 0 ? 'this editor executes no prompts' : `this editor now executes prompts needing ${offered.join(', ')}`}; ${notOffered}.`)
+    }
     return info
   }
 

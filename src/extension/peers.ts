@@ -5,6 +5,8 @@
  */
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
+import { offerableCapabilities } from '../peer/roles/codeRun'
+import { detectSandbox } from '../peer/sandbox/detect'
 import { Disposable } from './disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'
@@ -37,6 +39,7 @@ export class PeerManager extends Disposable {
   readonly main: SupervisedPeer
   private contributorPeer: SupervisedPeer | undefined
   private contributorCaps: Capability[] | undefined
+  private contributorDropped: string | null = null
   private local: SupervisedPeer[] = []
   /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
   private readonly launchedWith = new Map<string, string>()
@@ -96,6 +99,12 @@ export class PeerManager extends Disposable {
   get contributor (): SupervisedPeer | undefined { return this.contributorPeer }
   /** Capabilities of the contributed executor, when one runs. */
   get contributorCapabilities (): readonly Capability[] | undefined { return this.contributorCaps }
+  /**
+   * Why the contributed executor does not offer a capability it was asked for, else null:
+   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"; the executor runs the
+   * same detection and drops it too).
+   */
+  get contributorNotOffered (): string | null { return this.contributorDropped }
   get localSwarm (): readonly SupervisedPeer[] { return this.local }
   /** Every peer this editor supervises. */
   all (): SupervisedPeer[] {
@@ -118,6 +127,7 @@ export class PeerManager extends Disposable {
     await this.startMain()
     await this.stopContributing()
     this.contributorCaps = [...capabilities]
+    this.contributorDropped = offerableCapabilities(capabilities, detectSandbox()).dropped
     const peer = this.track(new SupervisedPeer('executor', () => this.helperLaunch('executor', 'executor', `editor-executor-${this.deps.workspaceKey}`, this.contributorCaps ?? ['can_write_text']), this.supervisorDeps('executor')))
     this.contributorPeer = peer
     this._onDidChange.fire()
@@ -129,6 +139,7 @@ export class PeerManager extends Disposable {
     if (peer === undefined) return
     this.contributorPeer = undefined
     this.contributorCaps = undefined
+    this.contributorDropped = null
     await peer.stop()
     peer.dispose()
     this._onDidChange.fire()

@@ -47,7 +47,8 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     assert.equal(p.done, p.leaves, 'every prompt done')
     for (const l of leaves(root)) {
       assert.equal(l.success, true)
-      assert.match(l.output ?? '', /Synthetic (answer|program) from the offline demo model/)
+      // A can_run_code leaf (the demo's code step, when the scorers saw an executor offering it) ran a program in the sandbox.
+      assert.match(l.output ?? '', l.required_capability === 'can_run_code' ? /^\*\*Ran in a sandbox:\*\* (node|python3), exit code 0, / : /Synthetic answer from the offline demo model/)
     }
   })
 

@@ -22,7 +22,8 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     const a = await api()
     const root = rootById(a, await ensurePlan(a))
     assert.ok(root)
-    const leaf = leaves(root).find((l) => l.status === 'done')
+    // A text prompt: its result is the model's answer (a can_run_code one shows a program run instead).
+    const leaf = leaves(root).find((l) => l.status === 'done' && l.required_capability === 'can_write_text')
     assert.ok(leaf)
     return { a, root, leaf }
   }

@@ -1,7 +1,7 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import { api, applySettings, ensurePlan, rootById, until } from './helpers'
+import { api, applySettings, ensurePlan, ensureSwarm, rootById, until } from './helpers'
 
 suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
   test('Cancel Plan on a root goal cancels its plan; the row says cancelled, shows the cost and no longer offers Cancel Plan', async function () {
@@ -30,6 +30,8 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
     this.timeout(300_000)
     const a = await api()
     await ensurePlan(a)
+    // Decomposers must run to spend the budget; an earlier file may have stopped the swarm.
+    await ensureSwarm(a)
     await applySettings({ 'goalSwarm.budget.maxCalls': 1 })
     try {
       await until(() => a.settings.current().budgetMaxCalls === 1, 10_000, 'the budget setting read')

@@ -89,6 +89,16 @@ export function shared (): { goalId?: string } {
 export const GOAL = 'Plan a two-week trip to Japan'
 
 /**
+ * Makes sure a local swarm that can plan and execute runs (at least 1 decomposer, 2 scorers for
+ * the quorum and 1 executor), with the test settings; earlier files may have stopped it.
+ */
+export async function ensureSwarm (a: GoalSwarmTestApi): Promise<void> {
+  await applySettings(TEST_SETTINGS)
+  const count = (role: string): number => a.peers.localSwarm.filter((p) => p.isActive && p.label.startsWith(`local-${role}-`)).length
+  if (count('decomposer') < 1 || count('scorer') < 2 || count('executor') < 1) await vscode.commands.executeCommand('goalSwarm.startLocalSwarm')
+}
+
+/**
  * The goal id of a completed plan of GOAL: the one an earlier test made, or a new one planned
  * by a fresh local swarm (so each test file also runs alone or in any order, as
  * @vscode/test-cli may load them).
@@ -100,9 +110,7 @@ export async function ensurePlan (a: GoalSwarmTestApi): Promise<string> {
     return r !== undefined && planProgress(r).complete
   }
   if (done(s.goalId)) return s.goalId
-  await applySettings(TEST_SETTINGS)
-  const count = (role: string): number => a.peers.localSwarm.filter((p) => p.isActive && p.label.startsWith(`local-${role}-`)).length
-  if (count('decomposer') < 1 || count('scorer') < 2 || count('executor') < 1) await vscode.commands.executeCommand('goalSwarm.startLocalSwarm')
+  await ensureSwarm(a)
   const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL, ifNoWorkers: 'submit', progress: false })
   assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
   await a.model.waitFor(() => done(goalId), 280_000, 'the plan to complete')
