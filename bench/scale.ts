@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { PeerProcess } from '../test/support/peers'
 import { INJECTOR_SPEC, wallMs } from '../test/support/peers'
+import { pickRandom } from '../src/peer/net/random'
 import { formatTimestamp, nowMicros } from '../src/peer/protocol/time'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { procMemory } from './lib/procMemory'
@@ -36,16 +37,6 @@ function cpuTicks (pid: number): number {
   } catch {
     return NaN
   }
-}
-
-/** Up to `k` distinct items of `xs`, uniformly at random. */
-function sample<T> (xs: T[], k: number): T[] {
-  const copy = [...xs]
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1))
-    const a = copy[i] as T; copy[i] = copy[j] as T; copy[j] = a
-  }
-  return copy.slice(0, k)
 }
 
 interface ScaleResult {
@@ -82,7 +73,7 @@ export async function oneSize (ctx: BenchContext, n: number): Promise<ScaleResul
   const loop = monitorEventLoopDelay({ resolution: 10 })
   const sparse = (): { bootstrap: string[] | 'none', readyTimeoutMs: number } => {
     const running = rs.peers.filter((p) => p.ready !== null).map((p) => p.addr)
-    return { bootstrap: running.length === 0 ? 'none' : sample(running, BOOTSTRAP_FANOUT), readyTimeoutMs: 90_000 }
+    return { bootstrap: running.length === 0 ? 'none' : pickRandom(running, BOOTSTRAP_FANOUT), readyTimeoutMs: 90_000 }
   }
   try {
     const t0 = wallMs()

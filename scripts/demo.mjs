@@ -8,7 +8,7 @@
 // one leaf a program run in the sandbox; without it the executors say why and the plan has none.
 import path from 'node:path'
 import { Command } from 'commander'
-import { ensureBuilt, goalProblem, printSummary, runLocalSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, runScriptSwarm } from './local-swarm.mjs'
 
 const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
 const program = new Command('demo')
@@ -37,7 +37,7 @@ if (problem !== null) {
 }
 const reportFile = path.resolve(opts.report)
 say(`Goal Swarm demo: "${goal}" (offline demo model: every output is synthetic and says so)`)
-const outcome = await runLocalSwarm({
+await runScriptSwarm({
   goal,
   counts: { decomposers: 2, scorers: 2, executors: 2 },
   // Shorter protocol timings than the defaults suit one machine: gossip here takes milliseconds.
@@ -48,10 +48,5 @@ const outcome = await runLocalSwarm({
   reportFile,
   timeoutMs: opts.timeoutMs,
   env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
-  say,
-  showTree: true,
-  showProgress: !opts.quiet,
-  logDir: opts.logDir === undefined ? undefined : path.resolve(opts.logDir)
-})
-printSummary(say, outcome, reportFile)
-process.exit(outcome.ok ? 0 : 1)
+  say
+}, opts)

@@ -242,6 +242,23 @@ export async function runLocalSwarm (o) {
 }
 
 /** Prints the summary of a run, ending with the plan's final answer when there is one. */
+/**
+ * A script's whole run: runLocalSwarm with the tree drawn and progress lines (unless `quiet`),
+ * then the summary; exits the process 0 when the plan succeeded, 1 otherwise.
+ * @param {object} o runLocalSwarm's options without showTree/showProgress/logDir
+ * @param {{ quiet?: boolean, logDir?: string }} opts the script's --quiet and --log-dir
+ */
+export async function runScriptSwarm (o, opts) {
+  const outcome = await runLocalSwarm({
+    ...o,
+    showTree: true,
+    showProgress: opts.quiet !== true,
+    logDir: opts.logDir === undefined ? undefined : path.resolve(opts.logDir)
+  })
+  printSummary(o.say, outcome, o.reportFile)
+  process.exit(outcome.ok ? 0 : 1)
+}
+
 export function printSummary (say, outcome, reportFile) {
   const s = outcome.summary
   if (existsSync(reportFile)) say(`report: ${reportFile}`)

@@ -5,7 +5,7 @@
 // ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment, never from a flag.
 import path from 'node:path'
 import { Command, Option } from 'commander'
-import { ensureBuilt, goalProblem, printSummary, runLocalSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, runScriptSwarm } from './local-swarm.mjs'
 
 const count = (v) => {
   const n = Number(v)
@@ -76,7 +76,7 @@ const reportFile = path.resolve(opts.report)
 const why = opts.llm === undefined ? ' (a paid API, chosen because ANTHROPIC_API_KEY is set)' : ''
 say(`Goal Swarm: "${opts.goal}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}${why}: ` +
   `${opts.decomposers} decomposers, ${opts.scorers} scorers, ${opts.executors} executors, 1 observer`)
-const outcome = await runLocalSwarm({
+await runScriptSwarm({
   goal: opts.goal,
   counts: { decomposers: opts.decomposers, scorers: opts.scorers, executors: opts.executors },
   peerArgs: [...llmArgs, '--max-depth', String(opts.maxDepth), '--min-splits', String(opts.minSplits), '--max-splits', String(opts.maxSplits)],
@@ -84,10 +84,5 @@ const outcome = await runLocalSwarm({
   reportFile,
   timeoutMs: opts.timeoutMs,
   env,
-  say,
-  showTree: true,
-  showProgress: !opts.quiet,
-  logDir: opts.logDir === undefined ? undefined : path.resolve(opts.logDir)
-})
-printSummary(say, outcome, reportFile)
-process.exit(outcome.ok ? 0 : 1)
+  say
+}, opts)

@@ -7,7 +7,7 @@
  * the synthesis; of two idle executors only the ranked one claims the synthesis.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { synthesisId } from '../../src/peer/protocol/ids'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
@@ -16,13 +16,35 @@ import { startAnnouncer, startObserver } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { rankedSynthesizer } from '../../src/peer/roles/synthesis'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
+import type { AcceptedSplit, Goal, SubgoalProposal } from '../../src/peer/protocol/schemas'
 import { buildTree } from '../../src/peer/state/tree'
 import { scoreReply } from '../support/llm-standin'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
+import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
 import { FAST, publishedOf, World } from './harness'
 
 const CHAIN = ['Pick the travel dates', 'Book flights for those dates', 'Book hotels near the arrival airport']
+
+/**
+ * A world holding the chain A -> B -> C (CHAIN, each step after the one before) as one accepted
+ * split of a root goal, its node messages published in `nodeOrder`.
+ */
+async function chainWorld (t: TestContext, nodeOrder: number[]): Promise<{ w: World, user: MemoryPeer, root: Goal, p: SubgoalProposal, a: AcceptedSplit }> {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const sc = await w.hub.addPeer({ label: 'sc' })
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, CHAIN, dec.peerId, { at: nowMicros(), dependsOn: [[], [0], [1]] })
+  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  await user.publish('goal', root)
+  await dec.publish('proposal', p)
+  await sc.publish('accepted', a)
+  for (const i of nodeOrder) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
+  return { w, user, root, p, a }
+}
 
 test('decomposer: dependencies on earlier subgoals are proposed; a forward one goes back to the model with the reason', async (t) => {
   const w = await World.create()
@@ -66,19 +88,8 @@ test('scorer: the order is shown to the model; the accepted split and the prompt
 })
 
 test('executor: a chain A -> B -> C runs in order, each result in the next prompt, then one synthesis from all three in split order', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
-  const sc = await w.hub.addPeer({ label: 'sc' })
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, CHAIN, dec.peerId, { at: nowMicros(), dependsOn: [[], [0], [1]] })
-  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
-  // Published in reverse: the order of work comes from the dependencies, not from arrival.
-  for (const i of [2, 1, 0]) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
+  // Nodes published in reverse: the order of work comes from the dependencies, not from arrival.
+  const { w, user, root, p, a } = await chainWorld(t, [2, 1, 0])
   const OUT = ['DATES: 1-14 April', 'FLIGHTS: NH 10 on 1 April', 'HOTELS: two nights in Narita']
   w.standin.respondWith((req) => {
     if (req.purpose === 'synthesize') return { text: 'ANSWER: April trip, flights and hotels booked' }
@@ -117,18 +128,7 @@ test('executor: a chain A -> B -> C runs in order, each result in the next promp
 })
 
 test('executor: a failed dependency blocks its dependants and the synthesis: nothing more is claimed', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
-  const sc = await w.hub.addPeer({ label: 'sc' })
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, CHAIN, dec.peerId, { at: nowMicros(), dependsOn: [[], [0], [1]] })
-  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
-  for (const i of [0, 1, 2]) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
+  const { w, user, a } = await chainWorld(t, [0, 1, 2])
   w.standin.respondWith(() => ({ status: 400, message: 'invalid request' }))
   const e = await w.agent('executor', { capabilities: ['can_write_text'], llm: { ...w.standin.llmConfig('anthropic'), maxRetries: 0 } })
   w.track(startAnnouncer(e.ctx))

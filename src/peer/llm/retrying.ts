@@ -2,6 +2,9 @@
  * The shared half of every provider: bounded retry with exponential backoff (p-retry),
  * structured output validation with the error fed back, and stats. A Backend only turns one
  * request into one reply, or throws a BackendFailure saying what failed.
+ *
+ * One file on purpose: the retry loop, its Retry-After budget, the per-request timeout, the
+ * wait notices and the usage meter all act on the same attempt in flight.
  */
 import pRetry, { AbortError } from 'p-retry'
 import type { Logger } from 'pino'

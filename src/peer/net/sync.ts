@@ -28,6 +28,7 @@ import { canonicalJson } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
 import { jsonFrames, type JsonFrames } from './framing'
 import type { IngestOutcome } from './ingest'
+import { pickRandom } from './random'
 
 export const SYNC_PROTOCOL = '/goal-swarm/sync/1.0.0'
 /** Bytes of envelope JSON per `envs` frame (a frame may exceed it by one envelope). */
@@ -66,15 +67,6 @@ function digest (keys: string[]): string {
   const h = createHash('sha256')
   for (const k of keys) h.update(k).update('\n')
   return h.digest('hex')
-}
-
-function pickRandom<T> (items: T[], n: number): T[] {
-  const copy = [...items]
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1))
-    const a = copy[i] as T; copy[i] = copy[j] as T; copy[j] = a
-  }
-  return copy.slice(0, n)
 }
 
 export class SyncService {

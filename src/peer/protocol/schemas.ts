@@ -2,6 +2,9 @@
  * Wire schemas (zod 4) for every gossip message, with the seed's snake_case field names.
  * Unknown fields are rejected (`strict`): the signature and the content key cover the whole
  * body, so silently stripping a field would change what was signed.
+ *
+ * One file on purpose: it is the wire format, every message kind's schema in one place, so a
+ * reader sees the whole protocol at once and the kinds share their field rules.
  */
 import { z } from 'zod'
 import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'

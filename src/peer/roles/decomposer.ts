@@ -13,6 +13,9 @@
  * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
  * rounds per goal; only decomposers that race inside one jitter window can both publish in the
  * same round.
+ *
+ * One file on purpose: proposing, standing by and re-proposing share the per-goal state of one
+ * closure (in flight, standing by, re-proposal rounds).
  */
 import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'

@@ -15,6 +15,12 @@
  * A leaf held by someone else is watched; when its lease lapses with no result (a crashed
  * executor), any executor still running competes for it again (fixes the seed's B5).
  * Superseded leaves (children of a losing split) are never claimed.
+ *
+ * One file on purpose: every step of a claim (claim, settle window, lease renewals, the call,
+ * abort on loss, publish) reads and writes the same per-leaf state (`working`, the watchers, the
+ * settle window, the sync gate) held in one closure; split apart, that state would be passed
+ * between modules on every step. The pieces without that state live beside it (settleWindow,
+ * syncGate, codeRun, synthesis, planGate).
  */
 import { resolveClaims } from '../protocol/claims'
 import { leafOutcome } from '../state/leafOutcome'

@@ -11,6 +11,10 @@
  * split adopts the winning one (winningSplit). Children bodies are a pure function of the split
  * and the parent goal, so any scorer may republish missing ones: this is how a plan survives an
  * accepting scorer that dies between its accepted split and its children.
+ *
+ * One file on purpose: scoring, vote reuse, the quorum wait and acceptance share the per-goal
+ * state of one closure (what was scored, first seen, quorum reached, accepting); the pure
+ * rules it applies live in protocol/acceptance.ts.
  */
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'

@@ -2,6 +2,11 @@
  * The plan tree as a pure function of the plan state and a clock reading (DESIGN §4, §6):
  * for the same set of messages and the same `nowUs`, every peer builds the identical tree,
  * whatever order or repetition the messages arrived in.
+ *
+ * One file on purpose: the tree is one recursive pure function (goal views build leaf views
+ * and syntheses from the same context), and planProgress walks exactly the shape it builds.
+ * Rules that need no part of that recursion live beside it (leafOutcome, dependencyStatus,
+ * planControl, modelWait).
  */
 import { createHash } from 'node:crypto'
 import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
