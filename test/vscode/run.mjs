@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Real-editor test tier: the extension inside a real VS Code (code-server) and a real browser,
-// offline. Installs what it needs (Debian chromium + libkrb5-dev, Node 24 and code-server from
+// offline. Installs what it needs (Debian chromium + libkrb5-dev + bubblewrap, Node 24 and code-server from
 // the npm registry into a cache outside the repo), then runs the extension-host suite and the UI
 // suite. Every process it starts is stopped by pid, also on failure, timeout or Ctrl-C.
 //

@@ -1,9 +1,10 @@
-// Debian packages the real-editor tier needs: chromium (the browser playwright-core drives) and
-// libkrb5-dev (gssapi.h, needed to build code-server's kerberos native module on install).
+// Debian packages the real-editor tier needs: chromium (the browser playwright-core drives),
+// libkrb5-dev (gssapi.h, needed to build code-server's kerberos native module on install) and
+// bubblewrap (the sandbox the editor's contributed executor runs can_run_code programs in).
 import { existsSync } from 'node:fs'
 import { log, run, seconds, stopwatch } from './util.mjs'
 
-export const DEBIAN_PACKAGES = ['chromium', 'libkrb5-dev']
+export const DEBIAN_PACKAGES = ['chromium', 'libkrb5-dev', 'bubblewrap']
 export const CHROMIUM_PATH = '/usr/bin/chromium'
 
 /** Names of the packages in `names` that dpkg does not report as installed. */
