@@ -8,16 +8,18 @@
 // one leaf a program run in the sandbox; without it the executors say why and the plan has none.
 import path from 'node:path'
 import { Command } from 'commander'
-import { ensureBuilt, goalProblem, runScriptSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
 
 const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
 const program = new Command('demo')
   .description('Run a local Goal Swarm on the offline demo model and write the plan report.')
   .argument('[goal]', 'the goal to plan', DEFAULT_GOAL)
   .option('--report <file>', 'where to write the Markdown plan report', 'goal-swarm-report.md')
-  .option('--timeout-ms <ms>', 'give up after this long', (v) => Number(v), 180_000)
+  .option('--timeout-ms <ms>', 'give up after this long', timeoutMs, 180_000)
   .option('--quiet', 'print only the tree and the summary, not the roles\' progress', false)
   .option('--log-dir <dir>', 'also write every peer\'s log (JSON lines) to <dir>/<peer>.log')
+  // A usage error exits 2, like the peer CLI's (help and version still exit 0).
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
   .parse()
 
 const say = (s) => { process.stdout.write(s + '\n') }

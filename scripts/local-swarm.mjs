@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createLiveView, treeTexts } from './live-view.mjs'
+import { InvalidArgumentError } from 'commander'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const PEER = path.join(REPO_ROOT, 'dist', 'peer.js')
@@ -114,6 +115,36 @@ function progressLine (peer, rec, names) {
 }
 
 /**
+ * Commander parser of a script's --timeout-ms: a positive integer number of milliseconds.
+ * @throws InvalidArgumentError otherwise (commander then exits 2 naming the flag)
+ */
+export function timeoutMs (v) {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer number of milliseconds, got "${v}"`)
+  return n
+}
+
+/**
+ * Resolves true once every peer of `holders` holds a capability announcement from every peer of
+ * `announcers`, or false after `timeoutMs`.
+ */
+function heardFrom (holders, announcers, timeoutMs) {
+  const ids = announcers.map((p) => p.ready.peer_id)
+  const done = () => holders.every((h) => ids.every((id) => h.envelopes.some((e) => e.kind === 'capability' && e.body.peer_id === id)))
+  if (done()) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const check = () => { if (done()) finish(true) }
+    const timer = setTimeout(() => finish(false), timeoutMs)
+    const finish = (ok) => {
+      clearTimeout(timer)
+      for (const h of holders) h.client.off('envelopes', check)
+      resolve(ok)
+    }
+    for (const h of holders) h.client.on('envelopes', check)
+  })
+}
+
+/**
  * Runs the swarm until the goal's plan is complete, fails, or times out.
  * @param {object} o
  * @param {string} o.goal
@@ -166,6 +197,11 @@ export async function runLocalSwarm (o) {
     }
     view.peers(peers.length)
 
+    // The scorers' votes count on the capabilities live executors announce (a can_run_code leaf
+    // only where one is offered): submit once they have heard every executor.
+    const voters = peers.filter((p) => p.role === 'scorer' || p.role === 'decomposer')
+    const heard = await heardFrom(voters, peers.filter((p) => p.role === 'executor'), 15_000)
+    if (!heard) say('note: not every scorer has heard every executor yet; submitting anyway')
     const t0 = Date.now()
     let goalId
     try {

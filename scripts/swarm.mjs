@@ -5,7 +5,7 @@
 // ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment, never from a flag.
 import path from 'node:path'
 import { Command, Option } from 'commander'
-import { ensureBuilt, goalProblem, runScriptSwarm } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
 
 const count = (v) => {
   const n = Number(v)
@@ -26,9 +26,11 @@ const program = new Command('swarm')
   .option('--min-splits <n>', 'fewest subgoals per split', '2')
   .option('--max-splits <n>', 'most subgoals per split', '6')
   .option('--report <file>', 'where to write the Markdown plan report', 'goal-swarm-report.md')
-  .option('--timeout-ms <ms>', 'give up after this long', (v) => Number(v), 30 * 60_000)
+  .option('--timeout-ms <ms>', 'give up after this long', timeoutMs, 30 * 60_000)
   .option('--quiet', 'print only the tree and the summary', false)
   .option('--log-dir <dir>', 'also write every peer\'s log (JSON lines) to <dir>/<peer>.log')
+  // A usage error exits 2, like the peer CLI's (help and version still exit 0).
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
   .parse()
 
 const say = (s) => { process.stdout.write(s + '\n') }

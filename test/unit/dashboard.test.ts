@@ -11,7 +11,7 @@ import { pino } from 'pino'
 import { parseCli } from '../../src/peer/cli'
 import { makeConfig } from '../../src/peer/config'
 import { FlowLog } from '../../src/peer/dashboard/flow'
-import { startDashboard } from '../../src/peer/dashboard/server'
+import { MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
 import { dashboardSnapshot, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
 import { DropCounters } from '../../src/peer/net/drops'
 import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
@@ -139,6 +139,25 @@ describe('dashboard server', () => {
       await closing
       await assert.rejects(fetch(srv.url))
     } finally {
+      await srv.close()
+    }
+  })
+
+  test('live events: at most MAX_EVENT_CLIENTS streams at once, the next gets 503 with Retry-After', async () => {
+    const srv = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+    const open: AbortController[] = []
+    try {
+      for (let i = 0; i < MAX_EVENT_CLIENTS; i++) {
+        const ac = new AbortController()
+        open.push(ac)
+        assert.equal((await fetch(`${srv.url}api/events`, { signal: ac.signal })).status, 200)
+      }
+      const over = await fetch(`${srv.url}api/events`)
+      assert.equal(over.status, 503)
+      assert.equal(over.headers.get('retry-after'), '5')
+      assert.equal((await fetch(`${srv.url}api/state`)).status, 200, 'the rest of the page keeps working')
+    } finally {
+      for (const ac of open) ac.abort()
       await srv.close()
     }
   })

@@ -55,6 +55,13 @@ export interface DashboardServer {
 const KEEPALIVE_MS = 15_000
 /** How long an EventSource waits before reconnecting, ms (the SSE `retry` field). */
 const RECONNECT_MS = 1000
+/** Live-event clients served at once; more get 503 (each holds a socket and its unsent snapshots). */
+export const MAX_EVENT_CLIENTS = 32
+/**
+ * Bytes a live-event client may leave unread before it is dropped: a client that never reads
+ * would otherwise make the peer buffer every snapshot it was sent. Its EventSource reconnects.
+ */
+export const MAX_UNSENT_BYTES = 4 * 1024 * 1024
 const NODE_ID = /^[0-9a-f]{16}$/
 
 const PAGE_FILES: Record<string, { file: string, type: string }> = {
@@ -101,7 +108,17 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
     lastPush = Date.now()
     let data: string
     try { data = snapshotJson() } catch (err) { log.error({ err }, 'dashboard snapshot failed'); return }
-    for (const res of clients) res.write(`event: state\ndata: ${data}\n\n`)
+    for (const res of clients) write(res, `event: state\ndata: ${data}\n\n`)
+  }
+  /** Writes to a live-event client, dropping it when it leaves too much unread (MAX_UNSENT_BYTES). */
+  const write = (res: ServerResponse, chunk: string): void => {
+    if (res.writableLength > MAX_UNSENT_BYTES) {
+      clients.delete(res)
+      log.warn({ unsent_bytes: res.writableLength }, 'dashboard client dropped: it does not read its live events')
+      res.destroy()
+      return
+    }
+    res.write(chunk)
   }
   const schedule = (): void => {
     if (scheduled !== null || clients.size === 0 || closed) return
@@ -109,7 +126,7 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
   }
   const changeSub = source.onChange(schedule)
   const tick = setInterval(() => { if (Date.now() - lastPush >= tickMs / 2) push() }, tickMs)
-  const keepalive = setInterval(() => { for (const res of clients) res.write(': keep-alive\n\n') }, KEEPALIVE_MS)
+  const keepalive = setInterval(() => { for (const res of clients) write(res, ': keep-alive\n\n') }, KEEPALIVE_MS)
   tick.unref(); keepalive.unref()
 
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void => {
@@ -121,6 +138,7 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
   }
 
   const events = (req: IncomingMessage, res: ServerResponse): void => {
+    if (clients.size >= MAX_EVENT_CLIENTS) { fail(res, 503, `at most ${MAX_EVENT_CLIENTS} live dashboards at once`, { 'Retry-After': '5' }); return }
     res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' })
     res.write(`retry: ${RECONNECT_MS}\n\n`)
     res.write(`event: state\ndata: ${snapshotJson()}\n\n`)

@@ -27,6 +27,7 @@ import { ResultAudit } from './resultAudit'
 import { StateLog } from './stateLog'
 import { readSwarmKey } from './swarmKey'
 import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './sync'
+import { buildTree, planProgress } from '../state/tree'
 
 export interface RuntimeOptions {
   /** Safety-net sync period with one random peer (ms, default SAFETY_SYNC_INTERVAL_MS; 0 = never). */
@@ -208,6 +209,11 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     cancelGoal: async (goalId, reason) => {
       const goal = state.goal(goalId)
       if (goal === undefined) throw new Error(`goal ${goalId} is not known to this peer`)
+      // A finished plan has nothing left to stop; a cancel would only relabel its finished parts.
+      const root = buildTree(state, { nowUs: now(), settleMs: config.settleMs }).find((r) => r.id === goalId)
+      if (root !== undefined && planProgress(root).complete && root.plan?.state !== 'cancelled') {
+        throw new Error(`the plan of goal ${goalId} is already complete: nothing to cancel`)
+      }
       return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
     },
     getOutput: async (nodeId) => {
