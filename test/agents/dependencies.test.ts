@@ -16,7 +16,7 @@ import { startAnnouncer, startObserver } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
 import { rankedSynthesizer } from '../../src/peer/roles/synthesis'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
-import type { AcceptedSplit, Goal, SubgoalProposal } from '../../src/peer/protocol/schemas'
+import type { AcceptedSplit, Capability, Goal, SubgoalProposal } from '../../src/peer/protocol/schemas'
 import { buildTree } from '../../src/peer/state/tree'
 import { scoreReply } from '../support/llm-standin'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
@@ -26,24 +26,26 @@ import { FAST, publishedOf, World } from './harness'
 
 const CHAIN = ['Pick the travel dates', 'Book flights for those dates', 'Book hotels near the arrival airport']
 
-/**
- * A world holding the chain A -> B -> C (CHAIN, each step after the one before) as one accepted
- * split of a root goal, its node messages published in `nodeOrder`.
- */
-async function chainWorld (t: TestContext, nodeOrder: number[]): Promise<{ w: World, user: MemoryPeer, root: Goal, p: SubgoalProposal, a: AcceptedSplit }> {
+/** A root goal split into `subgoals` and accepted by one scorer, published into a fresh world. */
+async function splitWorld (t: TestContext, subgoals: string[], o: { dependsOn?: number[][], capability?: Capability[], nodeOrder?: number[] } = {}): Promise<{ w: World, user: MemoryPeer, root: Goal, p: SubgoalProposal, a: AcceptedSplit }> {
   const w = await World.create()
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, CHAIN, dec.peerId, { at: nowMicros(), dependsOn: [[], [0], [1]] })
-  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const p = proposal(root.goal_id, subgoals, dec.peerId, { at: nowMicros(), ...(o.dependsOn === undefined ? {} : { dependsOn: o.dependsOn }) })
+  const a = accepted(p, sc.peerId, { ...(o.capability === undefined ? {} : { capability: o.capability }), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
   await sc.publish('accepted', a)
-  for (const i of nodeOrder) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
+  for (const i of o.nodeOrder ?? []) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
   return { w, user, root, p, a }
+}
+
+/** The chain A -> B -> C (CHAIN, each step after the one before), its nodes published in `nodeOrder`. */
+async function chainWorld (t: TestContext, nodeOrder: number[]): ReturnType<typeof splitWorld> {
+  return await splitWorld(t, CHAIN, { dependsOn: [[], [0], [1]], nodeOrder })
 }
 
 test('decomposer: dependencies on earlier subgoals are proposed; a forward one goes back to the model with the reason', async (t) => {
@@ -144,18 +146,7 @@ test('executor: a failed dependency blocks its dependants and the synthesis: not
 })
 
 test('two idle executors: the synthesis is claimed by the ranked one only, so its call starts once even with an instant model', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
-  const sc = await w.hub.addPeer({ label: 'sc' })
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Pick the travel dates', 'Write a packing list'], dec.peerId, { at: nowMicros() })
-  const a = accepted(p, sc.peerId, { confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
-  for (const i of [0, 1]) await sc.publish('node', promptNode(a, i))
+  const { w, user, root, p } = await splitWorld(t, ['Pick the travel dates', 'Write a packing list'], { nodeOrder: [0, 1] })
   w.standin.respondWith((req) => ({ text: req.purpose === 'synthesize' ? 'ANSWER' : `done: ${req.prompt.split('\n')[0] ?? ''}` }))
   const execs = [await w.agent('executor', { capabilities: ['can_write_text'] }, 'ex1'), await w.agent('executor', { capabilities: ['can_write_text'] }, 'ex2')]
   for (const e of execs) w.track(startAnnouncer(e.ctx))
@@ -171,25 +162,15 @@ test('two idle executors: the synthesis is claimed by the ranked one only, so it
 })
 
 test('observer: a plan whose remaining work waits on a capability gap is logged as stuck once, naming the capability', async (t) => {
-  const w = await World.create()
-  t.after(() => w.close())
-  const user = await w.hub.addPeer({ label: 'user' })
-  const dec = await w.hub.addPeer({ label: 'dec' })
-  const sc = await w.hub.addPeer({ label: 'sc' })
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Compute the budget', 'Summarise the budget'], dec.peerId, { at: nowMicros(), dependsOn: [[], [0]] })
-  const a = accepted(p, sc.peerId, { capability: ['can_run_code', 'can_write_text'], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
-  await user.publish('goal', root)
-  await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
+  const { w, root } = await splitWorld(t, ['Compute the budget', 'Summarise the budget'], { dependsOn: [[], [0]], capability: ['can_run_code', 'can_write_text'] })
   const writer = await w.agent('executor', { capabilities: ['can_write_text'] }, 'writer')
   w.track(startAnnouncer(writer.ctx))
   const observer = await w.agent('observer', {}, 'observer')
   w.track(startObserver(observer.ctx, { print: () => {}, debounceMs: 50 }))
-  const stuck = await waitUntil('the stuck record', () => observer.records.find((r) => typeof r.msg === 'string' && r.msg.startsWith('plan stuck')), 10_000)
+  const stuck = await waitUntil('the stuck record', () => observer.records.find((r) => r.event === 'plan_stuck'), 10_000)
   assert.deepEqual(stuck.capabilities, ['can_run_code'])
   assert.equal(stuck.goal_id, root.goal_id)
   assert.match(String(stuck.msg), /1 leaf needs can_run_code, which no live executor offers/)
-  assert.equal(observer.records.filter((r) => typeof r.msg === 'string' && r.msg.startsWith('plan stuck')).length, 1)
-  assert.equal(observer.records.some((r) => typeof r.msg === 'string' && r.msg.startsWith('plan complete')), false)
+  assert.equal(observer.records.filter((r) => r.event === 'plan_stuck').length, 1)
+  assert.equal(observer.records.some((r) => r.event === 'plan_complete'), false)
 })
