@@ -90,7 +90,8 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   const progress = await waitComplete(dash, goalId)
   await page.waitForSelector(`.plan[data-id="${goalId}"][data-complete="true"]`, { timeout: 20_000 })
   const plan = page.locator(`.plan[data-id="${goalId}"]`)
-  assert.equal(await plan.locator('.progress-text').textContent(), `${progress.leaves}/${progress.leaves} done`)
+  assert.equal(await plan.locator('.progress-text').textContent(), `${progress.leaves}/${progress.leaves} done · ${progress.syntheses}/${progress.syntheses} synthesized`)
+  assert.equal(await plan.locator('.badge').textContent(), 'complete')
   assert.equal(await plan.locator('h3').textContent(), GOAL, 'the goal text shows as text')
   assert.equal(await page.locator('#plans img, #plans script, #plans b').count(), 0, 'no markup from the swarm became an element')
 
@@ -156,7 +157,7 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   await page.waitForSelector(`body:not([data-boot="${bootBefore ?? ''}"])`, { timeout: 20_000 })
   await page.waitForSelector('#conn[data-state="live"]', { timeout: 5_000 })
   await page.waitForSelector(`.plan[data-id="${goalId}"][data-complete="true"]`, { timeout: 20_000 })
-  assert.equal(await page.locator(`.plan[data-id="${goalId}"] .progress-text`).textContent(), `${progress.leaves}/${progress.leaves} done`)
+  assert.equal(await page.locator(`.plan[data-id="${goalId}"] .progress-text`).textContent(), `${progress.leaves}/${progress.leaves} done · ${progress.syntheses}/${progress.syntheses} synthesized`)
   // The opened result stays open across the reconnect.
   await page.locator(`pre.result-ok[data-for="${leaf.id}"]`).waitFor({ timeout: 10_000 })
   await page.screenshot({ path: path.join(REPO_ROOT, 'artifacts', 'dashboard', 'dashboard-after-restart.png'), fullPage: true })

@@ -66,6 +66,8 @@ export interface DashPlan {
   /** created_at of the root goal, ms since the epoch. */
   created_at_ms: number
   progress: PlanProgress
+  /** running, or how the plan stopped (DESIGN §13). */
+  state: 'running' | 'cancelled' | 'budget_reached'
   root: DashGoal
 }
 
@@ -166,7 +168,7 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
     booted_at_ms: input.booted_at_ms,
     generated_at_ms: Math.round(nowMs),
     connected_peers: input.connected_peers,
-    plans: roots.map((r) => ({ id: r.id, text: r.text, created_at_ms: created.get(r.id) ?? 0, progress: planProgress(r), root: goalNode(r, label) })),
+    plans: roots.map((r) => ({ id: r.id, text: r.text, created_at_ms: created.get(r.id) ?? 0, progress: planProgress(r), state: r.plan?.state ?? 'running', root: goalNode(r, label) })),
     peers,
     drops: input.drops,
     flow: input.flow

@@ -72,7 +72,11 @@ function progressText (p) {
   if (p.failed > 0) parts.push(`${p.failed} failed`)
   if (p.claimed > 0) parts.push(`${p.claimed} running`)
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
+  if (p.waiting > 0) parts.push(`${p.waiting} waiting on earlier results`)
+  if (p.blocked > 0) parts.push(`${p.blocked} blocked`)
+  if (p.stopped > 0) parts.push(`${p.stopped} stopped`)
   if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} splitting`)
+  if (p.syntheses > 0) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
   return parts.join(' \u00b7 ')
 }
 
@@ -151,6 +155,15 @@ function treeNode (n) {
   return n.kind === 'leaf' ? leafNode(n) : goalNode(n)
 }
 
+/** The plan's end state: stopped (cancelled, budget reached) or complete, with or without failures. */
+function badge (p) {
+  const pr = p.progress
+  if (p.state === 'cancelled') return el('span', { class: 'badge stopped' }, 'cancelled')
+  if (p.state === 'budget_reached') return el('span', { class: 'badge stopped' }, 'budget reached')
+  if (!pr.complete) return null
+  return el('span', { class: 'badge complete' }, pr.failed > 0 || pr.blocked > 0 ? 'complete with failures' : 'complete')
+}
+
 function planCard (p) {
   const pr = p.progress
   return el('article', { class: 'plan', 'data-id': p.id, 'data-complete': String(pr.complete) },
@@ -158,7 +171,7 @@ function planCard (p) {
     el('div', { class: 'progress-line' },
       el('progress', { max: String(Math.max(1, pr.leaves)), value: String(pr.done + pr.failed) }),
       el('span', { class: 'progress-text' }, progressText(pr)),
-      pr.complete ? el('span', { class: 'badge complete' }, pr.failed > 0 ? 'complete with failures' : 'complete') : null),
+      badge(p)),
     el('ul', { class: 'tree root' }, goalNode(p.root)))
 }
 
