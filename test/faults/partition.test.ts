@@ -51,7 +51,10 @@ if (reason !== null) {
     assert.ok(observer !== undefined && victim !== undefined && victim.role === 'executor')
 
     const goalId = await observer.submitGoal('Hold together across a partition')
-    await waitUntil('the victim executor sees the first leaves', () => [...victim.envelopes.values()].some((e) => e.kind === 'node'), { timeoutMs: 60_000, pollMs: 5 })
+    // Cut as soon as the victim holds the root's accepted split: the second level, the leaves and
+    // the syntheses are still to come (with the instant demo model a later cut can find the plan
+    // already done).
+    await waitUntil('the victim executor sees the root split accepted', () => [...victim.envelopes.values()].some((e) => e.kind === 'accepted' && e.body.goal_id === goalId), { timeoutMs: 60_000, pollMs: 5 })
     lan.link(VICTIM, 'down')
     const cutAt = victim.envelopes.size
 
