@@ -16,10 +16,16 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const DEFAULT_TIERS = ['test:unit', 'test:agents', 'test:swarm']
 const tiers = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_TIERS
 
+/**
+ * npm's cache (and its debug logs) for the Node 24 runs: the enclosing npm's or the caller's
+ * (node24Env drops every npm_* variable), else one in the tool cache; never npm's default in $HOME.
+ */
+const npmCache = (node) => ({ npm_config_cache: process.env.npm_config_cache ?? path.join(node.dir, 'npm-cache') })
+
 /** Runs `npm run <tier>` with Node 24's npm, output passed through; resolves its exit code. */
 function runTier (node, tier) {
   return new Promise((resolve, reject) => {
-    const child = spawn(node.nodeBin, [node.npmCli, 'run', tier], { cwd: repo, env: node24Env(node), stdio: 'inherit' })
+    const child = spawn(node.nodeBin, [node.npmCli, 'run', tier], { cwd: repo, env: node24Env(node, npmCache(node)), stdio: 'inherit' })
     const forward = (signal) => { try { process.kill(child.pid, signal) } catch { /* already gone */ } }
     process.on('SIGINT', forward)
     process.on('SIGTERM', forward)
@@ -35,7 +41,7 @@ function runTier (node, tier) {
 const total = stopwatch()
 const { node, cached, installMs } = await ensureNode24()
 // What `node` resolves to inside an npm script, which is what the tiers start.
-const { stdout } = await runNpm24(node, ['exec', '--call', 'node --version'], { cwd: repo })
+const { stdout } = await runNpm24(node, ['exec', '--call', 'node --version'], { cwd: repo, extra: npmCache(node) })
 const scriptNode = stdout.trim()
 if (!scriptNode.startsWith(`v${node.versions.node.split('.')[0]}.`)) {
   throw new Error(`npm scripts would run on Node ${scriptNode}, not Node ${node.versions.node}: is another node earlier on PATH?`)

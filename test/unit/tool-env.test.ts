@@ -59,7 +59,8 @@ describe('tool install environment (real-editor tier)', () => {
       const script = 'node -e "console.log(process.env.npm_config_user_agent)"'
       await writeFile(path.join(dir, 'package.json'), JSON.stringify({ private: true, scripts: { ua: script } }))
       const agent = (env: NodeJS.ProcessEnv): string => {
-        const r = spawnSync('npm', ['run', '--silent', 'ua'], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 })
+        // npm's cache and debug log go to the temp dir, never npm's default in $HOME.
+        const r = spawnSync('npm', ['run', '--silent', 'ua'], { cwd: dir, env: { ...env, npm_config_cache: path.join(dir, 'npm-cache') }, encoding: 'utf8', timeout: 60_000 })
         assert.equal(r.status, 0, r.stderr)
         return r.stdout.trim()
       }
