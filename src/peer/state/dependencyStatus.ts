@@ -11,6 +11,14 @@ function stopped (status: string): boolean {
   return status === 'cancelled' || status === 'budget_reached'
 }
 
+/** Marks a task blocked for `reason`: it never runs, so no claim or model wait is shown. */
+function block (task: Extract<TreeNode, { kind: 'leaf' }> | SynthesisView, reason: string): void {
+  task.status = 'blocked'
+  task.blocked_by = reason
+  task.claimer = null
+  task.model_wait = null
+}
+
 /** A child as a dependency: done, failed for good (failed, blocked, a goal that failed to split), or neither. */
 function slotOutcome (n: TreeNode): 'done' | 'failed' | 'open' {
   const s = n.kind === 'goal' ? (n.status === 'failed' ? 'failed' : n.synthesis?.status ?? 'pending_execution') : n.status
@@ -45,10 +53,7 @@ export function applyDependencies (children: TreeNode[], deps: ReadonlyMap<strin
     }
     if (c.status === 'done' || c.status === 'failed' || stopped(c.status)) continue
     if (bad !== undefined) {
-      c.status = 'blocked'
-      c.blocked_by = `dependency "${bad.text}" ${failureNote(bad)}`
-      c.claimer = null
-      c.model_wait = null
+      block(c, `dependency "${bad.text}" ${failureNote(bad)}`)
     } else if (open.length > 0 && c.status !== 'claimed') {
       // A leaf nobody live could run shows the gap, which needs someone to act; it waits too.
       if (c.status !== 'capability_gap') c.status = 'waiting'
@@ -68,10 +73,7 @@ function holdSubtree (goal: Extract<TreeNode, { kind: 'goal' }>, hold: { blocked
     if (c.kind === 'goal') { holdSubtree(c, hold); continue }
     if (c.status === 'done' || c.status === 'failed' || c.status === 'claimed' || c.status === 'blocked' || stopped(c.status)) continue
     if (hold.blockedBy !== null) {
-      c.status = 'blocked'
-      c.blocked_by = hold.blockedBy
-      c.claimer = null
-      c.model_wait = null
+      block(c, hold.blockedBy)
     } else {
       if (c.status !== 'capability_gap') c.status = 'waiting'
       c.waiting_on = [...new Set([...c.waiting_on, ...hold.waitingOn])]
@@ -90,10 +92,7 @@ export function applySynthesisStatus (view: SynthesisView, kids: readonly TreeNo
   const bad = kids.find((k) => slotOutcome(k) === 'failed')
   const open = kids.filter((k) => slotOutcome(k) !== 'done')
   if (bad !== undefined) {
-    view.status = 'blocked'
-    view.blocked_by = `part "${bad.text}" ${failureNote(bad)}`
-    view.claimer = null
-    view.model_wait = null
+    block(view, `part "${bad.text}" ${failureNote(bad)}`)
   } else if (open.length > 0 && view.status !== 'claimed') {
     view.status = 'waiting'
     view.waiting_on = open.map((k) => k.id)

@@ -320,10 +320,8 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
     }
   }
   path.delete(g.id)
-  const live = view.children.slice(0, winner.children.length)
-  applyDependencies(live, new Map(winner.children.map((d) => [d.child_id, d.depends_on ?? []])))
-  // A stopped plan's waiting leaves are stopped too (DESIGN §13 over §11).
-  for (const c of live) if (c.kind === 'leaf') c.status = stoppedStatus(c.status, ctx.run)
+  // Leaves a stopped plan stopped keep that status (leafView); dependencies change only the rest.
+  applyDependencies(view.children.slice(0, winner.children.length), new Map(winner.children.map((d) => [d.child_id, d.depends_on ?? []])))
   view.synthesis = synthesisView(ctx, view, winner, superseded)
   return view
 }
@@ -334,7 +332,6 @@ function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, supersed
   const kids = goal.children.slice(0, split.children.length)
   const view: SynthesisView = { ...leafView(ctx, goal.id, d, superseded), kind: 'synthesis', depends_on: kids.map((k) => k.id) }
   applySynthesisStatus(view, kids)
-  view.status = stoppedStatus(view.status, ctx.run)
   return view
 }
 
