@@ -44,7 +44,7 @@ const DEFAULTS: Settings = { label: 'protocol defaults', args: [] }
  * Only the settle window is shortened: acceptance happens by quorum as soon as both votes are
  * in, so a short accept timeout would only add re-proposals while slow calls are still running.
  */
-const SHORT: Settings = { label: 'short settle window (--settle-ms 250)', args: ['--settle-ms', '250'] }
+const SHORT: Settings = { label: 'short settle window (--settle-ms 50)', args: ['--settle-ms', '50'] }
 
 type Calls = Record<Role, Record<LlmPurpose, number>>
 

@@ -9,6 +9,12 @@ import type { AnyEnvelope, BodyOf, Envelope, Kind } from './protocol/schemas'
 /** Something that can be released; mirrors VS Code's Disposable without depending on it. */
 export interface Disposable { dispose(): void }
 
+/** How an envelope reached this peer (Bus.onMessage). */
+export interface Arrival { live: boolean }
+
+/** A Bus.onMessage listener. */
+export type MessageListener = (env: AnyEnvelope, arrival: Arrival) => void
+
 export interface Bus {
   /** This peer's PeerId string (the signer of everything it publishes). */
   readonly peerId: string
@@ -18,8 +24,12 @@ export interface Bus {
    * @throws Error when the body fails its own schema/id checks (a bug in the caller).
    */
   publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>>
-  /** Called once for each new verified envelope, from gossip, sync or this peer itself. */
-  onMessage(listener: (env: AnyEnvelope) => void): Disposable
+  /**
+   * Called once for each new verified envelope, from gossip, sync or this peer itself.
+   * `arrival.live` is true when it came from another peer by gossip or push just now (its
+   * age on arrival measures delivery latency); false for sync, the state log and own messages.
+   */
+  onMessage(listener: MessageListener): Disposable
   /**
    * Evidence that this peer's clock runs ahead of a competitor's for one leaf: a live claim or
    * renewal for it arrived more than the claim tolerance in our past and was dropped (DESIGN §5).

@@ -8,6 +8,7 @@ import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance
 import { LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
 import type { Budget, Capability, Role } from './protocol/schemas'
 import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
+import { SETTLE_MAX_MS, SETTLE_WINDOW_MS } from './protocol/claims'
 import { DEFAULT_SWARM } from './protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 
@@ -109,8 +110,8 @@ export const DEFAULTS = {
   minSplits: LIMITS.minSplits.default,
   maxSplits: LIMITS.maxSplits.default,
   leaseMs: 15_000,
-  settleMs: 250,
-  settleMaxMs: 2_000,
+  settleMs: SETTLE_WINDOW_MS,
+  settleMaxMs: SETTLE_MAX_MS,
   maxConcurrentLeaves: 1,
   syncGraceMs: 10_000,
   announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,

@@ -10,6 +10,7 @@ import { test } from 'node:test'
 import { synthesisId } from '../../src/peer/protocol/ids'
 import { MAX_INLINE_OUTPUT, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
+import { signEnvelope } from '../../src/peer/protocol/signing'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
@@ -429,4 +430,27 @@ test('lease renewals keep the lease through a busy event loop: a rival waiting f
   assert.equal(leafClaims(rival.peer).length, 0, 'the lease never lapsed, so the rival never claimed')
   assert.ok(leafRenewals(holder.peer).length >= 3)
   assert.equal(exec.work().get(leaf.node_id)?.calls_completed, 1)
+})
+
+test('a competitor\'s live heartbeat widens the settle window before the first claim; a synced old one does not', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  // A ceiling far above what the live sample calls for: had the synced announcement (60 s old)
+  // been sampled, the window would sit at the ceiling.
+  const e = await w.agent('executor', { capabilities: ['can_write_text'], settleMaxMs: 20_000 })
+  w.standin.respondWith(() => ({ text: 'done', latencyMs: 0 }))
+  startExec(w, e)
+  const rival = await w.hub.addPeer({ label: 'rival' })
+  const old = await w.hub.addPeer({ label: 'old' })
+  const heartbeat = (peer: MemoryPeer, ageMs: number) => signEnvelope(peer.key, 'capability', {
+    peer_id: peer.peerId, role: 'executor', capabilities: ['can_write_text'], announced_at: formatTimestamp(nowMicros() - ageMs * 1000), heartbeat_ms: FAST.announceIntervalMs
+  })
+  await e.peer.receive(await heartbeat(old, 60_000), 'sync')
+  await e.peer.receive(await heartbeat(rival, 300), 'gossip')
+  const { nodes } = await seedLeaves(w, ['Write a packing list for Japan in spring'], ['can_write_text'])
+  await waitUntil('the claim', () => e.records.some((r) => r.node_id === nodes[0]!.node_id && typeof r.msg === 'string' && r.msg.startsWith('claimed')), 8000)
+  const rec = e.records.find((r) => r.node_id === nodes[0]!.node_id && r.msg.startsWith('claimed'))!
+  const settle = rec.settle as { windowMs: number, ageP95Ms: number, samples: number }
+  assert.ok(settle.ageP95Ms >= 300 && settle.ageP95Ms < 5000, `age p95 from the live heartbeat only: ${JSON.stringify(settle)}`)
+  assert.ok(settle.windowMs >= 2 * 300 + 20 && settle.windowMs < 10_000, `window covers the rival's link: ${JSON.stringify(settle)}`)
 })

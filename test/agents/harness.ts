@@ -13,7 +13,7 @@ import { MemoryHub, roleContext, type LogRecord, type MemoryPeer } from '../supp
 import type { RoleContext } from '../../src/peer/roles/context'
 import type { Disposable } from '../../src/peer/bus'
 
-/** Protocol timings short enough for tests (DESIGN defaults are a 250-2000 ms adaptive settle window, 15 s lease, 45 s timeout). */
+/** Protocol timings short enough for tests (DESIGN defaults are a 100-2000 ms adaptive settle window, 15 s lease, 45 s timeout). */
 export const FAST = {
   settleMs: 200,
   leaseMs: 1000,

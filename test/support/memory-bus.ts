@@ -9,7 +9,7 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import type { Bus, Disposable } from '../../src/peer/bus'
+import type { Bus, Disposable, MessageListener } from '../../src/peer/bus'
 import { DropCounters, type DropSource } from '../../src/peer/net/drops'
 import { PlanIngest } from '../../src/peer/net/ingest'
 import { SkewEvidence } from '../../src/peer/net/skewEvidence'
@@ -77,7 +77,7 @@ export class MemoryPeer implements Bus {
     return env
   }
 
-  onMessage (listener: (env: AnyEnvelope) => void): Disposable {
+  onMessage (listener: MessageListener): Disposable {
     return this.inbound.onMessage(listener)
   }
 

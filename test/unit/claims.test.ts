@@ -38,12 +38,12 @@ describe('resolveClaims (DESIGN §5)', () => {
     assert.deepEqual(resolveClaims([], [], T0), { state: 'unclaimed' })
   })
 
-  it('settles for the window after the earliest claim (default 250 ms), then holds until the lease ends', () => {
-    assert.equal(SETTLE_WINDOW_MS, 250)
+  it('settles for the window after the earliest claim (default 100 ms), then holds until the lease ends', () => {
+    assert.equal(SETTLE_WINDOW_MS, 100)
     const a = c('ex-a', T0)
     assert.deepEqual(resolveClaims([a], [], T0), { state: 'settling', holder: a, leaseUntilUs: T0 + sec(15) })
-    assert.equal(resolveClaims([a], [], T0 + 250_000 - 1).state, 'settling')
-    assert.deepEqual(resolveClaims([a], [], T0 + 250_000), { state: 'held', holder: a, leaseUntilUs: T0 + sec(15) })
+    assert.equal(resolveClaims([a], [], T0 + 100_000 - 1).state, 'settling')
+    assert.deepEqual(resolveClaims([a], [], T0 + 100_000), { state: 'held', holder: a, leaseUntilUs: T0 + sec(15) })
     assert.equal(resolveClaims([a], [], T0 + sec(2) - 1, 2000).state, 'settling')
     assert.equal(resolveClaims([a], [], T0 + sec(2), 2000).state, 'held')
     assert.equal(resolveClaims([a], [], T0 + sec(15) - 1).state, 'held')

@@ -7,7 +7,7 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { PeerId, PrivateKey } from '@libp2p/interface'
-import type { Bus, Disposable } from '../bus'
+import type { Bus, Disposable, MessageListener } from '../bus'
 import type { Logger } from '../log'
 import { rootGoalId } from '../protocol/ids'
 import type { AnyEnvelope, BodyOf, Budget, Envelope, Goal, Kind } from '../protocol/schemas'
@@ -135,7 +135,7 @@ export class GossipBus implements Bus {
   /** Root goals accepted locally but not yet gossiped (no decomposer/scorer seen yet). */
   pendingRootGoals (): string[] { return this.gate.pending() }
 
-  onMessage (listener: (env: AnyEnvelope) => void): Disposable { return this.inbound.onMessage(listener) }
+  onMessage (listener: MessageListener): Disposable { return this.inbound.onMessage(listener) }
 
   /** Bus.clockSkewEvidence: fresh evidence that our clock runs ahead of a competitor's for this leaf. */
   clockSkewEvidence (nodeId: string): { peer: string, offsetMs: number } | undefined { return this.skew.get(nodeId) }

@@ -4,7 +4,7 @@
  * state log, has its result blob fetched, and reaches every listener, in that order, so a
  * listener always finds it in the state. Every drop is counted with its reason.
  */
-import type { Disposable } from '../bus'
+import type { Arrival, Disposable, MessageListener } from '../bus'
 import type { Logger } from '../log'
 import type { DropReason } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
@@ -40,8 +40,10 @@ export interface IngestDeps {
   onCapability?(): void
 }
 
+const NOT_LIVE: Arrival = Object.freeze({ live: false })
+
 export class PlanIngest {
-  private readonly listeners = new Set<(env: AnyEnvelope) => void>()
+  private readonly listeners = new Set<MessageListener>()
   private readonly verifyCtx: VerifyContext
   private closed = false
 
@@ -56,7 +58,8 @@ export class PlanIngest {
    */
   async ingest (data: Uint8Array | string, source: DropSource, via: IngestVia = {}): Promise<IngestOutcome> {
     if (this.closed) return 'closed'
-    const v = await verifyIncoming({ data, transportAuthor: via.transportAuthor, topic: via.topic, live: source === 'gossip' || source === 'push' }, this.verifyCtx)
+    const live = source === 'gossip' || source === 'push'
+    const v = await verifyIncoming({ data, transportAuthor: via.transportAuthor, topic: via.topic, live }, this.verifyCtx)
     if (!v.ok) {
       this.deps.drops.count(v.reason, v.detail, source, v.from)
       if (v.skew !== undefined) this.deps.skew.note(v.skew)
@@ -64,7 +67,7 @@ export class PlanIngest {
     }
     // Checked again: another message with the same content may have merged while the
     // signature was being verified.
-    if (!this.merge(v.env)) {
+    if (!this.merge(v.env, { live })) {
       this.deps.drops.count('duplicate', v.key, source, v.env.from)
       return 'duplicate'
     }
@@ -73,10 +76,11 @@ export class PlanIngest {
 
   /**
    * Adds a verified envelope to the plan state; when it is news, appends it to the state log,
-   * asks for its result blob (unless it is our own) and calls every listener.
+   * asks for its result blob (unless it is our own) and calls every listener with `arrival`
+   * (default: not live, as for this peer's own messages and sync).
    * @returns false when the state already held it (nothing else happens)
    */
-  merge (env: AnyEnvelope): boolean {
+  merge (env: AnyEnvelope, arrival: Arrival = NOT_LIVE): boolean {
     if (!this.deps.state.add(env)) return false
     this.deps.stateLog?.append(env)
     if (env.kind === 'result' && env.body.output_sha256 !== null && env.from !== this.deps.selfPeerId) {
@@ -84,13 +88,13 @@ export class PlanIngest {
     }
     if (env.kind === 'capability') this.deps.onCapability?.()
     for (const l of [...this.listeners]) {
-      try { l(env) } catch (err) { this.deps.log.error({ err, kind: env.kind }, 'a message listener threw') }
+      try { l(env, arrival) } catch (err) { this.deps.log.error({ err, kind: env.kind }, 'a message listener threw') }
     }
     return true
   }
 
   /** Bus.onMessage: called once per new envelope, until disposed or closed. */
-  onMessage (listener: (env: AnyEnvelope) => void): Disposable {
+  onMessage (listener: MessageListener): Disposable {
     this.listeners.add(listener)
     return { dispose: () => { this.listeners.delete(listener) } }
   }

@@ -14,7 +14,7 @@ export const CLAIM_TOLERANCE_MS = 5000
  * claim (the model call already runs meanwhile). Executors widen it with measured delivery
  * latency and event-loop lag (roles/settleWindow.ts), up to SETTLE_MAX_MS.
  */
-export const SETTLE_WINDOW_MS = 250
+export const SETTLE_WINDOW_MS = 100
 /** Default settle window ceiling (ms). */
 export const SETTLE_MAX_MS = 2000
 

@@ -155,11 +155,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return w
   }
 
-  const sub = bus.onMessage((env: AnyEnvelope) => {
+  const sub = bus.onMessage((env: AnyEnvelope, arrival) => {
     switch (env.kind) {
       case 'claim': case 'renew': {
         const stamp = env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at
-        if (env.body.claimer_peer !== me) settle.observeAge((ctx.now() - parseTimestamp(stamp)) / 1000)
+        if (arrival.live && env.body.claimer_peer !== me) settle.observeAge((ctx.now() - parseTimestamp(stamp)) / 1000)
         watchers.get(env.body.node_id)?.()
         schedule()
         break
@@ -170,6 +170,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         break
       case 'capability':
         if (env.body.peer_id === me) checkIdentity(env.body)
+        // Heartbeats sample every peer's link before its first claim: a competitor behind a
+        // slow link widens the window before the first race with it, not after.
+        else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000)
         break
       case 'cancel':
         // DESIGN §13: calls for a cancelled plan stop now, not at the next look.
