@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { GossipSub } from '@libp2p/gossipsub'
 import { RootGoalGate } from '../../src/peer/net/rootGoalGate'
-import { capabilityTtlMs, isLiveAnnouncement } from '../../src/peer/protocol/liveness'
+import { capabilityTtlMs, heartbeatFor, isLiveAnnouncement, OBSERVER_HEARTBEAT_FACTOR } from '../../src/peer/protocol/liveness'
+import { LIMITS } from '../../src/peer/protocol/limits'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { pino } from 'pino'
@@ -18,6 +19,15 @@ const slow = (peer: string, at: number, heartbeatMs: number, role: 'executor' | 
   ({ ...capability(peer, at, role === 'executor' ? ['can_write_text'] : [], role), heartbeat_ms: heartbeatMs })
 
 describe('capability liveness', () => {
+  it('acting roles announce on --announce-interval-ms, observers on a 12 times slower heartbeat within the flag\'s range', () => {
+    for (const role of ['decomposer', 'scorer', 'executor']) assert.equal(heartbeatFor(role, 10_000), 10_000, role)
+    assert.equal(OBSERVER_HEARTBEAT_FACTOR, 12)
+    assert.equal(heartbeatFor('observer', 10_000), 120_000)
+    assert.equal(heartbeatFor('observer', LIMITS.announceIntervalMs.max), LIMITS.announceIntervalMs.max)
+    // An observer's announcement stays live for three of its own heartbeats at every receiver.
+    assert.equal(capabilityTtlMs(heartbeatFor('observer', 10_000)), 360_000)
+  })
+
   it('lasts three of the sender\'s stated heartbeats (never less than the default TTL), on both sides of now', () => {
     assert.equal(capabilityTtlMs(), 30_000)
     const a = slow('peer-ex-1', T0, 60_000)

@@ -91,6 +91,11 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
         Dhi: 12,
         floodPublish: true,
         heartbeatInterval: 700,
+        // IDONTWANT goes to every mesh peer for each message at least this big. For our small
+        // signed envelopes one control frame per mesh peer cost more CPU (encrypt, write, decrypt
+        // on the far side) than the duplicates it saves, which the fast id drops unverified;
+        // large inline results still get it.
+        idontwantMinDataSize: 16 * 1024,
         maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
         // Peers on one machine all connect from loopback. GossipSub's IP colocation penalty
         // (-5 x (peers - 10)^2 beyond 10 peers per IP) puts every peer of a local swarm of ~15

@@ -16,6 +16,25 @@ export const ANNOUNCE_HEARTBEAT_MS = LIMITS.announceIntervalMs.default
 const TTL_HEARTBEATS = 3
 
 /**
+ * An observer's heartbeat is this many times the acting roles' one. No protocol decision reads
+ * an observer's liveness (quorum, proposers, capability gaps and the root goal gate count
+ * decomposers, scorers and executors only), yet observers are most of a large swarm, and every
+ * announcement is relayed and checked by every peer: at 40 mostly-observer peers on the
+ * default heartbeat, announcements were most of the swarm's idle CPU.
+ */
+export const OBSERVER_HEARTBEAT_FACTOR = 12
+
+/**
+ * The heartbeat period (ms) a peer of `role` announces on, given --announce-interval-ms:
+ * that interval for decomposers, scorers and executors, OBSERVER_HEARTBEAT_FACTOR times it
+ * (within the flag's range) for observers. The announcement states it (heartbeat_ms), so
+ * every receiver's TTL for it follows.
+ */
+export function heartbeatFor (role: string, announceIntervalMs: number): number {
+  return role === 'observer' ? Math.min(LIMITS.announceIntervalMs.max, announceIntervalMs * OBSERVER_HEARTBEAT_FACTOR) : announceIntervalMs
+}
+
+/**
  * How long an announcement sent on a `heartbeatMs` heartbeat counts as live (ms). Never below
  * the default heartbeat's TTL, so a peer on the default cadence stays live for every receiver.
  */

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
+import { heartbeatFor } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
@@ -41,10 +42,14 @@ export interface RoleHandle extends Disposable {
   executorTotals?: () => ExecutorTotals
 }
 
-/** Publishes this peer's CapabilityAnnounce now and then every `config.announceIntervalMs` (heartbeat). */
+/**
+ * Publishes this peer's CapabilityAnnounce now and then on its role's heartbeat
+ * (protocol/liveness.ts heartbeatFor: `config.announceIntervalMs`, longer for observers).
+ */
 export function startAnnouncer (ctx: RoleContext): Disposable {
   const timers = new RoleTimers()
   const { config, bus, log } = ctx
+  const heartbeatMs = heartbeatFor(config.role, config.announceIntervalMs)
   const announce = (): void => {
     guard(log, 'capability announcement', async () => {
       await bus.publish('capability', {
@@ -52,14 +57,14 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
         role: config.role,
         capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
         announced_at: formatTimestamp(ctx.now()),
-        heartbeat_ms: config.announceIntervalMs,
+        heartbeat_ms: heartbeatMs,
         ...(ctx.boot === undefined ? {} : { boot_nonce: ctx.boot.nonce, booted_at: formatTimestamp(ctx.boot.bootedAtUs) }),
         ...(config.displayName === undefined ? {} : { name: config.displayName })
       })
     })
   }
   announce()
-  timers.every(config.announceIntervalMs, announce)
+  timers.every(heartbeatMs, announce)
   return { dispose () { timers.dispose() } }
 }
 
