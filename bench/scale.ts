@@ -4,8 +4,10 @@
  * BOOTSTRAP_FANOUT peers started before it (chosen at random), so the swarm is a sparse
  * connected graph and gossip, not a full mesh, has to carry every message. Measures idle RSS
  * and CPU per peer, then runs the scripted plan: plan time, gossip delivery (per message and
- * receiving peer: arrival there minus first arrival anywhere, i.e. at the publisher; both read
- * from the peers' IPC streams by this runner) and convergence (every peer's tree hash equal).
+ * receiving peer: arrival there minus first arrival anywhere, i.e. at the publisher; each
+ * arrival is the moment the peer merged the message, stamped by the peer in its IPC stream on
+ * the machine's one clock, so the runner's own IPC and event-loop delay is not in the figure)
+ * and convergence (every peer's tree hash equal).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync } from 'node:fs'
@@ -240,8 +242,8 @@ export const scale: Benchmark = {
         `Peers are \`dist/peer.js\` processes on 127.0.0.1, started one after another, each with \`--bootstrap\` to at most ${BOOTSTRAP_FANOUT} peers started before it, chosen at random (a sparse connected graph; no full-mesh wait). ` +
         `Flags \`${ARGS.join(' ')}\`, stand-in LLM latency 0 ms. Idle CPU (utime + stime from /proc over ${IDLE_CPU_MS / 1000} s) and RSS are read once every peer is connected and quiet, before any plan. ` +
         'The plan is the scripted 3 x 3 plan, submitted by the decomposer; "converged" means every peer holds the same tree hash.',
-        'Delivery latency is measured by this runner from the peers\' IPC streams: for each plan message and each peer, the arrival there minus the first arrival anywhere ' +
-        '(the publisher delivers its own messages to itself at once), so both ends include one IPC hop and the runner\'s event-loop delay (its p99 is shown). ' +
+        'Delivery latency: for each plan message and each peer, the moment that peer merged it minus the first merge anywhere ' +
+        '(the publisher merges its own messages at once). Each peer stamps the moment in its IPC stream (one machine clock), so the runner\'s IPC and event-loop delay (its p99 is shown) is not in the figure. ' +
         'Messages a peer got by anti-entropy sync instead of gossip count too. ' +
         `The gossip probe: after the plan, the probe peer (test/support/injector.ts, run from source; left out of the RSS and CPU figures) publishes ${PROBES} capability announcements ${PROBE_GAP_MS} ms apart, timed from just before each publish to the arrival at every other peer.`,
         `Machine: ${load} at the start.`

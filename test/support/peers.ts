@@ -86,7 +86,7 @@ export class PeerProcess {
   lastStatus: StatusMsg | null = null
   /** Every envelope received over IPC, by messageKey. */
   readonly envelopes = new Map<string, AnyEnvelope>()
-  /** Wall-clock ms when each messageKey first arrived over IPC. */
+  /** Wall-clock ms when the peer merged each messageKey (its own stamp; else when it first arrived over IPC). */
   readonly arrivals = new Map<string, number>()
   /** stderr lines (logs; JSON with --log-format json, the default here). */
   readonly stderr: string[] = []
@@ -104,11 +104,13 @@ export class PeerProcess {
     this.client.on('stdout', (l) => { this.stdout.push(l); if (this.stdout.length > 20_000) this.stdout.splice(0, 5_000) })
     this.client.on('ready', (m) => { this.ready = m; this.readyAt = wallMs() })
     this.client.on('status', (m) => { this.lastStatus = m })
-    this.client.on('envelopes', (envs) => {
+    this.client.on('envelopes', (envs, mergedAt) => {
       const at = wallMs()
-      for (const env of envs) {
+      for (const [i, env] of envs.entries()) {
         const key = messageKey(env)
-        if (!this.envelopes.has(key)) { this.envelopes.set(key, env); this.arrivals.set(key, at) }
+        // The peer's own stamp (same machine clock) where it sent one: delivery without IPC delay.
+        const merged = mergedAt?.[i]
+        if (!this.envelopes.has(key)) { this.envelopes.set(key, env); this.arrivals.set(key, merged !== undefined && Number.isFinite(merged) ? merged : at) }
       }
     })
     // 'message' comes after the typed event of the same message, so a waiter sees its effect.

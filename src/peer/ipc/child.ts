@@ -36,6 +36,8 @@ export interface IpcChannel {
 
 export class IpcChild {
   private pending: AnyEnvelope[] = []
+  /** When each pending envelope was merged (epoch ms). */
+  private pendingAt: number[] = []
   private flushScheduled = false
   private lastFlush = 0
   private timer: NodeJS.Timeout | null = null
@@ -93,14 +95,17 @@ export class IpcChild {
    */
   private delta (env: AnyEnvelope): void {
     this.pending.push(env)
+    this.pendingAt.push(performance.timeOrigin + performance.now())
     if (this.flushScheduled) return
     this.flushScheduled = true
     setTimeout(() => {
       this.flushScheduled = false
       this.lastFlush = Date.now()
       const all = this.pending
+      const at = this.pendingAt
       this.pending = []
-      for (let i = 0; i < all.length; i += BATCH) this.send({ type: 'envelopes', envelopes: all.slice(i, i + BATCH) })
+      this.pendingAt = []
+      for (let i = 0; i < all.length; i += BATCH) this.send({ type: 'envelopes', envelopes: all.slice(i, i + BATCH), merged_at: at.slice(i, i + BATCH) })
     }, Math.max(0, this.lastFlush + DELTA_INTERVAL_MS - Date.now()))
   }
 

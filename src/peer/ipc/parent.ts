@@ -208,12 +208,13 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
       case 'log': this.emit('log', m); break
       case 'envelopes': {
         const ok: AnyEnvelope[] = []
-        for (const e of m.envelopes) {
+        const at: number[] = []
+        for (const [i, e] of m.envelopes.entries()) {
           const r = checkEnvelope(e)
-          if (r.ok) ok.push(r.env)
+          if (r.ok) { ok.push(r.env); at.push(m.merged_at?.[i] ?? NaN) }
           else { this.dropped++; this.emit('invalid', `dropped envelope (${r.reason}): ${r.detail}`) }
         }
-        if (ok.length > 0) this.emit('envelopes', ok)
+        if (ok.length > 0) this.emit('envelopes', ok, m.merged_at === undefined ? undefined : at)
         break
       }
       default: this.settle(m.request_id, m, true)

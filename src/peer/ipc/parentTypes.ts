@@ -48,8 +48,11 @@ export interface PeerClientEvents {
   /** A message that failed validation, or an envelope that failed checkEnvelope, with why. */
   invalid: [reason: string]
   ready: [ReadyMsg]
-  /** Checked envelopes: the snapshot after `ready` (in batches), then each new one. */
-  envelopes: [AnyEnvelope[]]
+  /**
+   * Checked envelopes: the snapshot after `ready` (in batches), then each new one; for new
+   * ones, when the peer merged each (epoch ms, same order; NaN where the peer sent none).
+   */
+  envelopes: [AnyEnvelope[], mergedAt?: number[]]
   status: [StatusMsg]
   log: [LogMsg]
   stdout: [line: string]

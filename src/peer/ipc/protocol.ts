@@ -41,8 +41,12 @@ export const ChildMessage = z.discriminatedUnion('type', [
     /** URL of the peer's dashboard when it serves one (--dashboard-port). */
     dashboard: z.url({ protocol: /^https?$/ }).optional()
   }),
-  /** Verified envelopes: the whole state right after `ready` (in batches), then each new one. */
-  z.strictObject({ type: z.literal('envelopes'), envelopes: z.array(Envelope) }),
+  /**
+   * Verified envelopes: the whole state right after `ready` (in batches), then each new one.
+   * `merged_at`, for new ones: when this peer merged each (epoch ms, fractional; same order), so
+   * a reader times gossip delivery without its own IPC and event-loop delay in the figure.
+   */
+  z.strictObject({ type: z.literal('envelopes'), envelopes: z.array(Envelope), merged_at: z.array(z.number()).optional() }),
   /** Periodic (≈1 s) and on request. */
   z.strictObject({
     type: z.literal('status'),
