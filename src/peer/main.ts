@@ -147,10 +147,14 @@ async function main (): Promise<void> {
         goalId,
         settleMs: config.settleMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
+        quorum: config.acceptance.quorum,
         onComplete: (o) => {
-          const text = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped at its budget'}: ${o.done}/${o.leaves} leaves done` +
-            `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
-          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
+          const how = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+          const text = !o.split
+            ? `${how} before the goal was split: nothing was run, no final answer`
+            : `${how}: ${o.done}/${o.leaves} leaves done` +
+              `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }

@@ -7,7 +7,7 @@ import type { Bus, Disposable } from './bus'
 import type { Micros } from './protocol/time'
 import type { PlanState } from './state/planState'
 import { buildTree, planProgress } from './state/tree'
-import { failedGoals } from './roles/report'
+import { failedGoals, stoppedBeforeSplit } from './roles/report'
 import type { PlanRunState } from './state/planControl'
 
 /** How a completed plan ended: ok when every leaf is done and no goal failed to split. */
@@ -20,6 +20,8 @@ export interface PlanOutcome {
   failedGoals: number
   /** running, or how the plan was stopped (DESIGN §13). */
   stopped: PlanRunState
+  /** false when the plan stopped before its root goal was split (nothing was run). */
+  split: boolean
 }
 
 export interface PlanWatchOptions {
@@ -30,6 +32,8 @@ export interface PlanWatchOptions {
   goalId: string
   settleMs: number
   acceptTimeoutMs: number
+  /** The swarm's acceptance quorum (TreeOptions.quorum). */
+  quorum?: number
   /** Called once, when the plan is complete (planProgress().complete). */
   onComplete: (outcome: PlanOutcome) => void
   /** Quiet time after a message before the tree is rebuilt, ms (default 300). */
@@ -45,7 +49,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   const check = (): void => {
     pending = null
     if (done) return
-    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, acceptTimeoutMs: o.acceptTimeoutMs })
+    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, acceptTimeoutMs: o.acceptTimeoutMs, quorum: o.quorum })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
     const p = planProgress(root)
@@ -53,7 +57,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
     const bad = failedGoals(root)
     stop()
     // A cancelled plan or one stopped by its budget ended without its answer: not ok (DESIGN §13).
-    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running' })
+    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running', split: !stoppedBeforeSplit(root) })
   }
   const sub = o.bus.onMessage(() => { pending ??= setTimeout(check, o.debounceMs ?? 300) })
   const tick = setInterval(check, o.tickMs ?? 1000)

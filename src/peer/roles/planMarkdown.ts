@@ -5,6 +5,7 @@
  * proposals and votes, and every leaf's result. Pure.
  */
 import { modelWaitText } from '../state/modelWait'
+import { describeSpend } from '../state/planControl'
 import { costMarkdown } from '../state/planCost'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../state/tree'
 
@@ -40,6 +41,23 @@ export function failedGoals (root: GoalView): number {
   return n
 }
 
+/**
+ * How a stopped plan is named: "cancelled" or "stopped: budget reached"; null while it runs
+ * (DESIGN §13). A stopped plan is over for good, so nothing about it is "yet".
+ */
+export function stoppedWords (root: GoalView): string | null {
+  const st = root.plan?.state
+  return st === 'cancelled' ? 'cancelled' : st === 'budget_reached' ? 'stopped: budget reached' : null
+}
+
+/**
+ * true when the plan stopped (cancel or budget) before its root goal was split and no split can
+ * come any more (the root itself shows the stop): nothing was run and no answer can come.
+ */
+export function stoppedBeforeSplit (root: GoalView): boolean {
+  return root.accepted === null && (root.status === 'cancelled' || root.status === 'budget_reached')
+}
+
 /** ", waiting for the model (45 s, attempt 1/3)" for a claimed task whose holder waits on its model. */
 function waitNote (t: LeafView | SynthesisView): string {
   return t.status === 'claimed' && t.model_wait !== null ? `, ${modelWaitText(t.model_wait)}` : ''
@@ -55,13 +73,15 @@ function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string
 /** The final answer block: the root synthesis's output, or what it waits for. */
 function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
   const s = root.synthesis
-  if (s === null) return ['_No final answer yet: the goal has no accepted split._']
+  const stopped = root.plan?.state === 'cancelled' ? 'was cancelled' : 'reached its budget'
+  if (s === null) return [stoppedBeforeSplit(root) ? `_No final answer: the plan ${stopped} before the goal was split._` : '_No final answer yet: the goal has no accepted split._']
   const text = opts.fullOutputs?.get(s.id) ?? s.output
   if (s.status === 'done' && text !== null) {
     const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
     return [text.trim(), '', by]
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
+  if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
   const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
     : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
   return [`_No final answer yet: ${why}._`]
@@ -71,7 +91,11 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
 function progressSentence (root: GoalView): string {
   const p = planProgress(root)
   const badGoals = failedGoals(root)
-  const stopped = root.plan?.state === 'cancelled' ? 'cancelled' : root.plan?.state === 'budget_reached' ? 'stopped at its budget' : null
+  const stopped = stoppedWords(root)
+  if (stoppedBeforeSplit(root)) {
+    const spend = root.plan === undefined ? '' : ` (${describeSpend(root.plan.spend, root.plan.budget)})`
+    return `Goal \`${root.id}\`: **${stopped ?? 'stopped'}** before the goal was split${spend}: no part of it was run, and there is no final answer.`
+  }
   const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'finished with failures' : 'complete')
   return `Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
     `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
@@ -135,7 +159,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push('')
   }
   out.push(`${h(1)} Results`, '')
-  if (leaves.length === 0) out.push('No leaves yet.', '')
+  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
