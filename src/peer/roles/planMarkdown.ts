@@ -24,6 +24,61 @@ export function mdEscape (text: string): string {
   return text.replace(/([\\`*_[\]<>|])/g, '\\$1').replace(/\s+/g, ' ').trim()
 }
 
+const FENCE = /^ {0,3}(`{3,}|~{3,})/
+const ATX = /^( {0,3})(#{1,6})(?=[ \t]|$)(.*)$/
+const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/
+/** Lines that start a block of their own, so they neither start nor continue a paragraph (a setext heading's text). */
+const NOT_PARAGRAPH = /^(?: {0,3}(?:[>|<]|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|(?:[-*_][ \t]*){3,}$)| {4})/
+
+/**
+ * `markdown` with its headings shifted down so the shallowest one is at level `minLevel`, their
+ * relative levels kept and capped at 6: a result or final answer embedded below a section
+ * heading never breaks the outline of the document around it. Setext headings (underlined
+ * with `===` or `---`) become ATX headings; fenced code blocks are left alone. Text whose
+ * headings are all at `minLevel` or deeper is returned unchanged.
+ */
+export function demoteHeadings (markdown: string, minLevel: number): string {
+  const lines = markdown.split('\n')
+  /** Per heading: its first line, how many lines it spans, level, indent and text after the #s. */
+  const headings: Array<{ at: number, span: number, level: number, indent: string, rest: string }> = []
+  let fence: string | null = null
+  let para: number | null = null
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string
+    const f = FENCE.exec(line)
+    if (fence !== null) {
+      if (f !== null && f[1]![0] === fence[0] && f[1]!.length >= fence.length && line.trim() === f[1]) fence = null
+      continue
+    }
+    if (f !== null) { fence = f[1]!; para = null; continue }
+    if (line.trim() === '') { para = null; continue }
+    const atx = ATX.exec(line)
+    if (atx !== null) {
+      headings.push({ at: i, span: 1, level: atx[2]!.length, indent: atx[1]!, rest: atx[3]! })
+      para = null
+      continue
+    }
+    const under = SETEXT.exec(line)
+    if (under !== null && para !== null) {
+      const text = lines.slice(para, i).map((l) => l.trim()).join(' ')
+      headings.push({ at: para, span: i - para + 1, level: under[1]![0] === '=' ? 1 : 2, indent: '', rest: ` ${text}` })
+      para = null
+      continue
+    }
+    if (para === null && !NOT_PARAGRAPH.test(line)) para = i
+    else if (para !== null && NOT_PARAGRAPH.test(line) && !/^ {4}/.test(line)) para = null
+  }
+  if (headings.length === 0) return markdown
+  const shift = minLevel - Math.min(...headings.map((h) => h.level))
+  if (shift <= 0) return markdown
+  const out = [...lines] as Array<string | null>
+  for (const h of headings) {
+    out[h.at] = `${h.indent}${'#'.repeat(Math.min(6, h.level + shift))}${h.rest}`
+    for (let k = 1; k < h.span; k++) out[h.at + k] = null
+  }
+  return out.filter((l): l is string => l !== null).join('\n')
+}
+
 /** A block quote nested under a numbered list item, blank lines kept inside the quote. */
 function quoteBlock (text: string, pad = '   '): string {
   return text.split('\n').map((l) => (l.trim() === '' ? `${pad}>` : `${pad}> ${l}`)).join('\n')
@@ -78,7 +133,8 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
   const text = opts.fullOutputs?.get(s.id) ?? s.output
   if (s.status === 'done' && text !== null) {
     const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
-    return [text.trim(), '', by]
+    // The answer sits below the "Final answer" heading (level + 1): its own headings go deeper.
+    return [demoteHeadings(text.trim(), opts.level + 2), '', by]
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
   if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
@@ -164,7 +220,8 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
     if (text !== null) {
-      out.push('', quoteBlock(text.trim()))
+      // Below the "Results" heading (level + 1), inside a numbered item: its headings go deeper.
+      out.push('', quoteBlock(demoteHeadings(text.trim(), opts.level + 2)))
       if (leaf.output_sha256 !== null && !(opts.fullOutputs?.has(leaf.id) ?? false)) out.push('', `   (truncated; full output sha256 \`${leaf.output_sha256}\`)`)
     }
     out.push('')
