@@ -54,6 +54,22 @@ function num (min: number, max: number) {
   }
 }
 
+/**
+ * Characters that drive a terminal or disguise text when printed raw: C0 controls but tab and
+ * line feed, DEL, C1 controls (U+0080-U+009F, e.g. the one-byte CSI) and the bidirectional
+ * embedding, override and isolate controls.
+ */
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `text` with every terminal-driving character (TERMINAL_CONTROLS) written as a JSON-style
+ * escape (`\u001b`), so echoing a bad value in a message cannot move the cursor, recolour,
+ * retitle or reorder the terminal. Tab and line feed stay as they are.
+ */
+export function escapeControls (text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** Error text with any quoted value over 80 chars cut, so a 4 KB bad goal is not echoed whole. */
 function shortenQuoted (text: string): string {
   return text.replace(/'([^']{80})[^']+'/g, (_m, head: string) => `'${head.slice(0, 60)}…'`)
@@ -180,7 +196,7 @@ export function buildProgram (io: CliIo): Command {
       'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>')
     .allowExcessArguments(false)
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(shortenQuoted(str)) })
+    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
   return p
 }
 
@@ -201,13 +217,13 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   }
   const o = program.opts()
   const fail = (flag: string, msg: string): CliResult => {
-    io.err(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`)
+    io.err(escapeControls(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`))
     return { kind: 'exit', code: USAGE_EXIT }
   }
 
   if (typeof o.newSwarmKey === 'string') {
     try { writeNewSwarmKey(o.newSwarmKey) } catch (err) { return fail('--new-swarm-key', (err as Error).message) }
-    io.out(`wrote a new swarm key to ${o.newSwarmKey}\n`)
+    io.out(`wrote a new swarm key to ${escapeControls(o.newSwarmKey)}\n`)
     return { kind: 'exit', code: 0 }
   }
   if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)

@@ -1,7 +1,7 @@
 // Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
 import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
 import path from 'node:path'
-import { parseCli, USAGE_EXIT } from './cli'
+import { escapeControls, parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
@@ -20,7 +20,7 @@ import { llmLine, startLines } from './startLines'
 const STOP_DEADLINE_MS = 1800
 
 function fail (code: number, message: string): never {
-  process.stderr.write(`goal-swarm-peer: error: ${message}\n`)
+  process.stderr.write(`goal-swarm-peer: error: ${escapeControls(message)}\n`)
   process.exit(code)
 }
 

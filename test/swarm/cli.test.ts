@@ -183,6 +183,10 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const r = await runCli(['--role', 'observer', '--identity', 'procdir', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-nope'])
     assert.equal(r.code, 1, r.stderr)
     assert.ok(r.stderr.includes('/proc/1/goal-swarm-nope'), r.stderr)
+    // A control character in the named path is shown escaped, never sent to the terminal raw.
+    const odd = await runCli(['--role', 'observer', '--identity', 'procdir-odd', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-\u001b[2J'])
+    assert.equal(odd.code, 1, odd.stderr)
+    assert.ok(odd.stderr.includes('/proc/1/goal-swarm-\\u001b[2J') && !odd.stderr.includes('\u001b'), JSON.stringify(odd.stderr))
   })
 
   test('a bad value is not echoed whole', async () => {
