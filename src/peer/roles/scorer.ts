@@ -19,7 +19,7 @@
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
+import { clipText, TEXT_MAX_CHARS } from '../protocol/limits'
 import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
@@ -271,7 +271,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
-        notes: stripControlChars(out.notes).slice(0, TEXT_MAX_CHARS),
+        notes: clipText(stripControlChars(out.notes), TEXT_MAX_CHARS),
         decisions: out.subgoals.map((v, index) => ({
           index,
           is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),
