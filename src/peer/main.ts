@@ -147,7 +147,6 @@ async function main (): Promise<void> {
         goalId,
         settleMs: config.settleMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
-        quorum: config.acceptance.quorum,
         onComplete: (o) => {
           const how = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
           const text = !o.split

@@ -32,8 +32,6 @@ export interface PlanWatchOptions {
   goalId: string
   settleMs: number
   acceptTimeoutMs: number
-  /** The swarm's acceptance quorum (TreeOptions.quorum). */
-  quorum?: number
   /** Called once, when the plan is complete (planProgress().complete). */
   onComplete: (outcome: PlanOutcome) => void
   /** Quiet time after a message before the tree is rebuilt, ms (default 300). */
@@ -49,7 +47,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   const check = (): void => {
     pending = null
     if (done) return
-    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, acceptTimeoutMs: o.acceptTimeoutMs, quorum: o.quorum })
+    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, acceptTimeoutMs: o.acceptTimeoutMs })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
     const p = planProgress(root)

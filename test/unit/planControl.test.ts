@@ -186,33 +186,6 @@ describe('stopped plans in the tree (DESIGN §13)', () => {
     assert.equal(leaves(root!).find((l) => l.id === x.leaf2.node_id)?.status, 'claimed')
   })
 
-  it('a goal at its budget waits for the split its held votes still make, and is stopped once none can come', () => {
-    // Budget 2: the proposal and one vote spend it before any split exists.
-    const root = { ...rootGoal(), budget: { max_calls: 2 } }
-    const p = { ...proposal(root.goal_id, ['Book flights', 'Book hotels']), usage: u(1, 100, 50) }
-    const vote = { ...score(p, 'peer-sc-1', 0.9, { at: T0 + sec(2) }), usage: u(1, 80, 20) }
-    const st = new PlanState([envelopeOf('goal', root), envelopeOf('proposal', p), envelopeOf('score', vote)])
-    const at = (nowUs: number, quorum: number) => buildTree(st, { nowUs, quorum, acceptTimeoutMs: 45_000 })[0]!
-    // Quorum 1: a scorer accepts from this vote without a call, so the plan is not over.
-    const waiting = at(T0 + sec(3), 1)
-    assert.equal(waiting.plan?.state, 'budget_reached')
-    assert.equal(waiting.status, 'pending_decomposition')
-    assert.deepEqual([planProgress(waiting).pending_goals, planProgress(waiting).complete], [1, false])
-    // Past the acceptance timeout after the latest vote nothing more can come: stopped, complete.
-    const late = at(T0 + sec(2) + sec(45) + 1, 1)
-    assert.deepEqual([late.status, planProgress(late).complete], ['budget_reached', true])
-    // Quorum 2 with one vote: no split without another (model) vote, so it is stopped at once.
-    const short = at(T0 + sec(3), 2)
-    assert.deepEqual([short.status, planProgress(short).complete], ['budget_reached', true])
-    // The split comes: its children are stopped, and the plan is complete with them.
-    const a = accepted(p, 'peer-sc-1', { confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }] })
-    st.add(envelopeOf('accepted', a))
-    const split = at(T0 + sec(4), 1)
-    assert.equal(split.status, 'decomposed')
-    assert.deepEqual(leaves(split).map((l) => l.status), ['budget_reached', 'budget_reached'])
-    assert.equal(planProgress(split).complete, true)
-  })
-
   it('builds the same tree for any order of the messages, cancel included', () => {
     const x = plan({ max_tokens: 100_000 })
     const envs = [...x.envs, envelopeOf('cancel', cancel(x.root))]

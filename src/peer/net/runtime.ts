@@ -210,7 +210,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       const goal = state.goal(goalId)
       if (goal === undefined) throw new Error(`goal ${goalId} is not known to this peer`)
       // A finished plan has nothing left to stop; a cancel would only relabel its finished parts.
-      const root = buildTree(state, { nowUs: now(), settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs, quorum: config.acceptance.quorum }).find((r) => r.id === goalId)
+      const root = buildTree(state, { nowUs: now(), settleMs: config.settleMs }).find((r) => r.id === goalId)
       if (root !== undefined && planProgress(root).complete && root.plan?.state !== 'cancelled') {
         throw new Error(`the plan of goal ${goalId} is already complete: nothing to cancel`)
       }

@@ -163,6 +163,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       evaluated(goalId, 'split_known')
       return
     }
+    // Nor does a plan stopped by its budget: accepting costs no call, but a split now would only
+    // add stopped parts after every peer has judged the plan over (DESIGN §13).
+    if (!gate.allows(goalId)) { evaluated(goalId, 'plan_stopped'); return }
     const proposals = state.proposalsFor(goalId)
     if (proposals.length === 0) return
     if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now())
@@ -186,7 +189,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * silence. `waited_ms` counts from when this scorer first saw a proposal for the goal;
    * `in_flight` is true while an accepted split of its own is being published.
    */
-  function evaluated (goalId: string, evaluation: 'split_known' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
+  function evaluated (goalId: string, evaluation: 'split_known' | 'plan_stopped' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
     const since = firstSeen.get(goalId)
     log.debug({ goal_id: goalId, evaluation, in_flight: accepting.has(goalId), votes: state.scoresFor(goalId).length, waited_ms: since === undefined ? 0 : Math.round(performance.now() - since) }, 'scorer evaluated a goal')
   }

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
 import { canonicalJson, messageKey } from '../protocol/envelope'
-import type { AcceptedSplit, Capability, ChildDecision, FailureMsg, ScoreMsg } from '../protocol/schemas'
+import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { synthesisId } from '../protocol/ids'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
@@ -27,8 +27,8 @@ import { planControl, stoppedStatus, type PlanControl, type PlanRunState } from 
  * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
  *   goal on (goalGaveUp): one peer's failure never fails a goal another peer may still split.
  * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
- * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13); under a
- *   reached budget, not while the votes already held can still make a split (splitStillComing).
+ * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13); no
+ *   split comes after that (scorers accept none for a stopped plan), so the status is final.
  */
 export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
 /**
@@ -137,8 +137,6 @@ export interface TreeOptions {
   acceptTimeoutMs?: number
   /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
-  /** Distinct scorers an acceptance needs, the swarm's --quorum (default DEFAULT_ACCEPTANCE.quorum): whether held votes can still make a split. */
-  quorum?: number
 }
 
 /** Liveness TTL of a receiver on the default heartbeat (protocol/liveness.ts). */
@@ -177,7 +175,6 @@ interface Ctx {
   /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
   liveRoles: { decomposer: Set<string>, scorer: Set<string> }
   acceptTimeoutMs: number
-  quorum: number
   /** How the plan being built stands (DESIGN §13). */
   run: PlanRunState
 }
@@ -207,21 +204,6 @@ function goalGaveUp (ctx: Ctx, failures: readonly FailureMsg[], proposals: numbe
   for (const p of ctx.liveRoles[role]) if (!gaveUp.has(p)) return false
   if (gaveUp.size > 0) return true
   return role === 'decomposer' && sinceUs !== null && ctx.nowUs - sinceUs > msToMicros(ctx.acceptTimeoutMs)
-}
-
-/**
- * Whether a goal awaiting a split in a plan stopped by its budget will still get one (DESIGN
- * §13): accepting costs no model call, so scorers still accept from the votes already held. That
- * needs a proposal with votes from `quorum` distinct scorers (qualifying at once, or by the
- * timeout fallback), and happens within the acceptance timeout of the latest such vote; past it,
- * or without such a proposal, nothing more can come without a new call and the goal is stopped.
- */
-function splitStillComing (ctx: Ctx, proposals: readonly ProposalView[], votes: readonly ScoreMsg[]): boolean {
-  const voted = new Set(proposals.filter((p) => p.votes.length >= ctx.quorum).map((p) => p.proposal_id))
-  if (voted.size === 0) return false
-  let latest = -Infinity
-  for (const v of votes) if (voted.has(v.proposal_id)) latest = Math.max(latest, parseTimestamp(v.scored_at))
-  return ctx.nowUs <= latest + msToMicros(ctx.acceptTimeoutMs)
 }
 
 /**
@@ -317,7 +299,7 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
   if (superseded) status = 'superseded'
   else if (winner !== undefined) status = 'decomposed'
   else if (proposals.every((p) => p.votes.length === 0) && goalGaveUp(ctx, failures, proposals.length, g.since)) status = 'failed'
-  if (!(status === 'pending_decomposition' && ctx.run === 'budget_reached' && splitStillComing(ctx, proposals, votes))) status = stoppedStatus(status, ctx.run)
+  status = stoppedStatus(status, ctx.run)
 
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
@@ -367,8 +349,7 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     toleranceMs: opts.toleranceMs,
     liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
-    acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs,
-    quorum: opts.quorum ?? DEFAULT_ACCEPTANCE.quorum
+    acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
   }
   return state.rootGoals().map((g) => {
     const plan = planControl(state, g)
