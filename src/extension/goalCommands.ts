@@ -3,7 +3,7 @@
  * plan the goal, publishing it, revealing it in the Plan view, and the progress notification.
  */
 import * as vscode from 'vscode'
-import { goalTextProblem, TEXT_MAX_CHARS } from '../peer/protocol/limits'
+import { goalTextProblem, TEXT_MAX_CHARS, textLength } from '../peer/protocol/limits'
 import { failedGoals } from '../peer/roles/report'
 import { costSummary } from '../peer/state/planCost'
 import { planProgress, type GoalView } from '../peer/state/tree'
@@ -156,7 +156,7 @@ export class GoalCommands extends CommandFeature {
 /** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). */
 export function validateGoalText (v: string): string | undefined {
   if (v.trim() === '') return 'Enter a goal, e.g. "Plan a two-week trip to Japan"'
-  if (v.length > TEXT_MAX_CHARS) return `A goal has at most ${TEXT_MAX_CHARS} characters (this one has ${v.length})`
+  if (textLength(v) > TEXT_MAX_CHARS) return `A goal has at most ${TEXT_MAX_CHARS} characters (this one has ${textLength(v)})`
   const problem = goalTextProblem(v)
   return problem === null ? undefined : `Not a valid goal: ${problem}`
 }

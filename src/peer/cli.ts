@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, type Range } from './protocol/limits'
+import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, textLength, type Range } from './protocol/limits'
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
@@ -52,6 +52,22 @@ function num (min: number, max: number) {
     if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}.`)
     return n
   }
+}
+
+/**
+ * Characters that drive a terminal or disguise text when printed raw: C0 controls but tab and
+ * line feed, DEL, C1 controls (U+0080-U+009F, e.g. the one-byte CSI) and the bidirectional
+ * embedding, override and isolate controls.
+ */
+const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `text` with every terminal-driving character (TERMINAL_CONTROLS) written as a JSON-style
+ * escape (`\u001b`), so echoing a bad value in a message cannot move the cursor, recolour,
+ * retitle or reorder the terminal. Tab and line feed stay as they are.
+ */
+export function escapeControls (text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** Error text with any quoted value over 80 chars cut, so a 4 KB bad goal is not echoed whole. */
@@ -104,7 +120,7 @@ function url (v: string): string {
 }
 
 function goalText (v: string): string {
-  if (v.trim() === '' || v.length > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text.`)
+  if (v.trim() === '' || textLength(v) > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text (this one has ${textLength(v)}).`)
   if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
   return v
 }
@@ -134,7 +150,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
     .option('--budget-calls <n>', 'with --submit-goal: the plan starts no model request past this many, counted swarm-wide', int(1, 1_000_000))
     .option('--budget-tokens <n>', 'with --submit-goal: the plan starts no model request past this many tokens (input + output), counted swarm-wide', int(1, 1_000_000_000_000))
-    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state', goalId)
+    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every leaf is done, 1 on a failure', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
@@ -153,7 +169,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--settle-ms <ms>', 'claim settle window floor (it grows with measured delivery latency and event-loop lag)', int(0, 60_000), DEFAULTS.settleMs)
     .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
     .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
-    .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
+    .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long; --cancel-goal: give up on an unknown goal after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
     .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', ranged(LIMITS.announceIntervalMs), DEFAULTS.announceIntervalMs)
     .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
     .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
@@ -180,7 +196,7 @@ export function buildProgram (io: CliIo): Command {
       'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>')
     .allowExcessArguments(false)
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(shortenQuoted(str)) })
+    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
   return p
 }
 
@@ -201,13 +217,13 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   }
   const o = program.opts()
   const fail = (flag: string, msg: string): CliResult => {
-    io.err(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`)
+    io.err(escapeControls(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`))
     return { kind: 'exit', code: USAGE_EXIT }
   }
 
   if (typeof o.newSwarmKey === 'string') {
     try { writeNewSwarmKey(o.newSwarmKey) } catch (err) { return fail('--new-swarm-key', (err as Error).message) }
-    io.out(`wrote a new swarm key to ${o.newSwarmKey}\n`)
+    io.out(`wrote a new swarm key to ${escapeControls(o.newSwarmKey)}\n`)
     return { kind: 'exit', code: 0 }
   }
   if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)

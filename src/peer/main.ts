@@ -1,7 +1,7 @@
 // Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
 import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
 import path from 'node:path'
-import { parseCli, USAGE_EXIT } from './cli'
+import { escapeControls, parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
@@ -12,13 +12,15 @@ import { startRuntime, type PeerRuntime } from './net/runtime'
 import { SwarmKeyError } from './net/swarmKey'
 import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
+import type { PeerSyncView } from './roles/context'
+import { whenFirstSynced } from './roles/syncGate'
 import { llmLine, startLines } from './startLines'
 
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
 
 function fail (code: number, message: string): never {
-  process.stderr.write(`goal-swarm-peer: error: ${message}\n`)
+  process.stderr.write(`goal-swarm-peer: error: ${escapeControls(message)}\n`)
   process.exit(code)
 }
 
@@ -101,12 +103,12 @@ async function main (): Promise<void> {
   }
   if (stopping) return
   const rt = runtime
+  const peerSync: PeerSyncView = {
+    syncedPeers: () => rt.sync.syncedPeers,
+    connectedPeers: () => rt.node.getPeers().length,
+    onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
+  }
   try {
-    const peerSync = {
-      syncedPeers: () => rt.sync.syncedPeers,
-      connectedPeers: () => rt.node.getPeers().length,
-      onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
-    }
     role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { storeBlob: rt.storeBlob })
   } catch (err) {
     await rt.stop()
@@ -133,7 +135,7 @@ async function main (): Promise<void> {
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
-  if (config.cancelGoal !== null) cancelWhenKnown(rt, config.cancelGoal, mainLog, (why) => { exitCode = 1; mainLog.error({ goal_id: config.cancelGoal }, why); shutdown('cannot cancel') })
+  if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)
     mainLog.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget }, 'submitted the root goal')
@@ -146,9 +148,12 @@ async function main (): Promise<void> {
         settleMs: config.settleMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {
-          const text = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped at its budget'}: ${o.done}/${o.leaves} leaves done` +
-            `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
-          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
+          const how = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+          const text = !o.split
+            ? `${how} before the goal was split: nothing was run, no final answer`
+            : `${how}: ${o.done}/${o.leaves} leaves done` +
+              `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }
@@ -157,24 +162,51 @@ async function main (): Promise<void> {
   }
 }
 
+/** --cancel-goal gives up on a goal it never hears of after at most this long, even while connected peers never complete a sync (ms). */
+const CANCEL_WAIT_MAX_MS = 60_000
+
 /**
  * CLI --cancel-goal: publishes the cancel once the root goal is in the state (from the data dir,
- * a sync or gossip); `fail` is told why when this peer may not cancel it.
+ * a sync or gossip). `fail` is told why when this peer may not cancel it (a subgoal, another
+ * peer's goal, a complete plan) or when the goal is unknown: still absent after a first sync
+ * with a peer, after `graceMs` with no peer connected, or after CANCEL_WAIT_MAX_MS.
  */
-function cancelWhenKnown (rt: PeerRuntime, goalId: string, log: Logger, fail: (why: string) => void): void {
-  let sent = false
-  const tryCancel = (): void => {
-    if (sent || rt.state.goal(goalId) === undefined) return
-    sent = true
+function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: string, graceMs: number, log: Logger, fail: (why: string) => void): void {
+  let settled = false
+  let wait: { dispose: () => void } | null = null
+  let deadline: NodeJS.Timeout | null = null
+  const settle = (): void => {
+    settled = true
     sub.dispose()
+    wait?.dispose()
+    if (deadline !== null) clearTimeout(deadline)
+  }
+  const tryCancel = (): void => {
+    if (settled || rt.state.goal(goalId) === undefined) return
+    settle()
     rt.cancelGoal(goalId, 'cancelled from the command line').then(
       () => { log.info({ event: 'cancel_published', goal_id: goalId }, 'published the cancel of the plan') },
       (err: Error) => { fail(err.message) }
     )
   }
+  const giveUp = (why: string): void => {
+    if (settled) return
+    if (rt.state.goal(goalId) !== undefined) { tryCancel(); return }
+    settle()
+    fail(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`)
+  }
   const sub = rt.bus.onMessage(tryCancel)
-  if (rt.state.goal(goalId) === undefined) log.info({ goal_id: goalId }, 'waiting for the goal to cancel to arrive (sync)')
   tryCancel()
+  if (settled) return
+  log.info({ goal_id: goalId, grace_ms: graceMs }, `waiting for goal ${goalId} to arrive (a sync with a peer, or ${(graceMs / 1000).toFixed(1)} s with no peer connected)`)
+  wait = whenFirstSynced(peerSync, graceMs, (r) => {
+    giveUp(r.synced
+      ? `this peer has synced with ${r.peer ?? 'a peer'} and neither holds it`
+      : `no peer was connected for ${(r.aloneMs / 1000).toFixed(1)} s to sync with (--bootstrap, --sync-grace-ms)`)
+  })
+  if (settled) return
+  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${CANCEL_WAIT_MAX_MS / 1000} s`) }, CANCEL_WAIT_MAX_MS)
+  deadline.unref()
 }
 
 main().catch((err: unknown) => {

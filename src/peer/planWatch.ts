@@ -7,7 +7,7 @@ import type { Bus, Disposable } from './bus'
 import type { Micros } from './protocol/time'
 import type { PlanState } from './state/planState'
 import { buildTree, planProgress } from './state/tree'
-import { failedGoals } from './roles/report'
+import { failedGoals, stoppedBeforeSplit } from './roles/report'
 import type { PlanRunState } from './state/planControl'
 
 /** How a completed plan ended: ok when every leaf is done and no goal failed to split. */
@@ -20,6 +20,8 @@ export interface PlanOutcome {
   failedGoals: number
   /** running, or how the plan was stopped (DESIGN §13). */
   stopped: PlanRunState
+  /** false when the plan stopped before its root goal was split (nothing was run). */
+  split: boolean
 }
 
 export interface PlanWatchOptions {
@@ -53,7 +55,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
     const bad = failedGoals(root)
     stop()
     // A cancelled plan or one stopped by its budget ended without its answer: not ok (DESIGN §13).
-    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running' })
+    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running', split: !stoppedBeforeSplit(root) })
   }
   const sub = o.bus.onMessage(() => { pending ??= setTimeout(check, o.debounceMs ?? 300) })
   const tick = setInterval(check, o.tickMs ?? 1000)

@@ -2,7 +2,7 @@
  * Cancel and budget in the roles (DESIGN §13), on the in-process bus with the real SDK against
  * the stand-in: the origin's cancel aborts an executor's and a decomposer's call in flight and
  * nothing is published for it; scorers cast no vote on a plan whose recorded spend has reached
- * its budget; the messages a role publishes carry the usage of their calls.
+ * its budget, nor accept a split for it; the messages a role publishes carry the usage of their calls.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -14,9 +14,9 @@ import { startScorer } from '../../src/peer/roles/scorer'
 import { cancelMessage } from '../../src/peer/state/planControl'
 import { buildTree, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
-import { demoResponder } from '../support/llm-standin'
+import { demoResponder, scoreReply } from '../support/llm-standin'
 import type { MemoryPeer } from '../support/memory-bus'
-import { waitUntil } from '../support/wait'
+import { waitForRecord, waitUntil } from '../support/wait'
 import { FAST, publishedOf, World, type Agent } from './harness'
 
 function leaves (n: TreeNode): LeafView[] {
@@ -104,4 +104,26 @@ test('scorers: no vote once the recorded spend reached the budget; the proposal 
   const [view] = buildTree(user.state, { nowUs: nowMicros() })
   assert.equal(view?.status, 'budget_reached')
   assert.equal(view?.plan?.spend.by_role.decomposer.calls, 1)
+})
+
+test('scorer: a vote that spends the budget is followed by no split; the plan stops with its goal unsplit, for good', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  // Quorum 1 and no other live scorer: without the rule, this scorer's own vote would accept the split at once.
+  const s = await w.agent('scorer', { acceptance: { ...FAST.acceptance, quorum: 1 } }, 's1')
+  w.standin.respondWith((req) => scoreReply(req, 0.9))
+  w.track(startScorer(s.ctx, s.llm))
+  const root = { ...rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros()), budget: { max_calls: 2 } }
+  await user.publish('goal', root)
+  // The proposal's call leaves room for one vote, and the vote spends the rest.
+  await dec.publish('proposal', { ...proposal(root.goal_id, ['Book flights', 'Book hotels'], dec.peerId, { at: nowMicros() }), usage: { calls: 1, input_tokens: 10, output_tokens: 10 } })
+  await waitUntil('the vote', () => user.state.scoresFor(root.goal_id)[0])
+  await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'plan_stopped' })
+  await w.hub.idle()
+  assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'no split once the budget is reached')
+  assert.equal(w.standin.requests.length, 1)
+  const [view] = buildTree(user.state, { nowUs: nowMicros() })
+  assert.deepEqual([view?.status, view?.plan?.state, view?.plan?.spend.calls], ['budget_reached', 'budget_reached', 2])
 })

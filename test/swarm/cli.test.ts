@@ -183,6 +183,10 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const r = await runCli(['--role', 'observer', '--identity', 'procdir', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-nope'])
     assert.equal(r.code, 1, r.stderr)
     assert.ok(r.stderr.includes('/proc/1/goal-swarm-nope'), r.stderr)
+    // A control character in the named path is shown escaped, never sent to the terminal raw.
+    const odd = await runCli(['--role', 'observer', '--identity', 'procdir-odd', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-\u001b[2J'])
+    assert.equal(odd.code, 1, odd.stderr)
+    assert.ok(odd.stderr.includes('/proc/1/goal-swarm-\\u001b[2J') && !odd.stderr.includes('\u001b'), JSON.stringify(odd.stderr))
   })
 
   test('a bad value is not echoed whole', async () => {
@@ -240,6 +244,26 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.equal(exit.code, 1)
     assert.ok(refused.stderr.some((l) => l.includes('only its origin may cancel it')), refused.stderr.slice(-5).join('\n'))
     await again.stop()
+  })
+
+  test('--cancel-goal gives up naming the id: an unknown goal alone after --sync-grace-ms or once synced, another peer\'s goal at once', async () => {
+    const unknown = '0123456789abcdef'
+    const alone = await runCli(['--role', 'observer', '--identity', 'cancel-alone', '--cancel-goal', unknown, '--sync-grace-ms', '300'])
+    assert.equal(alone.code, 1, alone.stderr)
+    assert.match(alone.stderr, new RegExp(`cannot cancel: no goal ${unknown} is known: no peer was connected for \\d+\\.\\d s to sync with`), alone.stderr)
+    const holder = await swarm.start({ name: 'cancel-holder', bootstrap: 'none', args: ['--submit-goal', 'A goal only its origin may cancel'] })
+    await holder.waitFor(() => [...holder.envelopes.values()].some((e) => e.kind === 'goal'), 'the submitted goal')
+    const goal = [...holder.envelopes.values()].find((e) => e.kind === 'goal')
+    assert.ok(goal?.kind === 'goal')
+    // A grace period far beyond the run's deadline: only the completed sync can end these runs.
+    const synced = await runCli(['--role', 'observer', '--identity', 'cancel-synced', '--bootstrap', holder.addr, '--cancel-goal', unknown, '--sync-grace-ms', '600000'])
+    assert.equal(synced.code, 1, synced.stderr)
+    assert.match(synced.stderr, new RegExp(`cannot cancel: no goal ${unknown} is known: this peer has synced with ${holder.peerId} and neither holds it`), synced.stderr)
+    const foreign = await runCli(['--role', 'observer', '--identity', 'cancel-foreign', '--bootstrap', holder.addr, '--cancel-goal', goal.body.goal_id, '--sync-grace-ms', '600000'])
+    assert.equal(foreign.code, 1, foreign.stderr)
+    assert.match(foreign.stderr, new RegExp(`cannot cancel: goal ${goal.body.goal_id} is not this peer's: it was submitted by ${holder.peerId}, .*only its origin may cancel it`), foreign.stderr)
+    assert.equal([...holder.envelopes.values()].filter((e) => e.kind === 'cancel').length, 0, 'nothing was published')
+    await holder.stop()
   })
 
   test('--exit-when-complete after a cancel: the plan ends cancelled and the peer exits 1', async () => {

@@ -2,7 +2,7 @@
  * The live dashboard (--dashboard-port) in real Chromium (Debian's, driven by playwright-core):
  * a real swarm of peer processes plans a goal whose texts carry markup; the observer's page
  * fills in row by row until the plan is complete, shows the peers and the message flow, opens a
- * result in place as plain text, and after the observer is killed and restarted on the same
+ * result and the final answer in place as plain text, shows the plan's cost, and after the observer is killed and restarted on the same
  * port it says "reconnecting" and then shows the state again from the restarted process.
  * Bad requests get 4xx. A screenshot goes to artifacts/dashboard/. Run `npm run build` first.
  */
@@ -119,6 +119,17 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   assert.ok((await pre.textContent())?.includes(RESULT_MARKUP))
   assert.equal(await page.evaluate('typeof window.__pwned'), 'undefined', 'no script from the swarm ran')
   assert.equal(await page.locator('#plans img, #plans script').count(), 0)
+
+  // The plan's final answer (the root's synthesis) opens in place like a result; its cost is on the card.
+  const answerId = root.synthesis?.id
+  assert.ok(answerId !== undefined)
+  const answer = plan.locator(`li.node.answer[data-id="${answerId}"]`)
+  assert.equal(await answer.getAttribute('data-status'), 'done')
+  await answer.locator('> .row').click()
+  const answerPre = page.locator(`pre.result-ok[data-for="${answerId}"]`)
+  await answerPre.waitFor({ timeout: 10_000 })
+  assert.equal(await answerPre.textContent(), await dash.getOutput(answerId))
+  assert.match(await plan.locator('.cost-summary').textContent() ?? '', /^\d+ calls? · [\d.]+[kM]? tokens$/)
 
   // A malformed gossip message shows as a drop with its reason, in the counters and the strip.
   const injector = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', bootstrap: [dash.addr], readyTimeoutMs: 60_000 })

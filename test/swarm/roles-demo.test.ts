@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
-import { Goal } from '../../src/peer/protocol/schemas'
+import { TEXT_MAX_CHARS } from '../../src/peer/protocol/limits'
 import { REPO_ROOT } from '../support/peers'
 
 test('npm run demo: real processes plan the default goal offline, with a dependency and a sandboxed leaf, write the report, print the final answer and exit 0', async (t) => {
@@ -78,7 +78,7 @@ test('an invalid goal is refused before any peer starts (exit 2, naming the limi
   try {
     const report = path.join(dir, 'report.md')
     writeFileSync(report, 'the previous report\n')
-    const limit = Goal.shape.text.maxLength
+    const limit = TEXT_MAX_CHARS
     assert.equal(limit, 4000)
     const run = (script: string, args: string[]) => spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts', script), ...args], {
       cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, encoding: 'utf8', timeout: 20_000

@@ -4,6 +4,7 @@
  * close), the message-flow log with drops, and the CLI flags and start line.
  */
 import assert from 'node:assert/strict'
+import { request } from 'node:http'
 import { connect } from 'node:net'
 import path from 'node:path'
 import { describe, test } from 'node:test'
@@ -11,11 +12,13 @@ import { pino } from 'pino'
 import { parseCli } from '../../src/peer/cli'
 import { makeConfig } from '../../src/peer/config'
 import { FlowLog } from '../../src/peer/dashboard/flow'
-import { MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
-import { dashboardSnapshot, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
+import { hostAllowed, MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
+import { dashboardSnapshot, findTask, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
 import { DropCounters } from '../../src/peer/net/drops'
 import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
+import { costSummary } from '../../src/peer/state/planCost'
 import { PlanState } from '../../src/peer/state/planState'
+import { buildTree } from '../../src/peer/state/tree'
 import { startLines } from '../../src/peer/startLines'
 import { envelopeOf, sec, T0 } from '../support/fixtures'
 import { REPO_ROOT } from '../support/peers'
@@ -65,6 +68,24 @@ describe('dashboard snapshot', () => {
     assert.deepEqual(s.peers.map((p) => [p.peer_id, p.role, p.live]), [[PEER, 'executor', true]])
     assert.deepEqual(s.drops, { invalid_schema: 2 })
     assert.equal(s.connected_peers, 3)
+  })
+})
+
+describe('dashboard snapshot: final answer and cost', () => {
+  test('each plan carries its final answer task (no text) and its cost; findTask finds leaves and the answer', () => {
+    const state = planState()
+    const [root] = buildTree(state, { nowUs: NOW })
+    assert.ok(root?.synthesis !== null && root?.synthesis !== undefined && root.plan !== undefined)
+    const plan = snap(state).plans[0]!
+    assert.deepEqual(plan.answer, {
+      kind: 'answer', id: root.synthesis.id, text: root.text, status: root.synthesis.status, capability: 'can_write_text',
+      claimer: null, executor: null, has_result: false, success: null, output_chars: null, model_wait: null
+    })
+    assert.deepEqual(plan.cost, { summary: costSummary(root.plan), stop: null, spend: root.plan.spend, budget: null })
+    assert.equal(findTask([root], root.synthesis.id), root.synthesis)
+    const leaf = leaves(plan.root)[0]!
+    assert.equal(findTask([root], leaf.id)?.id, leaf.id)
+    assert.equal(findTask([root], '0123456789abcdef'), undefined)
   })
 })
 
@@ -141,6 +162,48 @@ describe('dashboard server', () => {
     } finally {
       await srv.close()
     }
+  })
+
+  test('a request whose Host is not the dashboard\'s own name gets 421 on every path (DNS rebinding); loopback names and the listen address are served', async () => {
+    const srv = await startDashboard({ snapshot: () => snap(planState()), output: async () => 'the result', onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+    /** One GET with exactly this Host header (none when undefined). */
+    const get = async (host: string | undefined, p: string): Promise<{ status: number, body: string }> => await new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: srv.port, path: p, setHost: false, headers: host === undefined ? {} : { host } }, (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => { body += d; if (res.headers['content-type']?.startsWith('text/event-stream') === true) res.destroy() })
+        res.on('close', () => { resolve({ status: res.statusCode ?? 0, body }) })
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    try {
+      const port = srv.port
+      for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`, `evil@127.0.0.1:${port}`, `[::2]:${port}`, `192.168.1.20:${port}`, '', undefined]) {
+        for (const p of ['/', '/dashboard.js', '/api/state', '/api/events', '/api/result/0123456789abcdef']) {
+          const r = await get(host, p)
+          // Node's HTTP server itself answers 400 to an HTTP/1.1 request without a Host header.
+          assert.equal(r.status, host === undefined ? 400 : 421, `${String(host)} ${p}`)
+          assert.doesNotMatch(r.body, /"plans"|the result/, 'nothing of the plan is sent')
+        }
+      }
+      assert.match((await get(`evil.example:${port}`, '/api/state')).body, /answers only to 127\.0\.0\.1, localhost, \[::1\] or its listen address 127\.0\.0\.1/)
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, '127.0.0.1']) {
+        const r = await get(host, '/api/state')
+        assert.equal(r.status, 200, host)
+        assert.match(r.body, /"plans"/)
+      }
+    } finally {
+      await srv.close()
+    }
+    // The rule by the listen address: its own name, and any IP literal when bound to every interface.
+    assert.equal(hostAllowed('192.168.1.20:8080', '192.168.1.20'), true)
+    assert.equal(hostAllowed('10.0.0.1:8080', '192.168.1.20'), false)
+    assert.equal(hostAllowed('[fe80::1]:8080', 'fe80::1'), true)
+    assert.equal(hostAllowed('192.168.1.20:8080', '0.0.0.0'), true)
+    assert.equal(hostAllowed('[fe80::1]:8080', '::'), true)
+    assert.equal(hostAllowed('nas.local:8080', '0.0.0.0'), false)
+    assert.equal(hostAllowed('localhost:8080', '0.0.0.0'), true)
   })
 
   test('live events: at most MAX_EVENT_CLIENTS streams at once, the next gets 503 with Retry-After', async () => {

@@ -9,8 +9,9 @@ import path from 'node:path'
 import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
 import { DEFAULT_SETTINGS, Keys, readSettings } from '../../src/extension/settings'
-import { LIMITS, TEXT_MAX_CHARS } from '../../src/peer/protocol/limits'
-import { Goal } from '../../src/peer/protocol/schemas'
+import { ParentMessage } from '../../src/peer/ipc/protocol'
+import { clipText, goalTextProblem, LIMITS, TEXT_MAX_CHARS, textLength } from '../../src/peer/protocol/limits'
+import { Goal, PEER_NAME_MAX, PeerName } from '../../src/peer/protocol/schemas'
 import { REPO_ROOT } from '../support/peers'
 // @ts-expect-error a plain .mjs script without type declarations
 import { contributesProblems } from '../../scripts/check-contributes.mjs'
@@ -61,8 +62,31 @@ describe('limits and defaults', () => {
     assert.match(err, /--max-depth.*from 1 to 16/)
   })
 
-  it('the goal text limit is the wire\'s', () => {
-    assert.equal(Goal.shape.text.maxLength, TEXT_MAX_CHARS)
+  it('the goal text limit is the wire\'s, counted in characters (code points) by the schema, the CLI, the IPC and the shared check', () => {
     assert.equal(Goal.shape.depth.maxValue, LIMITS.maxDepth.max)
+    // 4000 characters outside the BMP are 8000 UTF-16 code units: still 4000 characters.
+    const full = '🗾'.repeat(TEXT_MAX_CHARS)
+    const over = full + 'x'
+    assert.deepEqual([full.length, textLength(full), textLength(over)], [2 * TEXT_MAX_CHARS, TEXT_MAX_CHARS, TEXT_MAX_CHARS + 1])
+    assert.equal(Goal.shape.text.safeParse(full).success, true)
+    const refused = Goal.shape.text.safeParse(over)
+    assert.equal(refused.success, false)
+    assert.match(refused.error?.issues[0]?.message ?? '', new RegExp(`at most ${TEXT_MAX_CHARS} characters`))
+    assert.equal(goalTextProblem(full), null)
+    assert.equal(goalTextProblem(over), `the goal is ${TEXT_MAX_CHARS + 1} characters long; the limit is ${TEXT_MAX_CHARS}`)
+    let err = ''
+    const io = { ...quiet, err: (s: string) => { err += s } }
+    assert.equal(parseCli(['--role', 'observer', '--submit-goal', full], io).kind, 'run')
+    assert.deepEqual(parseCli(['--role', 'observer', '--submit-goal', over], io), { kind: 'exit', code: 2 })
+    assert.match(err, new RegExp(`--submit-goal.*expected 1-${TEXT_MAX_CHARS} characters of goal text \\(this one has ${TEXT_MAX_CHARS + 1}\\)`))
+    const submit = (text: string) => ParentMessage.safeParse({ type: 'submit-goal', request_id: 'r1', text }).success
+    assert.deepEqual([submit(full), submit(over)], [true, false])
+    // Every other text field and the peer name count the same way.
+    assert.equal(PeerName.safeParse('🗾'.repeat(PEER_NAME_MAX)).success, true)
+    assert.equal(PeerName.safeParse('🗾'.repeat(PEER_NAME_MAX + 1)).success, false)
+    // Producers clip by characters and never cut a surrogate pair in half.
+    assert.equal(clipText('a🗾b🗾', 2), 'a🗾')
+    assert.equal(textLength(clipText(over, TEXT_MAX_CHARS)), TEXT_MAX_CHARS)
+    assert.equal(clipText('short', 10), 'short')
   })
 })

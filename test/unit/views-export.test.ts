@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type GoalView, type LeafView } from '../../src/peer/state/tree'
+import { demoteHeadings } from '../../src/peer/roles/planMarkdown'
+import { renderReportMarkdown } from '../../src/peer/roles/report'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { leavesOf } from '../../src/views/planModel'
 import { lineageOf, resultMarkdown } from '../../src/views/resultText'
@@ -45,6 +47,35 @@ describe('Export Plan (views)', () => {
     assert.ok(at > 0 && at < md.indexOf('## Plan tree'))
     assert.ok(md.includes('## Final answer\n\nGo in April.\n\n- Tokyo 5 days\n\n_Synthesized by `peer-ex-2` from 3 parts._'))
     assert.ok(planMarkdown(answer, new Map([[answer.synthesis.id, 'The whole answer from the blob']])).includes('## Final answer\n\nThe whole answer from the blob'))
+  })
+
+  it('Markdown: headings inside the final answer and the results sit below the section they are embedded in', () => {
+    const answerText = 'Intro\n\n# Plan\n\n## Week 1\n\n```sh\n# a comment, not a heading\n```\n\nKyoto days\n==========\n\nText\n\n---\n\n###### Deepest'
+    const answer = { ...root, synthesis: { ...root.synthesis!, status: 'done' as const, output: answerText, executor: 'peer-ex-2', success: true } }
+    // Export Plan: the goal is `#`, "Final answer" `##`, so the answer's headings start at `###`.
+    const md = planMarkdown(answer, new Map([[flights.id, '## Outbound\n\nNRT\n\n### Return\n\nHND']]))
+    assert.ok(md.includes('## Final answer\n\nIntro\n\n### Plan\n\n#### Week 1\n\n```sh\n# a comment, not a heading\n```\n\n### Kyoto days\n\nText\n\n---\n\n###### Deepest\n'), md)
+    assert.ok(md.includes('1. **Book flights** — done, by `peer-ex-1`\n\n   > ### Outbound\n   >\n   > NRT\n   >\n   > #### Return\n   >\n   > HND\n'), md)
+    // The report nests one level deeper (the goal is `##`): so does the answer.
+    const report = renderReportMarkdown([answer], { generatedAt: 'now' })
+    assert.ok(report.includes('### Final answer\n\nIntro\n\n#### Plan\n\n##### Week 1\n'), report)
+    // The outline (headings outside code fences, quoted ones too): after "Final answer" the next
+    // heading at its level or above is the next section, in either document.
+    for (const doc of [md, report]) {
+      let fenced = false
+      const outline: Array<[number, string]> = []
+      for (const l of doc.split('\n')) {
+        const line = l.replace(/^ {3}> ?/, '')
+        if (line.startsWith('```')) { fenced = !fenced; continue }
+        const m = /^(#{1,6}) (.*)$/.exec(line)
+        if (!fenced && m !== null) outline.push([m[1]!.length, m[2]!])
+      }
+      const at = outline.findIndex(([, t]) => t === 'Final answer')
+      const level = outline[at]![0]
+      assert.deepEqual(outline.slice(at + 1).find(([n]) => n <= level), [level, 'Plan tree'], JSON.stringify(outline))
+    }
+    assert.equal(demoteHeadings('#### Already deep\n\ntext', 3), '#### Already deep\n\ntext')
+    assert.equal(demoteHeadings('- item\n---\n\nNo heading here', 3), '- item\n---\n\nNo heading here')
   })
 
   it('Markdown uses fetched full outputs of blob results instead of the inline prefix', () => {

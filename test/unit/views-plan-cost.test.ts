@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope, Usage } from '../../src/peer/protocol/schemas'
-import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
+import { renderReportMarkdown, renderTreeText, stoppedBeforeSplit } from '../../src/peer/roles/report'
 import { compactCount, costMarkdown, costSummary, stopLine } from '../../src/peer/state/planCost'
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
+import { buildTree, planProgress, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { runningPlanCosts, statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
 import { goalItem, leafItem } from '../../src/views/treeItemModel'
-import { cancel, envelopeOf, samplePlan, sec, T0 } from '../support/fixtures'
+import { cancel, envelopeOf, proposal, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 const u = (calls: number, input: number, output: number): Usage => ({ calls, input_tokens: input, output_tokens: output })
 
@@ -111,5 +111,25 @@ describe('cost view (DESIGN §13)', () => {
     assert.equal(json.progress.stopped, 3)
     assert.equal(json.goal.plan?.state, 'cancelled')
     assert.equal(json.goal.plan?.spend.calls, 11)
+  })
+
+  it('a plan at its budget before any split reads as stopped, not as an empty finished plan', () => {
+    const g = { ...rootGoal('Write a haiku about peers'), budget: { max_calls: 1 } }
+    const p = { ...proposal(g.goal_id, ['Draft it', 'Polish it']), usage: u(1, 230, 70) }
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p)]), { nowUs: T0 + sec(5) })
+    assert.ok(root)
+    assert.deepEqual([root.status, root.plan?.state, planProgress(root).complete], ['budget_reached', 'budget_reached', true])
+    assert.equal(stoppedBeforeSplit(root), true)
+    const report = renderReportMarkdown([root], { generatedAt: 'now' })
+    assert.match(report, /Goal `[0-9a-f]{16}`: \*\*stopped: budget reached\*\* before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, and there is no final answer\./)
+    assert.match(report, /_No final answer: the plan reached its budget before the goal was split\._/)
+    assert.match(report, /No leaves: the plan stopped before the goal was split\./)
+    assert.doesNotMatch(report, /yet|0 of 0/)
+    assert.match(renderTreeText([root]), /=== plan for goal [0-9a-f]{16}: BUDGET REACHED before the goal was split \(1\/1 call, 300 tokens\): nothing was run, no final answer ===/)
+    // With a split, the parts left unsynthesized say the plan stopped, not that the answer is still to come.
+    const plan = samplePlan()
+    const { root: cancelled } = costedPlan(undefined, [envelopeOf('cancel', cancel(plan.root))])
+    assert.equal(stoppedBeforeSplit(cancelled), false)
+    assert.match(renderReportMarkdown([cancelled], { generatedAt: 'now' }), /_No final answer: the plan was cancelled before its parts were synthesized\._/)
   })
 })

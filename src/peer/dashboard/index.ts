@@ -5,10 +5,10 @@
  */
 import type { Logger } from '../log'
 import type { PeerRuntime } from '../net/runtime'
-import { buildTree, type LeafView, type TreeNode } from '../state/tree'
+import { buildTree } from '../state/tree'
 import { FlowLog } from './flow'
 import { startDashboard, type DashboardServer } from './server'
-import { dashboardSnapshot } from './snapshot'
+import { dashboardSnapshot, findTask } from './snapshot'
 
 export { type DashboardServer } from './server'
 
@@ -17,15 +17,6 @@ export interface PeerDashboardOptions {
   port: number
   /** Folder of the page files (dist/dashboard in the bundle). */
   pageDir: string
-}
-
-function findLeaf (nodes: readonly TreeNode[], id: string): LeafView | undefined {
-  for (const n of nodes) {
-    if (n.kind === 'leaf') { if (n.id === id) return n; continue }
-    const hit = findLeaf(n.children, id)
-    if (hit !== undefined) return hit
-  }
-  return undefined
 }
 
 /**
@@ -51,7 +42,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
         flow: flow.recent()
       }),
       output: async (nodeId) => {
-        const leaf = findLeaf(buildTree(rt.state, { ...treeOpts, nowUs: rt.now() }), nodeId)
+        const leaf = findTask(buildTree(rt.state, { ...treeOpts, nowUs: rt.now() }), nodeId)
         if (leaf === undefined || (leaf.output === null && leaf.output_sha256 === null)) return null
         // An executor's failure notice has no ResultMsg: its reason is the whole text.
         if (leaf.output_sha256 === null) return leaf.output

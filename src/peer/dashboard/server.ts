@@ -11,10 +11,14 @@
  * Anything else is a 4xx (unknown path 404, other methods 405, bad node id 400); a failing
  * handler answers 500 and the peer keeps running. The page's URLs are relative, so it also
  * works behind a path prefix (an editor's port forwarding).
+ *
+ * Every request must name this server in its Host header (hostAllowed), else it gets 421: a web
+ * page on another origin whose name an attacker re-points at 127.0.0.1 (DNS rebinding) would
+ * otherwise read the plan, the results and the peers from the user's own browser.
  */
 import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { isIP, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { Disposable } from '../bus'
 import type { Logger } from '../log'
@@ -63,6 +67,24 @@ export const MAX_EVENT_CLIENTS = 32
  */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024
 const NODE_ID = /^[0-9a-f]{16}$/
+/** A Host header: a bracketed IPv6 literal or a name or IPv4 literal, and an optional port. */
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[^\s:/?#@[\]]+)(?::\d{1,5})?$/i
+
+/**
+ * Whether a request's Host header names the dashboard: a loopback name (127.0.0.1, localhost,
+ * [::1]) or the listen address `bound`; when bound to every interface (0.0.0.0, ::), any IP
+ * literal too (a page reached by a bare IP address cannot be re-pointed, unlike a DNS name).
+ * Names the server was not asked to answer to, and a missing or malformed header, are refused.
+ */
+export function hostAllowed (header: string | undefined, bound: string): boolean {
+  const m = HOST_HEADER.exec(header ?? '')
+  if (m === null) return false
+  const name = (m[1] as string).toLowerCase()
+  const literal = name.startsWith('[') ? name.slice(1, -1) : name
+  const own = bound.includes(':') ? `[${bound.toLowerCase()}]` : bound.toLowerCase()
+  if (name === '127.0.0.1' || name === 'localhost' || name === '[::1]' || name === own) return true
+  return (bound === '0.0.0.0' || bound === '::') && isIP(literal) !== 0
+}
 
 const PAGE_FILES: Record<string, { file: string, type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -156,6 +178,10 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!hostAllowed(req.headers.host, opts.host)) {
+      fail(res, 421, `this dashboard answers only to 127.0.0.1, localhost, [::1] or its listen address ${opts.host}, not to Host ${JSON.stringify((req.headers.host ?? '').slice(0, 100))}`)
+      return
+    }
     let url: URL
     try { url = new URL(req.url ?? '/', 'http://dashboard') } catch { fail(res, 400, 'bad request URL'); return }
     if (req.method !== 'GET' && req.method !== 'HEAD') { fail(res, 405, 'the dashboard is read-only: GET only', { Allow: 'GET, HEAD' }); return }

@@ -5,14 +5,18 @@
  * flow. Pure apart from its inputs, so the page never holds a second tree model: it renders
  * this document and nothing else.
  *
- * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf says
- * whether it has a result and how long it is; the page fetches the text when it is opened.
+ * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf, and a
+ * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
+ * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
  */
 import { capabilityTtlMs } from '../protocol/liveness'
 import { modelWaitText } from '../state/modelWait'
 import { announcedNames, peerSuffix } from '../state/peerNames'
 import type { PlanState } from '../state/planState'
-import { buildTree, planProgress, type GoalView, type PlanProgress, type TreeNode, type TreeOptions } from '../state/tree'
+import type { Budget } from '../protocol/schemas'
+import type { PlanSpend } from '../state/planControl'
+import { costSummary, stopLine } from '../state/planCost'
+import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../state/tree'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import type { FlowEvent } from './flow'
 
@@ -60,6 +64,21 @@ export interface DashLeaf {
 
 export type DashNode = DashGoal | DashLeaf
 
+/** A plan's final answer: the root's synthesis task (DESIGN §11), shown like a leaf; its text is fetched from /api/result/<id>. */
+export interface DashAnswer extends Omit<DashLeaf, 'kind'> {
+  kind: 'answer'
+}
+
+/** A plan's recorded spend against its budget (DESIGN §13). */
+export interface DashCost {
+  /** "12/20 calls · 3.4k tokens" (planCost.ts costSummary). */
+  summary: string
+  /** Why the plan stopped ("Budget reached: ..."), null while it runs. */
+  stop: string | null
+  spend: PlanSpend
+  budget: Budget | null
+}
+
 export interface DashPlan {
   id: string
   text: string
@@ -69,6 +88,10 @@ export interface DashPlan {
   /** running, or how the plan stopped (DESIGN §13). */
   state: 'running' | 'cancelled' | 'budget_reached'
   root: DashGoal
+  /** The final answer task once the root has a split, else null. */
+  answer: DashAnswer | null
+  /** Null only for a root without plan control (never for a built tree). */
+  cost: DashCost | null
 }
 
 export interface DashPeer {
@@ -136,8 +159,11 @@ function goalNode (g: GoalView, label: (id: string) => string): DashGoal {
 
 function node (n: TreeNode, label: (id: string) => string): DashNode {
   if (n.kind === 'goal') return goalNode(n, label)
+  return { kind: 'leaf', ...task(n, label) }
+}
+
+function task (n: LeafView | SynthesisView, label: (id: string) => string): Omit<DashLeaf, 'kind'> {
   return {
-    kind: 'leaf',
     id: n.id,
     text: n.text,
     status: n.status,
@@ -149,6 +175,25 @@ function node (n: TreeNode, label: (id: string) => string): DashNode {
     output_chars: n.output_sha256 === null && n.output !== null ? n.output.length : null,
     model_wait: n.model_wait === null ? null : modelWaitText(n.model_wait)
   }
+}
+
+/**
+ * The leaf or synthesis task `id` in `roots` (whose result /api/result serves; a root's synthesis
+ * is its plan's final answer), or undefined.
+ */
+export function findTask (roots: readonly TreeNode[], id: string): LeafView | SynthesisView | undefined {
+  for (const n of roots) {
+    if (n.kind === 'leaf') { if (n.id === id) return n; continue }
+    if (n.synthesis?.id === id) return n.synthesis
+    const hit = findTask(n.children, id)
+    if (hit !== undefined) return hit
+  }
+  return undefined
+}
+
+function cost (root: GoalView): DashCost | null {
+  const plan = root.plan
+  return plan === undefined ? null : { summary: costSummary(plan), stop: stopLine(plan), spend: plan.spend, budget: plan.budget }
 }
 
 /** The whole dashboard document for one clock reading. */
@@ -168,7 +213,16 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
     booted_at_ms: input.booted_at_ms,
     generated_at_ms: Math.round(nowMs),
     connected_peers: input.connected_peers,
-    plans: roots.map((r) => ({ id: r.id, text: r.text, created_at_ms: created.get(r.id) ?? 0, progress: planProgress(r), state: r.plan?.state ?? 'running', root: goalNode(r, label) })),
+    plans: roots.map((r) => ({
+      id: r.id,
+      text: r.text,
+      created_at_ms: created.get(r.id) ?? 0,
+      progress: planProgress(r),
+      state: r.plan?.state ?? 'running',
+      root: goalNode(r, label),
+      answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label) },
+      cost: cost(r)
+    })),
     peers,
     drops: input.drops,
     flow: input.flow

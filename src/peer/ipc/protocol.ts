@@ -9,14 +9,14 @@
  */
 import { z } from 'zod'
 import { TEXT_MAX_CHARS } from '../protocol/limits'
-import { Budget, Envelope, Id, Role } from '../protocol/schemas'
+import { Budget, Envelope, Id, maxChars, Role } from '../protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
 
 /** Parent → child. */
 export const ParentMessage = z.discriminatedUnion('type', [
   /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
-  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: z.string().min(1).max(TEXT_MAX_CHARS), budget: Budget.optional() }),
+  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional() }),
   /** Publish the cancel of a plan this peer submitted (DESIGN §13); answered by `cancelled` or `error`. */
   z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */

@@ -7,8 +7,37 @@
  * A leaf module: it imports nothing, so every layer (and the built client) can use it.
  */
 
-/** Longest text of any free-text wire field and of a submitted goal, UTF-16 code units (DESIGN §1). */
+/** Longest text of any free-text wire field and of a submitted goal, in characters (Unicode code points, textLength; DESIGN §1). */
 export const TEXT_MAX_CHARS = 4000
+
+/**
+ * The length of `text` as every limit counts it: Unicode code points, so an emoji or a CJK
+ * character outside the BMP is one character, as a person counts, not two UTF-16 units.
+ */
+export function textLength (text: string): number {
+  let n = text.length
+  // Each surrogate pair is two UTF-16 units for one code point.
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
+    }
+  }
+  return n
+}
+
+/** The first `max` characters (code points, textLength) of `text`: a surrogate pair is never cut in half. */
+export function clipText (text: string, max: number): string {
+  if (text.length <= max) return text
+  let units = 0
+  for (let count = 0; count < max && units < text.length; count++) {
+    const c = text.charCodeAt(units)
+    const d = text.charCodeAt(units + 1)
+    units += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1
+  }
+  return text.slice(0, units)
+}
 
 /** A swarm name (the topic namespace): 1-64 letters, digits, dot, dash or underscore. */
 export const SWARM_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
@@ -64,7 +93,8 @@ const GOAL_CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
  */
 export function goalTextProblem (text: string): string | null {
   if (text.trim() === '') return `the goal is empty; give 1 to ${TEXT_MAX_CHARS} characters of text`
-  if (text.length > TEXT_MAX_CHARS) return `the goal is ${text.length} characters long; the limit is ${TEXT_MAX_CHARS}`
+  const length = textLength(text)
+  if (length > TEXT_MAX_CHARS) return `the goal is ${length} characters long; the limit is ${TEXT_MAX_CHARS}`
   const ctl = GOAL_CONTROL_CHARS.exec(text)
   if (ctl !== null) return `the goal contains the control character U+${ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}; only text, tabs and newlines are allowed`
   return null

@@ -7,7 +7,7 @@
  * reader sees the whole protocol at once and the kinds share their field rules.
  */
 import { z } from 'zod'
-import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
+import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS, textLength } from './limits'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
@@ -34,9 +34,14 @@ export const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/
 const NO_CONTROL_CHARS = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$/
 const CONTROL_MESSAGE = 'control characters are not allowed (tab, newline and carriage return are)'
 
-/** Text with no control character of CONTROL_CHARS, at most `max` UTF-16 code units. */
+/** A string of at most `max` characters, counted as Unicode code points (limits.ts textLength) like every limit's message. */
+export function maxChars (max: number): z.ZodString {
+  return z.string().refine((s) => textLength(s) <= max, { message: `at most ${max} characters` })
+}
+
+/** Text with no control character of CONTROL_CHARS, at most `max` characters (code points). */
 export function plainText (max: number): z.ZodString {
-  return z.string().max(max).regex(NO_CONTROL_CHARS, CONTROL_MESSAGE)
+  return maxChars(max).regex(NO_CONTROL_CHARS, CONTROL_MESSAGE)
 }
 
 /** `text` without the characters of CONTROL_CHARS (for producers cleaning model output before publishing). */
@@ -293,10 +298,10 @@ export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
 
-/** Longest announced peer name (characters). */
+/** Longest announced peer name (characters: code points). */
 export const PEER_NAME_MAX = 64
-/** A display name: 1-64 characters, no control or bidi-override characters (it is printed to terminals). */
-export const PeerName = z.string().min(1).max(PEER_NAME_MAX).regex(/^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+$/, 'no control or bidirectional-override characters')
+/** A display name: 1-64 characters (code points), no control or bidi-override characters (it is printed to terminals). */
+export const PeerName = maxChars(PEER_NAME_MAX).min(1).regex(/^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+$/, 'no control or bidirectional-override characters')
 
 /** A peer's periodic announcement of its role and capabilities (liveness for capability gaps). */
 export const CapabilityAnnounce = z.strictObject({

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
+import { clipText, TEXT_MAX_CHARS, textLength } from '../protocol/limits'
 import { stripControlChars } from '../protocol/schemas'
 
 /** Timers owned by one role; `dispose` clears them all and refuses new ones. */
@@ -65,7 +65,7 @@ export function failureText (what: string, err: unknown): string {
     text = `${what}: ${String(err)}`
   }
   text = stripControlChars(text)
-  return text.length > TEXT_MAX_CHARS ? text.slice(0, TEXT_MAX_CHARS - 3) + '...' : text
+  return textLength(text) > TEXT_MAX_CHARS ? clipText(text, TEXT_MAX_CHARS - 3) + '...' : text
 }
 
 /**

@@ -21,7 +21,7 @@ import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'
 import { distinctVotes, meanScore } from '../protocol/acceptance'
 import { contentId, proposalId } from '../protocol/ids'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
+import { clipText, TEXT_MAX_CHARS } from '../protocol/limits'
 import { stripControlChars, type AnyEnvelope, type Goal } from '../protocol/schemas'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
@@ -293,7 +293,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       proposal_id: pid,
       proposer_peer: me,
       subgoals,
-      rationale: stripControlChars(out.rationale).slice(0, TEXT_MAX_CHARS),
+      rationale: clipText(stripControlChars(out.rationale), TEXT_MAX_CHARS),
       attempt,
       proposed_at: formatTimestamp(ctx.now()),
       usage: wireUsage(usage),

@@ -15,7 +15,7 @@ import { buildTree, planProgress, type GoalView, type TreeNode } from '../state/
 import type { RoleContext } from './context'
 import { excerpt, guard, RoleTimers } from './common'
 import { announcedNames } from '../state/peerNames'
-import { failedGoals, renderReportMarkdown, renderTreeText, type PeerNames } from './report'
+import { failedGoals, renderReportMarkdown, renderTreeText, stoppedBeforeSplit, type PeerNames } from './report'
 
 /** Quiet time after a message before the tree is rebuilt (ms). */
 const DEBOUNCE_MS = 300
@@ -80,9 +80,13 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
         const badGoals = failedGoals(root)
         // scripts/local-swarm.mjs reads this record (its event and fields).
         const answer = root.synthesis
-        log.info({ event: 'plan_complete', goal_id: root.id, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
+        const stopped = root.plan?.state ?? 'running'
+        const how = stopped === 'running' ? 'plan complete' : `plan ${stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+        log.info({ event: 'plan_complete', goal_id: root.id, stopped, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
           answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
-          `plan complete for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
+          stoppedBeforeSplit(root)
+            ? `${how} for "${excerpt(root.text)}" before the goal was split: nothing was run, no final answer`
+            : `${how} for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
           `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}` +
           `${answer?.status === 'done' ? ', final answer ready' : ', no final answer'}`)
       }

@@ -5,6 +5,7 @@
  * proposals and votes, and every leaf's result. Pure.
  */
 import { modelWaitText } from '../state/modelWait'
+import { describeSpend } from '../state/planControl'
 import { costMarkdown } from '../state/planCost'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../state/tree'
 
@@ -21,6 +22,61 @@ export interface PlanSectionOptions {
 /** Inline Markdown of one line of user or model text: syntax characters escaped, whitespace collapsed. */
 export function mdEscape (text: string): string {
   return text.replace(/([\\`*_[\]<>|])/g, '\\$1').replace(/\s+/g, ' ').trim()
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/
+const ATX = /^( {0,3})(#{1,6})(?=[ \t]|$)(.*)$/
+const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/
+/** Lines that start a block of their own, so they neither start nor continue a paragraph (a setext heading's text). */
+const NOT_PARAGRAPH = /^(?: {0,3}(?:[>|<]|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|(?:[-*_][ \t]*){3,}$)| {4})/
+
+/**
+ * `markdown` with its headings shifted down so the shallowest one is at level `minLevel`, their
+ * relative levels kept and capped at 6: a result or final answer embedded below a section
+ * heading never breaks the outline of the document around it. Setext headings (underlined
+ * with `===` or `---`) become ATX headings; fenced code blocks are left alone. Text whose
+ * headings are all at `minLevel` or deeper is returned unchanged.
+ */
+export function demoteHeadings (markdown: string, minLevel: number): string {
+  const lines = markdown.split('\n')
+  /** Per heading: its first line, how many lines it spans, level, indent and text after the #s. */
+  const headings: Array<{ at: number, span: number, level: number, indent: string, rest: string }> = []
+  let fence: string | null = null
+  let para: number | null = null
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string
+    const f = FENCE.exec(line)
+    if (fence !== null) {
+      if (f !== null && f[1]![0] === fence[0] && f[1]!.length >= fence.length && line.trim() === f[1]) fence = null
+      continue
+    }
+    if (f !== null) { fence = f[1]!; para = null; continue }
+    if (line.trim() === '') { para = null; continue }
+    const atx = ATX.exec(line)
+    if (atx !== null) {
+      headings.push({ at: i, span: 1, level: atx[2]!.length, indent: atx[1]!, rest: atx[3]! })
+      para = null
+      continue
+    }
+    const under = SETEXT.exec(line)
+    if (under !== null && para !== null) {
+      const text = lines.slice(para, i).map((l) => l.trim()).join(' ')
+      headings.push({ at: para, span: i - para + 1, level: under[1]![0] === '=' ? 1 : 2, indent: '', rest: ` ${text}` })
+      para = null
+      continue
+    }
+    if (para === null && !NOT_PARAGRAPH.test(line)) para = i
+    else if (para !== null && NOT_PARAGRAPH.test(line) && !/^ {4}/.test(line)) para = null
+  }
+  if (headings.length === 0) return markdown
+  const shift = minLevel - Math.min(...headings.map((h) => h.level))
+  if (shift <= 0) return markdown
+  const out = [...lines] as Array<string | null>
+  for (const h of headings) {
+    out[h.at] = `${h.indent}${'#'.repeat(Math.min(6, h.level + shift))}${h.rest}`
+    for (let k = 1; k < h.span; k++) out[h.at + k] = null
+  }
+  return out.filter((l): l is string => l !== null).join('\n')
 }
 
 /** A block quote nested under a numbered list item, blank lines kept inside the quote. */
@@ -40,6 +96,23 @@ export function failedGoals (root: GoalView): number {
   return n
 }
 
+/**
+ * How a stopped plan is named: "cancelled" or "stopped: budget reached"; null while it runs
+ * (DESIGN §13). A stopped plan is over for good, so nothing about it is "yet".
+ */
+export function stoppedWords (root: GoalView): string | null {
+  const st = root.plan?.state
+  return st === 'cancelled' ? 'cancelled' : st === 'budget_reached' ? 'stopped: budget reached' : null
+}
+
+/**
+ * true when the plan stopped (cancel or budget) before its root goal was split and no split can
+ * come any more (the root itself shows the stop): nothing was run and no answer can come.
+ */
+export function stoppedBeforeSplit (root: GoalView): boolean {
+  return root.accepted === null && (root.status === 'cancelled' || root.status === 'budget_reached')
+}
+
 /** ", waiting for the model (45 s, attempt 1/3)" for a claimed task whose holder waits on its model. */
 function waitNote (t: LeafView | SynthesisView): string {
   return t.status === 'claimed' && t.model_wait !== null ? `, ${modelWaitText(t.model_wait)}` : ''
@@ -55,13 +128,16 @@ function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string
 /** The final answer block: the root synthesis's output, or what it waits for. */
 function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
   const s = root.synthesis
-  if (s === null) return ['_No final answer yet: the goal has no accepted split._']
+  const stopped = root.plan?.state === 'cancelled' ? 'was cancelled' : 'reached its budget'
+  if (s === null) return [stoppedBeforeSplit(root) ? `_No final answer: the plan ${stopped} before the goal was split._` : '_No final answer yet: the goal has no accepted split._']
   const text = opts.fullOutputs?.get(s.id) ?? s.output
   if (s.status === 'done' && text !== null) {
     const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
-    return [text.trim(), '', by]
+    // The answer sits below the "Final answer" heading (level + 1): its own headings go deeper.
+    return [demoteHeadings(text.trim(), opts.level + 2), '', by]
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
+  if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
   const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
     : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
   return [`_No final answer yet: ${why}._`]
@@ -71,7 +147,11 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
 function progressSentence (root: GoalView): string {
   const p = planProgress(root)
   const badGoals = failedGoals(root)
-  const stopped = root.plan?.state === 'cancelled' ? 'cancelled' : root.plan?.state === 'budget_reached' ? 'stopped at its budget' : null
+  const stopped = stoppedWords(root)
+  if (stoppedBeforeSplit(root)) {
+    const spend = root.plan === undefined ? '' : ` (${describeSpend(root.plan.spend, root.plan.budget)})`
+    return `Goal \`${root.id}\`: **${stopped ?? 'stopped'}** before the goal was split${spend}: no part of it was run, and there is no final answer.`
+  }
   const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'finished with failures' : 'complete')
   return `Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
     `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
@@ -135,12 +215,13 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push('')
   }
   out.push(`${h(1)} Results`, '')
-  if (leaves.length === 0) out.push('No leaves yet.', '')
+  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
     if (text !== null) {
-      out.push('', quoteBlock(text.trim()))
+      // Below the "Results" heading (level + 1), inside a numbered item: its headings go deeper.
+      out.push('', quoteBlock(demoteHeadings(text.trim(), opts.level + 2)))
       if (leaf.output_sha256 !== null && !(opts.fullOutputs?.has(leaf.id) ?? false)) out.push('', `   (truncated; full output sha256 \`${leaf.output_sha256}\`)`)
     }
     out.push('')

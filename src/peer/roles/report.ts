@@ -7,9 +7,10 @@ import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
-import { failedGoals, planSection } from './planMarkdown'
+import { describeSpend } from '../state/planControl'
+import { failedGoals, planSection, stoppedBeforeSplit } from './planMarkdown'
 
-export { failedGoals }
+export { failedGoals, stoppedBeforeSplit }
 
 /** PeerId → announced display label (state/peerNames.ts announcedNames). */
 export type PeerNames = ReadonlyMap<string, string>
@@ -38,6 +39,9 @@ function oneLine (text: string, max: number): string {
 }
 
 function progressLine (root: GoalView): string {
+  if (stoppedBeforeSplit(root) && root.plan !== undefined) {
+    return `${root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED'} before the goal was split (${describeSpend(root.plan.spend, root.plan.budget)}): nothing was run, no final answer`
+  }
   const p = planProgress(root)
   const badGoals = failedGoals(root)
   const parts = [`${p.done}/${p.leaves} leaves done`]

@@ -19,7 +19,7 @@
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../protocol/acceptance'
 import { messageKey } from '../protocol/envelope'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
+import { clipText, TEXT_MAX_CHARS } from '../protocol/limits'
 import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { contentId } from '../protocol/ids'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
@@ -163,6 +163,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       evaluated(goalId, 'split_known')
       return
     }
+    // Nor does a plan stopped by its budget: accepting costs no call, but a split now would only
+    // add stopped parts after every peer has judged the plan over (DESIGN §13).
+    if (!gate.allows(goalId)) { evaluated(goalId, 'plan_stopped'); return }
     const proposals = state.proposalsFor(goalId)
     if (proposals.length === 0) return
     if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now())
@@ -186,7 +189,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * silence. `waited_ms` counts from when this scorer first saw a proposal for the goal;
    * `in_flight` is true while an accepted split of its own is being published.
    */
-  function evaluated (goalId: string, evaluation: 'split_known' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
+  function evaluated (goalId: string, evaluation: 'split_known' | 'plan_stopped' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
     const since = firstSeen.get(goalId)
     log.debug({ goal_id: goalId, evaluation, in_flight: accepting.has(goalId), votes: state.scoresFor(goalId).length, waited_ms: since === undefined ? 0 : Math.round(performance.now() - since) }, 'scorer evaluated a goal')
   }
@@ -271,7 +274,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         proposal_id: p.proposal_id,
         scorer_peer: me,
         score: out.score,
-        notes: stripControlChars(out.notes).slice(0, TEXT_MAX_CHARS),
+        notes: clipText(stripControlChars(out.notes), TEXT_MAX_CHARS),
         decisions: out.subgoals.map((v, index) => ({
           index,
           is_atomic: forcedLeaves || ('is_atomic' in v && v.is_atomic === true),

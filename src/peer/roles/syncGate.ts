@@ -2,7 +2,8 @@
  * No claim before a first sync (DESIGN §5): an executor that restarts, or starts cut off, may
  * hold a stale plan state in which finished leaves look open. It claims nothing until one
  * anti-entropy sync with a peer has completed since it started, or until it has been provably
- * alone (no peer connected at all) for the grace period, which it logs as such.
+ * alone (no peer connected at all) for the grace period, which it logs as such. The same wait
+ * (whenFirstSynced) tells --cancel-goal when a goal it does not hold is unknown to the swarm.
  */
 import type { Logger } from 'pino'
 import type { Disposable } from '../bus'
@@ -11,11 +12,47 @@ import type { PeerSyncView } from './context'
 /** How often connectivity is looked at while waiting (ms). */
 const POLL_MS = 200
 
+/** How a wait for a first sync ended: a session completed (with `peer`, null when one had already), or nobody was connected for `aloneMs`. */
+export type FirstSync = { synced: true, peer: string | null } | { synced: false, aloneMs: number }
+
+/**
+ * Calls `onDone` once: when a sync session with a peer has completed since the process started
+ * (synchronously when one already has), or when no peer at all has been connected for `graceMs`
+ * (nobody to sync with). @returns a Disposable that stops the wait
+ */
+export function whenFirstSynced (sync: PeerSyncView, graceMs: number, onDone: (r: FirstSync) => void): Disposable {
+  let done = false
+  let sub: Disposable | null = null
+  let timer: NodeJS.Timeout | null = null
+  const stop = (): void => {
+    done = true
+    sub?.dispose()
+    if (timer !== null) clearInterval(timer)
+  }
+  const finish = (r: FirstSync): void => {
+    if (done) return
+    stop()
+    onDone(r)
+  }
+  if (sync.syncedPeers() > 0) {
+    finish({ synced: true, peer: null })
+    return { dispose: stop }
+  }
+  sub = sync.onSynced((peer) => { finish({ synced: true, peer }) })
+  let aloneSinceMs: number | null = null
+  timer = setInterval(() => {
+    const now = performance.now()
+    if (sync.connectedPeers() > 0) { aloneSinceMs = null; return }
+    aloneSinceMs ??= now
+    if (now - aloneSinceMs >= graceMs) finish({ synced: false, aloneMs: Math.round(now - aloneSinceMs) })
+  }, Math.min(POLL_MS, Math.max(10, graceMs)))
+  timer.unref()
+  return { dispose: stop }
+}
+
 export class SyncGate implements Disposable {
   private isOpen: boolean
-  private readonly sub: Disposable | null = null
-  private readonly timer: NodeJS.Timeout | null = null
-  private aloneSinceMs: number | null = null
+  private readonly wait: Disposable | null = null
 
   /**
    * @param sync the runtime's sync view; undefined (a bus without sync, e.g. in-process) = open
@@ -27,16 +64,10 @@ export class SyncGate implements Disposable {
     this.isOpen = sync === undefined || sync.syncedPeers() > 0
     if (this.isOpen || sync === undefined) return
     log.info({ grace_ms: graceMs }, `claiming nothing until a sync with a peer completes (or ${(graceMs / 1000).toFixed(1)} s with no peer connected; ${describe(true)})`)
-    this.sub = sync.onSynced((peer) => { this.openNow(`synced with ${peer}`, { synced_with: peer }) })
-    this.timer = setInterval(() => {
-      const now = performance.now()
-      if (sync.connectedPeers() > 0) { this.aloneSinceMs = null; return }
-      this.aloneSinceMs ??= now
-      if (now - this.aloneSinceMs >= this.graceMs) {
-        this.openNow(`alone: no peer connected for ${(this.graceMs / 1000).toFixed(1)} s, claiming without a sync`, { alone_ms: Math.round(now - this.aloneSinceMs) }, 'warn')
-      }
-    }, Math.min(POLL_MS, Math.max(10, graceMs)))
-    this.timer.unref()
+    this.wait = whenFirstSynced(sync, graceMs, (r) => {
+      if (r.synced) this.openNow(`synced with ${r.peer ?? 'a peer'}`, { synced_with: r.peer })
+      else this.openNow(`alone: no peer connected for ${(this.graceMs / 1000).toFixed(1)} s, claiming without a sync`, { alone_ms: r.aloneMs }, 'warn')
+    })
   }
 
   get open (): boolean { return this.isOpen }
@@ -50,7 +81,6 @@ export class SyncGate implements Disposable {
   }
 
   dispose (): void {
-    this.sub?.dispose()
-    if (this.timer !== null) clearInterval(this.timer)
+    this.wait?.dispose()
   }
 }

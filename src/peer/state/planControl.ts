@@ -183,7 +183,7 @@ export function stoppedStatus<S extends string> (status: S, run: PlanRunState): 
  */
 export function cancelMessage (root: Goal, me: string, nowUs: Micros, reason = ''): CancelMsg {
   if (root.parent_id !== null) throw new Error(`goal ${root.goal_id} is a subgoal: only a root goal's plan can be cancelled`)
-  if (root.origin_peer !== me) throw new Error(`goal ${root.goal_id} was submitted by ${root.origin_peer}, not by this peer (${me}): only its origin may cancel it`)
+  if (root.origin_peer !== me) throw new Error(`goal ${root.goal_id} is not this peer's: it was submitted by ${root.origin_peer}, and this peer is ${me}; only its origin may cancel it`)
   return {
     goal_id: root.goal_id,
     origin_peer: me,

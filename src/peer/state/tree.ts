@@ -27,7 +27,8 @@ import { planControl, stoppedStatus, type PlanControl, type PlanRunState } from 
  * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
  *   goal on (goalGaveUp): one peer's failure never fails a goal another peer may still split.
  * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
- * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13).
+ * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13); no
+ *   split comes after that (scorers accept none for a stopped plan), so the status is final.
  */
 export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
 /**

@@ -118,11 +118,25 @@ function toggle (l) {
 }
 
 function leafNode (l) {
+  return taskNode(l, 'leaf', l.text, leafMeta(l))
+}
+
+/** A plan's final answer (the root's synthesis): a row like a leaf's, its text opened in place. */
+function answerNode (a) {
+  const parts = []
+  if (a.executor !== null) parts.push(`synthesized by ${a.executor}`)
+  else if (a.claimer !== null) parts.push(`being synthesized by ${a.claimer}`)
+  if (a.model_wait !== null) parts.push(a.model_wait)
+  return taskNode(a, 'answer', 'Final answer', parts.join(' \u00b7 '))
+}
+
+/** A leaf or the final answer: status, text and meta; clickable to show its result when it has one. */
+function taskNode (l, kind, text, meta) {
   const row = el('div', { class: 'row' },
     el('span', { class: `status status-${l.status}` }, statusLabel(l.status)),
-    el('span', { class: 'text' }, l.text),
-    el('span', { class: 'meta' }, leafMeta(l)))
-  const item = el('li', { class: 'node leaf', 'data-id': l.id, 'data-status': l.status }, row)
+    el('span', { class: 'text' }, text),
+    el('span', { class: 'meta' }, meta))
+  const item = el('li', { class: `node ${kind}`, 'data-id': l.id, 'data-status': l.status }, row)
   if (!l.has_result) return item
   row.classList.add('clickable')
   row.setAttribute('role', 'button')
@@ -164,6 +178,12 @@ function badge (p) {
   return el('span', { class: 'badge complete' }, pr.failed > 0 || pr.blocked > 0 ? 'complete with failures' : 'complete')
 }
 
+/** Calls and tokens against the budget, and why the plan stopped. */
+function costLine (p) {
+  if (p.cost === null || p.cost === undefined) return null
+  return el('div', { class: 'cost' }, el('span', { class: 'cost-summary' }, p.cost.summary), p.cost.stop === null ? null : el('span', { class: 'cost-stop' }, p.cost.stop))
+}
+
 function planCard (p) {
   const pr = p.progress
   return el('article', { class: 'plan', 'data-id': p.id, 'data-complete': String(pr.complete) },
@@ -172,6 +192,8 @@ function planCard (p) {
       el('progress', { max: String(Math.max(1, pr.leaves)), value: String(pr.done + pr.failed) }),
       el('span', { class: 'progress-text' }, progressText(pr)),
       badge(p)),
+    costLine(p),
+    p.answer === null || p.answer === undefined ? null : el('ul', { class: 'tree root answer-tree' }, answerNode(p.answer)),
     el('ul', { class: 'tree root' }, goalNode(p.root)))
 }
 

@@ -1,0 +1,52 @@
+/**
+ * What the CLI prints about bad input never carries a raw control character: commander's
+ * messages and the CLI's own echo the offending value with such characters escaped JSON-style
+ * (`\u001b`), so a value cannot drive the terminal it is printed on.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { escapeControls, parseCli } from '../../src/peer/cli'
+
+/** Any C0 control but tab and line feed, DEL, a C1 control, or a bidirectional control. */
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+function stderrOf (argv: string[]): { code: number | null, err: string } {
+  let err = ''
+  const r = parseCli(argv, { out: () => {}, err: (s) => { err += s }, env: {} })
+  return { code: r.kind === 'exit' ? r.code : null, err }
+}
+
+describe('CLI error messages', () => {
+  const cases: Array<[string[], string, string]> = [
+    [['--role', 'wiz\u001b[31mard'], '--role', 'wiz\\u001b[31mard'],
+    [['--role', 'observer', '--fro\u0007b'], '--fro', '--fro\\u0007b'],
+    [['--role', 'observer', '--port', '1\u00002'], '--port', '1\\u00002'],
+    [['--role', 'executor', '--capabilities', 'can_\u001b]0;owned\u0007fly'], '--capabilities', 'can_\\u001b]0;owned\\u0007fly'],
+    [['--role', 'observer', '--swarm', 'a\u009b2Jb'], '--swarm', 'a\\u009b2Jb'],
+    [['--role', 'observer', '--submit-goal', 'Plan \u001b[2J a trip'], '--submit-goal', 'Plan \\u001b[2J a trip'],
+    [['--role', 'observer', '--name', 'evil\u202eeman'], '--name', 'evil\\u202eeman'],
+    [['--role', 'observer', '--bootstrap', '/ip4/\u001b[2J'], '--bootstrap', '/ip4/\\u001b[2J']
+  ]
+  for (const [argv, flag, shown] of cases) {
+    it(`${escapeControls(JSON.stringify(argv))}: exit 2 naming ${flag}, control characters escaped`, () => {
+      const r = stderrOf(argv)
+      assert.equal(r.code, 2, r.err)
+      assert.ok(r.err.includes(flag), r.err)
+      assert.doesNotMatch(r.err, RAW_CONTROL, JSON.stringify(r.err))
+      assert.ok(r.err.includes(shown), `shows ${shown}: ${JSON.stringify(r.err)}`)
+    })
+  }
+
+  it('the CLI\'s own checks escape too (a value echoed after parsing)', () => {
+    const r = stderrOf(['--new-swarm-key', '/nonexistent-dir/\u001b[2Jkey'])
+    assert.equal(r.code, 2, r.err)
+    assert.match(r.err, /--new-swarm-key/)
+    assert.doesNotMatch(r.err, RAW_CONTROL, JSON.stringify(r.err))
+    assert.ok(r.err.includes('/nonexistent-dir/\\u001b[2Jkey'), JSON.stringify(r.err))
+  })
+
+  it('escapeControls: JSON-style escapes for terminal controls, text, tab and newline as they are', () => {
+    assert.equal(escapeControls('a\u0000b\u001bc\rd\u007fe\u0085f\u2067g'), 'a\\u0000b\\u001bc\\u000dd\\u007fe\\u0085f\\u2067g')
+    assert.equal(escapeControls('Plan a trip\tto 日本 🗾\nnext line'), 'Plan a trip\tto 日本 🗾\nnext line')
+  })
+})
