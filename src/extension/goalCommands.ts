@@ -139,7 +139,9 @@ export class GoalCommands extends CommandFeature {
     if (done === undefined) return
     if (done.plan !== undefined && done.plan.state !== 'running') {
       const p = planProgress(done)
-      void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${p.done} of ${p.leaves} prompts done (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
+      // A plan stopped before its goal was split has no prompts: say that, not "0 of 0 done".
+      const parts = p.leaves === 0 ? 'before the goal was split, nothing was run' : `${p.done} of ${p.leaves} prompts done`
+      void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${parts} (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
         if (a === 'Export Plan') void vscode.commands.executeCommand(Commands.exportPlan, goalId)
       })
       return
