@@ -9,6 +9,7 @@ import path from 'node:path'
 import { pino } from 'pino'
 import { createProvider, LlmError } from '../../src/peer/llm/index'
 import { retryAfterMs } from '../../src/peer/llm/retryAfter'
+import { failureText } from '../../src/peer/roles/common'
 import { parseCli } from '../../src/peer/cli'
 import { createLogger } from '../../src/peer/log'
 import { LlmStandin } from '../support/llm-standin'
@@ -45,6 +46,8 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.deepEqual(llm.requests.map((r) => r.body.max_tokens), [2048, 4096, 8192, 8192])
       assert.match(llm.requests[1]!.prompt, /cut off at the output token limit \(2048 tokens/)
       assert.equal(p.stats().failures, 1)
+      // A failure notice states kind and attempts once, then what happened.
+      assert.match(failureText('executing leaf x failed', err), /^executing leaf x failed: LLM output truncated after 4 attempts: the reply was cut off at the output token limit \(8192 tokens, stop reason "(max_tokens|length)"\)$/)
     })
 
     test('cut off once, complete with the larger cap: the complete text is returned', async () => {

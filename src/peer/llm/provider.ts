@@ -155,10 +155,17 @@ export class LlmError extends Error {
     readonly purpose: LlmPurpose,
     /** HTTP status of the last API failure, if any. */
     readonly status: number | null = null,
-    options?: { cause?: unknown }
+    options?: { cause?: unknown, detail?: string }
   ) {
     super(message, options)
+    this.detail = options?.detail ?? message
   }
+
+  /**
+   * What went wrong, without the provider, purpose, attempt count and kind the message starts
+   * with: for texts that state those themselves (roles/common.ts failureText).
+   */
+  readonly detail: string
 }
 
 /** Bad or missing LLM settings; `option` names the CLI flag or variable to set. */

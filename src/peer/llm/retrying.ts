@@ -323,14 +323,14 @@ export class RetryingProvider implements LlmProvider {
     const what = `${this.name} (${this.model}) ${purpose} call failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`
     if (last instanceof BackendFailure) {
       const label = last.kind === 'network' ? 'network error' : 'API error'
-      return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last })
+      return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last, detail: last.message })
     }
     if (last instanceof OutputTruncated) {
-      return new LlmError(`${what}: output truncated: the reply was cut off at the output token limit (${last.maxTokens} tokens, stop reason "${last.stopReason}")`,
-        'truncated', attempts, purpose, null, { cause: last })
+      const detail = `the reply was cut off at the output token limit (${last.maxTokens} tokens, stop reason "${last.stopReason}")`
+      return new LlmError(`${what}: output truncated: ${detail}`, 'truncated', attempts, purpose, null, { cause: last, detail })
     }
     if (last instanceof OutputInvalid) {
-      return new LlmError(`${what}: invalid output: ${last.message}`, 'validation', attempts, purpose, null, { cause: last })
+      return new LlmError(`${what}: invalid output: ${last.message}`, 'validation', attempts, purpose, null, { cause: last, detail: last.message })
     }
     // A bug in accept() or the schema itself (not a model problem): say so, keep the cause.
     return new LlmError(`${what}: ${(thrown as Error)?.message ?? String(thrown)}`, 'api', attempts, purpose, null, { cause: thrown })

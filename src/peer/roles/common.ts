@@ -58,7 +58,7 @@ export function failureText (what: string, err: unknown): string {
   let text: string
   if (err instanceof LlmError) {
     const label = err.kind === 'truncated' ? 'output truncated' : `${err.kind} error`
-    text = `${what}: LLM ${label} after ${err.attempts} attempt${err.attempts === 1 ? '' : 's'}: ${err.message}`
+    text = `${what}: LLM ${label} after ${err.attempts} attempt${err.attempts === 1 ? '' : 's'}: ${err.detail}`
   } else if (err instanceof Error) {
     text = `${what}: ${err.message}`
   } else {

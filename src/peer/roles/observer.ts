@@ -87,7 +87,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
           stoppedBeforeSplit(root)
             ? `${how} for "${excerpt(root.text)}" before the goal was split: nothing was run, no final answer`
             : `${how} for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
-          `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}${badGoals > 0 ? `, ${badGoals} goals failed to split` : ''}` +
+          `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}${badGoals > 0 ? `, ${badGoals} ${badGoals === 1 ? 'goal' : 'goals'} failed to split` : ''}` +
           `${answer?.status === 'done' ? ', final answer ready' : ', no final answer'}`)
       }
       logStuck(root, p)
