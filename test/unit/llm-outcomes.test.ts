@@ -97,7 +97,10 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.ok(elapsed >= 5 * 150 - 5, `waited ${elapsed} ms for five Retry-After of 150 ms`)
       const notes = recs.filter((r) => r.level === 40 && r.msg.startsWith('rate limited'))
       assert.equal(notes.length, 5)
-      assert.match(notes[0]!.msg, /^rate limited, retrying in 0\.[12] s \(attempt 1\/2, as the server asked\)$/)
+      // 429s count against their own budget, so the label counts them against it (it never grows).
+      const budget = /rate-limit retry 1\/(\d+),/.exec(notes[0]!.msg)?.[1]
+      assert.match(notes[0]!.msg, /^rate limited, retrying in 0\.[12] s \(rate-limit retry 1\/\d+, as the server asked\)$/)
+      assert.match(notes[4]!.msg, new RegExp(`\\(rate-limit retry 5/${budget ?? 'none'}, as the server asked\\)$`))
       assert.ok((notes[0]!.wait_ms as number) >= 150 && (notes[0]!.wait_ms as number) <= 180)
     })
 

@@ -280,7 +280,7 @@ export class RetryingProvider implements LlmProvider {
     const wait = Math.round(Math.min(this.retry.retryMaxMs, base + this.retry.random() * base * JITTER))
     if (last instanceof BackendFailure && last.rateLimited) {
       this.log?.warn({ purpose, attempt, wait_ms: wait, retry_after_ms: asked, err: why },
-        `rate limited, retrying in ${seconds(wait)} s (attempt ${this.attemptLabel(attempt)}${asked === null ? '' : ', as the server asked'})`)
+        `rate limited, retrying in ${seconds(wait)} s (rate-limit retry ${nth}/${this.retry.rateLimitRetries}${asked === null ? '' : ', as the server asked'})`)
     } else {
       this.log?.warn({ purpose, attempt, wait_ms: wait, err: why },
         `model call failed (attempt ${this.attemptLabel(attempt)}): ${why}; retrying in ${seconds(wait)} s`)
