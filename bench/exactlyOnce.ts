@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PeerProcess } from '../test/support/peers'
 import { wallMs } from '../test/support/peers'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'
+import { DEFAULTS as PEER_DEFAULTS } from '../src/peer/config'
 import { NetnsRig, netnsUnavailable } from './lib/netnsRig'
 import { median, sec, type Section, shortError } from './lib/report'
 import { liveLeaves } from '../test/support/leaves'
@@ -34,7 +35,7 @@ let netemMissing: string | null = null
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'executor'] as const
 
 interface Settings { label: string, args: string[], stress: boolean }
-const DEFAULTS: Settings = { label: 'protocol defaults (settle window 250-2000 ms, adaptive; lease 15000 ms)', args: [], stress: false }
+const DEFAULTS: Settings = { label: `protocol defaults (settle window ${PEER_DEFAULTS.settleMs}-${PEER_DEFAULTS.settleMaxMs} ms, adaptive; lease ${PEER_DEFAULTS.leaseMs} ms)`, args: [], stress: false }
 const STRESS: Settings = { label: `stress: protocol defaults, ${CPU_BURNERS} busy loops, one executor's link +${NETEM_DELAY_MS} ms (tc netem)`, args: [], stress: true }
 
 interface RunResult {
