@@ -14,7 +14,7 @@ import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer, startObserver } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
-import { rankedSynthesizer } from '../../src/peer/roles/synthesis'
+import { rankedExecutor } from '../../src/peer/roles/claimRank'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 import type { AcceptedSplit, Capability, Goal, SubgoalProposal } from '../../src/peer/protocol/schemas'
 import { buildTree } from '../../src/peer/state/tree'
@@ -154,7 +154,7 @@ test('two idle executors: the synthesis is claimed by the ranked one only, so it
   for (const e of execs) w.track(startExecutor(e.ctx, e.llm))
   const sid = synthesisId(root.goal_id, p.proposal_id)
   await waitUntil('the synthesis', () => user.state.resultsFor(sid).length === 1, 15_000)
-  const ranked = rankedSynthesizer(user.state, sid, nowMicros())
+  const ranked = rankedExecutor(user.state, sid, 'can_write_text', nowMicros())
   assert.ok(ranked !== null && execs.some((e) => e.peer.peerId === ranked))
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'synthesize').length, 1, 'one synthesis call started')
   assert.deepEqual(user.state.claimsFor(sid).map((c) => c.claimer_peer), [ranked])

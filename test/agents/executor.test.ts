@@ -11,6 +11,7 @@ import { synthesisId } from '../../src/peer/protocol/ids'
 import { MAX_INLINE_OUTPUT, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { signEnvelope } from '../../src/peer/protocol/signing'
+import { rankedExecutor } from '../../src/peer/roles/claimRank'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
@@ -453,4 +454,31 @@ test('a competitor\'s live heartbeat widens the settle window before the first c
   const settle = rec.settle as { windowMs: number, ageP95Ms: number, samples: number }
   assert.ok(settle.ageP95Ms >= 300 && settle.ageP95Ms < 5000, `age p95 from the live heartbeat only: ${JSON.stringify(settle)}`)
   assert.ok(settle.windowMs >= 2 * 300 + 20 && settle.windowMs < 10_000, `window covers the rival's link: ${JSON.stringify(settle)}`)
+})
+
+test('ranked claims with quick calls: each leaf is claimed once, by its ranked executor, which claims its next leaf while the last one still settles', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  // A settle window far longer than a call to the loopback stand-in, so a claim that held its
+  // call slot through the window would show as result-before-next-claim.
+  const over = { capabilities: ['can_write_text'] as Capability[], settleMs: 3000, settleMaxMs: 3000, leaseMs: 10_000 }
+  const execs = [await w.agent('executor', over, 'ex1'), await w.agent('executor', over, 'ex2')]
+  for (const e of execs) w.track(startAnnouncer(e.ctx))
+  await w.hub.idle()
+  w.standin.respondWith((req) => ({ text: `done: ${req.prompt.split('\n')[0] ?? ''}`, latencyMs: 0 }))
+  for (const e of execs) w.track(startExecutor(e.ctx, e.llm))
+  const texts = ['Book flights', 'Book hotels', 'Buy a rail pass', 'Plan Kyoto', 'Plan Tokyo', 'Pack']
+  const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
+  await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 20_000)
+  for (const n of nodes) {
+    const ranked = rankedExecutor(user.state, n.node_id, 'can_write_text', nowMicros())
+    assert.deepEqual(user.state.claimsFor(n.node_id).map((c) => c.claimer_peer), [ranked], `leaf "${n.text}": one claim, by its ranked executor`)
+  }
+  assert.equal(leafRequests(w).filter((r) => r.purpose === 'execute').length, texts.length, 'one call per leaf')
+  // --max-concurrent-leaves 1 bounds calls, not claims waiting out their window.
+  const busiest = execs.map((e) => e.peer.published.filter((env) => (env.kind === 'claim' || env.kind === 'result') && nodes.some((n) => n.node_id === env.body.node_id)))
+    .sort((a, b) => b.length - a.length)[0]!
+  const kinds = busiest.map((env) => env.kind)
+  assert.ok(kinds.length >= 4, `the busier executor ran at least two leaves: ${kinds.join(' ')}`)
+  assert.deepEqual(kinds.slice(0, 2), ['claim', 'claim'], `its second claim went out before its first result: ${kinds.join(' ')}`)
 })

@@ -4,9 +4,10 @@
  * by renewing it while it works, and publishes one result per leaf it executes: success, or a
  * failure after the provider's retries, never a failure shown as done.
  *
- * v2 claim rules: a leaf is claimed as soon as it is live, and the model call starts at once,
- * overlapping the settle window; the result is published only once the window is over and the
- * claim still wins. The window adapts to measured delivery latency and event-loop lag
+ * v2 claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
+ * after a standby, claimRank.ts), and the model call starts at once, overlapping the settle
+ * window; the result is published only once the window is over and the claim still wins. A
+ * finished call frees its slot even while its window runs. The window adapts to measured delivery latency and event-loop lag
  * (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
  * through the provider) and publishes nothing. Nothing is claimed before a first sync with a
  * peer (or a grace period provably alone), nor by the newer of two live processes sharing one
@@ -20,7 +21,7 @@
  * abort on loss, publish) reads and writes the same per-leaf state (`working`, the watchers, the
  * settle window, the sync gate) held in one closure; split apart, that state would be passed
  * between modules on every step. The pieces without that state live beside it (settleWindow,
- * syncGate, codeRun, synthesis, planGate).
+ * syncGate, claimRank, codeRun, synthesis, planGate).
  */
 import { resolveClaims } from '../protocol/claims'
 import { leafOutcome } from '../state/leafOutcome'
@@ -37,7 +38,8 @@ import type { RoleContext } from './context'
 import { excerpt, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
-import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, rankedSynthesizer, synthesisInputs } from './synthesis'
+import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, synthesisInputs } from './synthesis'
+import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
@@ -123,10 +125,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
   const watchers = new Map<string, () => void>()
   const work = new Map<string, LeafWork>()
-  /** When (performance.now ms) each synthesis task was first seen claimable, for the standby of unranked executors. */
-  const synthesisSeen = new Map<string, number>()
-  /** Synthesis tasks with a wake-up armed for the end of their standby. */
-  const synthesisWake = new Set<string>()
+  /** Claims whose model call has not finished: what --max-concurrent-leaves bounds. */
+  let callSlots = 0
   /** Leaves already warned about for clock skew (one warning per leaf). */
   const warnedSkew = new Set<string>()
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
@@ -138,6 +138,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** What the last look decided and saw (looked). */
   let lastLook = ''
   const planGate = new PlanGate(state, log)
+  const standby = new Standby((ms, onDue) => { timers.after(ms, onDue) }, schedule)
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
     .map((n) => ({ n, k: contentId(me, n.node_id) }))
@@ -229,14 +230,18 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const memo = new Map<string, 'done' | 'failed' | 'open'>()
     const opts = { settleMs: config.settleMs }
     const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
-    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) if (synthesisTurn(node.node_id, nowUs)) tasks.push({ node, cap: 'can_write_text' })
+    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) tasks.push({ node, cap: 'can_write_text' })
+    const standbyMs = STANDBY_WINDOWS * settle.windowMs()
     for (const { node, cap } of tasks) {
-      if (working.has(node.node_id) || finished(node.node_id)) continue
+      if (working.has(node.node_id)) continue
+      if (finished(node.node_id)) { standby.forget(node.node_id); continue }
       if (cap === null || !caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
       if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
       const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
       if (lease.state === 'settling' || lease.state === 'held') continue
+      // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
+      if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs), me, standbyMs)) continue
       out.push({ node, cap })
     }
     return out
@@ -256,30 +261,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     log.debug(rec, 'executor looked for leaves')
   }
 
-  /**
-   * true when this executor may claim a claimable synthesis task now: at once when it is the
-   * ranked synthesizer (rankedSynthesizer), else once the task stayed claimable for two settle
-   * windows (the ranked one may be busy or gone); the claim rule decides any race either way.
-   */
-  function synthesisTurn (nodeId: string, nowUs: number): boolean {
-    const ranked = rankedSynthesizer(state, nodeId, nowUs, config.announceIntervalMs)
-    if (ranked === null || ranked === me) return true
-    const seen = synthesisSeen.get(nodeId) ?? performance.now()
-    synthesisSeen.set(nodeId, seen)
-    const left = seen + 2 * settle.windowMs() - performance.now()
-    if (left <= 0) return true
-    if (!synthesisWake.has(nodeId)) {
-      synthesisWake.add(nodeId)
-      timers.after(left + 1, () => { synthesisWake.delete(nodeId); schedule() })
-    }
-    return false
-  }
 
-  /** Claims the next leaves it can do, while it has free slots. */
+  /** Claims the next leaves it can do, while it has free call slots. */
   function look (): void {
     if (timers.isDisposed) return
     if (duplicateOf !== null || !gate.open) { looked('may_not_claim', 0); return }
-    if (working.size >= parallel) { looked('busy', 0); return }
+    if (callSlots >= parallel) { looked('busy', 0); return }
     const candidates: { node: PromptNode, cap: Capability }[] = []
     let skewed = false
     for (const c of openLeaves()) {
@@ -291,19 +278,33 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (candidates.length === 0) return
     const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
     for (const node of order(candidates.map((c) => c.node))) {
-      if (working.size >= parallel) break
+      if (callSlots >= parallel) break
       const c = byId.get(node.node_id)
       if (c !== undefined) claim(c.node, c.cap)
     }
   }
 
+  /**
+   * Claims and works on one leaf. Its call slot is freed as soon as its model call has ended
+   * (DESIGN §5 "Parallelism"): a claim that only waits out its settle window makes no call, so
+   * the executor may start on its next leaf meanwhile.
+   */
   function claim (node: PromptNode, cap: Capability): void {
     const abort = new AbortController()
     working.set(node.node_id, abort)
+    callSlots++
+    let slotHeld = true
+    const releaseSlot = (): void => {
+      if (!slotHeld) return
+      slotHeld = false
+      callSlots--
+      schedule()
+    }
     guard(log, `working on leaf ${node.node_id}`, async () => {
       try {
-        await claimAndRun(node, cap, abort)
+        await claimAndRun(node, cap, abort, releaseSlot)
       } finally {
+        releaseSlot()
         working.delete(node.node_id)
         watchers.delete(node.node_id)
         schedule()
@@ -330,7 +331,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return null
   }
 
-  async function claimAndRun (node: PromptNode, cap: Capability, abort: AbortController): Promise<void> {
+  async function claimAndRun (node: PromptNode, cap: Capability, abort: AbortController, releaseSlot: () => void): Promise<void> {
     const claimedAtUs = ctx.now()
     const mine: ClaimMsg = {
       node_id: node.node_id,
@@ -358,7 +359,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     try {
       if (abort.signal.aborted) throw abort.signal.reason
       const call = runCall(node, mine, w, abort.signal, waiting)
-      call.catch(() => {}) // awaited below unless the claim is lost first
+      call.then(releaseSlot, releaseSlot) // awaited below unless the claim is lost first
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
         const left = claimedMs + settle.windowMs() - performance.now()

@@ -3,9 +3,7 @@
  * claimable, whether a leaf's dependencies are done, and the earlier results its prompt carries.
  * Everything is read from the plan state through state/dependencies.ts, so it agrees with the tree.
  */
-import { contentId, synthesisId } from '../protocol/ids'
-import { capabilityTtlMs } from '../protocol/liveness'
-import { msToMicros, parseTimestamp } from '../protocol/time'
+import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, ChildDecision, Goal, PromptNode } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
 import { answerState, childrenDone, dependenciesDone, type TaskMemo } from '../state/dependencies'
@@ -120,20 +118,3 @@ export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: M
   return { goal: task.text, ancestors: goal === undefined ? [] : ancestorTexts(state, goal), parts }
 }
 
-/**
- * The live executor offering can_write_text ranked first for a synthesis task by
- * H(node_id, peer), lowest first (the decomposers' ranking rule, DESIGN §3): it claims the task
- * at once, the others stand by for a while, so idle executors do not all start the same call
- * the moment the last child is done. Null when no live executor offers can_write_text.
- * @param announceIntervalMs the receiver's heartbeat period (liveness TTL, protocol/liveness.ts)
- */
-export function rankedSynthesizer (state: PlanState, nodeId: string, nowUs: Micros, announceIntervalMs?: number): string | null {
-  const ttl = msToMicros(capabilityTtlMs(announceIntervalMs))
-  let best: { peer: string, key: string } | null = null
-  for (const c of state.capabilities()) {
-    if (c.role !== 'executor' || !c.capabilities.includes('can_write_text') || Math.abs(nowUs - parseTimestamp(c.announced_at)) > ttl) continue
-    const key = contentId(nodeId, c.peer_id)
-    if (best === null || key < best.key) best = { peer: c.peer_id, key }
-  }
-  return best?.peer ?? null
-}

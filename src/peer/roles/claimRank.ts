@@ -1,0 +1,71 @@
+/**
+ * Who claims a task first (DESIGN §5 "Ranked claims"). Every live executor offering a task's
+ * capability is ranked for it by H(node_id, peer), lowest first, the rule the decomposers and
+ * the synthesis already use (DESIGN §3, §11). The ranked one claims at once; the others stand
+ * by until the task has stayed open for two settle windows (the ranked one may be busy or
+ * gone). So executors that see a leaf at the same moment mostly go for different leaves, and
+ * an executor whose calls are quick can run its own leaves back to back without racing the
+ * others for each. The claim rule still decides any race; the ranking only makes races rare.
+ */
+import { contentId } from '../protocol/ids'
+import { capabilityTtlMs } from '../protocol/liveness'
+import type { Capability } from '../protocol/schemas'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import type { PlanState } from '../state/planState'
+
+/** Settle windows an unranked executor waits, from when it first saw a task open. */
+export const STANDBY_WINDOWS = 2
+
+/**
+ * The live executor offering `capability` ranked first for `nodeId`, or null when no live
+ * executor offers it.
+ * @param nowUs the receiver's clock (µs)
+ * @param announceIntervalMs the receiver's heartbeat period (liveness TTL, protocol/liveness.ts)
+ */
+export function rankedExecutor (state: PlanState, nodeId: string, capability: Capability, nowUs: Micros, announceIntervalMs?: number): string | null {
+  const ttl = msToMicros(capabilityTtlMs(announceIntervalMs))
+  let best: { peer: string, key: string } | null = null
+  for (const c of state.capabilities()) {
+    if (c.role !== 'executor' || !c.capabilities.includes(capability) || Math.abs(nowUs - parseTimestamp(c.announced_at)) > ttl) continue
+    const key = contentId(nodeId, c.peer_id)
+    if (best === null || key < best.key) best = { peer: c.peer_id, key }
+  }
+  return best?.peer ?? null
+}
+
+/**
+ * One executor's standby bookkeeping: when it first saw each task open, and a wake-up at the
+ * end of each standby so it looks again then.
+ */
+export class Standby {
+  private readonly openSince = new Map<string, number>()
+  private readonly armed = new Set<string>()
+
+  /**
+   * @param wake arms a wake-up `ms` from now that calls `onDue` (the role's timers)
+   */
+  constructor (private readonly wake: (ms: number, onDue: () => void) => void, private readonly onDue: () => void) {}
+
+  /**
+   * true when this executor may claim the open task now: at once when `ranked` is itself or
+   * nobody (no live executor announced the capability), else once the task has been open
+   * for `standbyMs` (performance.now ms) since this executor first saw it open.
+   */
+  mayClaim (nodeId: string, ranked: string | null, me: string, standbyMs: number, nowMs: number = performance.now()): boolean {
+    const since = this.openSince.get(nodeId) ?? nowMs
+    this.openSince.set(nodeId, since)
+    if (ranked === null || ranked === me) return true
+    const left = since + standbyMs - nowMs
+    if (left <= 0) return true
+    if (!this.armed.has(nodeId)) {
+      this.armed.add(nodeId)
+      this.wake(left + 1, () => { this.armed.delete(nodeId); this.onDue() })
+    }
+    return false
+  }
+
+  /** Forgets a task (it has a result): its bookkeeping is no longer needed. */
+  forget (nodeId: string): void {
+    this.openSince.delete(nodeId)
+  }
+}
