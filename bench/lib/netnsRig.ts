@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { LlmStandin } from '../../test/support/llm-standin'
+import { BUSY_LOOP_SOURCE } from '../../test/support/busyLoad'
 import { NetnsLan, netnsUnavailable as namespacesUnavailable } from '../../test/support/netns'
 
 /** Port the relay listens on inside each namespace (its own loopback, so one port fits all). */
@@ -33,6 +34,9 @@ const server = net.createServer((c) => {
   c.on('error', end); u.on('error', end); c.on('close', end); u.on('close', end)
 })
 const ready = () => { process.stdout.write('relay ready\\n') }
+// A relay whose runner died without closing it (Ctrl-C of a benchmark) exits by itself.
+const parent = process.ppid
+setInterval(() => { if (process.ppid !== parent) process.exit(0) }, 1000).unref()
 if (typeof spec.listen === 'string') server.listen(spec.listen, ready)
 else server.listen(spec.listen, '127.0.0.1', ready)
 `
@@ -123,7 +127,7 @@ export class NetnsRig {
 
   /** Starts `n` busy-loop processes (each keeps one core busy). */
   burners (n: number): void {
-    for (let k = 0; k < n; k++) this.children.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+    for (let k = 0; k < n; k++) this.children.push(spawn(process.execPath, ['-e', BUSY_LOOP_SOURCE], { stdio: 'ignore' }))
   }
 
   /** Kills every process it started (by pid), deletes the namespaces and the socket dir. */

@@ -54,6 +54,13 @@ export interface BusyLoop {
   child: ChildProcess
 }
 
+/**
+ * A busy loop's program: it spins, and every ~million turns checks that the process that
+ * started it is still its parent, so a loop whose runner died without stopping it (Ctrl-C of
+ * a benchmark) exits by itself instead of keeping a core busy.
+ */
+export const BUSY_LOOP_SOURCE = 'const p = process.ppid; for (let i = 1; ; i++) if ((i & 0xfffff) === 0 && process.ppid !== p) process.exit(0)'
+
 /** Busy loops started together; `stop()` kills each by pid and waits for the exits. */
 export class BusyLoad {
   readonly loops: BusyLoop[] = []
@@ -66,8 +73,8 @@ export class BusyLoad {
     const targets: Array<number | null> = cpus ?? Array.from({ length: count }, () => null)
     for (const cpu of targets) {
       const child = cpu === null
-        ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
-        : spawn('taskset', ['-c', String(cpu), process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' })
+        ? spawn(process.execPath, ['-e', BUSY_LOOP_SOURCE], { stdio: 'ignore' })
+        : spawn('taskset', ['-c', String(cpu), process.execPath, '-e', BUSY_LOOP_SOURCE], { stdio: 'ignore' })
       if (child.pid === undefined) throw new Error(`could not start a busy loop${cpu === null ? '' : ` on CPU ${cpu}`}`)
       this.loops.push({ pid: child.pid, cpu, child })
     }
