@@ -223,7 +223,7 @@ export async function runLocalSwarm (o) {
           const { leaves, done, failed, failed_goals: failedGoals = 0, blocked = 0, answer_node_id: answerId = null, answer_status: answerStatus = null, syntheses = null } = m.rec
           const answer = { answerId, answerStatus, syntheses }
           finish(failed > 0 || failedGoals > 0 || blocked > 0 || leaves === 0 || answerStatus !== 'done'
-            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed, ${blocked} blocked, ${failedGoals} goals that could not be split and ${answerStatus === 'done' ? 'a' : 'no'} final answer`, leaves, done, failed, ...answer }
+            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed, ${blocked} blocked, ${failedGoals} ${failedGoals === 1 ? 'goal' : 'goals'} that could not be split and ${answerStatus === 'done' ? 'a' : 'no'} final answer`, leaves, done, failed, ...answer }
             : { ok: true, reason: `all ${leaves} leaves done and the final answer synthesized`, leaves, done, failed, ...answer })
         }
         // Nothing can move without a capability no live executor offers: say so instead of waiting for the timeout.

@@ -95,6 +95,12 @@ function host (v: string): string {
   return v
 }
 
+/** true for 127.0.0.0/8 and ::1 (and ::ffff:127.x): addresses nothing on the LAN can reach. */
+export function isLoopbackHost (ip: string): boolean {
+  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip
+  return v4 === '::1' || (isIP(v4) === 4 && v4.startsWith('127.'))
+}
+
 function name (v: string): string {
   if (!NAME_RE.test(v)) throw new InvalidArgumentError(`expected 1-64 characters of ${NAME_RE.source.slice(1, -7)}.`)
   return v
@@ -153,6 +159,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every leaf is done, 1 on a failure', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
+    .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
     .option('--mdns-interval-ms <ms>', 'mDNS query interval', int(100, 3_600_000), DEFAULTS.mdnsIntervalMs)
     .option('--swarm <name>', 'swarm name (topic namespace)', swarm, DEFAULTS.swarm)
@@ -261,7 +268,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       capabilities: o.capabilities ?? (role === 'executor' ? [...DEFAULT_EXECUTOR_CAPABILITIES] : []),
       swarm: o.swarm,
       swarmKeyFile: o.swarmKey === undefined ? null : path.resolve(o.swarmKey),
-      mdns: o.mdns as boolean,
+      // A peer that listens on loopback only cannot be reached from the LAN, so announcing it
+      // there would only tell the network that it runs.
+      mdns: (o.mdns as boolean | undefined) ?? !isLoopbackHost(o.host as string),
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,

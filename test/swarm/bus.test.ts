@@ -137,8 +137,8 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     assert.equal(lines.length, good.length, 'rewritten with the good lines only')
     const aside = readdirSync(dir).filter((f) => /^state\.jsonl\.corrupt-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$/.test(f))
     assert.equal(aside.length, 1, `one set-aside file in ${readdirSync(dir).join(', ')}`)
-    assert.equal(readFileSync(path.join(dir, aside[0]!), 'utf8'), `not json\n{"v":1,"kind":"go\n${JSON.stringify(tampered)}\n`,
-      'the rejected lines, verbatim: not JSON, the truncated one, the bad signature')
+    assert.equal(readFileSync(path.join(dir, aside[0]!), 'utf8'), `not json\n${JSON.stringify(tampered)}\n{"v":1,"kind":"go\n`,
+      'the rejected lines, verbatim and in file order: not JSON, the bad signature, the truncated one')
     assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temp file left')
     await c.bus.publish('capability', capability(c.peerId, nowMicros(), [], 'observer'))
     const p = proposal('0123456789abcdef', ['one', 'two'], a.peerId)

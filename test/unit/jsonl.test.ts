@@ -72,6 +72,7 @@ describe('JSONL state log', () => {
   it('accepts CRLF, blank lines and a complete last line without newline', () => {
     const parsed = parseJsonl('\r\n{"a":1}\r\n\r\n  \n{"b":2}')
     assert.deepEqual(parsed.values, [{ a: 1 }, { b: 2 }])
+    assert.deepEqual(parsed.valueLines, [2, 5], 'each value\'s 1-based line number, blank lines counted')
     assert.deepEqual(parsed.errors, [])
     assert.equal(parsed.truncatedLine, null)
   })

@@ -24,7 +24,7 @@ export interface PeerArgvConfig {
   swarmKeyFile?: string | null
   /** Multiaddrs to dial; each becomes its own `--bootstrap`. */
   bootstrap?: readonly string[]
-  /** false adds `--no-mdns`; true or unset leaves the peer's default (on). */
+  /** true adds `--mdns`, false `--no-mdns`; unset leaves the peer's default (on unless it listens on loopback). */
   mdns?: boolean
   llm?: { provider?: LlmProviderName, model?: string | null, baseUrl?: string | null, timeoutMs?: number }
   maxDepth?: number
@@ -61,7 +61,8 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   args.push('--log-format', c.logFormat ?? 'json')
   if (c.role === 'executor' && c.capabilities !== undefined) args.push('--capabilities', c.capabilities.join(','))
   opt('--swarm-key', c.swarmKeyFile)
-  if (c.mdns === false) args.push('--no-mdns')
+  if (c.mdns === true) args.push('--mdns')
+  else if (c.mdns === false) args.push('--no-mdns')
   opt('--model', c.llm?.model)
   opt('--llm-base-url', c.llm?.baseUrl)
   opt('--llm-timeout-ms', c.llm?.timeoutMs)

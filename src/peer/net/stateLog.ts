@@ -68,7 +68,8 @@ export class StateLog {
     if (parsed.truncatedLine !== null) drops.count('invalid_schema', `state log line ${parsed.truncatedLine} is truncated (crash mid-write)`, 'disk')
     const seen = new Set<string>()
     const out: AnyEnvelope[] = []
-    const rejected: string[] = [...parsed.errors.map((e) => e.raw), ...(parsed.truncatedText === null ? [] : [parsed.truncatedText])]
+    // Set aside in file order, each with its line number in the drop detail.
+    const rejected: { line: number, raw: string }[] = [...parsed.errors, ...(parsed.truncatedText === null || parsed.truncatedLine === null ? [] : [{ line: parsed.truncatedLine, raw: parsed.truncatedText }])]
     let skipped = 0
     for (const [i, value] of parsed.values.entries()) {
       if (kindOf(value) === 'capability') { skipped++; continue }
@@ -77,14 +78,15 @@ export class StateLog {
         seen.add(v.key)
         out.push(v.env)
       } else if (v.reason !== 'duplicate') {
-        drops.count(v.reason, v.detail, 'disk', v.from)
-        rejected.push(parsed.rawLines[i] ?? '')
+        const line = parsed.valueLines[i] ?? 0
+        drops.count(v.reason, `state log line ${line}: ${v.detail}`, 'disk', v.from)
+        rejected.push({ line, raw: parsed.rawLines[i] ?? '' })
       }
     }
     if (rejected.length > 0) {
       // Set aside before the rewrite: if writing the copy fails, the original stays as it was.
       const aside = corruptFileName(this.file)
-      await writeFileDurable(aside, rejected.map((l) => l + '\n').join(''))
+      await writeFileDurable(aside, rejected.sort((a, b) => a.line - b.line).map((r) => r.raw + '\n').join(''))
       this.log.warn({ file: this.file, set_aside: aside, lines: rejected.length }, `set ${rejected.length} bad state log line${rejected.length === 1 ? '' : 's'} aside in ${aside}`)
     }
     if (rejected.length > 0 || skipped > 0) {

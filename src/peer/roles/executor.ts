@@ -32,6 +32,7 @@ import type { Disposable } from '../bus'
 import { newUsageMeter, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
+import { rootGoalOf } from '../state/planControl'
 import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
@@ -359,7 +360,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     try {
       if (abort.signal.aborted) throw abort.signal.reason
       const call = runCall(node, mine, w, abort.signal, waiting)
-      call.then(releaseSlot, releaseSlot) // awaited below unless the claim is lost first
+      call.catch(() => {}) // awaited below unless the claim is lost first
+      // A budgeted plan counts spend from published results: a finished call whose result still
+      // waits out the window keeps its slot there, so the calls not yet recorded stay within
+      // the slots (the over-spend bound, DESIGN §13).
+      if (rootGoalOf(state, node.goal_id)?.budget === undefined) call.then(releaseSlot, releaseSlot)
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
         const left = claimedMs + settle.windowMs() - performance.now()

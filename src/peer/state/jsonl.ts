@@ -16,6 +16,8 @@ export interface JsonlParse {
   values: unknown[]
   /** The text of each of `values`' lines (same index), for setting a rejected one aside verbatim. */
   rawLines: string[]
+  /** The 1-based line number of each of `values` (same index). */
+  valueLines: number[]
   /** Lines that are not JSON, 1-based, excluding a truncated last line; `raw` is the line's text. */
   errors: { line: number, message: string, raw: string }[]
   /**
@@ -31,7 +33,7 @@ export interface JsonlParse {
  * Parses a JSONL log. Blank lines and `\r\n` endings are accepted. Never throws.
  */
 export function parseJsonl (text: string): JsonlParse {
-  const out: JsonlParse = { values: [], rawLines: [], errors: [], truncatedLine: null, truncatedText: null }
+  const out: JsonlParse = { values: [], rawLines: [], valueLines: [], errors: [], truncatedLine: null, truncatedText: null }
   const lines = text.split('\n')
   const unterminated = !text.endsWith('\n')
   for (const [i, raw] of lines.entries()) {
@@ -40,6 +42,7 @@ export function parseJsonl (text: string): JsonlParse {
     try {
       out.values.push(JSON.parse(line))
       out.rawLines.push(line)
+      out.valueLines.push(i + 1)
     } catch (err) {
       if (unterminated && i === lines.length - 1) {
         out.truncatedLine = i + 1
