@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { appendFileDurable, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
+import { appendFileDurable, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
+import { lockDataDir } from '../../src/peer/net/dataDir'
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'gs-durable-'))
 after(() => { rmSync(base, { recursive: true, force: true }) })
@@ -69,5 +70,23 @@ describe('durable file writes', () => {
     assert.equal(await exited, 130)
     const left = readdirSync(dir).filter((f) => f.endsWith('.tmp'))
     assert.deepEqual(left, [])
+  })
+
+  test('temp files of a writer that is gone (kill -9 mid-write) are swept when the data dir is next locked', () => {
+    const dir = freshDir()
+    mkdirSync(path.join(dir, 'blobs'))
+    const dead = 2 ** 22 + 12345 // above the kernel's pid_max default: no such process
+    writeFileSync(path.join(dir, `state.jsonl.${dead}.3.tmp`), 'half a line')
+    writeFileSync(path.join(dir, 'blobs', `ab12.${dead}.1.tmp`), 'half a blob')
+    writeFileSync(path.join(dir, `report.md.${process.pid}.9.tmp`), 'a write of this process, in flight')
+    writeFileSync(path.join(dir, 'notes.tmp'), 'not a temp name of ours')
+    const release = lockDataDir(dir)
+    try {
+      assert.deepEqual(readdirSync(dir).sort(), ['LOCK', 'blobs', 'notes.tmp', `report.md.${process.pid}.9.tmp`])
+      assert.deepEqual(readdirSync(path.join(dir, 'blobs')), [])
+    } finally {
+      release()
+    }
+    assert.deepEqual(sweepStaleTemps(dir, () => true), [], 'a live writer\'s temp files are left alone')
   })
 })

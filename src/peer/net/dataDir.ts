@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { sweepStaleTemps } from './durableFile'
 
 /** Another live process holds the data dir or the identity. */
 export class DataDirLockedError extends Error {
@@ -68,7 +69,9 @@ export function takeLock (file: string, locked: (pid: number) => Error): () => v
  */
 export function lockDataDir (dir: string): () => void {
   ensureDir(dir)
-  return takeLock(path.join(dir, 'LOCK'), (pid) => new DataDirLockedError(dir, pid))
+  const release = takeLock(path.join(dir, 'LOCK'), (pid) => new DataDirLockedError(dir, pid))
+  sweepStaleTemps(dir, alive)
+  return release
 }
 
 /**

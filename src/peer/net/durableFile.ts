@@ -3,10 +3,11 @@
  * to a temp file beside the target, is fsynced, renamed over the target and the directory
  * fsynced, so a reader or a crash sees the old file or the new one, never a mix. A temp file is
  * removed when the write fails and, for writes still in flight, when the process exits (Ctrl-C
- * ends the peer through process.exit), so none is left behind. Appends are fsynced before they
- * count as written.
+ * ends the peer through process.exit), so none is left behind; those of a process killed
+ * mid-write (kill -9) are swept when its data dir is next locked (sweepStaleTemps). Appends are
+ * fsynced before they count as written.
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 
@@ -14,6 +15,30 @@ import path from 'node:path'
 const inFlight = new Set<string>()
 let exitHook = false
 let seq = 0
+
+/** `<file>.<pid>.<n>.tmp`: the temp names tempFor gives. */
+const TEMP_NAME = /^(.+)\.(\d+)\.\d+\.tmp$/
+
+/**
+ * Removes temp files in `dir` (and `dir/blobs`) left by a process that no longer runs: one
+ * killed mid-write (kill -9, a power cut) had no exit hook to remove its own. The caller holds
+ * the directory's lock, so no live writer of another process can be using them.
+ * @returns the names removed
+ */
+export function sweepStaleTemps (dir: string, isAlive: (pid: number) => boolean): string[] {
+  const gone: string[] = []
+  for (const d of [dir, path.join(dir, 'blobs')]) {
+    let names: string[]
+    try { names = readdirSync(d) } catch { continue }
+    for (const name of names) {
+      const m = TEMP_NAME.exec(name)
+      const pid = Number(m?.[2])
+      if (m === null || pid === process.pid || isAlive(pid)) continue
+      try { unlinkSync(path.join(d, name)); gone.push(path.join(d, name)) } catch { /* raced */ }
+    }
+  }
+  return gone
+}
 
 function tempFor (file: string): string {
   if (!exitHook) {
