@@ -35,13 +35,26 @@ describe('SettleWindow', () => {
     } finally { w.dispose() }
   })
 
-  it('forgets samples after 20 s', () => {
+  it('forgets a burst of slow messages 5 s after it, but keeps each peer\'s latest age until that peer is heard again (30 s at most)', () => {
     const w = new SettleWindow({ floorMs: 100, ceilingMs: 2000 })
     try {
       const t0 = performance.now()
+      // Peers just started: their first messages are slow, then the link is quick again.
       for (let i = 0; i < 10; i++) w.observeAge(500, t0)
-      assert.ok(w.windowMs(t0) >= 1000)
-      assert.equal(w.figures(t0 + 20_001).samples, 0)
+      w.observeAge(10, t0 + 100, 'peer-a')
+      assert.ok(w.windowMs(t0 + 100) >= 1000, 'the burst counts while it is recent')
+      const later = w.figures(t0 + 5_001)
+      assert.equal(later.samples, 1)
+      assert.equal(later.ageP95Ms, 10, 'the burst is forgotten; peer-a\'s latest age is what is left')
+      // A competitor behind a slow link keeps the window wide between its heartbeats (10 s apart).
+      w.observeAge(300, t0 + 6_000, 'peer-slow')
+      assert.equal(w.figures(t0 + 15_000).ageP95Ms, 300)
+      assert.ok(w.windowMs(t0 + 15_000) >= 620)
+      // Heard again, quick this time: its latest age replaces the slow one.
+      w.observeAge(20, t0 + 16_000, 'peer-slow')
+      assert.equal(w.figures(t0 + 16_000).ageP95Ms, 20)
+      // Nothing heard for 30 s: forgotten.
+      assert.deepEqual([w.figures(t0 + 46_001).ageP95Ms, w.figures(t0 + 46_001).peers], [0, 0])
     } finally { w.dispose() }
   })
 

@@ -161,7 +161,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     switch (env.kind) {
       case 'claim': case 'renew': {
         const stamp = env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at
-        if (arrival.live && env.body.claimer_peer !== me) settle.observeAge((ctx.now() - parseTimestamp(stamp)) / 1000)
+        if (arrival.live && env.body.claimer_peer !== me) settle.observeAge((ctx.now() - parseTimestamp(stamp)) / 1000, undefined, env.body.claimer_peer)
         watchers.get(env.body.node_id)?.()
         schedule()
         break
@@ -174,7 +174,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         if (env.body.peer_id === me) checkIdentity(env.body)
         // Heartbeats sample every peer's link before its first claim: a competitor behind a
         // slow link widens the window before the first race with it, not after.
-        else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000)
+        else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000, undefined, env.body.peer_id)
         break
       case 'cancel':
         // DESIGN §13: calls for a cancelled plan stop now, not at the next look.

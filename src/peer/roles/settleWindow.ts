@@ -3,11 +3,18 @@
  * stamped earlier than its own has had time to arrive. That time is the age a competitor's claim
  * has on arrival (delivery latency plus any clock offset between the two peers) plus this peer's
  * event-loop lag (a message already on the socket waits for the loop), measured with a probe timer. So the window follows the
- * measured ages of other peers' claims and renewals and the measured loop lag, clamped to
- * [floorMs, ceilingMs]: small on an idle machine, growing under load.
+ * measured ages of other peers' claims, renewals and heartbeats and the measured loop lag,
+ * clamped to [floorMs, ceilingMs]: small on an idle machine, growing under load.
+ *
+ * Two memories of ages: the p95 of the last few seconds (a load spike) and each peer's latest
+ * age (its link), kept until that peer is heard again. A burst of slow messages (peers just
+ * started, compiling) so stops counting seconds after it ends, while a competitor behind a slow
+ * link keeps the window wide between its heartbeats.
  */
-/** Samples older than this are forgotten (ms), so the window shrinks back once load is gone. */
-const SAMPLE_TTL_MS = 20_000
+/** Recent samples older than this are forgotten (ms), so the window shrinks back once a load spike is over. */
+const SAMPLE_TTL_MS = 5_000
+/** A peer's latest age is forgotten after this long without a new one (ms): three default heartbeats. */
+const PEER_TTL_MS = 30_000
 /** Most age samples kept. */
 const MAX_SAMPLES = 256
 /** Headroom over the measured figures (ms): scheduling noise not seen in the samples. */
@@ -28,16 +35,20 @@ export interface SettleWindowOptions {
 export interface SettleFigures {
   /** Current window, ms. */
   windowMs: number
-  /** 95th percentile of recent claim/renewal ages on arrival, ms (0 without samples). */
+  /** The age term, ms: the larger of the recent p95 and the peers' largest latest age (0 without samples). */
   ageP95Ms: number
   /** Worst event-loop lag over the last ~2 s, ms. */
   loopLagMs: number
   /** Recent age samples. */
   samples: number
+  /** Peers with a latest age remembered. */
+  peers: number
 }
 
 export class SettleWindow {
   private readonly samples: { atMs: number, ageMs: number }[] = []
+  /** Each peer's latest age on arrival, by PeerId. */
+  private readonly latest = new Map<string, { atMs: number, ageMs: number }>()
   /** Lateness of the last LAG_PROBES probe timers, ms. */
   private readonly lags: number[] = []
   private readonly timer: NodeJS.Timeout
@@ -54,14 +65,17 @@ export class SettleWindow {
   get ceilingMs (): number { return Math.max(this.opts.floorMs, this.opts.ceilingMs) }
 
   /**
-   * Records how old another peer's live claim or renewal was when it arrived (receiver clock
-   * minus its stamp, ms). Negative ages (a sender clock ahead of ours) count as 0; ages above
-   * the ceiling are capped, since a longer window could not catch such a message anyway.
+   * Records how old another peer's live claim, renewal or heartbeat was when it arrived
+   * (receiver clock minus its stamp, ms), and as that peer's latest when `peer` is given.
+   * Negative ages (a sender clock ahead of ours) count as 0; ages above the ceiling are capped,
+   * since a longer window could not catch such a message anyway.
    */
-  observeAge (ageMs: number, nowMs: number = performance.now()): void {
+  observeAge (ageMs: number, nowMs: number = performance.now(), peer?: string): void {
     if (!Number.isFinite(ageMs)) return
-    this.samples.push({ atMs: nowMs, ageMs: Math.min(this.ceilingMs, Math.max(0, ageMs)) })
+    const sample = { atMs: nowMs, ageMs: Math.min(this.ceilingMs, Math.max(0, ageMs)) }
+    this.samples.push(sample)
     if (this.samples.length > MAX_SAMPLES) this.samples.shift()
+    if (peer !== undefined) this.latest.set(peer, sample)
   }
 
   /** Worst event-loop lag over the last ~2 s, ms, counting a probe overdue right now. */
@@ -70,19 +84,28 @@ export class SettleWindow {
     return Math.max(overdue, ...this.lags)
   }
 
-  /** Current window, ms: clamp(floor, ceiling, 2 x age p95 + 2 x worst loop lag + margin). */
+  /**
+   * Current window, ms: clamp(floor, ceiling, 2 x age + 2 x worst loop lag + margin), age being
+   * the larger of the recent p95 and the largest of the peers' latest ages.
+   */
   windowMs (nowMs: number = performance.now()): number {
     return this.figures(nowMs).windowMs
   }
 
   figures (nowMs: number = performance.now()): SettleFigures {
     while (this.samples.length > 0 && nowMs - (this.samples[0] as { atMs: number }).atMs > SAMPLE_TTL_MS) this.samples.shift()
+    let peerMax = 0
+    for (const [peer, s] of this.latest) {
+      if (nowMs - s.atMs > PEER_TTL_MS) this.latest.delete(peer)
+      else peerMax = Math.max(peerMax, s.ageMs)
+    }
     const ages = this.samples.map((s) => s.ageMs).sort((a, b) => a - b)
-    const ageP95Ms = ages.length === 0 ? 0 : ages[Math.min(ages.length - 1, Math.floor(ages.length * 0.95))] as number
+    const recentP95 = ages.length === 0 ? 0 : ages[Math.min(ages.length - 1, Math.floor(ages.length * 0.95))] as number
+    const ageP95Ms = Math.max(recentP95, peerMax)
     const loopLagMs = this.loopLagMs(nowMs)
     const raw = 2 * ageP95Ms + 2 * loopLagMs + MARGIN_MS
     const windowMs = Math.round(Math.min(this.ceilingMs, Math.max(this.opts.floorMs, raw)))
-    return { windowMs, ageP95Ms: Math.round(ageP95Ms), loopLagMs: Math.round(loopLagMs), samples: ages.length }
+    return { windowMs, ageP95Ms: Math.round(ageP95Ms), loopLagMs: Math.round(loopLagMs), samples: ages.length, peers: this.latest.size }
   }
 
   dispose (): void {
