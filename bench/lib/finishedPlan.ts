@@ -4,14 +4,16 @@
  * the late-join benchmark starts the peer on it and times a fresh observer's sync.
  *
  * Shape: fan-outs per level, e.g. [9, 10] = root -> 9 goals -> 10 leaves each (100 tree nodes),
- * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, a vote and an accepted split; every
- * leaf a node, claim, renewal and successful result. No capability announcement: those are
+ * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, a vote, an accepted split and a
+ * claimed, successful synthesis (DESIGN §11: a plan is complete once every goal is
+ * synthesized); every leaf a node, claim, renewal and successful result. No capability announcement: those are
  * liveness, not plan, and the runtime neither persists nor needs them for a finished plan. Ids are derived as the protocol derives
  * them (test/support/fixtures.ts builders), so every message passes verification.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { PrivateKey } from '@libp2p/interface'
+import { synthesisId } from '../../src/peer/protocol/ids'
 import type { AnyEnvelope, BodyOf, Goal, Kind } from '../../src/peer/protocol/schemas'
 import { signEnvelope } from '../../src/peer/protocol/signing'
 import type { Micros } from '../../src/peer/protocol/time'
@@ -70,6 +72,9 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
         expand(g, level + 1)
       }
     }
+    const sid = synthesisId(goal.goal_id, p.proposal_id)
+    add('claim', claim(sid, goal.goal_id, peer, nowUs + 3000))
+    add('result', result(sid, goal.goal_id, peer, { output: `synthetic answer to ${goal.text}`, at: nowUs + 4000 }))
   }
   expand(root, 0)
   const envelopes = await Promise.all(items.map(async (it) => await signEnvelope(key, it.kind, it.body as BodyOf<Kind>) as unknown as AnyEnvelope))
