@@ -4,12 +4,12 @@
 // The demo's local swarm of real processes on 127.0.0.1, with a real model. API keys come from
 // ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment, never from a flag.
 import path from 'node:path'
-import { Command, Option } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { ensureBuilt, goalProblem, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
 
 const count = (v) => {
   const n = Number(v)
-  if (!Number.isInteger(n) || n < 1 || n > 16) throw new Error(`expected an integer from 1 to 16, got ${v}`)
+  if (!Number.isInteger(n) || n < 1 || n > 16) throw new InvalidArgumentError(`expected an integer from 1 to 16, got ${v}`)
   return n
 }
 const program = new Command('swarm')

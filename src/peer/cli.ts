@@ -6,6 +6,7 @@ import { isIP } from 'node:net'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { multiaddr } from '@multiformats/multiaddr'
+import { peerIdFromString } from '@libp2p/peer-id'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
 import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, textLength, type Range } from './protocol/limits'
@@ -13,6 +14,7 @@ import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
 import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
+import { isLoopbackHost } from './net/loopback'
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2
@@ -70,9 +72,13 @@ export function escapeControls (text: string): string {
   return text.replace(TERMINAL_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-/** Error text with any quoted value over 80 chars cut, so a 4 KB bad goal is not echoed whole. */
-function shortenQuoted (text: string): string {
-  return text.replace(/'([^']{80})[^']+'/g, (_m, head: string) => `'${head.slice(0, 60)}…'`)
+/**
+ * Error text with any quoted value over 80 chars cut, so a 4 KB bad goal is not echoed whole.
+ * A quoted value opens after a space (or at the start) and closes before a space, punctuation
+ * or the end, so the text between two short quoted values is never taken for one.
+ */
+export function shortenQuoted (text: string): string {
+  return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/g, (_m, lead: string, head: string) => `${lead}'${head.slice(0, 60)}…'`)
 }
 
 function capabilities (v: string): Capability[] {
@@ -87,18 +93,16 @@ function addr (v: string, prev: string[] | undefined): string[] {
   let ma
   try { ma = multiaddr(v) } catch (err) { throw new InvalidArgumentError(`not a multiaddr (${(err as Error).message}).`) }
   if (!ma.getComponents().some((c) => c.name === 'tcp')) throw new InvalidArgumentError('expected a TCP multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>.')
+  const p2p = ma.getComponents().find((c) => c.name === 'p2p')?.value
+  if (p2p !== undefined) {
+    try { peerIdFromString(p2p) } catch (err) { throw new InvalidArgumentError(`its /p2p part is not a PeerId (${(err as Error).message}).`) }
+  }
   return [...(prev ?? []), v]
 }
 
 function host (v: string): string {
   if (isIP(v) === 0) throw new InvalidArgumentError('expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0.')
   return v
-}
-
-/** true for 127.0.0.0/8 and ::1 (and ::ffff:127.x): addresses nothing on the LAN can reach. */
-export function isLoopbackHost (ip: string): boolean {
-  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip
-  return v4 === '::1' || (isIP(v4) === 4 && v4.startsWith('127.'))
 }
 
 function name (v: string): string {
@@ -126,7 +130,8 @@ function url (v: string): string {
 }
 
 function goalText (v: string): string {
-  if (v.trim() === '' || textLength(v) > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text (this one has ${textLength(v)}).`)
+  if (v.trim() === '') throw new InvalidArgumentError(`the goal is ${v === '' ? 'empty' : 'blank (only spaces)'}; expected 1-${TEXT_MAX_CHARS} characters of goal text.`)
+  if (textLength(v) > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text (this one has ${textLength(v)}).`)
   if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
   return v
 }
@@ -243,6 +248,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     if (v !== undefined && o.submitGoal === undefined) return fail(flag, 'needs --submit-goal: a budget belongs to the goal this peer submits')
   }
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
+  if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 

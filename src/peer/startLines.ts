@@ -4,6 +4,7 @@
  * silent), and one line with its listen multiaddrs that another peer can paste after itself.
  */
 import type { PeerConfig } from './config'
+import { isLoopbackHost } from './net/loopback'
 import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
 
 /** The LLM line: provider, model, server, and why the provider was chosen. */
@@ -29,8 +30,10 @@ export function llmLine (config: PeerConfig): string {
  *   LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)
  *   address: /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
  * The address line holds every listen multiaddr, space-separated (each ends in /p2p/<PeerId>),
- * for another peer's --bootstrap. With a dashboard (--dashboard-port) a last line gives its URL:
+ * for another peer's --bootstrap. With a dashboard (--dashboard-port) a line gives its URL:
  *   dashboard: http://127.0.0.1:8080/
+ * The last line says how it finds peers:
+ *   discovery: mDNS off (this peer listens on loopback only); 1 --bootstrap address
  */
 export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string): string[] {
   const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
@@ -38,6 +41,15 @@ export function startLines (config: PeerConfig, peerId: string, listen: readonly
     `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),
     `address: ${listen.join(' ')}`,
-    ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`])
+    ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`]),
+    discoveryLine(config)
   ]
+}
+
+/** How the peer finds others: mDNS (or why not) and its --bootstrap addresses. */
+export function discoveryLine (config: PeerConfig): string {
+  const n = config.bootstrap.length
+  const dials = n === 0 ? 'no --bootstrap address (others dial this peer)' : `${n} --bootstrap address${n === 1 ? '' : 'es'}`
+  const mdns = config.mdns ? 'mDNS on the LAN' : `mDNS off${isLoopbackHost(config.host) ? ' (this peer listens on loopback only)' : ''}`
+  return `discovery: ${mdns}; ${dials}`
 }

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { isLoopbackHost, parseCli } from '../../src/peer/cli'
+import { parseCli } from '../../src/peer/cli'
+import { isLoopbackHost } from '../../src/peer/net/loopback'
 
 const mdnsOf = (argv: string[]): boolean => {
   const r = parseCli(['--role', 'observer', ...argv], { out: () => {}, err: () => {}, env: {} })
@@ -23,8 +24,8 @@ describe('--mdns default', () => {
     assert.equal(mdnsOf(['--host', '0.0.0.0', '--no-mdns']), false)
   })
 
-  it('isLoopbackHost: 127.0.0.0/8, ::1 and IPv4-mapped loopback', () => {
-    for (const ip of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackHost(ip), true, ip)
+  it('isLoopbackHost: 127.0.0.0/8 and ::1 in any spelling, IPv4-mapped loopback', () => {
+    for (const ip of ['127.0.0.1', '127.1.2.3', '::1', '0:0:0:0:0:0:0:1', '0000::1', '::ffff:127.0.0.1', '::ffff:7f00:1']) assert.equal(isLoopbackHost(ip), true, ip)
     for (const ip of ['0.0.0.0', '::', '10.77.0.11', '::ffff:10.0.0.1', '128.0.0.1']) assert.equal(isLoopbackHost(ip), false, ip)
   })
 })

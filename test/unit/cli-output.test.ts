@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { escapeControls, parseCli } from '../../src/peer/cli'
+import { escapeControls, parseCli, shortenQuoted } from '../../src/peer/cli'
 
 /** Any C0 control but tab and line feed, DEL, a C1 control, or a bidirectional control. */
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
@@ -48,5 +48,24 @@ describe('CLI error messages', () => {
   it('escapeControls: JSON-style escapes for terminal controls, text, tab and newline as they are', () => {
     assert.equal(escapeControls('a\u0000b\u001bc\rd\u007fe\u0085f\u2067g'), 'a\\u0000b\\u001bc\\u000dd\\u007fe\\u0085f\\u2067g')
     assert.equal(escapeControls('Plan a trip\tto 日本 🗾\nnext line'), 'Plan a trip\tto 日本 🗾\nnext line')
+  })
+
+  it('a bad PeerId in --bootstrap, a blank goal and --cancel-goal with --submit-goal are usage errors naming the flag', () => {
+    const bad = stderrOf(['--role', 'observer', '--bootstrap', '/ip4/127.0.0.1/tcp/1/p2p/QmBad'])
+    assert.equal(bad.code, 2, bad.err)
+    assert.match(bad.err, /--bootstrap.*its \/p2p part is not a PeerId/s)
+    const blank = stderrOf(['--role', 'observer', '--submit-goal', '   '])
+    assert.equal(blank.code, 2, blank.err)
+    assert.match(blank.err, /the goal is blank \(only spaces\)/)
+    const both = stderrOf(['--role', 'observer', '--submit-goal', 'Plan a trip', '--cancel-goal', '0123456789abcdef'])
+    assert.equal(both.code, 2, both.err)
+    assert.match(both.err, /--cancel-goal.*cannot be combined with --submit-goal/)
+  })
+
+  it('shortenQuoted cuts a long quoted value, never the text between two short ones', () => {
+    const long = 'x'.repeat(200)
+    assert.equal(shortenQuoted(`argument '${long}' is invalid.`), `argument '${'x'.repeat(60)}…' is invalid.`)
+    const errno = "error: option '--swarm-key <file>' argument '/nonexistent/key' is invalid. cannot read swarm key file /nonexistent/key: ENOENT: no such file or directory, open '/nonexistent/key'."
+    assert.equal(shortenQuoted(errno), errno)
   })
 })

@@ -285,11 +285,11 @@ describe('dashboard flags and start line', () => {
     }
   })
 
-  test('the start lines end with the dashboard URL when there is one', () => {
+  test('the start lines give the dashboard URL after the address when there is one', () => {
     const c = makeConfig('observer', { name: 'observer-4001', displayName: 'observer-4001' })
     const lines = startLines(c, 'P', ['/ip4/127.0.0.1/tcp/4001/p2p/P'], 'http://127.0.0.1:8080/')
-    assert.equal(lines.length, 4)
+    assert.equal(lines.length, 5)
     assert.equal(lines[3], 'dashboard: http://127.0.0.1:8080/')
-    assert.equal(startLines(c, 'P', ['/ip4/127.0.0.1/tcp/4001/p2p/P']).length, 3)
+    assert.equal(startLines(c, 'P', ['/ip4/127.0.0.1/tcp/4001/p2p/P']).length, 4)
   })
 })

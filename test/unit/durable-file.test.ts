@@ -76,14 +76,19 @@ describe('durable file writes', () => {
     const dir = freshDir()
     mkdirSync(path.join(dir, 'blobs'))
     const dead = 2 ** 22 + 12345 // above the kernel's pid_max default: no such process
+    const blob = 'ab'.repeat(32)
     writeFileSync(path.join(dir, `state.jsonl.${dead}.3.tmp`), 'half a line')
-    writeFileSync(path.join(dir, 'blobs', `ab12.${dead}.1.tmp`), 'half a blob')
-    writeFileSync(path.join(dir, `report.md.${process.pid}.9.tmp`), 'a write of this process, in flight')
-    writeFileSync(path.join(dir, 'notes.tmp'), 'not a temp name of ours')
-    const release = lockDataDir(dir)
+    writeFileSync(path.join(dir, `state.jsonl.corrupt-2026-12-01T18-53-31-867Z.${dead}.1.tmp`), 'half a set-aside copy')
+    writeFileSync(path.join(dir, 'blobs', `${blob}.${dead}.1.tmp`), 'half a blob')
+    writeFileSync(path.join(dir, `state.jsonl.${process.pid}.9.tmp`), 'a write of this process, in flight')
+    // Not names the peer writes: never removed, whatever they look like.
+    for (const other of ['notes.tmp', `notes.${dead}.1.tmp`, `report.md.${dead}.2.tmp`]) writeFileSync(path.join(dir, other), 'the user\'s')
+    let swept: string[] = []
+    const release = lockDataDir(dir, (paths) => { swept = paths })
     try {
-      assert.deepEqual(readdirSync(dir).sort(), ['LOCK', 'blobs', 'notes.tmp', `report.md.${process.pid}.9.tmp`])
+      assert.deepEqual(readdirSync(dir).sort(), ['LOCK', 'blobs', `notes.${dead}.1.tmp`, 'notes.tmp', `report.md.${dead}.2.tmp`, `state.jsonl.${process.pid}.9.tmp`])
       assert.deepEqual(readdirSync(path.join(dir, 'blobs')), [])
+      assert.equal(swept.length, 3, `the removed files are reported: ${swept.join(', ')}`)
     } finally {
       release()
     }

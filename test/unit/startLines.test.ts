@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { makeConfig } from '../../src/peer/config'
-import { llmLine, startLines } from '../../src/peer/startLines'
+import { discoveryLine, llmLine, startLines } from '../../src/peer/startLines'
 
 const ID = '12D3KooWExamplePeer'
 const llm = { model: null, baseUrl: null, apiKey: null, maxRetries: 3, retryBaseMs: 1000 }
@@ -32,7 +32,11 @@ describe('peer start lines', () => {
     assert.deepEqual(startLines(c, ID, addrs), [
       `goal-swarm-peer: executor "laptop of Ana" (can_write_text, can_run_code) in swarm "default", PeerId ${ID}`,
       'LLM: offline-demo (synthetic output, no network)',
-      `address: ${addrs.join(' ')}`
+      `address: ${addrs.join(' ')}`,
+      'discovery: mDNS on the LAN; no --bootstrap address (others dial this peer)'
     ])
+    assert.equal(discoveryLine(makeConfig('observer', { mdns: false })), 'discovery: mDNS off (this peer listens on loopback only); no --bootstrap address (others dial this peer)')
+    assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: true, bootstrap: ['/ip4/10.0.0.2/tcp/1'] })), 'discovery: mDNS on the LAN; 1 --bootstrap address')
+    assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: false })), 'discovery: mDNS off; no --bootstrap address (others dial this peer)')
   })
 })

@@ -63,14 +63,16 @@ export function takeLock (file: string, locked: (pid: number) => Error): () => v
 }
 
 /**
- * Creates the dir if needed and takes its lock.
+ * Creates the dir if needed, takes its lock, and removes temp files a killed peer left in it
+ * (sweepStaleTemps), telling `onSwept` which.
  * @returns a function that releases the lock (idempotent)
  * @throws DataDirLockedError when a live process holds it
  */
-export function lockDataDir (dir: string): () => void {
+export function lockDataDir (dir: string, onSwept?: (paths: string[]) => void): () => void {
   ensureDir(dir)
   const release = takeLock(path.join(dir, 'LOCK'), (pid) => new DataDirLockedError(dir, pid))
-  sweepStaleTemps(dir, alive)
+  const swept = sweepStaleTemps(dir, alive)
+  if (swept.length > 0) onSwept?.(swept)
   return release
 }
 

@@ -16,23 +16,28 @@ const inFlight = new Set<string>()
 let exitHook = false
 let seq = 0
 
-/** `<file>.<pid>.<n>.tmp`: the temp names tempFor gives. */
-const TEMP_NAME = /^(.+)\.(\d+)\.\d+\.tmp$/
+/**
+ * Temp names (`<target>.<pid>.<n>.tmp`, tempFor) of the files a peer writes in its data dir:
+ * the state log and its set-aside copies, and blobs (64 hex characters) in `blobs/`. Nothing
+ * else is ever taken for a peer's temp file.
+ */
+const DATA_TEMP = /^state\.jsonl(?:\.corrupt-[0-9TZ-]+)?\.(\d+)\.\d+\.tmp$/
+const BLOB_TEMP = /^[0-9a-f]{64}\.(\d+)\.\d+\.tmp$/
 
 /**
- * Removes temp files in `dir` (and `dir/blobs`) left by a process that no longer runs: one
- * killed mid-write (kill -9, a power cut) had no exit hook to remove its own. The caller holds
- * the directory's lock, so no live writer of another process can be using them.
- * @returns the names removed
+ * Removes the peer's temp files in `dir` (and `dir/blobs`) left by a process that no longer
+ * runs: one killed mid-write (kill -9, a power cut) had no exit hook to remove its own. The
+ * caller holds the directory's lock, so no live writer of another process can be using them.
+ * @returns the paths removed
  */
 export function sweepStaleTemps (dir: string, isAlive: (pid: number) => boolean): string[] {
   const gone: string[] = []
-  for (const d of [dir, path.join(dir, 'blobs')]) {
+  for (const [d, pattern] of [[dir, DATA_TEMP], [path.join(dir, 'blobs'), BLOB_TEMP]] as const) {
     let names: string[]
     try { names = readdirSync(d) } catch { continue }
     for (const name of names) {
-      const m = TEMP_NAME.exec(name)
-      const pid = Number(m?.[2])
+      const m = pattern.exec(name)
+      const pid = Number(m?.[1])
       if (m === null || pid === process.pid || isAlive(pid)) continue
       try { unlinkSync(path.join(d, name)); gone.push(path.join(d, name)) } catch { /* raced */ }
     }

@@ -88,7 +88,9 @@ export interface PeerRuntime {
  */
 export async function startRuntime (config: PeerConfig, log: Logger, opts: RuntimeOptions = {}): Promise<PeerRuntime> {
   const now = opts.now ?? nowMicros
-  const releaseDir = lockDataDir(config.dataDir)
+  const releaseDir = lockDataDir(config.dataDir, (paths) => {
+    log.child({ component: 'store' }).warn({ files: paths }, `removed ${paths.length} temp file${paths.length === 1 ? '' : 's'} a stopped peer left mid-write: ${paths.join(', ')}`)
+  })
   let releaseIdentity: () => void
   try {
     releaseIdentity = lockIdentity(config.identityDir, config.name)
