@@ -2,6 +2,7 @@
  * Command line of dist/peer.js (the `goal-swarm-peer` bin), parsed with commander. Every bad
  * flag or value is reported naming the flag, and the process exits 2.
  */
+import { statSync, type Stats } from 'node:fs'
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
@@ -146,6 +147,29 @@ function nonEmpty (v: string): string {
   return v
 }
 
+/**
+ * A report path the peer can write: not a directory, and its nearest existing ancestor is a
+ * directory (missing ones are created at the first write), so a typo is refused at start
+ * instead of failing every write of a long plan.
+ */
+function reportPath (v: string): string {
+  nonEmpty(v)
+  const file = path.resolve(v)
+  if (statOrNull(file)?.isDirectory() === true) throw new InvalidArgumentError(`${file} is a directory; give a file path such as ${path.join(file, 'plan.md')}.`)
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    const st = statOrNull(dir)
+    if (st !== null) {
+      if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
+      return v
+    }
+    if (path.dirname(dir) === dir) return v
+  }
+}
+
+function statOrNull (p: string): Stats | null {
+  try { return statSync(p) } catch { return null }
+}
+
 /** The commander program (exported so --help text can be tested and documented). */
 export function buildProgram (io: CliIo): Command {
   const p = new Command('goal-swarm-peer')
@@ -201,7 +225,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', ranged(LIMITS.llmTimeoutMs), DEFAULTS.llmTimeoutMs)
     .option('--dashboard-port <n>', 'serve the live dashboard (plan, peers, message flow) on this TCP port (0 = any free port); the URL is printed at start', ranged(LIMITS.port))
     .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
-    .option('--report-file <file>', 'observer: write the plan report (Markdown) here', nonEmpty)
+    .option('--report-file <file>', 'observer: write the plan report (Markdown) here', reportPath)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
     .addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +

@@ -5,6 +5,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { escapeControls, parseCli, shortenQuoted } from '../../src/peer/cli'
 
 /** Any C0 control but tab and line feed, DEL, a C1 control, or a bidirectional control. */
@@ -60,6 +63,23 @@ describe('CLI error messages', () => {
     const both = stderrOf(['--role', 'observer', '--submit-goal', 'Plan a trip', '--cancel-goal', '0123456789abcdef'])
     assert.equal(both.code, 2, both.err)
     assert.match(both.err, /--cancel-goal.*cannot be combined with --submit-goal/)
+  })
+
+  it('--report-file: a directory, or a path under a regular file, is refused at start naming the flag', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-report-'))
+    try {
+      writeFileSync(path.join(dir, 'afile'), 'not a directory')
+      const under = stderrOf(['--role', 'observer', '--report-file', path.join(dir, 'afile', 'r.md')])
+      assert.equal(under.code, 2, under.err)
+      assert.match(under.err, /--report-file.*afile is not a directory/s)
+      const isDir = stderrOf(['--role', 'observer', '--report-file', dir])
+      assert.equal(isDir.code, 2, isDir.err)
+      assert.match(isDir.err, /is a directory; give a file path/)
+      const ok = parseCli(['--role', 'observer', '--report-file', path.join(dir, 'new', 'sub', 'r.md')], { out: () => {}, err: () => {}, env: {} })
+      assert.equal(ok.kind, 'run', 'missing directories are fine: the first write creates them')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('shortenQuoted cuts a long quoted value, never the text between two short ones', () => {

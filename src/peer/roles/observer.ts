@@ -45,6 +45,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   /** The report body last written to disk (lastReport: last queued). */
   let lastWritten = ''
   let writing: Promise<void> = Promise.resolve()
+  /** Report write failures already logged, by reason. */
+  const reportErrors = new Set<string>()
   const completed = new Set<string>()
   /** Roots seen stuck (planProgress.stuck) at a render, with when (µs): logged once it held for a tick. */
   const stuckSince = new Map<string, number>()
@@ -112,6 +114,14 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       `plan stuck for "${excerpt(root.text)}": ${p.capability_gap} ${p.capability_gap === 1 ? 'leaf needs' : 'leaves need'} ${caps.join(', ')}, which no live executor offers; everything left waits on them`)
   }
 
+  /** Logs a failed report write, once per distinct reason (every render retries it). */
+  function reportFailed (err: unknown, file: string): void {
+    const reason = err instanceof Error ? err.message : String(err)
+    if (reportErrors.has(reason)) return
+    reportErrors.add(reason)
+    log.error({ err, file }, `could not write the report file ${file}: ${reason}`)
+  }
+
   function writeReport (roots: GoalView[], names: PeerNames, sync: boolean): void {
     const file = config.reportFile
     if (file === null) return
@@ -131,7 +141,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
         writeFileDurableSync(file, md)
         lastWritten = body
       } catch (err) {
-        log.error({ err, file }, 'could not write the report file')
+        reportFailed(err, file)
       }
       return
     }
@@ -141,7 +151,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       await mkdir(dirname(file), { recursive: true })
       await writeFileDurable(file, md)
       lastWritten = body
-    }).catch((err: unknown) => { log.error({ err, file }, 'could not write the report file') })
+    }).catch((err: unknown) => { reportFailed(err, file) })
   }
 
   guard(log, 'first render', async () => { render() })

@@ -50,7 +50,7 @@ export function costMarkdown (plan: PlanControl): string[] {
   const stop = stopLine(plan)
   if (stop !== null) out.push(`**${escapeMarkdown(stop)}**`, '')
   const b = plan.budget
-  const limits = b === null ? 'none' : [b.max_calls !== undefined ? `${b.max_calls} calls` : null, b.max_tokens !== undefined ? `${b.max_tokens} tokens` : null].filter((x) => x !== null).join(', ')
+  const limits = b === null ? 'none' : [b.max_calls !== undefined ? `${b.max_calls} ${b.max_calls === 1 ? 'call' : 'calls'}` : null, b.max_tokens !== undefined ? `${b.max_tokens} tokens` : null].filter((x) => x !== null).join(', ')
   out.push(`**Cost:** ${costSummary(plan)} · budget: ${limits}`, '')
   out.push('| Role | Calls | Input tokens | Output tokens |', '|---|---:|---:|---:|')
   for (const r of ROLES) out.push(row(r, plan.spend.by_role[r]))
