@@ -4,7 +4,9 @@
  * is unit-tested; the tree view and result documents subscribe to `onDidChange`.
  *
  * Refreshes are coalesced: a burst of gossip fires one change after `debounceMs` of quiet (and
- * at least every `maxWaitMs` while the burst lasts). Statuses also depend on the clock (claim
+ * at least every `maxWaitMs` while the burst lasts; by default that follows the cost of a
+ * rebuild, so a small plan shows its progress several times a second while a large one is not
+ * rebuilt faster than it can be). Statuses also depend on the clock (claim
  * settle windows, lapsed leases, capability liveness), so a tick rebuilds the tree every
  * `tickMs` and fires only when its hash changed.
  */
@@ -17,7 +19,10 @@ import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type Lea
 export interface PlanModelOptions {
   /** Quiet time before a change is announced, ms (default 150). */
   debounceMs?: number
-  /** Longest a change waits during a continuous burst, ms (default 1000). */
+  /**
+   * Longest a change waits during a continuous burst, ms. Default: four times the last
+   * rebuild's duration, within [MIN_BURST_WAIT_MS, MAX_BURST_WAIT_MS].
+   */
   maxWaitMs?: number
   /** Clock-driven rebuild interval, ms (default 2000; 0 = none). */
   tickMs?: number
@@ -58,10 +63,16 @@ class Emitter {
   fire (): void { for (const fn of [...this.listeners]) fn() }
 }
 
+/** Bounds of the default burst wait (ms): ten refreshes a second at most, one at least. */
+const MIN_BURST_WAIT_MS = 100
+const MAX_BURST_WAIT_MS = 1000
+
 export class PlanModel {
   readonly state = new PlanState()
   private readonly debounceMs: number
-  private readonly maxWaitMs: number
+  private readonly maxWaitMs: number | null
+  /** How long the last rebuild of the tree took, ms. */
+  private lastBuildMs = 0
   private readonly now: () => Micros
   private readonly changed = new Emitter()
   private readonly grown = new Emitter()
@@ -74,7 +85,7 @@ export class PlanModel {
 
   constructor (opts: PlanModelOptions = {}) {
     this.debounceMs = opts.debounceMs ?? 150
-    this.maxWaitMs = opts.maxWaitMs ?? 1000
+    this.maxWaitMs = opts.maxWaitMs ?? null
     this.now = opts.now ?? nowMicros
     const tickMs = opts.tickMs ?? 2000
     if (tickMs > 0) {
@@ -173,8 +184,10 @@ export class PlanModel {
 
   private current (): { roots: GoalView[], index: Map<string, NodeEntry>, hash: string } {
     if (this.cache === null) {
+      const t0 = performance.now()
       const roots = buildTree(this.state, { nowUs: this.now() })
       this.cache = { roots, index: indexTree(roots), hash: treeHash(roots) }
+      this.lastBuildMs = performance.now() - t0
     }
     return this.cache
   }
@@ -183,7 +196,8 @@ export class PlanModel {
     const t = Date.now()
     this.burstStartedAt ??= t
     if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer)
-    const wait = Math.max(0, Math.min(this.debounceMs, this.burstStartedAt + this.maxWaitMs - t))
+    const maxWait = this.maxWaitMs ?? Math.min(MAX_BURST_WAIT_MS, Math.max(MIN_BURST_WAIT_MS, 4 * this.lastBuildMs))
+    const wait = Math.max(0, Math.min(this.debounceMs, this.burstStartedAt + maxWait - t))
     this.debounceTimer = setTimeout(() => this.flush(), wait)
   }
 

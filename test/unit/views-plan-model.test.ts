@@ -44,6 +44,20 @@ describe('plan model (views)', () => {
     model.dispose()
   })
 
+  it('by default a long burst of a small plan is announced about every 100 ms, so its progress shows live', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] })
+    const model = new PlanModel({ debounceMs: 150, tickMs: 0, now: () => plan.nowUs })
+    let changes = 0
+    model.onDidChange(() => changes++)
+    // 18 envelopes, one every 50 ms (never 150 ms of quiet); rebuilding this plan takes a few ms.
+    for (const env of plan.envelopes.slice(0, 18)) {
+      model.addEnvelopes([env])
+      t.mock.timers.tick(50)
+    }
+    assert.ok(changes >= 6 && changes <= 9, `announced ${changes} times in 900 ms of burst`)
+    model.dispose()
+  })
+
   it('repeated envelopes change nothing and announce nothing', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'] })
     const model = new PlanModel({ debounceMs: 10, tickMs: 0, now: () => plan.nowUs })

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
-import { mdEscape } from '../../../src/peer/roles/planMarkdown'
+import { demoteHeadings, mdEscape } from '../../../src/peer/roles/planMarkdown'
 import { resultTitle } from '../../../src/views/resultUri'
 import { api, ensurePlan, GOAL, leaves, rootById, until } from './helpers'
 
@@ -74,7 +74,8 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     assert.ok(mdText.includes(`${n} of ${n} leaves done`), 'progress line')
     // The final answer (the root's synthesis) comes first, before the tree.
     assert.ok(mdText.indexOf('## Final answer\n') > 0 && mdText.indexOf('## Final answer\n') < mdText.indexOf('## Plan tree\n'))
-    if (root.synthesis?.output != null) assert.ok(mdText.includes(root.synthesis.output.trim()), 'the final answer text')
+    // Its own headings sit below the "## Final answer" section (level 3 and deeper).
+    if (root.synthesis?.output != null) assert.ok(mdText.includes(demoteHeadings(root.synthesis.output.trim(), 3)), 'the final answer text')
     leaves(root).forEach((l, i) => assert.ok(mdText.includes(`\n${i + 1}. **${mdEscape(l.text)}** — done`), `result ${i + 1}`))
 
     const json = vscode.Uri.file(path.join(dir, 'plan.json'))
