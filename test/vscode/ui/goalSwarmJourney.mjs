@@ -43,8 +43,9 @@ const normalize = (s) => s.replace(/\u00a0/g, ' ')
  */
 /**
  * true once the Plan view shows the plan unfinished (a prompt row pending or running, or the
- * goal's row counting fewer done prompts than it has), false on timeout. Polled inside the page at every animation frame: a v2 plan of the offline model can
- * complete within a second, between two samples of the test's own loop.
+ * goal's row still pending or counting fewer done prompts than it has), false on timeout.
+ * Polled inside the page at every animation frame: a plan of the offline model can complete
+ * within a second of its split, between two redraws of the view.
  */
 function watchUnfinishedLeaf (page, goal) {
   return page.waitForFunction((g) => {
@@ -55,7 +56,7 @@ function watchUnfinishedLeaf (page, goal) {
       const description = row.querySelector('.label-description')?.textContent ?? ''
       // The goal's own row counting its prompts before they are all done ("1/3 done · …").
       const partly = /^(\d+)\/(\d+) done/.exec(description)
-      if (label === g) return partly !== null && Number(partly[1]) < Number(partly[2])
+      if (label === g) return (partly !== null && Number(partly[1]) < Number(partly[2])) || /^pending/.test(description)
       return !row.hasAttribute('aria-expanded') && /^(pending|running)/.test(description)
     })
   }, goal, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
@@ -190,7 +191,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
       run: async () => {
         await planRow(page, GOAL).waitFor({ timeout: 60_000 })
         // Watch the tree grow until the completion notification; the rows must change live
-        // (prompts seen pending or running before the plan completes).
+        // (the plan seen unfinished, its goal pending or prompts pending or running, before it completes).
         let last = ''
         let sawUnfinishedLeaf = false
         const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
@@ -201,7 +202,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (!sawUnfinishedLeaf && rows.some((r) => !r.expandable && r.label !== GOAL && /^(pending|running)/.test(r.description))) {
+          if (!sawUnfinishedLeaf && rows.some((r) => r.label === GOAL ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
             sawUnfinishedLeaf = true
             await screenshot('plan-tree-mid')
           }
@@ -215,7 +216,8 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const m = /plan complete, (\d+) of (\d+) prompts done/.exec(message)
         if (!m) throw new Error(`unexpected completion message: ${message}`)
         if (Number(m[2]) < 2 || m[1] !== m[2]) throw new Error(`expected every prompt of a split plan done, got ${m[1]} of ${m[2]}`)
-        if (!sawUnfinishedLeaf && !seenUnfinished) throw new Error('the tree never showed a prompt pending or running before the plan completed (no live updates?)')
+        // The view followed the plan live: it showed it unfinished, then complete, with no reload.
+        if (!sawUnfinishedLeaf && !seenUnfinished) throw new Error('the tree never showed the plan unfinished before it completed (no live updates?)')
         // The progress notification's Cancel cancels the plan swarm-wide (Cancel Plan): it must be offered.
         if (progressButtons === null) throw new Error('the plan\'s progress notification never showed')
         if (!progressButtons.includes('Cancel')) throw new Error(`the progress notification offers ${JSON.stringify(progressButtons)}, no Cancel`)
@@ -331,7 +333,11 @@ export function goalSwarmJourney ({ page, screenshot }) {
       name: 'after Reload Window the local swarm and the executor come back, and a notification says so',
       timeoutMs: 150_000,
       run: async () => {
+        // Wait for the new document: the old one still has a workbench until it is replaced, and
+        // a recorder installed in it would vanish with it.
+        const reloaded = page.waitForEvent('load', { timeout: 90_000 })
         await runCommand(page, 'Developer: Reload Window')
+        await reloaded
         await waitForWorkbench(page)
         await recordPlanView(page)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
