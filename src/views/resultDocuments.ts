@@ -27,7 +27,10 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
   constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void) {
     this.subs = [
       model.onDidChange(() => this.update()),
-      vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === SCHEME) this.served.delete(d.uri.toString()) })
+      vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === SCHEME) this.served.delete(d.uri.toString()) }),
+      // A document the workbench restores (Reload Window) can open with text served before the
+      // plan arrived, without asking again: bring it up to date as it opens.
+      vscode.workspace.onDidOpenTextDocument((d) => { if (d.uri.scheme === SCHEME && this.render(d.uri) !== d.getText()) this._onDidChange.fire(d.uri) })
     ]
   }
 
@@ -85,11 +88,18 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     }).finally(() => this.fetching.delete(nodeId))
   }
 
-  /** Fires onDidChange for every open result document whose text changed. */
+  /**
+   * Fires onDidChange for every open result document whose text is not what the plan says now:
+   * compared with the text the workbench holds, and with what this provider last served for
+   * documents the workbench has not reported open yet.
+   */
   private update (): void {
-    for (const [key, before] of this.served) {
+    const open = new Map<string, string>()
+    for (const d of vscode.workspace.textDocuments) if (d.uri.scheme === SCHEME) open.set(d.uri.toString(), d.getText())
+    for (const [key, before] of this.served) if (!open.has(key)) open.set(key, before)
+    for (const [key, shown] of open) {
       const uri = vscode.Uri.parse(key)
-      if (this.render(uri) !== before) this._onDidChange.fire(uri)
+      if (this.render(uri) !== shown) this._onDidChange.fire(uri)
     }
   }
 
