@@ -21,13 +21,15 @@ export const STANDBY_WINDOWS = 2
  * executor offers it.
  * @param nowUs the receiver's clock (µs)
  * @param announceIntervalMs the receiver's heartbeat period (liveness TTL, protocol/liveness.ts)
+ * @param rankKey H(node_id, peer) (contentId), or a memo of it (Standby.rankKey)
  */
-export function rankedExecutor (state: PlanState, nodeId: string, capability: Capability, nowUs: Micros, announceIntervalMs?: number): string | null {
+export function rankedExecutor (state: PlanState, nodeId: string, capability: Capability, nowUs: Micros, announceIntervalMs?: number,
+  rankKey: (nodeId: string, peer: string) => string = contentId): string | null {
   const ttl = msToMicros(capabilityTtlMs(announceIntervalMs))
   let best: { peer: string, key: string } | null = null
   for (const c of state.capabilities()) {
     if (c.role !== 'executor' || !c.capabilities.includes(capability) || Math.abs(nowUs - parseTimestamp(c.announced_at)) > ttl) continue
-    const key = contentId(nodeId, c.peer_id)
+    const key = rankKey(nodeId, c.peer_id)
     if (best === null || key < best.key) best = { peer: c.peer_id, key }
   }
   return best?.peer ?? null
@@ -40,6 +42,17 @@ export function rankedExecutor (state: PlanState, nodeId: string, capability: Ca
 export class Standby {
   private readonly openSince = new Map<string, number>()
   private readonly armed = new Set<string>()
+  /** H(node_id, peer) by task and peer: an executor ranks every open task on every look. */
+  private readonly keys = new Map<string, Map<string, string>>()
+
+  /** contentId(nodeId, peer), computed once per pair while the task is open. */
+  readonly rankKey = (nodeId: string, peer: string): string => {
+    let byPeer = this.keys.get(nodeId)
+    if (byPeer === undefined) { byPeer = new Map(); this.keys.set(nodeId, byPeer) }
+    let key = byPeer.get(peer)
+    if (key === undefined) { key = contentId(nodeId, peer); byPeer.set(peer, key) }
+    return key
+  }
 
   /**
    * @param wake arms a wake-up `ms` from now that calls `onDue` (the role's timers)
@@ -67,5 +80,6 @@ export class Standby {
   /** Forgets a task (it has a result): its bookkeeping is no longer needed. */
   forget (nodeId: string): void {
     this.openSince.delete(nodeId)
+    this.keys.delete(nodeId)
   }
 }

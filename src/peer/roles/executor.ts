@@ -30,9 +30,8 @@ import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelo
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
-import { isCancelled } from '../state/planControl'
+import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
-import { rootGoalOf } from '../state/planControl'
 import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
@@ -232,17 +231,19 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const opts = { settleMs: config.settleMs }
     const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
     if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) tasks.push({ node, cap: 'can_write_text' })
-    const standbyMs = STANDBY_WINDOWS * settle.windowMs()
+    // One window for the whole look: computing it sorts the recent age samples.
+    const windowMs = settle.windowMs()
+    const standbyMs = STANDBY_WINDOWS * windowMs
     for (const { node, cap } of tasks) {
       if (working.has(node.node_id)) continue
       if (finished(node.node_id)) { standby.forget(node.node_id); continue }
       if (cap === null || !caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
       if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
-      const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
+      const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), nowUs, windowMs)
       if (lease.state === 'settling' || lease.state === 'held') continue
       // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
-      if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs), me, standbyMs)) continue
+      if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs, standby.rankKey), me, standbyMs)) continue
       out.push({ node, cap })
     }
     return out
@@ -261,7 +262,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     lastLook = key
     log.debug(rec, 'executor looked for leaves')
   }
-
 
   /** Claims the next leaves it can do, while it has free call slots. */
   function look (): void {
