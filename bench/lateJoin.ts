@@ -98,8 +98,8 @@ export const lateJoin: Benchmark = {
       name: 'late-join',
       title: this.title,
       intro: [
-        'Plans: root -> 9 goals -> 10 leaves (100 tree nodes) and root -> 9 -> 10 -> 10 (1000 tree nodes); every goal with a proposal, a vote and an accepted split, ' +
-        'every leaf with its node, claim, renewal and result, all signed by the holder peer (bench/lib/finishedPlan.ts) and written as its state.jsonl. ' +
+        'Plans: root -> 9 goals -> 10 leaves (100 tree nodes) and root -> 9 -> 10 -> 10 (1000 tree nodes); every goal with a proposal, two votes and an accepted split, ' +
+        'every leaf with its node, claim, renewal and result, all signed by the holder peer but each split\'s second confirming vote, signed by a scorer identity that is not online (bench/lib/finishedPlan.ts), and written as the holder\'s state.jsonl. ' +
         'The holder (an observer, `dist/peer.js`) reloads and re-verifies the log at start ("reload" column, from its log).',
         `A fresh observer process then starts with \`--bootstrap <holder>\` and no data; the join runs from its \`ready\` (listening, role started) to the arrival (over its IPC stream) of the last message of the plan, ` +
         `when its tree is complete; the time from spawning the process is shown too. ${reps} joins per size (median, every join in parentheses). Machine: ${load} at the start.`

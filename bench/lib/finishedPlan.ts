@@ -4,22 +4,27 @@
  * the late-join benchmark starts the peer on it and times a fresh observer's sync.
  *
  * Shape: fan-outs per level, e.g. [9, 10] = root -> 9 goals -> 10 leaves each (100 tree nodes),
- * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, a vote, an accepted split and a
+ * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, two votes, an accepted split and a
  * claimed, successful synthesis (DESIGN §11: a plan is complete once every goal is
- * synthesized); every leaf a node, claim, renewal and successful result. No capability announcement: those are
+ * synthesized); every leaf a node, claim, renewal and successful result. Each split is
+ * confirmed by the peer's vote and a second scorer's (an identity that is not online, which
+ * signs only its votes), so peers on the default quorum of 2 hold every split proven (DESIGN §4
+ * "Evidence") and act on it. No capability announcement: those are
  * liveness, not plan, and the runtime neither persists nor needs them for a finished plan. Ids are derived as the protocol derives
  * them (test/support/fixtures.ts builders), so every message passes verification.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { synthesisId } from '../../src/peer/protocol/ids'
 import type { AnyEnvelope, BodyOf, Goal, Kind } from '../../src/peer/protocol/schemas'
 import { signEnvelope } from '../../src/peer/protocol/signing'
 import type { Micros } from '../../src/peer/protocol/time'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { STATE_FILE } from '../../src/peer/net/stateLog'
-import { accepted, childGoal, claim, promptNode, proposal, renewal, result, rootGoal, score } from '../../test/support/fixtures'
+import { accepted, childGoal, claim, evidenceOf, promptNode, proposal, renewal, result, rootGoal } from '../../test/support/fixtures'
 
 /** Tree nodes (goals + leaves) of a shape: 1 + f1 + f1*f2 + ... */
 export function treeNodes (fanouts: readonly number[]): number {
@@ -39,12 +44,15 @@ export interface FinishedPlan {
 /**
  * Builds and signs the plan.
  * @param fanouts each 1..12 (the wire limit of subgoals per split)
+ * @param coScorer the second confirming scorer's key (default a fresh one)
  * @throws RangeError for a fan-out outside 1..12
  */
-export async function buildFinishedPlan (key: PrivateKey, peer: string, text: string, fanouts: readonly number[], nowUs: Micros): Promise<FinishedPlan> {
+export async function buildFinishedPlan (key: PrivateKey, peer: string, text: string, fanouts: readonly number[], nowUs: Micros, coScorer?: PrivateKey): Promise<FinishedPlan> {
   for (const f of fanouts) if (!Number.isInteger(f) || f < 1 || f > 12) throw new RangeError(`fan-out ${f} is outside 1..12`)
-  const items: { kind: Kind, body: unknown }[] = []
-  const add = <K extends Kind>(kind: K, body: BodyOf<K>): void => { items.push({ kind, body }) }
+  const coKey = coScorer ?? await generateKeyPair('Ed25519')
+  const coPeer = peerIdFromPrivateKey(coKey).toString()
+  const items: { kind: Kind, body: unknown, key: PrivateKey }[] = []
+  const add = <K extends Kind>(kind: K, body: BodyOf<K>, by: PrivateKey = key): void => { items.push({ kind, body, key: by }) }
   let leaves = 0
   const root = rootGoal(text, peer, nowUs)
   add('goal', root)
@@ -54,8 +62,9 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
     const atomic = level === fanouts.length - 1
     const p = proposal(goal.goal_id, Array.from({ length: f }, (_, i) => `${goal.text} / ${atomic ? 'step' : 'part'} ${i + 1}`), peer, { at: nowUs })
     add('proposal', p)
-    add('score', score(p, peer, 0.9, { at: nowUs }))
-    const a = accepted(p, peer, { atomic, confirming: [{ scorer_peer: peer, score: 0.9 }], at: nowUs })
+    const a = accepted(p, { atomic, confirming: [{ scorer_peer: peer, score: 0.9 }, { scorer_peer: coPeer, score: 0.9 }], at: nowUs })
+    // The split's evidence: each confirming vote signed by its scorer.
+    for (const v of evidenceOf(a).votes) add('score', v, v.scorer_peer === peer ? key : coKey)
     add('accepted', a)
     for (let i = 0; i < f; i++) {
       if (atomic) {
@@ -77,7 +86,7 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
     add('result', result(sid, goal.goal_id, peer, { output: `synthetic answer to ${goal.text}`, at: nowUs + 4000 }))
   }
   expand(root, 0)
-  const envelopes = await Promise.all(items.map(async (it) => await signEnvelope(key, it.kind, it.body as BodyOf<Kind>) as unknown as AnyEnvelope))
+  const envelopes = await Promise.all(items.map(async (it) => await signEnvelope(it.key, it.kind, it.body as BodyOf<Kind>) as unknown as AnyEnvelope))
   return { rootId: root.goal_id, envelopes, leaves }
 }
 

@@ -218,7 +218,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--sandbox-max-procs <n>', 'executor: processes and threads a sandboxed program may run at once', int(...SANDBOX_LIMIT_RANGES.maxProcs), DEFAULT_SANDBOX_LIMITS.maxProcs)
     .option('--sandbox-output-bytes <n>', 'executor: stdout + stderr kept from a sandboxed program (more kills it)', int(...SANDBOX_LIMIT_RANGES.outputBytes), DEFAULT_SANDBOX_LIMITS.outputBytes)
     .option('--sandbox-work-dir-mb <MiB>', 'executor: size of the sandbox\'s fresh tmpfs work dir', int(...SANDBOX_LIMIT_RANGES.workDirMb), DEFAULT_SANDBOX_LIMITS.workDirMb)
-    .option('--llm-max-retries <n>', 'LLM retries after the first attempt', int(0, 20), DEFAULTS.llmMaxRetries)
+    .option('--llm-max-retries <n>', 'LLM retries after the first attempt', ranged(LIMITS.llmMaxRetries), DEFAULTS.llmMaxRetries)
     .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
     .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
     .option('--llm-wait-notice-ms <ms>', 'warn "waiting for the model" this often while an LLM request is outstanding', int(100, 3_600_000), DEFAULTS.llmWaitNoticeMs)

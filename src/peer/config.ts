@@ -117,7 +117,7 @@ export const DEFAULTS = {
   announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,
   maxReproposals: 2,
   proposersPerGoal: 1,
-  llmMaxRetries: 3,
+  llmMaxRetries: LIMITS.llmMaxRetries.default,
   llmRetryBaseMs: 1_000,
   llmTimeoutMs: LIMITS.llmTimeoutMs.default,
   llmRetryMaxMs: 60_000,

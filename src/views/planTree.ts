@@ -179,8 +179,18 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     this.refresh()
   }
 
-  /** Acceptance rule of this editor's settings, for the "waiting for votes" line. */
-  acceptance: { quorum: number, minScore: number } = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }
+  private rule: { quorum: number, minScore: number } = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }
+
+  /**
+   * Acceptance rule of this editor's settings: the "waiting for votes" line, and what the plan
+   * state judges accepted splits by (DESIGN §4 "Evidence"), as the editor's peers do.
+   */
+  get acceptance (): { quorum: number, minScore: number } { return this.rule }
+  set acceptance (rule: { quorum: number, minScore: number }) {
+    this.rule = { ...rule }
+    this.model.state.useAcceptanceRule(rule)
+    this.refresh()
+  }
 
   private waiting (goal: GoalView): PlanItemContextWaiting | undefined {
     if (goal.status !== 'pending_decomposition' || goal.proposals.length === 0) return undefined

@@ -214,7 +214,7 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   }
   if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
-  if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan), '')
+  if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx)), '')
   out.push(`Goal id ${code(goal.id)}`)
   return out.join('\n')
 }

@@ -11,7 +11,7 @@ import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
 import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
 import { waitForRecord, waitUntil } from '../support/wait'
-import { publishedOf, World } from './harness'
+import { publishAccepted, publishedOf, World } from './harness'
 
 const SPLIT = ['Book round-trip flights to Tokyo', 'Reserve lodging for 14 nights', 'Draft a day-by-day itinerary']
 
@@ -133,15 +133,18 @@ test('a child goal\'s prompt carries its ancestors\' texts, its depth and the mi
   const w = await World.create()
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
+  const other = await w.hub.addPeer({ label: 'other-decomposer' })
   const sc = await w.hub.addPeer({ label: 'scorer' })
+  const sc2 = await w.hub.addPeer({ label: 'scorer-2' })
   const d = await w.agent('decomposer', { maxDepth: 2, rootSplitCount: 3 })
-  // The root already has an accepted split (someone else's), with one composite child.
+  // The root already has an accepted split (someone else's, with its proposal and votes), with one composite child.
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
-  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], other.peerId)
+  const a = accepted(p, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   const child = childGoal(a, 1, root)
   await user.publish('goal', root)
-  await sc.publish('accepted', a)
+  await other.publish('proposal', p)
+  await publishAccepted(a, [sc, sc2], sc)
   await w.hub.idle()
   w.standin.reply({ json: { subgoals: ['Pick Tokyo districts to stay in', 'List Tokyo sights by day'], rationale: 'where, what' } })
   w.track(startDecomposer(d.ctx, d.llm))
@@ -238,12 +241,16 @@ test('control characters in the model\'s split are dropped before proposing (the
 /** A root goal with an accepted split whose slot 1 is composite, and that child goal. */
 async function childSetup (w: World, labels: { user: string, sc: string }) {
   const user = await w.hub.addPeer({ label: labels.user })
+  const other = await w.hub.addPeer({ label: 'other-decomposer' })
   const sc = await w.hub.addPeer({ label: labels.sc })
+  const sc2 = await w.hub.addPeer({ label: `${labels.sc}-2` })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], 'other-decomposer')
-  const a = accepted(p, sc.peerId, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], other.peerId)
+  // The split with its evidence (DESIGN §4): its proposal and a quorum of two votes.
+  const a = accepted(p, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
-  await sc.publish('accepted', a)
+  await other.publish('proposal', p)
+  await publishAccepted(a, [sc, sc2], sc)
   await w.hub.idle()
   return { user, sc, root, child: childGoal(a, 1, root) }
 }

@@ -22,23 +22,24 @@ import { scoreReply } from '../support/llm-standin'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
-import { FAST, publishedOf, World } from './harness'
+import { FAST, publishAccepted, publishedOf, World } from './harness'
 
 const CHAIN = ['Pick the travel dates', 'Book flights for those dates', 'Book hotels near the arrival airport']
 
-/** A root goal split into `subgoals` and accepted by one scorer, published into a fresh world. */
+/** A root goal split into `subgoals` and accepted by two scorers (with their votes), published into a fresh world. */
 async function splitWorld (t: TestContext, subgoals: string[], o: { dependsOn?: number[][], capability?: Capability[], nodeOrder?: number[] } = {}): Promise<{ w: World, user: MemoryPeer, root: Goal, p: SubgoalProposal, a: AcceptedSplit }> {
   const w = await World.create()
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
+  const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, subgoals, dec.peerId, { at: nowMicros(), ...(o.dependsOn === undefined ? {} : { dependsOn: o.dependsOn }) })
-  const a = accepted(p, sc.peerId, { ...(o.capability === undefined ? {} : { capability: o.capability }), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const a = accepted(p, { ...(o.capability === undefined ? {} : { capability: o.capability }), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
+  await publishAccepted(a, [sc, sc2], sc)
   for (const i of o.nodeOrder ?? []) await sc.publish('node', promptNode(a, i, a.children[i]?.depends_on ?? []))
   return { w, user, root, p, a }
 }
@@ -74,6 +75,8 @@ test('scorer: the order is shown to the model; the accepted split and the prompt
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const s1 = await w.agent('scorer', { acceptance: { ...FAST.acceptance, quorum: 1 } }, 's1')
+  // The swarm shares its acceptance rule: the user judges the one-vote split by the same quorum.
+  user.state.useAcceptanceRule({ ...FAST.acceptance, quorum: 1 })
   w.standin.respondWith((req) => scoreReply(req, 0.9))
   w.track(startScorer(s1.ctx, s1.llm))
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())

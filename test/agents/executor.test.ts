@@ -24,7 +24,7 @@ import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
-import { FAST, publishedOf, World, type Agent } from './harness'
+import { FAST, publishAccepted, publishedOf, World, type Agent } from './harness'
 import type { StandinResponder } from '../support/llm-standin'
 import { ensureTool } from '../support/netns'
 
@@ -36,12 +36,14 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
+  const scB = await w.hub.addPeer({ label: 'sc-b' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, texts, dec.peerId, { at: nowMicros() })
-  const a = accepted(p, sc.peerId, { atomic: true, capability: caps, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  // A quorum of two confirming votes, published with the split (its evidence, DESIGN §4).
+  const a = accepted(p, { atomic: true, capability: caps, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: scB.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
+  await publishAccepted(a, [sc, scB], sc)
   const nodes = texts.map((_, i) => promptNode(a, i))
   if (opts.publishNodes !== false) for (const n of nodes) await sc.publish('node', n)
   await w.hub.idle()
@@ -264,17 +266,17 @@ test('output cut off at the token limit on every attempt is published as a failu
 test('superseded leaves (children of a losing split) are never claimed', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
-  const { user, sc, root, nodes } = await seedLeaves(w, ['Book flights', 'Book hotels'], ['can_write_text', 'can_write_text'])
+  const { user, root, nodes } = await seedLeaves(w, ['Book flights', 'Book hotels'], ['can_write_text', 'can_write_text'])
   const sc2 = await w.hub.addPeer({ label: 'sc2' })
+  const sc3 = await w.hub.addPeer({ label: 'sc3' })
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
-  // A competing split with fewer confirmations: it loses (DESIGN §4) and its leaves are superseded.
+  // A competing proven split with a lower score (0.7 < 0.9): it loses (DESIGN §4) and its leaves are superseded.
   const p2 = proposal(root.goal_id, ['Arrange travel', 'Arrange lodging'], dec2.peerId, { at: nowMicros() })
-  const a2 = accepted(p2, sc2.peerId, { atomic: true, confirming: [{ scorer_peer: sc2.peerId, score: 0.7 }], finalScore: 0.7 })
+  const a2 = accepted(p2, { atomic: true, confirming: [{ scorer_peer: sc2.peerId, score: 0.7 }, { scorer_peer: sc3.peerId, score: 0.7 }] })
   await dec2.publish('proposal', p2)
-  await sc2.publish('accepted', a2)
+  await publishAccepted(a2, [sc2, sc3], sc2)
   const losers: PromptNode[] = [promptNode(a2, 0), promptNode(a2, 1)]
   for (const n of losers) await sc2.publish('node', n)
-  void sc
   const e = await w.agent('executor')
   await w.hub.syncInto(e.peer)
   w.standin.respondWith(() => ({ text: 'done' }))

@@ -5,10 +5,10 @@
 import { makeConfig, type PeerConfig } from '../../src/peer/config'
 import { createProvider } from '../../src/peer/llm/index'
 import type { LlmProvider } from '../../src/peer/llm/provider'
-import type { BodyOf, Kind, Role } from '../../src/peer/protocol/schemas'
+import type { AcceptedSplit, BodyOf, Kind, Role } from '../../src/peer/protocol/schemas'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { LlmStandin } from '../support/llm-standin'
-import { rootGoal } from '../support/fixtures'
+import { evidenceOf, rootGoal } from '../support/fixtures'
 import { MemoryHub, roleContext, type LogRecord, type MemoryPeer } from '../support/memory-bus'
 import type { RoleContext } from '../../src/peer/roles/context'
 import type { Disposable } from '../../src/peer/bus'
@@ -85,4 +85,21 @@ export class World {
 /** Messages of one kind a peer published. */
 export function publishedOf<K extends Kind> (peer: MemoryPeer, kind: K): BodyOf<K>[] {
   return peer.published.filter((e) => e.kind === kind).map((e) => e.body as BodyOf<K>)
+}
+
+/**
+ * Publishes a split made by `accepted` (test/support/fixtures.ts) with its evidence (DESIGN §4
+ * "Evidence"): first each confirming vote, signed by the scorer among `scorers` whose PeerId it
+ * names, then the split, signed by `by` (default the scorer it is named after, `scorer_peer`;
+ * any confirming scorer may sign it). The split's proposal is the caller's to publish.
+ * @throws Error when a confirming scorer is not among `scorers`
+ */
+export async function publishAccepted (a: AcceptedSplit, scorers: MemoryPeer[], by?: MemoryPeer): Promise<void> {
+  const scorerOf = (peerId: string): MemoryPeer => {
+    const s = scorers.find((p) => p.peerId === peerId)
+    if (s === undefined) throw new Error(`no scorer peer ${peerId} among the ones given to sign for it`)
+    return s
+  }
+  for (const v of evidenceOf(a).votes) await scorerOf(v.scorer_peer).publish('score', v)
+  await (by ?? scorerOf(a.scorer_peer)).publish('accepted', a)
 }

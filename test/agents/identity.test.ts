@@ -18,7 +18,7 @@ import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
 import { demoResponder } from '../support/llm-standin'
 import { roleContext, type MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
-import { publishedOf, World, type Agent } from './harness'
+import { publishAccepted, publishedOf, World, type Agent } from './harness'
 
 const SECOND = 1_000_000
 
@@ -38,12 +38,13 @@ async function seedLeaves (w: World, texts: string[]): Promise<{ user: MemoryPee
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
+  const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, texts, dec.peerId, { at: nowMicros() })
-  const a = accepted(p, sc.peerId, { atomic: true, capability: texts.map(() => 'can_write_text'), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const a = accepted(p, { atomic: true, capability: texts.map(() => 'can_write_text'), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
+  await publishAccepted(a, [sc, sc2], sc)
   const nodes = texts.map((_, i) => promptNode(a, i))
   for (const n of nodes) await sc.publish('node', n)
   return { user, nodeIds: nodes.map((n) => n.node_id) }

@@ -17,7 +17,7 @@ import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
 import { demoResponder, scoreReply } from '../support/llm-standin'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitForRecord, waitUntil } from '../support/wait'
-import { FAST, publishedOf, World, type Agent } from './harness'
+import { FAST, publishAccepted, publishedOf, World, type Agent } from './harness'
 
 function leaves (n: TreeNode): LeafView[] {
   return n.kind === 'leaf' ? [n] : n.children.flatMap(leaves)
@@ -37,12 +37,16 @@ test('executor: the origin\'s cancel aborts the call in flight, nothing is publi
   const w = await World.create()
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
+  const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Book flights', 'Book hotels'], 'peer-dec', { at: nowMicros() })
-  const a = accepted(p, sc.peerId, { atomic: true, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const p = proposal(root.goal_id, ['Book flights', 'Book hotels'], dec.peerId, { at: nowMicros() })
+  // The split with its evidence (DESIGN §4): the proposal and a quorum of two votes.
+  const a = accepted(p, { atomic: true, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
-  await sc.publish('accepted', a)
+  await dec.publish('proposal', p)
+  await publishAccepted(a, [sc, sc2], sc)
   for (const i of [0, 1]) await sc.publish('node', promptNode(a, i))
   const e = await w.agent('executor', { capabilities: ['can_write_text'] })
   w.standin.respondWith(() => ({ text: 'an answer', latencyMs: 10_000 }))
@@ -113,6 +117,8 @@ test('scorer: a vote that spends the budget is followed by no split; the plan st
   const dec = await w.hub.addPeer({ label: 'dec' })
   // Quorum 1 and no other live scorer: without the rule, this scorer's own vote would accept the split at once.
   const s = await w.agent('scorer', { acceptance: { ...FAST.acceptance, quorum: 1 } }, 's1')
+  // The swarm shares its acceptance rule: the user would count a one-vote split too.
+  user.state.useAcceptanceRule({ ...FAST.acceptance, quorum: 1 })
   w.standin.respondWith((req) => scoreReply(req, 0.9))
   w.track(startScorer(s.ctx, s.llm))
   const root = { ...rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros()), budget: { max_calls: 2 } }

@@ -21,7 +21,7 @@ import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { demoResponder } from '../support/llm-standin'
 import { waitUntil } from '../support/wait'
 import { ensureTool } from '../support/netns'
-import { publishedOf, World } from './harness'
+import { publishAccepted, publishedOf, World } from './harness'
 
 const missing = ensureTool('bwrap', 'bubblewrap', ['--version'])
 const detection = detectSandbox({ fresh: true })
@@ -35,12 +35,13 @@ async function seedCodeLeaves (w: World, texts: string[]) {
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
   const sc = await w.hub.addPeer({ label: 'sc' })
+  const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const root = rootGoal('Check what a sandboxed program can reach', user.peerId, nowMicros())
   const p = proposal(root.goal_id, texts, dec.peerId, { at: nowMicros() })
-  const a = accepted(p, sc.peerId, { atomic: true, capability: texts.map(() => 'can_run_code' as const), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }] })
+  const a = accepted(p, { atomic: true, capability: texts.map(() => 'can_run_code' as const), confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
-  await sc.publish('accepted', a)
+  await publishAccepted(a, [sc, sc2], sc)
   const nodes = texts.map((_, i) => promptNode(a, i))
   for (const n of nodes) await sc.publish('node', n)
   await w.hub.idle()

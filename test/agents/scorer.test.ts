@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
+import type { AcceptanceRule } from '../../src/peer/protocol/acceptance'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { childId } from '../../src/peer/protocol/ids'
 import { nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
@@ -16,7 +17,7 @@ import { scoreReply, type StandinRequest, type StandinVerdict } from '../support
 import { accepted, capability, failure, proposal, rootGoal } from '../support/fixtures'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitForRecord, waitUntil } from '../support/wait'
-import { publishedOf, World } from './harness'
+import { publishAccepted, publishedOf, World } from './harness'
 
 const SUBGOALS = ['Book round-trip flights to Tokyo', 'Plan the Tokyo days', 'Write a packing list']
 
@@ -29,11 +30,18 @@ function verdict (text: string): StandinVerdict {
 
 const isScore = (req: StandinRequest): boolean => req.purpose === 'score'
 
-/** A world with a user peer and a decomposer peer, closed when the test ends. */
-async function world (t: TestContext): Promise<{ w: World, user: MemoryPeer, dec: MemoryPeer }> {
+/**
+ * A world with a user peer and a decomposer peer, closed when the test ends. `acceptance` is
+ * the swarm's rule when a test's scorers run with another than FAST's: those peers judge
+ * accepted splits by it too (the swarm shares it).
+ */
+async function world (t: TestContext, acceptance?: AcceptanceRule): Promise<{ w: World, user: MemoryPeer, dec: MemoryPeer }> {
   const w = await World.create()
   t.after(() => w.close())
-  return { w, user: await w.hub.addPeer({ label: 'user' }), dec: await w.hub.addPeer({ label: 'dec' }) }
+  const user = await w.hub.addPeer({ label: 'user' })
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  if (acceptance !== undefined) for (const p of [user, dec]) p.state.useAcceptanceRule(acceptance)
+  return { w, user, dec }
 }
 
 async function seedGoal (w: World, user: MemoryPeer, dec: MemoryPeer, subgoals = SUBGOALS) {
@@ -143,7 +151,7 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
 })
 
 test('depth cap: the vote asks only for capabilities, and every child is a leaf with the capability the votes name', async (t) => {
-  const { w, user, dec } = await world(t)
+  const { w, user, dec } = await world(t, { quorum: 1, minScore: 0.6 })
   const s = await w.agent('scorer', { maxDepth: 1, acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.respondWith((req) => scoreReply(req, 0.9, verdict))
   w.track(startScorer(s.ctx, s.llm))
@@ -181,7 +189,7 @@ test('a proposal with the same subgoals as one already scored reuses the vote: n
 })
 
 test('a live scorer that has not voted delays acceptance by the grace at most', async (t) => {
-  const { w, user, dec } = await world(t)
+  const { w, user, dec } = await world(t, { quorum: 1, minScore: 0.6 })
   const silent = await w.hub.addPeer({ label: 'silent-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await silent.publish('capability', capability(silent.peerId, nowMicros(), [], 'scorer'))
@@ -198,7 +206,7 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
 })
 
 test('a live scorer that publishes a failure notice for the goal is no longer waited for', async (t) => {
-  const { w, user, dec } = await world(t)
+  const { w, user, dec } = await world(t, { quorum: 1, minScore: 0.6 })
   const quitter = await w.hub.addPeer({ label: 'quitting-scorer' })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 60_000 } })
   await quitter.publish('capability', capability(quitter.peerId, nowMicros(), [], 'scorer'))
@@ -215,7 +223,7 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
 })
 
 test('malformed votes are retried with the validation error: a score out of range, then a wrong verdict count', async (t) => {
-  const { w, user, dec } = await world(t)
+  const { w, user, dec } = await world(t, { quorum: 1, minScore: 0.6 })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 1500 } })
   w.standin.reply({ json: { score: 8, notes: 'out of 10', subgoals: SUBGOALS.map(verdict) } })
   w.standin.reply({ json: { score: 0.7, notes: 'one verdict', subgoals: [verdict(SUBGOALS[0]!)] } })
@@ -231,7 +239,7 @@ test('malformed votes are retried with the validation error: a score out of rang
 })
 
 test('exhausted scoring retries publish a scorer failure notice; nothing is accepted', async (t) => {
-  const { w, user, dec } = await world(t)
+  const { w, user, dec } = await world(t, { quorum: 1, minScore: 0.6 })
   const s = await w.agent('scorer', { acceptance: { quorum: 1, minScore: 0.6, timeoutMs: 500 } })
   w.standin.respondWith(() => ({ json: { score: 'high' } }))
   w.track(startScorer(s.ctx, s.llm))
@@ -255,13 +263,15 @@ test('exhausted scoring retries publish a scorer failure notice; nothing is acce
 test('a scorer that sees an accepted split adopts it: no vote, no competing split, and it republishes missing children', async (t) => {
   const { w, user, dec } = await world(t)
   const other = await w.hub.addPeer({ label: 'other-scorer' })
+  const other2 = await w.hub.addPeer({ label: 'other-scorer-2' })
   const s = await w.agent('scorer')
   w.standin.respondWith(() => ({ json: { score: 0.9, notes: 'should not be asked' } }))
   const { root, p, publish } = await seedGoal(w, user, dec)
   await publish()
-  // Another scorer accepted and then died before publishing the children.
-  const a = accepted(p, other.peerId, { atomic: [true, false, true], confirming: [{ scorer_peer: other.peerId, score: 0.9 }] })
-  await other.publish('accepted', a)
+  // Another scorer accepted (on its and a second scorer's votes, its evidence) and then died
+  // before publishing the children.
+  const a = accepted(p, { atomic: [true, false, true], confirming: [{ scorer_peer: other.peerId, score: 0.9 }, { scorer_peer: other2.peerId, score: 0.9 }] })
+  await publishAccepted(a, [other, other2])
   await w.hub.idle()
   const started = Date.now()
   w.track(startScorer(s.ctx, s.llm))

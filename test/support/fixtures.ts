@@ -7,6 +7,7 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { acceptedSplitFor, compareStrings, meanScore } from '../../src/peer/protocol/acceptance'
 import { claimedAuthor } from '../../src/peer/protocol/envelope'
 import { childId, proposalId, rootGoalId } from '../../src/peer/protocol/ids'
 import type {
@@ -78,12 +79,13 @@ export function score (p: Pick<SubgoalProposal, 'goal_id' | 'proposal_id' | 'sub
 }
 
 export interface AcceptOpts {
-  /** Which slots are atomic: all (default), none, or per index. */
+  /** Which slots are atomic: all (default), none, or per index (what each confirming vote says). */
   atomic?: boolean | boolean[]
   capability?: Capability | Capability[]
+  /** The confirming scorers and their votes (any order). */
   confirming?: { scorer_peer: string, score: number }[]
-  finalScore?: number
   fallback?: boolean
+  /** scored_at of the confirming votes, so accepted_at (µs). */
   at?: Micros
 }
 
@@ -98,19 +100,43 @@ export function decisions (goalId: string, p: Pick<SubgoalProposal, 'proposal_id
   })
 }
 
-export function accepted (p: SubgoalProposal, scorer = 'peer-sc-1', opts: AcceptOpts = {}): AcceptedSplit {
-  const confirming = opts.confirming ?? [{ scorer_peer: 'peer-sc-1', score: 0.8 }, { scorer_peer: 'peer-sc-2', score: 0.8 }]
-  return {
-    goal_id: p.goal_id,
+/** The proposal and votes that prove each split `accepted` built (DESIGN §4 "Evidence"). */
+const EVIDENCE = new WeakMap<AcceptedSplit, { proposal: SubgoalProposal, votes: ScoreMsg[] }>()
+
+/**
+ * An accepted split of `p` as the acceptance rule derives it from one vote per confirming
+ * scorer (default peer-sc-1 and peer-sc-2 at 0.8), each calling the slots atomic and capable
+ * as `opts` says and dated `opts.at` (default T0 + 3 s): scorer_peer is the first confirming
+ * scorer, final_score their mean. `acceptedEnvelopes` gives the split with those votes and `p`,
+ * which a peer needs to hold before it acts on the split.
+ */
+export function accepted (p: SubgoalProposal, opts: AcceptOpts = {}): AcceptedSplit {
+  const confirming = [...(opts.confirming ?? [{ scorer_peer: 'peer-sc-1', score: 0.8 }, { scorer_peer: 'peer-sc-2', score: 0.8 }])]
+    .sort((a, b) => compareStrings(a.scorer_peer, b.scorer_peer))
+  const at = opts.at ?? T0 + sec(3)
+  const votes = confirming.map((c) => score(p, c.scorer_peer, c.score, { at, atomic: opts.atomic, capability: opts.capability }))
+  const split = acceptedSplitFor(p, {
     proposal_id: p.proposal_id,
-    scorer_peer: scorer,
-    subgoals: p.subgoals,
-    final_score: opts.finalScore ?? confirming.reduce((s, c) => s + c.score, 0) / confirming.length,
+    final_score: meanScore(confirming),
     confirming_scores: confirming,
-    fallback: opts.fallback ?? false,
-    children: decisions(p.goal_id, p, opts),
-    accepted_at: ts(opts.at ?? T0 + sec(3))
-  }
+    confirming_votes: votes,
+    fallback: opts.fallback ?? false
+  }, false)
+  EVIDENCE.set(split, { proposal: p, votes })
+  return split
+}
+
+/** The votes that prove a split made by `accepted`. @throws Error for any other split */
+export function evidenceOf (split: AcceptedSplit): { proposal: SubgoalProposal, votes: ScoreMsg[] } {
+  const e = EVIDENCE.get(split)
+  if (e === undefined) throw new Error(`split of ${split.proposal_id} was not made by accepted(): its evidence is unknown`)
+  return e
+}
+
+/** Envelopes of a split made by `accepted` with its proposal and confirming votes (split first). */
+export function acceptedEnvelopes (split: AcceptedSplit, from?: string): AnyEnvelope[] {
+  const { proposal: p, votes } = evidenceOf(split)
+  return [envelopeOf('accepted', split, from), envelopeOf('proposal', p), ...votes.map((v) => envelopeOf('score', v))]
 }
 
 /** The child goal message of a composite slot (what a scorer publishes with the accepted split). */
@@ -212,22 +238,22 @@ export function samplePlan (): SamplePlan {
   const root = rootGoal('Plan a two-week trip to Japan', 'peer-user', T0)
   const pA = proposal(root.goal_id, ['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'], 'peer-dec-1', { rationale: 'by city' })
   const pB = proposal(root.goal_id, ['Research Japan', 'Write itinerary'], 'peer-dec-2', { rationale: 'research first' })
-  const rootSplit = accepted(pA, 'peer-sc-1', {
+  const rootSplit = accepted(pA, {
     atomic: [true, false, true],
     capability: ['can_write_text', 'can_write_text', 'can_query_api'],
     confirming: [{ scorer_peer: 'peer-sc-1', score: 0.8 }, { scorer_peer: 'peer-sc-2', score: 0.7 }]
   })
   const tokyo = childGoal(rootSplit, 1, root)
   const pT = proposal(tokyo.goal_id, ['Day 1: Asakusa and Ueno', 'Day 2: Shibuya and Harajuku'], 'peer-dec-1', { at: T0 + sec(5) })
-  const tokyoSplit = accepted(pT, 'peer-sc-2', { at: T0 + sec(7), confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }, { scorer_peer: 'peer-sc-2', score: 0.6 }] })
+  const tokyoSplit = accepted(pT, { at: T0 + sec(6), confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }, { scorer_peer: 'peer-sc-2', score: 0.6 }] })
   const flights = promptNode(rootSplit, 0)
   const c = claim(flights.node_id, root.goal_id, 'peer-ex-1', T0 + sec(5))
   const envelopes: AnyEnvelope[] = [
     envelopeOf('goal', root),
     envelopeOf('proposal', pA),
     envelopeOf('proposal', pB),
-    envelopeOf('score', score(pA, 'peer-sc-1', 0.8)),
-    envelopeOf('score', score(pA, 'peer-sc-2', 0.7)),
+    // Each split after its proposal and the votes that prove it, each message once.
+    ...evidenceOf(rootSplit).votes.map((v) => envelopeOf('score', v)),
     envelopeOf('score', score(pB, 'peer-sc-1', 0.5)),
     envelopeOf('score', score(pB, 'peer-sc-2', 0.65)),
     envelopeOf('accepted', rootSplit),
@@ -235,8 +261,7 @@ export function samplePlan (): SamplePlan {
     envelopeOf('node', flights, 'peer-sc-1'),
     envelopeOf('node', promptNode(rootSplit, 2), 'peer-sc-1'),
     envelopeOf('proposal', pT),
-    envelopeOf('score', score(pT, 'peer-sc-1', 0.9, { at: T0 + sec(6) })),
-    envelopeOf('score', score(pT, 'peer-sc-2', 0.6, { at: T0 + sec(6) })),
+    ...evidenceOf(tokyoSplit).votes.map((v) => envelopeOf('score', v)),
     envelopeOf('accepted', tokyoSplit),
     envelopeOf('node', promptNode(tokyoSplit, 0), 'peer-sc-2'),
     envelopeOf('node', promptNode(tokyoSplit, 1), 'peer-sc-2'),

@@ -7,7 +7,7 @@
  *   inject-publish  {kind, body}          bus.publish (signed, stored, gossiped) -> {key, envelope, at}
  *   inject-many     {items:[{kind,body}]} publish in order -> {keys, at_first, at_last}
  *   inject-sign     {kind, body}          sign only, no checks -> {envelope}
- *   inject-raw      {topic, text}         gossip raw bytes as this peer -> {recipients, at}
+ *   inject-raw      {topic, text}         gossip raw bytes as this peer -> {recipients (count), recipient_peers, at}
  *   inject-store    {kind, body}          sign and add to this peer's plan state only, no checks and
  *                                         no gossip, so it spreads by anti-entropy sync alone -> {key}
  *   inject-sync     {}                    sync with every connected peer now -> {sessions:[{peer, sent}]}
@@ -95,7 +95,7 @@ async function main (): Promise<void> {
         case 'inject-raw': {
           const at = wallMs()
           const r = await runtime.node.services.pubsub.publish(m.topic as string, new TextEncoder().encode(m.text ?? ''))
-          reply({ recipients: r.recipients.length, at })
+          reply({ recipients: r.recipients.length, recipient_peers: r.recipients.map(String), at })
           break
         }
         case 'inject-store': {

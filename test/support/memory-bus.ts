@@ -193,6 +193,8 @@ export function captureLogger (name: string): { log: Logger, records: LogRecord[
 /** A RoleContext on a MemoryPeer: its bus and state, a config, a capturing logger, the real clock. */
 export function roleContext (peer: MemoryPeer, config: PeerConfig): { ctx: RoleContext, records: LogRecord[] } {
   const { log, records } = captureLogger(`${config.role}:${peer.label}`)
+  // The peer judges accepted splits by the acceptance rule it runs with, as a real peer does.
+  peer.state.useAcceptanceRule(config.acceptance)
   return { ctx: { bus: peer, state: peer.state, config, log, now: nowMicros }, records }
 }
 

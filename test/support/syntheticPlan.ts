@@ -3,10 +3,17 @@
  * it passes the authorship check when that peer signs it): every message kind, in causal
  * order, with ids derived as the protocol derives them. Used to load a swarm with a known set
  * of messages (late join, restart, delivery latency, drops).
+ *
+ * Each accepted split is confirmed by that one peer's vote (published before it), so a state
+ * proves the splits (DESIGN §4 "Evidence") only under a quorum of 1: `SYNTHETIC_ACCEPTANCE`.
+ * A reader with the default quorum of 2 holds every message but acts on none of the splits.
  */
 import type { Goal, BodyOf, Kind } from '../../src/peer/protocol/schemas'
 import type { Micros } from '../../src/peer/protocol/time'
-import { accepted, cancel, capability, childGoal, claim, failure, promptNode, proposal, renewal, result, rootGoal, score } from './fixtures'
+import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal } from './fixtures'
+
+/** The acceptance rule under which a synthetic plan's one-scorer splits are proven. */
+export const SYNTHETIC_ACCEPTANCE = { quorum: 1, minScore: 0.6 } as const
 
 export interface Item<K extends Kind = Kind> { kind: K, body: BodyOf<K> }
 
@@ -16,7 +23,7 @@ export interface SyntheticPlanOptions {
   text: string
   /**
    * Fan-out per level, root first (each 1..12): [3, 2] = root -> 3 composite subgoals -> 2
-   * atomic leaves each. Every composite goal gets a proposal, a score and an accepted split.
+   * atomic leaves each. Every composite goal gets a proposal, the vote and an accepted split.
    */
   shape: number[]
   /** Timestamps (claims must be within ±5 s of the receivers' clocks when gossiped live). */
@@ -43,8 +50,9 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
     const atomic = level === opts.shape.length - 1
     const p = proposal(g.goal_id, Array.from({ length: fanout }, (_, i) => `${g.text} / ${atomic ? 'step' : 'part'} ${i + 1}`), peer, { at: nowUs })
     out.push(item('proposal', p))
-    out.push(item('score', score(p, peer, 0.8, { at: nowUs })))
-    const a = accepted(p, peer, { atomic, confirming: [{ scorer_peer: peer, score: 0.8 }], at: nowUs })
+    const a = accepted(p, { atomic, confirming: [{ scorer_peer: peer, score: 0.8 }], at: nowUs })
+    // The vote the split names (with the split's verdicts): its evidence.
+    for (const v of evidenceOf(a).votes) out.push(item('score', v))
     out.push(item('accepted', a))
     for (let i = 0; i < fanout; i++) {
       if (!atomic) {

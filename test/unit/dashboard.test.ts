@@ -22,7 +22,7 @@ import { buildTree } from '../../src/peer/state/tree'
 import { startLines } from '../../src/peer/startLines'
 import { envelopeOf, sec, T0 } from '../support/fixtures'
 import { REPO_ROOT } from '../support/peers'
-import { syntheticPlan } from '../support/syntheticPlan'
+import { SYNTHETIC_ACCEPTANCE, syntheticPlan } from '../support/syntheticPlan'
 
 const PEER = 'peer-exec-1'
 const NOW = T0 + sec(30)
@@ -30,7 +30,8 @@ const silent = pino({ level: 'silent' })
 const PAGE_DIR = path.join(REPO_ROOT, 'src', 'peer', 'dashboard', 'page')
 
 function planState (): PlanState {
-  return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope))
+  // The synthetic plan's splits are confirmed by one scorer: proven under its quorum of 1.
+  return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope), { acceptance: SYNTHETIC_ACCEPTANCE })
 }
 
 function snap (state: PlanState): DashSnapshot {

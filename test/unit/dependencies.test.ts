@@ -14,7 +14,7 @@ import { claimableSyntheses, dependencyResults, leafReady, synthesisInputs } fro
 import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
-import { accepted, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
 const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates', 'Book hotels near the airports'], 'peer-dec-1', { dependsOn: [[], [0], [1]] })
@@ -25,7 +25,7 @@ const NOW = T0 + sec(20)
 
 function tree (extra: AnyEnvelope[] = []): GoalView {
   const nodes = split.children.map((_, i) => envelopeOf('node', promptNode(split, i, split.children[i]?.depends_on ?? [])))
-  const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), ...nodes, live, ...extra]), { nowUs: NOW })
+  const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), ...nodes, live, ...extra]), { nowUs: NOW })
   assert.ok(root)
   return root
 }
@@ -105,25 +105,25 @@ describe('waiting and blocked statuses (DESIGN §11)', () => {
 
   it('a plan whose open work waits on a capability gap is stuck, not pending forever', () => {
     const p2 = proposal(g.goal_id, ['Compute the budget', 'Summarise it'], 'peer-dec-1', { dependsOn: [[], [0]] })
-    const a2 = accepted(p2, 'peer-sc-1', { capability: ['can_run_code', 'can_write_text'] })
-    const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p2), envelopeOf('accepted', a2), live]), { nowUs: NOW })
+    const a2 = accepted(p2, { capability: ['can_run_code', 'can_write_text'] })
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a2), live]), { nowUs: NOW })
     assert.ok(root)
     assert.deepEqual(root.children.map((c) => c.status), ['capability_gap', 'waiting'])
     assert.equal(planProgress(root).stuck, true)
     // A waiting leaf nobody could run shows its own gap (what needs someone to act), still waiting on A.
-    const a3 = accepted(p2, 'peer-sc-1', { capability: ['can_write_text', 'can_query_api'] })
-    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p2), envelopeOf('accepted', a3), live]), { nowUs: NOW })
+    const a3 = accepted(p2, { capability: ['can_write_text', 'can_query_api'] })
+    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a3), live]), { nowUs: NOW })
     assert.deepEqual(r3?.children.map((c) => c.status), ['pending_execution', 'capability_gap'])
     assert.deepEqual((r3?.children[1] as LeafView).waiting_on, [a3.children[0]!.child_id])
   })
 
   it('a dependency on a composite sibling waits for that sibling goal\'s synthesis', () => {
     const p3 = proposal(g.goal_id, ['Plan the Tokyo days', 'Write the packing list'], 'peer-dec-1', { dependsOn: [[], [0]] })
-    const a3 = accepted(p3, 'peer-sc-1', { atomic: [false, true] })
+    const a3 = accepted(p3, { atomic: [false, true] })
     const tokyo = childGoal(a3, 0, g)
     const pt = proposal(tokyo.goal_id, ['Day 1', 'Day 2'], 'peer-dec-1')
     const at = accepted(pt)
-    const base = [envelopeOf('goal', g), envelopeOf('proposal', p3), envelopeOf('accepted', a3), envelopeOf('goal', tokyo), envelopeOf('proposal', pt), envelopeOf('accepted', at), live]
+    const base = [envelopeOf('goal', g), ...acceptedEnvelopes(a3), envelopeOf('goal', tokyo), ...acceptedEnvelopes(at), live]
     const leafDone = (id: string, s: number): AnyEnvelope[] => [envelopeOf('claim', claim(id, tokyo.goal_id, 'peer-ex-1', T0 + sec(s - 1))), envelopeOf('result', result(id, tokyo.goal_id, 'peer-ex-1', { at: T0 + sec(s) }))]
     const days = [...leafDone(at.children[0]!.child_id, 11), ...leafDone(at.children[1]!.child_id, 12)]
     const state = new PlanState([...base, ...days])
@@ -146,13 +146,13 @@ describe('waiting and blocked statuses (DESIGN §11)', () => {
 
 describe('a composite subgoal with a dependency holds its whole subtree (DESIGN §11)', () => {
   const p4 = proposal(g.goal_id, ['Pick the travel dates', 'Plan the Tokyo days'], 'peer-dec-1', { dependsOn: [[], [0]] })
-  const a4 = accepted(p4, 'peer-sc-1', { atomic: [true, false] })
+  const a4 = accepted(p4, { atomic: [true, false] })
   const dates = a4.children[0]!.child_id
   const tokyo = childGoal(a4, 1, g)
   const pt = proposal(tokyo.goal_id, ['Day 1', 'Day 2'], 'peer-dec-1')
   const at = accepted(pt)
   const dayNode = promptNode(at, 0)
-  const base = [envelopeOf('goal', g), envelopeOf('proposal', p4), envelopeOf('accepted', a4), envelopeOf('goal', tokyo), envelopeOf('proposal', pt), envelopeOf('accepted', at), envelopeOf('node', dayNode), live]
+  const base = [envelopeOf('goal', g), ...acceptedEnvelopes(a4), envelopeOf('goal', tokyo), ...acceptedEnvelopes(at), envelopeOf('node', dayNode), live]
   const tokyoOf = (extra: AnyEnvelope[]): GoalView => {
     const [root] = buildTree(new PlanState([...base, ...extra]), { nowUs: NOW })
     return root?.children[1] as GoalView
@@ -183,7 +183,7 @@ describe('a composite subgoal with a dependency holds its whole subtree (DESIGN 
 describe('synthesis and dependency prompts (DESIGN §11)', () => {
   it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
     const sid = synthesisId(g.goal_id, chain.proposal_id)
-    const state = new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), live,
+    const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), live,
       ...done(C, T0 + sec(12), 'hotels: Narita'), ...done(A, T0 + sec(13), 'dates: 1-14 April'), ...done(B, T0 + sec(14), 'flights: NH 10')])
     const [task] = claimableSyntheses(state, NOW)
     assert.equal(task?.node_id, sid)
@@ -206,7 +206,7 @@ describe('synthesis and dependency prompts (DESIGN §11)', () => {
   })
 
   it('a leaf gets its dependencies\' results; ids derive from the split, not the node message', () => {
-    const state = new PlanState([envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split), live, ...done(A, T0 + sec(12), 'April')])
+    const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), live, ...done(A, T0 + sec(12), 'April')])
     // A republished node claiming no dependency changes nothing: the split rules.
     const nodeC = { ...promptNode(split, 2), depends_on: [] }
     const nodeB = promptNode(split, 1, [A])

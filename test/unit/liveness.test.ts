@@ -13,7 +13,7 @@ import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { pino } from 'pino'
 import { PlanModel } from '../../src/views/planModel'
-import { accepted, capability, envelopeOf, proposal, rootGoal, sec, T0, ts } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, capability, envelopeOf, proposal, rootGoal, sec, T0, ts } from '../support/fixtures'
 
 const slow = (peer: string, at: number, heartbeatMs: number, role: 'executor' | 'scorer' = 'executor') =>
   ({ ...capability(peer, at, role === 'executor' ? ['can_write_text'] : [], role), heartbeat_ms: heartbeatMs })
@@ -46,9 +46,9 @@ describe('capability liveness', () => {
   it('a leaf waiting 100 s for an executor on a 60 s heartbeat is pending, not a capability gap', () => {
     const g = rootGoal()
     const p = proposal(g.goal_id, ['Research', 'Write'])
-    const split = accepted(p, 'peer-sc-1', { atomic: [true, true] })
+    const split = accepted(p, { atomic: [true, true] })
     const leafStatus = (ann: ReturnType<typeof capability>, nowUs: number): string[] => {
-      const state = new PlanState([envelopeOf('goal', g), envelopeOf('accepted', split), envelopeOf('capability', ann)])
+      const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), envelopeOf('capability', ann)])
       return buildTree(state, { nowUs }).flatMap((r) => r.children).map((c) => (c as LeafView).status)
     }
     assert.deepEqual(leafStatus(slow('peer-ex-1', T0, 60_000), T0 + sec(100)), ['pending_execution', 'pending_execution'])

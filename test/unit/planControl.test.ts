@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { checkEnvelope } from '../../src/peer/protocol/envelope'
 import { rootGoalId } from '../../src/peer/protocol/ids'
-import type { AnyEnvelope, Usage } from '../../src/peer/protocol/schemas'
+import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import {
   budgetReached, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
@@ -15,7 +15,7 @@ import {
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import {
-  T0, accepted, cancel, capability, childGoal, claim, envelopeOf, failure, proposal, promptNode, result, rootGoal, score, sec
+  T0, accepted, cancel, capability, childGoal, claim, envelopeOf, evidenceOf, failure, proposal, promptNode, result, rootGoal, sec
 } from '../support/fixtures'
 
 const u = (calls: number, input: number, output: number): Usage => ({ calls, input_tokens: input, output_tokens: output })
@@ -24,9 +24,11 @@ const u = (calls: number, input: number, output: number): Usage => ({ calls, inp
 function plan (budget?: { max_calls?: number, max_tokens?: number }) {
   const root = { ...rootGoal(), ...(budget !== undefined ? { budget } : {}) }
   const p = { ...proposal(root.goal_id, ['Book flights', 'Plan Tokyo', 'Book hotels']), usage: u(1, 100, 50) }
-  const s1 = { ...score(p, 'peer-sc-1', 0.9), usage: u(1, 80, 20) }
-  const s2 = { ...score(p, 'peer-sc-2', 0.8), usage: u(2, 160, 40) }
-  const a = accepted(p, 'peer-sc-1', { atomic: [true, false, true] })
+  const a = accepted(p, { atomic: [true, false, true], confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }, { scorer_peer: 'peer-sc-2', score: 0.8 }] })
+  // The split's confirming votes (its evidence), as published with their usage.
+  const [v1, v2] = evidenceOf(a).votes as [ScoreMsg, ScoreMsg]
+  const s1 = { ...v1, usage: u(1, 80, 20) }
+  const s2 = { ...v2, usage: u(2, 160, 40) }
   const tokyo = childGoal(a, 1, root)
   const pT = { ...proposal(tokyo.goal_id, ['Day 1', 'Day 2']), usage: u(1, 10, 10) }
   const leaf0 = promptNode(a, 0)
@@ -65,7 +67,7 @@ describe('cancel authorship (checkEnvelope, DESIGN §13)', () => {
 
   it('drops a cancel of a child goal (its id is no root id) and a cancel with a changed text', () => {
     const p = proposal(g.goal_id, ['A', 'B'])
-    const child = childGoal(accepted(p, 'peer-sc-1', { atomic: [false, true] }), 0, g)
+    const child = childGoal(accepted(p, { atomic: [false, true] }), 0, g)
     const r = checkEnvelope({ v: 1, kind: 'cancel', body: { ...cancel(g), goal_id: child.goal_id }, from: 'peer-user', sig: 'x' })
     assert.equal(r.ok ? null : r.reason, 'id_mismatch')
     const t = checkEnvelope({ v: 1, kind: 'cancel', body: { ...cancel(g), goal_text: 'Plan a trip!' }, from: 'peer-user', sig: 'x' })
@@ -74,7 +76,7 @@ describe('cancel authorship (checkEnvelope, DESIGN §13)', () => {
 
   it('refuses a budget on a child goal, an empty budget, and a malformed usage', () => {
     const p = proposal(g.goal_id, ['A', 'B'])
-    const child = { ...childGoal(accepted(p, 'peer-sc-1', { atomic: [false, true] }), 0, g), budget: { max_calls: 3 } }
+    const child = { ...childGoal(accepted(p, { atomic: [false, true] }), 0, g), budget: { max_calls: 3 } }
     const r = checkEnvelope({ v: 1, kind: 'goal', body: child, from: 'peer-sc-1', sig: 'x' })
     assert.equal(r.ok ? null : r.reason, 'id_mismatch')
     assert.equal(checkEnvelope({ v: 1, kind: 'goal', body: { ...g, budget: {} }, from: 'peer-user', sig: 'x' }).ok, false)
@@ -103,14 +105,17 @@ describe('plan spend and budget (DESIGN §13)', () => {
     assert.equal(s.unreported, 0)
   })
 
-  it('counts a claim loser\'s result and a re-published proposal body, and marks messages without usage as unreported', () => {
+  it('counts only results with authority, every re-published proposal body, and marks messages without usage as unreported', () => {
     const x = plan()
     const st = new PlanState(x.envs)
+    // peer-ex-2 never claimed leaf 0: its result is ignored, so it costs the plan nothing (DESIGN §13 "Spend").
     st.add(envelopeOf('result', { ...result(x.leaf0.node_id, x.root.goal_id, 'peer-ex-2'), usage: u(1, 300, 600) }))
     st.add(envelopeOf('proposal', { ...proposal(x.root.goal_id, ['Book flights', 'Plan Tokyo', 'Book hotels'], 'peer-dec-1', { attempt: 1 }), usage: u(1, 5, 5) }))
+    st.add(envelopeOf('claim', claim(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1', T0 + sec(6))))
     st.add(envelopeOf('result', result(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1')))
     const s = planSpend(st, x.root.goal_id)
-    assert.equal(s.by_role.executor.calls, 2)
+    assert.equal(s.by_role.executor.calls, 1)
+    assert.equal(s.by_peer['peer-ex-2'], undefined)
     assert.equal(s.by_role.decomposer.calls, 3)
     assert.equal(s.unreported, 1)
   })

@@ -90,7 +90,7 @@ describe('PlanState G-Sets (DESIGN §6)', () => {
   })
 
   it('picks one body per natural id by lowest messageKey, not by arrival', () => {
-    const a = accepted(p, 'peer-sc-1', { atomic: [true, false] })
+    const a = accepted(p, { atomic: [true, false] })
     const c1 = childGoal(a, 1, g, T0 + sec(4))
     const c2 = childGoal(a, 1, g, T0 + sec(9)) // same goal_id, another created_at
     assert.equal(c1.goal_id, c2.goal_id)

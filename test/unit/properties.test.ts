@@ -6,16 +6,16 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { decideAcceptance } from '../../src/peer/protocol/acceptance'
+import { acceptedSplitFor, decideAcceptance } from '../../src/peer/protocol/acceptance'
 import { resolveClaims } from '../../src/peer/protocol/claims'
-import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, type ClaimMsg, type Goal, type SubgoalProposal } from '../../src/peer/protocol/schemas'
+import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, type ClaimMsg, type Goal, type ScoreMsg, type SubgoalProposal } from '../../src/peer/protocol/schemas'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
 import { leafOutcome } from '../../src/peer/state/leafOutcome'
 import { buildTree, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import {
-  T0, accepted, capability, claim, envelopeOf, failure, ms, promptNode, proposal, renewal, result, rootGoal, score, sec
+  T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, evidenceOf, failure, ms, promptNode, proposal, renewal, result, rootGoal, score, sec
 } from '../support/fixtures'
 
 const DECS = ['dec-1', 'dec-2', 'dec-3']
@@ -29,7 +29,17 @@ const peer = (xs: string[]): fc.Arbitrary<string> => fc.constantFrom(...xs)
 const op = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('propose' as const), goal: fc.nat(), by: peer(DECS), n: fc.integer({ min: 1, max: 3 }), seed: fc.nat(), attempt: fc.nat(1) }), weight: 3 },
   { arbitrary: fc.record({ t: fc.constant('score' as const), prop: fc.nat(), by: peer(SCORERS), value: fc.constantFrom(...VALUES), dt: fc.nat(9) }), weight: 5 },
-  { arbitrary: fc.record({ t: fc.constant('accept' as const), prop: fc.nat(), by: peer(SCORERS), atomic: fc.nat(7), caps: fc.nat(26), confirm: fc.subarray(SCORERS, { minLength: 1 }), value: fc.constantFrom(...VALUES) }), weight: 3 },
+  // A split and its evidence (DESIGN §4): honest derives it from the votes held, as a scorer
+  // does; otherwise it names `confirm` at `value`, proof is how many of those votes are
+  // published (3: all; fewer leaves it pending) and fb makes one below the minimum a fallback.
+  {
+    arbitrary: fc.record({
+      t: fc.constant('accept' as const), prop: fc.nat(), atomic: fc.nat(7), caps: fc.nat(26),
+      confirm: fc.oneof({ arbitrary: fc.subarray(SCORERS, { minLength: 2 }), weight: 4 }, { arbitrary: fc.subarray(SCORERS, { minLength: 1, maxLength: 1 }), weight: 1 }),
+      value: fc.constantFrom(...VALUES), honest: fc.boolean(), fb: fc.boolean(), proof: fc.constantFrom(0, 1, 3, 3, 3)
+    }),
+    weight: 3
+  },
   { arbitrary: fc.record({ t: fc.constant('republish' as const), split: fc.nat(), slot: fc.nat(), by: peer([...SCORERS, ...EXECS]), dt: fc.nat(30) }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('claim' as const), leaf: fc.nat(), by: peer(EXECS), dtMs: fc.oneof(fc.constantFrom(0, 1000, 16_000, 30_000), fc.nat(60_000)), leaseMs: fc.constantFrom(1000, 5000, 15_000) }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('renew' as const), claim: fc.nat(), dtMs: fc.nat(20_000) }), weight: 2 },
@@ -55,6 +65,7 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
   const splits: AcceptedSplit[] = []
   const leaves: { node_id: string, goal_id: string }[] = []
   const claims: ClaimMsg[] = []
+  const votes: ScoreMsg[] = []
   for (const o of ops) {
     switch (o.t) {
       case 'propose': {
@@ -67,7 +78,10 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
       }
       case 'score': {
         const p = pick(proposals, o.prop)
-        if (p !== undefined) envs.push(envelopeOf('score', score(p, o.by, o.value, { at: T0 + sec(2 + o.dt) })))
+        if (p === undefined) break
+        const v = score(p, o.by, o.value, { at: T0 + sec(2 + o.dt) })
+        votes.push(v)
+        envs.push(envelopeOf('score', v))
         break
       }
       case 'accept': {
@@ -75,7 +89,29 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
         if (p === undefined) break
         const atomic = p.subgoals.map((_, i) => ((o.atomic >> i) & 1) === 1)
         const caps = p.subgoals.map((_, i) => CAPABILITIES[Math.floor(o.caps / 3 ** i) % 3] as Capability)
-        const a = accepted(p, o.by, { atomic, capability: caps, confirming: o.confirm.map((s) => ({ scorer_peer: s, score: o.value })), finalScore: o.value })
+        let a: AcceptedSplit
+        if (o.honest) {
+          // As a scorer decides (DESIGN §3): the confirming scorers that have not voted on p yet
+          // vote now, and the split derives from the votes held (valid unless a confirming
+          // scorer later votes lower on p).
+          for (const sc of o.confirm) {
+            if (votes.some((v) => v.proposal_id === p.proposal_id && v.scorer_peer === sc)) continue
+            const v = score(p, sc, o.value, { at: T0 + sec(3), atomic, capability: caps })
+            votes.push(v)
+            envs.push(envelopeOf('score', v))
+          }
+          const d = decideAcceptance([p], votes.filter((v) => v.proposal_id === p.proposal_id), Infinity)
+          if (d === null) break
+          a = acceptedSplitFor(p, d, false)
+        } else {
+          // A split as claimed, final_score the mean of its confirming votes: valid only when its
+          // votes are all published, make the quorum, qualify, and no other vote by a confirming
+          // scorer on p counts instead (a 'score' or 'accept' op may add one); else pending or forged.
+          a = accepted(p, { atomic, capability: caps, confirming: o.confirm.map((sc) => ({ scorer_peer: sc, score: o.value })), fallback: o.fb && o.value < 0.6 })
+          const own = evidenceOf(a).votes.slice(0, o.proof >= 3 ? undefined : o.proof)
+          votes.push(...own)
+          for (const v of own) envs.push(envelopeOf('score', v))
+        }
         splits.push(a)
         envs.push(envelopeOf('accepted', a))
         const parent = goals.find((g) => g.goal_id === a.goal_id)!
@@ -298,9 +334,9 @@ describe('properties of the decision rules (DESIGN §3, §5)', () => {
   it('a forged result is ignored whatever the arrival order and repetition (result authority, DESIGN §5)', () => {
     const plan = { g: rootGoal(), p: undefined as unknown as SubgoalProposal }
     plan.p = proposal(plan.g.goal_id, ['Book flights'], 'dec-1')
-    const split = accepted(plan.p, 'sc-1')
+    const split = accepted(plan.p)
     const nodeId = split.children[0]!.child_id
-    const base: AnyEnvelope[] = [envelopeOf('goal', plan.g), envelopeOf('proposal', plan.p), envelopeOf('accepted', split)]
+    const base: AnyEnvelope[] = [envelopeOf('goal', plan.g), ...acceptedEnvelopes(split)]
     const scenario = fc.record({
       claimDt: fc.nat(5000),
       lease: fc.constantFrom(5000, 15_000),

@@ -11,7 +11,7 @@ import {
 
 const g = rootGoal()
 const p = proposal(g.goal_id, ['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'])
-const a = accepted(p, 'peer-sc-1', { atomic: [true, false, true] })
+const a = accepted(p, { atomic: [true, false, true] })
 const n = promptNode(a, 0)
 const c = claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))
 

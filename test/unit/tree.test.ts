@@ -8,7 +8,7 @@ import {
   buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
 } from '../../src/peer/state/tree'
 import {
-  T0, accepted, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
+  T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
 } from '../support/fixtures'
 
 function leaf (n: TreeNode | undefined): LeafView {
@@ -32,38 +32,49 @@ const live = envelopeOf('capability', capability('peer-ex-1', T0 + sec(10), ['ca
 const NOW = T0 + sec(20)
 
 function withSplit (a: AcceptedSplit, extra: AnyEnvelope[] = []): PlanState {
-  return new PlanState([envelopeOf('goal', g), envelopeOf('proposal', pA), envelopeOf('proposal', pB), envelopeOf('accepted', a), live, ...extra])
+  return new PlanState([envelopeOf('goal', g), envelopeOf('proposal', pA), envelopeOf('proposal', pB), ...acceptedEnvelopes(a), live, ...extra])
 }
 
 describe('winningSplit (DESIGN §4)', () => {
-  const conf = (...peers: string[]): { scorer_peer: string, score: number }[] => peers.map((scorer_peer) => ({ scorer_peer, score: 0.8 }))
+  // rankSplits is a pure function of the splits: these need no state, so no evidence.
+  const conf = (score: number, ...peers: string[]): { scorer_peer: string, score: number }[] => peers.map((scorer_peer) => ({ scorer_peer, score }))
   it('prefers more distinct confirming scorers', () => {
-    const two = accepted(pA, 'sc-1', { confirming: conf('sc-1', 'sc-2'), finalScore: 0.99 })
-    const three = accepted(pB, 'sc-2', { confirming: conf('sc-1', 'sc-2', 'sc-3'), finalScore: 0.6 })
+    const two = accepted(pA, { confirming: conf(0.99, 'sc-1', 'sc-2') })
+    const three = accepted(pB, { confirming: conf(0.6, 'sc-1', 'sc-2', 'sc-3') })
+    assert.equal(two.final_score, 0.99)
+    assert.equal(three.final_score, 0.6)
     assert.equal(winningSplit([two, three]), three)
     assert.equal(winningSplit([three, two]), three)
   })
 
   it('does not count a repeated confirming scorer twice', () => {
-    const padded = accepted(pA, 'sc-1', { confirming: conf('sc-1', 'sc-1', 'sc-1'), finalScore: 0.9 })
-    const honest = accepted(pB, 'sc-2', { confirming: conf('sc-1', 'sc-2'), finalScore: 0.7 })
+    // A padded split cannot come from the acceptance rule: built by hand.
+    const one = accepted(pA, { confirming: conf(0.9, 'sc-1') })
+    const padded: AcceptedSplit = { ...one, confirming_scores: conf(0.9, 'sc-1', 'sc-1', 'sc-1'), final_score: 0.9 }
+    const honest = accepted(pB, { confirming: conf(0.7, 'sc-1', 'sc-2') })
     assert.equal(winningSplit([padded, honest]), honest)
+    assert.equal(winningSplit([honest, padded]), honest)
   })
 
   it('then prefers the higher final score', () => {
-    const lo = accepted(pA, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.7 })
-    const hi = accepted(pB, 'sc-2', { confirming: conf('a', 'b'), finalScore: 0.71 })
+    const lo = accepted(pA, { confirming: conf(0.7, 'a', 'b') })
+    const hi = accepted(pB, { confirming: conf(0.71, 'a', 'b') })
+    assert.ok(lo.final_score < hi.final_score)
     assert.equal(winningSplit([lo, hi]), hi)
     assert.equal(winningSplit([hi, lo]), hi)
   })
 
   it('then the lowest proposal_id, then the lowest messageKey', () => {
-    const x = accepted(pA, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.8 })
-    const y = accepted(pB, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.8 })
+    const x = accepted(pA, { confirming: conf(0.8, 'a', 'b') })
+    const y = accepted(pB, { confirming: conf(0.8, 'a', 'b') })
+    assert.equal(x.final_score, y.final_score)
     const lowest = pA.proposal_id < pB.proposal_id ? x : y
     assert.equal(winningSplit([x, y]), lowest)
     assert.equal(winningSplit([y, x]), lowest)
-    const x2 = accepted(pA, 'sc-2', { confirming: conf('a', 'b'), finalScore: 0.8 })
+    // Same proposal, as many scorers, same final score, other scorers: only the messageKey differs.
+    const x2 = accepted(pA, { confirming: conf(0.8, 'c', 'd') })
+    assert.equal(x2.final_score, x.final_score)
+    assert.notEqual(messageKey({ kind: 'accepted', body: x }), messageKey({ kind: 'accepted', body: x2 }))
     const byKey = messageKey({ kind: 'accepted', body: x }) < messageKey({ kind: 'accepted', body: x2 }) ? x : x2
     assert.equal(winningSplit([x, x2]), byKey)
     assert.equal(winningSplit([x2, x]), byKey)
@@ -71,8 +82,8 @@ describe('winningSplit (DESIGN §4)', () => {
 
   it('is undefined for no splits, and rankSplits orders all of them', () => {
     assert.equal(winningSplit([]), undefined)
-    const a = accepted(pA, 'sc-1', { confirming: conf('a'), finalScore: 0.9 })
-    const b = accepted(pB, 'sc-1', { confirming: conf('a', 'b'), finalScore: 0.7 })
+    const a = accepted(pA, { confirming: conf(0.9, 'a') })
+    const b = accepted(pB, { confirming: conf(0.7, 'a', 'b') })
     assert.deepEqual(rankSplits([a, b]), [b, a])
   })
 })
@@ -130,7 +141,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
   })
 
   it('expands the accepted split into leaves and child goals in index order', () => {
-    const a = accepted(pB, 'sc-1', { atomic: [true, false, true], capability: ['can_write_text', 'can_write_text', 'can_run_code'] })
+    const a = accepted(pB, { atomic: [true, false, true], capability: ['can_write_text', 'can_write_text', 'can_run_code'] })
     const root = only(withSplit(a), NOW)
     assert.equal(root.status, 'decomposed')
     assert.deepEqual(root.accepted, a)
@@ -155,7 +166,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
   })
 
   it('shows a capability gap when no live executor offers the capability', () => {
-    const a = accepted(pA, 'sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const a = accepted(pA, { capability: ['can_write_text', 'can_query_api'] })
     const root = only(withSplit(a), NOW)
     assert.equal(leaf(root.children[0]).status, 'pending_execution')
     assert.equal(leaf(root.children[1]).status, 'capability_gap')
@@ -164,7 +175,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.equal(leaf(only(withSplit(a), T0 + sec(40)).children[0]).status, 'pending_execution')
     assert.equal(leaf(only(withSplit(a), T0 + sec(50), { capabilityTtlMs: 60_000 }).children[0]).status, 'pending_execution')
     // announcements by non-executors do not count
-    const noExec = new PlanState([envelopeOf('goal', g), envelopeOf('accepted', a), envelopeOf('capability', capability('peer-sc-1', NOW, ['can_query_api'], 'scorer'))])
+    const noExec = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a), envelopeOf('capability', capability('peer-sc-1', NOW, ['can_query_api'], 'scorer'))])
     assert.equal(leaf(only(noExec, NOW).children[1]).status, 'capability_gap')
     // a new executor with the capability closes the gap
     const plus = withSplit(a, [envelopeOf('capability', capability('peer-ex-2', NOW, ['can_query_api']))])
@@ -172,7 +183,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
   })
 
   it('reads only the latest announcement per executor: a dropped capability opens a gap, a fresh one keeps it live', () => {
-    const a = accepted(pA, 'sc-1', { capability: ['can_write_text', 'can_query_api'] })
+    const a = accepted(pA, { capability: ['can_write_text', 'can_query_api'] })
     const had = envelopeOf('capability', capability('peer-ex-2', NOW - sec(10), ['can_query_api']))
     const dropped = envelopeOf('capability', capability('peer-ex-2', NOW - sec(5), ['can_write_text']))
     for (const order of [[had, dropped], [dropped, had]]) {
@@ -362,13 +373,13 @@ describe('buildTree (DESIGN §4, §6)', () => {
 
   it('supersedes the losing split and its whole subtree', () => {
     const plan = samplePlan()
-    // a competing split of the root, accepted by a third scorer on weaker evidence
-    const loser = accepted(plan.pB, 'peer-sc-3', { atomic: [true, false], confirming: [{ scorer_peer: 'peer-sc-3', score: 0.9 }] })
+    // a competing split of the root, accepted by two other scorers on weaker evidence (mean 0.7 < 0.75)
+    const loser = accepted(plan.pB, { atomic: [true, false], confirming: [{ scorer_peer: 'peer-sc-3', score: 0.7 }, { scorer_peer: 'peer-sc-4', score: 0.7 }] })
     const loserChild = loser.children[1]!.child_id
     const pL = proposal(loserChild, ['Deep research', 'Summary'], 'peer-dec-2')
-    const loserChildSplit = accepted(pL, 'peer-sc-3')
+    const loserChildSplit = accepted(pL)
     const extra = [
-      envelopeOf('accepted', loser), envelopeOf('proposal', pL), envelopeOf('accepted', loserChildSplit),
+      ...acceptedEnvelopes(loser), ...acceptedEnvelopes(loserChildSplit),
       envelopeOf('claim', claim(loser.children[0]!.child_id, plan.root.goal_id, 'peer-ex-1', plan.nowUs - sec(1))),
       envelopeOf('result', result(loser.children[0]!.child_id, plan.root.goal_id, 'peer-ex-1'))
     ]
@@ -387,10 +398,13 @@ describe('buildTree (DESIGN §4, §6)', () => {
   })
 
   it('lists two accepted splits of the same proposal once, with the winner’s decisions', () => {
-    const a1 = accepted(pA, 'sc-1', { atomic: [true, true] })
-    const a2 = accepted(pA, 'sc-2', { atomic: [true, false], confirming: [{ scorer_peer: 'sc-1', score: 0.8 }, { scorer_peer: 'sc-2', score: 0.8 }, { scorer_peer: 'sc-3', score: 0.6 }] })
+    // Two quorums of the same proposal whose votes differ on slot 1 (each split proven by its own votes).
+    const a1 = accepted(pA, { atomic: [true, true], confirming: [{ scorer_peer: 'sc-1', score: 0.8 }, { scorer_peer: 'sc-2', score: 0.8 }] })
+    const a2 = accepted(pA, { atomic: [true, false], confirming: [{ scorer_peer: 'sc-3', score: 0.8 }, { scorer_peer: 'sc-4', score: 0.8 }, { scorer_peer: 'sc-5', score: 0.6 }] })
     for (const order of [[a1, a2], [a2, a1]]) {
-      const root = only(withSplit(order[0]!, [envelopeOf('accepted', order[1]!)]), NOW)
+      const state = withSplit(order[0]!, acceptedEnvelopes(order[1]!))
+      assert.equal(state.acceptedFor(g.goal_id).length, 2, 'both splits are proven')
+      const root = only(state, NOW)
       assert.deepEqual(root.accepted, a2)
       assert.deepEqual(root.children.map((c) => [c.kind, c.status]), [['leaf', 'pending_execution'], ['goal', 'pending_decomposition']])
     }
@@ -399,16 +413,16 @@ describe('buildTree (DESIGN §4, §6)', () => {
   it('builds a plan of a thousand leaves quickly', () => {
     const subs = Array.from({ length: 10 }, (_, i) => `part ${i}`)
     const top = proposal(g.goal_id, subs, 'peer-dec-1')
-    const topSplit = accepted(top, 'sc-1', { atomic: false })
-    const envs: AnyEnvelope[] = [envelopeOf('goal', g), envelopeOf('accepted', topSplit), live]
+    const topSplit = accepted(top, { atomic: false })
+    const envs: AnyEnvelope[] = [envelopeOf('goal', g), ...acceptedEnvelopes(topSplit), live]
     for (const d1 of topSplit.children) {
       const p1 = proposal(d1.child_id, subs, 'peer-dec-1')
-      const s1 = accepted(p1, 'sc-1', { atomic: false })
-      envs.push(envelopeOf('proposal', p1), envelopeOf('accepted', s1))
+      const s1 = accepted(p1, { atomic: false })
+      envs.push(...acceptedEnvelopes(s1))
       for (const d2 of s1.children) {
         const p2 = proposal(d2.child_id, subs, 'peer-dec-1')
-        const s2 = accepted(p2, 'sc-1')
-        envs.push(envelopeOf('proposal', p2), envelopeOf('accepted', s2))
+        const s2 = accepted(p2)
+        envs.push(...acceptedEnvelopes(s2))
         for (const leafD of s2.children) {
           envs.push(envelopeOf('claim', claim(leafD.child_id, d2.child_id, 'peer-ex-1', T0 + sec(11))))
           envs.push(envelopeOf('result', result(leafD.child_id, d2.child_id, 'peer-ex-1', { at: T0 + sec(12) })))
@@ -457,7 +471,7 @@ describe('planProgress', () => {
     assert.deepEqual(planProgress(only(new PlanState([envelopeOf('goal', g)]), NOW)), {
       leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 1, stopped: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false
     })
-    const a = accepted(pA, 'sc-1', { atomic: [true, false] })
+    const a = accepted(pA, { atomic: [true, false] })
     const done = envelopeOf('result', result(a.children[0]!.child_id, g.goal_id, 'peer-ex-1'))
     const p = planProgress(only(withSplit(a, [done]), NOW))
     assert.equal(p.pending_goals, 1)

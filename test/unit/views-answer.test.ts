@@ -10,14 +10,14 @@ import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { indexTree } from '../../src/views/planModel'
 import { resultMarkdown } from '../../src/views/resultText'
 import { leafItem, planItem } from '../../src/views/treeItemModel'
-import { accepted, capability, claim, envelopeOf, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, capability, claim, envelopeOf, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
 const p = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'peer-dec-1', { dependsOn: [[], [0]] })
 const a = accepted(p)
 const [A, B] = a.children.map((c) => c.child_id) as [string, string]
 const SID = synthesisId(g.goal_id, p.proposal_id)
-const base = [envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('accepted', a), envelopeOf('capability', capability('peer-ex-1', T0 + sec(10)))]
+const base = [envelopeOf('goal', g), ...acceptedEnvelopes(a), envelopeOf('capability', capability('peer-ex-1', T0 + sec(10)))]
 const finish = (id: string, s: number, opts: { output?: string, success?: boolean } = {}) =>
   [envelopeOf('claim', claim(id, g.goal_id, 'peer-ex-1', T0 + sec(s - 1))), envelopeOf('result', result(id, g.goal_id, 'peer-ex-1', { at: T0 + sec(s), ...opts }))]
 const rootOf = (extra: ReturnType<typeof finish> = []) => {

@@ -7,7 +7,7 @@ import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/peer/state/peerNames'
 import { goalItem, LABEL_MAX, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
-import { accepted, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
   return buildTree(new PlanState(envelopes), { nowUs })
@@ -164,8 +164,9 @@ describe('plan tree items (views)', () => {
   })
 
   it('children of a losing accepted split are superseded (slashed circle) and never look runnable', () => {
-    const loser = accepted(plan.pB, 'peer-sc-3', { confirming: [{ scorer_peer: 'peer-sc-3', score: 0.65 }], at: T0 + sec(4) })
-    const [r] = tree([...plan.envelopes, envelopeOf('accepted', loser)], plan.nowUs)
+    // a proven split of the other proposal with a lower score (0.65 < 0.75) loses
+    const loser = accepted(plan.pB, { confirming: [{ scorer_peer: 'peer-sc-3', score: 0.65 }, { scorer_peer: 'peer-sc-4', score: 0.65 }], at: T0 + sec(4) })
+    const [r] = tree([...plan.envelopes, ...acceptedEnvelopes(loser)], plan.nowUs)
     assert.ok(r)
     const item = planItem(byText(r, 'Write itinerary'))
     assert.equal(item.description, 'superseded')
@@ -202,8 +203,9 @@ describe('plan tree items (views)', () => {
     const [r1] = tree([envelopeOf('goal', g), envelopeOf('proposal', p)], T0 + sec(2))
     assert.ok(r1)
     assert.match(goalItem(r1).tooltip, /2 subgoals, no votes yet/)
-    const a = accepted(p, 'peer-sc-1', { fallback: true, confirming: [{ scorer_peer: 'peer-sc-1', score: 0.5 }, { scorer_peer: 'peer-sc-2', score: 0.55 }] })
-    const [r2] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.5)), envelopeOf('score', score(p, 'peer-sc-2', 0.55)), envelopeOf('accepted', a)], T0 + sec(60))
+    const a = accepted(p, { fallback: true, confirming: [{ scorer_peer: 'peer-sc-1', score: 0.5 }, { scorer_peer: 'peer-sc-2', score: 0.55 }] })
+    // the split with its proposal and the two votes below the minimum score that it names
+    const [r2] = tree([envelopeOf('goal', g), ...acceptedEnvelopes(a)], T0 + sec(60))
     assert.ok(r2)
     assert.equal(goalItem(r2).description, '0/2 done · 2 gap · 0.53 fallback')
     assert.match(goalItem(r2).tooltip, /score \*\*0\.53\*\* by timeout fallback \(best mean\)/)

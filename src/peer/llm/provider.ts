@@ -3,7 +3,7 @@
  * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo.
  */
 import type { z } from 'zod'
-import type { LlmProviderName } from '../protocol/limits'
+import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../protocol/limits'
 
 export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
@@ -46,8 +46,11 @@ export const DEFAULT_RETRY_BASE_MS = 1000
 export const REQUEST_TIMEOUT_MS = 120_000
 /** Longest single backoff wait (ms), also the cap on a server's Retry-After. */
 export const DEFAULT_RETRY_MAX_MS = 60_000
-/** Rate-limited attempts retried before giving up, besides DEFAULT_MAX_RETRIES for other failures. */
-export const DEFAULT_RATE_LIMIT_RETRIES = 8
+/**
+ * Rate-limited attempts retried before giving up, besides DEFAULT_MAX_RETRIES for other
+ * failures; also the most any peer makes, which bounds what one message can cost (DESIGN §13).
+ */
+export const DEFAULT_RATE_LIMIT_RETRIES = RATE_LIMIT_RETRIES_MAX
 /** Interval of the "waiting for the model" warning while a request is outstanding (ms). */
 export const WAIT_NOTICE_MS = 30_000
 /**

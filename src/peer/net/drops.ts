@@ -5,14 +5,15 @@
 import type { DropReason } from '../protocol/envelope'
 import type { Logger } from '../log'
 
-export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate']
+export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate', 'overstated_usage']
 
 /**
- * Why a message is kept but ignored by the plan (DESIGN §5 result authority): counted as a
- * number held now, next to the drop counts.
+ * Why a message is kept but ignored by the plan, counted as a number held now, next to the
+ * drop counts: a result without authority (DESIGN §5), an accepted split its held votes
+ * contradict, or one naming votes or a proposal not held (DESIGN §4 "Evidence").
  */
-export type IgnoreReason = 'unauthorized_result'
-export const IGNORE_REASONS: readonly IgnoreReason[] = ['unauthorized_result']
+export type IgnoreReason = 'unauthorized_result' | 'forged_split' | 'unproven_split'
+export const IGNORE_REASONS: readonly IgnoreReason[] = ['unauthorized_result', 'forged_split', 'unproven_split']
 
 /** Where a dropped message came from. */
 export type DropSource = 'gossip' | 'push' | 'sync' | 'disk'

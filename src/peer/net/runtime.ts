@@ -24,6 +24,7 @@ import { loadOrCreateIdentity } from './identity'
 import { createPeerNode, GOSSIP_MAX_RPC_BYTES, type PeerNode } from './node'
 import { countOversizedFrames } from './oversizeFrames'
 import { ResultAudit } from './resultAudit'
+import { SplitAudit } from './splitAudit'
 import { StateLog } from './stateLog'
 import { readSwarmKey } from './swarmKey'
 import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './sync'
@@ -114,7 +115,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   const psk = config.swarmKeyFile === null ? null : readSwarmKey(config.swarmKeyFile)
 
   const drops = new DropCounters(log.child({ component: 'drops' }))
-  const state = new PlanState()
+  const state = new PlanState(undefined, { acceptance: config.acceptance })
   const stateLog = new StateLog(config.dataDir, log.child({ component: 'store' }))
   const loadStart = Date.now()
   for (const env of await stateLog.load({ swarm: config.swarm, now }, drops)) state.add(env)
@@ -153,8 +154,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     ingest: async (json) => await bus.ingest(json, 'sync')
   }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? SAFETY_SYNC_INTERVAL_MS, pubsub: node.services.pubsub, planTopic })
   const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { settleMs: config.settleMs } })
-  bus.onMessage((env) => { audit.note(env) })
+  const splitAudit = new SplitAudit({ state, log: log.child({ component: 'evidence' }), onCount: (c) => { drops.setIgnored('forged_split', c.forged); drops.setIgnored('unproven_split', c.unproven) } })
+  bus.onMessage((env) => { audit.note(env); splitAudit.note(env) })
   audit.checkAll()
+  splitAudit.checkAll()
   await blobs.start()
   await sync.start()
 
@@ -229,6 +232,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       stopping ??= (async () => {
         dialer?.stop()
         audit.stop()
+        splitAudit.stop()
         sync.stop()
         blobs.stop()
         bus.stop()

@@ -28,7 +28,8 @@ export const GOSSIP_VERDICT: Readonly<Record<Exclude<IngestOutcome, 'new'>, Topi
   id_mismatch: TopicValidatorResult.Reject,
   impersonation: TopicValidatorResult.Reject,
   bad_signature: TopicValidatorResult.Reject,
-  too_large: TopicValidatorResult.Reject
+  too_large: TopicValidatorResult.Reject,
+  overstated_usage: TopicValidatorResult.Reject
 }
 
 /** GossipSub's verdict for one ingest outcome (GOSSIP_VERDICT; 'new' is Accept). */

@@ -242,3 +242,66 @@ export function votesComplete (proposals: readonly ProposalRef[], votes: readonl
   }
   return true
 }
+
+/** The part of the acceptance rule a receiver checks an accepted split against (DESIGN §3, §4). */
+export type AcceptanceRule = Pick<AcceptanceConfig, 'quorum' | 'minScore'>
+
+/**
+ * What the votes a peer holds say of one accepted split (DESIGN §4 "Evidence"):
+ * - valid: every confirming vote it names is held (a signed score by that scorer on that
+ *   proposal, counted as `countedVotes` counts it), they make a quorum under the receiver's
+ *   rule, and the split is exactly what `acceptedSplitFor` derives from them;
+ * - pending: its proposal or some of the votes it names are not held (yet); `missing` says which;
+ * - forged: the evidence is held and contradicts it; `detail` says how.
+ * Only valid splits are ranked or acted on.
+ */
+export type SplitEvidence =
+  | { verdict: 'valid' }
+  | { verdict: 'pending', missing: string[] }
+  | { verdict: 'forged', detail: string }
+
+/** The first top-level field where two bodies differ, for a forged split's detail. */
+function firstDifference (a: Record<string, unknown>, b: Record<string, unknown>): string {
+  for (const k of Object.keys(b)) if (canonicalJson(a[k]) !== canonicalJson(b[k])) return k
+  return 'fields'
+}
+
+/**
+ * Checks an accepted split against the evidence held (DESIGN §4 "Evidence"): a pure function
+ * of the split, its proposal and the goal's votes, so every peer holding the same messages
+ * reaches the same verdict in any arrival order.
+ * @param proposal the split's proposal, or undefined while it is not held
+ * @param votes the score messages held for the split's goal (any order, repeats allowed)
+ * @param rule the receiver's quorum and minimum score
+ */
+export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal | undefined, votes: readonly ScoreMsg[], rule: AcceptanceRule): SplitEvidence {
+  const named = split.confirming_scores
+  for (let i = 1; i < named.length; i++) {
+    if (compareStrings((named[i - 1] as Vote).scorer_peer, (named[i] as Vote).scorer_peer) >= 0) {
+      return { verdict: 'forged', detail: 'its confirming scorers are not distinct and in PeerId order' }
+    }
+  }
+  if (named.length < rule.quorum) {
+    return { verdict: 'forged', detail: `it names ${named.length} confirming scorer${named.length === 1 ? '' : 's'}; the quorum is ${rule.quorum}` }
+  }
+  if (!split.fallback) {
+    const low = named.find((v) => v.score < rule.minScore)
+    if (low !== undefined) return { verdict: 'forged', detail: `confirming vote ${low.score} by ${low.scorer_peer} is below the minimum score ${rule.minScore}` }
+  }
+  if (proposal === undefined || proposal.goal_id !== split.goal_id) return { verdict: 'pending', missing: [`proposal ${split.proposal_id}`] }
+  const counted = new Map(countedVotes(proposal, votes.filter((v) => v.proposal_id === split.proposal_id)).map((v) => [v.scorer_peer, v]))
+  const missing = named.filter((v) => !counted.has(v.scorer_peer)).map((v) => `vote by ${v.scorer_peer}`)
+  if (missing.length > 0) return { verdict: 'pending', missing }
+  const confirming = named.map((v) => counted.get(v.scorer_peer) as ScoreMsg)
+  for (const [i, v] of confirming.entries()) {
+    const claimed = (named[i] as Vote).score
+    if (v.score !== claimed) return { verdict: 'forged', detail: `it gives ${v.scorer_peer}'s vote as ${claimed}, but that vote is ${v.score}` }
+  }
+  const body = split as unknown as Record<string, unknown>
+  const json = canonicalJson(split)
+  const derived = (forced: boolean): AcceptedSplit => acceptedSplitFor(proposal, outcome(proposal.proposal_id, confirming, split.fallback), forced)
+  const open = derived(false)
+  // The depth cap may force leaves (the votes then say atomic anyway); either derivation is the rule's.
+  if (canonicalJson(open) === json || canonicalJson(derived(true)) === json) return { verdict: 'valid' }
+  return { verdict: 'forged', detail: `its ${firstDifference(body, open as unknown as Record<string, unknown>)} differ from what its confirming votes derive` }
+}

@@ -5,6 +5,7 @@
  */
 import { stringify } from 'safe-stable-stringify'
 import { childId, contentId, proposalId, rootGoalId } from './ids'
+import { CALLS_PER_MESSAGE_MAX, TOKENS_PER_REQUEST_MAX } from './limits'
 import { BODY_SCHEMAS, Envelope, type AnyEnvelope, type Kind } from './schemas'
 import { parseTimestamp } from './time'
 
@@ -30,7 +31,7 @@ export function messageKey (env: { kind: Kind, body: unknown }): string {
 }
 
 /** Why a message was dropped (counted per reason, DESIGN §9). */
-export type DropReason = 'invalid_schema' | 'id_mismatch' | 'impersonation' | 'too_large' | 'clock_skew' | 'bad_signature' | 'duplicate'
+export type DropReason = 'invalid_schema' | 'id_mismatch' | 'impersonation' | 'too_large' | 'clock_skew' | 'bad_signature' | 'duplicate' | 'overstated_usage'
 
 export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: DropReason, detail: string }
 
@@ -54,6 +55,21 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
     case 'capability': return env.body.peer_id
     case 'cancel': return env.body.origin_peer
   }
+}
+
+/**
+ * Why a message's `usage` is more than one message of its kind can cost, or null (DESIGN §13
+ * "Spend"): every cost-bearing message is one model call, so at most CALLS_PER_MESSAGE_MAX
+ * requests, each of at most TOKENS_PER_REQUEST_MAX tokens. A message stating more would let one
+ * member stop any budgeted plan with a single vote.
+ */
+export function usageProblem (env: AnyEnvelope): string | null {
+  const u = 'usage' in env.body ? env.body.usage : undefined
+  if (u === undefined) return null
+  if (u.calls > CALLS_PER_MESSAGE_MAX) return `usage states ${u.calls} model requests; one message costs at most ${CALLS_PER_MESSAGE_MAX}`
+  const tokens = u.input_tokens + u.output_tokens
+  if (tokens > u.calls * TOKENS_PER_REQUEST_MAX) return `usage states ${tokens} tokens over ${u.calls} request${u.calls === 1 ? '' : 's'}; one request carries at most ${TOKENS_PER_REQUEST_MAX}`
+  return null
 }
 
 function idProblem (env: AnyEnvelope): string | null {
@@ -131,5 +147,7 @@ export function checkEnvelope (raw: unknown, transportAuthor?: string): CheckRes
   }
   const problem = idProblem(env)
   if (problem !== null) return { ok: false, reason: 'id_mismatch', detail: `${env.kind}: ${problem}` }
+  const overstated = usageProblem(env)
+  if (overstated !== null) return { ok: false, reason: 'overstated_usage', detail: `${env.kind}: ${overstated}` }
   return { ok: true, env }
 }

@@ -76,8 +76,21 @@ export const LIMITS = {
   minScore: { min: 0, max: 1, default: 0.6, integer: false },
   llmTimeoutMs: int(100, 3_600_000, 120_000),
   /** --announce-interval-ms (CLI only): the capability heartbeat, ms (protocol/liveness.ts). */
-  announceIntervalMs: int(100, 3_600_000, 10_000)
+  announceIntervalMs: int(100, 3_600_000, 10_000),
+  /** --llm-max-retries (CLI only): retries after a model call's first attempt, besides rate-limit retries. */
+  llmMaxRetries: int(0, 20, 3)
 } as const satisfies Record<string, Range>
+
+/**
+ * The most one cost-bearing message (proposal, score, result, failure notice) can cost
+ * (DESIGN §13 "Spend"): each is one model call, so at most its attempts — the first, up to
+ * LIMITS.llmMaxRetries.max retries, and up to RATE_LIMIT_RETRIES_MAX answers of HTTP 429 —
+ * and per request at most TOKENS_PER_REQUEST_MAX input + output tokens (the largest context
+ * window a model offers holds both). A message stating more is dropped as overstated_usage.
+ */
+export const RATE_LIMIT_RETRIES_MAX = 8
+export const CALLS_PER_MESSAGE_MAX = 1 + LIMITS.llmMaxRetries.max + RATE_LIMIT_RETRIES_MAX
+export const TOKENS_PER_REQUEST_MAX = 1_000_000
 
 /** Deepest goal depth a message may carry (Goal.depth); the depth cap cannot exceed it. */
 export const MAX_GOAL_DEPTH = LIMITS.maxDepth.max

@@ -176,7 +176,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   const out: string[] = [`${h(0)} ${mdEscape(root.text)}`, '', progressSentence(root), '']
   out.push(`${h(1)} Final answer`, '', ...answerBlock(root, opts, textOf), '')
   // Calls and tokens by role, and the budget (DESIGN §13).
-  if (root.plan !== undefined) out.push(...costMarkdown(root.plan), '')
+  if (root.plan !== undefined) out.push(...costMarkdown(root.plan, (p) => label(p)), '')
   out.push(`${h(1)} Plan tree`, '')
   const leaves: LeafView[] = []
   const goals: GoalView[] = []

@@ -7,7 +7,8 @@
 import { compareStrings } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
-import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
+import { formatTimestamp, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { leafOutcome } from './leafOutcome'
 import type { PlanState } from './planState'
 
 /** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
@@ -23,6 +24,8 @@ export type SpendingRole = Exclude<Role, 'observer'>
 export interface PlanSpend extends UsageTotals {
   /** The same sums by the role that made the calls (proposals: decomposer, scores: scorer, results: executor; failures: their role). */
   by_role: Record<SpendingRole, UsageTotals>
+  /** The same sums by the peer that signed the messages (PeerId), so a peer that overstates its work shows by name. */
+  by_peer: Record<string, UsageTotals>
   /** Cost-bearing messages without a usage field (from older peers): their cost is unknown, counted as nothing. */
   unreported: number
 }
@@ -82,9 +85,9 @@ export function planMembers (state: PlanState, rootId: string): { goals: Set<str
   return { goals, leaves }
 }
 
-function addUsage (spend: PlanSpend, role: SpendingRole, u: Usage | undefined): void {
+function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage | undefined): void {
   if (u === undefined) { spend.unreported++; return }
-  for (const s of [spend, spend.by_role[role]]) {
+  for (const s of [spend, spend.by_role[role], spend.by_peer[peer] ??= zero()]) {
     s.calls += u.calls
     s.input_tokens += u.input_tokens
     s.output_tokens += u.output_tokens
@@ -92,19 +95,29 @@ function addUsage (spend: PlanSpend, role: SpendingRole, u: Usage | undefined): 
 }
 
 /**
- * A plan's recorded spend: the usage of every distinct proposal, score, result and failure
- * notice of its goals and leaves (DESIGN §13). Results from claim losers count too: their calls
- * were made. Work aborted before it published anything is not recorded anywhere.
+ * A plan's recorded spend (DESIGN §13 "Spend"): the usage of what belongs to the plan, found
+ * from its root through its proven accepted splits: every distinct proposal for its goals, every
+ * score on a proposal held for the goal it names, every goal failure notice (node_id null), and
+ * the results and executor failure notices of its leaves and syntheses that carry result
+ * authority (§5). A score on a proposal that does not exist, or a result from a peer that did
+ * not win its claim round, costs the plan nothing; no message states more than one call can
+ * cost (checkEnvelope drops it). Work aborted before it published anything is not recorded.
+ * @param nowUs clock reading for the lease rules behind result authority (µs)
  */
-export function planSpend (state: PlanState, rootId: string): PlanSpend {
-  const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, unreported: 0 }
+export function planSpend (state: PlanState, rootId: string, nowUs: Micros = nowMicros()): PlanSpend {
+  const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, by_peer: {}, unreported: 0 }
   const { goals, leaves } = planMembers(state, rootId)
   for (const g of goals) {
-    for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.usage)
-    for (const s of state.scoresFor(g)) addUsage(spend, 'scorer', s.usage)
-    for (const f of state.failuresFor(g)) addUsage(spend, f.role, f.usage)
+    for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.proposer_peer, p.usage)
+    const proposals = new Set(state.proposalsFor(g).map((p) => p.proposal_id))
+    for (const s of state.scoresFor(g)) if (proposals.has(s.proposal_id)) addUsage(spend, 'scorer', s.scorer_peer, s.usage)
+    for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
   }
-  for (const n of leaves) for (const r of state.resultsFor(n)) addUsage(spend, 'executor', r.usage)
+  for (const n of leaves) {
+    const o = leafOutcome(state, n, nowUs)
+    for (const r of o.results) addUsage(spend, 'executor', r.executor_peer, r.usage)
+    for (const f of o.notices) addUsage(spend, 'executor', f.reporter_peer, f.usage)
+  }
   return spend
 }
 
@@ -122,10 +135,10 @@ export function planCancel (state: PlanState, rootId: string): CancelMsg | null 
   return [...all].sort((a, b) => parseTimestamp(a.cancelled_at) - parseTimestamp(b.cancelled_at) || compareStrings(a.reason, b.reason) || compareStrings(a.cancelled_at, b.cancelled_at))[0] as CancelMsg
 }
 
-/** Cancel, budget and spend of the plan of root goal `root`. */
-export function planControl (state: PlanState, root: Goal): PlanControl {
+/** Cancel, budget and spend of the plan of root goal `root` at `nowUs` (µs; see planSpend). */
+export function planControl (state: PlanState, root: Goal, nowUs: Micros = nowMicros()): PlanControl {
   const cancel = planCancel(state, root.goal_id)
-  const spend = planSpend(state, root.goal_id)
+  const spend = planSpend(state, root.goal_id, nowUs)
   const budget = root.budget ?? null
   const st: PlanRunState = cancel !== null ? 'cancelled' : budgetReached(budget, spend) ? 'budget_reached' : 'running'
   return { state: st, cancel, budget, spend }

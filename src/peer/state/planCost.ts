@@ -4,6 +4,7 @@
  * short line for the status bar. Pure text of the plan state (no vscode), unit-tested.
  */
 import { describeSpend, totalTokens, type PlanControl, type SpendingRole, type UsageTotals } from './planControl'
+import { peerSuffix } from './peerNames'
 
 /** Markdown-inert text: a cancel's reason comes from another peer. */
 function escapeMarkdown (text: string): string {
@@ -41,11 +42,20 @@ function row (name: string, u: UsageTotals): string {
   return `| ${name} | ${u.calls} | ${u.input_tokens} | ${u.output_tokens} |`
 }
 
+/** A peer as the spend table names it: its display label with its PeerId suffix, so a name never hides who signed. */
+function spender (peerId: string, label: (peerId: string) => string): string {
+  const name = label(peerId)
+  const suffix = peerSuffix(peerId)
+  return name === peerId || name.includes(suffix) ? suffix : `${name} (${suffix})`
+}
+
 /**
- * Markdown lines: the stop line (if any), the budget, and a table of calls and input/output
- * tokens by role with a total row; a note when some messages reported no usage (older peers).
+ * Markdown lines: the stop line (if any), the budget, a table of calls and input/output tokens
+ * by role with a total row, then the same by peer (name and PeerId suffix, most calls first);
+ * a note when some messages reported no usage (older peers).
+ * @param label display name of a PeerId (announced name); default the PeerId itself
  */
-export function costMarkdown (plan: PlanControl): string[] {
+export function costMarkdown (plan: PlanControl, label: (peerId: string) => string = (p) => p): string[] {
   const out: string[] = []
   const stop = stopLine(plan)
   if (stop !== null) out.push(`**${escapeMarkdown(stop)}**`, '')
@@ -55,6 +65,11 @@ export function costMarkdown (plan: PlanControl): string[] {
   out.push('| Role | Calls | Input tokens | Output tokens |', '|---|---:|---:|---:|')
   for (const r of ROLES) out.push(row(r, plan.spend.by_role[r]))
   out.push(row('**total**', plan.spend))
+  const peers = Object.entries(plan.spend.by_peer).sort(([a, x], [b, y]) => (y.calls - x.calls) || (totalTokens(y) - totalTokens(x)) || (a < b ? -1 : a > b ? 1 : 0))
+  if (peers.length > 0) {
+    out.push('', '| Peer | Calls | Input tokens | Output tokens |', '|---|---:|---:|---:|')
+    for (const [id, u] of peers) out.push(row(escapeMarkdown(spender(id, label)), u))
+  }
   if (plan.spend.unreported > 0) out.push('', `_${plan.spend.unreported} message${plan.spend.unreported === 1 ? '' : 's'} from older peers reported no usage (not counted)._`)
   return out
 }

@@ -6,7 +6,7 @@
  * the messages added.
  */
 import { messageKey } from '../protocol/envelope'
-import { compareStrings } from '../protocol/acceptance'
+import { compareStrings, DEFAULT_ACCEPTANCE, splitEvidence, type AcceptanceRule, type SplitEvidence } from '../protocol/acceptance'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
@@ -69,6 +69,18 @@ function supersedes (at: Micros, key: string, held: HeldAnnouncement): boolean {
   return at > held.at || (at === held.at && key < held.key)
 }
 
+/** Options of a PlanState. */
+export interface PlanStateOptions {
+  /**
+   * The acceptance rule accepted splits are checked against (DESIGN §4 "Evidence"): the quorum
+   * and minimum score this peer runs with (default DEFAULT_ACCEPTANCE). A swarm shares them.
+   */
+  acceptance?: AcceptanceRule
+}
+
+/** One held accepted split and what the held votes say of it (`PlanState.splitsWithEvidence`). */
+export interface JudgedSplit { split: AcceptedSplit, evidence: SplitEvidence }
+
 /** The order-independent identity of an envelope's signer part, for picking among republications. */
 function signerTag (env: AnyEnvelope): string {
   return `${env.from}\n${env.sig}`
@@ -104,10 +116,31 @@ export class PlanState {
   private readonly failuresByNode = new Groups<FailureMsg>()
   private readonly capabilityByPeer = new Map<string, HeldAnnouncement>()
   private readonly kindCounts = new Map<Kind, number>()
+  /** Per goal: bumped by every proposal, score or accepted split, so judged splits are cached until one arrives. */
+  private readonly evidenceVersion = new Map<string, number>()
+  private readonly judged = new Map<string, { version: number, all: JudgedSplit[], valid: AcceptedSplit[] }>()
+  private rule: AcceptanceRule
 
-  /** @param envelopes initial content; each must already be verified (checkEnvelope + signature). */
-  constructor (envelopes?: Iterable<AnyEnvelope>) {
+  /**
+   * @param envelopes initial content; each must already be verified (checkEnvelope + signature).
+   * @param opts the acceptance rule splits are judged by
+   */
+  constructor (envelopes?: Iterable<AnyEnvelope>, opts: PlanStateOptions = {}) {
+    this.rule = { quorum: opts.acceptance?.quorum ?? DEFAULT_ACCEPTANCE.quorum, minScore: opts.acceptance?.minScore ?? DEFAULT_ACCEPTANCE.minScore }
     if (envelopes !== undefined) for (const env of envelopes) this.add(env)
+  }
+
+  /** The acceptance rule accepted splits are judged by. */
+  get acceptanceRule (): AcceptanceRule { return { ...this.rule } }
+
+  /**
+   * Sets the acceptance rule splits are judged by (a peer's role config arrives after its state
+   * exists). Validity is re-judged on the next read.
+   */
+  useAcceptanceRule (rule: AcceptanceRule): void {
+    if (rule.quorum === this.rule.quorum && rule.minScore === this.rule.minScore) return
+    this.rule = { quorum: rule.quorum, minScore: rule.minScore }
+    this.judged.clear()
   }
 
   /**
@@ -151,6 +184,9 @@ export class PlanState {
   }
 
   private index (key: string, env: AnyEnvelope): void {
+    if (env.kind === 'proposal' || env.kind === 'score' || env.kind === 'accepted') {
+      this.evidenceVersion.set(env.body.goal_id, (this.evidenceVersion.get(env.body.goal_id) ?? 0) + 1)
+    }
     switch (env.kind) {
       case 'goal': this.goalById.offer(env.body.goal_id, key, env.body); break
       case 'proposal': {
@@ -200,7 +236,7 @@ export class PlanState {
 
   /** Join of two states as a new instance (union; newest announcement per peer); neither input changes (DESIGN §6 merge). */
   static merge (a: PlanState, b: PlanState): PlanState {
-    const out = new PlanState()
+    const out = new PlanState(undefined, { acceptance: a.rule })
     for (const s of [a, b]) for (const [key, env] of s.byKey) out.addKeyed(key, env)
     return out
   }
@@ -245,8 +281,31 @@ export class PlanState {
   /** Every score message for a goal (all bodies, messageKey order; dedupe with distinctVotes). */
   scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }
 
-  /** Every accepted split for a goal (messageKey order; pick with winningSplit). */
-  acceptedFor (goalId: string): AcceptedSplit[] { return this.acceptedByGoal.get(goalId) }
+  /**
+   * The accepted splits of a goal that its held votes prove (DESIGN §4 "Evidence"), messageKey
+   * order; pick with winningSplit. A split whose votes are missing or contradict it is left out:
+   * nothing ranks or acts on it.
+   */
+  acceptedFor (goalId: string): AcceptedSplit[] { return [...this.judge(goalId).valid] }
+
+  /** Every held accepted split of a goal with its evidence verdict, messageKey order (audits, views). */
+  splitsWithEvidence (goalId: string): JudgedSplit[] { return [...this.judge(goalId).all] }
+
+  private judge (goalId: string): { all: JudgedSplit[], valid: AcceptedSplit[] } {
+    const version = this.evidenceVersion.get(goalId) ?? 0
+    const held = this.judged.get(goalId)
+    if (held !== undefined && held.version === version) return held
+    const splits = this.acceptedByGoal.get(goalId)
+    const all: JudgedSplit[] = []
+    if (splits.length > 0) {
+      const votes = this.scoresByGoal.get(goalId)
+      const proposals = this.proposalsByGoal.get(goalId)
+      for (const split of splits) all.push({ split, evidence: splitEvidence(split, proposals?.get(split.proposal_id), votes, this.rule) })
+    }
+    const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
+    this.judged.set(goalId, out)
+    return out
+  }
 
   /** The prompt node with this id (lowest messageKey among bodies sharing it). */
   node (nodeId: string): PromptNode | undefined { return this.nodeById.get(nodeId) }

@@ -352,7 +352,7 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
   }
   return state.rootGoals().map((g) => {
-    const plan = planControl(state, g)
+    const plan = planControl(state, g, opts.nowUs)
     const view = goalView({ ...ctx, run: plan.state }, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null, since: parseTimestamp(g.created_at) }, false, new Set())
     view.plan = plan
     return view
