@@ -5,7 +5,7 @@
 import path from 'node:path'
 import type { LlmConfig } from './llm/provider'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
-import { LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
+import { DEFAULT_LLM_MAX_RETRIES, LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
 import type { Budget, Capability, Role } from './protocol/schemas'
 import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
 import { SETTLE_MAX_MS, SETTLE_WINDOW_MS } from './protocol/claims'
@@ -64,6 +64,11 @@ export interface PeerConfig {
   /** Claim lease length in ms (DESIGN §5). */
   leaseMs: number
   /**
+   * Longest hold of one claim round in ms, renewals included (DESIGN §5): every peer of a swarm
+   * uses the same value, since the claim rule reads it.
+   */
+  maxHoldMs: number
+  /**
    * Claim settle window floor in ms (DESIGN §5): the executor's window adapts to measured
    * delivery latency and event-loop lag between this and settleMaxMs.
    */
@@ -110,6 +115,7 @@ export const DEFAULTS = {
   minSplits: LIMITS.minSplits.default,
   maxSplits: LIMITS.maxSplits.default,
   leaseMs: 15_000,
+  maxHoldMs: LIMITS.maxHoldMs.default,
   settleMs: SETTLE_WINDOW_MS,
   settleMaxMs: SETTLE_MAX_MS,
   maxConcurrentLeaves: 1,
@@ -117,7 +123,7 @@ export const DEFAULTS = {
   announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,
   maxReproposals: 2,
   proposersPerGoal: 1,
-  llmMaxRetries: 3,
+  llmMaxRetries: DEFAULT_LLM_MAX_RETRIES,
   llmRetryBaseMs: 1_000,
   llmTimeoutMs: LIMITS.llmTimeoutMs.default,
   llmRetryMaxMs: 60_000,
@@ -177,6 +183,7 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     rootSplitCount: null,
     acceptance: { ...DEFAULT_ACCEPTANCE },
     leaseMs: DEFAULTS.leaseMs,
+    maxHoldMs: DEFAULTS.maxHoldMs,
     settleMs: DEFAULTS.settleMs,
     settleMaxMs: DEFAULTS.settleMaxMs,
     maxConcurrentLeaves: DEFAULTS.maxConcurrentLeaves,

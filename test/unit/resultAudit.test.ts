@@ -56,4 +56,22 @@ describe('ResultAudit (DESIGN §5)', () => {
     assert.equal(drops.snapshot().unauthorized_result, 0)
     audit.stop()
   })
+
+  it('re-judges a dependent leaf when its input\'s result arrives: a result held before it starts counting (DESIGN §5)', () => {
+    const { state, audit, drops } = setup()
+    const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'peer-dec-1', { dependsOn: [[], [0]] })
+    const split = accepted(chain)
+    const [a, b] = split.children.map((c) => c.child_id) as [string, string]
+    for (const env of [envelopeOf('goal', g), envelopeOf('proposal', chain), envelopeOf('accepted', split)]) state.add(env)
+    // B's round arrives (say by sync) before A's result: until then B is not claimable, so its result cannot count.
+    const bEnvs = [envelopeOf('claim', claim(b, g.goal_id, 'peer-ex-2', T0 + sec(13))), envelopeOf('result', result(b, g.goal_id, 'peer-ex-2', { at: T0 + sec(14) }))]
+    for (const env of bEnvs) { state.add(env); audit.note(env) }
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 1)
+    const aEnvs = [envelopeOf('claim', claim(a, g.goal_id, 'peer-ex-1', T0 + sec(10))), envelopeOf('result', result(a, g.goal_id, 'peer-ex-1', { at: T0 + sec(12) }))]
+    for (const env of aEnvs) { state.add(env); audit.note(env) }
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 0)
+    audit.stop()
+  })
 })
