@@ -202,6 +202,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--min-score <x>', 'lowest qualifying score (inclusive)', ranged(LIMITS.minScore), DEFAULT_ACCEPTANCE.minScore)
     .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
     .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
+    .option('--max-hold-ms <ms>', 'longest one claim round holds a leaf, renewals included; then others may claim it (the same on every peer)', ranged(LIMITS.maxHoldMs), DEFAULTS.maxHoldMs)
     .option('--settle-ms <ms>', 'claim settle window floor (it grows with measured delivery latency and event-loop lag)', int(0, 60_000), DEFAULTS.settleMs)
     .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
     .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
@@ -319,6 +320,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       rootSplitCount: o.rootSplitCount ?? null,
       acceptance: { quorum: o.quorum, minScore: o.minScore, timeoutMs: o.acceptTimeoutMs },
       leaseMs: o.leaseMs,
+      maxHoldMs: o.maxHoldMs,
       settleMs: o.settleMs,
       settleMaxMs: o.settleMaxMs,
       maxConcurrentLeaves: o.maxConcurrentLeaves,

@@ -64,6 +64,11 @@ export interface PeerConfig {
   /** Claim lease length in ms (DESIGN §5). */
   leaseMs: number
   /**
+   * Longest hold of one claim round in ms, renewals included (DESIGN §5): every peer of a swarm
+   * uses the same value, since the claim rule reads it.
+   */
+  maxHoldMs: number
+  /**
    * Claim settle window floor in ms (DESIGN §5): the executor's window adapts to measured
    * delivery latency and event-loop lag between this and settleMaxMs.
    */
@@ -110,6 +115,7 @@ export const DEFAULTS = {
   minSplits: LIMITS.minSplits.default,
   maxSplits: LIMITS.maxSplits.default,
   leaseMs: 15_000,
+  maxHoldMs: LIMITS.maxHoldMs.default,
   settleMs: SETTLE_WINDOW_MS,
   settleMaxMs: SETTLE_MAX_MS,
   maxConcurrentLeaves: 1,
@@ -177,6 +183,7 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     rootSplitCount: null,
     acceptance: { ...DEFAULT_ACCEPTANCE },
     leaseMs: DEFAULTS.leaseMs,
+    maxHoldMs: DEFAULTS.maxHoldMs,
     settleMs: DEFAULTS.settleMs,
     settleMaxMs: DEFAULTS.settleMaxMs,
     maxConcurrentLeaves: DEFAULTS.maxConcurrentLeaves,

@@ -146,6 +146,7 @@ async function main (): Promise<void> {
         now: rt.now,
         goalId,
         settleMs: config.settleMs,
+        maxHoldMs: config.maxHoldMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {
           const how = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`

@@ -31,6 +31,8 @@ export interface PlanWatchOptions {
   now: () => Micros
   goalId: string
   settleMs: number
+  /** Longest hold of one claim round, ms (DESIGN §5); default DEFAULT_MAX_HOLD_MS. */
+  maxHoldMs?: number
   acceptTimeoutMs: number
   /** Called once, when the plan is complete (planProgress().complete). */
   onComplete: (outcome: PlanOutcome) => void
@@ -47,7 +49,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   const check = (): void => {
     pending = null
     if (done) return
-    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, acceptTimeoutMs: o.acceptTimeoutMs })
+    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, maxHoldMs: o.maxHoldMs, acceptTimeoutMs: o.acceptTimeoutMs })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
     const p = planProgress(root)

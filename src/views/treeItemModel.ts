@@ -3,6 +3,7 @@
  * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
  * turns these into vscode.TreeItems.
  */
+import { holdLimitText } from '../peer/state/holdLimit'
 import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { peerSuffix } from '../peer/state/peerNames'
@@ -168,6 +169,8 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
   else if (leaf.status === 'blocked') description = `blocked: ${leaf.blocked_by ?? 'a dependency failed'}`
+  // DESIGN §5: its last claim round ended at the hold limit; say who held it, as the report does.
+  if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   return {
     id: leaf.id,
     label: ctx.answer === true ? 'Final answer' : firstLine(leaf.text, LABEL_MAX),
@@ -261,6 +264,10 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)
   if (leaf.depends_on.length > 0 && ctx.answer !== true) out.push(`- Builds on: ${leaf.depends_on.map(code).join(', ')}`)
   if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
+  if (leaf.held_out !== null && leaf.status !== 'claimed') {
+    const text = holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))
+    out.push(`- ${escapeMarkdown(text[0]?.toUpperCase() + text.slice(1))}: that round reached the hold limit, so any executor may claim it again`)
+  }
   if (leaf.status === 'claimed' && leaf.model_wait !== null) {
     const text = modelWaitText(leaf.model_wait)
     out.push(`- $(watch) ${text[0]?.toUpperCase()}${text.slice(1)}: the executor's model request has not been answered yet`)

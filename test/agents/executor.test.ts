@@ -16,6 +16,7 @@ import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
+import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, winningSplit, type LeafView } from '../../src/peer/state/tree'
 import { leavesOf } from '../../src/views/planModel'
 import type { StandinRequest } from '../support/llm-standin'
@@ -483,4 +484,28 @@ test('ranked claims with quick calls: each leaf is claimed once, by its ranked e
   const kinds = busiest.map((env) => env.kind)
   assert.ok(kinds.length >= 4, `the busier executor ran at least two leaves: ${kinds.join(' ')}`)
   assert.deepEqual(kinds.slice(0, 2), ['claim', 'claim'], `its second claim went out before its first result: ${kinds.join(' ')}`)
+})
+
+test('an executor whose own round reaches the hold limit aborts its call and publishes nothing; the tree says who held it (DESIGN §5)', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const { user, nodes } = await seedLeaves(w, ['Compare rail passes'], ['can_write_text'])
+  const node = nodes[0]!
+  const maxHoldMs = 1500
+  // Longer than the hold limit: the renewals keep the lease until the limit ends the round.
+  w.standin.respondWith(() => ({ text: 'too late', latencyMs: 20_000 }))
+  const e = await w.agent('executor', { maxHoldMs })
+  startExec(w, e)
+  const gaveUp = await waitUntil('the call aborted at the hold limit', () => e.records.find((r) => typeof r.reason === 'string' && r.reason.includes('the hold limit')), 8000)
+  assert.equal(gaveUp.reason, 'held 1.5 s without a result by this executor (the hold limit)')
+  assert.deepEqual([gaveUp.calls_started, gaveUp.calls_aborted, gaveUp.results], [1, 1, 0])
+  assert.equal(user.state.resultsFor(node.node_id).length, 0)
+  const first = leafClaims(e.peer)[0]!
+  const renewedUpTo = Math.max(...leafRenewals(e.peer).filter((r) => r.claimed_at === first.claimed_at).map((r) => parseTimestamp(r.renewed_at)))
+  assert.ok(renewedUpTo <= parseTimestamp(first.claimed_at) + maxHoldMs * 1000, 'no renewal past the limit')
+  // Between the limit and its next claim the tree (with the same limit) shows the round held out.
+  const atLimit = parseTimestamp(first.claimed_at) + maxHoldMs * 1000 + 1
+  const leaf = buildTree(new PlanState([...user.state.envelopes()].filter((env) => env.kind !== 'claim' || env.body.claimed_at === first.claimed_at)), { nowUs: atLimit, settleMs: FAST.settleMs, maxHoldMs })
+    .flatMap((r) => leavesOf(r)).find((l) => l.id === node.node_id)
+  assert.deepEqual(leaf?.held_out, { holder: e.peer.peerId, held_ms: maxHoldMs })
 })

@@ -72,7 +72,7 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
     for (const flag of ['--role', '--port', '--host', '--identity', '--data-dir', '--capabilities', '--submit-goal', '--bootstrap', '--no-mdns', '--swarm', '--swarm-key', '--max-depth', '--min-splits', '--max-splits', '--llm', '--model', '--llm-base-url', '--report-file', '--log-format', '-v, --verbose',
-      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete',
+      '--accept-timeout-ms', '--quorum', '--min-score', '--lease-ms', '--settle-ms', '--settle-max-ms', '--max-concurrent-leaves', '--sync-grace-ms', '--announce-interval-ms', '--mdns-interval-ms', '--root-split-count', '--max-reproposals', '--name', '--exit-when-complete', '--max-hold-ms',
       '--budget-calls', '--budget-tokens', '--cancel-goal',
       '--sandbox-wall-ms', '--sandbox-cpu-s', '--sandbox-memory-mb', '--sandbox-max-procs', '--sandbox-output-bytes', '--sandbox-work-dir-mb', '--dashboard-port', '--dashboard-host']) {
       assert.ok(r.stdout.includes(flag), `help mentions ${flag}`)

@@ -5,7 +5,7 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/peer/state/tree'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { PeerProcess, TestSwarm } from '../support/peers'
@@ -53,20 +53,23 @@ export async function startStandin (responder?: (req: StandinRequest) => Standin
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }
 
-/** The plan tree as `peer` holds it now. */
-export function treeOf (peer: PeerProcess, nowUs = nowMicros()): GoalView[] {
-  return buildTree(new PlanState(peer.envelopes.values()), { nowUs, settleMs: SETTLE_MS })
+/**
+ * The plan tree as `peer` holds it now. `opts` carries the claim-rule flags the peers were
+ * started with when a test changes them (say --max-hold-ms): the rule reads them.
+ */
+export function treeOf (peer: PeerProcess, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
+  return buildTree(new PlanState(peer.envelopes.values()), { settleMs: SETTLE_MS, ...opts, nowUs })
 }
 
-export function progressOf (peer: PeerProcess, goalId: string): PlanProgress | undefined {
-  const root = treeOf(peer).find((r) => r.id === goalId)
+export function progressOf (peer: PeerProcess, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {
+  const root = treeOf(peer, nowMicros(), opts).find((r) => r.id === goalId)
   return root === undefined ? undefined : planProgress(root)
 }
 
 /** Waits until `peer` holds the goal's complete plan (every leaf done or failed). */
-export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 60_000): Promise<PlanProgress> {
-  await peer.waitFor(() => progressOf(peer, goalId)?.complete === true, `the complete plan of ${goalId}`, timeoutMs)
-  return progressOf(peer, goalId) as PlanProgress
+export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 60_000, opts: Omit<TreeOptions, 'nowUs'> = {}): Promise<PlanProgress> {
+  await peer.waitFor(() => progressOf(peer, goalId, opts)?.complete === true, `the complete plan of ${goalId}`, timeoutMs)
+  return progressOf(peer, goalId, opts) as PlanProgress
 }
 
 

@@ -5,16 +5,24 @@
  *     every peer's tree and counted as `unauthorized_result`; the real executor runs each leaf
  *     once and its results are the ones shown;
  * (2) a claim dated an hour ahead, delivered by anti-entropy sync only (never gossiped), is
- *     refused as clock_skew by every peer and the leaves still complete.
+ *     refused as clock_skew by every peer and the leaves still complete;
+ * (3) a claim on a leaf made before the leaf it depends on is done, renewed every 4 s without a
+ *     result, holds nothing: the executor runs the leaf once its dependency is done, once;
+ * (4) a result for that leaf published before its dependency's result is never shown as done:
+ *     every tree shows the executor's result.
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClaimMsg, ResultMsg } from '../../src/peer/protocol/schemas'
+import type { ClaimMsg, LeaseRenewal, ResultMsg } from '../../src/peer/protocol/schemas'
+import { scoreReply, type StandinRequest } from '../support/llm-standin'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
+
+const progressComplete = (root: GoalView): boolean => planProgress(root).complete
 import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -28,6 +36,24 @@ async function injected (inj: PeerProcess, msg: Record<string, unknown>): Promis
 }
 
 /** A plan waiting for executors: observer, decomposer, two scorers, the injector; no executor yet. */
+/** Two leaves, the second needing the first's result (DESIGN §11). */
+const CHAIN = ['Pick the travel dates', 'Book flights for those dates']
+
+/** A stand-in whose decomposer splits the goal into CHAIN, B depending on A; the rest as the demo model. */
+async function chainStandin (): ReturnType<typeof startStandin> {
+  return await startStandin((req: StandinRequest) => {
+    if (req.purpose === 'decompose') return { json: { subgoals: CHAIN, rationale: 'dates first, then flights', depends_on: [[], [1]] } }
+    if (req.purpose === 'score') return scoreReply(req, 0.9)
+    return null
+  })
+}
+
+/** The live leaf of `peer`'s tree whose text is `text`. */
+function leafOf (peer: PeerProcess, goalId: string, text: string): LeafView | undefined {
+  const root = treeOf(peer).find((r) => r.id === goalId)
+  return root === undefined ? undefined : liveLeaves(root).find((l) => l.text === text)
+}
+
 async function planWithoutExecutors (swarm: TestSwarm, args: string[]): Promise<{ observer: PeerProcess, inj: PeerProcess, others: PeerProcess[], goalId: string, leaves: Array<{ id: string, goal_id: string, text: string }> }> {
   const observer = await swarm.start({ role: 'observer', name: 'observer', args })
   const inj = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', role: 'observer', args, readyTimeoutMs: 60_000 })
@@ -120,4 +146,81 @@ test('(2) a claim dated an hour ahead, delivered by sync only, is refused by eve
   // The executor got them by its own sync with the injector and refused them as well.
   await ex.waitFor(() => ex.drops('clock_skew') >= future.length, 'the executor refused the future claims', 20_000)
   assert.ok(![...ex.envelopes.values()].some((e) => e.kind === 'claim' && e.body.claimer_peer === inj.peerId))
+})
+
+test('(3) a claim made before its dependency is done and renewed every 4 s holds nothing: the executor runs the leaf once it is claimable', async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await chainStandin()
+  const attack: { renewing?: NodeJS.Timeout } = {}
+  t.after(async () => { clearInterval(attack.renewing); await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const { observer, inj, others, goalId, leaves } = await planWithoutExecutors(swarm, args)
+  const b = leaves.find((l) => l.text === CHAIN[1])!
+
+  // The earliest claim on B by far, so under the plain claim rule it would win and hold B.
+  const squat: ClaimMsg = { node_id: b.id, goal_id: b.goal_id, claimer_peer: inj.peerId, claimed_at: formatTimestamp(nowMicros()), capability: 'can_write_text', lease_ms: 5000 }
+  const key = (await injected(inj, { type: 'inject-publish', kind: 'claim', body: squat })).key as string
+  for (const p of [observer, ...others]) await p.waitForKeys([key], 'the squatter\'s claim', 20_000)
+  const renew = (): void => {
+    const body: LeaseRenewal = { node_id: b.id, goal_id: b.goal_id, claimer_peer: inj.peerId, claimed_at: squat.claimed_at, renewed_at: formatTimestamp(nowMicros()) }
+    // A failed renewal (the injector stopping at the end) only ends the attack.
+    inj.request({ type: 'inject-publish', kind: 'renew', body }, 20_000).catch(() => {})
+  }
+  attack.renewing = setInterval(renew, 4000)
+
+  const ex = await swarm.start({ role: 'executor', name: 'ex', args })
+  const p = await waitComplete(observer, goalId, 90_000)
+  assert.deepEqual([p.done, p.failed], [2, 0])
+  // The squatter was still renewing while the plan completed.
+  assert.ok([...observer.envelopes.values()].some((e) => e.kind === 'renew' && e.body.claimer_peer === inj.peerId), 'the squatter renewed')
+  for (const peer of [observer, ...others, ex]) {
+    await waitComplete(peer, goalId, 20_000)
+    assert.equal(leafOf(peer, goalId, CHAIN[1]!)?.executor, ex.peerId, `${peer.name}: the executor ran the dependent leaf`)
+  }
+  // One model request per leaf, and the one synthesis.
+  assert.deepEqual(executedTasks(standin).sort(), [...CHAIN].sort())
+  assert.equal(standin.requests.filter((r) => r.purpose === 'synthesize').length, 1)
+})
+
+test('(4) a result published before its dependency\'s result is never shown as done; every tree shows the executor\'s result', async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await chainStandin()
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const { observer, inj, others, goalId, leaves } = await planWithoutExecutors(swarm, args)
+  const b = leaves.find((l) => l.text === CHAIN[1])!
+
+  const at = nowMicros()
+  const squat: ClaimMsg = { node_id: b.id, goal_id: b.goal_id, claimer_peer: inj.peerId, claimed_at: formatTimestamp(at), capability: 'can_write_text', lease_ms: 15_000 }
+  const early: ResultMsg = { node_id: b.id, goal_id: b.goal_id, executor_peer: inj.peerId, success: true, output: 'SQUATTED: flights before any dates',
+    output_sha256: null, output_bytes: 34, attempts: 1, finished_at: formatTimestamp(at + 1000) }
+  const keys = [(await injected(inj, { type: 'inject-publish', kind: 'claim', body: squat })).key as string,
+    (await injected(inj, { type: 'inject-publish', kind: 'result', body: early })).key as string]
+  for (const p of [observer, ...others]) {
+    await p.waitForKeys(keys, 'the squatter\'s claim and result', 20_000)
+    await p.waitFor(() => p.drops('unauthorized_result') === 1, `${p.name}: the early result is ignored`, 20_000)
+    assert.notEqual(leafOf(p, goalId, CHAIN[1]!)?.status, 'done')
+  }
+
+  const ex = await swarm.start({ role: 'executor', name: 'ex', args })
+  // Every state the observer's tree passes through on the way: B is never done by the squatter.
+  const doneBy = new Set<string | null>()
+  await observer.waitFor(() => {
+    const l = leafOf(observer, goalId, CHAIN[1]!)
+    if (l?.status === 'done') doneBy.add(l.executor)
+    const root = treeOf(observer).find((r) => r.id === goalId)
+    return root !== undefined && progressComplete(root)
+  }, 'the plan complete', 90_000)
+  assert.deepEqual([...doneBy], [ex.peerId])
+  for (const peer of [observer, ...others, ex]) {
+    await waitComplete(peer, goalId, 20_000)
+    const l = leafOf(peer, goalId, CHAIN[1]!)
+    assert.deepEqual([l?.status, l?.executor], ['done', ex.peerId], `${peer.name}`)
+    assert.doesNotMatch(l?.output ?? '', /SQUATTED/)
+  }
+  // B's result came after A's: the squatter's finished first and counts nowhere.
+  const results = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'result' ? [e.body] : []))
+  const aResult = results.find((r) => r.node_id === leaves.find((l) => l.text === CHAIN[0])!.id)!
+  assert.ok(early.finished_at < aResult.finished_at, 'the squatter\'s result predates its input\'s')
+  assert.deepEqual(executedTasks(standin).sort(), [...CHAIN].sort())
 })

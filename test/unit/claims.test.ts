@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLAIM_TOLERANCE_MS, SETTLE_WINDOW_MS, claimWithinTolerance, leaseEnd, resolveClaims, type LeaseState } from '../../src/peer/protocol/claims'
+import { CLAIM_TOLERANCE_MS, DEFAULT_MAX_HOLD_MS, SETTLE_WINDOW_MS, claimRounds, claimStamp, claimWithinTolerance, leaseEnd, resolveClaims, stampWithinTolerance, wonRoundAt, type LeaseState } from '../../src/peer/protocol/claims'
+import { LIMITS } from '../../src/peer/protocol/limits'
 import { T0, claim, ms, renewal, sec } from '../support/fixtures'
 
 const NODE = '00000000000000aa'
@@ -47,7 +48,7 @@ describe('resolveClaims (DESIGN §5)', () => {
     assert.equal(resolveClaims([a], [], T0 + sec(2) - 1, 2000).state, 'settling')
     assert.equal(resolveClaims([a], [], T0 + sec(2), 2000).state, 'held')
     assert.equal(resolveClaims([a], [], T0 + sec(15) - 1).state, 'held')
-    assert.deepEqual(resolveClaims([a], [], T0 + sec(15)), { state: 'lapsed', lastHolder: a })
+    assert.deepEqual(resolveClaims([a], [], T0 + sec(15)), { state: 'lapsed', lastHolder: a, capped: false })
   })
 
   it('is settling also before the claim time (a claim slightly in the future)', () => {
@@ -126,7 +127,7 @@ describe('resolveClaims (DESIGN §5)', () => {
       assert.equal(holderOf(resolveClaims(order, [], T0 + sec(10))), 'ex-a')
       assert.deepEqual(resolveClaims(order, [], T0 + sec(17), 2000), { state: 'settling', holder: after, leaseUntilUs: T0 + sec(31) })
       assert.equal(resolveClaims(order, [], T0 + sec(18), 2000).state, 'held')
-      assert.deepEqual(resolveClaims(order, [], T0 + sec(31)), { state: 'lapsed', lastHolder: after })
+      assert.deepEqual(resolveClaims(order, [], T0 + sec(31)), { state: 'lapsed', lastHolder: after, capped: false })
     }
   })
 
@@ -138,13 +139,13 @@ describe('resolveClaims (DESIGN §5)', () => {
 
   it('is lapsed, naming the last holder, when every round ran out', () => {
     const claims = [c('ex-a', T0), c('ex-b', T0 + sec(16)), c('ex-c', T0 + sec(40))]
-    assert.deepEqual(resolveClaims(claims, [], T0 + sec(100)), { state: 'lapsed', lastHolder: claims[2] })
+    assert.deepEqual(resolveClaims(claims, [], T0 + sec(100)), { state: 'lapsed', lastHolder: claims[2], capped: false })
   })
 
   it('treats a claim exactly at the previous lease end as part of the old round', () => {
     const a = c('ex-a', T0)
     const b = c('ex-b', T0 + sec(15))
-    assert.deepEqual(resolveClaims([a, b], [], T0 + sec(16)), { state: 'lapsed', lastHolder: a })
+    assert.deepEqual(resolveClaims([a, b], [], T0 + sec(16)), { state: 'lapsed', lastHolder: a, capped: false })
   })
 
   it('uses each claim’s own lease length', () => {
@@ -162,10 +163,75 @@ describe('resolveClaims (DESIGN §5)', () => {
       assert.equal(holderOf(resolveClaims(order, r, T0 + sec(25))), 'ex-a')
       // d is known (its clock runs ahead): the leaf is settling on d, not free
       assert.equal(holderOf(resolveClaims(order, r, T0 + sec(28))), 'ex-d')
-      assert.deepEqual(resolveClaims(order.filter((x) => x !== d), r, T0 + sec(28)), { state: 'lapsed', lastHolder: a })
+      assert.deepEqual(resolveClaims(order.filter((x) => x !== d), r, T0 + sec(28)), { state: 'lapsed', lastHolder: a, capped: false })
       assert.equal(resolveClaims(order, r, T0 + sec(31), 2000).state, 'settling')
       assert.equal(resolveClaims(order, r, T0 + sec(31)).state, 'held')
       assert.deepEqual(resolveClaims(order, r, T0 + sec(33)), { state: 'held', holder: d, leaseUntilUs: T0 + sec(45) })
     }
+  })
+})
+
+describe('claims before the task is claimable (DESIGN §5)', () => {
+  it('a claim dated before the claimable instant does not count, nor do its renewals; one at or after it does', () => {
+    const early = c('squatter', T0 + sec(1), 5000)
+    const renewals = [3, 7, 11, 15, 19].map((t) => renewal(early, T0 + sec(t)))
+    const honest = c('ex-1', T0 + sec(12) + 1)
+    const since = { claimableSinceUs: T0 + sec(12) }
+    assert.deepEqual(claimRounds([early], renewals, T0 + sec(20), CLAIM_TOLERANCE_MS, since), [])
+    assert.deepEqual(resolveClaims([early], renewals, T0 + sec(20), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, since), { state: 'unclaimed' })
+    assert.equal(holderOf(resolveClaims([early, honest], renewals, T0 + sec(13), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, since)), 'ex-1')
+    // Without the rule the squatter's early claim would hold the leaf all along.
+    assert.equal(holderOf(resolveClaims([early, honest], renewals, T0 + sec(13))), 'squatter')
+    assert.equal(claimRounds([c('ex-1', T0 + sec(12))], [], T0 + sec(13), CLAIM_TOLERANCE_MS, since).length, 1, 'at the instant itself it counts')
+    assert.deepEqual(claimRounds([honest], [], T0 + sec(13), CLAIM_TOLERANCE_MS, { claimableSinceUs: Infinity }), [], 'not claimable yet: nothing counts')
+  })
+
+  it('a result inside a round of claims made too early has no authority', () => {
+    const early = c('squatter', T0 + sec(1))
+    const since = { claimableSinceUs: T0 + sec(12) }
+    const rounds = claimRounds([early], [], T0 + sec(20), CLAIM_TOLERANCE_MS, since)
+    assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(5)), false, 'finished before its input existed')
+    assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(14)), false, 'finished later, still inside the early round')
+    assert.equal(wonRoundAt(claimRounds([early], [], T0 + sec(20)), 'squatter', T0 + sec(5)), true, 'without dependencies it would count')
+  })
+
+  it('an honest claim is stamped just after the claimable instant when that is ahead of its clock, within half the tolerance', () => {
+    assert.equal(claimStamp(T0, null), T0)
+    assert.equal(claimStamp(T0 + sec(3), T0 + sec(1)), T0 + sec(3))
+    assert.equal(claimStamp(T0, T0 + sec(1)), T0 + sec(1) + 1)
+    assert.equal(stampWithinTolerance(T0, T0 + ms(CLAIM_TOLERANCE_MS / 2) - 1), true)
+    assert.equal(stampWithinTolerance(T0, T0 + ms(CLAIM_TOLERANCE_MS / 2)), false)
+    // Such a claim passes the live time rule at a receiver whose clock is up to half the tolerance behind ours.
+    const stamped = claimStamp(T0, T0 + sec(2))
+    assert.equal(claimWithinTolerance(stamped, T0 - ms(CLAIM_TOLERANCE_MS / 2) + sec(0.5)), true)
+  })
+})
+
+describe('the hold limit of a round (DESIGN §5)', () => {
+  it('renewals extend a lease only up to claimed_at + max hold; then the round ends and a later claim wins the next', () => {
+    const squat = c('squatter', T0, 5000)
+    const renewals = Array.from({ length: 30 }, (_, i) => renewal(squat, T0 + sec(2 * (i + 1))))
+    const hold = { maxHoldMs: 20_000 }
+    assert.equal(leaseEnd(squat, renewals, 20_000), T0 + sec(20))
+    assert.equal(leaseEnd(squat, renewals), T0 + sec(65), 'the default limit is far beyond this')
+    const during = c('ex-1', T0 + sec(19))
+    const after = c('ex-2', T0 + sec(20) + 1)
+    const rounds = claimRounds([squat, during, after], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold)
+    assert.deepEqual(rounds.map((r) => [r.winner.claimer_peer, r.capped]), [['squatter', true], ['ex-2', false]])
+    assert.equal(holderOf(resolveClaims([squat, during, after], renewals, T0 + sec(25), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold)), 'ex-2')
+    assert.deepEqual(resolveClaims([squat], renewals, T0 + sec(21), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold), { state: 'lapsed', lastHolder: squat, capped: true })
+    assert.equal(resolveClaims([squat], renewals, T0 + sec(19), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold).state, 'held')
+    // A result after the limit belongs to the next round, whoever won it.
+    assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(22)), false)
+  })
+
+  it('a lease that lapses on its own before the limit is not capped', () => {
+    const a = c('ex-1', T0, 5000)
+    assert.deepEqual(resolveClaims([a], [renewal(a, T0 + sec(2))], T0 + sec(8), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, { maxHoldMs: 20_000 }), { state: 'lapsed', lastHolder: a, capped: false })
+  })
+
+  it('the default limit is the default LLM timeout x its attempts + a minute: 540 s', () => {
+    assert.equal(DEFAULT_MAX_HOLD_MS, LIMITS.llmTimeoutMs.default * 4 + 60_000)
+    assert.equal(DEFAULT_MAX_HOLD_MS, 540_000)
   })
 })

@@ -14,7 +14,9 @@ import { claimableSyntheses, dependencyResults, leafReady, synthesisInputs } fro
 import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
-import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
+import { claimableSince, taskOutcome } from '../../src/peer/state/dependencies'
+import { holdLimitText } from '../../src/peer/state/holdLimit'
+import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, renewal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
 const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates', 'Book hotels near the airports'], 'peer-dec-1', { dependsOn: [[], [0], [1]] })
@@ -184,7 +186,8 @@ describe('synthesis and dependency prompts (DESIGN §11)', () => {
   it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
     const sid = synthesisId(g.goal_id, chain.proposal_id)
     const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), live,
-      ...done(C, T0 + sec(12), 'hotels: Narita'), ...done(A, T0 + sec(13), 'dates: 1-14 April'), ...done(B, T0 + sec(14), 'flights: NH 10')])
+      // Listed out of order; in a chain each claim follows its input's result (DESIGN §5).
+      ...done(C, T0 + sec(14), 'hotels: Narita'), ...done(A, T0 + sec(12), 'dates: 1-14 April'), ...done(B, T0 + sec(13), 'flights: NH 10')])
     const [task] = claimableSyntheses(state, NOW)
     assert.equal(task?.node_id, sid)
     const input = synthesisInputs(state, task!, NOW)
@@ -215,5 +218,66 @@ describe('synthesis and dependency prompts (DESIGN §11)', () => {
     assert.equal(leafReady(state, nodeC, NOW), false)
     assert.deepEqual(dependencyResults(state, nodeB, NOW), [{ title: 'Pick the dates', output: 'April' }])
     assert.equal(childId(g.goal_id, chain.proposal_id, 1, chain.subgoals[1]!), B)
+  })
+})
+
+describe('a claim counts only once its task is claimable (DESIGN §5, §11)', () => {
+  const squat = claim(B, g.goal_id, 'peer-squat', T0 + sec(2), 5000)
+  // Renewed every 4 s from before A was done until now: without the rule it would hold B throughout.
+  const squatRenewals = [5, 9, 13, 17].map((t) => envelopeOf('renew', renewal(squat, T0 + sec(t))))
+  const base = (extra: AnyEnvelope[]): PlanState => new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), live, ...extra])
+
+  it('a claim made before its dependency finished does not hold the leaf: once A is done, B is open to honest executors', () => {
+    let root = tree([envelopeOf('claim', squat), ...squatRenewals])
+    assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).claimer], ['waiting', null], 'waiting, and not claimed by the squatter')
+    const state = base([envelopeOf('claim', squat), ...squatRenewals, ...done(A, T0 + sec(12))])
+    assert.deepEqual(claimableSince(state, B, NOW), { open: true, sinceUs: T0 + sec(12) })
+    assert.deepEqual(claimableSince(state, C, NOW), { open: false, sinceUs: null })
+    assert.deepEqual(claimableSince(state, A, NOW), { open: true, sinceUs: null }, 'no dependency')
+    assert.equal(taskOutcome(state, B, NOW).lease.state, 'unclaimed')
+    root = tree([envelopeOf('claim', squat), ...squatRenewals, ...done(A, T0 + sec(12))])
+    assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).claimer], ['pending_execution', null])
+    assert.equal(leafReady(state, promptNode(split, 1, [A]), NOW), true)
+  })
+
+  it('a result published before its input\'s result has no authority; the honest executor\'s result is the one shown', () => {
+    const early = envelopeOf('result', result(B, g.goal_id, 'peer-squat', { at: T0 + sec(5), output: 'made up before the dates existed' }))
+    let root = tree([envelopeOf('claim', squat), early, ...done(A, T0 + sec(12))])
+    assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).executor], ['pending_execution', null], 'never shown as done')
+    assert.equal(leafAt(root, 2).status, 'waiting', 'and nothing after it runs on it')
+    const state = base([envelopeOf('claim', squat), early, ...done(A, T0 + sec(12))])
+    assert.deepEqual(taskOutcome(state, B, NOW).unauthorized.map((r) => r.executor_peer), ['peer-squat'])
+    // The honest claim comes after A's result; its result counts and is the one shown.
+    const honest = [envelopeOf('claim', claim(B, g.goal_id, 'peer-ex-1', T0 + sec(12) + 1)), envelopeOf('result', result(B, g.goal_id, 'peer-ex-1', { at: T0 + sec(14), output: 'flights: NH 10' }))]
+    root = tree([envelopeOf('claim', squat), early, ...done(A, T0 + sec(12)), ...honest])
+    assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).executor, leafAt(root, 1).output], ['done', 'peer-ex-1', 'flights: NH 10'])
+    assert.equal(leafAt(root, 2).status, 'pending_execution')
+  })
+
+  it('a synthesis claimed before its last child finished does not count; one claimed after does', () => {
+    const sid = synthesisId(g.goal_id, chain.proposal_id)
+    const parts = [...done(A, T0 + sec(12)), ...done(B, T0 + sec(13)), ...done(C, T0 + sec(16))]
+    const tooEarly = [envelopeOf('claim', claim(sid, g.goal_id, 'peer-squat', T0 + sec(15))), envelopeOf('result', result(sid, g.goal_id, 'peer-squat', { at: T0 + sec(17), output: 'early answer' }))]
+    let root = tree([...parts, ...tooEarly])
+    assert.equal(root.synthesis?.status, 'pending_execution')
+    assert.deepEqual(claimableSince(base(parts), sid, NOW), { open: true, sinceUs: T0 + sec(16) })
+    root = tree([...parts, ...tooEarly, ...done(sid, T0 + sec(18), 'the final answer')])
+    assert.deepEqual([root.synthesis?.status, root.synthesis?.output], ['done', 'the final answer'])
+  })
+
+  it('a round held to the limit without a result ends; the leaf says who held it and for how long', () => {
+    const hog = claim(A, g.goal_id, 'peer-squat', T0 + sec(1), 5000)
+    const renewals = [4, 8, 12, 16].map((t) => envelopeOf('renew', renewal(hog, T0 + sec(t))))
+    const build = (extra: AnyEnvelope[], maxHoldMs: number): LeafView => {
+      const [root] = buildTree(base([envelopeOf('claim', hog), ...renewals, ...extra]), { nowUs: NOW, maxHoldMs })
+      return (root as GoalView).children[0] as LeafView
+    }
+    assert.deepEqual([build([], 60_000).status, build([], 60_000).held_out], ['claimed', null])
+    const leaf = build([], 10_000)
+    assert.deepEqual([leaf.status, leaf.claimer, leaf.held_out], ['pending_execution', 'peer-squat', { holder: 'peer-squat', held_ms: 10_000 }])
+    assert.equal(holdLimitText(leaf.held_out!, (p) => p.replace('peer-', '')), 'held 10 s without a result by squat')
+    // An honest claim after the limit wins the next round.
+    const next = build([envelopeOf('claim', claim(A, g.goal_id, 'peer-ex-1', T0 + sec(11.5)))], 10_000)
+    assert.deepEqual([next.status, next.claimer, next.held_out], ['claimed', 'peer-ex-1', null])
   })
 })

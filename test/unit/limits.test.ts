@@ -56,6 +56,17 @@ describe('limits and defaults', () => {
     }
   })
 
+  it('--max-hold-ms (CLI only) takes its range from LIMITS; the default is the 540 s hold limit (DESIGN §5)', () => {
+    const r = LIMITS.maxHoldMs
+    for (const [v, ok] of [[r.min, true], [r.max, true], [r.min - 1, false], [r.max + 1, false]] as const) {
+      assert.equal(parseCli(['--role', 'executor', '--max-hold-ms', String(v)], quiet).kind === 'run', ok, `--max-hold-ms ${v}`)
+    }
+    const cli = parseCli(['--role', 'executor'], quiet)
+    assert.equal(cli.kind === 'run' ? cli.config.maxHoldMs : null, 540_000)
+    const set = parseCli(['--role', 'executor', '--max-hold-ms', '6000'], quiet)
+    assert.equal(set.kind === 'run' ? set.config.maxHoldMs : null, 6000)
+  })
+
   it('--max-depth 0 is refused: no decomposer would split the root goal, so the plan would never start', () => {
     let err = ''
     assert.deepEqual(parseCli(['--role', 'observer', '--max-depth', '0'], { ...quiet, err: (s) => { err += s } }), { kind: 'exit', code: 2 })

@@ -13,6 +13,9 @@ import { messageKey } from '../../src/peer/protocol/envelope'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { PlanState } from '../../src/peer/state/planState'
 import { leafOutcome } from '../../src/peer/state/leafOutcome'
+import { claimableSince, taskOutcome } from '../../src/peer/state/dependencies'
+import { synthesisId } from '../../src/peer/protocol/ids'
+import { claimRounds, CLAIM_TOLERANCE_MS } from '../../src/peer/protocol/claims'
 import { buildTree, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import {
   T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, evidenceOf, failure, ms, promptNode, proposal, renewal, result, rootGoal, score, sec
@@ -367,6 +370,62 @@ describe('properties of the decision rules (DESIGN §3, §5)', () => {
         const o = leafOutcome(b, nodeId, nowUs)
         assert.deepEqual(o.results.map((r) => r.executor_peer), ['ex-1'])
         assert.ok(o.unauthorized.length >= 1 && o.unauthorized.every((r) => r.executor_peer.startsWith('evil')))
+      }
+    ), { numRuns: RUNS * 2 })
+  })
+
+  it('claimable-since and the hold limit give one outcome for any order and repetition of claims, renewals and results (DESIGN §5)', () => {
+    const g = rootGoal()
+    const p = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'dec-1', { dependsOn: [[], [0]] })
+    const split = accepted(p)
+    const [a, b] = split.children.map((c) => c.child_id) as [string, string]
+    const sid = synthesisId(g.goal_id, p.proposal_id)
+    const tasks = [a, b, sid]
+    const MAX_HOLD_MS = 8000
+    const opts = { maxHoldMs: MAX_HOLD_MS }
+    const base: AnyEnvelope[] = [envelopeOf('goal', g), ...acceptedEnvelopes(split), envelopeOf('capability', capability('ex-1', T0 + sec(20)))]
+    const step = fc.oneof(
+      fc.record({ t: fc.constant('claim' as const), task: fc.nat(2), by: peer(['ex-1', 'ex-2', 'squat']), dtMs: fc.nat(30_000), lease: fc.constantFrom(2000, 5000) }),
+      fc.record({ t: fc.constant('renew' as const), claim: fc.nat(), dtMs: fc.nat(6000) }),
+      fc.record({ t: fc.constant('result' as const), task: fc.nat(2), by: peer(['ex-1', 'ex-2', 'squat']), dtMs: fc.nat(30_000), success: fc.boolean() })
+    )
+    const envsArb = fc.array(step, { maxLength: 16 }).map((steps) => {
+      const claims: ClaimMsg[] = []
+      const envs: AnyEnvelope[] = [...base]
+      for (const st of steps) {
+        if (st.t === 'claim') {
+          const c = claim(tasks[st.task]!, g.goal_id, st.by, T0 + ms(st.dtMs), st.lease)
+          claims.push(c)
+          envs.push(envelopeOf('claim', c))
+        } else if (st.t === 'renew') {
+          const c = claims[st.claim % Math.max(1, claims.length)]
+          // A squatter renews far past its lease; honest ones within it.
+          if (c !== undefined) envs.push(envelopeOf('renew', renewal(c, parseTimestamp(c.claimed_at) + ms(st.dtMs))))
+        } else {
+          envs.push(envelopeOf('result', result(tasks[st.task]!, g.goal_id, st.by, { success: st.success, at: T0 + ms(st.dtMs) })))
+        }
+      }
+      return envs
+    })
+    fc.assert(fc.property(
+      envsArb.chain((envs) => fc.tuple(fc.constant(envs), reorderedArb(envs), fc.integer({ min: 0, max: 40_000 }).map((m) => T0 + ms(m)))),
+      ([envs, reordered, nowUs]) => {
+        const x = new PlanState(envs)
+        const y = new PlanState()
+        for (const e of reordered) y.add(e)
+        assert.equal(treeHash(buildTree(y, { nowUs, ...opts })), treeHash(buildTree(x, { nowUs, ...opts })))
+        for (const id of tasks) {
+          const ox = taskOutcome(x, id, nowUs, opts)
+          assert.deepEqual(taskOutcome(y, id, nowUs, opts), ox)
+          const since = claimableSince(x, id, nowUs, opts)
+          const rounds = claimRounds(x.claimsFor(id), x.renewalsFor(id), nowUs, CLAIM_TOLERANCE_MS, { claimableSinceUs: since.open ? since.sinceUs : Infinity, maxHoldMs: MAX_HOLD_MS })
+          for (const r of rounds) assert.ok(r.endUs - r.atUs <= ms(MAX_HOLD_MS), 'no round outlasts the hold limit')
+          // A counted result never finished before the results of its inputs.
+          for (const r of ox.results) assert.ok(since.open && (since.sinceUs === null || parseTimestamp(r.finished_at) >= since.sinceUs))
+        }
+        const shownB = taskOutcome(x, b, nowUs, opts).shown
+        const shownA = taskOutcome(x, a, nowUs, opts).shown
+        if (shownB !== undefined) assert.ok(shownA?.success === true && parseTimestamp(shownB.finished_at) >= parseTimestamp(shownA.finished_at))
       }
     ), { numRuns: RUNS * 2 })
   })

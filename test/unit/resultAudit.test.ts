@@ -9,7 +9,7 @@ import { pino } from 'pino'
 import { DropCounters } from '../../src/peer/net/drops'
 import { ResultAudit } from '../../src/peer/net/resultAudit'
 import { PlanState } from '../../src/peer/state/planState'
-import { accepted, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
 const n = promptNode(accepted(proposal(g.goal_id, ['Book flights'])), 0)
@@ -52,6 +52,24 @@ describe('ResultAudit (DESIGN §5)', () => {
     const c = envelopeOf('claim', claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(15)))
     state.add(c)
     audit.note(c)
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 0)
+    audit.stop()
+  })
+
+  it('re-judges a dependent leaf when its input\'s result arrives: a result held before it starts counting (DESIGN §5)', () => {
+    const { state, audit, drops } = setup()
+    const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'peer-dec-1', { dependsOn: [[], [0]] })
+    const split = accepted(chain)
+    const [a, b] = split.children.map((c) => c.child_id) as [string, string]
+    for (const env of [envelopeOf('goal', g), ...acceptedEnvelopes(split)]) state.add(env)
+    // B's round arrives (say by sync) before A's result: until then B is not claimable, so its result cannot count.
+    const bEnvs = [envelopeOf('claim', claim(b, g.goal_id, 'peer-ex-2', T0 + sec(13))), envelopeOf('result', result(b, g.goal_id, 'peer-ex-2', { at: T0 + sec(14) }))]
+    for (const env of bEnvs) { state.add(env); audit.note(env) }
+    audit.flush()
+    assert.equal(drops.snapshot().unauthorized_result, 1)
+    const aEnvs = [envelopeOf('claim', claim(a, g.goal_id, 'peer-ex-1', T0 + sec(10))), envelopeOf('result', result(a, g.goal_id, 'peer-ex-1', { at: T0 + sec(12) }))]
+    for (const env of aEnvs) { state.add(env); audit.note(env) }
     audit.flush()
     assert.equal(drops.snapshot().unauthorized_result, 0)
     audit.stop()

@@ -26,7 +26,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
   const config = rt.config
   const flow = new FlowLog(rt.bus, rt.drops)
   const bootedAt = Date.now()
-  const treeOpts = { settleMs: config.settleMs, acceptTimeoutMs: config.acceptance.timeoutMs }
+  const treeOpts = { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs }
   let server: DashboardServer
   try {
     server = await startDashboard({

@@ -7,13 +7,16 @@
  *
  * A leaf is re-checked shortly after any message about it, so a legitimate result that a sync
  * delivered before its claim is judged once the whole batch is in; should the claim come even
- * later, the result stops being counted when it does.
+ * later, the result stops being counted when it does. A result also re-checks every leaf with
+ * ignored outcomes: a dependent task's claims count only after its dependencies' results
+ * (DESIGN §5), so one that arrives late can make a held result count.
  */
 import type { Logger } from '../log'
 import { messageKey } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
-import { leafOutcome, type LeafOutcomeOptions } from '../state/leafOutcome'
+import { taskOutcome } from '../state/dependencies'
+import type { LeafOutcomeOptions } from '../state/leafOutcome'
 import type { PlanState } from '../state/planState'
 
 /** Delay between a message about a leaf and the re-check of its outcomes (ms). */
@@ -57,6 +60,7 @@ export class ResultAudit {
     const leaf = leafOf(env)
     if (leaf === null || this.stopped) return
     this.pending.add(leaf)
+    if (env.kind === 'result') for (const k of this.flagged.keys()) this.pending.add(k)
     if (this.timer !== null) return
     this.timer = setTimeout(() => { this.timer = null; this.flush() }, AUDIT_DELAY_MS)
     this.timer.unref()
@@ -86,7 +90,7 @@ export class ResultAudit {
   }
 
   private check (leaf: string, nowUs: Micros): void {
-    const o = leafOutcome(this.deps.state, leaf, nowUs, this.deps.outcome)
+    const o = taskOutcome(this.deps.state, leaf, nowUs, this.deps.outcome)
     const keys = new Set<string>()
     for (const r of o.unauthorized) {
       const key = messageKey({ kind: 'result', body: r })

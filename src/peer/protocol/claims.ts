@@ -4,6 +4,7 @@
  */
 import { compareStrings } from './acceptance'
 import { messageKey } from './envelope'
+import { LIMITS } from './limits'
 import type { ClaimMsg, LeaseRenewal } from './schemas'
 import { msToMicros, parseTimestamp, type Micros } from './time'
 
@@ -17,6 +18,14 @@ export const CLAIM_TOLERANCE_MS = 5000
 export const SETTLE_WINDOW_MS = 100
 /** Default settle window ceiling (ms). */
 export const SETTLE_MAX_MS = 2000
+
+/**
+ * Default longest hold of one claim round (ms, DESIGN §5 "A round's hold is bounded"): the
+ * default LLM request timeout x its attempts + slack, 540 s (protocol/limits.ts maxHoldMs).
+ * Every peer of a swarm must use the same value (`--max-hold-ms`), like the acceptance quorum:
+ * rounds are part of the claim rule.
+ */
+export const DEFAULT_MAX_HOLD_MS = LIMITS.maxHoldMs.default
 
 /**
  * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,
@@ -37,7 +46,8 @@ export function claimWithinTolerance (claimedAtUs: Micros, nowUs: Micros, tolera
  */
 export type LeaseState =
   | { state: 'unclaimed' }
-  | { state: 'lapsed', lastHolder: ClaimMsg }
+  /** `capped`: the last round ended at its hold limit (claimed_at + max hold), not by a lapse. */
+  | { state: 'lapsed', lastHolder: ClaimMsg, capped: boolean }
   | { state: 'settling' | 'held', holder: ClaimMsg, leaseUntilUs: Micros }
 
 interface ParsedClaim { claim: ClaimMsg, at: Micros }
@@ -59,24 +69,31 @@ function orderClaims (claims: readonly ClaimMsg[]): ParsedClaim[] {
 
 /**
  * End of a claim's lease in µs: claimed_at + lease_ms, pushed forward by each renewal of this
- * claim (same claimer_peer and claimed_at) to renewed_at + lease_ms. Renewals are taken in
- * renewed_at order and only count while the lease they extend still runs (renewed_at <= the
- * end so far): a lease that lapsed stays lapsed, so a stalled executor that wakes up and
- * renews cannot take a leaf back from whoever reclaimed it.
+ * claim (same claimer_peer and claimed_at) to renewed_at + lease_ms, never past claimed_at +
+ * `maxHoldMs` (DESIGN §5 "A round's hold is bounded"). Renewals are taken in renewed_at order
+ * and only count while the lease they extend still runs (renewed_at <= the end so far): a
+ * lease that lapsed stays lapsed, so a stalled executor that wakes up and renews cannot take a
+ * leaf back from whoever reclaimed it.
  */
-export function leaseEnd (claim: ClaimMsg, renewals: readonly LeaseRenewal[]): Micros {
+export function leaseEnd (claim: ClaimMsg, renewals: readonly LeaseRenewal[], maxHoldMs: number = DEFAULT_MAX_HOLD_MS): Micros {
+  return holdOf(claim, renewals, maxHoldMs).endUs
+}
+
+/** leaseEnd, and whether the hold limit cut the lease short (a renewal or the lease itself asked for more). */
+function holdOf (claim: ClaimMsg, renewals: readonly LeaseRenewal[], maxHoldMs: number): { endUs: Micros, capped: boolean } {
   const at = parseTimestamp(claim.claimed_at)
   const lease = msToMicros(claim.lease_ms)
+  const cap = at + msToMicros(maxHoldMs)
   const times = renewals
     .filter((r) => r.claimer_peer === claim.claimer_peer && r.node_id === claim.node_id && parseTimestamp(r.claimed_at) === at)
     .map((r) => parseTimestamp(r.renewed_at))
     .sort((a, b) => a - b)
   let end = at + lease
   for (const t of times) {
-    if (t > end) break
+    if (t > end || t > cap) break
     end = Math.max(end, t + lease)
   }
-  return end
+  return end > cap ? { endUs: cap, capped: true } : { endUs: end, capped: false }
 }
 
 /** One claim round of a leaf: its winning claim and the lease that claim held (µs). */
@@ -86,6 +103,22 @@ export interface ClaimRound {
   atUs: Micros
   /** End of the winner's lease with its renewals (leaseEnd). */
   endUs: Micros
+  /** true when the round ended at its hold limit (claimed_at + max hold) rather than by a lapse. */
+  capped: boolean
+}
+
+/**
+ * What makes a claim count in a round beyond its own timestamp (DESIGN §5):
+ * - claimableSinceUs: the task is claimable only since this instant (µs; the latest finished_at
+ *   of the results its dependencies are done by): claims dated before it, and their
+ *   renewals, are ignored. null or absent: no dependency, every claim counts. A task whose
+ *   dependencies are not all done passes `Infinity` (no claim counts yet).
+ * - maxHoldMs: a round ends at its winner's claimed_at + this at the latest, however it renews
+ *   (default DEFAULT_MAX_HOLD_MS).
+ */
+export interface RoundRule {
+  claimableSinceUs?: Micros | null
+  maxHoldMs?: number
 }
 
 /**
@@ -99,27 +132,35 @@ export function notFromFuture (atUs: Micros, nowUs: Micros, toleranceMs: number 
 
 /**
  * The claim rounds of one leaf as seen at `nowUs` (DESIGN §5), oldest first. Claims and
- * renewals dated more than `toleranceMs` after `nowUs` are left out (not live by this clock).
- * Claims are ordered by (claimed_at µs, claimer_peer), a peer's repeated claims with one
+ * renewals dated more than `toleranceMs` after `nowUs` are left out (not live by this clock),
+ * and so are claims dated before `rule.claimableSinceUs` (the task was not claimable
+ * yet). Claims are ordered by (claimed_at µs, claimer_peer), a peer's repeated claims with one
  * claimed_at counting once; round 1 is won by the earliest claim; each later round is won by
- * the earliest claim made after the previous winner's lease ended.
+ * the earliest claim made after the previous winner's lease ended (at the latest at its hold
+ * limit, `rule.maxHoldMs`).
  */
 export function claimRounds (
   claims: readonly ClaimMsg[],
   renewals: readonly LeaseRenewal[],
   nowUs: Micros,
-  toleranceMs: number = CLAIM_TOLERANCE_MS
+  toleranceMs: number = CLAIM_TOLERANCE_MS,
+  rule: RoundRule = {}
 ): ClaimRound[] {
-  const ordered = orderClaims(claims.filter((c) => notFromFuture(parseTimestamp(c.claimed_at), nowUs, toleranceMs)))
+  const since = rule.claimableSinceUs ?? null
+  const maxHoldMs = rule.maxHoldMs ?? DEFAULT_MAX_HOLD_MS
+  const ordered = orderClaims(claims.filter((c) => {
+    const at = parseTimestamp(c.claimed_at)
+    return notFromFuture(at, nowUs, toleranceMs) && (since === null || at >= since)
+  }))
   if (ordered.length === 0) return []
   const live = renewals.filter((r) => notFromFuture(parseTimestamp(r.renewed_at), nowUs, toleranceMs))
   const rounds: ClaimRound[] = []
   let i = 0
   while (i < ordered.length) {
     const winner = ordered[i] as ParsedClaim
-    const end = leaseEnd(winner.claim, live)
-    rounds.push({ winner: winner.claim, atUs: winner.at, endUs: end })
-    while (i < ordered.length && (ordered[i] as ParsedClaim).at <= end) i++
+    const hold = holdOf(winner.claim, live, maxHoldMs)
+    rounds.push({ winner: winner.claim, atUs: winner.at, endUs: hold.endUs, capped: hold.capped })
+    while (i < ordered.length && (ordered[i] as ParsedClaim).at <= hold.endUs) i++
   }
   return rounds
 }
@@ -138,7 +179,7 @@ export function leaseAt (rounds: readonly ClaimRound[], nowUs: Micros, settleMs:
     if (nowUs < r.atUs + settle) return { state: 'settling', holder: r.winner, leaseUntilUs: r.endUs }
     if (nowUs < r.endUs) return { state: 'held', holder: r.winner, leaseUntilUs: r.endUs }
   }
-  return { state: 'lapsed', lastHolder: last.winner }
+  return { state: 'lapsed', lastHolder: last.winner, capped: last.capped }
 }
 
 /**
@@ -166,6 +207,8 @@ export function wonRoundAt (rounds: readonly ClaimRound[], peer: string, atUs: M
  * the state is `settling`; then `held` until the lease end (see `leaseEnd`). When that lease
  * has lapsed, the next round considers only claims made after it ended, and so on. A claim or
  * renewal dated more than `toleranceMs` after `nowUs` is not live yet and blocks nobody.
+ * A task with dependencies is read through state/dependencies.ts taskOutcome, which passes
+ * the `rule` (claimable since, hold limit) every peer derives from the same messages.
  *
  * @param claims claims of one leaf (the caller filters by node_id)
  * @param renewals renewals of that leaf
@@ -177,7 +220,28 @@ export function resolveClaims (
   renewals: readonly LeaseRenewal[],
   nowUs: Micros,
   settleMs: number = SETTLE_WINDOW_MS,
-  toleranceMs: number = CLAIM_TOLERANCE_MS
+  toleranceMs: number = CLAIM_TOLERANCE_MS,
+  rule: RoundRule = {}
 ): LeaseState {
-  return leaseAt(claimRounds(claims, renewals, nowUs, toleranceMs), nowUs, settleMs)
+  return leaseAt(claimRounds(claims, renewals, nowUs, toleranceMs, rule), nowUs, settleMs)
+}
+
+/**
+ * The timestamp (µs) an honest executor stamps its claim with (DESIGN §5): now, or just after
+ * the instant its task became claimable when that is later by this clock (the dependency's
+ * executor's clock ran ahead), so its own claim is never ignored as made before its inputs.
+ * @param sinceUs the task's claimable-since instant, null without dependencies
+ */
+export function claimStamp (nowUs: Micros, sinceUs: Micros | null): Micros {
+  return sinceUs === null ? nowUs : Math.max(nowUs, sinceUs + 1)
+}
+
+/**
+ * true when a claim stamped claimStamp(nowUs, sinceUs) is within half the claim tolerance of
+ * this clock (ms), so receivers whose clock is behind ours by up to the other half still take it
+ * live (claimWithinTolerance). A claimable-since further ahead means the dependency's executor's
+ * clock runs ahead of ours: the claim waits until our clock catches up that far.
+ */
+export function stampWithinTolerance (nowUs: Micros, sinceUs: Micros | null, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
+  return claimStamp(nowUs, sinceUs) - nowUs <= msToMicros(toleranceMs) / 2
 }

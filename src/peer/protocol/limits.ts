@@ -56,6 +56,13 @@ export interface Range { readonly min: number, readonly max: number, readonly de
 
 const int = (min: number, max: number, def: number): Range => ({ min, max, default: def, integer: true })
 
+/** Default LLM retries after the first attempt (--llm-max-retries). */
+export const DEFAULT_LLM_MAX_RETRIES = 3
+/** Default timeout of one LLM request, ms (--llm-timeout-ms). */
+const DEFAULT_LLM_TIMEOUT_MS = 120_000
+/** Slack of the default hold limit over the model's own time: backoffs (1 + 2 + 4 s, +20%), settle window, a sandbox run (10 s). */
+const HOLD_SLACK_MS = 60_000
+
 /**
  * Tunables offered by both the CLI flag and an editor setting (flag / setting):
  * - port: --port / goalSwarm.listenPort; 0 = any free port.
@@ -66,6 +73,7 @@ const int = (min: number, max: number, def: number): Range => ({ min, max, defau
  * - quorum, minScore: --quorum, --min-score / goalSwarm.acceptance.* (acceptance rule, DESIGN §3).
  * - llmTimeoutMs: --llm-timeout-ms / goalSwarm.llm.timeoutMs, ms.
  * - announceIntervalMs: --announce-interval-ms only; announcements state it (heartbeat_ms).
+ * - maxHoldMs: --max-hold-ms only; the longest hold of one claim round (DESIGN §5), ms.
  */
 export const LIMITS = {
   port: int(0, 65535, 0),
@@ -74,11 +82,17 @@ export const LIMITS = {
   maxSplits: int(1, 12, 6),
   quorum: int(1, 64, 2),
   minScore: { min: 0, max: 1, default: 0.6, integer: false },
-  llmTimeoutMs: int(100, 3_600_000, 120_000),
+  llmTimeoutMs: int(100, 3_600_000, DEFAULT_LLM_TIMEOUT_MS),
   /** --announce-interval-ms (CLI only): the capability heartbeat, ms (protocol/liveness.ts). */
   announceIntervalMs: int(100, 3_600_000, 10_000),
   /** --llm-max-retries (CLI only): retries after a model call's first attempt, besides rate-limit retries. */
-  llmMaxRetries: int(0, 20, 3)
+  llmMaxRetries: int(0, 20, DEFAULT_LLM_MAX_RETRIES),
+  /**
+   * --max-hold-ms (CLI only): a claim round ends at claimed_at + this, renewals or not (DESIGN §5).
+   * Default: the longest an honest call takes at the default LLM settings, the request
+   * timeout x its attempts, plus slack: 120 s x (1 + 3) + 60 s = 540 s (9 min).
+   */
+  maxHoldMs: int(1000, 86_400_000, DEFAULT_LLM_TIMEOUT_MS * (DEFAULT_LLM_MAX_RETRIES + 1) + HOLD_SLACK_MS)
 } as const satisfies Record<string, Range>
 
 /**

@@ -23,8 +23,9 @@
  * between modules on every step. The pieces without that state live beside it (settleWindow,
  * syncGate, claimRank, codeRun, synthesis, planGate).
  */
-import { resolveClaims } from '../protocol/claims'
-import { leafOutcome } from '../state/leafOutcome'
+import { CLAIM_TOLERANCE_MS, claimStamp, stampWithinTolerance, type LeaseState } from '../protocol/claims'
+import { claimableSince, TaskMemo, taskOutcome } from '../state/dependencies'
+import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
@@ -138,6 +139,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** What the last look decided and saw (looked). */
   let lastLook = ''
   const planGate = new PlanGate(state, log)
+  /** The claim-rule options every outcome this executor reads is computed with (settle only labels settling vs held). */
+  const outcomeOpts = { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs }
   const standby = new Standby((ms, onDue) => { timers.after(ms, onDue) }, schedule)
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
@@ -205,9 +208,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * true when the leaf has a result that counts: from the winner of the claim round it belongs
    * to (DESIGN §5 result authority). A result from anyone else must not stop the real claimer.
    */
-  function finished (nodeId: string): boolean {
+  function finished (nodeId: string, memo?: TaskMemo): boolean {
     if (state.resultsFor(nodeId).length === 0) return false
-    return leafOutcome(state, nodeId, ctx.now(), { settleMs: config.settleMs }).results.length > 0
+    return taskOutcome(state, nodeId, ctx.now(), outcomeOpts, memo).results.length > 0
+  }
+
+  /**
+   * The lease of a task by the claim rule every peer applies (DESIGN §5): only claims made after
+   * the task became claimable count, and a round ends at its hold limit.
+   */
+  function leaseOf (nodeId: string, memo?: TaskMemo): LeaseState {
+    return taskOutcome(state, nodeId, ctx.now(), outcomeOpts, memo).lease
   }
 
   /** Live leaves with this executor's capabilities and no result, held or not. */
@@ -227,8 +238,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []
     const nowUs = ctx.now()
-    const memo = new Map<string, 'done' | 'failed' | 'open'>()
-    const opts = { settleMs: config.settleMs }
+    const memo = new TaskMemo()
+    const opts = outcomeOpts
     const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
     if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) tasks.push({ node, cap: 'can_write_text' })
     // One window for the whole look: computing it sorts the recent age samples.
@@ -236,12 +247,16 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const standbyMs = STANDBY_WINDOWS * windowMs
     for (const { node, cap } of tasks) {
       if (working.has(node.node_id)) continue
-      if (finished(node.node_id)) { standby.forget(node.node_id); continue }
+      if (finished(node.node_id, memo)) { standby.forget(node.node_id); continue }
       if (cap === null || !caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
       if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
-      const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), nowUs, windowMs)
+      const lease = leaseOf(node.node_id, memo)
       if (lease.state === 'settling' || lease.state === 'held') continue
+      // Its input's executor's clock runs ahead of ours: a claim stamped after that result
+      // would be refused as from the future, so look again once our clock has caught up.
+      const since = claimableSince(state, node.node_id, nowUs, opts, memo).sinceUs
+      if (!stampWithinTolerance(nowUs, since)) { timers.after(Math.max(50, (claimStamp(nowUs, since) - nowUs) / 1000 - CLAIM_TOLERANCE_MS / 2), schedule); continue }
       // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
       if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs, standby.rankKey), me, standbyMs)) continue
       out.push({ node, cap })
@@ -313,12 +328,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     })
   }
 
-  /** The holder of this leaf's current round, or null when nobody holds it. */
-  function holderOf (node: PromptNode): ClaimMsg | null {
-    const lease = resolveClaims(state.claimsFor(node.node_id), state.renewalsFor(node.node_id), ctx.now(), settle.windowMs())
-    return lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
-  }
-
   const isMine = (h: ClaimMsg | null, mine: ClaimMsg): boolean => h !== null && h.claimer_peer === me && h.claimed_at === mine.claimed_at
 
   /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
@@ -327,13 +336,20 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (duplicateOf !== null) return new Lost('a second live process uses this identity')
     if (isCancelled(state, node.goal_id)) return new Lost('the plan was cancelled')
     if (finished(node.node_id)) return new Lost('the leaf has a result already')
-    const h = holderOf(node)
-    if (!isMine(h, mine)) return h === null ? new Lost('the lease lapsed') : new Lost(`lost the claim to ${h.claimer_peer}`, h.claimer_peer)
-    return null
+    const lease = leaseOf(node.node_id)
+    const h = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
+    if (isMine(h, mine)) return null
+    if (h !== null) return new Lost(`lost the claim to ${h.claimer_peer}`, h.claimer_peer)
+    // DESIGN §5: a round ends at its hold limit however it renews; the leaf is open to others again.
+    if (lease.state === 'lapsed' && lease.capped && isMine(lease.lastHolder, mine)) return new Lost(`${holdLimitText({ holder: me, held_ms: config.maxHoldMs }, () => 'this executor')} (the hold limit)`)
+    return new Lost('the lease lapsed')
   }
 
   async function claimAndRun (node: PromptNode, cap: Capability, abort: AbortController, releaseSlot: () => void): Promise<void> {
-    const claimedAtUs = ctx.now()
+    // DESIGN §5: a claim counts only when dated after its task became claimable, by the
+    // finished_at of its inputs' results, whoever's clock stamped them.
+    const nowUs = ctx.now()
+    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, outcomeOpts).sinceUs)
     const mine: ClaimMsg = {
       node_id: node.node_id,
       goal_id: node.goal_id,
@@ -356,6 +372,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     watchers.set(node.node_id, check)
     const waiting: WaitSlot = { current: null }
     const stopRenewing = renewWhileWorking(node, mine, abort.signal, waiting)
+    // The hold limit ends the round without any message arriving: re-check when it is reached.
+    timers.after(Math.max(0, (claimedAtUs + config.maxHoldMs * 1000 - ctx.now()) / 1000) + 1, check)
     check()
     try {
       if (abort.signal.aborted) throw abort.signal.reason
@@ -383,7 +401,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
       // clock and runs the leaf itself, so publishing ours too would make a duplicate.
       if (skewedOut(node)) throw new Lost('clock skew')
-      await publishResult(node, out, w)
+      await publishResult(node, mine, out, w)
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
@@ -444,9 +462,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    */
   function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal, waiting: WaitSlot): () => void {
     let stopped = false
-    let endUs = parseTimestamp(mine.claimed_at) + config.leaseMs * 1000
+    const capUs = parseTimestamp(mine.claimed_at) + config.maxHoldMs * 1000
+    let endUs = Math.min(capUs, parseTimestamp(mine.claimed_at) + config.leaseMs * 1000)
     const next = (): void => {
-      if (stopped || signal.aborted || timers.isDisposed) return
+      // A lease that reaches the hold limit cannot be extended further (DESIGN §5).
+      if (stopped || signal.aborted || timers.isDisposed || endUs >= capUs) return
       // Normally every lease/3 (two thirds of the lease left); more often when the loop lags.
       const slackMs = Math.min(config.leaseMs - 100, Math.max((2 * config.leaseMs) / 3, 2 * settle.loopLagMs() + 100))
       const dueUs = endUs - slackMs * 1000
@@ -466,7 +486,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         guard(log, `renewing the lease on ${node.node_id}`, async () => {
           await bus.publish('renew', body)
         })
-        if (nowUs <= endUs) endUs = nowUs + config.leaseMs * 1000
+        if (nowUs <= endUs) endUs = Math.min(capUs, nowUs + config.leaseMs * 1000)
         next()
       })
     }
@@ -474,7 +494,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
-  async function publishResult (node: PromptNode, out: { output: string, success: boolean, attempts: number, usage: UsageMeter }, w: LeafWork): Promise<void> {
+  async function publishResult (node: PromptNode, mine: ClaimMsg, out: { output: string, success: boolean, attempts: number, usage: UsageMeter }, w: LeafWork): Promise<void> {
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
@@ -495,7 +515,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       output_sha256: sha,
       output_bytes: bytes,
       attempts: Math.min(100, Math.max(1, attempts)),
-      finished_at: formatTimestamp(ctx.now()),
+      // Never before our own claim (stamped ahead of our clock after a dependency finished by a
+      // clock that runs ahead): result authority places a result in the round of its finished_at.
+      finished_at: formatTimestamp(Math.max(ctx.now(), parseTimestamp(mine.claimed_at))),
       usage: wireUsage(out.usage)
     })
     w.results++

@@ -4,6 +4,7 @@
  * DESIGN §11), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Pure.
  */
+import { holdLimitText } from '../state/holdLimit'
 import { modelWaitText } from '../state/modelWait'
 import { describeSpend } from '../state/planControl'
 import { costMarkdown } from '../state/planCost'
@@ -118,8 +119,12 @@ function waitNote (t: LeafView | SynthesisView): string {
   return t.status === 'claimed' && t.model_wait !== null ? `, ${modelWaitText(t.model_wait)}` : ''
 }
 
-/** The reason after a status: what a waiting task waits for, why a blocked one is blocked. */
-function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string): string {
+/**
+ * The reason after a status: what a waiting task waits for, why a blocked one is blocked, who
+ * held an open one to the hold limit without a result (DESIGN §5).
+ */
+function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string, label: (peer: string) => string = String): string {
+  if (t.held_out !== null && t.status !== 'claimed') return ` (${mdEscape(holdLimitText(t.held_out, label))})`
   if (t.status === 'waiting') return ` (waiting for ${t.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')})`
   if (t.status === 'blocked') return ` (${mdEscape(t.blocked_by ?? 'a dependency failed')})`
   return ''
@@ -194,7 +199,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, leaves.length) }
     const ref = n.output !== null && numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
     const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${mdEscape(textOf(id))}"`).join(', ')}`
-    out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf)}${deps}${ref}`)
+    out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
   }
   walk(root, 0)
   out.push('', `${h(1)} Accepted splits and votes`, '')
@@ -217,7 +222,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   out.push(`${h(1)} Results`, '')
   if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
-    out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf)}`)
+    out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
     if (text !== null) {
       // Below the "Results" heading (level + 1), inside a numbered item: its headings go deeper.

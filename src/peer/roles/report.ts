@@ -3,6 +3,7 @@
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result.
  */
+import { holdLimitText } from '../state/holdLimit'
 import { modelWaitText } from '../state/modelWait'
 import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
@@ -24,6 +25,11 @@ export function peerLabel (peer: string | null, names: PeerNames | undefined): s
 /** ", waiting for the model (45 s, attempt 1/3)" for a claimed leaf whose holder waits on its model, else "". */
 function waitNote (leaf: LeafView | SynthesisView): string {
   return leaf.status === 'claimed' && leaf.model_wait !== null ? `, ${modelWaitText(leaf.model_wait)}` : ''
+}
+
+/** ": held 9 min without a result by ex-1" for an open task whose last round ended at the hold limit (DESIGN §5), else "". */
+function holdNote (t: LeafView | SynthesisView, names: PeerNames | undefined): string {
+  return t.held_out !== null && t.status !== 'claimed' ? `: ${holdLimitText(t.held_out, (p) => peerLabel(p, names))}` : ''
 }
 
 /** ": reason" of a blocked task, ": waiting for N" of a waiting one, else "". */
@@ -83,7 +89,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
       for (const c of n.children) walk(c, indent + '  ')
     } else {
       const who = n.status === 'claimed' ? ` by ${peerLabel(n.claimer, opts.names)}` : n.executor !== null ? ` by ${peerLabel(n.executor, opts.names)}` : ''
-      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${who}${waitNote(n)}]`)
+      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${oneLine(n.output, resultChars)}`)
     }
   }
@@ -93,7 +99,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     const s = root.synthesis
     if (s !== null) {
       const by = s.status === 'claimed' ? ` by ${peerLabel(s.claimer, opts.names)}` : s.executor !== null ? ` by ${peerLabel(s.executor, opts.names)}` : ''
-      lines.push(`  > final answer [${s.status}${depNote(s)}${by}${waitNote(s)}]`)
+      lines.push(`  > final answer [${s.status}${depNote(s)}${holdNote(s, opts.names)}${by}${waitNote(s)}]`)
       if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${oneLine(s.output, resultChars)}`)
     }
     for (const c of root.children) walk(c, '  ')

@@ -6,8 +6,8 @@
 import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, ChildDecision, Goal, PromptNode } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
-import { answerState, childrenDone, dependenciesDone, type TaskMemo } from '../state/dependencies'
-import { leafOutcome, type LeafOutcomeOptions } from '../state/leafOutcome'
+import { answerState, childrenDone, dependenciesDone, TaskMemo, taskOutcome } from '../state/dependencies'
+import type { LeafOutcomeOptions } from '../state/leafOutcome'
 import type { PlanState } from '../state/planState'
 import { ancestorTexts, isLiveGoal, liveLeafSlot, winningFor } from './lineage'
 import type { PartResult } from './synthesisPrompts'
@@ -43,7 +43,7 @@ export function isSynthesisTask (node: PromptNode): node is SynthesisTask {
  * Synthesis tasks of live decomposed goals whose children are all done and whose own answer
  * is not decided yet (DESIGN §11), sorted by node_id.
  */
-export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): SynthesisTask[] {
+export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new TaskMemo()): SynthesisTask[] {
   const out: SynthesisTask[] = []
   for (const goal of state.goals()) {
     const split = winningFor(state, goal.goal_id)
@@ -74,20 +74,20 @@ function slotsToWaitOn (state: PlanState, node: PromptNode): { split: AcceptedSp
 }
 
 /** true when a live leaf's dependencies, and those of the composite goals above it, are all done. */
-export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new Map()): boolean {
+export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new TaskMemo()): boolean {
   const slots = slotsToWaitOn(state, node)
   return slots !== null && slots.every((s) => dependenciesDone(state, s.split, s.decision, nowUs, opts, memo))
 }
 
 /** The counted output of a done slot: a leaf's result, a composite child's synthesis result. */
-function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, nowUs: Micros, opts: LeafOutcomeOptions): string {
+function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, nowUs: Micros, opts: LeafOutcomeOptions, memo: TaskMemo): string {
   let id = d.child_id
   if (!d.is_atomic) {
     const childSplit = winningFor(state, d.child_id)
     if (childSplit === undefined) return ''
     id = synthesisId(d.child_id, childSplit.proposal_id)
   }
-  const shown = leafOutcome(state, id, nowUs, opts).shown
+  const shown = taskOutcome(state, id, nowUs, opts, memo).shown
   if (shown === undefined) return ''
   return shown.output_sha256 === null ? shown.output : `${shown.output}\n[only the first part of a longer result is shown]`
 }
@@ -98,12 +98,13 @@ function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, n
  */
 export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}): PartResult[] {
   const out: PartResult[] = []
+  const memo = new TaskMemo()
   for (const { split, decision } of slotsToWaitOn(state, node) ?? []) {
     const deps = (decision.depends_on ?? [])
       .map((id) => split.children.find((c) => c.child_id === id))
       .filter((c): c is ChildDecision => c !== undefined)
       .sort((a, b) => b.index - a.index)
-    for (const c of deps) out.push({ title: c.text, output: slotOutput(state, split, c, nowUs, opts) })
+    for (const c of deps) out.push({ title: c.text, output: slotOutput(state, split, c, nowUs, opts, memo) })
   }
   return out
 }
@@ -112,9 +113,10 @@ export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Mi
 export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, opts: LeafOutcomeOptions = {}): { goal: string, ancestors: string[], parts: PartResult[] } {
   const goal = state.goal(task.goal_id)
   const split = winningFor(state, task.goal_id)
+  const memo = new TaskMemo()
   const parts = split === undefined || split.proposal_id !== task.proposal_id
     ? []
-    : [...split.children].sort((a, b) => a.index - b.index).map((c) => ({ title: c.text, output: slotOutput(state, split, c, nowUs, opts) }))
+    : [...split.children].sort((a, b) => a.index - b.index).map((c) => ({ title: c.text, output: slotOutput(state, split, c, nowUs, opts, memo) }))
   return { goal: task.text, ancestors: goal === undefined ? [] : ancestorTexts(state, goal), parts }
 }
 

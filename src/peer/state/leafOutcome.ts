@@ -30,6 +30,14 @@ export interface LeafOutcomeOptions {
   settleMs?: number
   /** Claims/renewals dated further than this in the future are not live, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
+  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN §5). */
+  maxHoldMs?: number
+}
+
+/** LeafOutcomeOptions plus the instant the task became claimable (claimRounds' RoundRule). */
+export interface OwnOutcomeOptions extends LeafOutcomeOptions {
+  /** µs; claims dated before it are ignored; null: no dependency; Infinity: not claimable yet. */
+  claimableSinceUs?: Micros | null
 }
 
 /** Earliest finished_at, then executor_peer; input is in messageKey order and the sort is stable. */
@@ -40,13 +48,17 @@ export function firstResult (results: readonly ResultMsg[]): ResultMsg | undefin
 }
 
 /**
- * The lease and the outcomes of leaf `nodeId` at `nowUs` (DESIGN §5, §6). A result counts only
- * when its executor_peer won the claim round its finished_at belongs to (wonRoundAt); the same
- * rule holds for executor failure notices (reporter_peer, failed_at). Identical for any order
- * or repetition of the same messages.
+ * The lease and the outcomes of task `nodeId` at `nowUs` (DESIGN §5, §6), given when it became
+ * claimable (`opts.claimableSinceUs`). A result counts only when its executor_peer won the
+ * claim round its finished_at belongs to (wonRoundAt), and only claims made after the task
+ * became claimable make rounds; the same rule holds for executor failure notices
+ * (reporter_peer, failed_at). Identical for any order or repetition of the same messages.
+ * Readers go through state/dependencies.ts taskOutcome, which derives claimableSinceUs from
+ * the dependencies' outcomes; calling this without it reads a task as if it had none.
  */
-export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, opts: LeafOutcomeOptions = {}): LeafOutcome {
-  const rounds = claimRounds(state.claimsFor(nodeId), state.renewalsFor(nodeId), nowUs, opts.toleranceMs ?? CLAIM_TOLERANCE_MS)
+export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, opts: OwnOutcomeOptions = {}): LeafOutcome {
+  const rounds = claimRounds(state.claimsFor(nodeId), state.renewalsFor(nodeId), nowUs, opts.toleranceMs ?? CLAIM_TOLERANCE_MS,
+    { claimableSinceUs: opts.claimableSinceUs ?? null, maxHoldMs: opts.maxHoldMs })
   const out: LeafOutcome = {
     lease: leaseAt(rounds, nowUs, opts.settleMs ?? SETTLE_WINDOW_MS),
     results: [],

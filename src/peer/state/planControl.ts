@@ -8,7 +8,7 @@ import { compareStrings } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
-import { leafOutcome } from './leafOutcome'
+import { taskOutcome, TaskMemo } from './dependencies'
 import type { PlanState } from './planState'
 
 /** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
@@ -113,8 +113,9 @@ export function planSpend (state: PlanState, rootId: string, nowUs: Micros = now
     for (const s of state.scoresFor(g)) if (proposals.has(s.proposal_id)) addUsage(spend, 'scorer', s.scorer_peer, s.usage)
     for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
   }
+  const memo = new TaskMemo()
   for (const n of leaves) {
-    const o = leafOutcome(state, n, nowUs)
+    const o = taskOutcome(state, n, nowUs, {}, memo)
     for (const r of o.results) addUsage(spend, 'executor', r.executor_peer, r.usage)
     for (const f of o.notices) addUsage(spend, 'executor', f.reporter_peer, f.usage)
   }

@@ -9,14 +9,16 @@
  * planControl, modelWait).
  */
 import { createHash } from 'node:crypto'
-import { compareStrings, DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
-import { canonicalJson, messageKey } from '../protocol/envelope'
+import { DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
+import { canonicalJson } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
 import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
 import { synthesisId } from '../protocol/ids'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { DEFAULT_MAX_HOLD_MS } from '../protocol/claims'
 import { applyDependencies, applySynthesisStatus } from './dependencyStatus'
-import { leafOutcome } from './leafOutcome'
+import { TaskMemo, taskOutcome } from './dependencies'
+import { rankSplits, winningSplit } from './splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
 import { planControl, stoppedStatus, type PlanControl, type PlanRunState } from './planControl'
@@ -113,7 +115,15 @@ export interface LeafView {
   waiting_on: string[]
   /** While blocked: which dependency failed, e.g. `dependency "Book flights" failed`; else null. */
   blocked_by: string | null
+  /**
+   * Claimable again because its last claim round ended at the hold limit without a result
+   * (DESIGN §5): who held it and for how long (ms); shown as holdLimitText. Else null.
+   */
+  held_out: HeldOut | null
 }
+
+/** A claim round that ended at the hold limit without a result: its holder and the hold (ms). */
+export interface HeldOut { holder: string, held_ms: number }
 
 /**
  * The synthesis task of a decomposed goal (DESIGN §11): claimable like a leaf once every child
@@ -137,40 +147,24 @@ export interface TreeOptions {
   acceptTimeoutMs?: number
   /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
+  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN §5). */
+  maxHoldMs?: number
 }
 
 /** Liveness TTL of a receiver on the default heartbeat (protocol/liveness.ts). */
 export const DEFAULT_CAPABILITY_TTL_MS = capabilityTtlMs()
 
-/** Distinct scorers in an accepted split's confirming votes (padding with repeats gains nothing). */
-function confirmCount (a: AcceptedSplit): number {
-  return new Set(a.confirming_scores.map((c) => c.scorer_peer)).size
-}
-
-/**
- * Ranks competing accepted splits of one goal (DESIGN §4), best first: most distinct
- * confirming scorers, then highest final_score, then lowest proposal_id, then lowest messageKey.
- */
-export function rankSplits (accepted: readonly AcceptedSplit[]): AcceptedSplit[] {
-  if (accepted.length <= 1) return [...accepted]
-  const keyOf = (x: { a: AcceptedSplit, key?: string }): string => (x.key ??= messageKey({ kind: 'accepted', body: x.a }))
-  return accepted
-    .map((a): { a: AcceptedSplit, n: number, key?: string } => ({ a, n: confirmCount(a) }))
-    .sort((x, y) => (y.n - x.n) || (y.a.final_score - x.a.final_score) ||
-      compareStrings(x.a.proposal_id, y.a.proposal_id) || compareStrings(keyOf(x), keyOf(y)))
-    .map((x) => x.a)
-}
-
-/** The one accepted split every peer adopts for a goal (DESIGN §4), or undefined for none. */
-export function winningSplit (accepted: readonly AcceptedSplit[]): AcceptedSplit | undefined {
-  return rankSplits(accepted)[0]
-}
+/** Re-exported: the tree's readers pick the winning split with the tree. */
+export { rankSplits, winningSplit }
 
 interface Ctx {
   state: PlanState
   nowUs: Micros
   settleMs: number | undefined
   toleranceMs: number | undefined
+  maxHoldMs: number | undefined
+  /** Task outcomes of this build (one nowUs): each dependency chain is read once. */
+  memo: TaskMemo
   liveCapabilities: Set<string>
   /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
   liveRoles: { decomposer: Set<string>, scorer: Set<string> }
@@ -222,7 +216,7 @@ function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<
 
 function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boolean): LeafView {
   const id = d.child_id
-  const outcome = leafOutcome(ctx.state, id, ctx.nowUs, { settleMs: ctx.settleMs, toleranceMs: ctx.toleranceMs })
+  const outcome = taskOutcome(ctx.state, id, ctx.nowUs, { settleMs: ctx.settleMs, toleranceMs: ctx.toleranceMs, maxHoldMs: ctx.maxHoldMs }, ctx.memo)
   const { lease } = outcome
   const claimer = lease.state === 'settling' || lease.state === 'held'
     ? lease.holder.claimer_peer
@@ -243,7 +237,8 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     model_wait: null,
     depends_on: d.depends_on ?? [],
     waiting_on: [],
-    blocked_by: null
+    blocked_by: null,
+    held_out: null
   }
   // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
   const shown = outcome.shown
@@ -265,6 +260,9 @@ function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boole
     view.model_wait = modelWaitOf(lease.holder, ctx.state.renewalsFor(id), lease.leaseUntilUs, ctx.nowUs, ctx.toleranceMs)
   } else if (!ctx.liveCapabilities.has(view.required_capability)) {
     view.status = 'capability_gap'
+  }
+  if (shown === undefined && notice === undefined && lease.state === 'lapsed' && lease.capped) {
+    view.held_out = { holder: lease.lastHolder.claimer_peer, held_ms: ctx.maxHoldMs ?? DEFAULT_MAX_HOLD_MS }
   }
   if (superseded) view.status = 'superseded'
   view.status = stoppedStatus(view.status, ctx.run)
@@ -347,6 +345,8 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
     nowUs: opts.nowUs,
     settleMs: opts.settleMs,
     toleranceMs: opts.toleranceMs,
+    maxHoldMs: opts.maxHoldMs,
+    memo: new TaskMemo(),
     liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
     acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
