@@ -18,6 +18,11 @@ import { llmLine, startLines } from './startLines'
 
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
+/**
+ * The part of the stop grace in which an executor may still publish finished results whose
+ * settle window ends (DESIGN §5); the rest is for the dashboard, the state log and libp2p.
+ */
+const DRAIN_MS = 1000
 
 function fail (code: number, message: string): never {
   process.stderr.write(`goal-swarm-peer: error: ${escapeControls(message)}\n`)
@@ -50,6 +55,8 @@ async function main (): Promise<void> {
     mainLog.info({ reason }, 'stopping')
     setTimeout(() => { process.exit(exitCode) }, STOP_DEADLINE_MS).unref()
     void (async () => {
+      // The role's work first, while the bus still publishes: finished results must go out or be kept.
+      await role?.drain?.(DRAIN_MS)
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
       ipc?.stop()
       forward(null)

@@ -19,10 +19,10 @@ let seq = 0
 
 /**
  * Temp names (`<target>.<pid>.<n>.tmp`, tempFor) of the files a peer writes in its data dir:
- * the state log and its set-aside copies, and blobs (64 hex characters) in `blobs/`. Nothing
- * else is ever taken for a peer's temp file.
+ * the state log and its set-aside copies, an executor's kept results, and blobs (64 hex
+ * characters) in `blobs/`. Nothing else is ever taken for a peer's temp file.
  */
-const DATA_TEMP = /^state\.jsonl(?:\.corrupt-[0-9TZ-]+)?\.(\d+)\.\d+\.tmp$/
+const DATA_TEMP = /^(?:state\.jsonl(?:\.corrupt-[0-9TZ-]+)?|kept-results\.json)\.(\d+)\.\d+\.tmp$/
 const BLOB_TEMP = /^[0-9a-f]{64}\.(\d+)\.\d+\.tmp$/
 
 /**
