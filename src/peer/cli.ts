@@ -186,7 +186,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--budget-calls <n>', 'with --submit-goal: the plan starts no model request past this many, counted swarm-wide', int(1, 1_000_000))
     .option('--budget-tokens <n>', 'with --submit-goal: the plan starts no model request past this many tokens (input + output), counted swarm-wide', int(1, 1_000_000_000_000))
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
-    .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every leaf is done, 1 on a failure', false)
+    .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')

@@ -95,8 +95,8 @@ export interface PeerConfig {
   sandbox?: Partial<SandboxLimits>
   llm: LlmConfig
   /**
-   * With submitGoal: exit once that plan is complete, 0 when every leaf is done, 1 when a leaf
-   * or a goal failed (CLI --exit-when-complete).
+   * With submitGoal: exit once that plan is complete, 0 when every leaf and synthesis is done,
+   * 1 when a part failed or was stopped by a cancel or the budget (CLI --exit-when-complete).
    */
   exitWhenComplete?: boolean
   /**

@@ -18,6 +18,11 @@ import { llmLine, startLines } from './startLines'
 
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
+/**
+ * The part of the stop grace in which an executor may still publish finished results whose
+ * settle window ends (DESIGN §5); the rest is for the dashboard, the state log and libp2p.
+ */
+const DRAIN_MS = 1000
 
 function fail (code: number, message: string): never {
   process.stderr.write(`goal-swarm-peer: error: ${escapeControls(message)}\n`)
@@ -42,7 +47,7 @@ async function main (): Promise<void> {
   let ipc: IpcChild | null = null
   let dashboard: DashboardServer | null = null
   let stopping = false
-  /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail. */
+  /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail or stop (DESIGN §13). */
   let exitCode = 0
   const shutdown = (reason: string): void => {
     if (stopping) return
@@ -50,6 +55,8 @@ async function main (): Promise<void> {
     mainLog.info({ reason }, 'stopping')
     setTimeout(() => { process.exit(exitCode) }, STOP_DEADLINE_MS).unref()
     void (async () => {
+      // The role's work first, while the bus still publishes: finished results must go out or be kept.
+      await role?.drain?.(DRAIN_MS)
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
       ipc?.stop()
       forward(null)
@@ -153,8 +160,9 @@ async function main (): Promise<void> {
           const text = !o.split
             ? `${how} before the goal was split: nothing was run, no final answer`
             : `${how}: ${o.done}/${o.leaves} leaves done` +
-              `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}`
-          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals }, `${text}; exiting (--exit-when-complete)`)
+              `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
+              `${o.stoppedParts > 0 ? `, ${o.stoppedParts} part${o.stoppedParts === 1 ? '' : 's'} not run` : ''}${o.answer !== null && o.answer !== 'done' ? ', no final answer' : ''}`
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }

@@ -6,16 +6,24 @@
 import type { Bus, Disposable } from './bus'
 import type { Micros } from './protocol/time'
 import type { PlanState } from './state/planState'
-import { buildTree, planProgress } from './state/tree'
+import { buildTree, planProgress, type GoalView } from './state/tree'
 import { failedGoals, stoppedBeforeSplit } from './roles/report'
 import type { PlanRunState } from './state/planControl'
 
-/** How a completed plan ended: ok when every leaf is done and no goal failed to split. */
+/**
+ * How a completed plan ended. ok when every leaf and every synthesis (the final answer
+ * included) is done and no goal failed or was stopped: any part cancelled or held back by the
+ * budget makes it not ok (DESIGN §13), whatever the plan's run state says.
+ */
 export interface PlanOutcome {
   ok: boolean
   leaves: number
   done: number
   failed: number
+  /** Leaves, syntheses and goals cancelled or held back by the budget (DESIGN §13). */
+  stoppedParts: number
+  /** Status of the root's synthesis (the final answer); null when the root was never split. */
+  answer: string | null
   /** Goals whose decomposition gave up (DESIGN §8). */
   failedGoals: number
   /** running, or how the plan was stopped (DESIGN §13). */
@@ -42,6 +50,28 @@ export interface PlanWatchOptions {
   tickMs?: number
 }
 
+/**
+ * The outcome of `root`'s plan once it is complete (planProgress().complete), else null. A
+ * budget that runs out exactly as the last part finishes stops nothing, so that plan is ok.
+ */
+export function planOutcome (root: GoalView): PlanOutcome | null {
+  const p = planProgress(root)
+  if (!p.complete) return null
+  const bad = failedGoals(root)
+  const stoppedParts = p.stopped + p.syntheses_stopped + p.goals_stopped
+  return {
+    ok: p.leaves > 0 && p.done === p.leaves && p.syntheses_done === p.syntheses && stoppedParts === 0 && bad === 0,
+    leaves: p.leaves,
+    done: p.done,
+    failed: p.failed,
+    stoppedParts,
+    answer: root.synthesis?.status ?? null,
+    failedGoals: bad,
+    stopped: root.plan?.state ?? 'running',
+    split: !stoppedBeforeSplit(root)
+  }
+}
+
 /** Starts watching; dispose stops it (it also stops itself after onComplete). */
 export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   let done = false
@@ -52,12 +82,10 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
     const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, maxHoldMs: o.maxHoldMs, acceptTimeoutMs: o.acceptTimeoutMs })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
-    const p = planProgress(root)
-    if (!p.complete) return
-    const bad = failedGoals(root)
+    const outcome = planOutcome(root)
+    if (outcome === null) return
     stop()
-    // A cancelled plan or one stopped by its budget ended without its answer: not ok (DESIGN §13).
-    o.onComplete({ ok: p.leaves > 0 && p.failed === 0 && p.stopped === 0 && bad === 0, leaves: p.leaves, done: p.done, failed: p.failed, failedGoals: bad, stopped: root.plan?.state ?? 'running', split: !stoppedBeforeSplit(root) })
+    o.onComplete(outcome)
   }
   const sub = o.bus.onMessage(() => { pending ??= setTimeout(check, o.debounceMs ?? 300) })
   const tick = setInterval(check, o.tickMs ?? 1000)

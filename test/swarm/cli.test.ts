@@ -325,6 +325,25 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.match(failed.stderr, /plan complete: 0\/0 leaves done, 1 goal failed to split; exiting/)
   })
 
+  test('--exit-when-complete: a budget that stops the synthesis after every leaf ran exits 1, not ok', async () => {
+    // One decomposer, one scorer (quorum 1), one executor with one slot and the offline demo
+    // model: the plan costs 1 proposal + 1 vote + 2 leaves + 1 synthesis = 5 calls, one after
+    // another, so a budget of 4 lets every leaf run and stops the synthesis.
+    const fast = ['--llm', 'offline-demo', '--settle-ms', '200', '--accept-timeout-ms', '5000', '--announce-interval-ms', '1000', '--max-depth', '1', '--min-splits', '2', '--max-splits', '2', '--quorum', '1']
+    const d = await startCli(['--role', 'decomposer', '--identity', 'ewcb-d', ...fast])
+    const s = await startCli(['--role', 'scorer', '--identity', 'ewcb-s', '--bootstrap', d.addr, ...fast])
+    const e = await startCli(['--role', 'executor', '--identity', 'ewcb-e', '--bootstrap', d.addr, s.addr, ...fast])
+    const run = await runCli(['--role', 'observer', '--identity', 'ewcb-o', '--log-format', 'json', '--bootstrap', d.addr, s.addr, e.addr, ...fast,
+      '--submit-goal', 'Write a limerick about budgets', '--budget-calls', '4', '--exit-when-complete'], 90_000)
+    for (const p of [d, s, e]) p.child.kill('SIGTERM')
+    await Promise.all([d.exited, s.exited, e.exited])
+    assert.equal(run.code, 1, run.stderr)
+    const rec = run.stderr.split('\n').flatMap((l) => { try { return [JSON.parse(l) as Record<string, unknown>] } catch { return [] } }).find((r) => r.event === 'plan_complete_exit')
+    assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done, stopped_parts: rec.stopped_parts, answer_status: rec.answer_status },
+      { ok: false, stopped: 'budget_reached', leaves: 2, done: 2, stopped_parts: 1, answer_status: 'budget_reached' }, run.stderr)
+    assert.match(String(rec?.msg), /^plan stopped \(budget reached\): 2\/2 leaves done, 1 part not run, no final answer; exiting \(--exit-when-complete\)$/)
+  })
+
   test('a private swarm: only peers holding the same swarm key connect', async () => {
     const key1 = path.join(tmp, 'swarm1.key')
     const key2 = path.join(tmp, 'swarm2.key')

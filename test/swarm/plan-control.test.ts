@@ -5,7 +5,9 @@
  *     flight within 2 s, every peer's tree shows the plan cancelled, and the stand-in sees no new
  *     request while the executors keep ticking;
  * (2) a budget of N calls is never exceeded by more than the work in flight when it was reached,
- *     and the spend every peer sums from the plan state equals what the stand-in answered.
+ *     and the spend every peer sums from the plan state equals what the stand-in answered;
+ * (3) three executors and a budget of 12 calls stay within the documented bound
+ *     budget - 1 + (2 x executors - 1) x slots.
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
@@ -150,4 +152,31 @@ test('(2) a budget of N calls: over-spend bounded by the calls in flight, spend 
   assert.equal(done, spend.by_role.executor.calls)
   assert.equal(leaves.filter((l) => l.status === 'budget_reached').length, LEAVES - done)
   assert.equal(new Set(hashes(all)).size, 1, 'identical trees')
+})
+
+test('(3) three executors, a budget of 12 calls: requests within budget - 1 + (2 x executors - 1) x slots', async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin(withLatency(300))
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const EXECUTORS = 3
+  const SLOTS = 1
+  const BUDGET = 12
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 12 })
+  const observer = await startPlanners(swarm, args)
+  const execs: PeerProcess[] = []
+  for (let i = 1; i <= EXECUTORS; i++) execs.push(await swarm.start({ role: 'executor', name: `ex${i}`, args: [...args, '--max-concurrent-leaves', String(SLOTS)] }))
+  const goalId = await observer.submitGoal(GOAL, { max_calls: BUDGET })
+  const rootOf = (p: PeerProcess): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
+  await observer.waitFor(() => [observer, ...execs].every((p) => rootOf(p)?.plan?.state === 'budget_reached') && standin.requests.every((r) => r.outcome !== null),
+    'the budget reached at the observer and every executor, no call open', 60_000)
+  const requests = standin.requests.length
+  await waitHeartbeats(observer, execs, 3)
+  assert.equal(standin.requests.length, requests, 'no model request once the budget is reached')
+  // Bound (DESIGN §13): when the last call starts its peer has recorded at most BUDGET - 1; the
+  // rest are calls in flight (every executor's slots) and results still in transit to that peer
+  // (at most one per slot of each other executor while a result travels faster than a call).
+  const bound = BUDGET - 1 + (2 * EXECUTORS - 1) * SLOTS
+  t.diagnostic(`budget ${BUDGET} calls, ${EXECUTORS} executors x ${SLOTS} slot: ${requests} requests (over-spend ${requests - BUDGET}, bound ${bound - BUDGET})`)
+  assert.ok(requests >= BUDGET && requests <= bound, `${requests} requests`)
+  assert.equal(rootOf(observer)!.plan!.spend.calls, requests, 'every model request is recorded in the plan')
 })

@@ -78,7 +78,7 @@ describe('waiting and blocked statuses (DESIGN §11)', () => {
     assert.equal(root.synthesis?.id, synthesisId(g.goal_id, chain.proposal_id))
     assert.equal(root.synthesis?.status, 'waiting')
     assert.deepEqual(root.synthesis?.waiting_on, [A, B, C])
-    assert.deepEqual({ ...planProgress(root), leaves: undefined }, { leaves: undefined, done: 0, failed: 0, capability_gap: 0, pending: 1, claimed: 0, waiting: 2, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 1, syntheses_done: 0, complete: false, stuck: false })
+    assert.deepEqual({ ...planProgress(root), leaves: undefined }, { leaves: undefined, done: 0, failed: 0, capability_gap: 0, pending: 1, claimed: 0, waiting: 2, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 1, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: false, stuck: false })
   })
 
   it('A done: B becomes claimable; all done: the synthesis is claimable, then done', () => {

@@ -3,10 +3,10 @@
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { appendFileDurable, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
+import { appendFileDurable, LatestFileWriter, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
 import { lockDataDir } from '../../src/peer/net/dataDir'
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'gs-durable-'))
@@ -93,5 +93,46 @@ describe('durable file writes', () => {
       release()
     }
     assert.deepEqual(sweepStaleTemps(dir, () => true), [], 'a live writer\'s temp files are left alone')
+  })
+
+  describe('LatestFileWriter: the newest data wins', () => {
+    test('a burst of writes ends with the last one on disk; writes queued behind a newer one are skipped', async () => {
+      const dir = freshDir()
+      const w = new LatestFileWriter(path.join(dir, 'report.md'))
+      const written = await Promise.all(Array.from({ length: 50 }, async (_, i) => await w.write(`report ${i}\n`)))
+      assert.equal(readFileSync(path.join(dir, 'report.md'), 'utf8'), 'report 49\n')
+      assert.equal(written.at(-1), true)
+      assert.ok(written.filter(Boolean).length < 50, `superseded writes are skipped: ${written.filter(Boolean).length} of 50 written`)
+      assert.equal(w.busy, false)
+      assert.deepEqual(readdirSync(dir), ['report.md'])
+    })
+
+    test('an older write still in flight never lands after a newer synchronous one', async () => {
+      const dir = freshDir()
+      const file = path.join(dir, 'report.md')
+      const w = new LatestFileWriter(file)
+      // The older write's temp file appearing proves it is past its start and under way.
+      const watcher = watch(dir)
+      const started = new Promise<void>((resolve) => { watcher.on('change', (_e, name) => { if (String(name).endsWith('.tmp')) resolve() }) })
+      const older = w.write(Buffer.alloc(32 * 1024 * 1024, 0x61))
+      assert.equal(w.busy, true)
+      await started
+      watcher.close()
+      w.writeSync('final\n')
+      assert.equal(await older, false, 'the overtaken write reports that it was superseded')
+      assert.equal(readFileSync(file, 'utf8'), 'final\n')
+      assert.deepEqual(readdirSync(dir), ['report.md'], 'its temp file is removed')
+    })
+
+    test('a newer asynchronous write overtakes one queued or running before it', async () => {
+      const dir = freshDir()
+      const file = path.join(dir, 'report.md')
+      const w = new LatestFileWriter(file)
+      const first = w.write(Buffer.alloc(8 * 1024 * 1024, 0x61))
+      const second = w.write('second\n')
+      const third = w.write('third\n')
+      assert.deepEqual(await Promise.all([first, second, third]), [false, false, true])
+      assert.equal(readFileSync(file, 'utf8'), 'third\n')
+    })
   })
 })

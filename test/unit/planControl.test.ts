@@ -13,10 +13,14 @@ import {
   budgetReached, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
 } from '../../src/peer/state/planControl'
 import { PlanState } from '../../src/peer/state/planState'
+import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
 import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import {
   T0, accepted, cancel, capability, childGoal, claim, envelopeOf, evidenceOf, failure, proposal, promptNode, result, rootGoal, sec
 } from '../support/fixtures'
+
+const pick = (o: PlanOutcome | null): Pick<PlanOutcome, 'ok' | 'stopped' | 'stoppedParts' | 'answer'> | null =>
+  o === null ? null : { ok: o.ok, stopped: o.stopped, stoppedParts: o.stoppedParts, answer: o.answer }
 
 const u = (calls: number, input: number, output: number): Usage => ({ calls, input_tokens: input, output_tokens: output })
 
@@ -176,7 +180,32 @@ describe('stopped plans in the tree (DESIGN §13)', () => {
     assert.deepEqual(leaves(root!).map((l) => [l.id, l.status]).sort(), [[x.leaf0.node_id, 'done'], [x.leaf2.node_id, 'cancelled']].sort())
     const p = planProgress(root!)
     assert.equal(p.stopped, 1)
+    // The unsplit child and the root's synthesis (it waited on that child) are stopped parts too.
+    assert.deepEqual({ goals: p.goals_stopped, syntheses: p.syntheses_stopped }, { goals: 1, syntheses: 1 })
     assert.equal(p.complete, true)
+    assert.deepEqual(pick(planOutcome(root!)), { ok: false, stopped: 'cancelled', stoppedParts: 3, answer: 'cancelled' })
+  })
+
+  it('a plan whose every leaf ran but whose synthesis the budget stopped is not ok', () => {
+    // The split made all three subgoals leaves; the last two results bring the spend to 7 calls.
+    const x = plan({ max_calls: 7 })
+    const a = accepted(x.p, { atomic: [true, true, true], confirming: [{ scorer_peer: 'peer-sc-1', score: 0.9 }, { scorer_peer: 'peer-sc-2', score: 0.8 }] })
+    // Its confirming votes say so, with the usage the plan's votes carried.
+    const [v1, v2] = evidenceOf(a).votes as [ScoreMsg, ScoreMsg]
+    const votes = [{ ...v1, usage: u(1, 80, 20) }, { ...v2, usage: u(2, 160, 40) }].map((v) => envelopeOf('score', v))
+    const kept = x.envs.filter((e) => e.kind !== 'accepted' && e.kind !== 'score' && e.kind !== 'node' && !(e.kind === 'goal' && e.body.goal_id === x.tokyo.goal_id))
+    const st = new PlanState([...kept, ...votes, envelopeOf('accepted', a), ...[0, 1, 2].map((i) => envelopeOf('node', promptNode(a, i)))])
+    for (const leaf of [promptNode(a, 1), promptNode(a, 2)]) {
+      st.add(envelopeOf('claim', claim(leaf.node_id, x.root.goal_id, 'peer-ex-1', T0 + sec(7))))
+      st.add(envelopeOf('result', { ...result(leaf.node_id, x.root.goal_id, 'peer-ex-1'), usage: u(1, 10, 10) }))
+    }
+    const [root] = buildTree(st, { nowUs: now })
+    assert.equal(root!.plan?.state, 'budget_reached')
+    assert.deepEqual(leaves(root!).map((l) => l.status), ['done', 'done', 'done'])
+    assert.equal(root!.synthesis?.status, 'budget_reached')
+    const p = planProgress(root!)
+    assert.deepEqual({ stopped: p.stopped, syntheses: p.syntheses_stopped, complete: p.complete }, { stopped: 0, syntheses: 1, complete: true })
+    assert.deepEqual(pick(planOutcome(root!)), { ok: false, stopped: 'budget_reached', stoppedParts: 1, answer: 'budget_reached' })
   })
 
   it('shows unstarted work of a plan at its budget as budget reached, with the figures, and keeps a claimed leaf running', () => {

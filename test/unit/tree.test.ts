@@ -452,7 +452,7 @@ describe('planProgress', () => {
     const plan = samplePlan()
     const s = new PlanState(plan.envelopes)
     const p = planProgress(only(s, plan.nowUs))
-    assert.deepEqual(p, { leaves: 4, done: 1, failed: 0, capability_gap: 1, pending: 2, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, complete: false, stuck: false })
+    assert.deepEqual(p, { leaves: 4, done: 1, failed: 0, capability_gap: 1, pending: 2, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: false, stuck: false })
     const [d1, d2] = plan.tokyoSplit.children
     const kyoto = plan.rootSplit.children[2]!
     s.add(envelopeOf('claim', claim(d1!.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs)))
@@ -464,12 +464,12 @@ describe('planProgress', () => {
     s.add(envelopeOf('result', result(d2!.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, at: done })))
     s.add(envelopeOf('result', result(kyoto.child_id, plan.root.goal_id, 'peer-ex-9', { at: done })))
     // The Tokyo goal's synthesis is blocked by its failed leaf, and so is the root's: nothing more happens.
-    assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, complete: true, stuck: false })
+    assert.deepEqual(planProgress(only(s, plan.nowUs)), { leaves: 4, done: 3, failed: 1, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 2, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: true, stuck: false })
   })
 
   it('is not complete while a goal waits for decomposition', () => {
     assert.deepEqual(planProgress(only(new PlanState([envelopeOf('goal', g)]), NOW)), {
-      leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 1, stopped: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false
+      leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 1, stopped: 0, syntheses: 0, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: false, stuck: false
     })
     const a = accepted(pA, { atomic: [true, false] })
     const done = envelopeOf('result', result(a.children[0]!.child_id, g.goal_id, 'peer-ex-1'))

@@ -10,6 +10,7 @@
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
+import pLimit from 'p-limit'
 
 /** Temp files of writes in flight, removed on exit. */
 const inFlight = new Set<string>()
@@ -18,10 +19,10 @@ let seq = 0
 
 /**
  * Temp names (`<target>.<pid>.<n>.tmp`, tempFor) of the files a peer writes in its data dir:
- * the state log and its set-aside copies, and blobs (64 hex characters) in `blobs/`. Nothing
- * else is ever taken for a peer's temp file.
+ * the state log and its set-aside copies, an executor's kept results, and blobs (64 hex
+ * characters) in `blobs/`. Nothing else is ever taken for a peer's temp file.
  */
-const DATA_TEMP = /^state\.jsonl(?:\.corrupt-[0-9TZ-]+)?\.(\d+)\.\d+\.tmp$/
+const DATA_TEMP = /^(?:state\.jsonl(?:\.corrupt-[0-9TZ-]+)?|kept-results\.json)\.(\d+)\.\d+\.tmp$/
 const BLOB_TEMP = /^[0-9a-f]{64}\.(\d+)\.\d+\.tmp$/
 
 /**
@@ -107,6 +108,70 @@ export async function writeFileDurable (file: string, data: string | Uint8Array,
     inFlight.delete(tmp)
   }
   await syncDir(path.dirname(file))
+}
+
+/**
+ * Whole-file writes of one file where the newest data wins (DESIGN §7): a file rewritten on
+ * every change (the report) whose final write at shutdown must not be overtaken by an earlier
+ * write still in flight. Writes run one at a time; one queued behind a newer write is skipped;
+ * one that a newer write overtook meanwhile (writeSync at shutdown) removes its temp file
+ * instead of renaming it. The newest-check and the rename happen in one synchronous step
+ * (renameSync), because an asynchronous rename already handed to the thread pool could still
+ * land after a later synchronous one.
+ */
+export class LatestFileWriter {
+  /** Number of the newest write started (async or sync). */
+  private newest = 0
+  private readonly queue = pLimit(1)
+
+  /** `file`: the target path; `mode` applies to a newly created file. */
+  constructor (readonly file: string, private readonly mode?: number) {}
+
+  /** true while an asynchronous write is running or queued. */
+  get busy (): boolean { return this.queue.activeCount + this.queue.pendingCount > 0 }
+
+  /**
+   * Replaces the file with `data` durably, unless a newer write (async or sync) comes first.
+   * @returns true when this data was written, false when a newer write superseded it
+   * @throws the fs error of this write; the temp file is gone and the file unchanged
+   */
+  async write (data: string | Uint8Array): Promise<boolean> {
+    const n = ++this.newest
+    return await this.queue(async () => {
+      if (n !== this.newest) return false
+      const tmp = tempFor(this.file)
+      try {
+        const fh = await open(tmp, 'w', this.mode)
+        try {
+          await fh.writeFile(data)
+          await fh.sync()
+        } finally {
+          await fh.close()
+        }
+        if (n !== this.newest) {
+          await rm(tmp, { force: true })
+          return false
+        }
+        renameSync(tmp, this.file)
+      } catch (err) {
+        await rm(tmp, { force: true }).catch(() => {})
+        throw err
+      } finally {
+        inFlight.delete(tmp)
+      }
+      await syncDir(path.dirname(this.file))
+      return true
+    })
+  }
+
+  /**
+   * writeFileDurableSync of `data`, newer than every write started before it: those still in
+   * flight are discarded, so the file holds `data` when this returns. @throws as writeFileDurable
+   */
+  writeSync (data: string | Uint8Array): void {
+    ++this.newest
+    writeFileDurableSync(this.file, data, this.mode)
+  }
 }
 
 /** writeFileDurable for shutdown paths that may not wait for a promise. @throws as writeFileDurable */

@@ -46,6 +46,7 @@ import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
 import { offerableCapabilities, runCodeLeaf } from './codeRun'
 import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
+import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
@@ -85,6 +86,13 @@ export interface ExecutorTotals extends LeafWork { leaves: number }
 
 /** A running executor: stop it, or read its per-leaf counts. */
 export interface ExecutorHandle extends Disposable {
+  /**
+   * The first part of a stop (DESIGN §5 "Stopping keeps finished work"): claims nothing more,
+   * aborts calls still running, keeps every finished unpublished result in the data dir at once,
+   * then publishes those whose settle window ends within `graceMs` (ms) and still win. Resolves
+   * within about `graceMs`; the bus must stay up until then. Never rejects (failures are logged).
+   */
+  drain(graceMs: number): Promise<void>
   /** Per-leaf counts by node_id (a copy). */
   work(): Map<string, LeafWork>
   /** The counts summed over leaves. */
@@ -96,6 +104,25 @@ class Lost extends Error {
   constructor (message: string, readonly winner: string | null = null) { super(message) }
 }
 
+/** What one finished model call produced, ready to publish. */
+interface CallOutcome { output: string, success: boolean, attempts: number, usage: UsageMeter }
+
+/** One claim in progress: its call's outcome once the call has finished, and whether it was published. */
+interface Flight {
+  node: PromptNode
+  abort: AbortController
+  mine: ClaimMsg | null
+  /** performance.now() at the claim, ms. */
+  claimedMs: number
+  out: CallOutcome | null
+  published: boolean
+  /** Resolves when the claim's work has ended, published or not. */
+  ended: Promise<void>
+}
+
+/** Time kept back from the stop grace to publish a result whose settle window ends in it (ms). */
+const PUBLISH_MARGIN_MS = 200
+
 /**
  * The model request of one leaf's call while it is outstanding past the wait-notice interval,
  * as the provider last reported it (LlmCall.onWait), with when it started by the role clock (µs).
@@ -106,7 +133,8 @@ interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: n
  * Starts the executor on `ctx`: claims live leaves whose capability is in
  * `ctx.config.capabilities`, up to `config.maxConcurrentLeaves` at once. Announcing the
  * capabilities is startAnnouncer's job (index.ts).
- * @returns a handle stopping it (a leaf in progress is aborted: its lease lapses)
+ * @returns a handle stopping it: drain first publishes or keeps finished results (DESIGN §5
+ *   "Stopping keeps finished work"); dispose aborts whatever is still in progress (its lease lapses)
  */
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
   const { bus, state, config, log } = ctx
@@ -126,6 +154,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
   const watchers = new Map<string, () => void>()
   const work = new Map<string, LeafWork>()
+  /** Claims in progress, with their finished call's outcome once it is in (drain reads them). */
+  const flights = new Map<string, Flight>()
+  /** Finished results not yet published: kept across a stop, published after a restart. */
+  const kept = loadKept()
+  /** Set by drain: no new claim from then on. */
+  let draining = false
+  let saving: Promise<void> = Promise.resolve()
   /** Claims whose model call has not finished: what --max-concurrent-leaves bounds. */
   let callSlots = 0
   /** Leaves already warned about for clock skew (one warning per leaf). */
@@ -246,7 +281,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const windowMs = settle.windowMs()
     const standbyMs = STANDBY_WINDOWS * windowMs
     for (const { node, cap } of tasks) {
-      if (working.has(node.node_id)) continue
+      if (working.has(node.node_id) || kept.has(node.node_id)) continue
       if (finished(node.node_id, memo)) { standby.forget(node.node_id); continue }
       if (cap === null || !caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
@@ -280,8 +315,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /** Claims the next leaves it can do, while it has free call slots. */
   function look (): void {
-    if (timers.isDisposed) return
+    if (timers.isDisposed || draining) return
     if (duplicateOf !== null || !gate.open) { looked('may_not_claim', 0); return }
+    if (kept.size > 0) publishKept()
     if (callSlots >= parallel) { looked('busy', 0); return }
     const candidates: { node: PromptNode, cap: Capability }[] = []
     let skewed = false
@@ -308,6 +344,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   function claim (node: PromptNode, cap: Capability): void {
     const abort = new AbortController()
     working.set(node.node_id, abort)
+    let end = (): void => {}
+    const flight: Flight = { node, abort, mine: null, claimedMs: performance.now(), out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
+    flights.set(node.node_id, flight)
     callSlots++
     let slotHeld = true
     const releaseSlot = (): void => {
@@ -318,11 +357,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     }
     guard(log, `working on leaf ${node.node_id}`, async () => {
       try {
-        await claimAndRun(node, cap, abort, releaseSlot)
+        await claimAndRun(node, cap, flight, releaseSlot)
       } finally {
         releaseSlot()
         working.delete(node.node_id)
         watchers.delete(node.node_id)
+        flights.delete(node.node_id)
+        end()
         schedule()
       }
     })
@@ -345,7 +386,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return new Lost('the lease lapsed')
   }
 
-  async function claimAndRun (node: PromptNode, cap: Capability, abort: AbortController, releaseSlot: () => void): Promise<void> {
+  async function claimAndRun (node: PromptNode, cap: Capability, flight: Flight, releaseSlot: () => void): Promise<void> {
+    const abort = flight.abort
     // DESIGN §5: a claim counts only when dated after its task became claimable, by the
     // finished_at of its inputs' results, whoever's clock stamped them.
     const nowUs = ctx.now()
@@ -362,6 +404,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     w.claims++
     await bus.publish('claim', mine)
     const claimedMs = performance.now()
+    flight.mine = mine
+    flight.claimedMs = claimedMs
     log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
 
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
@@ -378,7 +422,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     try {
       if (abort.signal.aborted) throw abort.signal.reason
       const call = runCall(node, mine, w, abort.signal, waiting)
-      call.catch(() => {}) // awaited below unless the claim is lost first
+      // Awaited below unless the claim is lost first; a stop reads the outcome (drain).
+      call.then((out) => { flight.out = out }, () => {})
       // A budgeted plan counts spend from published results: a finished call whose result still
       // waits out the window keeps its slot there, so the calls not yet recorded stay within
       // the slots (the over-spend bound, DESIGN §13).
@@ -401,7 +446,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
       // clock and runs the leaf itself, so publishing ours too would make a duplicate.
       if (skewedOut(node)) throw new Lost('clock skew')
-      await publishResult(node, mine, out, w)
+      await publishResult(node, mine.claimed_at, out, w)
+      flight.published = true
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
@@ -415,7 +461,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * Runs the model call, keeping `waiting` to what the provider reports of a request outstanding
    * past its wait-notice interval. Aborted calls reject with the Lost reason.
    */
-  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<{ output: string, success: boolean, attempts: number, usage: UsageMeter }> {
+  async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<CallOutcome> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
     const outcomeOpts = { settleMs: config.settleMs }
@@ -494,7 +540,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
-  async function publishResult (node: PromptNode, mine: ClaimMsg, out: { output: string, success: boolean, attempts: number, usage: UsageMeter }, w: LeafWork): Promise<void> {
+  async function publishResult (node: PromptNode, claimedAt: string, out: CallOutcome, w: LeafWork, wasKept = false): Promise<void> {
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
@@ -517,11 +563,101 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       attempts: Math.min(100, Math.max(1, attempts)),
       // Never before our own claim (stamped ahead of our clock after a dependency finished by a
       // clock that runs ahead): result authority places a result in the round of its finished_at.
-      finished_at: formatTimestamp(Math.max(ctx.now(), parseTimestamp(mine.claimed_at))),
+      finished_at: formatTimestamp(Math.max(ctx.now(), parseTimestamp(claimedAt))),
       usage: wireUsage(out.usage)
     })
     w.results++
-    log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w }, `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"`)
+    log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w, ...(wasKept ? { kept: true } : {}) },
+      `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"${wasKept ? ' (the result kept from before the restart)' : ''}`)
+  }
+
+  /** The kept results of the data dir; an unreadable file is logged and left for the next save to replace. */
+  function loadKept (): Map<string, KeptResult> {
+    try {
+      const m = loadKeptResults(config.dataDir)
+      if (m.size > 0) log.info({ results: m.size, file: keptResultsPath(config.dataDir) }, `${m.size} finished ${m.size === 1 ? 'result' : 'results'} kept from before the restart: published once this executor has synced`)
+      return m
+    } catch (err) {
+      log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
+      return new Map()
+    }
+  }
+
+  /** Writes `kept` to the data dir; saves run one at a time, each writing the map as it is then. */
+  async function saveKept (): Promise<void> {
+    saving = saving.then(async () => { await saveKeptResults(config.dataDir, kept) }).catch((err: unknown) => {
+      log.error({ err }, `could not save the kept results: ${(err as Error).message}`)
+    })
+    await saving
+  }
+
+  /** true when this executor's claim dated `claimedAt` holds, or last held, the task's latest round (DESIGN §5). */
+  function ownsLatestRound (nodeId: string, claimedAt: string): boolean {
+    const lease = leaseOf(nodeId)
+    const holder = lease.state === 'settling' || lease.state === 'held' ? lease.holder : lease.state === 'lapsed' ? lease.lastHolder : null
+    return holder !== null && holder.claimer_peer === me && holder.claimed_at === claimedAt
+  }
+
+  /** Kept results being published now. */
+  const publishingKept = new Set<string>()
+
+  /**
+   * Publishes each kept result that still counts (DESIGN §5 result authority: the claim it ran
+   * under still owns the leaf's latest round, no result counts yet, the plan is not cancelled);
+   * drops the others, whose leaf someone else now runs. Called by a look once claiming is allowed
+   * (after the first sync), so it sees the claims made while this executor was down.
+   */
+  function publishKept (): void {
+    for (const [id, k] of kept) {
+      if (publishingKept.has(id)) continue
+      const drop = finished(id) ? 'the task has a result already'
+        : isCancelled(state, k.node.goal_id) ? 'the plan was cancelled'
+          : !ownsLatestRound(id, k.claimed_at) ? 'another executor claimed the task since'
+            : null
+      if (drop !== null) {
+        kept.delete(id)
+        log.info({ node_id: id, reason: drop }, `dropped the result of "${excerpt(k.node.text)}" kept from before the restart: ${drop}`)
+        void saveKept()
+        continue
+      }
+      publishingKept.add(id)
+      guard(log, `publishing the kept result of ${id}`, async () => {
+        try {
+          await publishResult(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage } }, counts(id), true)
+          kept.delete(id)
+          await saveKept()
+        } finally {
+          publishingKept.delete(id)
+          schedule()
+        }
+      })
+    }
+  }
+
+  async function drain (graceMs: number): Promise<void> {
+    if (draining || timers.isDisposed) return
+    draining = true
+    const deadline = performance.now() + graceMs
+    // A call still running is no finished work: it aborts as before, its lease lapses.
+    for (const f of flights.values()) if (f.out === null) f.abort.abort(new Lost('the executor stopped'))
+    const done = [...flights.values()].filter((f): f is Flight & { mine: ClaimMsg, out: CallOutcome } => f.out !== null && f.mine !== null && !f.published && !f.abort.signal.aborted)
+    if (done.length === 0) return
+    // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
+    for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage } })
+    await saveKept()
+    const file = keptResultsPath(config.dataDir)
+    const keep = (f: Flight): void => {
+      log.info({ event: 'result_kept', node_id: f.node.node_id, file }, `stopping inside the settle window of "${excerpt(f.node.text)}": its finished result is kept in ${file} and published after a restart`)
+      f.abort.abort(new Lost('the executor stopped; its finished result is kept for after a restart'))
+    }
+    // A window that ends within the grace is waited out and its result published as usual.
+    for (const f of done) if (f.claimedMs + settle.windowMs() > deadline - PUBLISH_MARGIN_MS) keep(f)
+    await Promise.race([Promise.all(done.map(async (f) => { await f.ended })), timers.sleep(Math.max(0, deadline - performance.now()))])
+    for (const f of done) {
+      if (f.published) kept.delete(f.node.node_id)
+      else if (!f.abort.signal.aborted) keep(f)
+    }
+    await saveKept()
   }
 
   /**
@@ -581,6 +717,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   return {
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
     totals,
+    drain: async (graceMs) => { try { await drain(graceMs) } catch (err) { log.error({ err }, 'stopping the executor\'s work failed') } },
     dispose () {
       sub.dispose()
       stopTick()

@@ -40,6 +40,11 @@ export interface StartRoleOptions {
 /** A started role: stop it; an executor also reports its work (peer status). */
 export interface RoleHandle extends Disposable {
   executorTotals?: () => ExecutorTotals
+  /**
+   * The first part of a stop, before dispose, while the bus is still up: an executor publishes
+   * or keeps its finished results within `graceMs` (ms; ExecutorHandle.drain). Never rejects.
+   */
+  drain?: (graceMs: number) => Promise<void>
 }
 
 /**
@@ -101,7 +106,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   parts.push(startAnnouncer(ctx))
   log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
-    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals }),
+    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain }),
     dispose () {
       for (const p of parts.reverse()) {
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }

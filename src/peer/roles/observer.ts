@@ -5,10 +5,9 @@
  * --report-file keeps a Markdown report of it up to date.
  */
 import { existsSync, mkdirSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
-import { writeFileDurable, writeFileDurableSync } from '../net/durableFile'
+import { LatestFileWriter } from '../net/durableFile'
 import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import { buildTree, planProgress, type GoalView, type TreeNode } from '../state/tree'
@@ -44,7 +43,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   let lastReport = ''
   /** The report body last written to disk (lastReport: last queued). */
   let lastWritten = ''
-  let writing: Promise<void> = Promise.resolve()
+  // One writer for the report: the final write at shutdown is never overtaken by an older one.
+  const reportWriter = config.reportFile === null ? null : new LatestFileWriter(config.reportFile)
   /** Report write failures already logged, by reason. */
   const reportErrors = new Set<string>()
   const completed = new Set<string>()
@@ -122,36 +122,36 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
     log.error({ err, file }, `could not write the report file ${file}: ${reason}`)
   }
 
-  function writeReport (roots: GoalView[], names: PeerNames, sync: boolean): void {
+  function writeReport (roots: GoalView[], names: PeerNames, final: boolean): void {
     const file = config.reportFile
-    if (file === null) return
+    if (file === null || reportWriter === null) return
     // A report of nothing (no goal seen yet, e.g. a fresh observer) never replaces an earlier run's.
     if (roots.length === 0 && existsSync(file)) return
     // The timestamp alone must not cause a rewrite: compare the report without it.
     const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, names })
-    // At shutdown compare with what is on disk: a queued write may never run (see below).
-    if (body === (sync ? lastWritten : lastReport)) return
+    // At shutdown compare with what is on disk: a write still queued or running is discarded.
+    if (final ? body === lastWritten && !reportWriter.busy : body === lastReport) return
     lastReport = body
     const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId, names })
     // Temp file, fsync, rename: a reader never sees half a report, a crash leaves no temp file.
-    if (sync) {
+    // The directory is made synchronously so that writes reach the writer in render order.
+    try {
+      mkdirSync(dirname(file), { recursive: true })
+    } catch (err) {
+      reportFailed(err, file)
+      return
+    }
+    if (final) {
       // At shutdown the process may exit right after dispose: no async work may be left.
       try {
-        mkdirSync(dirname(file), { recursive: true })
-        writeFileDurableSync(file, md)
+        reportWriter.writeSync(md)
         lastWritten = body
       } catch (err) {
         reportFailed(err, file)
       }
       return
     }
-    writing = writing.then(async () => {
-      // The last, synchronous report at shutdown is newer than this one: keep it.
-      if (timers.isDisposed) return
-      await mkdir(dirname(file), { recursive: true })
-      await writeFileDurable(file, md)
-      lastWritten = body
-    }).catch((err: unknown) => { reportFailed(err, file) })
+    reportWriter.write(md).then((written) => { if (written) lastWritten = body }, (err: unknown) => { reportFailed(err, file) })
   }
 
   guard(log, 'first render', async () => { render() })

@@ -379,6 +379,10 @@ export interface PlanProgress {
   /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §11). */
   syntheses: number
   syntheses_done: number
+  /** Syntheses cancelled or held back by the budget: their goal has no answer (DESIGN §13). */
+  syntheses_stopped: number
+  /** Goals cancelled or held back by the budget before their split (DESIGN §13). */
+  goals_stopped: number
   /**
    * No goal is pending decomposition, every leaf is done, failed, blocked or stopped, and every
    * synthesis is done, failed, blocked or stopped: nothing more will happen.
@@ -393,19 +397,21 @@ export interface PlanProgress {
 
 /** Progress of one root goal's tree; superseded parts are left out. */
 export function planProgress (root: GoalView): PlanProgress {
-  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 0, syntheses_done: 0, complete: false, stuck: false }
+  const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 0, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: false, stuck: false }
   /** Syntheses by status, for `complete` and `stuck`. */
   const syn = { open: 0, movable: 0, gap: 0 }
   const walk = (n: TreeNode): void => {
     if (n.status === 'superseded') return
     if (n.kind === 'goal') {
       if (n.status === 'pending_decomposition') p.pending_goals++
+      else if (n.status === 'cancelled' || n.status === 'budget_reached') p.goals_stopped++
       n.children.forEach(walk)
       const s = n.synthesis
       if (s !== null && s.status !== 'superseded') {
         p.syntheses++
         if (s.status === 'done') p.syntheses_done++
-        else if (s.status !== 'failed' && s.status !== 'blocked' && s.status !== 'cancelled' && s.status !== 'budget_reached') {
+        else if (s.status === 'cancelled' || s.status === 'budget_reached') p.syntheses_stopped++
+        else if (s.status !== 'failed' && s.status !== 'blocked') {
           syn.open++
           if (s.status === 'capability_gap') syn.gap++
           else if (s.status !== 'waiting') syn.movable++
