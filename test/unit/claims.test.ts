@@ -225,6 +225,19 @@ describe('the hold limit of a round (DESIGN §5)', () => {
     assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(22)), false)
   })
 
+  it('a holder that re-claims the moment its round hit the limit loses the task to the first other claim, and keeps it when nobody else claims', () => {
+    const squat = c('squatter', T0, 5000)
+    const renewals = Array.from({ length: 10 }, (_, i) => renewal(squat, T0 + sec(2 * (i + 1))))
+    const hold = { maxHoldMs: 20_000 }
+    const again = c('squatter', T0 + sec(20) + 1, 5000)
+    const honest = c('ex-1', T0 + sec(20) + 200_000)
+    const rounds = claimRounds([squat, again, honest], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold)
+    assert.deepEqual(rounds.map((r) => r.winner.claimer_peer), ['squatter', 'ex-1'])
+    // The same for any order of the claims.
+    assert.deepEqual(claimRounds([honest, again, squat], [...renewals].reverse(), T0 + sec(30), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimer_peer), ['squatter', 'ex-1'])
+    assert.deepEqual(claimRounds([squat, again], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimer_peer), ['squatter', 'squatter'])
+  })
+
   it('a lease that lapses on its own before the limit is not capped', () => {
     const a = c('ex-1', T0, 5000)
     assert.deepEqual(resolveClaims([a], [renewal(a, T0 + sec(2))], T0 + sec(8), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, { maxHoldMs: 20_000 }), { state: 'lapsed', lastHolder: a, capped: false })
