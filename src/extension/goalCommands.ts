@@ -140,7 +140,7 @@ export class GoalCommands extends CommandFeature {
     if (done.plan !== undefined && done.plan.state !== 'running') {
       const p = planProgress(done)
       // A plan stopped before its goal was split has no prompts: say that, not "0 of 0 done".
-      const parts = p.leaves === 0 ? 'before the goal was split, nothing was run' : `${p.done} of ${p.leaves} prompts done`
+      const parts = p.leaves === 0 ? 'before the goal was split, no part of it was run' : `${p.done} of ${p.leaves} prompts done`
       void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${parts} (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
         if (a === 'Export Plan') void vscode.commands.executeCommand(Commands.exportPlan, goalId)
       })

@@ -156,9 +156,9 @@ async function main (): Promise<void> {
         maxHoldMs: config.maxHoldMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {
-          const how = `plan ${o.stopped === 'running' ? 'complete' : o.stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+          const how = `plan ${o.stopped === 'cancelled' ? 'cancelled' : o.stopped === 'budget_reached' && (o.stoppedParts > 0 || !o.split) ? 'stopped (budget reached)' : 'complete'}`
           const text = !o.split
-            ? `${how} before the goal was split: nothing was run, no final answer`
+            ? `${how} before the goal was split: no part of it was run, no final answer`
             : `${how}: ${o.done}/${o.leaves} leaves done` +
               `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
               `${o.stoppedParts > 0 ? `, ${o.stoppedParts} part${o.stoppedParts === 1 ? '' : 's'} not run` : ''}${o.answer !== null && o.answer !== 'done' ? ', no final answer' : ''}`

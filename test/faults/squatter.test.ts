@@ -1,8 +1,9 @@
 /**
  * Fault tier: a swarm member that claims a claimable leaf legitimately (its claim wins) and
- * renews the lease forever without ever publishing a result. A round's hold is bounded (DESIGN
+ * renews the lease forever without ever publishing a result, then claims again 1 µs after its
+ * round ends (the earliest claim of the next round). A round's hold is bounded (DESIGN
  * §5): at claimed_at + --max-hold-ms the round ends whatever it renews, and the honest executor
- * claims the leaf and runs it. Measures the time from the hold limit to the honest claim
+ * claims the leaf and runs it, since a holder sits the round after its limit out. Measures the time from the hold limit to the honest claim
  * (logged as hold_limit_to_claim_ms). Real peer processes on 127.0.0.1 and the injector peer
  * (test/support/injector.ts); run `npm run build` first.
  */
@@ -18,12 +19,12 @@ import { requireBundle, TEST_TIMEOUT_MS } from './common'
 /** Small, so the test sees several renewals past the limit within seconds. */
 const MAX_HOLD_MS = 6000
 
-test('a squatter renewing forever without a result loses the leaf at the hold limit; the honest executor claims and runs it', { timeout: TEST_TIMEOUT_MS }, async (t) => {
+test('a squatter renewing forever without a result, and claiming again at the limit, loses the leaf at the hold limit; the honest executor claims and runs it', { timeout: TEST_TIMEOUT_MS }, async (t) => {
   requireBundle()
   const swarm = new TestSwarm()
   const standin = await startStandin()
-  const attack: { renewing?: NodeJS.Timeout } = {}
-  t.after(async () => { clearInterval(attack.renewing); await swarm.close(); await standin.close() })
+  const attack: { renewing?: NodeJS.Timeout, reclaim?: NodeJS.Timeout } = {}
+  t.after(async () => { clearInterval(attack.renewing); clearTimeout(attack.reclaim); await swarm.close(); await standin.close() })
   // Every peer applies the same limit: it is part of the claim rule.
   const args = [...roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 }), '--max-hold-ms', String(MAX_HOLD_MS)]
   const observer = await swarm.start({ role: 'observer', name: 'observer', args })
@@ -50,9 +51,19 @@ test('a squatter renewing forever without a result loses the leaf at the hold li
     inj.request({ type: 'inject-publish', kind: 'renew', body }, 20_000).catch(() => {})
   }
   attack.renewing = setInterval(renew, 1000)
-  const ex = await swarm.start({ role: 'executor', name: 'ex', args })
-
   const limitUs = parseTimestamp(squat.claimed_at) + MAX_HOLD_MS * 1000
+  // It claims again 1 µs after its round ends (earlier than any honest claim can be), sent 2 s
+  // before the limit so it is held everywhere by then; the claim rule makes it sit the next round out.
+  const again: ClaimMsg = { ...squat, claimed_at: formatTimestamp(limitUs + 1) }
+  const reclaimed = new Promise<string>((resolve, reject) => {
+    attack.reclaim = setTimeout(() => {
+      inj.request({ type: 'inject-publish', kind: 'claim', body: again }, 20_000)
+        .then((r) => { resolve(String((r as unknown as { key?: string }).key)) }, reject)
+    }, Math.max(0, (limitUs - nowMicros()) / 1000 - 2000))
+  })
+  const ex = await swarm.start({ role: 'executor', name: 'ex', args })
+  await observer.waitForKeys([await reclaimed], 'the squatter\'s claim at the limit', 20_000)
+
   const honestClaim = (): ClaimMsg | undefined => [...observer.envelopes.values()]
     .flatMap((e) => (e.kind === 'claim' && e.body.node_id === leaf.id && e.body.claimer_peer === ex.peerId ? [e.body] : []))[0]
   await observer.waitFor(() => honestClaim() !== undefined, 'the executor claims the held leaf', 60_000)

@@ -87,6 +87,11 @@ export interface AcceptOpts {
   fallback?: boolean
   /** scored_at of the confirming votes, so accepted_at (µs). */
   at?: Micros
+  /**
+   * A fallback's earliest accepted_at, µs: its goal's start + the acceptance timeout (default
+   * T0 + 45 s: a root created at T0 under the default timeout).
+   */
+  fallbackAt?: Micros
 }
 
 /** The decisions of an accepted split of `p`; the proposal's depends_on become sibling child_ids. */
@@ -121,7 +126,7 @@ export function accepted (p: SubgoalProposal, opts: AcceptOpts = {}): AcceptedSp
     confirming_scores: confirming,
     confirming_votes: votes,
     fallback: opts.fallback ?? false
-  }, false)
+  }, false, opts.fallbackAt ?? T0 + sec(45))
   EVIDENCE.set(split, { proposal: p, votes })
   return split
 }

@@ -225,7 +225,7 @@ describe('the hold limit of a round (DESIGN §5)', () => {
     assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(22)), false)
   })
 
-  it('a holder that re-claims the moment its round hit the limit loses the task to the first other claim, and keeps it when nobody else claims', () => {
+  it('a holder whose round hit the limit sits out one more hold period: re-claiming at the limit loses to any other claim, and counts again after it', () => {
     const squat = c('squatter', T0, 5000)
     const renewals = Array.from({ length: 10 }, (_, i) => renewal(squat, T0 + sec(2 * (i + 1))))
     const hold = { maxHoldMs: 20_000 }
@@ -233,9 +233,12 @@ describe('the hold limit of a round (DESIGN §5)', () => {
     const honest = c('ex-1', T0 + sec(20) + 200_000)
     const rounds = claimRounds([squat, again, honest], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold)
     assert.deepEqual(rounds.map((r) => r.winner.claimer_peer), ['squatter', 'ex-1'])
-    // The same for any order of the claims.
+    // The same for any order of the messages.
     assert.deepEqual(claimRounds([honest, again, squat], [...renewals].reverse(), T0 + sec(30), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimer_peer), ['squatter', 'ex-1'])
-    assert.deepEqual(claimRounds([squat, again], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimer_peer), ['squatter', 'squatter'])
+    // Alone, its re-claim does not count; once the period is over, a claim of its own does.
+    assert.deepEqual(claimRounds([squat, again], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimer_peer), ['squatter'])
+    const later = c('squatter', T0 + sec(40), 5000)
+    assert.deepEqual(claimRounds([squat, again, later], renewals, T0 + sec(50), CLAIM_TOLERANCE_MS, hold).map((r) => r.winner.claimed_at), [squat.claimed_at, later.claimed_at])
   })
 
   it('a lease that lapses on its own before the limit is not capped', () => {

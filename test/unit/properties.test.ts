@@ -105,7 +105,7 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
           }
           const d = decideAcceptance([p], votes.filter((v) => v.proposal_id === p.proposal_id), Infinity)
           if (d === null) break
-          a = acceptedSplitFor(p, d, false)
+          a = acceptedSplitFor(p, d, false, T0 + sec(45))
         } else {
           // A split as claimed, final_score the mean of its confirming votes: valid only when its
           // votes are all published, make the quorum, qualify, and no other vote by a confirming

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { checkEnvelope, usageProblem } from '../../src/peer/protocol/envelope'
 import { CALLS_PER_MESSAGE_MAX, TOKENS_PER_REQUEST_MAX } from '../../src/peer/protocol/limits'
-import type { AnyEnvelope, Usage } from '../../src/peer/protocol/schemas'
+import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
 import { costMarkdown } from '../../src/peer/state/planCost'
 import { planControl, planSpend } from '../../src/peer/state/planControl'
 import { PlanState } from '../../src/peer/state/planState'
@@ -85,6 +85,14 @@ describe('plan spend counts what belongs to the plan', () => {
     assert.equal(p.proposer_peer, 'peer-dec-1')
     assert.equal(planControl(new PlanState([...envs, ...more]), root, T0 + sec(30)).state, 'running')
   })
+  it('counts one vote per scorer and proposal: a re-sent vote with other notes adds nothing', () => {
+    const { root, envs } = plan()
+    const v1 = envs.flatMap((e) => (e.kind === 'score' ? [e.body] : []))[0] as ScoreMsg
+    const again: ScoreMsg = { ...v1, notes: 'again', usage: u(29, 29_000_000) }
+    const s = planSpend(new PlanState([...envs, envelopeOf('score', again)]), root.goal_id, T0 + sec(30))
+    assert.deepEqual([s.by_role.scorer.calls, s.calls], [2, 5])
+  })
+
   it('is the same for any order and repetition of the messages', () => {
     const { root, envs } = plan()
     const want = planSpend(new PlanState(envs), root.goal_id, T0 + sec(30))

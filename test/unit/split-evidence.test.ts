@@ -31,8 +31,11 @@ function splitFrom (p: SubgoalProposal, votes: readonly ScoreMsg[], opts: { fall
   const confirming = sorted.map((v) => ({ scorer_peer: v.scorer_peer, score: v.score }))
   return acceptedSplitFor(p, {
     proposal_id: p.proposal_id, final_score: meanScore(confirming), confirming_scores: confirming, confirming_votes: sorted, fallback: opts.fallback ?? false
-  }, opts.forced ?? false)
+  }, opts.forced ?? false, FALLBACK_AT)
 }
+
+/** When a fallback for the root `g` (created at T0) is due under the default timeout. */
+const FALLBACK_AT = T0 + sec(DEFAULT_ACCEPTANCE.timeoutMs / 1000)
 
 const verdictOf = (e: SplitEvidence): string => e.verdict
 const forged = (e: SplitEvidence): string => {
@@ -61,7 +64,11 @@ describe('splitEvidence verdicts (DESIGN §4 "Evidence")', () => {
     const low = [score(pB, 'sc-1', 0.4), score(pB, 'sc-2', 0.5)]
     const fb = decideAcceptance([pB], low, DEFAULT_ACCEPTANCE.timeoutMs)
     assert.equal(fb?.fallback, true)
-    assert.deepEqual(splitEvidence(acceptedSplitFor(pB, fb!, false), pB, low, RULE), { verdict: 'valid' })
+    assert.deepEqual(splitEvidence(acceptedSplitFor(pB, fb!, false, FALLBACK_AT), pB, low, RULE, T0), { verdict: 'valid' })
+    // ... but only once the timeout has passed since the goal began, and only with the goal known.
+    assert.deepEqual(splitEvidence(acceptedSplitFor(pB, fb!, false, FALLBACK_AT), pB, low, RULE), { verdict: 'pending', missing: ['the goal it splits'] })
+    assert.match(forged(splitEvidence(acceptedSplitFor(pB, fb!, false), pB, low, RULE, T0)), /a fallback dated .* before the acceptance timeout had passed/)
+    assert.match(forged(splitEvidence(acceptedSplitFor(pB, fb!, false, FALLBACK_AT), pB, low, { ...RULE, timeoutMs: 60_000 }, T0)), /before the acceptance timeout/)
     // A larger quorum than the rule needs is fine; a receiver with quorum 1 accepts a one-vote split.
     assert.deepEqual(splitEvidence(splitFrom(pA, [v1]), pA, [v1], { quorum: 1, minScore: 0.6 }), { verdict: 'valid' })
   })
@@ -114,7 +121,7 @@ describe('splitEvidence verdicts (DESIGN §4 "Evidence")', () => {
     const split = splitFrom(pA, [v1, low])
     assert.match(forged(splitEvidence(split, pA, [v1, low], RULE)), /confirming vote 0\.5 by sc-2 is below the minimum score 0\.6/)
     // The same votes as a fallback split are the rule's (the timeout decides when, not the receiver).
-    assert.deepEqual(splitEvidence(splitFrom(pA, [v1, low], { fallback: true }), pA, [v1, low], RULE), { verdict: 'valid' })
+    assert.deepEqual(splitEvidence(splitFrom(pA, [v1, low], { fallback: true }), pA, [v1, low], RULE, T0), { verdict: 'valid' })
     // The receiver's own minimum counts: a lower one accepts the non-fallback split.
     assert.deepEqual(splitEvidence(split, pA, [v1, low], { quorum: 2, minScore: 0.5 }), { verdict: 'valid' })
   })
@@ -194,7 +201,7 @@ describe('PlanState judges accepted splits by their evidence', () => {
   it('judges by its acceptance rule: the constructor option, useAcceptanceRule, and a merge into a state with that rule', () => {
     const envs = [envelopeOf('goal', g), ...acceptedEnvelopes(a)]
     const strict = new PlanState(envs, { acceptance: { quorum: 3, minScore: 0.6 } })
-    assert.deepEqual(strict.acceptanceRule, { quorum: 3, minScore: 0.6 })
+    assert.deepEqual(strict.acceptanceRule, { quorum: 3, minScore: 0.6, timeoutMs: DEFAULT_ACCEPTANCE.timeoutMs })
     assert.deepEqual(strict.acceptedFor(g.goal_id), [])
     strict.useAcceptanceRule({ quorum: 2, minScore: 0.6 })
     assert.deepEqual(strict.acceptedFor(g.goal_id), [a])
@@ -270,7 +277,7 @@ function build (w: World): { pool: AnyEnvelope[], held: ScoreMsg[], splits: { sp
     if (s.decide) {
       const d = decideAcceptance(PROPS, then, s.fallback ? Infinity : 0, { quorum: w.quorum, minScore: 0.6 })
       if (d === null) continue
-      honestSplit = acceptedSplitFor(PROPS.find((p) => p.proposal_id === d.proposal_id)!, d, s.forced)
+      honestSplit = acceptedSplitFor(PROPS.find((p) => p.proposal_id === d.proposal_id)!, d, s.forced, FALLBACK_AT)
       from = d.confirming_votes
     } else {
       const p = PROPS[s.p]!

@@ -15,7 +15,7 @@ import { verifyIncoming, type VerifyContext } from '../../src/peer/net/verify'
 import { canonicalJson } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
-import { accepted, claim, newIdentity, promptNode, proposal, renewal, rootGoal, sec, signedEnvelope, T0 } from '../support/fixtures'
+import { accepted, claim, newIdentity, promptNode, proposal, renewal, rootGoal, score, sec, signedEnvelope, T0 } from '../support/fixtures'
 
 const NOW = T0 + sec(100)
 const ctx: VerifyContext = { swarm: 'test', has: () => false, now: () => NOW }
@@ -36,6 +36,25 @@ const verdict = async (env: AnyEnvelope, live: boolean): Promise<{ ok: boolean, 
   const v = await verifyIncoming({ data: canonicalJson(env), live }, ctx)
   return v.ok ? { ok: true } : { ok: false, reason: v.reason, detail: v.detail }
 }
+
+describe('votes and accepted splits from the future (DESIGN §4 "Evidence")', () => {
+  it('refuses a score or an accepted split dated beyond the tolerance ahead, live and as history, and takes an old one', async () => {
+    const { key, peerId } = await newIdentity()
+    const g = rootGoal()
+    const p = proposal(g.goal_id, ['Book flights', 'Book hotels'])
+    for (const [at, ok] of [[NOW + sec(60), false], [NOW + sec(5), true], [NOW - sec(3600), true]] as const) {
+      const vote = await signedEnvelope(key, 'score', score(p, peerId, 0.9, { at })) as AnyEnvelope
+      const split = await signedEnvelope(key, 'accepted', accepted(p, { confirming: [{ scorer_peer: peerId, score: 0.9 }], at })) as AnyEnvelope
+      for (const env of [vote, split]) {
+        for (const live of [true, false]) {
+          const v = await verdict(env, live)
+          assert.equal(v.ok, ok, `${env.kind} at ${(at - NOW) / 1e6} s, live=${String(live)}: ${v.detail ?? ''}`)
+          if (!ok) assert.match(v.detail ?? '', new RegExp(`^${env.kind === 'score' ? 'score' : 'accepted'} timestamp is 60\\.000 s ahead of local time \\(tolerance 5 s\\)$`))
+        }
+      }
+    }
+  })
+})
 
 describe('claim time rules on every path (DESIGN §5)', () => {
   it('refuses a claim or renewal from an hour in the future live and as history alike', async () => {

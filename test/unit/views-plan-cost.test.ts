@@ -125,7 +125,7 @@ describe('cost view (DESIGN §13)', () => {
     assert.match(report, /_No final answer: the plan reached its budget before the goal was split\._/)
     assert.match(report, /No leaves: the plan stopped before the goal was split\./)
     assert.doesNotMatch(report, /yet|0 of 0/)
-    assert.match(renderTreeText([root]), /=== plan for goal [0-9a-f]{16}: BUDGET REACHED before the goal was split \(1\/1 call, 300 tokens\): nothing was run, no final answer ===/)
+    assert.match(renderTreeText([root]), /=== plan for goal [0-9a-f]{16}: BUDGET REACHED before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, no final answer ===/)
     // With a split, the parts left unsynthesized say the plan stopped, not that the answer is still to come.
     const plan = samplePlan()
     const { root: cancelled } = costedPlan(undefined, [envelopeOf('cancel', cancel(plan.root))])

@@ -106,5 +106,15 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
       return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${Math.abs(off).toFixed(3)} s ${dir} local time (tolerance ${tolerance / 1000} s)`, from: env.from, skew }
     }
   }
+  if (env.kind === 'score' || env.kind === 'accepted') {
+    // A fallback split may exist only once the acceptance timeout has passed (DESIGN §4
+    // "Evidence"), and its time is its votes': neither may be dated ahead of this clock.
+    const at = parseTimestamp(env.kind === 'score' ? env.body.scored_at : env.body.accepted_at)
+    const now = ctx.now()
+    const tolerance = ctx.toleranceMs ?? CLAIM_TOLERANCE_MS
+    if (!notFromFuture(at, now, tolerance)) {
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s ahead of local time (tolerance ${tolerance / 1000} s)`, from: env.from }
+    }
+  }
   return { ok: true, env, key }
 }

@@ -8,7 +8,7 @@ import { canonicalJson } from './envelope'
 import { childId } from './ids'
 import { LIMITS } from './limits'
 import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from './schemas'
-import { parseTimestamp } from './time'
+import { formatTimestamp, parseTimestamp, type Micros } from './time'
 
 /** Tunables of the acceptance rule (DESIGN §3). */
 export interface AcceptanceConfig {
@@ -209,14 +209,19 @@ export function splitDecisions (proposal: ProposalRef, confirming: readonly Scor
 /**
  * The AcceptedSplit for an acceptance decision: every field derives from the proposal and the
  * confirming votes (scorer_peer = the first confirming scorer, accepted_at = the latest scored_at
- * among them), so any two peers that decide on the same votes build byte-identical bodies.
+ * among them, for a fallback at least `fallbackAtUs`: the goal's start + the acceptance timeout,
+ * µs), so any two peers that decide on the same votes build byte-identical bodies.
  * @throws RangeError when `acceptance` is not about `proposal` (see splitDecisions)
  */
-export function acceptedSplitFor (proposal: ProposalRef, acceptance: Acceptance, forcedLeaves: boolean): AcceptedSplit {
+export function acceptedSplitFor (proposal: ProposalRef, acceptance: Acceptance, forcedLeaves: boolean, fallbackAtUs?: Micros | null): AcceptedSplit {
   if (acceptance.proposal_id !== proposal.proposal_id) throw new RangeError(`acceptance of ${acceptance.proposal_id} is not about proposal ${proposal.proposal_id}`)
   const votes = acceptance.confirming_votes
   let latest = votes[0] as ScoreMsg
   for (const v of votes) if (parseTimestamp(v.scored_at) > parseTimestamp(latest.scored_at)) latest = v
+  // A fallback is taken no earlier than the goal's start + the timeout, and says so.
+  const acceptedAt = acceptance.fallback && fallbackAtUs !== undefined && fallbackAtUs !== null && fallbackAtUs > parseTimestamp(latest.scored_at)
+    ? formatTimestamp(fallbackAtUs)
+    : latest.scored_at
   return {
     goal_id: proposal.goal_id,
     proposal_id: proposal.proposal_id,
@@ -226,7 +231,7 @@ export function acceptedSplitFor (proposal: ProposalRef, acceptance: Acceptance,
     confirming_scores: acceptance.confirming_scores.map((v) => ({ ...v })),
     fallback: acceptance.fallback,
     children: splitDecisions(proposal, votes, forcedLeaves),
-    accepted_at: latest.scored_at
+    accepted_at: acceptedAt
   }
 }
 
@@ -243,8 +248,11 @@ export function votesComplete (proposals: readonly ProposalRef[], votes: readonl
   return true
 }
 
-/** The part of the acceptance rule a receiver checks an accepted split against (DESIGN §3, §4). */
-export type AcceptanceRule = Pick<AcceptanceConfig, 'quorum' | 'minScore'>
+/**
+ * The part of the acceptance rule a receiver checks an accepted split against (DESIGN §3, §4):
+ * the quorum, the minimum score and (for fallback splits) the acceptance timeout, ms.
+ */
+export type AcceptanceRule = Pick<AcceptanceConfig, 'quorum' | 'minScore'> & Partial<Pick<AcceptanceConfig, 'timeoutMs'>>
 
 /**
  * What the votes a peer holds say of one accepted split (DESIGN §4 "Evidence"):
@@ -272,9 +280,11 @@ function firstDifference (a: Record<string, unknown>, b: Record<string, unknown>
  * reaches the same verdict in any arrival order.
  * @param proposal the split's proposal, or undefined while it is not held
  * @param votes the score messages held for the split's goal (any order, repeats allowed)
- * @param rule the receiver's quorum and minimum score
+ * @param rule the receiver's quorum, minimum score and acceptance timeout
+ * @param goalStartUs when the goal began (µs: a root's created_at, a child's parent split's
+ *   accepted_at); a fallback split is pending while it is unknown
  */
-export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal | undefined, votes: readonly ScoreMsg[], rule: AcceptanceRule): SplitEvidence {
+export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal | undefined, votes: readonly ScoreMsg[], rule: AcceptanceRule, goalStartUs?: Micros | null): SplitEvidence {
   const named = split.confirming_scores
   for (let i = 1; i < named.length; i++) {
     if (compareStrings((named[i - 1] as Vote).scorer_peer, (named[i] as Vote).scorer_peer) >= 0) {
@@ -289,6 +299,12 @@ export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal |
     if (low !== undefined) return { verdict: 'forged', detail: `confirming vote ${low.score} by ${low.scorer_peer} is below the minimum score ${rule.minScore}` }
   }
   if (proposal === undefined || proposal.goal_id !== split.goal_id) return { verdict: 'pending', missing: [`proposal ${split.proposal_id}`] }
+  // A fallback may be taken only once the timeout has passed since the goal began (DESIGN §3).
+  const fallbackAtUs = split.fallback && goalStartUs !== undefined && goalStartUs !== null ? goalStartUs + Math.round((rule.timeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs) * 1000) : null
+  if (split.fallback) {
+    if (fallbackAtUs === null) return { verdict: 'pending', missing: ['the goal it splits'] }
+    if (parseTimestamp(split.accepted_at) < fallbackAtUs) return { verdict: 'forged', detail: `it is a fallback dated ${split.accepted_at}, before the acceptance timeout had passed (${formatTimestamp(fallbackAtUs)})` }
+  }
   const counted = new Map(countedVotes(proposal, votes.filter((v) => v.proposal_id === split.proposal_id)).map((v) => [v.scorer_peer, v]))
   const missing = named.filter((v) => !counted.has(v.scorer_peer)).map((v) => `vote by ${v.scorer_peer}`)
   if (missing.length > 0) return { verdict: 'pending', missing }
@@ -299,7 +315,7 @@ export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal |
   }
   const body = split as unknown as Record<string, unknown>
   const json = canonicalJson(split)
-  const derived = (forced: boolean): AcceptedSplit => acceptedSplitFor(proposal, outcome(proposal.proposal_id, confirming, split.fallback), forced)
+  const derived = (forced: boolean): AcceptedSplit => acceptedSplitFor(proposal, outcome(proposal.proposal_id, confirming, split.fallback), forced, fallbackAtUs)
   const open = derived(false)
   // The depth cap may force leaves (the votes then say atomic anyway); either derivation is the rule's.
   if (canonicalJson(open) === json || canonicalJson(derived(true)) === json) return { verdict: 'valid' }

@@ -137,8 +137,8 @@ export function notFromFuture (atUs: Micros, nowUs: Micros, toleranceMs: number 
  * yet). Claims are ordered by (claimed_at µs, claimer_peer), a peer's repeated claims with one
  * claimed_at counting once; round 1 is won by the earliest claim; each later round is won by
  * the earliest claim made after the previous winner's lease ended (at the latest at its hold
- * limit, `rule.maxHoldMs`); after a round that ended at its hold limit, by the earliest such
- * claim of another peer, the holder's own only when nobody else claimed.
+ * limit, `rule.maxHoldMs`); after a round that ended at its hold limit, the holder's claims
+ * dated within one more hold period do not count (it sits that period out).
  */
 export function claimRounds (
   claims: readonly ClaimMsg[],
@@ -162,11 +162,12 @@ export function claimRounds (
     const hold = holdOf(winner.claim, live, maxHoldMs)
     rounds.push({ winner: winner.claim, atUs: winner.at, endUs: hold.endUs, capped: hold.capped })
     while (i < ordered.length && (ordered[i] as ParsedClaim).at <= hold.endUs) i++
-    // A round that ran into its hold limit gives the task to someone else: its holder wins the
-    // next round only if nobody else claims, so a squatter cannot hold a task by re-claiming.
+    // A holder whose round ran into its hold limit sits out the next hold period: its claims
+    // dated before then do not count, so re-claiming at the limit keeps no task from others.
     if (hold.capped) {
-      const other = ordered.findIndex((c, k) => k >= i && c.claim.claimer_peer !== winner.claim.claimer_peer)
-      if (other !== -1) i = other
+      const back = hold.endUs + msToMicros(maxHoldMs)
+      const rest = ordered.slice(i).filter((c) => c.claim.claimer_peer !== winner.claim.claimer_peer || c.at >= back)
+      ordered.splice(i, ordered.length - i, ...rest)
     }
   }
   return rounds

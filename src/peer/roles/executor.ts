@@ -30,7 +30,7 @@ import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import { newUsageMeter, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
+import { newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
 import { sha256Hex, truncateText } from '../net/blobs'
@@ -176,6 +176,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const planGate = new PlanGate(state, log)
   /** The claim-rule options every outcome this executor reads is computed with (settle only labels settling vs held). */
   const outcomeOpts = { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs }
+  const longestCallMs = (config.llm.timeoutMs ?? REQUEST_TIMEOUT_MS) * (1 + config.llm.maxRetries)
+  if (config.maxHoldMs < longestCallMs) {
+    log.warn({ max_hold_ms: config.maxHoldMs, longest_call_ms: longestCallMs },
+      `--max-hold-ms ${config.maxHoldMs} is shorter than a model call may take (--llm-timeout-ms x attempts = ${longestCallMs} ms): a slow call is abandoned at the hold limit and its task handed on`)
+  }
   const standby = new Standby((ms, onDue) => { timers.after(ms, onDue) }, schedule)
   // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
   const order = opts.order ?? ((nodes: PromptNode[]) => nodes
@@ -288,6 +293,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
       const lease = leaseOf(node.node_id, memo)
       if (lease.state === 'settling' || lease.state === 'held') continue
+      // Our round ran into the hold limit: we sit out one more hold period (DESIGN §5), as our
+      // claims in it would not count; the task is others' meanwhile.
+      if (lease.state === 'lapsed' && lease.capped && lease.lastHolder.claimer_peer === me) {
+        const back = (parseTimestamp(lease.lastHolder.claimed_at) + 2 * config.maxHoldMs * 1000 - nowUs) / 1000
+        if (back > 0) { timers.after(back + 1, schedule); continue }
+      }
       // Its input's executor's clock runs ahead of ours: a claim stamped after that result
       // would be refused as from the future, so look again once our clock has caught up.
       const since = claimableSince(state, node.node_id, nowUs, opts, memo).sinceUs

@@ -87,7 +87,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
         log.info({ event: 'plan_complete', goal_id: root.id, stopped, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
           answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
           stoppedBeforeSplit(root)
-            ? `${how} for "${excerpt(root.text)}" before the goal was split: nothing was run, no final answer`
+            ? `${how} for "${excerpt(root.text)}" before the goal was split: no part of it was run, no final answer`
             : `${how} for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
           `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}${badGoals > 0 ? `, ${badGoals} ${badGoals === 1 ? 'goal' : 'goals'} failed to split` : ''}` +
           `${answer?.status === 'done' ? ', final answer ready' : ', no final answer'}`)

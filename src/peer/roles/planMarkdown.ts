@@ -103,7 +103,11 @@ export function failedGoals (root: GoalView): number {
  */
 export function stoppedWords (root: GoalView): string | null {
   const st = root.plan?.state
-  return st === 'cancelled' ? 'cancelled' : st === 'budget_reached' ? 'stopped: budget reached' : null
+  if (st === 'cancelled') return 'cancelled'
+  if (st !== 'budget_reached') return null
+  // A budget spent exactly by the last part stopped nothing: the plan reads as it ended.
+  const p = planProgress(root)
+  return p.stopped + p.syntheses_stopped + p.goals_stopped > 0 || stoppedBeforeSplit(root) ? 'stopped: budget reached' : null
 }
 
 /**

@@ -46,7 +46,7 @@ function oneLine (text: string, max: number): string {
 
 function progressLine (root: GoalView): string {
   if (stoppedBeforeSplit(root) && root.plan !== undefined) {
-    return `${root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED'} before the goal was split (${describeSpend(root.plan.spend, root.plan.budget)}): nothing was run, no final answer`
+    return `${root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED'} before the goal was split (${describeSpend(root.plan.spend, root.plan.budget)}): no part of it was run, no final answer`
   }
   const p = planProgress(root)
   const badGoals = failedGoals(root)

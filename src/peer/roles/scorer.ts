@@ -331,7 +331,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       log.debug({ goal_id: goal.goal_id, proposal_id: decision.proposal_id }, 'split accepted without this scorer\'s vote: a confirming scorer publishes it')
       return
     }
-    const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth)
+    // A fallback is dated no earlier than the goal's start + the timeout, as receivers check (DESIGN §4).
+    const start = decision.fallback ? state.goalStartUs(goal.goal_id) : null
+    const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth, start === null ? null : start + config.acceptance.timeoutMs * 1000)
     accepting.add(goal.goal_id)
     guard(log, `accepting a split of goal ${goal.goal_id}`, async () => {
       try {

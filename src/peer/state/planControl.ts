@@ -4,7 +4,7 @@
  * one check every role makes before it starts model work (mayStartModelWork). Like the tree,
  * every answer depends only on the set of messages held, never on their order.
  */
-import { compareStrings } from '../protocol/acceptance'
+import { compareStrings, countedVotes } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
 import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
@@ -96,8 +96,8 @@ function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage 
 
 /**
  * A plan's recorded spend (DESIGN §13 "Spend"): the usage of what belongs to the plan, found
- * from its root through its proven accepted splits: every distinct proposal for its goals, every
- * score on a proposal held for the goal it names, every goal failure notice (node_id null), and
+ * from its root through its proven accepted splits: every distinct proposal for its goals, the
+ * counted vote of each scorer on each proposal held (one per scorer and proposal), every goal failure notice (node_id null), and
  * the results and executor failure notices of its leaves and syntheses that carry result
  * authority (§5). A score on a proposal that does not exist, or a result from a peer that did
  * not win its claim round, costs the plan nothing; no message states more than one call can
@@ -109,8 +109,9 @@ export function planSpend (state: PlanState, rootId: string, nowUs: Micros = now
   const { goals, leaves } = planMembers(state, rootId)
   for (const g of goals) {
     for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.proposer_peer, p.usage)
-    const proposals = new Set(state.proposalsFor(g).map((p) => p.proposal_id))
-    for (const s of state.scoresFor(g)) if (proposals.has(s.proposal_id)) addUsage(spend, 'scorer', s.scorer_peer, s.usage)
+    // One vote per (scorer, proposal) counts (DESIGN §3), and so does its cost: re-sent votes add nothing.
+    const votes = state.scoresFor(g)
+    for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(spend, 'scorer', v.scorer_peer, v.usage)
     for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
   }
   const memo = new TaskMemo()

@@ -78,6 +78,10 @@ export interface PlanStateOptions {
   acceptance?: AcceptanceRule
 }
 
+function ruleOf (r: Partial<AcceptanceRule> | undefined): Required<AcceptanceRule> {
+  return { quorum: r?.quorum ?? DEFAULT_ACCEPTANCE.quorum, minScore: r?.minScore ?? DEFAULT_ACCEPTANCE.minScore, timeoutMs: r?.timeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs }
+}
+
 /** One held accepted split and what the held votes say of it (`PlanState.splitsWithEvidence`). */
 export interface JudgedSplit { split: AcceptedSplit, evidence: SplitEvidence }
 
@@ -118,15 +122,15 @@ export class PlanState {
   private readonly kindCounts = new Map<Kind, number>()
   /** Per goal: bumped by every proposal, score or accepted split, so judged splits are cached until one arrives. */
   private readonly evidenceVersion = new Map<string, number>()
-  private readonly judged = new Map<string, { version: number, all: JudgedSplit[], valid: AcceptedSplit[] }>()
-  private rule: AcceptanceRule
+  private readonly judged = new Map<string, { version: string, all: JudgedSplit[], valid: AcceptedSplit[] }>()
+  private rule: Required<AcceptanceRule>
 
   /**
    * @param envelopes initial content; each must already be verified (checkEnvelope + signature).
    * @param opts the acceptance rule splits are judged by
    */
   constructor (envelopes?: Iterable<AnyEnvelope>, opts: PlanStateOptions = {}) {
-    this.rule = { quorum: opts.acceptance?.quorum ?? DEFAULT_ACCEPTANCE.quorum, minScore: opts.acceptance?.minScore ?? DEFAULT_ACCEPTANCE.minScore }
+    this.rule = ruleOf(opts.acceptance)
     if (envelopes !== undefined) for (const env of envelopes) this.add(env)
   }
 
@@ -138,9 +142,28 @@ export class PlanState {
    * exists). Validity is re-judged on the next read.
    */
   useAcceptanceRule (rule: AcceptanceRule): void {
-    if (rule.quorum === this.rule.quorum && rule.minScore === this.rule.minScore) return
-    this.rule = { quorum: rule.quorum, minScore: rule.minScore }
+    const next = ruleOf(rule)
+    if (next.quorum === this.rule.quorum && next.minScore === this.rule.minScore && next.timeoutMs === this.rule.timeoutMs) return
+    this.rule = next
     this.judged.clear()
+  }
+
+  /**
+   * When a goal began, µs (DESIGN §3, §4): a root's created_at; a child's, the accepted_at of
+   * the earliest valid split of its parent that made it (so a fallback for it is due a timeout
+   * later); null while that is not held.
+   */
+  goalStartUs (goalId: string): Micros | null {
+    const g = this.goal(goalId)
+    if (g === undefined) return null
+    if (g.parent_id === null) return parseTimestamp(g.created_at)
+    let start: Micros | null = null
+    for (const split of this.judge(g.parent_id).valid) {
+      if (split.proposal_id !== g.proposal_id || !split.children.some((c) => c.child_id === goalId)) continue
+      const at = parseTimestamp(split.accepted_at)
+      if (start === null || at < start) start = at
+    }
+    return start
   }
 
   /**
@@ -292,15 +315,17 @@ export class PlanState {
   splitsWithEvidence (goalId: string): JudgedSplit[] { return [...this.judge(goalId).all] }
 
   private judge (goalId: string): { all: JudgedSplit[], valid: AcceptedSplit[] } {
-    const version = this.evidenceVersion.get(goalId) ?? 0
+    const splits = this.acceptedByGoal.get(goalId)
+    // A fallback's validity also depends on when the goal began (its parent's split).
+    const start = splits.some((a) => a.fallback) ? this.goalStartUs(goalId) : null
+    const version = `${this.evidenceVersion.get(goalId) ?? 0}/${this.countOf('goal')}/${start ?? ''}`
     const held = this.judged.get(goalId)
     if (held !== undefined && held.version === version) return held
-    const splits = this.acceptedByGoal.get(goalId)
     const all: JudgedSplit[] = []
     if (splits.length > 0) {
       const votes = this.scoresByGoal.get(goalId)
       const proposals = this.proposalsByGoal.get(goalId)
-      for (const split of splits) all.push({ split, evidence: splitEvidence(split, proposals?.get(split.proposal_id), votes, this.rule) })
+      for (const split of splits) all.push({ split, evidence: splitEvidence(split, proposals?.get(split.proposal_id), votes, this.rule, start) })
     }
     const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
     this.judged.set(goalId, out)
