@@ -81,9 +81,12 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
         expand(g, level + 1)
       }
     }
+    // A synthesis is claimable once its children are done (DESIGN §5): each level's is claimed
+    // after the one below it finished (leaves at +2 ms, a goal h levels above them at +3h ms).
     const sid = synthesisId(goal.goal_id, p.proposal_id)
-    add('claim', claim(sid, goal.goal_id, peer, nowUs + 3000))
-    add('result', result(sid, goal.goal_id, peer, { output: `synthetic answer to ${goal.text}`, at: nowUs + 4000 }))
+    const h = fanouts.length - level
+    add('claim', claim(sid, goal.goal_id, peer, nowUs + 3000 * h))
+    add('result', result(sid, goal.goal_id, peer, { output: `synthetic answer to ${goal.text}`, at: nowUs + 3000 * h + 1000 }))
   }
   expand(root, 0)
   const envelopes = await Promise.all(items.map(async (it) => await signEnvelope(it.key, it.kind, it.body as BodyOf<Kind>) as unknown as AnyEnvelope))
