@@ -18,9 +18,8 @@ import type { Micros } from '../protocol/time'
 import { taskOutcome } from '../state/dependencies'
 import type { LeafOutcomeOptions } from '../state/leafOutcome'
 import type { PlanState } from '../state/planState'
+import { RecheckQueue } from './recheckQueue'
 
-/** Delay between a message about a leaf and the re-check of its outcomes (ms). */
-export const AUDIT_DELAY_MS = 1000
 
 export interface ResultAuditDeps {
   state: PlanState
@@ -45,10 +44,12 @@ export class ResultAudit {
   private readonly flagged = new Map<string, Set<string>>()
   /** messageKeys already logged (once per message, even if it is later counted again). */
   private readonly logged = new Set<string>()
-  private readonly pending = new Set<string>()
-  private timer: NodeJS.Timeout | null = null
+  private readonly queue = new RecheckQueue((leaves) => {
+    const nowUs = this.deps.now()
+    for (const leaf of leaves) this.check(leaf, nowUs)
+  })
+
   private total = 0
-  private stopped = false
 
   constructor (private readonly deps: ResultAuditDeps) {}
 
@@ -58,36 +59,24 @@ export class ResultAudit {
   /** Schedules a re-check of the leaf `env` is about (a bus listener). */
   note (env: AnyEnvelope): void {
     const leaf = leafOf(env)
-    if (leaf === null || this.stopped) return
-    this.pending.add(leaf)
-    if (env.kind === 'result') for (const k of this.flagged.keys()) this.pending.add(k)
-    if (this.timer !== null) return
-    this.timer = setTimeout(() => { this.timer = null; this.flush() }, AUDIT_DELAY_MS)
-    this.timer.unref()
+    if (leaf === null) return
+    // A result may be the input others' authority waits on: re-check the flagged ones too.
+    this.queue.add(leaf, ...(env.kind === 'result' ? this.flagged.keys() : []))
   }
 
   /** Checks every leaf that has a result or a failure notice (after reloading the state log). */
   checkAll (): void {
     for (const env of this.deps.state.envelopes()) {
       const leaf = leafOf(env)
-      if (leaf !== null && (env.kind === 'result' || env.kind === 'failure')) this.pending.add(leaf)
+      if (leaf !== null && (env.kind === 'result' || env.kind === 'failure')) this.queue.add(leaf)
     }
     this.flush()
   }
 
-  stop (): void {
-    this.stopped = true
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = null
-  }
+  stop (): void { this.queue.stop() }
 
   /** Re-checks the pending leaves now. */
-  flush (): void {
-    const leaves = [...this.pending]
-    this.pending.clear()
-    const nowUs = this.deps.now()
-    for (const leaf of leaves) this.check(leaf, nowUs)
-  }
+  flush (): void { this.queue.now() }
 
   private check (leaf: string, nowUs: Micros): void {
     const o = taskOutcome(this.deps.state, leaf, nowUs, this.deps.outcome)

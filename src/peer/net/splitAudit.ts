@@ -12,7 +12,7 @@ import type { Logger } from '../log'
 import { messageKey } from '../protocol/envelope'
 import type { AnyEnvelope } from '../protocol/schemas'
 import type { PlanState } from '../state/planState'
-import { AUDIT_DELAY_MS } from './resultAudit'
+import { RecheckQueue } from './recheckQueue'
 
 export interface SplitAuditDeps {
   state: PlanState
@@ -28,9 +28,7 @@ export class SplitAudit {
   private readonly flagged = new Map<string, Map<string, Verdict>>()
   /** `${verdict}\n${key}` already logged. */
   private readonly logged = new Set<string>()
-  private readonly pending = new Set<string>()
-  private timer: NodeJS.Timeout | null = null
-  private stopped = false
+  private readonly queue = new RecheckQueue((goals) => { this.recheck(goals) })
   private counts = { forged: 0, unproven: 0 }
 
   constructor (private readonly deps: SplitAuditDeps) {}
@@ -40,30 +38,23 @@ export class SplitAudit {
 
   /** Schedules a re-check of the goal `env` is about (a bus listener). */
   note (env: AnyEnvelope): void {
-    if (this.stopped || (env.kind !== 'accepted' && env.kind !== 'score' && env.kind !== 'proposal')) return
+    if (env.kind !== 'accepted' && env.kind !== 'score' && env.kind !== 'proposal') return
     if (env.kind !== 'accepted' && !this.flagged.has(env.body.goal_id)) return
-    this.pending.add(env.body.goal_id)
-    if (this.timer !== null) return
-    this.timer = setTimeout(() => { this.timer = null; this.flush() }, AUDIT_DELAY_MS)
-    this.timer.unref()
+    this.queue.add(env.body.goal_id)
   }
 
   /** Checks every goal that has an accepted split (after reloading the state log). */
   checkAll (): void {
-    for (const env of this.deps.state.envelopes()) if (env.kind === 'accepted') this.pending.add(env.body.goal_id)
+    for (const env of this.deps.state.envelopes()) if (env.kind === 'accepted') this.queue.add(env.body.goal_id)
     this.flush()
   }
 
-  stop (): void {
-    this.stopped = true
-    if (this.timer !== null) clearTimeout(this.timer)
-    this.timer = null
-  }
+  stop (): void { this.queue.stop() }
 
   /** Re-checks the pending goals now. */
-  flush (): void {
-    const goals = [...this.pending]
-    this.pending.clear()
+  flush (): void { this.queue.now() }
+
+  private recheck (goals: string[]): void {
     for (const g of goals) this.check(g)
     const counts = { forged: 0, unproven: 0 }
     for (const m of this.flagged.values()) for (const v of m.values()) counts[v]++
