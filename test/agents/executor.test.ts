@@ -496,7 +496,7 @@ test('an executor whose own round reaches the hold limit aborts its call and pub
   w.standin.respondWith(() => ({ text: 'too late', latencyMs: 20_000 }))
   const e = await w.agent('executor', { maxHoldMs })
   startExec(w, e)
-  const gaveUp = await waitUntil('the call aborted at the hold limit', () => e.records.find((r) => typeof r.reason === 'string' && r.reason.includes('the hold limit')), 8000)
+  const gaveUp = await waitUntil('the call aborted at the hold limit', () => e.records.find((r) => typeof r.reason === 'string' && r.reason.includes('the hold limit')), 30_000)
   assert.equal(gaveUp.reason, 'held 1.5 s without a result by this executor (the hold limit)')
   assert.deepEqual([gaveUp.calls_started, gaveUp.calls_aborted, gaveUp.results], [1, 1, 0])
   assert.equal(user.state.resultsFor(node.node_id).length, 0)
