@@ -11,6 +11,7 @@ import { messageKey } from '../../src/peer/protocol/envelope'
 import type { LlmPurpose } from '../../src/peer/llm/provider'
 import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
 import { nowMicros, type Micros } from '../../src/peer/protocol/time'
+import { DEFAULT_ACCEPTANCE, type AcceptanceRule } from '../../src/peer/protocol/acceptance'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
 import { LlmStandin, type StandinResponder } from './llm-standin'
@@ -51,11 +52,31 @@ export interface AddOptions extends Omit<PeerSpec, 'role'> {
   llmEndpoint?: (llm: LlmStandin) => Promise<string>
 }
 
+/**
+ * The acceptance rule peers started with `args` judge accepted splits by (their --quorum,
+ * --min-score and --accept-timeout-ms, else the defaults): a mirror of their state judges by it
+ * too, as every peer of a swarm does (DESIGN §4 "Evidence"). The last occurrence of a flag wins.
+ */
+export function acceptanceOfArgs (args: readonly string[]): AcceptanceRule {
+  const last = (flag: string): number | undefined => {
+    const i = args.lastIndexOf(flag)
+    return i === -1 || i + 1 >= args.length ? undefined : Number(args[i + 1])
+  }
+  return {
+    quorum: last('--quorum') ?? DEFAULT_ACCEPTANCE.quorum,
+    minScore: last('--min-score') ?? DEFAULT_ACCEPTANCE.minScore,
+    timeoutMs: last('--accept-timeout-ms') ?? DEFAULT_ACCEPTANCE.timeoutMs
+  }
+}
+
 /** Mirrors one peer's plan state from its IPC envelope stream, incrementally. */
 export class StateMirror {
-  readonly state = new PlanState()
+  readonly state: PlanState
   private seen = 0
-  constructor (readonly peer: PeerProcess) {}
+  /** @param acceptance the swarm's acceptance rule (acceptanceOfArgs), default the peers' defaults */
+  constructor (readonly peer: PeerProcess, acceptance?: AcceptanceRule) {
+    this.state = new PlanState(undefined, acceptance === undefined ? {} : { acceptance })
+  }
 
   /** Folds in envelopes received since the last call. @returns the state */
   update (): PlanState {
@@ -154,7 +175,7 @@ export class RoleSwarm {
 
   mirror (peer: PeerProcess): StateMirror {
     let m = this.mirrors.get(peer)
-    if (m === undefined) { m = new StateMirror(peer); this.mirrors.set(peer, m) }
+    if (m === undefined) { m = new StateMirror(peer, acceptanceOfArgs(this.opts.commonArgs ?? [])); this.mirrors.set(peer, m) }
     return m
   }
 

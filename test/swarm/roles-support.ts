@@ -5,6 +5,7 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/peer/state/planState'
+import { DEFAULT_ACCEPTANCE } from '../../src/peer/protocol/acceptance'
 import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
@@ -18,6 +19,8 @@ import { waitUntil } from '../support/wait'
 export const SETTLE_MS = 250
 /** Claim lease (ms): short, so a killed holder's leaf comes back quickly. */
 export const LEASE_MS = 4000
+/** Acceptance timeout of roleArgs (ms): a fallback split comes this long after its goal began. */
+export const ACCEPT_TIMEOUT_MS = 5000
 
 /** Protocol flags for every role peer: small splits, short timings, fast LLM retries. */
 export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSplits?: number, maxSplits?: number, rootSplitCount?: number } = {}): string[] {
@@ -29,7 +32,7 @@ export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSpl
     '--max-splits', String(over.maxSplits ?? 3),
     '--settle-ms', String(SETTLE_MS),
     '--lease-ms', String(LEASE_MS),
-    '--accept-timeout-ms', '5000',
+    '--accept-timeout-ms', String(ACCEPT_TIMEOUT_MS),
     '--announce-interval-ms', '1000'
   ]
   if (over.rootSplitCount !== undefined) args.push('--root-split-count', String(over.rootSplitCount))
@@ -58,7 +61,9 @@ export async function startStandin (responder?: (req: StandinRequest) => Standin
  * started with when a test changes them (say --max-hold-ms): the rule reads them.
  */
 export function treeOf (peer: PeerProcess, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
-  return buildTree(new PlanState(peer.envelopes.values()), { settleMs: SETTLE_MS, ...opts, nowUs })
+  // Judged by the swarm's acceptance rule: roleArgs' timeout unless the test set another.
+  const acceptance = { ...DEFAULT_ACCEPTANCE, timeoutMs: opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS }
+  return buildTree(new PlanState(peer.envelopes.values(), { acceptance }), { settleMs: SETTLE_MS, acceptTimeoutMs: acceptance.timeoutMs, ...opts, nowUs })
 }
 
 export function progressOf (peer: PeerProcess, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {
