@@ -318,7 +318,8 @@ export class PlanState {
     const splits = this.acceptedByGoal.get(goalId)
     // A fallback's validity also depends on when the goal began (its parent's split).
     const start = splits.some((a) => a.fallback) ? this.goalStartUs(goalId) : null
-    const version = `${this.evidenceVersion.get(goalId) ?? 0}/${this.countOf('goal')}/${start ?? ''}`
+    // The goal start is in the key, so a goal message arriving re-judges only the splits it concerns.
+    const version = `${this.evidenceVersion.get(goalId) ?? 0}/${start ?? ''}`
     const held = this.judged.get(goalId)
     if (held !== undefined && held.version === version) return held
     const all: JudgedSplit[] = []
