@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { formatTimestamp, hashTimestamp, msToMicros, nowMicros, nowTimestamp, parseTimestamp } from '../../src/peer/protocol/time'
+import { formatTimestamp, hashTimestamp, msToMicros, nowMicros, nowTimestamp, parseTimestamp, WALL_STEP_US, WallClock } from '../../src/peer/protocol/time'
 
 describe('parseTimestamp', () => {
   it('keeps all six fraction digits as integer µs', () => {
@@ -109,5 +109,52 @@ describe('clock', () => {
   it('msToMicros rounds to whole µs', () => {
     assert.equal(msToMicros(1500), 1_500_000)
     assert.equal(msToMicros(0.0014), 1)
+  })
+})
+
+describe('WallClock', () => {
+  /** A wall clock and a monotonic clock the test moves by hand (ms, ns). */
+  function clocks (): { wall: { ms: number }, mono: { ns: bigint }, clock: WallClock } {
+    const wall = { ms: 1_700_000_000_000 }
+    const mono = { ns: 5_000_000_000n }
+    return { wall, mono, clock: new WallClock(() => wall.ms, () => mono.ns) }
+  }
+
+  it('advances with the monotonic clock at µs resolution between wall readings', () => {
+    const { wall, mono, clock } = clocks()
+    const t0 = clock.now()
+    assert.equal(t0, 1_700_000_000_000_000)
+    mono.ns += 1_234_000n // 1.234 ms later; the wall clock still reads the same ms
+    assert.equal(clock.now(), t0 + 1234)
+    wall.ms += 2; mono.ns += 800_000n
+    assert.equal(clock.now(), t0 + 2034)
+  })
+
+  it('follows a forward step of the wall clock, as a process started after the step reads it', () => {
+    const { wall, mono, clock } = clocks()
+    const t0 = clock.now()
+    wall.ms += 120_000 // the system clock is corrected two minutes forward
+    mono.ns += 10_000_000n
+    const after = clock.now()
+    const fresh = new WallClock(() => wall.ms, () => mono.ns).now()
+    assert.equal(after, fresh)
+    assert.equal(after - t0, 120_000_000)
+  })
+
+  it('follows a backward step larger than WALL_STEP_US and never decreases within a smaller drift', () => {
+    const { wall, mono, clock } = clocks()
+    const t0 = clock.now()
+    wall.ms -= 500 // within the step allowance: the monotonic reading stands
+    mono.ns += 1_000n
+    assert.equal(clock.now(), t0 + 1)
+    wall.ms -= WALL_STEP_US / 1000 // now 1.5 s behind the monotonic reading: re-anchors
+    assert.equal(clock.now(), wall.ms * 1000)
+  })
+
+  it('nowMicros agrees with Date.now within a millisecond or two', () => {
+    const before = Date.now() * 1000
+    const t = nowMicros()
+    const after = Date.now() * 1000
+    assert.ok(t >= before - 1000 && t <= after + 1000, `${t} within [${before}, ${after}]`)
   })
 })

@@ -88,12 +88,47 @@ function clockOffsetMicros (): number {
   return Number.isFinite(ms) ? Math.round(ms * 1000) : 0
 }
 
-const hrtimeAnchor = { wall: Date.now() * 1000, mono: process.hrtime.bigint() }
+/** Largest gap (µs) between the monotonic reading and the wall clock before the clock re-anchors. */
+export const WALL_STEP_US = 1_000_000
 
-/** Current time in µs since the epoch: wall clock anchored once, advanced by the monotonic clock. */
+/**
+ * A µs clock that reads the system wall clock with the monotonic clock's sub-millisecond
+ * resolution. Peers compare each other's timestamps (claims, scores, the 5 s future rule of
+ * DESIGN §5), so a process must keep to the wall clock its neighbours read: when the wall clock
+ * steps (NTP or the hypervisor correcting it after boot or a pause) by more than WALL_STEP_US,
+ * the clock re-anchors to it; a process anchored once would lag or lead every process started
+ * after the step. Between steps the readings never decrease.
+ */
+export class WallClock {
+  private anchor: { wallUs: number, monoNs: bigint }
+  private last = Number.NEGATIVE_INFINITY
+
+  /** @param wallMs wall clock in ms since the epoch; @param monoNs monotonic clock in ns. */
+  constructor (private readonly wallMs: () => number = Date.now, private readonly monoNs: () => bigint = process.hrtime.bigint) {
+    this.anchor = { wallUs: wallMs() * 1000, monoNs: monoNs() }
+  }
+
+  /** Current time in integer µs since the epoch. */
+  now (): Micros {
+    const mono = this.monoNs()
+    const wallUs = Math.round(this.wallMs() * 1000)
+    let t = this.anchor.wallUs + Number((mono - this.anchor.monoNs) / 1000n)
+    if (Math.abs(t - wallUs) > WALL_STEP_US) {
+      this.anchor = { wallUs, monoNs: mono }
+      t = wallUs
+      this.last = Number.NEGATIVE_INFINITY
+    }
+    t = Math.max(t, this.last)
+    this.last = t
+    return t
+  }
+}
+
+const processClock = new WallClock()
+
+/** Current time in µs since the epoch (the process's WallClock, plus the fault-injection offset). */
 export function nowMicros (): Micros {
-  const elapsedUs = Number((process.hrtime.bigint() - hrtimeAnchor.mono) / 1000n)
-  return hrtimeAnchor.wall + elapsedUs + clockOffsetMicros()
+  return processClock.now() + clockOffsetMicros()
 }
 
 /** Current time as a wire timestamp. */
