@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/peer/state/tree'
-import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, until } from './helpers'
+import { alive, api, applySettings, leaves, planDiagnosis, rootById, TEST_SETTINGS, until } from './helpers'
 
 const GOAL2 = 'Write a short guide to brewing green tea'
 
@@ -23,7 +23,7 @@ suite('Goal Swarm: Contribute Executor', () => {
     await a.model.waitFor(() => {
       const r = rootById(a, goalId)
       return r !== undefined && r.status === 'decomposed' && planProgress(r).pending_goals === 0 && leaves(r).length > 0
-    }, 180_000, 'the plan to be decomposed')
+    }, 180_000, 'the plan to be decomposed').catch((e: Error) => { throw new Error(`${e.message}; the editor's plan state:\n${planDiagnosis(a)}`) })
     const before = rootById(a, goalId)
     assert.ok(before)
     assert.equal(planProgress(before).done, 0, 'nobody executed anything yet')

@@ -117,3 +117,16 @@ export async function ensurePlan (a: GoalSwarmTestApi): Promise<string> {
   s.goalId = goalId
   return goalId
 }
+
+/**
+ * What the editor's plan state holds of each goal (proposals, scores, accepted splits and what
+ * their evidence says), for a timeout's message: a wait that fails in CI then says where the
+ * plan stopped.
+ */
+export function planDiagnosis (a: GoalSwarmTestApi): string {
+  const s = a.model.state
+  return s.goals().map((g) => {
+    const splits = s.splitsWithEvidence(g.goal_id).map((j) => `${j.split.proposal_id}:${j.evidence.verdict}`)
+    return `${g.goal_id} "${g.text.slice(0, 40)}": ${s.proposalsFor(g.goal_id).length} proposals, ${s.scoresFor(g.goal_id).length} scores, accepted [${splits.join(', ')}]`
+  }).join('\n')
+}
