@@ -7,7 +7,8 @@ import { holdLimitText } from '../peer/state/holdLimit'
 import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { peerSuffix } from '../peer/state/peerNames'
-import { escapeMarkdown, firstLine, formatScore, STATUS_LABEL } from './format'
+import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
+import { firstLine } from '../peer/protocol/text'
 import { costMarkdown } from '../peer/state/planCost'
 
 /** A codicon id and an optional theme color id. */
