@@ -245,6 +245,13 @@ describe('view text helpers', () => {
     assert.equal(tooltipMarkdown('**Day 1**\nTokyo\n\n- Shibuya'), '**Day 1**  \nTokyo  \n\n- Shibuya  ')
     assert.equal(tooltipMarkdown('see ![map](https://x.example/a.png) <b>now</b>'), 'see map &lt;b>now&lt;/b>  ')
     assert.equal(tooltipMarkdown('```js\nconst a = 1\nconst'), '```js\nconst a = 1\nconst\n```')
+     // A long result is previewed in 400 characters (code points), cut between whole flags.
+    const sample = samplePlan()
+    const [r] = tree(sample.envelopes, sample.nowUs)
+    assert.ok(r)
+    const done = { ...leaf(r, 'Day 1: Asakusa and Ueno'), status: 'done' as const, success: true, output: `ab${'🇯🇵'.repeat(300)}` }
+    const tip = leafItem(done).tooltip
+    assert.ok(tip.includes(`ab${'🇯🇵'.repeat(198)}…`) && !tip.includes('🇯🇵'.repeat(199)), tip.slice(-60))
   })
 
   it('a root row shows when it was submitted (today: time only), so two identical goals are told apart', () => {

@@ -278,6 +278,9 @@ export const FailureMsg = z.strictObject({
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
 
+/** Longest reason a cancel carries, in characters (code points). */
+export const CANCEL_REASON_MAX = 500
+
 /**
  * The origin's order to stop a plan (DESIGN §13). It repeats the root goal's text and created_at
  * so every receiver can recompute the root id from it and check that the signer is the goal's
@@ -290,7 +293,7 @@ export const CancelMsg = z.strictObject({
   origin_peer: PeerIdStr,
   goal_text: Text,
   goal_created_at: Timestamp,
-  reason: plainText(500),
+  reason: plainText(CANCEL_REASON_MAX),
   cancelled_at: Timestamp
 })
 export type CancelMsg = z.infer<typeof CancelMsg>
