@@ -9,6 +9,7 @@ import * as vscode from 'vscode'
 import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo as ClientExitInfo, type StatusMsg } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
+import { clipLabel } from '../peer/protocol/text'
 import { Disposable } from './disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
@@ -184,7 +185,7 @@ export class PeerProcess extends Disposable {
   }
 
   private remember (line: string, level: keyof ComponentLog = 'info'): void {
-    this.lastLines.push({ line: line.length > 500 ? line.slice(0, 500) + '…' : line, level })
+    this.lastLines.push({ line: clipLabel(line, 501), level })
     if (this.lastLines.length > KEEP_LINES) this.lastLines.shift()
   }
 

@@ -5,7 +5,8 @@
  */
 import * as vscode from 'vscode'
 import { planProgress, type GoalView } from '../peer/state/tree'
-import { firstLine, slug } from '../views/format'
+import { firstLine } from '../peer/protocol/text'
+import { slug } from '../views/format'
 import { planJson, planMarkdown } from '../views/planExport'
 import { answerLeaf, leavesOf } from '../views/planModel'
 import { Commands } from './commandIds'

@@ -4,7 +4,8 @@
  */
 import * as vscode from 'vscode'
 import type { LeafView } from '../peer/state/tree'
-import { firstLine, slug } from '../views/format'
+import { firstLine } from '../peer/protocol/text'
+import { slug } from '../views/format'
 import { leavesOf } from '../views/planModel'
 import { lineageOf, resultMarkdown } from '../views/resultText'
 import { SCHEME } from '../views/resultUri'

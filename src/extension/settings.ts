@@ -8,6 +8,7 @@ import * as path from 'node:path'
 import { z } from 'zod'
 import { DEFAULT_SWARM, LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type Range } from '../peer/protocol/limits'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../peer/protocol/schemas'
+import { clipLabel } from '../peer/protocol/text'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'
@@ -146,7 +147,7 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
 
 function describe (value: unknown): string {
   const s = JSON.stringify(value)
-  return s === undefined ? String(value) : s.length > 80 ? s.slice(0, 77) + '...' : s
+  return s === undefined ? String(value) : clipLabel(s, 80, '...')
 }
 
 /**

@@ -10,7 +10,8 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, textLength, type Range } from './protocol/limits'
+import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, type Range } from './protocol/limits'
+import { clipLabel, textLength } from './protocol/text'
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
@@ -79,7 +80,7 @@ export function escapeControls (text: string): string {
  * or the end, so the text between two short quoted values is never taken for one.
  */
 export function shortenQuoted (text: string): string {
-  return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/g, (_m, lead: string, head: string) => `${lead}'${head.slice(0, 60)}…'`)
+  return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipLabel(head, 61)}'`)
 }
 
 function capabilities (v: string): Capability[] {

@@ -10,12 +10,6 @@ export function escapeMarkdown (text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&')
 }
 
-/** First line of `text`, cut to `max` characters with an ellipsis. */
-export function firstLine (text: string, max = 80): string {
-  const line = text.split(/\r?\n/, 1)[0] ?? ''
-  return line.length > max ? line.slice(0, max - 1) + '…' : line
-}
-
 /** A file-name-safe slug of `text` (for Save As / Export defaults). */
 export function slug (text: string, max = 48): string {
   const s = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')

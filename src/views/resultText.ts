@@ -3,7 +3,8 @@
  * prompt, who executed it and the status, then the output. Pure; resultDocuments.ts serves it.
  */
 import type { GoalView, LeafView } from '../peer/state/tree'
-import { firstLine, STATUS_LABEL } from './format'
+import { STATUS_LABEL } from './format'
+import { firstLine } from '../peer/protocol/text'
 
 export interface ResultTextInput {
   leaf: LeafView

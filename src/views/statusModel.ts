@@ -2,7 +2,7 @@
 import { peerSuffix } from '../peer/state/peerNames'
 import { costSummary } from '../peer/state/planCost'
 import { planProgress, type GoalView } from '../peer/state/tree'
-import { firstLine } from './format'
+import { firstLine } from '../peer/protocol/text'
 
 export interface PeersSnapshot {
   /** Main peer phase (supervisor.ts PeerPhase). */

@@ -7,7 +7,8 @@ import { holdLimitText } from '../peer/state/holdLimit'
 import { modelWaitText } from '../peer/state/modelWait'
 import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
 import { peerSuffix } from '../peer/state/peerNames'
-import { escapeMarkdown, firstLine, formatScore, STATUS_LABEL } from './format'
+import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
+import { clipLabel, firstLine } from '../peer/protocol/text'
 import { costMarkdown } from '../peer/state/planCost'
 
 /** A codicon id and an optional theme color id. */
@@ -275,7 +276,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {
-    const preview = leaf.output.length > 400 ? leaf.output.slice(0, 399) + '…' : leaf.output
+    const preview = clipLabel(leaf.output, 400)
     out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', tooltipMarkdown(preview))
   }
   return out.join('\n')

@@ -159,6 +159,14 @@ describe('outbound: sign, check, inline (DESIGN §2, §10)', () => {
     const output = 'é'.repeat(MAX_INLINE_OUTPUT + 10)
     const { env } = await prepareOutgoing({ privateKey: id.key, selfPeerId: id.peerId, blobs: store }, 'result', result('0123456789abcdef', 'fedcba9876543210', id.peerId, { output }))
     assert.ok(env.body.output.length <= MAX_INLINE_OUTPUT)
+    // The inline limit counts code points like the schema: MAX_INLINE_OUTPUT emoji stay inline,
+    // one more goes to the blob store and the first MAX_INLINE_OUTPUT travel, no pair cut.
+    const fits = '🗾'.repeat(MAX_INLINE_OUTPUT)
+    const inline = await prepareOutgoing({ privateKey: id.key, selfPeerId: id.peerId, blobs: null }, 'result', result('0123456789abcdef', 'fedcba9876543210', id.peerId, { output: fits }))
+    assert.deepEqual([inline.env.body.output === fits, inline.env.body.output_sha256], [true, null])
+    const over = await prepareOutgoing({ privateKey: id.key, selfPeerId: id.peerId, blobs: store }, 'result', result('0123456789abcdef', 'fedcba9876543210', id.peerId, { output: fits + '🗾' }))
+    assert.equal(over.env.body.output, fits)
+    assert.equal((await store.get(over.env.body.output_sha256 ?? ''))?.toString('utf8'), fits + '🗾')
     assert.equal(env.body.output_bytes, Buffer.byteLength(output))
     assert.equal((await store.get(env.body.output_sha256 ?? ''))?.toString('utf8'), output)
     await assert.rejects(prepareOutgoing({ privateKey: id.key, selfPeerId: id.peerId, blobs: null }, 'result', result('0123456789abcdef', 'fedcba9876543210', id.peerId, { output })), /too large to inline/)

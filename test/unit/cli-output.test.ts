@@ -87,5 +87,9 @@ describe('CLI error messages', () => {
     assert.equal(shortenQuoted(`argument '${long}' is invalid.`), `argument '${'x'.repeat(60)}…' is invalid.`)
     const errno = "error: option '--swarm-key <file>' argument '/nonexistent/key' is invalid. cannot read swarm key file /nonexistent/key: ENOENT: no such file or directory, open '/nonexistent/key'."
     assert.equal(shortenQuoted(errno), errno)
+    // Characters are code points, and the cut keeps a flag whole.
+    const emoji = '🗾'.repeat(70)
+    assert.equal(shortenQuoted(`argument '${emoji}' is invalid.`), `argument '${emoji}' is invalid.`, '70 characters are not over 80')
+    assert.equal(shortenQuoted(`argument 'a${'🇯🇵'.repeat(50)}' is invalid.`), `argument 'a${'🇯🇵'.repeat(29)}…' is invalid.`)
   })
 })

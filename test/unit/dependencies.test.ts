@@ -204,6 +204,9 @@ describe('synthesis and dependency prompts (DESIGN §11)', () => {
     assert.equal(blocks[0], `## a\n${'x'.repeat(30)}`)
     assert.equal(blocks[1], `## b\n${'y'.repeat(10)}\n[truncated: 20 more characters not shown]`)
     assert.equal(blocks[2], '(1 more result left out: over the 40-character budget)')
+    // Characters are code points: 30 emoji are 30 characters, not 60 UTF-16 units.
+    const emoji = budgetedParts([{ title: 'a', output: '🗾'.repeat(30) }, { title: 'b', output: '🇯🇵'.repeat(15) }], 40, (_i, p) => `## ${p.title}`)
+    assert.deepEqual(emoji, [`## a\n${'🗾'.repeat(30)}`, `## b\n${'🇯🇵'.repeat(5)}\n[truncated: 20 more characters not shown]`])
     assert.equal(dependencyBlock([]), '')
     assert.match(dependencyBlock([{ title: 'Pick the dates', output: 'April' }]), /nearest first\):\n\n### Result of "Pick the dates"\nApril$/)
   })

@@ -48,6 +48,8 @@ describe('jsonSpecFor / validateValue', () => {
     assert.match(fb, /rejected: the reply is not valid JSON \(x\)/)
     assert.match(fb, /matches the "score" schema/)
     assert.ok(fb.length < 900)
+    const emoji = retryFeedback('the reply is not valid JSON (x)', '🗾'.repeat(2000), 'score')
+    assert.ok(emoji.includes(`${'🗾'.repeat(598)} …`) && !emoji.includes('🗾'.repeat(599)), 'the echo keeps 600 characters (code points), its marker included')
     assert.match(retryFeedback('the reply was empty', '', null), /Reply again with a complete answer/)
   })
 })

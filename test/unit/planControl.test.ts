@@ -7,10 +7,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { checkEnvelope } from '../../src/peer/protocol/envelope'
 import { rootGoalId } from '../../src/peer/protocol/ids'
-import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
+import { CANCEL_REASON_MAX, type AnyEnvelope, type ScoreMsg, type Usage } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import {
-  budgetReached, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
+  budgetReached, cancelMessage, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
 } from '../../src/peer/state/planControl'
 import { PlanState } from '../../src/peer/state/planState'
 import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
@@ -56,6 +56,12 @@ describe('cancel authorship (checkEnvelope, DESIGN §13)', () => {
   it('accepts a cancel signed by the root goal\'s origin', () => {
     const r = checkEnvelope({ v: 1, kind: 'cancel', body: cancel(g), from: 'peer-user', sig: 'x' })
     assert.equal(r.ok, true)
+  })
+
+  it('a long cancel reason is clipped to the wire\'s limit in characters (code points), no emoji cut in half', () => {
+    const body = cancelMessage(g, 'peer-user', parseTimestamp(g.created_at) + 1_000_000, '🗾'.repeat(CANCEL_REASON_MAX + 20))
+    assert.equal(body.reason, '🗾'.repeat(CANCEL_REASON_MAX))
+    assert.equal(checkEnvelope({ v: 1, kind: 'cancel', body, from: 'peer-user', sig: 'x' }).ok, true)
   })
 
   it('drops a cancel signed by another peer as impersonation', () => {

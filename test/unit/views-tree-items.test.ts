@@ -113,6 +113,16 @@ describe('plan tree items (views)', () => {
     assert.ok(LABEL_MAX <= 32, 'a label leaves room for the status at the default side bar width')
   })
 
+  it('a label is cut between characters a reader sees: never inside an emoji, its skin tone or a flag', () => {
+    // The cut after LABEL_MAX - 1 code points falls between 👍 and its skin tone modifier.
+    const text = `${'x'.repeat(LABEL_MAX - 2)}👍🏽 and 🇯🇵 flags`
+    const item = goalItem(tree([envelopeOf('goal', rootGoal(text, 'peer-user', T0))], T0 + sec(1))[0]!)
+    assert.equal(item.label, `${'x'.repeat(LABEL_MAX - 2)}…`)
+    const emoji = goalItem(tree([envelopeOf('goal', rootGoal('🗾'.repeat(LABEL_MAX + 5), 'peer-user', T0))], T0 + sec(1))[0]!)
+    assert.equal(emoji.label, `${'🗾'.repeat(LABEL_MAX - 1)}…`, 'LABEL_MAX characters, counted in code points')
+    assert.equal(emoji.label.isWellFormed(), true, 'no lone surrogate')
+  })
+
   it('a claimed leaf is running on its claimer (spinning icon); a failed one is red and keeps its reason', () => {
     const day1 = plan.tokyoSplit.children[0]
     const day2 = plan.tokyoSplit.children[1]
@@ -235,6 +245,13 @@ describe('view text helpers', () => {
     assert.equal(tooltipMarkdown('**Day 1**\nTokyo\n\n- Shibuya'), '**Day 1**  \nTokyo  \n\n- Shibuya  ')
     assert.equal(tooltipMarkdown('see ![map](https://x.example/a.png) <b>now</b>'), 'see map &lt;b>now&lt;/b>  ')
     assert.equal(tooltipMarkdown('```js\nconst a = 1\nconst'), '```js\nconst a = 1\nconst\n```')
+     // A long result is previewed in 400 characters (code points), cut between whole flags.
+    const sample = samplePlan()
+    const [r] = tree(sample.envelopes, sample.nowUs)
+    assert.ok(r)
+    const done = { ...leaf(r, 'Day 1: Asakusa and Ueno'), status: 'done' as const, success: true, output: `ab${'🇯🇵'.repeat(300)}` }
+    const tip = leafItem(done).tooltip
+    assert.ok(tip.includes(`ab${'🇯🇵'.repeat(198)}…`) && !tip.includes('🇯🇵'.repeat(199)), tip.slice(-60))
   })
 
   it('a root row shows when it was submitted (today: time only), so two identical goals are told apart', () => {

@@ -18,6 +18,7 @@ import type { PlanSpend } from '../state/planControl'
 import { costSummary, stopLine } from '../state/planCost'
 import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../state/tree'
 import { parseTimestamp, type Micros } from '../protocol/time'
+import { textLength } from '../protocol/text'
 import type { FlowEvent } from './flow'
 
 /** A vote as shown: the scorer's label and its score (0-1). */
@@ -56,7 +57,7 @@ export interface DashLeaf {
   has_result: boolean
   /** true done, false failed, null no outcome yet. */
   success: boolean | null
-  /** Characters of the inline output; null for a blob or no result. */
+  /** Characters (code points) of the inline output; null for a blob or no result. */
   output_chars: number | null
   /** "waiting for the model (45 s, attempt 1/3)" while the holder waits on its model, else null. */
   model_wait: string | null
@@ -172,7 +173,7 @@ function task (n: LeafView | SynthesisView, label: (id: string) => string): Omit
     executor: n.executor === null ? null : label(n.executor),
     has_result: n.output !== null || n.output_sha256 !== null,
     success: n.success,
-    output_chars: n.output_sha256 === null && n.output !== null ? n.output.length : null,
+    output_chars: n.output_sha256 === null && n.output !== null ? textLength(n.output) : null,
     model_wait: n.model_wait === null ? null : modelWaitText(n.model_wait)
   }
 }

@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto'
 import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
+import { clipLabel } from '../protocol/text'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
@@ -181,7 +182,7 @@ function topicOf (prompt: string): string {
   const line = /^[\s>*-]*(?:goal|task|subgoal)\s*:\s*(.+)$/im.exec(prompt)?.[1] ??
     prompt.split('\n').find((l) => l.trim() !== '') ?? 'the goal'
   const clean = line.split(DEMO_LABEL).join('').replace(/\s+/g, ' ').trim().replace(/^"(.*)"$/, '$1')
-  return clean.length > 140 ? clean.slice(0, 139) + '…' : clean || 'the goal'
+  return clipLabel(clean, 140) || 'the goal'
 }
 
 function gen (s: JsonSchema, ctx: Ctx, key: string, depth: number, slot: Slot | null): unknown {

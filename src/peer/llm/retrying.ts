@@ -14,6 +14,7 @@ import {
   type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait, type ProviderName
 } from './provider'
 import { retryAfterMs } from './retryAfter'
+import { excerpt } from '../protocol/text'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
 
 export interface BackendRequest {
@@ -372,8 +373,8 @@ const BODY_QUOTE_CHARS = 80
  */
 export function notAnApiReply (endpoint: string, contentType: string | null, body: unknown): BackendFailure {
   const media = contentType?.split(';')[0]?.trim() || 'no content type'
-  const text = (typeof body === 'string' ? body : JSON.stringify(body) ?? '').replace(/\s+/g, ' ').trim()
-  const quote = text === '' ? 'an empty body' : `"${text.length > BODY_QUOTE_CHARS ? text.slice(0, BODY_QUOTE_CHARS) + '…' : text}"`
+  const text = excerpt(typeof body === 'string' ? body : JSON.stringify(body) ?? '', BODY_QUOTE_CHARS)
+  const quote = text === '' ? 'an empty body' : `"${text}"`
   const what = media.includes('json') ? `JSON that is not an API response (${quote})` : `${media}, not an API response (${quote})`
   return new BackendFailure(`the server at ${endpoint} answered with ${what}; check the base URL`, 'api', false, 200)
 }

@@ -3,6 +3,7 @@
  * out of a model reply, and the feedback text a retry carries.
  */
 import { z } from 'zod'
+import { clipText } from '../protocol/text'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -75,7 +76,7 @@ const MAX_ECHO_CHARS = 600
 
 /** Text appended to the prompt of the next attempt after an invalid reply (null schema: free text). */
 export function retryFeedback (problem: string, previousReply: string, schemaName: string | null): string {
-  const echo = previousReply.length > MAX_ECHO_CHARS ? previousReply.slice(0, MAX_ECHO_CHARS) + ' …' : previousReply
+  const echo = clipText(previousReply, MAX_ECHO_CHARS, ' …')
   return [
     '---',
     `Your previous reply was rejected: ${problem}`,

@@ -1,8 +1,9 @@
 /**
- * Large results (DESIGN §10). A result whose output is longer than MAX_INLINE_OUTPUT travels
- * as a Result envelope carrying the first MAX_INLINE_OUTPUT chars plus output_sha256; the full
- * UTF-8 text is a blob, stored under `<dataDir>/blobs/<sha256>` and fetched by sha256 from
- * other peers over the stream protocol /goal-swarm/blob/1.0.0 (verified before it is stored).
+ * Large results (DESIGN §10). A result whose output is longer than MAX_INLINE_OUTPUT
+ * characters (code points) travels as a Result envelope carrying its first MAX_INLINE_OUTPUT
+ * characters plus output_sha256; the full UTF-8 text is a blob, stored under
+ * `<dataDir>/blobs/<sha256>` and fetched by sha256 from other peers over the stream protocol
+ * /goal-swarm/blob/1.0.0 (verified before it is stored).
  */
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -11,6 +12,7 @@ import path from 'node:path'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { Logger } from '../log'
 import { MAX_INLINE_OUTPUT, type ResultMsg } from '../protocol/schemas'
+import { clipText, textLength } from '../protocol/text'
 import { jsonFrames } from './framing'
 import { writeFileDurable } from './durableFile'
 
@@ -23,25 +25,17 @@ export function sha256Hex (bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
-/** The first `max` UTF-16 code units of `s`, never ending inside a surrogate pair. */
-export function truncateText (s: string, max: number): string {
-  if (s.length <= max) return s
-  const cut = s.slice(0, max)
-  const last = cut.charCodeAt(cut.length - 1)
-  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut
-}
-
 /**
  * The wire form of a result body: unchanged when its output fits inline; otherwise the
- * output is truncated to MAX_INLINE_OUTPUT chars, output_sha256/output_bytes describe the
+ * output is clipped to MAX_INLINE_OUTPUT characters (code points, as the schema counts), output_sha256/output_bytes describe the
  * full text, and `blob` holds the full UTF-8 bytes to store before publishing.
  * Used by the gossip bus's publish; an in-process bus can reuse it.
  */
 export function inlineResult (body: ResultMsg): { body: ResultMsg, blob: Buffer | null } {
-  if (body.output_sha256 !== null || body.output.length <= MAX_INLINE_OUTPUT) return { body, blob: null }
+  if (body.output_sha256 !== null || textLength(body.output) <= MAX_INLINE_OUTPUT) return { body, blob: null }
   const blob = Buffer.from(body.output, 'utf8')
   return {
-    body: { ...body, output: truncateText(body.output, MAX_INLINE_OUTPUT), output_sha256: sha256Hex(blob), output_bytes: blob.byteLength },
+    body: { ...body, output: clipText(body.output, MAX_INLINE_OUTPUT), output_sha256: sha256Hex(blob), output_bytes: blob.byteLength },
     blob
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { DropReason } from '../protocol/envelope'
 import type { Logger } from '../log'
+import { clipText } from '../protocol/text'
 
 export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate', 'overstated_usage']
 
@@ -52,7 +53,7 @@ export class DropCounters {
     }
     const n = (this.logged.get(reason) ?? 0) + 1
     this.logged.set(reason, n)
-    if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, detail: detail.slice(0, 300) }, 'dropped message')
+    if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, detail: clipText(detail, 300) }, 'dropped message')
   }
 
   /** Calls `fn` for every counted drop (duplicates included), e.g. for a live view. */

@@ -4,40 +4,13 @@
  * (src/peer/cli.ts) and the editor's settings (src/extension/settings.ts, package.json
  * contributes.configuration) offer. `npm run check` fails when package.json's
  * minimum/maximum/default/enum differ from this module (scripts/check-contributes.mjs).
- * A leaf module: it imports nothing, so every layer (and the built client) can use it.
+ * A leaf module: it imports only text.ts (which imports nothing), so every layer (and the built
+ * client) can use it.
  */
+import { textLength } from './text'
 
 /** Longest text of any free-text wire field and of a submitted goal, in characters (Unicode code points, textLength; DESIGN §1). */
 export const TEXT_MAX_CHARS = 4000
-
-/**
- * The length of `text` as every limit counts it: Unicode code points, so an emoji or a CJK
- * character outside the BMP is one character, as a person counts, not two UTF-16 units.
- */
-export function textLength (text: string): number {
-  let n = text.length
-  // Each surrogate pair is two UTF-16 units for one code point.
-  for (let i = 0; i < text.length - 1; i++) {
-    const c = text.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = text.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
-    }
-  }
-  return n
-}
-
-/** The first `max` characters (code points, textLength) of `text`: a surrogate pair is never cut in half. */
-export function clipText (text: string, max: number): string {
-  if (text.length <= max) return text
-  let units = 0
-  for (let count = 0; count < max && units < text.length; count++) {
-    const c = text.charCodeAt(units)
-    const d = text.charCodeAt(units + 1)
-    units += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1
-  }
-  return text.slice(0, units)
-}
 
 /** A swarm name (the topic namespace): 1-64 letters, digits, dot, dash or underscore. */
 export const SWARM_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/

@@ -7,7 +7,8 @@
  * reader sees the whole protocol at once and the kinds share their field rules.
  */
 import { z } from 'zod'
-import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS, textLength } from './limits'
+import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
+import { textLength } from './text'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
@@ -34,7 +35,7 @@ export const CONTROL_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/
 const NO_CONTROL_CHARS = /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$/
 const CONTROL_MESSAGE = 'control characters are not allowed (tab, newline and carriage return are)'
 
-/** A string of at most `max` characters, counted as Unicode code points (limits.ts textLength) like every limit's message. */
+/** A string of at most `max` characters, counted as Unicode code points (text.ts textLength) like every limit's message. */
 export function maxChars (max: number): z.ZodString {
   return z.string().refine((s) => textLength(s) <= max, { message: `at most ${max} characters` })
 }
@@ -242,7 +243,7 @@ export const LeaseRenewal = z.strictObject({
 })
 export type LeaseRenewal = z.infer<typeof LeaseRenewal>
 
-/** Inline outputs up to this many UTF-16 code units; larger ones travel as a blob (DESIGN §10). */
+/** Inline outputs up to this many characters (code points, at most 256 KiB of UTF-8); larger ones travel as a blob (DESIGN §10). */
 export const MAX_INLINE_OUTPUT = 64 * 1024
 
 /** A leaf's outcome. success=false is a failure after retries, never shown as done (DESIGN §8). */
@@ -251,7 +252,7 @@ export const ResultMsg = z.strictObject({
   goal_id: Id,
   executor_peer: PeerIdStr,
   success: z.boolean(),
-  /** The whole output, or its first MAX_INLINE_OUTPUT chars when output_sha256 is set. */
+  /** The whole output, or its first MAX_INLINE_OUTPUT characters (code points) when output_sha256 is set. */
   output: plainText(MAX_INLINE_OUTPUT),
   /** sha256 (64 hex) of the full UTF-8 output when it travels as a blob; else null. */
   output_sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
@@ -277,6 +278,9 @@ export const FailureMsg = z.strictObject({
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
 
+/** Longest reason a cancel carries, in characters (code points). */
+export const CANCEL_REASON_MAX = 500
+
 /**
  * The origin's order to stop a plan (DESIGN §13). It repeats the root goal's text and created_at
  * so every receiver can recompute the root id from it and check that the signer is the goal's
@@ -289,7 +293,7 @@ export const CancelMsg = z.strictObject({
   origin_peer: PeerIdStr,
   goal_text: Text,
   goal_created_at: Timestamp,
-  reason: plainText(500),
+  reason: plainText(CANCEL_REASON_MAX),
   cancelled_at: Timestamp
 })
 export type CancelMsg = z.infer<typeof CancelMsg>

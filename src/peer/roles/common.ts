@@ -4,7 +4,8 @@
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'
-import { clipText, TEXT_MAX_CHARS, textLength } from '../protocol/limits'
+import { TEXT_MAX_CHARS } from '../protocol/limits'
+import { clipText } from '../protocol/text'
 import { stripControlChars } from '../protocol/schemas'
 
 /** Timers owned by one role; `dispose` clears them all and refuses new ones. */
@@ -65,7 +66,7 @@ export function failureText (what: string, err: unknown): string {
     text = `${what}: ${String(err)}`
   }
   text = stripControlChars(text)
-  return textLength(text) > TEXT_MAX_CHARS ? clipText(text, TEXT_MAX_CHARS - 3) + '...' : text
+  return clipText(text, TEXT_MAX_CHARS, '...')
 }
 
 /**
@@ -76,12 +77,6 @@ export function guard (log: Logger, what: string, fn: () => Promise<void>): void
   fn().catch((err: unknown) => {
     log.error({ err }, `${what} failed`)
   })
-}
-
-/** Shortens a text for one-line log messages. */
-export function excerpt (text: string, max = 60): string {
-  const one = text.replace(/\s+/g, ' ').trim()
-  return one.length > max ? one.slice(0, max - 1) + '…' : one
 }
 
 /** Uniform random integer in [0, maxMs], for jitter that keeps peers from acting in lockstep. */

@@ -33,10 +33,11 @@ import type { Disposable } from '../bus'
 import { newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
-import { sha256Hex, truncateText } from '../net/blobs'
+import { sha256Hex } from '../net/blobs'
+import { clipText, excerpt, textLength } from '../protocol/text'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
-import { excerpt, failureText, guard, RoleTimers } from './common'
+import { failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
 import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, synthesisInputs } from './synthesis'
@@ -68,8 +69,8 @@ export interface LeafWork {
 export interface ExecutorOptions {
   /**
    * Stores a full output too large to inline (DESIGN §10) and returns its sha256; the result
-   * then carries the first MAX_INLINE_OUTPUT chars and the sha256, and peers fetch the rest by
-   * it. Provided by the peer runtime (its blob store).
+   * then carries the first MAX_INLINE_OUTPUT characters (code points) and the sha256, and
+   * peers fetch the rest by it. Provided by the peer runtime (its blob store).
    */
   storeBlob?: (text: string) => Promise<string>
   /** Orders candidate leaves (tests); default spreads executors over different leaves. */
@@ -558,9 +559,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const bytes = Buffer.byteLength(output, 'utf8')
     let sha: string | null = null
     let inline = output
-    if (output.length > MAX_INLINE_OUTPUT) {
+    if (textLength(output) > MAX_INLINE_OUTPUT) {
       sha = opts.storeBlob !== undefined ? await opts.storeBlob(output) : sha256Hex(output)
-      inline = truncateText(output, MAX_INLINE_OUTPUT)
+      inline = clipText(output, MAX_INLINE_OUTPUT)
       if (opts.storeBlob === undefined) log.warn({ node_id: node.node_id, bytes }, 'output too large to inline and no blob store: only its first part is published')
     }
     await bus.publish('result', {

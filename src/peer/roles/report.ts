@@ -9,6 +9,7 @@ import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
 import { describeSpend } from '../state/planControl'
+import { excerpt } from '../protocol/text'
 import { failedGoals, planSection, stoppedBeforeSplit } from './planMarkdown'
 
 export { failedGoals, stoppedBeforeSplit }
@@ -37,11 +38,6 @@ function depNote (t: LeafView | SynthesisView): string {
   if (t.status === 'blocked') return `: ${t.blocked_by ?? 'a dependency failed'}`
   if (t.status === 'waiting') return ` for ${t.waiting_on.length}`
   return ''
-}
-
-function oneLine (text: string, max: number): string {
-  const s = text.replace(/\s+/g, ' ').trim()
-  return s.length > max ? s.slice(0, max - 1) + '…' : s
 }
 
 function progressLine (root: GoalView): string {
@@ -85,12 +81,12 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
       const votes = n.accepted === null ? '' : ` score ${n.accepted.final_score.toFixed(2)}`
-      lines.push(`${indent}* ${oneLine(n.text, 110)} [${n.status}${votes}]`)
+      lines.push(`${indent}* ${excerpt(n.text, 110)} [${n.status}${votes}]`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
       const who = n.status === 'claimed' ? ` by ${peerLabel(n.claimer, opts.names)}` : n.executor !== null ? ` by ${peerLabel(n.executor, opts.names)}` : ''
-      lines.push(`${indent}- ${oneLine(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
-      if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${oneLine(n.output, resultChars)}`)
+      lines.push(`${indent}- ${excerpt(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
+      if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${excerpt(n.output, resultChars)}`)
     }
   }
   for (const root of roots) {
@@ -100,7 +96,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     if (s !== null) {
       const by = s.status === 'claimed' ? ` by ${peerLabel(s.claimer, opts.names)}` : s.executor !== null ? ` by ${peerLabel(s.executor, opts.names)}` : ''
       lines.push(`  > final answer [${s.status}${depNote(s)}${holdNote(s, opts.names)}${by}${waitNote(s)}]`)
-      if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${oneLine(s.output, resultChars)}`)
+      if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${excerpt(s.output, resultChars)}`)
     }
     for (const c of root.children) walk(c, '  ')
   }

@@ -3,9 +3,9 @@
  * (DESIGN §11): the earlier results a task builds on go into its prompt, within a character
  * budget so a long chain cannot grow a prompt without bound.
  */
-import { truncateText } from '../net/blobs'
+import { clipText, textLength } from '../protocol/text'
 
-/** Characters of earlier results one prompt carries at most (dependency results or a synthesis's parts). */
+/** Characters (code points, text.ts textLength) of earlier results one prompt carries at most (dependency results or a synthesis's parts). */
 export const RESULTS_BUDGET_CHARS = 24_000
 
 /** One earlier result a prompt builds on: the task's text and its output. */
@@ -25,8 +25,8 @@ function numbered (lines: readonly string[]): string {
 }
 
 /**
- * Fits `parts` into `budget` characters: each part in full while it fits, the first one that
- * does not cut with a note saying how much is left out, and the rest left out with a count.
+ * Fits `parts` into `budget` characters (code points): each part in full while it fits, the
+ * first one that does not cut with a note saying how many characters are left out, and the rest left out with a count.
  * @returns the rendered blocks, in the order given
  */
 export function budgetedParts (parts: readonly PartResult[], budget: number, label: (i: number, p: PartResult) => string): string[] {
@@ -39,11 +39,12 @@ export function budgetedParts (parts: readonly PartResult[], budget: number, lab
       out.push(`(${parts.length - i} more result${parts.length - i === 1 ? '' : 's'} left out: over the ${budget}-character budget)`)
       break
     }
-    if (body.length <= left) {
+    const chars = textLength(body)
+    if (chars <= left) {
       out.push(`${head}\n${body}`)
-      left -= body.length
+      left -= chars
     } else {
-      out.push(`${head}\n${truncateText(body, left)}\n[truncated: ${body.length - left} more characters not shown]`)
+      out.push(`${head}\n${clipText(body, left)}\n[truncated: ${chars - left} more characters not shown]`)
       left = 0
     }
   }

@@ -6,8 +6,9 @@
  */
 import { compareStrings, countedVotes } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
-import type { Budget, CancelMsg, Goal, Role, Usage } from '../protocol/schemas'
+import { CANCEL_REASON_MAX, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { clipText } from '../protocol/text'
 import { taskOutcome, TaskMemo } from './dependencies'
 import type { PlanState } from './planState'
 
@@ -204,7 +205,7 @@ export function cancelMessage (root: Goal, me: string, nowUs: Micros, reason = '
     origin_peer: me,
     goal_text: root.text,
     goal_created_at: root.created_at,
-    reason: reason.slice(0, 500),
+    reason: clipText(reason, CANCEL_REASON_MAX),
     cancelled_at: formatTimestamp(nowUs)
   }
 }
