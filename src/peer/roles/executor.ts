@@ -440,7 +440,14 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const waiting: WaitSlot = { current: null }
     const stopRenewing = renewWhileWorking(node, mine, abort.signal, waiting)
     // The hold limit ends the round without any message arriving: re-check when it is reached.
-    timers.after(Math.max(0, (claimedAtUs + config.maxHoldMs * 1000 - ctx.now()) / 1000) + 1, check)
+    // A timer may fire a little early by the protocol clock (it counts from the event loop's
+    // cached time), so it is re-armed until that clock has passed the limit.
+    const atHoldLimit = (): void => {
+      const leftMs = (claimedAtUs + config.maxHoldMs * 1000 - ctx.now()) / 1000
+      if (leftMs >= 0) timers.after(leftMs + 1, atHoldLimit)
+      else check()
+    }
+    atHoldLimit()
     check()
     try {
       if (abort.signal.aborted) throw abort.signal.reason
