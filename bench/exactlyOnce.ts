@@ -35,7 +35,7 @@ let netemMissing: string | null = null
 const ROLES = ['decomposer', 'scorer', 'scorer', 'executor', 'executor', 'executor'] as const
 
 interface Settings { label: string, args: string[], stress: boolean }
-const DEFAULTS: Settings = { label: `protocol defaults (settle window ${PEER_DEFAULTS.settleMs}-${PEER_DEFAULTS.settleMaxMs} ms, adaptive; lease ${PEER_DEFAULTS.leaseMs} ms)`, args: [], stress: false }
+const DEFAULTS: Settings = { label: `protocol defaults (settle window ${PEER_DEFAULTS.settleFloorMs}-${PEER_DEFAULTS.settleMaxMs} ms, adaptive; lease ${PEER_DEFAULTS.leaseMs} ms)`, args: [], stress: false }
 const STRESS: Settings = { label: `stress: protocol defaults, ${CPU_BURNERS} busy loops, one executor's link +${NETEM_DELAY_MS} ms (tc netem)`, args: [], stress: true }
 
 interface RunResult {

@@ -1,26 +1,33 @@
-// Fails (exit 1) when package.json's contributes.configuration disagrees with the code's one
-// source of limits and defaults: minimum/maximum and integer-ness from src/peer/protocol/limits.ts,
-// defaults from src/extension/settings.ts DEFAULT_SETTINGS, enums from the role, capability and
-// provider lists, the swarm-name pattern. Run by `npm run check` (node --import tsx ...).
-import { readFileSync } from 'node:fs'
+// Fails (exit 1) when package.json's contributes.configuration disagrees with the code: every
+// numeric setting is a row of the tunables table (src/peer/protocol/tunables.ts TUNABLES) and
+// its type, minimum, maximum, default and markdownDescription are that row's; other defaults
+// come from src/extension/settings.ts DEFAULT_SETTINGS, enums from the role, capability and
+// provider lists, the pattern from the swarm-name rule. Run by `npm run check`
+// (node --import tsx ...). With --write it first rewrites the numeric settings from the table.
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
-import { LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/peer/protocol/limits.ts'
+import { LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/peer/protocol/limits.ts'
+import { settingDefault, TUNABLES } from '../src/peer/protocol/tunables.ts'
 import { CAPABILITIES, ROLES } from '../src/peer/protocol/schemas.ts'
-import { DEFAULT_SETTINGS, Keys } from '../src/extension/settings.ts'
+import { DEFAULT_SETTINGS, Keys, SETTING_TUNABLES } from '../src/extension/settings.ts'
 
-/** Settings field -> its LIMITS range. */
-const RANGES = {
-  listenPort: LIMITS.port,
-  dashboardPort: LIMITS.port,
-  maxDepth: LIMITS.maxDepth,
-  minSplits: LIMITS.minSplits,
-  maxSplits: LIMITS.maxSplits,
-  quorum: LIMITS.quorum,
-  minScore: LIMITS.minScore,
-  llmTimeoutMs: LIMITS.llmTimeoutMs
+/** The tunables the editor offers, by setting key. */
+const OFFERED = new Map(Object.values(TUNABLES).filter((t) => t.setting !== undefined).map((t) => [t.setting, t]))
+
+/**
+ * The package.json fields a tunable row gives its setting: an optional one (default null)
+ * also takes null.
+ * @param {import('../src/peer/protocol/tunables.ts').Tunable} t
+ */
+export function settingFields (t) {
+  const type = t.integer ? 'integer' : 'number'
+  const def = settingDefault(t)
+  return { type: def === null ? [type, 'null'] : type, default: def, minimum: t.min, maximum: t.max, markdownDescription: t.settingDoc }
 }
+
+const numeric = (type) => (Array.isArray(type) ? type : [type]).some((x) => x === 'integer' || x === 'number')
 
 /**
  * Every difference between a package.json object and the code, one sentence each naming the setting.
@@ -33,19 +40,26 @@ export function contributesProblems (pkg) {
   const expect = (key, what, got, want) => {
     if (!isDeepStrictEqual(got, want)) problems.push(`${key}: ${what} is ${JSON.stringify(got)} in package.json, ${JSON.stringify(want)} in the code`)
   }
+  for (const [key, t] of OFFERED) {
+    const p = props[key]
+    if (p === undefined) { problems.push(`${key}: missing from contributes.configuration (its tunable is ${t.flag})`); continue }
+    const want = settingFields(t)
+    for (const field of ['type', 'minimum', 'maximum', 'default', 'markdownDescription']) expect(key, `the ${field === 'markdownDescription' ? 'description' : field}`, p[field], want[field])
+  }
+  for (const [key, p] of Object.entries(props)) {
+    if (numeric(p?.type) && !OFFERED.has(key)) problems.push(`${key}: a numeric setting that is not in the tunables table (src/peer/protocol/tunables.ts)`)
+  }
+  // The settings must read every tunable the table offers, under the table's key.
+  const read = new Set(Object.values(SETTING_TUNABLES).map((t) => t.setting))
+  for (const key of OFFERED.keys()) if (!read.has(key)) problems.push(`${key}: offered by the tunables table but not read by src/extension/settings.ts SETTING_TUNABLES`)
   for (const [field, key] of Object.entries(Keys)) {
     const p = props[key]
-    if (p === undefined) { problems.push(`${key}: missing from contributes.configuration`); continue }
+    if (p === undefined) { if (!OFFERED.has(key)) problems.push(`${key}: missing from contributes.configuration`); continue }
+    if (OFFERED.has(key)) continue
     const def = DEFAULT_SETTINGS[field]
-    // Optional text settings are null in the code and "" in the editor; optional numbers are null in both.
+    // Optional text settings are null in the code and "" in the editor.
     const text = p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string'))
     expect(key, 'the default', p.default, def === null && text ? '' : def)
-    const range = RANGES[field]
-    if (range !== undefined) {
-      expect(key, 'the type', p.type, range.integer ? 'integer' : 'number')
-      expect(key, 'the minimum', p.minimum, range.min)
-      expect(key, 'the maximum', p.maximum, range.max)
-    }
   }
   // Enums are compared as sets: package.json orders them for people (with enumDescriptions).
   const sorted = (a) => (Array.isArray(a) ? [...a].sort() : a)
@@ -57,12 +71,28 @@ export function contributesProblems (pkg) {
   return problems
 }
 
+/**
+ * `pkg` with each offered tunable's setting fields rewritten from the table (other fields and
+ * key order kept; a missing setting is added at the end). Mutates and returns `pkg`.
+ * @param {any} pkg parsed package.json
+ */
+export function writeTunableSettings (pkg) {
+  const props = pkg.contributes.configuration.properties
+  for (const [key, t] of OFFERED) props[key] = Object.assign(props[key] ?? {}, settingFields(t))
+  return pkg
+}
+
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'package.json')
-  const problems = contributesProblems(JSON.parse(readFileSync(file, 'utf8')))
+  let pkg = JSON.parse(readFileSync(file, 'utf8'))
+  if (process.argv.includes('--write')) {
+    pkg = writeTunableSettings(pkg)
+    writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n')
+  }
+  const problems = contributesProblems(pkg)
   for (const p of problems) process.stderr.write(`package.json contributes.configuration: ${p}\n`)
   if (problems.length > 0) {
-    process.stderr.write('Make package.json agree with src/peer/protocol/limits.ts and src/extension/settings.ts.\n')
+    process.stderr.write('Make package.json agree with src/peer/protocol/tunables.ts (node --import tsx scripts/check-contributes.mjs --write rewrites its numeric settings), src/peer/protocol/limits.ts and src/extension/settings.ts.\n')
     process.exit(1)
   }
 }

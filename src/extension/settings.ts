@@ -2,23 +2,44 @@
  * The extension's settings (contributes.configuration in package.json): keys, defaults and
  * validation. Pure: it reads through a `SettingsReader`, so the rules are unit-tested without
  * VS Code. Every problem names the setting it is about, and the default is used instead.
+ * Numeric settings are rows of protocol/tunables.ts TUNABLES (SETTING_TUNABLES): their keys,
+ * ranges, defaults and the rules between two of them (TUNABLE_ORDER) come from that table.
  */
 import { isIP } from 'node:net'
 import * as path from 'node:path'
 import { z } from 'zod'
-import { DEFAULT_SWARM, LIMITS, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type Range } from '../peer/protocol/limits'
+import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../peer/protocol/limits'
+import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../peer/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../peer/protocol/schemas'
 import { clipLabel } from '../peer/protocol/text'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'
 
+/**
+ * The numeric settings, by Settings field: each is the tunable of its peer flag (the editor
+ * passes it as that flag), and its key is the tunable's `setting`.
+ */
+export const SETTING_TUNABLES = {
+  listenPort: TUNABLES.port,
+  llmTimeoutMs: TUNABLES.llmTimeoutMs,
+  maxDepth: TUNABLES.maxDepth,
+  minSplits: TUNABLES.minSplits,
+  maxSplits: TUNABLES.maxSplits,
+  quorum: TUNABLES.quorum,
+  minScore: TUNABLES.minScore,
+  budgetMaxCalls: TUNABLES.budgetCalls,
+  budgetMaxTokens: TUNABLES.budgetTokens,
+  dashboardPort: TUNABLES.dashboardPort
+} as const satisfies Record<string, Tunable & { setting: string }>
+type NumericField = keyof typeof SETTING_TUNABLES
+
 /** Full setting keys, as written in settings.json. */
 export const Keys = {
   role: 'goalSwarm.role',
   capabilities: 'goalSwarm.capabilities',
   listenHost: 'goalSwarm.listenHost',
-  listenPort: 'goalSwarm.listenPort',
+  listenPort: SETTING_TUNABLES.listenPort.setting,
   mdns: 'goalSwarm.mdns',
   bootstrapPeers: 'goalSwarm.bootstrapPeers',
   swarmName: 'goalSwarm.swarmName',
@@ -26,16 +47,16 @@ export const Keys = {
   llmProvider: 'goalSwarm.llm.provider',
   llmModel: 'goalSwarm.llm.model',
   llmBaseUrl: 'goalSwarm.llm.baseUrl',
-  llmTimeoutMs: 'goalSwarm.llm.timeoutMs',
-  maxDepth: 'goalSwarm.maxDepth',
-  minSplits: 'goalSwarm.minSplits',
-  maxSplits: 'goalSwarm.maxSplits',
-  quorum: 'goalSwarm.acceptance.quorum',
-  minScore: 'goalSwarm.acceptance.minScore',
-  budgetMaxCalls: 'goalSwarm.budget.maxCalls',
-  budgetMaxTokens: 'goalSwarm.budget.maxTokens',
+  llmTimeoutMs: SETTING_TUNABLES.llmTimeoutMs.setting,
+  maxDepth: SETTING_TUNABLES.maxDepth.setting,
+  minSplits: SETTING_TUNABLES.minSplits.setting,
+  maxSplits: SETTING_TUNABLES.maxSplits.setting,
+  quorum: SETTING_TUNABLES.quorum.setting,
+  minScore: SETTING_TUNABLES.minScore.setting,
+  budgetMaxCalls: SETTING_TUNABLES.budgetMaxCalls.setting,
+  budgetMaxTokens: SETTING_TUNABLES.budgetMaxTokens.setting,
   nodePath: 'goalSwarm.peer.nodePath',
-  dashboardPort: 'goalSwarm.dashboard.port'
+  dashboardPort: SETTING_TUNABLES.dashboardPort.setting
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
@@ -46,7 +67,7 @@ export type LlmProvider = Exclude<LlmProviderSetting, 'auto'>
 
 /**
  * Validated settings, as the supervisor uses them. Numeric ranges and defaults come from
- * protocol/limits.ts (shared with the CLI); `npm run check` compares package.json with them.
+ * protocol/tunables.ts (shared with the CLI); `npm run check` compares package.json with them.
  */
 export interface Settings {
   role: Role
@@ -82,7 +103,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   role: 'observer',
   capabilities: ['can_write_text'],
   listenHost: '127.0.0.1',
-  listenPort: LIMITS.port.default,
+  listenPort: TUNABLES.port.default,
   mdns: false,
   bootstrapPeers: [],
   swarmName: DEFAULT_SWARM,
@@ -90,16 +111,16 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   llmProvider: 'auto',
   llmModel: null,
   llmBaseUrl: null,
-  llmTimeoutMs: LIMITS.llmTimeoutMs.default,
-  maxDepth: LIMITS.maxDepth.default,
-  minSplits: LIMITS.minSplits.default,
-  maxSplits: LIMITS.maxSplits.default,
-  quorum: LIMITS.quorum.default,
-  minScore: LIMITS.minScore.default,
-  budgetMaxCalls: null,
-  budgetMaxTokens: null,
+  llmTimeoutMs: TUNABLES.llmTimeoutMs.default,
+  maxDepth: TUNABLES.maxDepth.default,
+  minSplits: TUNABLES.minSplits.default,
+  maxSplits: TUNABLES.maxSplits.default,
+  quorum: TUNABLES.quorum.default,
+  minScore: TUNABLES.minScore.default,
+  budgetMaxCalls: TUNABLES.budgetCalls.default,
+  budgetMaxTokens: TUNABLES.budgetTokens.default,
   nodePath: null,
-  dashboardPort: LIMITS.port.default
+  dashboardPort: TUNABLES.dashboardPort.settingDefault
 })
 
 /** A setting whose value could not be used. */
@@ -112,9 +133,10 @@ export interface SettingsReader {
   readonly baseDir: string | null
 }
 
-/** A LIMITS range as a zod rule, with the message the settings always showed. */
-function inRange (r: Range, what = 'an integer'): z.ZodNumber {
-  return (r.integer ? z.int(`expected ${what}`) : z.number()).min(r.min).max(r.max)
+/** A tunable's range as a zod rule; the message states the range in the CLI's words. */
+function inRange (t: Tunable): z.ZodType<number> {
+  const expected = `expected ${rangeText(t)}`
+  return z.number(expected).refine((v) => tunableProblem(t, v) === null, expected)
 }
 
 const optionalText = z.string().trim().transform((s) => (s === '' ? null : s))
@@ -125,7 +147,7 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   role: z.enum(ROLES),
   capabilities: z.array(z.enum(CAPABILITIES)).min(1, 'choose at least one capability').transform((a) => [...new Set(a)]),
   listenHost: z.string().trim().refine((h) => isIP(h) !== 0, 'expected an IPv4 or IPv6 address such as 127.0.0.1 (this machine only) or 0.0.0.0 (LAN)'),
-  listenPort: inRange(LIMITS.port),
+  listenPort: inRange(SETTING_TUNABLES.listenPort),
   mdns: z.boolean(),
   bootstrapPeers: z.array(multiaddr),
   swarmName: z.string().regex(SWARM_NAME_RE, `expected ${SWARM_NAME_RULE}`),
@@ -133,16 +155,21 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   llmProvider: z.enum(LLM_PROVIDER_SETTINGS),
   llmModel: optionalText,
   llmBaseUrl: optionalText.refine((s) => s === null || /^https?:\/\/[^\s]+$/.test(s), 'expected an http(s) URL such as http://127.0.0.1:11434/v1'),
-  llmTimeoutMs: inRange(LIMITS.llmTimeoutMs, 'an integer number of milliseconds'),
-  maxDepth: inRange(LIMITS.maxDepth),
-  minSplits: inRange(LIMITS.minSplits),
-  maxSplits: inRange(LIMITS.maxSplits),
-  quorum: inRange(LIMITS.quorum),
-  minScore: inRange(LIMITS.minScore),
-  budgetMaxCalls: z.int('expected an integer number of model calls').min(1).max(1_000_000),
-  budgetMaxTokens: z.int('expected an integer number of tokens').min(1).max(1_000_000_000_000),
+  llmTimeoutMs: inRange(SETTING_TUNABLES.llmTimeoutMs),
+  maxDepth: inRange(SETTING_TUNABLES.maxDepth),
+  minSplits: inRange(SETTING_TUNABLES.minSplits),
+  maxSplits: inRange(SETTING_TUNABLES.maxSplits),
+  quorum: inRange(SETTING_TUNABLES.quorum),
+  minScore: inRange(SETTING_TUNABLES.minScore),
+  budgetMaxCalls: inRange(SETTING_TUNABLES.budgetMaxCalls),
+  budgetMaxTokens: inRange(SETTING_TUNABLES.budgetMaxTokens),
   nodePath: optionalText,
-  dashboardPort: inRange(LIMITS.port)
+  dashboardPort: inRange(SETTING_TUNABLES.dashboardPort)
+}
+
+/** The numeric setting field of a tunable, when the editor offers it. */
+function fieldOf (name: TunableName): NumericField | undefined {
+  return (Object.keys(SETTING_TUNABLES) as NumericField[]).find((f) => SETTING_TUNABLES[f] === TUNABLES[name])
 }
 
 function describe (value: unknown): string {
@@ -173,10 +200,16 @@ export function readSettings (reader: SettingsReader): { settings: Settings, pro
     }
   }
   const settings = out as unknown as Settings
-  if (settings.minSplits > settings.maxSplits) {
-    problems.push({ key: Keys.minSplits, message: `${Keys.minSplits} (${settings.minSplits}) is larger than ${Keys.maxSplits} (${settings.maxSplits}); using ${DEFAULT_SETTINGS.minSplits}-${DEFAULT_SETTINGS.maxSplits}` })
-    settings.minSplits = DEFAULT_SETTINGS.minSplits
-    settings.maxSplits = DEFAULT_SETTINGS.maxSplits
+  // TUNABLE_ORDER rules between two settings the editor offers: both fall back to their defaults.
+  for (const rule of TUNABLE_ORDER) {
+    const lo = fieldOf(rule.low)
+    const hi = fieldOf(rule.high)
+    if (lo === undefined || hi === undefined) continue
+    const [a, b] = [settings[lo], settings[hi]]
+    if (a === null || b === null || a <= b) continue
+    const [da, db] = [DEFAULT_SETTINGS[lo], DEFAULT_SETTINGS[hi]]
+    problems.push({ key: Keys[lo], message: `${Keys[lo]} (${a}) is larger than ${Keys[hi]} (${b}): ${rule.why}; using ${describe(da)} and ${describe(db)}` })
+    Object.assign(settings, { [lo]: da, [hi]: db })
   }
   for (const field of ['swarmKeyFile', 'nodePath'] as const) {
     const p = settings[field]

@@ -1,6 +1,8 @@
 /**
  * Command line of dist/peer.js (the `goal-swarm-peer` bin), parsed with commander. Every bad
- * flag or value is reported naming the flag, and the process exits 2.
+ * flag or value is reported naming the flag, and the process exits 2. Every numeric option is
+ * derived from its row of protocol/tunables.ts TUNABLES (tunableOption), and a pair that
+ * breaks TUNABLE_ORDER is reported naming both flags.
  */
 import { statSync, type Stats } from 'node:fs'
 import { isIP } from 'node:net'
@@ -9,10 +11,9 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { DEFAULT_ACCEPTANCE } from './protocol/acceptance'
-import { LIMITS, SWARM_NAME_RE, TEXT_MAX_CHARS, type Range } from './protocol/limits'
+import { SWARM_NAME_RE, TEXT_MAX_CHARS } from './protocol/limits'
 import { clipLabel, textLength } from './protocol/text'
-import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from './sandbox/limits'
+import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from './protocol/tunables'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
 import { checkSwarmName } from './protocol/topics'
 import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
@@ -35,27 +36,51 @@ export interface CliIo {
 /** Identity names follow the swarm-name rule: both become file or topic names. */
 const NAME_RE = SWARM_NAME_RE
 
-function int (min: number, max: number) {
+/** A flag's value as a number of `t`: integers in plain decimal digits, fractions where `t` allows them. @throws InvalidArgumentError with the range in words */
+function parseTunable (t: Tunable) {
   return (v: string): number => {
     const n = Number(v)
-    if (!/^-?\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}.`)
-    }
+    const written = t.integer ? /^-?\d+$/.test(v.trim()) : v.trim() !== ''
+    const problem = written ? tunableProblem(t, n) : tunableProblem(t, NaN)
+    if (problem !== null) throw new InvalidArgumentError(`${problem}.`)
     return n
   }
 }
 
-/** The parser of a LIMITS range (protocol/limits.ts), shared with the editor's settings. */
-function ranged (r: Range) {
-  return r.integer ? int(r.min, r.max) : num(r.min, r.max)
+/** The unit a help line states after the range ("1000-3600000 ms"); none for counts, ports and scores. */
+const HELP_UNIT: Partial<Record<Tunable['unit'], string>> = { ms: ' ms', s: ' s', MiB: ' MiB', bytes: ' bytes', calls: ' calls', tokens: ' tokens' }
+/** The value placeholder of a help line, by unit. */
+const VALUE_NAME: Partial<Record<Tunable['unit'], string>> = { ms: 'ms', s: 's', MiB: 'MiB', score: 'x' }
+
+/**
+ * The commander option of one tunable (protocol/tunables.ts): flag, help text with its range
+ * and unit, the parser that checks the range (commander reports a bad value naming the flag),
+ * and the default when the table has one.
+ */
+export function tunableOption (t: Tunable): Option {
+  const o = new Option(`${t.flag} <${VALUE_NAME[t.unit] ?? 'n'}>`, `${t.doc} (${t.min}-${t.max}${HELP_UNIT[t.unit] ?? ''})`).argParser(parseTunable(t))
+  return t.default === null ? o : o.default(t.default)
 }
 
-function num (min: number, max: number) {
-  return (v: string): number => {
-    const n = Number(v)
-    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}.`)
-    return n
-  }
+/** The commander attribute a tunable's value is stored under (`--settle-ms` -> settleMs). */
+function attributeOf (t: Tunable): string {
+  return new Option(`${t.flag} <v>`).attributeName()
+}
+
+/**
+ * The first TUNABLE_ORDER rule the parsed values break, as a message naming both flags and
+ * which value is a default, or null. Defaults count: `--settle-ms 3000` alone breaks the
+ * default `--settle-max-ms 2000`.
+ */
+function orderError (program: Command): string | null {
+  const values: Partial<Record<TunableName, number | null>> = {}
+  for (const name of Object.keys(TUNABLES) as TunableName[]) values[name] = (program.getOptionValue(attributeOf(TUNABLES[name])) as number | undefined) ?? null
+  const p = orderProblems(values)[0]
+  if (p === undefined) return null
+  const lo: Tunable = TUNABLES[p.rule.low]
+  const hi: Tunable = TUNABLES[p.rule.high]
+  const shown = (t: Tunable, v: number): string => `${t.flag} ${v}${program.getOptionValueSource(attributeOf(t)) === 'default' ? ' (its default)' : ''}`
+  return `error: options '${lo.flag}' and '${hi.flag}': ${shown(lo, p.low)} is more than ${shown(hi, p.high)}; ${p.rule.why}\n(run with --help for usage)\n`
 }
 
 /**
@@ -176,7 +201,7 @@ export function buildProgram (io: CliIo): Command {
   const p = new Command('goal-swarm-peer')
   p.description('A Goal Swarm peer: joins a swarm over libp2p, keeps the plan state, and plays one role.')
     .addOption(new Option('--role <role>', 'role of this peer').choices(ROLES))
-    .option('--port <n>', 'TCP listen port (0 = any free port)', ranged(LIMITS.port), DEFAULTS.port)
+    .addOption(tunableOption(TUNABLES.port))
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
     .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
     .option('--name <name>', 'human name shown in trees, reports and terminals (default: the identity name)', displayName)
@@ -184,48 +209,48 @@ export function buildProgram (io: CliIo): Command {
     .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
-    .option('--budget-calls <n>', 'with --submit-goal: the plan starts no model request past this many, counted swarm-wide', int(1, 1_000_000))
-    .option('--budget-tokens <n>', 'with --submit-goal: the plan starts no model request past this many tokens (input + output), counted swarm-wide', int(1, 1_000_000_000_000))
+    .addOption(tunableOption(TUNABLES.budgetCalls))
+    .addOption(tunableOption(TUNABLES.budgetTokens))
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
-    .option('--mdns-interval-ms <ms>', 'mDNS query interval', int(100, 3_600_000), DEFAULTS.mdnsIntervalMs)
+    .addOption(tunableOption(TUNABLES.mdnsIntervalMs))
     .option('--swarm <name>', 'swarm name (topic namespace)', swarm, DEFAULTS.swarm)
     .option('--swarm-key <file>', 'pre-shared key file: only peers with the same key can connect', swarmKey)
     .option('--new-swarm-key <file>', 'write a new random swarm key to <file> and exit')
-    .option('--max-depth <n>', 'depth cap of the goal tree', ranged(LIMITS.maxDepth), DEFAULTS.maxDepth)
-    .option('--min-splits <n>', 'fewest subgoals per split', ranged(LIMITS.minSplits), DEFAULTS.minSplits)
-    .option('--max-splits <n>', 'most subgoals per split', ranged(LIMITS.maxSplits), DEFAULTS.maxSplits)
-    .option('--root-split-count <n>', 'exact number of subgoals for a root goal', int(LIMITS.minSplits.min, LIMITS.maxSplits.max))
-    .option('--quorum <n>', 'distinct scorers needed to accept a split', ranged(LIMITS.quorum), DEFAULT_ACCEPTANCE.quorum)
-    .option('--min-score <x>', 'lowest qualifying score (inclusive)', ranged(LIMITS.minScore), DEFAULT_ACCEPTANCE.minScore)
-    .option('--accept-timeout-ms <ms>', 'fallback acceptance after this long', int(0, 86_400_000), DEFAULT_ACCEPTANCE.timeoutMs)
-    .option('--lease-ms <ms>', 'claim lease length', int(1000, 3_600_000), DEFAULTS.leaseMs)
-    .option('--max-hold-ms <ms>', 'longest one claim round holds a leaf, renewals included; then others may claim it (the same on every peer)', ranged(LIMITS.maxHoldMs), DEFAULTS.maxHoldMs)
-    .option('--settle-ms <ms>', 'claim settle window floor (it grows with measured delivery latency and event-loop lag)', int(0, 60_000), DEFAULTS.settleMs)
-    .option('--settle-max-ms <ms>', 'claim settle window ceiling', int(0, 60_000), DEFAULTS.settleMaxMs)
-    .option('--max-concurrent-leaves <n>', 'executor: leaves run at once', int(1, 64), DEFAULTS.maxConcurrentLeaves)
-    .option('--sync-grace-ms <ms>', 'executor: claim before a first sync only after being alone this long; --cancel-goal: give up on an unknown goal after being alone this long', int(0, 86_400_000), DEFAULTS.syncGraceMs)
-    .option('--announce-interval-ms <ms>', 'capability heartbeat period (liveness lasts 3 heartbeats)', ranged(LIMITS.announceIntervalMs), DEFAULTS.announceIntervalMs)
-    .option('--max-reproposals <n>', 're-proposals per goal, swarm-wide', int(0, 16), DEFAULTS.maxReproposals)
-    .option('--proposers-per-goal <n>', 'decomposers that propose at once below the root goal (the others stand by)', int(1, 64), DEFAULTS.proposersPerGoal)
+    .addOption(tunableOption(TUNABLES.maxDepth))
+    .addOption(tunableOption(TUNABLES.minSplits))
+    .addOption(tunableOption(TUNABLES.maxSplits))
+    .addOption(tunableOption(TUNABLES.rootSplitCount))
+    .addOption(tunableOption(TUNABLES.quorum))
+    .addOption(tunableOption(TUNABLES.minScore))
+    .addOption(tunableOption(TUNABLES.acceptTimeoutMs))
+    .addOption(tunableOption(TUNABLES.leaseMs))
+    .addOption(tunableOption(TUNABLES.maxHoldMs))
+    .addOption(tunableOption(TUNABLES.settleFloorMs))
+    .addOption(tunableOption(TUNABLES.settleMaxMs))
+    .addOption(tunableOption(TUNABLES.maxConcurrentLeaves))
+    .addOption(tunableOption(TUNABLES.syncGraceMs))
+    .addOption(tunableOption(TUNABLES.announceIntervalMs))
+    .addOption(tunableOption(TUNABLES.maxReproposals))
+    .addOption(tunableOption(TUNABLES.proposersPerGoal))
     .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
     .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required; anthropic: an Anthropic-compatible endpoint or proxy)', url)
-    .option('--sandbox-wall-ms <ms>', `executor: wall-clock limit of one sandboxed program run (can_run_code)`, int(...SANDBOX_LIMIT_RANGES.wallMs), DEFAULT_SANDBOX_LIMITS.wallMs)
-    .option('--sandbox-cpu-s <s>', 'executor: CPU seconds of each sandboxed process', int(...SANDBOX_LIMIT_RANGES.cpuS), DEFAULT_SANDBOX_LIMITS.cpuS)
-    .option('--sandbox-memory-mb <MiB>', 'executor: memory of each sandboxed process', int(...SANDBOX_LIMIT_RANGES.memoryMb), DEFAULT_SANDBOX_LIMITS.memoryMb)
-    .option('--sandbox-max-procs <n>', 'executor: processes and threads a sandboxed program may run at once', int(...SANDBOX_LIMIT_RANGES.maxProcs), DEFAULT_SANDBOX_LIMITS.maxProcs)
-    .option('--sandbox-output-bytes <n>', 'executor: stdout + stderr kept from a sandboxed program (more kills it)', int(...SANDBOX_LIMIT_RANGES.outputBytes), DEFAULT_SANDBOX_LIMITS.outputBytes)
-    .option('--sandbox-work-dir-mb <MiB>', 'executor: size of the sandbox\'s fresh tmpfs work dir', int(...SANDBOX_LIMIT_RANGES.workDirMb), DEFAULT_SANDBOX_LIMITS.workDirMb)
-    .option('--llm-max-retries <n>', 'LLM retries after the first attempt', ranged(LIMITS.llmMaxRetries), DEFAULTS.llmMaxRetries)
-    .option('--llm-retry-base-ms <ms>', 'first LLM retry delay, doubling per retry', int(0, 600_000), DEFAULTS.llmRetryBaseMs)
-    .option('--llm-retry-max-ms <ms>', 'longest LLM retry delay, a server\'s Retry-After included', int(0, 3_600_000), DEFAULTS.llmRetryMaxMs)
-    .option('--llm-wait-notice-ms <ms>', 'warn "waiting for the model" this often while an LLM request is outstanding', int(100, 3_600_000), DEFAULTS.llmWaitNoticeMs)
-    .option('--llm-timeout-ms <ms>', 'give up on one LLM request after this long (then retried)', ranged(LIMITS.llmTimeoutMs), DEFAULTS.llmTimeoutMs)
-    .option('--dashboard-port <n>', 'serve the live dashboard (plan, peers, message flow) on this TCP port (0 = any free port); the URL is printed at start', ranged(LIMITS.port))
+    .addOption(tunableOption(TUNABLES.sandboxWallMs))
+    .addOption(tunableOption(TUNABLES.sandboxCpuS))
+    .addOption(tunableOption(TUNABLES.sandboxMemoryMb))
+    .addOption(tunableOption(TUNABLES.sandboxMaxProcs))
+    .addOption(tunableOption(TUNABLES.sandboxOutputBytes))
+    .addOption(tunableOption(TUNABLES.sandboxWorkDirMb))
+    .addOption(tunableOption(TUNABLES.llmMaxRetries))
+    .addOption(tunableOption(TUNABLES.llmRetryBaseMs))
+    .addOption(tunableOption(TUNABLES.llmRetryMaxMs))
+    .addOption(tunableOption(TUNABLES.llmWaitNoticeMs))
+    .addOption(tunableOption(TUNABLES.llmTimeoutMs))
+    .addOption(tunableOption(TUNABLES.dashboardPort))
     .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', reportPath)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
@@ -264,9 +289,13 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     io.out(`wrote a new swarm key to ${escapeControls(o.newSwarmKey)}\n`)
     return { kind: 'exit', code: 0 }
   }
+  const order = orderError(program)
+  if (order !== null) {
+    io.err(escapeControls(order))
+    return { kind: 'exit', code: USAGE_EXIT }
+  }
   if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)
   const role = o.role as Role
-  if (o.minSplits > o.maxSplits) return fail('--min-splits', `${o.minSplits} is more than --max-splits ${o.maxSplits}`)
   if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
@@ -322,7 +351,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       acceptance: { quorum: o.quorum, minScore: o.minScore, timeoutMs: o.acceptTimeoutMs },
       leaseMs: o.leaseMs,
       maxHoldMs: o.maxHoldMs,
-      settleMs: o.settleMs,
+      settleFloorMs: o.settleMs,
       settleMaxMs: o.settleMaxMs,
       maxConcurrentLeaves: o.maxConcurrentLeaves,
       syncGraceMs: o.syncGraceMs,

@@ -5,10 +5,9 @@
 import path from 'node:path'
 import type { LlmConfig } from './llm/provider'
 import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
-import { LIMITS, LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
+import { LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
+import { TUNABLES } from './protocol/tunables'
 import type { Budget, Capability, Role } from './protocol/schemas'
-import { ANNOUNCE_HEARTBEAT_MS } from './protocol/liveness'
-import { SETTLE_MAX_MS, SETTLE_WINDOW_MS } from './protocol/claims'
 import { DEFAULT_SWARM } from './protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 
@@ -61,7 +60,7 @@ export interface PeerConfig {
   rootSplitCount: number | null
   /** Acceptance rule tunables (DESIGN §3): --quorum, --min-score, --accept-timeout-ms. */
   acceptance: AcceptanceConfig
-  /** Claim lease length in ms (DESIGN §5). */
+  /** Claim lease length in ms (DESIGN §5); at most maxHoldMs. */
   leaseMs: number
   /**
    * Longest hold of one claim round in ms, renewals included (DESIGN §5): every peer of a swarm
@@ -69,11 +68,12 @@ export interface PeerConfig {
    */
   maxHoldMs: number
   /**
-   * Claim settle window floor in ms (DESIGN §5): the executor's window adapts to measured
-   * delivery latency and event-loop lag between this and settleMaxMs.
+   * Floor of the claim settle window in ms (`--settle-ms`, DESIGN §5): the window itself is
+   * adaptive, measured delivery latency and event-loop lag clamped to [settleFloorMs,
+   * settleMaxMs] (roles/settleWindow.ts); the CLI refuses a floor above the ceiling.
    */
-  settleMs: number
-  /** Claim settle window ceiling in ms (DESIGN §5). */
+  settleFloorMs: number
+  /** Ceiling of the claim settle window in ms (`--settle-max-ms`, DESIGN §5). */
   settleMaxMs: number
   /** Leaves one executor runs at once (DESIGN §5). */
   maxConcurrentLeaves: number
@@ -106,28 +106,32 @@ export interface PeerConfig {
   dashboard?: { host: string, port: number }
 }
 
+/**
+ * PeerConfig's defaults: every number is its tunable's default in protocol/tunables.ts
+ * TUNABLES (the table the CLI's options derive from too).
+ */
 export const DEFAULTS = {
   host: '127.0.0.1',
-  port: LIMITS.port.default,
+  port: TUNABLES.port.default,
   swarm: DEFAULT_SWARM,
-  mdnsIntervalMs: 10_000,
-  maxDepth: LIMITS.maxDepth.default,
-  minSplits: LIMITS.minSplits.default,
-  maxSplits: LIMITS.maxSplits.default,
-  leaseMs: 15_000,
-  maxHoldMs: LIMITS.maxHoldMs.default,
-  settleMs: SETTLE_WINDOW_MS,
-  settleMaxMs: SETTLE_MAX_MS,
-  maxConcurrentLeaves: 1,
-  syncGraceMs: 10_000,
-  announceIntervalMs: ANNOUNCE_HEARTBEAT_MS,
-  maxReproposals: 2,
-  proposersPerGoal: 1,
-  llmMaxRetries: LIMITS.llmMaxRetries.default,
-  llmRetryBaseMs: 1_000,
-  llmTimeoutMs: LIMITS.llmTimeoutMs.default,
-  llmRetryMaxMs: 60_000,
-  llmWaitNoticeMs: 30_000,
+  mdnsIntervalMs: TUNABLES.mdnsIntervalMs.default,
+  maxDepth: TUNABLES.maxDepth.default,
+  minSplits: TUNABLES.minSplits.default,
+  maxSplits: TUNABLES.maxSplits.default,
+  leaseMs: TUNABLES.leaseMs.default,
+  maxHoldMs: TUNABLES.maxHoldMs.default,
+  settleFloorMs: TUNABLES.settleFloorMs.default,
+  settleMaxMs: TUNABLES.settleMaxMs.default,
+  maxConcurrentLeaves: TUNABLES.maxConcurrentLeaves.default,
+  syncGraceMs: TUNABLES.syncGraceMs.default,
+  announceIntervalMs: TUNABLES.announceIntervalMs.default,
+  maxReproposals: TUNABLES.maxReproposals.default,
+  proposersPerGoal: TUNABLES.proposersPerGoal.default,
+  llmMaxRetries: TUNABLES.llmMaxRetries.default,
+  llmRetryBaseMs: TUNABLES.llmRetryBaseMs.default,
+  llmTimeoutMs: TUNABLES.llmTimeoutMs.default,
+  llmRetryMaxMs: TUNABLES.llmRetryMaxMs.default,
+  llmWaitNoticeMs: TUNABLES.llmWaitNoticeMs.default,
   /** Relative to the working directory; .gitignore'd in this repo. */
   baseDir: '.goal-swarm'
 } as const
@@ -184,7 +188,7 @@ export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): Pe
     acceptance: { ...DEFAULT_ACCEPTANCE },
     leaseMs: DEFAULTS.leaseMs,
     maxHoldMs: DEFAULTS.maxHoldMs,
-    settleMs: DEFAULTS.settleMs,
+    settleFloorMs: DEFAULTS.settleFloorMs,
     settleMaxMs: DEFAULTS.settleMaxMs,
     maxConcurrentLeaves: DEFAULTS.maxConcurrentLeaves,
     syncGraceMs: DEFAULTS.syncGraceMs,

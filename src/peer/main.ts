@@ -126,7 +126,7 @@ async function main (): Promise<void> {
     const { host, port } = config.dashboard
     try {
       // dist/peer.js serves the page files esbuild copies next to it.
-      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard') }, log.child({ component: 'dashboard' }))
+      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard'), ...(role?.settleWindowMs === undefined ? {} : { settleWindowMs: role.settleWindowMs }) }, log.child({ component: 'dashboard' }))
     } catch (err) {
       role?.dispose()
       await rt.stop()
@@ -152,7 +152,6 @@ async function main (): Promise<void> {
         state: rt.state,
         now: rt.now,
         goalId,
-        settleMs: config.settleMs,
         maxHoldMs: config.maxHoldMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {

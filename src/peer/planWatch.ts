@@ -38,7 +38,6 @@ export interface PlanWatchOptions {
   /** The peer's clock, µs. */
   now: () => Micros
   goalId: string
-  settleMs: number
   /** Longest hold of one claim round, ms (DESIGN §5); default DEFAULT_MAX_HOLD_MS. */
   maxHoldMs?: number
   acceptTimeoutMs: number
@@ -79,7 +78,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   const check = (): void => {
     pending = null
     if (done) return
-    const roots = buildTree(o.state, { nowUs: o.now(), settleMs: o.settleMs, maxHoldMs: o.maxHoldMs, acceptTimeoutMs: o.acceptTimeoutMs })
+    const roots = buildTree(o.state, { nowUs: o.now(), maxHoldMs: o.maxHoldMs, acceptTimeoutMs: o.acceptTimeoutMs })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
     const outcome = planOutcome(root)

@@ -126,7 +126,7 @@ test('executor: a chain A -> B -> C runs in order, each result in the next promp
   assert.deepEqual([...claimed].sort(), [...a.children.map((c) => c.child_id), sid].sort())
   assert.equal(claimed.at(-1), sid, 'the synthesis is claimed last')
   await w.hub.idle()
-  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
+  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
   assert.equal(tree?.synthesis?.status, 'done')
   assert.equal(tree?.synthesis?.output, 'ANSWER: April trip, flights and hotels booked')
   assert.deepEqual(tree?.children.map((c) => c.status), ['done', 'done', 'done'])
@@ -141,7 +141,7 @@ test('executor: a failed dependency blocks its dependants and the synthesis: not
   const A = a.children[0]!.child_id
   await waitUntil('A\'s failure', () => user.state.resultsFor(A).length === 1, 10_000)
   await w.hub.idle()
-  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
+  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
   assert.deepEqual(tree?.children.map((c) => c.status), ['failed', 'blocked', 'blocked'])
   assert.equal(tree?.synthesis?.status, 'blocked')
   assert.deepEqual(publishedOf(e.peer, 'claim').map((c) => c.node_id), [A], 'the blocked leaves and the synthesis are never claimed')

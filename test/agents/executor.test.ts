@@ -8,6 +8,8 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
 import { synthesisId } from '../../src/peer/protocol/ids'
+import { settleEndUs } from '../../src/peer/protocol/claims'
+import { taskOutcome } from '../../src/peer/state/dependencies'
 import { MAX_INLINE_OUTPUT, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
 import { signEnvelope } from '../../src/peer/protocol/signing'
@@ -111,7 +113,7 @@ async function failedLeaf (w: World, text: string, reply: StandinResponder) {
 
 /** The leaf `nodeId` in `peer`'s tree now, superseded or not. */
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
-  return buildTree(peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
+  return buildTree(peer.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
 }
 
 test('capability match: claims, renews its lease while working, publishes the output; prompt has the leaf and its ancestors', async (t) => {
@@ -459,12 +461,37 @@ test('a competitor\'s live heartbeat widens the settle window before the first c
   assert.ok(settle.windowMs >= 2 * 300 + 20 && settle.windowMs < 10_000, `window covers the rival's link: ${JSON.stringify(settle)}`)
 })
 
+test('the executor publishes once its claim stops settling by the window it reports, the window its peer\'s tree labels settling with (DESIGN §5)', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  // Floor = ceiling: the window is exactly 1.5 s whatever is measured, far above a loopback call.
+  const e = await w.agent('executor', { capabilities: ['can_write_text'], settleFloorMs: 1500, settleMaxMs: 1500, leaseMs: 10_000 })
+  w.standin.respondWith(() => ({ text: 'done', latencyMs: 0 }))
+  w.track(startAnnouncer(e.ctx))
+  const exec = startExecutor(e.ctx, e.llm)
+  w.track(exec)
+  const { user, nodes } = await seedLeaves(w, ['Write a packing list for Japan in spring'], ['can_write_text'])
+  const node = nodes[0]!
+  await waitUntil('the result', () => user.state.resultsFor(node.node_id).length === 1, 10_000)
+  const [claim] = user.state.claimsFor(node.node_id)
+  const [result] = user.state.resultsFor(node.node_id)
+  const windowMs = exec.settleWindowMs()
+  assert.equal(windowMs, 1500)
+  const end = settleEndUs(parseTimestamp(claim!.claimed_at), windowMs)
+  const finished = parseTimestamp(result!.finished_at)
+  assert.ok(finished >= end, `published ${(end - finished) / 1000} ms before the window ended`)
+  assert.ok(finished - end < 1_000_000, `published ${(finished - end) / 1000} ms after the window ended`)
+  // The tree's label with that window: settling up to that instant, held from it.
+  const lease = (us: number) => taskOutcome(user.state, node.node_id, us, { settleWindowMs: windowMs }).lease.state
+  assert.deepEqual([lease(end - 1), lease(end)], ['settling', 'held'])
+})
+
 test('ranked claims with quick calls: each leaf is claimed once, by its ranked executor, which claims its next leaf while the last one still settles', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
   // A settle window far longer than a call to the loopback stand-in, so a claim that held its
   // call slot through the window would show as result-before-next-claim.
-  const over = { capabilities: ['can_write_text'] as Capability[], settleMs: 3000, settleMaxMs: 3000, leaseMs: 10_000 }
+  const over = { capabilities: ['can_write_text'] as Capability[], settleFloorMs: 3000, settleMaxMs: 3000, leaseMs: 10_000 }
   const execs = [await w.agent('executor', over, 'ex1'), await w.agent('executor', over, 'ex2')]
   for (const e of execs) w.track(startAnnouncer(e.ctx))
   await w.hub.idle()
@@ -505,7 +532,7 @@ test('an executor whose own round reaches the hold limit aborts its call and pub
   assert.ok(renewedUpTo <= parseTimestamp(first.claimed_at) + maxHoldMs * 1000, 'no renewal past the limit')
   // Between the limit and its next claim the tree (with the same limit) shows the round held out.
   const atLimit = parseTimestamp(first.claimed_at) + maxHoldMs * 1000 + 1
-  const leaf = buildTree(new PlanState([...user.state.envelopes()].filter((env) => env.kind !== 'claim' || env.body.claimed_at === first.claimed_at)), { nowUs: atLimit, settleMs: FAST.settleMs, maxHoldMs })
+  const leaf = buildTree(new PlanState([...user.state.envelopes()].filter((env) => env.kind !== 'claim' || env.body.claimed_at === first.claimed_at)), { nowUs: atLimit, settleWindowMs: FAST.settleFloorMs, maxHoldMs })
     .flatMap((r) => leavesOf(r)).find((l) => l.id === node.node_id)
   assert.deepEqual(leaf?.held_out, { holder: e.peer.peerId, held_ms: maxHoldMs })
 })

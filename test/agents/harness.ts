@@ -15,7 +15,7 @@ import type { Disposable } from '../../src/peer/bus'
 
 /** Protocol timings short enough for tests (DESIGN defaults are a 100-2000 ms adaptive settle window, 15 s lease, 45 s timeout). */
 export const FAST = {
-  settleMs: 200,
+  settleFloorMs: 200,
   leaseMs: 1000,
   acceptance: { quorum: 2, minScore: 0.6, timeoutMs: 1500 },
   announceIntervalMs: 500
@@ -43,7 +43,7 @@ export class World {
       mdns: false,
       minSplits: 2,
       maxSplits: 4,
-      settleMs: FAST.settleMs,
+      settleFloorMs: FAST.settleFloorMs,
       leaseMs: FAST.leaseMs,
       acceptance: { ...FAST.acceptance },
       announceIntervalMs: FAST.announceIntervalMs,

@@ -38,7 +38,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   const goal = await w.submit(user)
 
   const progress = () => {
-    const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
+    const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
     return root === undefined ? undefined : planProgress(root)
   }
   const done = await waitUntil('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
@@ -49,7 +49,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
 
   // The same set of messages everywhere, so the same tree everywhere.
   const nowUs = nowMicros()
-  const hashes = new Set([...agents, observer].map((a) => treeHash(buildTree(a.peer.state, { nowUs, settleMs: FAST.settleMs }))))
+  const hashes = new Set([...agents, observer].map((a) => treeHash(buildTree(a.peer.state, { nowUs, settleWindowMs: FAST.settleFloorMs }))))
   assert.equal(hashes.size, 1)
   // No leaf executed twice: one result per node and one execute call per leaf.
   const nodes = observer.peer.state.nodes()

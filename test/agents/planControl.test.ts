@@ -60,7 +60,7 @@ test('executor: the origin\'s cancel aborts the call in flight, nothing is publi
   assert.equal(publishedOf(e.peer, 'result').length, 0)
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
   assert.ok(e.records.some((r) => /the plan was cancelled/.test(r.msg)), 'logged why it gave up')
-  const [view] = buildTree(user.state, { nowUs: nowMicros(), settleMs: FAST.settleMs })
+  const [view] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
   assert.deepEqual(leaves(view!).map((l) => l.status), ['cancelled', 'cancelled'])
 })
 

@@ -63,7 +63,7 @@ export async function startStandin (responder?: (req: StandinRequest) => Standin
 export function treeOf (peer: PeerProcess, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
   // Judged by the swarm's acceptance rule: roleArgs' timeout unless the test set another.
   const acceptance = { ...DEFAULT_ACCEPTANCE, timeoutMs: opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS }
-  return buildTree(new PlanState(peer.envelopes.values(), { acceptance }), { settleMs: SETTLE_MS, acceptTimeoutMs: acceptance.timeoutMs, ...opts, nowUs })
+  return buildTree(new PlanState(peer.envelopes.values(), { acceptance }), { settleWindowMs: SETTLE_MS, acceptTimeoutMs: acceptance.timeoutMs, ...opts, nowUs })
 }
 
 export function progressOf (peer: PeerProcess, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLAIM_TOLERANCE_MS, DEFAULT_MAX_HOLD_MS, SETTLE_WINDOW_MS, claimRounds, claimStamp, claimWithinTolerance, leaseEnd, resolveClaims, stampWithinTolerance, wonRoundAt, type LeaseState } from '../../src/peer/protocol/claims'
-import { LIMITS } from '../../src/peer/protocol/limits'
+import { CLAIM_TOLERANCE_MS, DEFAULT_MAX_HOLD_MS, SETTLE_FLOOR_MS, claimRounds, claimStamp, claimWithinTolerance, leaseEnd, resolveClaims, stampWithinTolerance, wonRoundAt, type LeaseState } from '../../src/peer/protocol/claims'
+import { TUNABLES } from '../../src/peer/protocol/tunables'
 import { T0, claim, ms, renewal, sec } from '../support/fixtures'
 
 const NODE = '00000000000000aa'
@@ -40,7 +40,7 @@ describe('resolveClaims (DESIGN §5)', () => {
   })
 
   it('settles for the window after the earliest claim (default 100 ms), then holds until the lease ends', () => {
-    assert.equal(SETTLE_WINDOW_MS, 100)
+    assert.equal(SETTLE_FLOOR_MS, 100)
     const a = c('ex-a', T0)
     assert.deepEqual(resolveClaims([a], [], T0), { state: 'settling', holder: a, leaseUntilUs: T0 + sec(15) })
     assert.equal(resolveClaims([a], [], T0 + 100_000 - 1).state, 'settling')
@@ -178,8 +178,8 @@ describe('claims before the task is claimable (DESIGN §5)', () => {
     const honest = c('ex-1', T0 + sec(12) + 1)
     const since = { claimableSinceUs: T0 + sec(12) }
     assert.deepEqual(claimRounds([early], renewals, T0 + sec(20), CLAIM_TOLERANCE_MS, since), [])
-    assert.deepEqual(resolveClaims([early], renewals, T0 + sec(20), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, since), { state: 'unclaimed' })
-    assert.equal(holderOf(resolveClaims([early, honest], renewals, T0 + sec(13), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, since)), 'ex-1')
+    assert.deepEqual(resolveClaims([early], renewals, T0 + sec(20), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, since), { state: 'unclaimed' })
+    assert.equal(holderOf(resolveClaims([early, honest], renewals, T0 + sec(13), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, since)), 'ex-1')
     // Without the rule the squatter's early claim would hold the leaf all along.
     assert.equal(holderOf(resolveClaims([early, honest], renewals, T0 + sec(13))), 'squatter')
     assert.equal(claimRounds([c('ex-1', T0 + sec(12))], [], T0 + sec(13), CLAIM_TOLERANCE_MS, since).length, 1, 'at the instant itself it counts')
@@ -218,9 +218,9 @@ describe('the hold limit of a round (DESIGN §5)', () => {
     const after = c('ex-2', T0 + sec(20) + 1)
     const rounds = claimRounds([squat, during, after], renewals, T0 + sec(30), CLAIM_TOLERANCE_MS, hold)
     assert.deepEqual(rounds.map((r) => [r.winner.claimer_peer, r.capped]), [['squatter', true], ['ex-2', false]])
-    assert.equal(holderOf(resolveClaims([squat, during, after], renewals, T0 + sec(25), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold)), 'ex-2')
-    assert.deepEqual(resolveClaims([squat], renewals, T0 + sec(21), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold), { state: 'lapsed', lastHolder: squat, capped: true })
-    assert.equal(resolveClaims([squat], renewals, T0 + sec(19), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, hold).state, 'held')
+    assert.equal(holderOf(resolveClaims([squat, during, after], renewals, T0 + sec(25), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, hold)), 'ex-2')
+    assert.deepEqual(resolveClaims([squat], renewals, T0 + sec(21), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, hold), { state: 'lapsed', lastHolder: squat, capped: true })
+    assert.equal(resolveClaims([squat], renewals, T0 + sec(19), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, hold).state, 'held')
     // A result after the limit belongs to the next round, whoever won it.
     assert.equal(wonRoundAt(rounds, 'squatter', T0 + sec(22)), false)
   })
@@ -243,11 +243,11 @@ describe('the hold limit of a round (DESIGN §5)', () => {
 
   it('a lease that lapses on its own before the limit is not capped', () => {
     const a = c('ex-1', T0, 5000)
-    assert.deepEqual(resolveClaims([a], [renewal(a, T0 + sec(2))], T0 + sec(8), SETTLE_WINDOW_MS, CLAIM_TOLERANCE_MS, { maxHoldMs: 20_000 }), { state: 'lapsed', lastHolder: a, capped: false })
+    assert.deepEqual(resolveClaims([a], [renewal(a, T0 + sec(2))], T0 + sec(8), SETTLE_FLOOR_MS, CLAIM_TOLERANCE_MS, { maxHoldMs: 20_000 }), { state: 'lapsed', lastHolder: a, capped: false })
   })
 
   it('the default limit is the default LLM timeout x its attempts + a minute: 540 s', () => {
-    assert.equal(DEFAULT_MAX_HOLD_MS, LIMITS.llmTimeoutMs.default * 4 + 60_000)
+    assert.equal(DEFAULT_MAX_HOLD_MS, TUNABLES.llmTimeoutMs.default * 4 + 60_000)
     assert.equal(DEFAULT_MAX_HOLD_MS, 540_000)
   })
 })

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test'
 import type { GossipSub } from '@libp2p/gossipsub'
 import { RootGoalGate } from '../../src/peer/net/rootGoalGate'
 import { capabilityTtlMs, heartbeatFor, isLiveAnnouncement, OBSERVER_HEARTBEAT_FACTOR } from '../../src/peer/protocol/liveness'
-import { LIMITS } from '../../src/peer/protocol/limits'
+import { TUNABLES } from '../../src/peer/protocol/tunables'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, type LeafView } from '../../src/peer/state/tree'
 import { pino } from 'pino'
@@ -23,7 +23,7 @@ describe('capability liveness', () => {
     for (const role of ['decomposer', 'scorer', 'executor']) assert.equal(heartbeatFor(role, 10_000), 10_000, role)
     assert.equal(OBSERVER_HEARTBEAT_FACTOR, 12)
     assert.equal(heartbeatFor('observer', 10_000), 120_000)
-    assert.equal(heartbeatFor('observer', LIMITS.announceIntervalMs.max), LIMITS.announceIntervalMs.max)
+    assert.equal(heartbeatFor('observer', TUNABLES.announceIntervalMs.max), TUNABLES.announceIntervalMs.max)
     // An observer's announcement stays live for three of its own heartbeats at every receiver.
     assert.equal(capabilityTtlMs(heartbeatFor('observer', 10_000)), 360_000)
   })

@@ -19,7 +19,7 @@ function goal (n: TreeNode | undefined): GoalView {
   assert.ok(n !== undefined && n.kind === 'goal', 'expected a goal')
   return n
 }
-function only (state: PlanState, nowUs: number, opts: { capabilityTtlMs?: number, settleMs?: number } = {}): GoalView {
+function only (state: PlanState, nowUs: number, opts: { capabilityTtlMs?: number, settleWindowMs?: number } = {}): GoalView {
   const roots = buildTree(state, { nowUs, ...opts })
   assert.equal(roots.length, 1)
   return roots[0]!
@@ -214,7 +214,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.equal(leaf(only(s, NOW + sec(21)).children[0]).status, 'capability_gap')
     const renewed = withSplit(a, [envelopeOf('claim', c), envelopeOf('renew', renewal(c, NOW + sec(10)))])
     assert.equal(leaf(only(renewed, NOW + sec(14)).children[0]).status, 'claimed')
-    assert.equal(leaf(only(s, NOW, { settleMs: 500 }).children[0]).status, 'claimed')
+    assert.equal(leaf(only(s, NOW, { settleWindowMs: 500 }).children[0]).status, 'claimed')
   })
 
   it('shows the earliest successful result as done, over failures', () => {

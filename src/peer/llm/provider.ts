@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod'
 import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../protocol/limits'
+import { TUNABLES } from '../protocol/tunables'
 
 export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
@@ -41,18 +42,19 @@ export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6'
 export const OFFLINE_DEMO_MODEL = 'offline-demo-1'
 /** Seed default for max_tokens. */
 export const DEFAULT_MAX_TOKENS = 2048
-export const DEFAULT_MAX_RETRIES = 3
-export const DEFAULT_RETRY_BASE_MS = 1000
-export const REQUEST_TIMEOUT_MS = 120_000
+/** The LLM defaults are the llm* rows of protocol/tunables.ts TUNABLES (the flags' defaults). */
+export const DEFAULT_MAX_RETRIES = TUNABLES.llmMaxRetries.default
+export const DEFAULT_RETRY_BASE_MS = TUNABLES.llmRetryBaseMs.default
+export const REQUEST_TIMEOUT_MS = TUNABLES.llmTimeoutMs.default
 /** Longest single backoff wait (ms), also the cap on a server's Retry-After. */
-export const DEFAULT_RETRY_MAX_MS = 60_000
+export const DEFAULT_RETRY_MAX_MS = TUNABLES.llmRetryMaxMs.default
 /**
  * Rate-limited attempts retried before giving up, besides DEFAULT_MAX_RETRIES for other
  * failures; also the most any peer makes, which bounds what one message can cost (DESIGN §13).
  */
 export const DEFAULT_RATE_LIMIT_RETRIES = RATE_LIMIT_RETRIES_MAX
 /** Interval of the "waiting for the model" warning while a request is outstanding (ms). */
-export const WAIT_NOTICE_MS = 30_000
+export const WAIT_NOTICE_MS = TUNABLES.llmWaitNoticeMs.default
 /**
  * A reply cut off at the token cap is retried with double the cap, up to this multiple of the
  * call's own cap (2048 -> 4096 -> 8192), a size every current model accepts.

@@ -153,7 +153,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     envelope: (k) => state.getEnvelope(k),
     ingest: async (json) => await bus.ingest(json, 'sync')
   }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? SAFETY_SYNC_INTERVAL_MS, pubsub: node.services.pubsub, planTopic })
-  const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs } })
+  const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { maxHoldMs: config.maxHoldMs } })
   const splitAudit = new SplitAudit({ state, log: log.child({ component: 'evidence' }), onCount: (c) => { drops.setIgnored('forged_split', c.forged); drops.setIgnored('unproven_split', c.unproven) } })
   bus.onMessage((env) => { audit.note(env); splitAudit.note(env) })
   audit.checkAll()
@@ -215,14 +215,14 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       const goal = state.goal(goalId)
       if (goal === undefined) throw new Error(`goal ${goalId} is not known to this peer`)
       // A finished plan has nothing left to stop; a cancel would only relabel its finished parts.
-      const root = buildTree(state, { nowUs: now(), settleMs: config.settleMs, maxHoldMs: config.maxHoldMs }).find((r) => r.id === goalId)
+      const root = buildTree(state, { nowUs: now(), maxHoldMs: config.maxHoldMs }).find((r) => r.id === goalId)
       if (root !== undefined && planProgress(root).complete && root.plan?.state !== 'cancelled') {
         throw new Error(`the plan of goal ${goalId} is already complete: nothing to cancel`)
       }
       return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
     },
     getOutput: async (nodeId) => {
-      const r = taskOutcome(state, nodeId, now(), { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs }).shown
+      const r = taskOutcome(state, nodeId, now(), { maxHoldMs: config.maxHoldMs }).shown
       if (r === undefined) throw new Error(`no result for node ${nodeId} yet`)
       if (r.output_sha256 === null) return r.output
       return (await blobs.get(r.output_sha256, [r.executor_peer])).toString('utf8')

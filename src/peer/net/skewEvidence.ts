@@ -4,10 +4,11 @@
  * its author's and we cannot rank claims for that leaf fairly, so our executor stands down
  * while the evidence is fresh (the competitor's lease, as far as we know it).
  */
+import { TUNABLES } from '../protocol/tunables'
 import type { SkewedClaim } from './verify'
 
-/** How long a skewed renewal counts as evidence when its claim's lease is unknown (ms). */
-export const DEFAULT_SKEW_LEASE_MS = 15_000
+/** How long a skewed renewal counts as evidence when its claim's lease is unknown (ms): the default lease. */
+export const DEFAULT_SKEW_LEASE_MS = TUNABLES.leaseMs.default
 
 interface Evidence { peer: string, offsetMs: number, untilMs: number, leaseMs: number }
 

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from './envelope'
 import { childId } from './ids'
-import { LIMITS } from './limits'
+import { TUNABLES } from './tunables'
 import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from './schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from './time'
 
@@ -20,7 +20,7 @@ export interface AcceptanceConfig {
   timeoutMs: number
 }
 
-export const DEFAULT_ACCEPTANCE: AcceptanceConfig = { quorum: LIMITS.quorum.default, minScore: LIMITS.minScore.default, timeoutMs: 45_000 }
+export const DEFAULT_ACCEPTANCE: AcceptanceConfig = { quorum: TUNABLES.quorum.default, minScore: TUNABLES.minScore.default, timeoutMs: TUNABLES.acceptTimeoutMs.default }
 
 /** One scorer's effective vote on one proposal. */
 export interface Vote { scorer_peer: string, score: number }

@@ -4,28 +4,28 @@
  */
 import { compareStrings } from './acceptance'
 import { messageKey } from './envelope'
-import { LIMITS } from './limits'
+import { TUNABLES } from './tunables'
 import type { ClaimMsg, LeaseRenewal } from './schemas'
 import { msToMicros, parseTimestamp, type Micros } from './time'
 
 /** Claims whose claimed_at is further than this from the receiver's clock are dropped (ms). */
 export const CLAIM_TOLERANCE_MS = 5000
 /**
- * Default settle window floor (ms): a claimer publishes its result only after this long past its
- * claim (the model call already runs meanwhile). Executors widen it with measured delivery
- * latency and event-loop lag (roles/settleWindow.ts), up to SETTLE_MAX_MS.
+ * Default floor of the settle window (ms, `--settle-ms`; protocol/tunables.ts): a claimer
+ * publishes its result only once its claim is this old at least (the model call already runs
+ * meanwhile). Executors widen the window with measured delivery latency and event-loop lag
+ * (roles/settleWindow.ts), up to `--settle-max-ms`. The window given to the functions below
+ * when none is: the window with nothing measured.
  */
-export const SETTLE_WINDOW_MS = 100
-/** Default settle window ceiling (ms). */
-export const SETTLE_MAX_MS = 2000
+export const SETTLE_FLOOR_MS = TUNABLES.settleFloorMs.default
 
 /**
  * Default longest hold of one claim round (ms, DESIGN §5 "A round's hold is bounded"): the
- * default LLM request timeout x its attempts + slack, 540 s (protocol/limits.ts maxHoldMs).
+ * default LLM request timeout x its attempts + slack, 540 s (protocol/tunables.ts maxHoldMs).
  * Every peer of a swarm must use the same value (`--max-hold-ms`), like the acceptance quorum:
  * rounds are part of the claim rule.
  */
-export const DEFAULT_MAX_HOLD_MS = LIMITS.maxHoldMs.default
+export const DEFAULT_MAX_HOLD_MS = TUNABLES.maxHoldMs.default
 
 /**
  * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,
@@ -39,8 +39,9 @@ export function claimWithinTolerance (claimedAtUs: Micros, nowUs: Micros, tolera
 /**
  * A leaf's lease at one instant.
  * - unclaimed: no claim at all.
- * - settling: the earliest claim of the current round is younger than the settle window;
- *   `holder` is who wins if nothing earlier arrives.
+ * - settling: the earliest claim of the current round is younger than the settle window
+ *   (settleEndUs); `holder` is who wins if nothing earlier arrives. Only a label: who holds
+ *   the lease and whose result counts never depend on the window.
  * - held: the settle window is over and the holder's lease (with renewals) still runs.
  * - lapsed: every lease ran out and no later claim exists; the leaf is claimable again.
  */
@@ -174,17 +175,26 @@ export function claimRounds (
 }
 
 /**
- * The lease of one leaf at `nowUs`, from its claim rounds (see claimRounds).
- * Before a round winner's claimed_at + settle window the state is `settling`; then `held`
- * until its lease end; a round whose lease ended gives way to the next; after the last,
- * `lapsed`.
+ * When the settle window of a claim stamped `claimedAtUs` ends (µs): claimed_at + the window.
+ * The one formula of "still settling": leaseAt labels a lease settling before it, and the
+ * executor waits for it before it publishes (roles/executor.ts), with the same window.
+ * @param settleWindowMs the adaptive window, ms (roles/settleWindow.ts SettleWindow.windowMs)
  */
-export function leaseAt (rounds: readonly ClaimRound[], nowUs: Micros, settleMs: number = SETTLE_WINDOW_MS): LeaseState {
+export function settleEndUs (claimedAtUs: Micros, settleWindowMs: number): Micros {
+  return claimedAtUs + msToMicros(settleWindowMs)
+}
+
+/**
+ * The lease of one leaf at `nowUs`, from its claim rounds (see claimRounds).
+ * Before a round winner's settleEndUs the state is `settling`; then `held` until its lease
+ * end; a round whose lease ended gives way to the next; after the last, `lapsed`.
+ * @param settleWindowMs the adaptive settle window, ms (default SETTLE_FLOOR_MS, the window with nothing measured)
+ */
+export function leaseAt (rounds: readonly ClaimRound[], nowUs: Micros, settleWindowMs: number = SETTLE_FLOOR_MS): LeaseState {
   const last = rounds.at(-1)
   if (last === undefined) return { state: 'unclaimed' }
-  const settle = msToMicros(settleMs)
   for (const r of rounds) {
-    if (nowUs < r.atUs + settle) return { state: 'settling', holder: r.winner, leaseUntilUs: r.endUs }
+    if (nowUs < settleEndUs(r.atUs, settleWindowMs)) return { state: 'settling', holder: r.winner, leaseUntilUs: r.endUs }
     if (nowUs < r.endUs) return { state: 'held', holder: r.winner, leaseUntilUs: r.endUs }
   }
   return { state: 'lapsed', lastHolder: last.winner, capped: last.capped }
@@ -220,18 +230,18 @@ export function wonRoundAt (rounds: readonly ClaimRound[], peer: string, atUs: M
  *
  * @param claims claims of one leaf (the caller filters by node_id)
  * @param renewals renewals of that leaf
- * @param settleMs settle window in ms (default SETTLE_WINDOW_MS)
+ * @param settleWindowMs the adaptive settle window in ms (default SETTLE_FLOOR_MS)
  * @param toleranceMs claim clock tolerance in ms (default CLAIM_TOLERANCE_MS)
  */
 export function resolveClaims (
   claims: readonly ClaimMsg[],
   renewals: readonly LeaseRenewal[],
   nowUs: Micros,
-  settleMs: number = SETTLE_WINDOW_MS,
+  settleWindowMs: number = SETTLE_FLOOR_MS,
   toleranceMs: number = CLAIM_TOLERANCE_MS,
   rule: RoundRule = {}
 ): LeaseState {
-  return leaseAt(claimRounds(claims, renewals, nowUs, toleranceMs, rule), nowUs, settleMs)
+  return leaseAt(claimRounds(claims, renewals, nowUs, toleranceMs, rule), nowUs, settleWindowMs)
 }
 
 /**

@@ -6,11 +6,11 @@
  * on a slow heartbeat (--announce-interval-ms above the default) stays live for everyone.
  * Every place that asks "is this peer live?" uses isLiveAnnouncement.
  */
-import { LIMITS } from './limits'
+import { TUNABLES } from './tunables'
 import { msToMicros, parseTimestamp, type Micros } from './time'
 
 /** Default heartbeat period of capability announcements (ms). */
-export const ANNOUNCE_HEARTBEAT_MS = LIMITS.announceIntervalMs.default
+export const ANNOUNCE_HEARTBEAT_MS = TUNABLES.announceIntervalMs.default
 
 /** Heartbeats an announcement outlives. */
 const TTL_HEARTBEATS = 3
@@ -31,7 +31,7 @@ export const OBSERVER_HEARTBEAT_FACTOR = 12
  * every receiver's TTL for it follows.
  */
 export function heartbeatFor (role: string, announceIntervalMs: number): number {
-  return role === 'observer' ? Math.min(LIMITS.announceIntervalMs.max, announceIntervalMs * OBSERVER_HEARTBEAT_FACTOR) : announceIntervalMs
+  return role === 'observer' ? Math.min(TUNABLES.announceIntervalMs.max, announceIntervalMs * OBSERVER_HEARTBEAT_FACTOR) : announceIntervalMs
 }
 
 /**

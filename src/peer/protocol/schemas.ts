@@ -7,8 +7,9 @@
  * reader sees the whole protocol at once and the kinds share their field rules.
  */
 import { z } from 'zod'
-import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
+import { MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
 import { textLength } from './text'
+import { TUNABLES } from './tunables'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
@@ -318,7 +319,7 @@ export const CapabilityAnnounce = z.strictObject({
    * The sender's heartbeat period, ms: the announcement is live for three of them
    * (protocol/liveness.ts). Optional (older peers state none; receivers then use their own).
    */
-  heartbeat_ms: z.int().min(LIMITS.announceIntervalMs.min).max(LIMITS.announceIntervalMs.max).optional(),
+  heartbeat_ms: z.int().min(TUNABLES.announceIntervalMs.min).max(TUNABLES.announceIntervalMs.max).optional(),
   /**
    * Random per process start, with the start time: two live nonces for one peer_id mean one
    * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).

@@ -23,7 +23,7 @@
  * between modules on every step. The pieces without that state live beside it (settleWindow,
  * syncGate, claimRank, codeRun, synthesis, planGate).
  */
-import { CLAIM_TOLERANCE_MS, claimStamp, stampWithinTolerance, type LeaseState } from '../protocol/claims'
+import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../protocol/claims'
 import { claimableSince, TaskMemo, taskOutcome } from '../state/dependencies'
 import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
@@ -98,6 +98,11 @@ export interface ExecutorHandle extends Disposable {
   work(): Map<string, LeafWork>
   /** The counts summed over leaves. */
   totals(): ExecutorTotals
+  /**
+   * The current adaptive settle window, ms (roles/settleWindow.ts): what this executor's wait
+   * for its claims uses, and what its peer's trees label settling with (TreeOptions.settleWindowMs).
+   */
+  settleWindowMs(): number
 }
 
 /** A claim attempt ending without a published result: why, and the peer whose claim won instead, when one did. */
@@ -113,8 +118,6 @@ interface Flight {
   node: PromptNode
   abort: AbortController
   mine: ClaimMsg | null
-  /** performance.now() at the claim, ms. */
-  claimedMs: number
   out: CallOutcome | null
   published: boolean
   /** Resolves when the claim's work has ended, published or not. */
@@ -149,7 +152,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
-  const settle = new SettleWindow({ floorMs: config.settleMs, ceilingMs: config.settleMaxMs })
+  const settle = new SettleWindow({ floorMs: config.settleFloorMs, ceilingMs: config.settleMaxMs })
   /** Leaves this process is claiming or executing, with the abort of each one's call. */
   const working = new Map<string, AbortController>()
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
@@ -175,8 +178,18 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** What the last look decided and saw (looked). */
   let lastLook = ''
   const planGate = new PlanGate(state, log)
-  /** The claim-rule options every outcome this executor reads is computed with (settle only labels settling vs held). */
-  const outcomeOpts = { settleMs: config.settleMs, maxHoldMs: config.maxHoldMs }
+  /**
+   * The claim-rule options every outcome this executor reads is computed with. No settle
+   * window: settling and held are alike to every decision here; the window only decides when
+   * this executor's own claim may publish (settleLeftMs).
+   */
+  const outcomeOpts = { maxHoldMs: config.maxHoldMs }
+  /**
+   * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
+   * current adaptive window, on the protocol clock, the same instant the tree's settling label
+   * ends with that window (protocol/claims.ts leaseAt; DESIGN §5).
+   */
+  const settleLeftMs = (mine: ClaimMsg): number => (settleEndUs(parseTimestamp(mine.claimed_at), settle.windowMs()) - ctx.now()) / 1000
   const longestCallMs = (config.llm.timeoutMs ?? REQUEST_TIMEOUT_MS) * (1 + config.llm.maxRetries)
   if (config.maxHoldMs < longestCallMs) {
     log.warn({ max_hold_ms: config.maxHoldMs, longest_call_ms: longestCallMs },
@@ -357,7 +370,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const abort = new AbortController()
     working.set(node.node_id, abort)
     let end = (): void => {}
-    const flight: Flight = { node, abort, mine: null, claimedMs: performance.now(), out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
+    const flight: Flight = { node, abort, mine: null, out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
     flights.set(node.node_id, flight)
     callSlots++
     let slotHeld = true
@@ -417,7 +430,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     await bus.publish('claim', mine)
     const claimedMs = performance.now()
     flight.mine = mine
-    flight.claimedMs = claimedMs
     log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
 
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
@@ -429,7 +441,14 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const waiting: WaitSlot = { current: null }
     const stopRenewing = renewWhileWorking(node, mine, abort.signal, waiting)
     // The hold limit ends the round without any message arriving: re-check when it is reached.
-    timers.after(Math.max(0, (claimedAtUs + config.maxHoldMs * 1000 - ctx.now()) / 1000) + 1, check)
+    // A timer may fire a little early by the protocol clock (it counts from the event loop's
+    // cached time), so it is re-armed until that clock has passed the limit.
+    const atHoldLimit = (): void => {
+      const leftMs = (claimedAtUs + config.maxHoldMs * 1000 - ctx.now()) / 1000
+      if (leftMs >= 0) timers.after(leftMs + 1, atHoldLimit)
+      else check()
+    }
+    atHoldLimit()
     check()
     try {
       if (abort.signal.aborted) throw abort.signal.reason
@@ -442,7 +461,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (rootGoalOf(state, node.goal_id)?.budget === undefined) call.then(releaseSlot, releaseSlot)
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
-        const left = claimedMs + settle.windowMs() - performance.now()
+        const left = settleLeftMs(mine)
         if (left <= 0) break
         await Promise.race([timers.sleep(left), abortedPromise(abort.signal)])
         if (abort.signal.aborted) throw abort.signal.reason
@@ -476,7 +495,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<CallOutcome> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
-    const outcomeOpts = { settleMs: config.settleMs }
     const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, ctx.now(), outcomeOpts) : null
     const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, ctx.now(), outcomeOpts)) : ''
     const retriesBefore = llm.stats().retries
@@ -663,7 +681,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       f.abort.abort(new Lost('the executor stopped; its finished result is kept for after a restart'))
     }
     // A window that ends within the grace is waited out and its result published as usual.
-    for (const f of done) if (f.claimedMs + settle.windowMs() > deadline - PUBLISH_MARGIN_MS) keep(f)
+    for (const f of done) if (performance.now() + settleLeftMs(f.mine) > deadline - PUBLISH_MARGIN_MS) keep(f)
     await Promise.race([Promise.all(done.map(async (f) => { await f.ended })), timers.sleep(Math.max(0, deadline - performance.now()))])
     for (const f of done) {
       if (f.published) kept.delete(f.node.node_id)
@@ -729,6 +747,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   return {
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
     totals,
+    settleWindowMs: () => settle.windowMs(),
     drain: async (graceMs) => { try { await drain(graceMs) } catch (err) { log.error({ err }, 'stopping the executor\'s work failed') } },
     dispose () {
       sub.dispose()

@@ -45,6 +45,11 @@ export interface RoleHandle extends Disposable {
    * or keeps its finished results within `graceMs` (ms; ExecutorHandle.drain). Never rejects.
    */
   drain?: (graceMs: number) => Promise<void>
+  /**
+   * An executor's current adaptive settle window, ms (ExecutorHandle.settleWindowMs): the
+   * window its trees label settling with, so they agree with its wait (DESIGN §5).
+   */
+  settleWindowMs?: () => number
 }
 
 /**
@@ -106,7 +111,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   parts.push(startAnnouncer(ctx))
   log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
-    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain }),
+    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {
       for (const p of parts.reverse()) {
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }

@@ -65,7 +65,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   function render (final = false): void {
     let roots: GoalView[]
     try {
-      roots = buildTree(state, { nowUs: ctx.now(), settleMs: config.settleMs, maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) })
+      roots = buildTree(state, { nowUs: ctx.now(), settleWindowMs: config.settleFloorMs, maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) })
     } catch (err) {
       log.error({ err }, 'could not build the plan tree')
       return

@@ -1,7 +1,9 @@
 /**
  * Limits of one sandboxed program run (DESIGN "Code execution"). Every limit has a safe
- * default; the peer's flags (--sandbox-*) override them.
+ * default; the peer's flags (--sandbox-*) override them. Ranges and defaults are the
+ * sandbox* rows of protocol/tunables.ts TUNABLES.
  */
+import { TUNABLES } from '../protocol/tunables'
 
 /** What one run may use. Units are in each field's name. */
 export interface SandboxLimits {
@@ -19,24 +21,23 @@ export interface SandboxLimits {
   workDirMb: number
 }
 
-export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = {
-  wallMs: 10_000,
-  cpuS: 5,
-  memoryMb: 512,
-  maxProcs: 64,
-  outputBytes: 256 * 1024,
-  workDirMb: 64
-}
+/** Each limit's tunable (its --sandbox-* flag, range and default). */
+const SANDBOX_TUNABLES = {
+  wallMs: TUNABLES.sandboxWallMs,
+  cpuS: TUNABLES.sandboxCpuS,
+  memoryMb: TUNABLES.sandboxMemoryMb,
+  maxProcs: TUNABLES.sandboxMaxProcs,
+  outputBytes: TUNABLES.sandboxOutputBytes,
+  workDirMb: TUNABLES.sandboxWorkDirMb
+} as const satisfies Record<keyof SandboxLimits, unknown>
+
+const each = <T>(f: (t: (typeof SANDBOX_TUNABLES)[keyof SandboxLimits]) => T): Record<keyof SandboxLimits, T> =>
+  Object.fromEntries(Object.entries(SANDBOX_TUNABLES).map(([k, t]) => [k, f(t)])) as Record<keyof SandboxLimits, T>
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = each((t) => t.default)
 
 /** Bounds each limit must lie in; a flag outside them is refused. */
-export const SANDBOX_LIMIT_RANGES: Record<keyof SandboxLimits, readonly [number, number]> = {
-  wallMs: [100, 600_000],
-  cpuS: [1, 600],
-  memoryMb: [64, 16_384],
-  maxProcs: [4, 4096],
-  outputBytes: [1024, 64 * 1024 * 1024],
-  workDirMb: [1, 4096]
-}
+export const SANDBOX_LIMIT_RANGES: Record<keyof SandboxLimits, readonly [number, number]> = each((t) => [t.min, t.max] as const)
 
 /**
  * Defaults overridden by `over`.

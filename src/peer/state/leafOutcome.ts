@@ -6,7 +6,7 @@
  * so they agree on what counts.
  */
 import { compareStrings } from '../protocol/acceptance'
-import { claimRounds, CLAIM_TOLERANCE_MS, leaseAt, SETTLE_WINDOW_MS, wonRoundAt, type LeaseState } from '../protocol/claims'
+import { claimRounds, CLAIM_TOLERANCE_MS, leaseAt, SETTLE_FLOOR_MS, wonRoundAt, type LeaseState } from '../protocol/claims'
 import type { FailureMsg, ResultMsg } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import type { PlanState } from './planState'
@@ -26,8 +26,12 @@ export interface LeafOutcome {
 }
 
 export interface LeafOutcomeOptions {
-  /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
-  settleMs?: number
+  /**
+   * The adaptive claim settle window, ms (roles/settleWindow.ts; default SETTLE_FLOOR_MS):
+   * only labels a lease settling vs held (protocol/claims.ts leaseAt), never who holds it or
+   * which result counts.
+   */
+  settleWindowMs?: number
   /** Claims/renewals dated further than this in the future are not live, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
   /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN §5). */
@@ -60,7 +64,7 @@ export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, op
   const rounds = claimRounds(state.claimsFor(nodeId), state.renewalsFor(nodeId), nowUs, opts.toleranceMs ?? CLAIM_TOLERANCE_MS,
     { claimableSinceUs: opts.claimableSinceUs ?? null, maxHoldMs: opts.maxHoldMs })
   const out: LeafOutcome = {
-    lease: leaseAt(rounds, nowUs, opts.settleMs ?? SETTLE_WINDOW_MS),
+    lease: leaseAt(rounds, nowUs, opts.settleWindowMs ?? SETTLE_FLOOR_MS),
     results: [],
     unauthorized: [],
     notices: [],

@@ -141,8 +141,14 @@ export interface TreeOptions {
   nowUs: Micros
   /** An announcement that states no heartbeat counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS; protocol/liveness.ts). */
   capabilityTtlMs?: number
-  /** Claim settle window, ms (default SETTLE_WINDOW_MS). */
-  settleMs?: number
+  /**
+   * The adaptive claim settle window, ms (default SETTLE_FLOOR_MS): a lease is settling while
+   * its claim is younger (protocol/claims.ts settleEndUs). An executor's own peer passes the
+   * window that executor waits with (roles/settleWindow.ts), so the two agree; a peer without
+   * an executor has no measured window and passes its floor (`--settle-ms`). Only labels: the
+   * status is `claimed` either way, and no holder or result depends on it.
+   */
+  settleWindowMs?: number
   /** Acceptance timeout, ms (default DEFAULT_ACCEPTANCE.timeoutMs): how long a goal with no live decomposer stays pending. */
   acceptTimeoutMs?: number
   /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
@@ -160,7 +166,7 @@ export { rankSplits, winningSplit }
 interface Ctx {
   state: PlanState
   nowUs: Micros
-  settleMs: number | undefined
+  settleWindowMs: number | undefined
   toleranceMs: number | undefined
   maxHoldMs: number | undefined
   /** Task outcomes of this build (one nowUs): each dependency chain is read once. */
@@ -216,7 +222,7 @@ function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<
 
 function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boolean): LeafView {
   const id = d.child_id
-  const outcome = taskOutcome(ctx.state, id, ctx.nowUs, { settleMs: ctx.settleMs, toleranceMs: ctx.toleranceMs, maxHoldMs: ctx.maxHoldMs }, ctx.memo)
+  const outcome = taskOutcome(ctx.state, id, ctx.nowUs, { settleWindowMs: ctx.settleWindowMs, toleranceMs: ctx.toleranceMs, maxHoldMs: ctx.maxHoldMs }, ctx.memo)
   const { lease } = outcome
   const claimer = lease.state === 'settling' || lease.state === 'held'
     ? lease.holder.claimer_peer
@@ -343,7 +349,7 @@ export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
   const ctx: Omit<Ctx, 'run'> = {
     state,
     nowUs: opts.nowUs,
-    settleMs: opts.settleMs,
+    settleWindowMs: opts.settleWindowMs,
     toleranceMs: opts.toleranceMs,
     maxHoldMs: opts.maxHoldMs,
     memo: new TaskMemo(),
