@@ -9,9 +9,8 @@ import { checkEnvelope } from '../../src/peer/protocol/envelope'
 import { rootGoalId } from '../../src/peer/protocol/ids'
 import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
-import {
-  budgetReached, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
-} from '../../src/peer/state/planControl'
+import { budgetReached, isCancelled, planCancel, rootGoalOf, stoppedStatus } from '../../src/peer/state/planControl'
+import { mayStartModelWork, planSpend } from '../../src/peer/state/evaluator'
 import { PlanState } from '../../src/peer/state/planState'
 import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
 import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
