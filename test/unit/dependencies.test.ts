@@ -14,7 +14,7 @@ import { claimableSyntheses, dependencyResults, leafReady, synthesisInputs } fro
 import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
 import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
-import { claimableSince, taskOutcome } from '../../src/peer/state/dependencies'
+import { claimableSince, taskOutcome } from '../../src/peer/state/evaluator'
 import { holdLimitText } from '../../src/peer/state/holdLimit'
 import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, renewal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
 

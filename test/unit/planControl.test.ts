@@ -9,9 +9,8 @@ import { checkEnvelope } from '../../src/peer/protocol/envelope'
 import { rootGoalId } from '../../src/peer/protocol/ids'
 import { CANCEL_REASON_MAX, type AnyEnvelope, type ScoreMsg, type Usage } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
-import {
-  budgetReached, cancelMessage, isCancelled, mayStartModelWork, planCancel, planSpend, rootGoalOf, stoppedStatus
-} from '../../src/peer/state/planControl'
+import { budgetReached, cancelMessage, isCancelled, planCancel, rootGoalOf, stoppedStatus } from '../../src/peer/state/planControl'
+import { mayStartModelWork, planSpend } from '../../src/peer/state/evaluator'
 import { PlanState } from '../../src/peer/state/planState'
 import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
 import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'

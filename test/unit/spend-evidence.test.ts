@@ -11,7 +11,7 @@ import { checkEnvelope, usageProblem } from '../../src/peer/protocol/envelope'
 import { CALLS_PER_MESSAGE_MAX, TOKENS_PER_REQUEST_MAX } from '../../src/peer/protocol/limits'
 import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
 import { costMarkdown } from '../../src/peer/state/planCost'
-import { planControl, planSpend } from '../../src/peer/state/planControl'
+import { planControl, planSpend } from '../../src/peer/state/evaluator'
 import { PlanState } from '../../src/peer/state/planState'
 import { T0, accepted, acceptedEnvelopes, claim, envelopeOf, evidenceOf, failure, promptNode, proposal, result, rootGoal, score, sec } from '../support/fixtures'
 

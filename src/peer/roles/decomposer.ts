@@ -31,7 +31,8 @@ import { newUsageMeter, type LlmProvider } from '../llm/provider'
 import { isCancelled } from '../state/planControl'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
-import { ancestorTexts, goalIdOf, isLiveGoal } from './lineage'
+import { needsSplit } from '../state/evaluator'
+import { ancestorTexts, goalIdOf } from './lineage'
 import { PlanCalls, PlanGate, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDependencies, type DecomposeInput } from './prompts'
 
@@ -149,7 +150,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const goal = state.goal(goalId)
     if (goal === undefined) return 'unknown'
     if (goal.depth >= config.maxDepth) return 'depth_cap'
-    if (state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return 'decided'
+    if (!needsSplit(state, goalId)) return 'decided'
     if (!gate.allows(goalId)) return 'plan_stopped'
     const all = state.proposalsFor(goalId)
     if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return 'proposed_here' }
@@ -167,7 +168,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     log.debug({ goal_id: goal.goal_id }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
     timers.after(standby, () => {
       standing.delete(goal.goal_id)
-      if (state.proposalsFor(goal.goal_id).length === 0 && state.acceptedFor(goal.goal_id).length === 0 && isLiveGoal(state, goal) && !inflight.has(goal.goal_id)) {
+      if (state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id) && !inflight.has(goal.goal_id)) {
         log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
         propose(goal, 0)
         return
@@ -187,7 +188,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
 
   async function checkReproposal (goalId: string): Promise<void> {
     const goal = state.goal(goalId)
-    if (goal === undefined || state.acceptedFor(goalId).length > 0 || !isLiveGoal(state, goal)) return
+    if (goal === undefined || !needsSplit(state, goalId)) return
     const next = nextAttempt(goalId)
     if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
       log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length, reproposal: 'bound_reached', max_reproposals: config.maxReproposals },

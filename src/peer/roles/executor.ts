@@ -24,7 +24,8 @@
  * syncGate, claimRank, codeRun, synthesis, planGate).
  */
 import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../protocol/claims'
-import { claimableSince, TaskMemo, taskOutcome } from '../state/dependencies'
+import { claimableSince, taskOutcome, type EvaluatorOptions } from '../state/evaluator'
+import { capabilityTtlMs } from '../protocol/liveness'
 import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
@@ -38,9 +39,9 @@ import { clipText, excerpt, textLength } from '../protocol/text'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
 import { failureText, guard, RoleTimers } from './common'
-import { ancestorTexts, liveLeafCapability } from './lineage'
+import { ancestorTexts } from './lineage'
 import { executePrompt, EXECUTE_SYSTEM } from './prompts'
-import { claimableSyntheses, dependencyResults, isSynthesisTask, leafReady, synthesisInputs } from './synthesis'
+import { dependencyResults, isSynthesisTask, liveTasks, synthesisInputs } from './synthesis'
 import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
@@ -179,11 +180,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   let lastLook = ''
   const planGate = new PlanGate(state, log)
   /**
-   * The claim-rule options every outcome this executor reads is computed with. No settle
-   * window: settling and held are alike to every decision here; the window only decides when
-   * this executor's own claim may publish (settleLeftMs).
+   * The options every task answer this executor reads is evaluated with, the swarm's shared rule.
+   * No settle window: settling and held are alike to every decision here; the window only
+   * decides when this executor's own claim may publish (settleLeftMs). The liveness TTL and the
+   * acceptance timeout only change statuses, as for the tree.
    */
-  const outcomeOpts = { maxHoldMs: config.maxHoldMs }
+  const evalOpts: EvaluatorOptions = { maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) }
   /**
    * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
    * current adaptive window, on the protocol clock, the same instant the tree's settling label
@@ -262,27 +264,22 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * true when the leaf has a result that counts: from the winner of the claim round it belongs
    * to (DESIGN §5 result authority). A result from anyone else must not stop the real claimer.
    */
-  function finished (nodeId: string, memo?: TaskMemo): boolean {
+  function finished (nodeId: string): boolean {
     if (state.resultsFor(nodeId).length === 0) return false
-    return taskOutcome(state, nodeId, ctx.now(), outcomeOpts, memo).results.length > 0
+    return taskOutcome(state, nodeId, ctx.now(), evalOpts).results.length > 0
   }
 
   /**
    * The lease of a task by the claim rule every peer applies (DESIGN §5): only claims made after
    * the task became claimable count, and a round ends at its hold limit.
    */
-  function leaseOf (nodeId: string, memo?: TaskMemo): LeaseState {
-    return taskOutcome(state, nodeId, ctx.now(), outcomeOpts, memo).lease
+  function leaseOf (nodeId: string): LeaseState {
+    return taskOutcome(state, nodeId, ctx.now(), evalOpts).lease
   }
 
   /** Live leaves with this executor's capabilities and no result, held or not. */
   function unfinishedLeaves (): number {
-    let n = 0
-    for (const node of state.nodes()) {
-      const cap = liveLeafCapability(state, node)
-      if (cap !== null && caps.has(cap) && !finished(node.node_id)) n++
-    }
-    return n
+    return liveTasks(state, ctx.now(), evalOpts).filter(({ task }) => task.kind === 'leaf' && caps.has(task.capability) && task.outcome.results.length === 0).length
   }
 
   /**
@@ -291,21 +288,20 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    */
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []
+    // One clock reading for the whole look: every answer below comes from one evaluation.
     const nowUs = ctx.now()
-    const memo = new TaskMemo()
-    const opts = outcomeOpts
-    const tasks: { node: PromptNode, cap: Capability | null }[] = state.nodes().map((node) => ({ node, cap: liveLeafCapability(state, node) }))
-    if (caps.has('can_write_text')) for (const node of claimableSyntheses(state, nowUs, opts, memo)) tasks.push({ node, cap: 'can_write_text' })
     // One window for the whole look: computing it sorts the recent age samples.
     const windowMs = settle.windowMs()
     const standbyMs = STANDBY_WINDOWS * windowMs
-    for (const { node, cap } of tasks) {
+    for (const { node, task } of liveTasks(state, nowUs, evalOpts)) {
+      const cap = task.capability
       if (working.has(node.node_id) || kept.has(node.node_id)) continue
-      if (finished(node.node_id, memo)) { standby.forget(node.node_id); continue }
-      if (cap === null || !caps.has(cap)) continue
+      if (task.outcome.results.length > 0) { standby.forget(node.node_id); continue }
+      if (!caps.has(cap)) continue
       if (!planGate.allows(node.goal_id)) continue
-      if (!isSynthesisTask(node) && !leafReady(state, node, nowUs, opts, memo)) continue
-      const lease = leaseOf(node.node_id, memo)
+      // Every dependency done and no outcome yet (the evaluator's answer, as the tree shows it).
+      if (!task.runnable) continue
+      const { lease } = task.outcome
       if (lease.state === 'settling' || lease.state === 'held') continue
       // Our round ran into the hold limit: we sit out one more hold period (DESIGN §5), as our
       // claims in it would not count; the task is others' meanwhile.
@@ -315,7 +311,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       }
       // Its input's executor's clock runs ahead of ours: a claim stamped after that result
       // would be refused as from the future, so look again once our clock has caught up.
-      const since = claimableSince(state, node.node_id, nowUs, opts, memo).sinceUs
+      const since = task.claimable.sinceUs
       if (!stampWithinTolerance(nowUs, since)) { timers.after(Math.max(50, (claimStamp(nowUs, since) - nowUs) / 1000 - CLAIM_TOLERANCE_MS / 2), schedule); continue }
       // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
       if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs, standby.rankKey), me, standbyMs)) continue
@@ -416,7 +412,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // DESIGN §5: a claim counts only when dated after its task became claimable, by the
     // finished_at of its inputs' results, whoever's clock stamped them.
     const nowUs = ctx.now()
-    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, outcomeOpts).sinceUs)
+    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, evalOpts).sinceUs)
     const mine: ClaimMsg = {
       node_id: node.node_id,
       goal_id: node.goal_id,
@@ -495,8 +491,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   async function runCall (node: PromptNode, mine: ClaimMsg, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<CallOutcome> {
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
-    const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, ctx.now(), outcomeOpts) : null
-    const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, ctx.now(), outcomeOpts)) : ''
+    const nowUs = ctx.now()
+    const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, nowUs, evalOpts) : null
+    const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, nowUs, evalOpts)) : ''
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)

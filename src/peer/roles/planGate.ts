@@ -5,7 +5,8 @@
 import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
 import type { Usage } from '../protocol/schemas'
-import { mayStartModelWork, rootGoalOf } from '../state/planControl'
+import { mayStartModelWork } from '../state/evaluator'
+import { rootGoalOf } from '../state/planControl'
 import type { PlanState } from '../state/planState'
 
 /** A meter's figures as the wire's `usage` field (clamped to the schema's bounds). */

@@ -31,7 +31,8 @@ import { isCancelled } from '../state/planControl'
 import type { Usage } from '../protocol/schemas'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
-import { ancestorTexts, isLiveGoal, winningFor } from './lineage'
+import { isLiveGoal, winningFor } from '../state/evaluator'
+import { ancestorTexts } from './lineage'
 import { PlanCalls, PlanGate, wireUsage } from './planGate'
 import { scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
@@ -155,7 +156,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function evaluate (goalId: string): void {
     if (timers.isDisposed) return
     const goal = state.goal(goalId)
-    if (goal === undefined || !isLiveGoal(state, goal)) return
+    if (goal === undefined || !isLiveGoal(state, goalId)) return
     // A cancelled plan gets no new votes, splits or children (DESIGN §13).
     if (isCancelled(state, goalId)) return
     const winner = winningFor(state, goalId)

@@ -1,15 +1,15 @@
 /**
- * The executor's view of dependencies and synthesis (DESIGN §11): which synthesis tasks are
- * claimable, whether a leaf's dependencies are done, and the earlier results its prompt carries.
- * Everything is read from the plan state through state/dependencies.ts, so it agrees with the tree.
+ * The executor's view of the tasks it may run (DESIGN §5, §11): leaves and synthesis tasks in
+ * the shape its claim loop handles, which of them are claimable, and the earlier results a
+ * prompt carries. Every answer is the task evaluator's (state/evaluator.ts), the one the tree
+ * shows, so the executor claims exactly what every view calls claimable.
  */
 import { synthesisId } from '../protocol/ids'
-import type { AcceptedSplit, ChildDecision, Goal, PromptNode } from '../protocol/schemas'
+import type { AcceptedSplit, Goal, PromptNode } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
-import { answerState, childrenDone, dependenciesDone, TaskMemo, taskOutcome } from '../state/dependencies'
-import type { LeafOutcomeOptions } from '../state/leafOutcome'
+import { evaluate, type EvaluatorOptions, type TaskClaim, type TaskInput } from '../state/evaluator'
 import type { PlanState } from '../state/planState'
-import { ancestorTexts, isLiveGoal, liveLeafSlot, winningFor } from './lineage'
+import { ancestorTexts } from './lineage'
 import type { PartResult } from './synthesisPrompts'
 
 /**
@@ -20,7 +20,7 @@ import type { PartResult } from './synthesisPrompts'
 export type SynthesisTask = PromptNode & { synthesis: true }
 
 /** The synthesis task of a goal under its winning split (claimable or not). */
-export function synthesisTaskOf (goal: Goal, split: AcceptedSplit): SynthesisTask {
+export function synthesisTaskOf (goal: Pick<Goal, 'goal_id' | 'text'>, split: AcceptedSplit): SynthesisTask {
   return {
     node_id: synthesisId(goal.goal_id, split.proposal_id),
     goal_id: goal.goal_id,
@@ -40,83 +40,63 @@ export function isSynthesisTask (node: PromptNode): node is SynthesisTask {
 }
 
 /**
- * Synthesis tasks of live decomposed goals whose children are all done and whose own answer
- * is not decided yet (DESIGN §11), sorted by node_id.
+ * The node the claim loop handles for a task: a leaf's prompt node as its accepted split derives
+ * it (the body any peer republishes, DESIGN §1), a goal's synthesis task.
  */
-export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new TaskMemo()): SynthesisTask[] {
-  const out: SynthesisTask[] = []
-  for (const goal of state.goals()) {
-    const split = winningFor(state, goal.goal_id)
-    if (split === undefined || !isLiveGoal(state, goal)) continue
-    if (answerState(state, goal.goal_id, nowUs, opts, memo) !== 'open') continue
-    if (childrenDone(state, split, nowUs, opts, memo)) out.push(synthesisTaskOf(goal, split))
+export function taskNodeOf (t: TaskClaim): PromptNode {
+  if (t.kind === 'synthesis') return synthesisTaskOf({ goal_id: t.goalId, text: t.text }, t.split)
+  return {
+    node_id: t.id, goal_id: t.goalId, proposal_id: t.split.proposal_id, index: t.index, text: t.text,
+    is_atomic: true, depends_on: [...t.dependsOn], required_capability: t.capability
   }
-  return out.sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0))
+}
+
+/** A task of the winning trees with the node the claim loop handles for it and its claim answer. */
+export interface LiveTask { node: PromptNode, task: TaskClaim }
+
+/** Every task of the winning trees at `nowUs` (µs): leaves by node_id, then syntheses by node_id; superseded ones left out. */
+export function liveTasks (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): LiveTask[] {
+  return evaluate(state, nowUs, opts).claimTasks().filter((t) => !t.superseded).map((task) => ({ node: taskNodeOf(task), task }))
 }
 
 /**
- * The slots a leaf waits on (DESIGN §11): its own dependencies, then those of each composite
- * goal above it, nearest level first (a composite subgoal that depends on a sibling holds its
- * whole subtree until that sibling is done). Each with the split it belongs to.
+ * The tasks an executor may claim at `nowUs` (µs; TaskAnswer.runnable): in the winning tree,
+ * every dependency done, no outcome yet. The lease, the ranking and the plan gate are the
+ * claimer's to check. Leaves by node_id, then syntheses by node_id.
  */
-function slotsToWaitOn (state: PlanState, node: PromptNode): { split: AcceptedSplit, decision: ChildDecision }[] | null {
-  const slot = liveLeafSlot(state, node)
-  if (slot === null) return null
-  const out = [slot]
-  let goal = state.goal(node.goal_id)
-  for (let i = 0; goal !== undefined && goal.parent_id !== null && i < 32; i++) {
-    const split = winningFor(state, goal.parent_id)
-    const d = split?.children.find((c) => c.child_id === goal?.goal_id)
-    if (split !== undefined && d !== undefined) out.push({ split, decision: d })
-    goal = state.goal(goal.parent_id)
-  }
-  return out
+export function claimableTasks (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): PromptNode[] {
+  return liveTasks(state, nowUs, opts).filter((t) => t.task.runnable).map((t) => t.node)
 }
 
-/** true when a live leaf's dependencies, and those of the composite goals above it, are all done. */
-export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}, memo: TaskMemo = new TaskMemo()): boolean {
-  const slots = slotsToWaitOn(state, node)
-  return slots !== null && slots.every((s) => dependenciesDone(state, s.split, s.decision, nowUs, opts, memo))
+/** Synthesis tasks of live decomposed goals whose children are all done and whose own answer is not decided yet (DESIGN §11), by node_id. */
+export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): SynthesisTask[] {
+  return claimableTasks(state, nowUs, opts).filter(isSynthesisTask)
 }
 
-/** The counted output of a done slot: a leaf's result, a composite child's synthesis result. */
-function slotOutput (state: PlanState, split: AcceptedSplit, d: ChildDecision, nowUs: Micros, opts: LeafOutcomeOptions, memo: TaskMemo): string {
-  let id = d.child_id
-  if (!d.is_atomic) {
-    const childSplit = winningFor(state, d.child_id)
-    if (childSplit === undefined) return ''
-    id = synthesisId(d.child_id, childSplit.proposal_id)
-  }
-  const shown = taskOutcome(state, id, nowUs, opts, memo).shown
-  if (shown === undefined) return ''
-  return shown.output_sha256 === null ? shown.output : `${shown.output}\n[only the first part of a longer result is shown]`
+/** true when a live leaf's dependencies, and those of the composite goals above it, are all done (its claims count). */
+export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: EvaluatorOptions = {}): boolean {
+  const t = evaluate(state, nowUs, opts).task(node.node_id)
+  return t !== undefined && t.kind === 'leaf' && !t.superseded && t.claimable.open
+}
+
+/** An input as the prompt shows it: its counted output, with a note when only its inline part is held. */
+function partOf (input: TaskInput): PartResult {
+  const r = input.result
+  const output = r === undefined ? '' : r.output_sha256 === null ? r.output : `${r.output}\n[only the first part of a longer result is shown]`
+  return { title: input.text, output }
 }
 
 /**
  * The results of a leaf's dependencies for its prompt (DESIGN §11): its own, nearest sibling
  * first, then those of the composite goals above it, nearest level first.
  */
-export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: LeafOutcomeOptions = {}): PartResult[] {
-  const out: PartResult[] = []
-  const memo = new TaskMemo()
-  for (const { split, decision } of slotsToWaitOn(state, node) ?? []) {
-    const deps = (decision.depends_on ?? [])
-      .map((id) => split.children.find((c) => c.child_id === id))
-      .filter((c): c is ChildDecision => c !== undefined)
-      .sort((a, b) => b.index - a.index)
-    for (const c of deps) out.push({ title: c.text, output: slotOutput(state, split, c, nowUs, opts, memo) })
-  }
-  return out
+export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: EvaluatorOptions = {}): PartResult[] {
+  return evaluate(state, nowUs, opts).inputs(node.node_id).map(partOf)
 }
 
 /** Inputs of a synthesis prompt: the goal, its ancestors (outermost first), the children's results in split order. */
-export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, opts: LeafOutcomeOptions = {}): { goal: string, ancestors: string[], parts: PartResult[] } {
+export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, opts: EvaluatorOptions = {}): { goal: string, ancestors: string[], parts: PartResult[] } {
   const goal = state.goal(task.goal_id)
-  const split = winningFor(state, task.goal_id)
-  const memo = new TaskMemo()
-  const parts = split === undefined || split.proposal_id !== task.proposal_id
-    ? []
-    : [...split.children].sort((a, b) => a.index - b.index).map((c) => ({ title: c.text, output: slotOutput(state, split, c, nowUs, opts, memo) }))
+  const parts = evaluate(state, nowUs, opts).inputs(task.node_id).map(partOf)
   return { goal: task.text, ancestors: goal === undefined ? [] : ancestorTexts(state, goal), parts }
 }
-

@@ -1,18 +1,21 @@
 /**
  * Cancel and budget of a plan (DESIGN §13) as pure functions of the plan state: whether a plan
- * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry), and the
- * one check every role makes before it starts model work (mayStartModelWork). Like the tree,
- * every answer depends only on the set of messages held, never on their order.
+ * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry, counted
+ * through the task outcomes that carry result authority), and the gate's answer from that. The
+ * task evaluator (state/evaluator.ts) puts them together: planSpend, planControl and the one
+ * check every role makes before it starts model work (mayStartModelWork) live there, since
+ * which results count is a task rule. Like the tree, every answer depends only on the set of
+ * messages held, never on their order.
  */
 import { compareStrings, countedVotes } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
 import { CANCEL_REASON_MAX, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
-import { formatTimestamp, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import { clipText } from '../protocol/text'
-import { taskOutcome, TaskMemo } from './dependencies'
+import type { LeafOutcome } from './leafOutcome'
 import type { PlanState } from './planState'
 
-/** Longest parent chain followed (deeper only in a corrupt state), as lineage.ts. */
+/** Longest parent chain followed (deeper only in a corrupt state). */
 const MAX_CHAIN = 32
 
 /** Calls and tokens summed over messages. */
@@ -95,6 +98,9 @@ function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage 
   }
 }
 
+/** The outcomes of one task that carry result authority (DESIGN §5), as the task evaluator reads them. */
+export type AuthorizedOutcomes = Pick<LeafOutcome, 'results' | 'notices'>
+
 /**
  * A plan's recorded spend (DESIGN §13 "Spend"): the usage of what belongs to the plan, found
  * from its root through its proven accepted splits: every distinct proposal for its goals, the
@@ -103,9 +109,10 @@ function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage 
  * authority (§5). A score on a proposal that does not exist, or a result from a peer that did
  * not win its claim round, costs the plan nothing; no message states more than one call can
  * cost (checkEnvelope drops it). Work aborted before it published anything is not recorded.
- * @param nowUs clock reading for the lease rules behind result authority (µs)
+ * Callers go through state/evaluator.ts planSpend, whose task outcomes say which results count.
+ * @param outcomeOf the outcomes of a leaf or synthesis task by id, at the caller's clock reading
  */
-export function planSpend (state: PlanState, rootId: string, nowUs: Micros = nowMicros()): PlanSpend {
+export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: string) => AuthorizedOutcomes): PlanSpend {
   const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, by_peer: {}, unreported: 0 }
   const { goals, leaves } = planMembers(state, rootId)
   for (const g of goals) {
@@ -115,9 +122,8 @@ export function planSpend (state: PlanState, rootId: string, nowUs: Micros = now
     for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(spend, 'scorer', v.scorer_peer, v.usage)
     for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
   }
-  const memo = new TaskMemo()
   for (const n of leaves) {
-    const o = taskOutcome(state, n, nowUs, {}, memo)
+    const o = outcomeOf(n)
     for (const r of o.results) addUsage(spend, 'executor', r.executor_peer, r.usage)
     for (const f of o.notices) addUsage(spend, 'executor', f.reporter_peer, f.usage)
   }
@@ -138,29 +144,19 @@ export function planCancel (state: PlanState, rootId: string): CancelMsg | null 
   return [...all].sort((a, b) => parseTimestamp(a.cancelled_at) - parseTimestamp(b.cancelled_at) || compareStrings(a.reason, b.reason) || compareStrings(a.cancelled_at, b.cancelled_at))[0] as CancelMsg
 }
 
-/** Cancel, budget and spend of the plan of root goal `root` at `nowUs` (µs; see planSpend). */
-export function planControl (state: PlanState, root: Goal, nowUs: Micros = nowMicros()): PlanControl {
+/** Cancel, budget and spend of the plan of root goal `root`, given its spend (spendOf). */
+export function planControlOf (state: PlanState, root: Goal, spend: PlanSpend): PlanControl {
   const cancel = planCancel(state, root.goal_id)
-  const spend = planSpend(state, root.goal_id, nowUs)
   const budget = root.budget ?? null
   const st: PlanRunState = cancel !== null ? 'cancelled' : budgetReached(budget, spend) ? 'budget_reached' : 'running'
   return { state: st, cancel, budget, spend }
 }
 
-/** The answer of mayStartModelWork. */
+/** The answer of mayStartModelWork (state/evaluator.ts). */
 export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string }
 
-/**
- * The one check every role makes before it starts model work on something of a plan (a
- * proposal, a vote, a claim and its call, a synthesis): no once the plan is cancelled or its
- * recorded spend has reached its budget (DESIGN §13). A goal whose root is not known yet is
- * allowed (the roles' own liveness checks hold it back).
- * @param goalId the goal the work is for (a leaf's parent goal for a leaf)
- */
-export function mayStartModelWork (state: PlanState, goalId: string): ModelWorkGate {
-  const root = rootGoalOf(state, goalId)
-  if (root === undefined) return { ok: true }
-  const c = planControl(state, root)
+/** The gate's answer for a plan as `c` says it stands (DESIGN §13). */
+export function modelWorkGate (c: PlanControl): ModelWorkGate {
   if (c.state === 'cancelled') return { ok: false, state: 'cancelled', detail: `the plan was cancelled by its origin${c.cancel?.reason ? `: ${c.cancel.reason}` : ''}` }
   if (c.state === 'budget_reached') return { ok: false, state: 'budget_reached', detail: `the plan's budget is reached (${describeSpend(c.spend, c.budget)})` }
   return { ok: true }

@@ -124,6 +124,8 @@ export class PlanState {
   private readonly evidenceVersion = new Map<string, number>()
   private readonly judged = new Map<string, { version: string, all: JudgedSplit[], valid: AcceptedSplit[] }>()
   private rule: Required<AcceptanceRule>
+  private changes = 0
+  private shapeChanges = 0
 
   /**
    * @param envelopes initial content; each must already be verified (checkEnvelope + signature).
@@ -146,7 +148,22 @@ export class PlanState {
     if (next.quorum === this.rule.quorum && next.minScore === this.rule.minScore && next.timeoutMs === this.rule.timeoutMs) return
     this.rule = next
     this.judged.clear()
+    this.changes++
+    this.shapeChanges++
   }
+
+  /**
+   * Bumped by every change of what the state answers: a new message, a newer announcement, another
+   * acceptance rule. Two reads at one version (and one clock reading) give the same answers, so
+   * readers may keep what they derived until it moves (state/evaluator.ts).
+   */
+  get version (): number { return this.changes }
+
+  /**
+   * Bumped by every goal, proposal, score or accepted split and by another acceptance rule: what
+   * the plan's shape (which splits count and win, DESIGN §4) is a function of.
+   */
+  get shapeVersion (): number { return this.shapeChanges }
 
   /**
    * When a goal began, µs (DESIGN §3, §4): a root's created_at; a child's, the accepted_at of
@@ -185,6 +202,8 @@ export class PlanState {
     if (env.kind === 'capability' && !this.takeAnnouncement(key, env.body)) return false
     this.byKey.set(key, env)
     this.sortedKeys = null
+    this.changes++
+    if (env.kind === 'goal' || env.kind === 'proposal' || env.kind === 'score' || env.kind === 'accepted') this.shapeChanges++
     this.kindCounts.set(env.kind, (this.kindCounts.get(env.kind) ?? 0) + 1)
     this.index(key, env)
     return true

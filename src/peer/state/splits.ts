@@ -1,6 +1,6 @@
 /**
  * Which accepted split of a goal every peer adopts (DESIGN §4), as a pure function of the
- * splits held. Apart from the tree so the dependency rules (dependencies.ts) read it without
+ * splits held. Apart from the tree so the task evaluator (evaluator.ts) reads it without
  * importing the tree that reads them.
  */
 import { compareStrings } from '../protocol/acceptance'

@@ -3,50 +3,28 @@
  * for the same set of messages and the same `nowUs`, every peer builds the identical tree,
  * whatever order or repetition the messages arrived in.
  *
- * One file on purpose: the tree is one recursive pure function (goal views build leaf views
- * and syntheses from the same context), and planProgress walks exactly the shape it builds.
- * Rules that need no part of that recursion live beside it (leafOutcome, dependencyStatus,
- * planControl, modelWait).
+ * The tree applies no rule of its own: every status, `waiting_on`, `blocked_by` and
+ * supersession comes from the task evaluator (evaluator.ts), which the executor, the scorer,
+ * the decomposer and the plan gate read too. The tree formats those answers as views (with the
+ * proposals, votes, results and model waits they show), and planProgress counts the views.
  */
 import { createHash } from 'node:crypto'
-import { DEFAULT_ACCEPTANCE, distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
+import { distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
 import { canonicalJson } from '../protocol/envelope'
-import type { AcceptedSplit, Capability, ChildDecision, FailureMsg } from '../protocol/schemas'
-import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
-import { synthesisId } from '../protocol/ids'
-import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import type { AcceptedSplit, Capability, FailureMsg } from '../protocol/schemas'
 import { DEFAULT_MAX_HOLD_MS } from '../protocol/claims'
-import { applyDependencies, applySynthesisStatus } from './dependencyStatus'
-import { TaskMemo, taskOutcome } from './dependencies'
+import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type TaskAnswer, type TaskStatus } from './evaluator'
 import { rankSplits, winningSplit } from './splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from './planState'
-import { planControl, stoppedStatus, type PlanControl, type PlanRunState } from './planControl'
+import type { PlanControl } from './planControl'
+import type { Micros } from '../protocol/time'
 
-/**
- * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
- * - decomposed: has a winning accepted split; its children are the tree below.
- * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
- *   goal on (goalGaveUp): one peer's failure never fails a goal another peer may still split.
- * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
- * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13); no
- *   split comes after that (scorers accept none for a stopped plan), so the status is final.
- */
-export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
-/**
- * - done: a successful result exists. failed: only failed results / executor failure notices.
- * - claimed: a lease is settling or held. capability_gap: no live executor offers the leaf's
- *   capability. pending_execution: claimable. superseded: under a losing accepted split.
- * - waiting: a sibling it depends on (`waiting_on`) is not done yet (DESIGN §11); not claimable.
- *   A leaf whose capability no live executor offers shows capability_gap instead (still with
- *   `waiting_on`): the gap is what needs someone to act.
- * - blocked: a sibling it depends on failed or is blocked itself (`blocked_by` says which); it
- *   never runs, and it is never shown as pending.
- * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort).
- *   budget_reached: not started when its plan's budget ran out (DESIGN §13).
- * A synthesis task (SynthesisView) takes the same statuses: waiting on its goal's children.
- */
-export type LeafStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked' | 'cancelled' | 'budget_reached'
+export { DEFAULT_CAPABILITY_TTL_MS } from './evaluator'
+/** A goal's status (evaluator.ts GoalStatus). */
+export type { GoalStatus }
+/** A leaf's or synthesis task's status (evaluator.ts TaskStatus). */
+export type LeafStatus = TaskStatus
 
 /** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
 export interface ProposalView {
@@ -157,134 +135,55 @@ export interface TreeOptions {
   maxHoldMs?: number
 }
 
-/** Liveness TTL of a receiver on the default heartbeat (protocol/liveness.ts). */
-export const DEFAULT_CAPABILITY_TTL_MS = capabilityTtlMs()
-
 /** Re-exported: the tree's readers pick the winning split with the tree. */
 export { rankSplits, winningSplit }
 
-interface Ctx {
-  state: PlanState
-  nowUs: Micros
-  settleWindowMs: number | undefined
-  toleranceMs: number | undefined
-  maxHoldMs: number | undefined
-  /** Task outcomes of this build (one nowUs): each dependency chain is read once. */
-  memo: TaskMemo
-  liveCapabilities: Set<string>
-  /** Peers whose latest announcement is live, by announced role (decomposer, scorer). */
-  liveRoles: { decomposer: Set<string>, scorer: Set<string> }
-  acceptTimeoutMs: number
-  /** How the plan being built stands (DESIGN §13). */
-  run: PlanRunState
-}
-
-/** Peers announcing `decomposer` or `scorer` within the TTL of now (as liveCapabilities). */
-function liveRoles (state: PlanState, nowUs: Micros, ttlMs: number): Ctx['liveRoles'] {
-  const out: Ctx['liveRoles'] = { decomposer: new Set(), scorer: new Set() }
-  for (const c of state.capabilities()) {
-    if ((c.role === 'decomposer' || c.role === 'scorer') && isLiveAnnouncement(c, nowUs, ttlMs)) out[c.role].add(c.peer_id)
-  }
-  return out
-}
-
-/**
- * Whether a goal with no accepted split and no vote has been given up for good (DESIGN §8),
- * a pure function of the messages and now:
- * - no proposal yet: failed when no live decomposer can still propose, that is every live
- *   decomposer has published a failure for the goal and at least one decomposer did, or no
- *   decomposer is live at all once the acceptance timeout has passed since the goal began
- *   (`sinceUs`: the root's created_at, a child's accepted split).
- * - proposals waiting for votes: failed when a scorer gave up on the goal and no live scorer
- *   that has not is left to vote.
- */
-function goalGaveUp (ctx: Ctx, failures: readonly FailureMsg[], proposals: number, sinceUs: Micros | null): boolean {
-  const role = proposals === 0 ? 'decomposer' : 'scorer'
-  const gaveUp = new Set(failures.filter((f) => f.role === role).map((f) => f.reporter_peer))
-  for (const p of ctx.liveRoles[role]) if (!gaveUp.has(p)) return false
-  if (gaveUp.size > 0) return true
-  return role === 'decomposer' && sinceUs !== null && ctx.nowUs - sinceUs > msToMicros(ctx.acceptTimeoutMs)
-}
-
-/**
- * Capabilities offered by executors whose announcement is within the TTL of now (either side).
- * The state holds only each peer's latest announcement, which is the one that says whether
- * the peer is live and what it offers now.
- */
-function liveCapabilities (state: PlanState, nowUs: Micros, ttlMs: number): Set<string> {
-  const live = new Set<string>()
-  for (const c of state.capabilities()) {
-    if (c.role !== 'executor') continue
-    if (isLiveAnnouncement(c, nowUs, ttlMs)) for (const cap of c.capabilities) live.add(cap)
-  }
-  return live
-}
-
-function leafView (ctx: Ctx, goalId: string, d: ChildDecision, superseded: boolean): LeafView {
-  const id = d.child_id
-  const outcome = taskOutcome(ctx.state, id, ctx.nowUs, { settleWindowMs: ctx.settleWindowMs, toleranceMs: ctx.toleranceMs, maxHoldMs: ctx.maxHoldMs }, ctx.memo)
-  const { lease } = outcome
-  const claimer = lease.state === 'settling' || lease.state === 'held'
-    ? lease.holder.claimer_peer
-    : lease.state === 'lapsed' ? lease.lastHolder.claimer_peer : null
+/** The view of a leaf or synthesis task: the evaluator's answer with what it shows (claimer, result, model wait). */
+function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
+  const { lease, shown } = t.outcome
+  const notice = shown === undefined ? t.outcome.notices[0] : undefined
+  // A blocked task never runs: it shows no claim and no model wait.
+  const blocked = t.status === 'blocked'
   const view: LeafView = {
     kind: 'leaf',
-    id,
-    goal_id: goalId,
-    text: d.text,
-    // An atomic decision always names one (checkEnvelope enforces it); the fallback is for typing.
-    required_capability: d.required_capability ?? 'can_write_text',
-    status: 'pending_execution',
-    claimer,
+    id: t.id,
+    goal_id: t.goalId,
+    text: t.text,
+    required_capability: t.capability,
+    status: t.status,
+    claimer: blocked ? null : lease.state === 'settling' || lease.state === 'held' ? lease.holder.claimer_peer : lease.state === 'lapsed' ? lease.lastHolder.claimer_peer : null,
     executor: null,
     output: null,
     output_sha256: null,
     success: null,
     model_wait: null,
-    depends_on: d.depends_on ?? [],
-    waiting_on: [],
-    blocked_by: null,
+    depends_on: [...t.dependsOn],
+    waiting_on: [...t.waitingOn],
+    blocked_by: t.blockedBy,
     held_out: null
   }
   // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
-  const shown = outcome.shown
-  const notice = shown === undefined ? outcome.notices[0] : undefined
   if (shown !== undefined) {
     view.executor = shown.executor_peer
     view.output = shown.output
     view.output_sha256 = shown.output_sha256
     view.success = shown.success
-    view.status = shown.success ? 'done' : 'failed'
   } else if (notice !== undefined) {
     // DESIGN §8: an executor that gave up is a visible failure, even without a ResultMsg.
     view.executor = notice.reporter_peer
     view.output = notice.reason
     view.success = false
-    view.status = 'failed'
   } else if (lease.state === 'settling' || lease.state === 'held') {
-    view.status = 'claimed'
-    view.model_wait = modelWaitOf(lease.holder, ctx.state.renewalsFor(id), lease.leaseUntilUs, ctx.nowUs, ctx.toleranceMs)
-  } else if (!ctx.liveCapabilities.has(view.required_capability)) {
-    view.status = 'capability_gap'
+    if (!blocked) view.model_wait = modelWaitOf(lease.holder, ev.state.renewalsFor(t.id), lease.leaseUntilUs, ev.nowUs, opts.toleranceMs)
+  } else if (lease.state === 'lapsed' && lease.capped) {
+    view.held_out = { holder: lease.lastHolder.claimer_peer, held_ms: opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS }
   }
-  if (shown === undefined && notice === undefined && lease.state === 'lapsed' && lease.capped) {
-    view.held_out = { holder: lease.lastHolder.claimer_peer, held_ms: ctx.maxHoldMs ?? DEFAULT_MAX_HOLD_MS }
-  }
-  if (superseded) view.status = 'superseded'
-  view.status = stoppedStatus(view.status, ctx.run)
   return view
 }
 
-interface GoalSeed {
-  id: string, text: string, depth: number, parent_id: string | null
-  /** When the goal began, µs: the root's created_at, a child's accepted split; null unknown. */
-  since: Micros | null
-}
-
-function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>): GoalView {
-  const { state } = ctx
-  const ranked = rankSplits(state.acceptedFor(g.id))
-  const winner = ranked[0]
+function goalView (ev: Evaluation, g: GoalAnswer, opts: TreeOptions, path: Set<string>): GoalView {
+  const { state } = ev
+  const winner = g.winner
   const votes = state.scoresFor(g.id)
   const proposals: ProposalView[] = state.proposalsFor(g.id).map((p) => {
     const vs = distinctVotes(p, votes)
@@ -295,48 +194,28 @@ function goalView (ctx: Ctx, g: GoalSeed, superseded: boolean, path: Set<string>
       rationale: p.rationale,
       votes: vs,
       mean: vs.length === 0 ? null : meanScore(vs),
-      accepted: winner !== undefined && winner.proposal_id === p.proposal_id
+      accepted: winner !== null && winner.proposal_id === p.proposal_id
     }
   })
-  const failures = state.failuresFor(g.id).filter((f) => f.node_id === null)
-  let status: GoalStatus = 'pending_decomposition'
-  if (superseded) status = 'superseded'
-  else if (winner !== undefined) status = 'decomposed'
-  else if (proposals.every((p) => p.votes.length === 0) && goalGaveUp(ctx, failures, proposals.length, g.since)) status = 'failed'
-  status = stoppedStatus(status, ctx.run)
-
   const view: GoalView = {
-    kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parent_id, status,
-    accepted: winner ?? null, proposals, failures, children: [], synthesis: null
+    kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parentId, status: ev.goalStatus(g.id) ?? 'pending_decomposition',
+    accepted: winner, proposals, failures: state.failuresFor(g.id).filter((f) => f.node_id === null), children: [], synthesis: null
   }
-  if (winner === undefined || path.has(g.id)) return view
+  if (winner === null || path.has(g.id)) return view
   path.add(g.id)
-  // Splits of the winner's proposal derive the same children (same ids); list each losing
-  // proposal once. The winner's decisions (atomic or not) rule for its own children.
-  const seen = new Set<string>()
-  for (const split of ranked) {
-    if (seen.has(split.proposal_id)) continue
-    seen.add(split.proposal_id)
-    const lost = superseded || split !== winner
-    for (const d of [...split.children].sort((a, b) => a.index - b.index)) {
-      view.children.push(d.is_atomic
-        ? leafView(ctx, g.id, d, lost)
-        : goalView(ctx, { id: d.child_id, text: d.text, depth: g.depth + 1, parent_id: g.id, since: parseTimestamp(split.accepted_at) }, lost, path))
+  for (const slot of g.slots) {
+    const id = slot.decision.child_id
+    if (slot.decision.is_atomic) {
+      const leaf = ev.task(id)
+      if (leaf !== undefined) view.children.push(taskView(ev, leaf, opts))
+    } else {
+      const child = ev.goal(id)
+      if (child !== undefined) view.children.push(goalView(ev, child, opts, path))
     }
   }
   path.delete(g.id)
-  // Leaves a stopped plan stopped keep that status (leafView); dependencies change only the rest.
-  applyDependencies(view.children.slice(0, winner.children.length), new Map(winner.children.map((d) => [d.child_id, d.depends_on ?? []])))
-  view.synthesis = synthesisView(ctx, view, winner, superseded)
-  return view
-}
-
-/** The synthesis task of a decomposed goal (DESIGN §11), read like a leaf with the children as its dependencies. */
-function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, superseded: boolean): SynthesisView {
-  const d: ChildDecision = { index: 0, child_id: synthesisId(goal.id, split.proposal_id), text: goal.text, is_atomic: true, required_capability: 'can_write_text' }
-  const kids = goal.children.slice(0, split.children.length)
-  const view: SynthesisView = { ...leafView(ctx, goal.id, d, superseded), kind: 'synthesis', depends_on: kids.map((k) => k.id) }
-  applySynthesisStatus(view, kids)
+  const synthesis = g.synthesisId === null ? undefined : ev.task(g.synthesisId)
+  if (synthesis !== undefined) view.synthesis = { ...taskView(ev, synthesis, opts), kind: 'synthesis' }
   return view
 }
 
@@ -344,23 +223,14 @@ function synthesisView (ctx: Ctx, goal: GoalView, split: AcceptedSplit, supersed
  * The plan tree (DESIGN §4, §6): one GoalView per root goal (parent_id null), ordered by
  * (created_at µs, goal_id). Child goals and leaves come from each goal's accepted splits; they
  * need no Goal/PromptNode message of their own since every peer derives them from the split.
+ * Every status is the task evaluator's (evaluator.ts) for the same state, clock and options.
  */
 export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
-  const ctx: Omit<Ctx, 'run'> = {
-    state,
-    nowUs: opts.nowUs,
-    settleWindowMs: opts.settleWindowMs,
-    toleranceMs: opts.toleranceMs,
-    maxHoldMs: opts.maxHoldMs,
-    memo: new TaskMemo(),
-    liveCapabilities: liveCapabilities(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
-    liveRoles: liveRoles(state, opts.nowUs, opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS),
-    acceptTimeoutMs: opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs
-  }
-  return state.rootGoals().map((g) => {
-    const plan = planControl(state, g, opts.nowUs)
-    const view = goalView({ ...ctx, run: plan.state }, { id: g.goal_id, text: g.text, depth: g.depth, parent_id: null, since: parseTimestamp(g.created_at) }, false, new Set())
-    view.plan = plan
+  const ev = evaluate(state, opts.nowUs, opts)
+  return ev.roots().map((g) => {
+    const view = goalView(ev, g, opts, new Set())
+    const plan = ev.plan(g.id)
+    if (plan !== undefined) view.plan = plan
     return view
   })
 }
