@@ -87,10 +87,11 @@ async function main (): Promise<void> {
         return {
           peer_id: s?.peer_id ?? '',
           role: config.role,
-          capabilities: config.capabilities,
+          capabilities: role?.capabilities ?? config.capabilities,
           connected_peers: s?.connected_peers ?? 0,
           drops: s?.drops ?? {},
           state_size: s?.state_size ?? 0,
+          unreachable_bootstraps: s?.unreachable_bootstraps ?? [],
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }
       },
@@ -141,7 +142,8 @@ async function main (): Promise<void> {
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
-  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  const codeSandbox = role?.codeSandbox ?? null
+  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)

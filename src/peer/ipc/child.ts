@@ -1,13 +1,14 @@
 /**
  * The child side of the IPC protocol (ipc/protocol.ts): when this peer was forked by a parent
  * (the extension host, a test), it reports `ready`, streams every verified envelope (the
- * whole state first, then each new one), sends `status` every second, forwards its logs, and
+ * whole state first, then each new one), sends `status` every second (with the typed facts a
+ * parent shows, e.g. unreachable bootstrap peers), forwards its logs (for people), and
  * answers submit-goal / get-output / status-query / shutdown. Every incoming message is
  * zod-validated; an invalid one is logged and dropped.
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Budget, Role } from '../protocol/schemas'
+import type { AnyEnvelope, Budget } from '../protocol/schemas'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -76,7 +77,7 @@ export class IpcChild {
    * Reports `ready`, then the snapshot, then deltas from `onMessage`, and starts the status
    * timer. Snapshot and subscription happen in one tick, so no envelope falls between them.
    */
-  ready (info: { peer_id: string, role: Role, swarm: string, listen: string[], dashboard?: string }, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
+  ready (info: Omit<Extract<ChildMessage, { type: 'ready' }>, 'type'>, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
     this.subscription = onMessage((env) => { this.delta(env) })
     this.send({ type: 'ready', ...info })
     for (let i = 0; i < snapshot.length; i += BATCH) this.send({ type: 'envelopes', envelopes: snapshot.slice(i, i + BATCH) })

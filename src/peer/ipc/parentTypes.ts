@@ -5,6 +5,7 @@
 import type { AnyEnvelope } from '../protocol/schemas'
 import type { ChildMessage } from './protocol'
 
+export type { CodeSandbox, UnreachableBootstrap } from './protocol'
 export type ReadyMsg = Extract<ChildMessage, { type: 'ready' }>
 export type StatusMsg = Extract<ChildMessage, { type: 'status' }>
 export type LogMsg = Extract<ChildMessage, { type: 'log' }>

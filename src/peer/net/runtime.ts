@@ -17,7 +17,7 @@ import { cancelMessage } from '../state/planControl'
 import type { Budget, CancelMsg } from '../protocol/schemas'
 import { BlobService, BlobStore } from './blobs'
 import { lockDataDir, lockIdentity } from './dataDir'
-import { Dialer } from './dialer'
+import { Dialer, type UnreachableBootstrap } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
@@ -49,6 +49,8 @@ export interface RuntimeStatus {
   mesh_peers: number
   topics: number
   pending_root_goals: number
+  /** --bootstrap addresses dialled in vain 3 times in a row and not reached since (net/dialer.ts). */
+  unreachable_bootstraps: UnreachableBootstrap[]
 }
 
 export interface PeerRuntime {
@@ -208,7 +210,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       state_size: state.size,
       mesh_peers: mesh.size,
       topics: bus.subscriptions.size,
-      pending_root_goals: bus.pendingRootGoals().length
+      pending_root_goals: bus.pendingRootGoals().length,
+      unreachable_bootstraps: dialer?.unreachable() ?? []
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
     cancelGoal: async (goalId, reason) => {

@@ -44,7 +44,7 @@ import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
-import { offerableCapabilities, runCodeLeaf } from './codeRun'
+import { codeNotOfferedText, runCodeLeaf } from './codeRun'
 import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
 import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
 
@@ -144,7 +144,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const limits = sandboxLimits(config.sandbox)
   if (sandbox !== null && !sandbox.available) {
     caps.delete('can_run_code')
-    log.warn({ capability: 'can_run_code' }, offerableCapabilities(['can_run_code'], sandbox).dropped ?? sandbox.reason)
+    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: sandbox.reason }, codeNotOfferedText(sandbox.reason))
   }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
