@@ -9,6 +9,7 @@
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../protocol/schemas'
+import { CancelRefused } from '../state/planControl'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -132,7 +133,7 @@ export class IpcChild {
       case 'cancel-goal':
         this.handlers.cancelGoal(msg.goal_id, msg.reason).then(
           (goalId) => this.send({ type: 'cancelled', request_id: msg.request_id, goal_id: goalId }),
-          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message, ...(err instanceof CancelRefused ? { refusal: err.refusal } : {}) })
         )
         break
       case 'get-output':

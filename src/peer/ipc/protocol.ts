@@ -57,6 +57,10 @@ export const CodeSandbox = z.discriminatedUnion('available', [
 ])
 export type CodeSandbox = z.infer<typeof CodeSandbox>
 
+/** Why a peer refused a cancel-goal (state/planControl.ts CancelRefusal). */
+export const Refusal = z.enum(['unknown_goal', 'not_root_goal', 'not_origin', 'plan_complete'])
+export type Refusal = z.infer<typeof Refusal>
+
 /** Child → parent. */
 export const ChildMessage = z.discriminatedUnion('type', [
   /** Sent once the node listens. */
@@ -99,6 +103,7 @@ export const ChildMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
-  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string() })
+  /** A refused request: `message` in words for people; `refusal`, when the peer knows why, for programs. */
+  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string(), refusal: Refusal.optional() })
 ])
 export type ChildMessage = z.infer<typeof ChildMessage>

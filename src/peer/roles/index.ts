@@ -112,7 +112,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     case 'observer': parts.push(startObserver(ctx)); break
   }
   parts.push(startAnnouncer(ctx))
-  log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
+  log.info({ event: 'role_started', role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
     capabilities: [...config.capabilities],
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
