@@ -108,7 +108,7 @@ class Peer {
  */
 function progressLine (peer, rec, names) {
   if (rec.level < 30 || !ROLES.includes(rec.component)) return null
-  if (/^llm usage$|started$/.test(rec.msg)) return null
+  if (rec.event === 'llm_usage' || rec.event === 'started' || rec.event === 'role_started') return null
   let msg = rec.msg
   for (const [id, name] of names) if (msg.includes(id.slice(-8))) msg = msg.replaceAll(id, name).replaceAll(`…${id.slice(-8)}`, name)
   return `  [${peer.name}] ${msg}`
@@ -250,8 +250,9 @@ export async function runLocalSwarm (o) {
       // A can_run_code leaf's result starts with the sandbox's run line (DESIGN "Code execution").
       if (e.body.success && e.body.output.startsWith('**Ran in a sandbox:**')) sandboxRuns++
     }
-    // Executors that could not offer can_run_code said why when they started.
-    const noSandbox = peers.flatMap((p) => p.records).find((r) => r.capability === 'can_run_code' && r.level >= 40)?.msg ?? null
+    // Executors that could not offer can_run_code said why in their IPC `ready`.
+    const missing = peers.map((p) => p.ready?.code_sandbox).find((s) => s?.available === false)
+    const noSandbox = missing === undefined ? null : `can_run_code is not offered: ${missing.reason}`
     const duplicated = [...results.values()].filter((n) => n > 1).length
     const llm = {}
     for (const p of peers) {

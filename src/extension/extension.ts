@@ -12,7 +12,7 @@ import { PlanView } from '../views/planView'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
-import { runningPlanCosts, unreachableLine, type PeersSnapshot } from '../views/statusModel'
+import { runningPlanCosts, unreachableMessage, type PeersSnapshot } from '../views/statusModel'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
@@ -178,7 +178,7 @@ class GoalSwarmExtension extends Disposable {
       contributing: this.peers.contributor?.isActive === true ? [...(this.peers.contributorCapabilities ?? [])] : null,
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {},
-      unreachable: main.phase === 'running' ? main.process?.unreachableBootstraps ?? [] : [],
+      unreachable: main.phase === 'running' ? [...main.process?.unreachableBootstraps ?? []] : [],
       runningPlans: runningPlanCosts(this.view.visibleRoots())
     }
     // Every child reports its status each second: only touch the UI when something changed.
@@ -216,10 +216,7 @@ class GoalSwarmExtension extends Disposable {
     let message: string | undefined
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
     else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
-    else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) {
-      const lines = (main.process?.unreachableBootstraps ?? []).map(unreachableLine)
-      message = `${lines.join('; ')} (retrying). Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".`
-    }
+    else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [])
     else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
     this.view.setMessage(message)
   }

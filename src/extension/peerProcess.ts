@@ -3,10 +3,11 @@
  * src/peer/ipc/parent.ts (fork, zod-checked IPC, requests, tiered stop, line splitting) with
  * vscode events and the editor's logs on top. Invalid IPC messages and envelopes are logged
  * and dropped; the child's log records are shown once (from IPC when it forwards them, else
- * from stderr after an unexpected exit).
+ * from stderr after an unexpected exit). What the editor shows about the peer comes from the
+ * typed fields of `ready` and `status` only, never from log text (DESIGN "Processes and folders").
  */
 import * as vscode from 'vscode'
-import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo as ClientExitInfo, type StatusMsg } from '../peer/ipc/parent'
+import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type CodeSandbox, type ExitInfo as ClientExitInfo, type StatusMsg, type UnreachableBootstrap } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
 import { clipLabel } from '../peer/protocol/text'
@@ -16,8 +17,11 @@ import type { PeerSpec } from './peerSpec'
 
 export { describeExit, STOP_GRACE_MS, TERM_GRACE_MS }
 
-/** What the child reports once its node listens; `dashboard` is its dashboard URL when it serves one. */
-export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[], dashboard?: string }
+/**
+ * What the child reports once its node listens; `dashboard` is its dashboard URL when it serves
+ * one; `codeSandbox`, for an executor asked to offer can_run_code, whether it can (or why not).
+ */
+export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: string[], dashboard?: string, codeSandbox?: CodeSandbox }
 
 /** The child's periodic status. */
 export type PeerStatus = StatusMsg
@@ -48,8 +52,6 @@ export class PeerProcess extends Disposable {
   private readonly lastLines: { line: string, level: keyof ComponentLog }[] = []
   /** The child forwards its log records over IPC (then stderr JSON lines are not shown twice). */
   private ipcLogs = false
-  /** Bootstrap multiaddrs the child reports it cannot reach (from its dial log records). */
-  private readonly unreachable = new Set<string>()
 
   private readonly _onEnvelopes = this._register(new vscode.EventEmitter<AnyEnvelope[]>())
   /** Verified envelopes: the snapshot after ready (in batches), then each new one. */
@@ -73,8 +75,8 @@ export class PeerProcess extends Disposable {
   get pid (): number | undefined { return this.client?.pid }
   get ready (): ReadyInfo | undefined { return this.readyInfo }
   get lastStatus (): PeerStatus | undefined { return this.lastStatusMsg }
-  /** Bootstrap addresses dialled in vain three times in a row and not reached since. */
-  get unreachableBootstraps (): string[] { return [...this.unreachable] }
+  /** Bootstrap addresses dialled in vain three times in a row and not reached since, with the last error (the latest status). */
+  get unreachableBootstraps (): readonly UnreachableBootstrap[] { return this.lastStatusMsg?.unreachable_bootstraps ?? [] }
   get hasExited (): boolean { return this.exited !== undefined }
   /** Resolves when the process has exited. */
   get whenExited (): Promise<ExitInfo> { return this.exitPromise }
@@ -98,7 +100,7 @@ export class PeerProcess extends Disposable {
       this.remember(`error: ${err.message}`, 'error')
     })
     client.on('ready', (m) => {
-      this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen, ...(m.dashboard === undefined ? {} : { dashboard: m.dashboard }) }
+      this.readyInfo = { peerId: m.peer_id, role: m.role, swarm: m.swarm, listen: m.listen, ...(m.dashboard === undefined ? {} : { dashboard: m.dashboard }), ...(m.code_sandbox === undefined ? {} : { codeSandbox: m.code_sandbox }) }
       this.log.info(`${this.label} ready: ${m.role} ${m.peer_id} on ${m.listen.join(', ')}`)
     })
     client.on('envelopes', (envs) => { this._onEnvelopes.fire(envs) })
@@ -159,9 +161,8 @@ export class PeerProcess extends Disposable {
     // was set up, a stack trace) is shown as is.
     if (line.startsWith('{')) {
       try {
-        const o = JSON.parse(line) as { level?: number, msg?: unknown, component?: unknown, err?: { message?: unknown }, addr?: unknown }
+        const o = JSON.parse(line) as { level?: number, msg?: unknown, component?: unknown, err?: { message?: unknown } }
         if (typeof o.msg === 'string') {
-          this.noteBootstrapReach(o.msg, o.addr)
           const comp = typeof o.component === 'string' ? `${o.component}: ` : ''
           const err = typeof o.err?.message === 'string' ? ` (${o.err.message})` : ''
           const level = PINO_LEVELS[o.level ?? 30] ?? 'info'
@@ -172,16 +173,6 @@ export class PeerProcess extends Disposable {
     }
     this.remember(line, stderr ? 'warn' : 'info')
     this.peerLog[stderr ? 'warn' : 'info'](line)
-  }
-
-  /**
-   * The peer's dialer logs "bootstrap peer not reachable yet; retrying" after three failed
-   * dials of a bootstrap address and "bootstrap peer reached" once it connects (with `addr`).
-   */
-  private noteBootstrapReach (msg: string, addr: unknown): void {
-    if (typeof addr !== 'string') return
-    if (msg.startsWith('bootstrap peer not reachable')) this.unreachable.add(addr)
-    else if (msg.startsWith('bootstrap peer reached')) this.unreachable.delete(addr)
   }
 
   private remember (line: string, level: keyof ComponentLog = 'info'): void {

@@ -5,8 +5,7 @@
  */
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
-import { offerableCapabilities } from '../peer/roles/codeRun'
-import { detectSandbox } from '../peer/sandbox/detect'
+import { codeNotOfferedText } from '../peer/roles/codeRun'
 import { Disposable } from './disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'
@@ -39,7 +38,6 @@ export class PeerManager extends Disposable {
   readonly main: SupervisedPeer
   private contributorPeer: SupervisedPeer | undefined
   private contributorCaps: Capability[] | undefined
-  private contributorDropped: string | null = null
   private local: SupervisedPeer[] = []
   /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
   private readonly launchedWith = new Map<string, string>()
@@ -101,10 +99,13 @@ export class PeerManager extends Disposable {
   get contributorCapabilities (): readonly Capability[] | undefined { return this.contributorCaps }
   /**
    * Why the contributed executor does not offer a capability it was asked for, else null:
-   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"; the executor runs the
-   * same detection and drops it too).
+   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"), as the executor
+   * reported it in its IPC `ready` (null until it is ready).
    */
-  get contributorNotOffered (): string | null { return this.contributorDropped }
+  get contributorNotOffered (): string | null {
+    const sandbox = this.contributorPeer?.ready?.codeSandbox
+    return sandbox?.available === false ? codeNotOfferedText(sandbox.reason) : null
+  }
   get localSwarm (): readonly SupervisedPeer[] { return this.local }
   /** Every peer this editor supervises. */
   all (): SupervisedPeer[] {
@@ -127,7 +128,6 @@ export class PeerManager extends Disposable {
     await this.startMain()
     await this.stopContributing()
     this.contributorCaps = [...capabilities]
-    this.contributorDropped = offerableCapabilities(capabilities, detectSandbox()).dropped
     const peer = this.track(new SupervisedPeer('executor', () => this.helperLaunch('executor', 'executor', `editor-executor-${this.deps.workspaceKey}`, this.contributorCaps ?? ['can_write_text']), this.supervisorDeps('executor')))
     this.contributorPeer = peer
     this._onDidChange.fire()
@@ -139,7 +139,6 @@ export class PeerManager extends Disposable {
     if (peer === undefined) return
     this.contributorPeer = undefined
     this.contributorCaps = undefined
-    this.contributorDropped = null
     await peer.stop()
     peer.dispose()
     this._onDidChange.fire()

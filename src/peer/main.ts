@@ -12,6 +12,7 @@ import { startRuntime, type PeerRuntime } from './net/runtime'
 import { SwarmKeyError } from './net/swarmKey'
 import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
+import { CancelRefused, type CancelRefusal } from './state/planControl'
 import type { PeerSyncView } from './roles/context'
 import { whenFirstSynced } from './roles/syncGate'
 import { llmLine, startLines } from './startLines'
@@ -87,10 +88,11 @@ async function main (): Promise<void> {
         return {
           peer_id: s?.peer_id ?? '',
           role: config.role,
-          capabilities: config.capabilities,
+          capabilities: role?.capabilities ?? config.capabilities,
           connected_peers: s?.connected_peers ?? 0,
           drops: s?.drops ?? {},
           state_size: s?.state_size ?? 0,
+          unreachable_bootstraps: s?.unreachable_bootstraps ?? [],
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }
       },
@@ -141,8 +143,9 @@ async function main (): Promise<void> {
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
-  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
-  if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
+  const codeSandbox = role?.codeSandbox ?? null
+  ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why, fields) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal, ...fields }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {
     const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)
     mainLog.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget }, 'submitted the root goal')
@@ -175,11 +178,13 @@ const CANCEL_WAIT_MAX_MS = 60_000
 
 /**
  * CLI --cancel-goal: publishes the cancel once the root goal is in the state (from the data dir,
- * a sync or gossip). `fail` is told why when this peer may not cancel it (a subgoal, another
- * peer's goal, a complete plan) or when the goal is unknown: still absent after a first sync
- * with a peer, after `graceMs` with no peer connected, or after CANCEL_WAIT_MAX_MS.
+ * a sync or gossip). `fail` is told why, in words and as fields of the `cancel_failed` record
+ * (`refusal`: a CancelRefusal, null for another error), when this peer may not cancel it (a
+ * subgoal, another peer's goal, a complete plan) or when the goal is unknown ('unknown_goal'):
+ * still absent after a first sync with a peer (`synced_with`), after `graceMs` with no peer
+ * connected (`alone_ms`), or after CANCEL_WAIT_MAX_MS (`waited_ms`).
  */
-function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: string, graceMs: number, log: Logger, fail: (why: string) => void): void {
+function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: string, graceMs: number, log: Logger, fail: (why: string, fields: { refusal: CancelRefusal | null } & Record<string, unknown>) => void): void {
   let settled = false
   let wait: { dispose: () => void } | null = null
   let deadline: NodeJS.Timeout | null = null
@@ -194,26 +199,25 @@ function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: strin
     settle()
     rt.cancelGoal(goalId, 'cancelled from the command line').then(
       () => { log.info({ event: 'cancel_published', goal_id: goalId }, 'published the cancel of the plan') },
-      (err: Error) => { fail(err.message) }
+      (err: Error) => { fail(err.message, { refusal: err instanceof CancelRefused ? err.refusal : null }) }
     )
   }
-  const giveUp = (why: string): void => {
+  const giveUp = (why: string, fields: Record<string, unknown>): void => {
     if (settled) return
     if (rt.state.goal(goalId) !== undefined) { tryCancel(); return }
     settle()
-    fail(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`)
+    fail(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`, { refusal: 'unknown_goal', ...fields })
   }
   const sub = rt.bus.onMessage(tryCancel)
   tryCancel()
   if (settled) return
   log.info({ goal_id: goalId, grace_ms: graceMs }, `waiting for goal ${goalId} to arrive (a sync with a peer, or ${(graceMs / 1000).toFixed(1)} s with no peer connected)`)
   wait = whenFirstSynced(peerSync, graceMs, (r) => {
-    giveUp(r.synced
-      ? `this peer has synced with ${r.peer ?? 'a peer'} and neither holds it`
-      : `no peer was connected for ${(r.aloneMs / 1000).toFixed(1)} s to sync with (--bootstrap, --sync-grace-ms)`)
+    if (r.synced) giveUp(`this peer has synced with ${r.peer ?? 'a peer'} and neither holds it`, { synced_with: r.peer })
+    else giveUp(`no peer was connected for ${(r.aloneMs / 1000).toFixed(1)} s to sync with (--bootstrap, --sync-grace-ms)`, { alone_ms: r.aloneMs })
   })
   if (settled) return
-  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${CANCEL_WAIT_MAX_MS / 1000} s`) }, CANCEL_WAIT_MAX_MS)
+  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${CANCEL_WAIT_MAX_MS / 1000} s`, { waited_ms: CANCEL_WAIT_MAX_MS }) }, CANCEL_WAIT_MAX_MS)
   deadline.unref()
 }
 

@@ -1,8 +1,10 @@
-/** Text and tooltip of the status bar item; pure, unit-tested. */
+/** Text and tooltip of the status bar item, and the unreachable-bootstrap line above the plan; pure, unit-tested. */
+import type { UnreachableBootstrap } from '../peer/ipc/protocol'
 import { peerSuffix } from '../peer/state/peerNames'
 import { costSummary } from '../peer/state/planCost'
 import { planProgress, type GoalView } from '../peer/state/tree'
 import { firstLine } from '../peer/protocol/text'
+import { escapeMarkdown } from './format'
 
 export interface PeersSnapshot {
   /** Main peer phase (supervisor.ts PeerPhase). */
@@ -17,8 +19,8 @@ export interface PeersSnapshot {
   contributing: string[] | null
   localSwarmPeers: number
   drops: Record<string, number>
-  /** Bootstrap multiaddrs the main peer cannot reach (it keeps retrying). */
-  unreachable: string[]
+  /** Bootstrap addresses the main peer cannot reach (it keeps retrying), from its IPC status. */
+  unreachable: UnreachableBootstrap[]
   /** Plans still running, newest first, with their cost so far (planCost costSummary, DESIGN §13). */
   runningPlans?: RunningPlanCost[]
 }
@@ -36,6 +38,21 @@ export function unreachableLine (addr: string): string {
   const m = /^\/(?:ip4|ip6|dns|dns4|dns6)\/([^/]+)\/tcp\/(\d+)(?:.*\/p2p\/(\w+))?/.exec(addr)
   const short = m === null ? addr : `${m[1]}:${m[2]}${m[3] !== undefined ? ` (${peerSuffix(m[3])})` : ''}`
   return `bootstrap peer ${short} unreachable`
+}
+
+/** The last dial error's first line, at most 160 characters ("no error reported" when empty). */
+function dialError (u: UnreachableBootstrap): string {
+  return u.error.trim() === '' ? 'no error reported' : firstLine(u.error.trim(), 160)
+}
+
+/**
+ * The line above the plan while the main peer cannot reach bootstrap peers: each one named
+ * (unreachableLine) with its last dial error, and what to check. undefined for none.
+ */
+export function unreachableMessage (list: readonly UnreachableBootstrap[]): string | undefined {
+  if (list.length === 0) return undefined
+  const lines = list.map((u) => `${unreachableLine(u.addr)} (${dialError(u)})`)
+  return `${lines.join('; ')}; retrying. Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".`
 }
 
 export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: string, error: boolean } {
@@ -70,7 +87,7 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
     tip.push('', '**Running plans** (calls and tokens so far):')
     for (const p of plans) tip.push(`- ${p.goal.replace(/[\\`*_[\]<>|]/g, '\\$&')}: ${p.cost}`)
   }
-  for (const a of s.unreachable) tip.push('', `$(warning) ${unreachableLine(a)}: \`${a}\` (retrying)`)
+  for (const u of s.unreachable) tip.push('', `$(warning) ${unreachableLine(u.addr)}: \`${u.addr}\` (${u.failures} dials failed, the last with ${escapeMarkdown(dialError(u))}; retrying)`)
   if (s.failure !== null) tip.push('', `$(error) ${s.failure}`)
   tip.push('', '_Click to show the log._')
   return { text, tooltip: tip.join('\n'), error: s.phase === 'failed' }

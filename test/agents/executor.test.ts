@@ -454,8 +454,7 @@ test('a competitor\'s live heartbeat widens the settle window before the first c
   await e.peer.receive(await heartbeat(old, 60_000), 'sync')
   await e.peer.receive(await heartbeat(rival, 300), 'gossip')
   const { nodes } = await seedLeaves(w, ['Write a packing list for Japan in spring'], ['can_write_text'])
-  await waitUntil('the claim', () => e.records.some((r) => r.node_id === nodes[0]!.node_id && typeof r.msg === 'string' && r.msg.startsWith('claimed')), 8000)
-  const rec = e.records.find((r) => r.node_id === nodes[0]!.node_id && r.msg.startsWith('claimed'))!
+  const rec = await waitUntil('the claim', () => e.records.find((r) => r.event === 'claim_published' && r.node_id === nodes[0]!.node_id), 8000)
   const settle = rec.settle as { windowMs: number, ageP95Ms: number, samples: number }
   assert.ok(settle.ageP95Ms >= 300 && settle.ageP95Ms < 5000, `age p95 from the live heartbeat only: ${JSON.stringify(settle)}`)
   assert.ok(settle.windowMs >= 2 * 300 + 20 && settle.windowMs < 10_000, `window covers the rival's link: ${JSON.stringify(settle)}`)
@@ -523,8 +522,9 @@ test('an executor whose own round reaches the hold limit aborts its call and pub
   w.standin.respondWith(() => ({ text: 'too late', latencyMs: 20_000 }))
   const e = await w.agent('executor', { maxHoldMs })
   startExec(w, e)
-  const gaveUp = await waitUntil('the call aborted at the hold limit', () => e.records.find((r) => typeof r.reason === 'string' && r.reason.includes('the hold limit')), 30_000)
-  assert.equal(gaveUp.reason, 'held 1.5 s without a result by this executor (the hold limit)')
+  const gaveUp = await waitUntil('the call aborted at the hold limit', () => e.records.find((r) => r.event === 'claim_given_up' && r.cause === 'hold_limit'), 30_000)
+  assert.equal(gaveUp.node_id, node.node_id)
+  assert.equal(gaveUp.lost_to, null, 'nobody else won: the limit ended the round')
   assert.deepEqual([gaveUp.calls_started, gaveUp.calls_aborted, gaveUp.results], [1, 1, 0])
   assert.equal(user.state.resultsFor(node.node_id).length, 0)
   const first = leafClaims(e.peer)[0]!

@@ -16,7 +16,7 @@ import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
 import { demoResponder } from '../support/llm-standin'
-import { roleContext, type MemoryPeer } from '../support/memory-bus'
+import { roleContext, type LogRecord, type MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
 import { publishAccepted, publishedOf, World, type Agent } from './harness'
 
@@ -50,8 +50,9 @@ async function seedLeaves (w: World, texts: string[]): Promise<{ user: MemoryPee
   return { user, nodeIds: nodes.map((n) => n.node_id) }
 }
 
-const duplicateError = (a: Agent): { level: number, msg: string, key_file?: unknown } | undefined =>
-  a.records.find((r) => r.msg.startsWith('another live process uses this identity'))
+/** The record of a process that found an older live process on its key and stops claiming. */
+const duplicateError = (a: Agent): LogRecord | undefined =>
+  a.records.find((r) => r.event === 'duplicate_identity' && r.this_process === 'newer')
 
 test('two live processes on one key: the newer one logs the key file and claims nothing; the older one runs every leaf', async (t) => {
   const w = await World.create()
@@ -67,15 +68,17 @@ test('two live processes on one key: the newer one logs the key file and claims 
   const file = identityFile('/keys', 'twin')
   assert.equal(err.level, 50)
   assert.equal(err.key_file, file)
-  assert.ok(err.msg.includes(file) && err.msg.includes('stops claiming'), err.msg)
-  await waitUntil('the older process to warn', () => older.records.find((r) => r.msg.startsWith('a newer process uses this identity')), 5000)
+  assert.equal(err.stops_claiming, true)
+  const warned = await waitUntil('the older process to warn', () => older.records.find((r) => r.event === 'duplicate_identity' && r.this_process === 'older'), 5000)
+  assert.equal(warned.key_file, file)
+  assert.equal(warned.stops_claiming, false)
   assert.equal(duplicateError(older), undefined, 'the older process goes on')
 
   const { user, nodeIds } = await seedLeaves(w, ['Book flights', 'Pick hotels'])
   await waitUntil('both leaves done', () => nodeIds.every((id) => user.state.resultsFor(id).some((r) => r.success)), 10_000)
   assert.equal(publishedOf(newer.peer, 'claim').length, 0, 'the newer process claimed nothing')
   assert.equal(publishedOf(newer.peer, 'result').length, 0)
-  assert.ok(!newer.records.some((r) => r.msg.startsWith('executing "')))
+  assert.ok(!newer.records.some((r) => r.event === 'execution_started'))
   assert.deepEqual(nodeIds.map((id) => user.state.resultsFor(id).length), [1, 1], 'one result per leaf, by the older process')
 })
 

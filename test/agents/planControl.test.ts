@@ -15,7 +15,7 @@ import { cancelMessage } from '../../src/peer/state/planControl'
 import { buildTree, type LeafView, type TreeNode } from '../../src/peer/state/tree'
 import { accepted, promptNode, proposal, rootGoal } from '../support/fixtures'
 import { demoResponder, scoreReply } from '../support/llm-standin'
-import type { MemoryPeer } from '../support/memory-bus'
+import type { LogRecord, MemoryPeer } from '../support/memory-bus'
 import { waitForRecord, waitUntil } from '../support/wait'
 import { FAST, publishAccepted, publishedOf, World, type Agent } from './harness'
 
@@ -59,7 +59,7 @@ test('executor: the origin\'s cancel aborts the call in flight, nothing is publi
   assert.equal(w.standin.requests.length, 1, 'no new call after the cancel')
   assert.equal(publishedOf(e.peer, 'result').length, 0)
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
-  assert.ok(e.records.some((r) => /the plan was cancelled/.test(r.msg)), 'logged why it gave up')
+  assert.ok(e.records.some((r) => r.event === 'claim_given_up' && r.cause === 'cancelled'), 'logged why it gave up')
   const [view] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
   assert.deepEqual(leaves(view!).map((l) => l.status), ['cancelled', 'cancelled'])
 })
@@ -100,9 +100,14 @@ test('scorers: no vote once the recorded spend reached the budget; the proposal 
   assert.equal(prop.usage?.calls, 1)
   assert.equal(prop.usage?.input_tokens, w.standin.requests[0]!.usage?.input_tokens)
   assert.equal(prop.usage?.output_tokens, w.standin.requests[0]!.usage?.output_tokens)
-  for (const s of [s1, s2]) await waitUntil(`${s.peer.label} holding back`, () => s.records.some((r) => /no new model work on plan .*budget is reached \(1\/1 call,/.test(r.msg)), 5000)
+  const heldBack = (r: LogRecord): boolean => r.event === 'model_work_held' && r.goal_id === root.goal_id && r.plan === 'budget_reached'
+  for (const s of [s1, s2]) {
+    const rec = await waitUntil(`${s.peer.label} holding back`, () => s.records.find(heldBack), 5000)
+    assert.deepEqual(rec.budget, { max_calls: 1 })
+    assert.equal((rec.spend as { calls: number }).calls, 1)
+  }
   // The re-proposal round after the acceptance timeout is held back too.
-  await waitUntil('the decomposer holding back its re-proposal', () => d.records.some((r) => /no new model work on plan/.test(r.msg)), 10_000)
+  await waitUntil('the decomposer holding back its re-proposal', () => d.records.some(heldBack), 10_000)
   assert.equal(w.standin.requests.length, 1, 'only the decomposer\'s call')
   assert.equal(user.state.scoresFor(root.goal_id).length, 0)
   const [view] = buildTree(user.state, { nowUs: nowMicros() })

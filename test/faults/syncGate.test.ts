@@ -11,13 +11,13 @@ import { after, test } from 'node:test'
 import type { PeerProcess } from '../support/peers'
 import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
-import { waitUntil } from '../support/wait'
+import { waitForPeerRecord, waitUntil } from '../support/wait'
 
 const swarm = faultSwarm()
 after(async () => { await swarm.close() })
 
-/** Index of the first stderr line of `peer` matching `re` at or after `from`, or -1. */
-const lineIndex = (peer: PeerProcess, re: RegExp, from = 0): number => peer.stderr.findIndex((l, i) => i >= from && re.test(l))
+/** Records of `peer` that show it claiming or running a leaf (a claim is logged at debug level only; its call is not). */
+const claimedOrRan = (peer: PeerProcess): Array<Record<string, unknown>> => peer.logRecords().filter((r) => r.event === 'claims_open' || r.event === 'claim_published' || r.event === 'execution_started')
 
 test('a restarted executor claims nothing before a first sync, and after syncing re-runs no finished leaf', { timeout: TEST_TIMEOUT_MS }, async () => {
   requireBundle()
@@ -46,18 +46,17 @@ test('a restarted executor claims nothing before a first sync, and after syncing
 
   // 1. Alone, with a long grace period: the gate stays closed.
   let bb = await swarm.restart(b, { bootstrap: 'none', args: withGrace(600_000) })
-  await bb.peer.waitFor(() => lineIndex(bb.peer, /claiming nothing until a sync with a peer completes/) >= 0, 'B waiting for a first sync', 20_000)
+  const held = await waitForPeerRecord(bb.peer, { event: 'claims_held' }, 20_000)
   await bb.peer.stop()
   // Its own stale state shows leaves without a result: without the gate it would run them again.
-  assert.match(bb.peer.stderr[lineIndex(bb.peer, /claiming nothing until/)] ?? '', /; [1-9]\d* (leaf|leaves) it could run without a result in the local state/)
-  assert.equal(lineIndex(bb.peer, /claims open|executing "|claimed "/), -1, 'B alone claimed nothing')
+  assert.ok(typeof held.leaves === 'number' && held.leaves >= 1, `leaves it could run without a result: ${String(held.leaves)}`)
+  assert.deepEqual(claimedOrRan(bb.peer), [], 'B alone claimed nothing')
   assert.equal(bCalls(), callsBefore)
 
   // 2. With the swarm reachable: it syncs first and finds nothing left to do.
   bb = await swarm.restart(bb, { args: withGrace(600_000) })
-  await bb.peer.waitFor(() => lineIndex(bb.peer, /claims open: synced with /) >= 0, 'B opening claims after its first sync', 30_000)
-  const open = bb.peer.stderr[lineIndex(bb.peer, /claims open: synced with /)] ?? ''
-  assert.match(open, /\(0 leaves open for this executor\)/, open)
+  const open = await waitForPeerRecord(bb.peer, { event: 'claims_open', how: 'synced' }, 30_000)
+  assert.equal(open.leaves, 0, 'no leaf open for B after its sync')
   await swarm.waitComplete(bb.peer, goalId, 30_000)
   assert.equal(claimsOfB(), claimsBefore, 'B made no claim after the restart')
   assert.equal(bCalls(), callsBefore, 'B sent no model call after the restart')
@@ -65,5 +64,7 @@ test('a restarted executor claims nothing before a first sync, and after syncing
 
   // 3. Alone past a short grace period: it opens claims, saying it is alone.
   bb = await swarm.restart(bb, { bootstrap: 'none', args: withGrace(1000) })
-  await bb.peer.waitFor(() => lineIndex(bb.peer, /claims open: alone: no peer connected for 1\.0 s, claiming without a sync/) >= 0, 'B opening claims alone after the grace period', 30_000)
+  const alone = await waitForPeerRecord(bb.peer, { event: 'claims_open', how: 'alone' }, 30_000)
+  assert.equal(alone.grace_ms, 1000)
+  assert.ok(typeof alone.alone_ms === 'number' && alone.alone_ms >= 1000, `alone for ${String(alone.alone_ms)} ms`)
 })

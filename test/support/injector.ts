@@ -63,7 +63,7 @@ async function main (): Promise<void> {
     getOutput: async (nodeId) => await runtime.getOutput(nodeId),
     status: () => {
       const s = runtime.status()
-      return { peer_id: s.peer_id, role: config.role, capabilities: config.capabilities, connected_peers: s.connected_peers, drops: s.drops, state_size: s.state_size }
+      return { peer_id: s.peer_id, role: config.role, capabilities: config.capabilities, connected_peers: s.connected_peers, drops: s.drops, state_size: s.state_size, unreachable_bootstraps: s.unreachable_bootstraps }
     },
     shutdown: stop
   }, log)

@@ -171,12 +171,15 @@ function pairKey (a: MemoryPeer, b: MemoryPeer): string {
   return a.peerId < b.peerId ? `${a.peerId}|${b.peerId}` : `${b.peerId}|${a.peerId}`
 }
 
-/** A pino log record captured by `captureLogger`. */
-export interface LogRecord { level: number, msg: string, [field: string]: unknown }
+/**
+ * A pino log record captured by `captureLogger`. `msg` is prose for people and may change:
+ * tests match `event` and the structured fields (DESIGN "Testing tiers").
+ */
+export interface LogRecord { level: number, msg: string, event?: string, [field: string]: unknown }
 
 /**
  * A real pino logger whose records land in `records` (and on stderr when GOAL_SWARM_TEST_LOG
- * is set), so tests can assert what a role said.
+ * is set), so tests can assert what a role did by its records' `event` and fields.
  */
 export function captureLogger (name: string): { log: Logger, records: LogRecord[] } {
   const records: LogRecord[] = []

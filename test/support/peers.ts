@@ -197,10 +197,12 @@ export class PeerProcess {
     return r.goal_id as string
   }
 
-  /** Cancels a plan this peer submitted, over IPC (DESIGN §13). @throws on an `error` reply */
+  /**
+   * Cancels a plan this peer submitted, over IPC (DESIGN §13).
+   * @throws PeerClientError 'refused' on an `error` reply, with the peer's `refusal` (e.g. 'not_origin')
+   */
   async cancelGoal (goalId: string, reason?: string): Promise<void> {
-    const r = await this.request({ type: 'cancel-goal', goal_id: goalId, ...(reason !== undefined ? { reason } : {}) })
-    if (r.type !== 'cancelled') throw new Error(`cancel-goal failed: ${String(r.message)}`)
+    await this.client.cancelGoal(goalId, reason, 30_000)
   }
 
   /** Full output of a leaf (fetches its blob if needed). @throws on an `error` reply */

@@ -25,6 +25,14 @@ after(async () => {
 
 interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
+/** The JSON log records of a run with --log-format json (other lines skipped). */
+function jsonRecords (stderr: string): Array<Record<string, unknown>> {
+  return stderr.split('\n').flatMap((l) => { try { return [JSON.parse(l) as Record<string, unknown>] } catch { return [] } })
+}
+
+/** The `cancel_failed` record of a --cancel-goal run, if it logged one. */
+const cancelFailed = (run: Run): Record<string, unknown> | undefined => jsonRecords(run.stderr).find((r) => r.event === 'cancel_failed')
+
 /**
  * Runs the CLI to completion (SIGKILL after timeoutMs), always with --no-mdns (mDNS never runs
  * in the host namespace). No API keys in its environment.
@@ -242,26 +250,32 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const refused = await swarm.restart(other, { args: ['--cancel-goal', goalId], bootstrap: 'none', waitReady: false })
     const exit = await refused.exited
     assert.equal(exit.code, 1)
-    assert.ok(refused.stderr.some((l) => l.includes('only its origin may cancel it')), refused.stderr.slice(-5).join('\n'))
+    await refused.client.closed // every line of its stderr is read
+    const failed = refused.logRecords().find((r) => r.event === 'cancel_failed')
+    assert.deepEqual(failed === undefined ? undefined : { goal_id: failed.goal_id, refusal: failed.refusal }, { goal_id: goalId, refusal: 'not_origin' }, refused.stderr.slice(-5).join('\n'))
     await again.stop()
   })
 
   test('--cancel-goal gives up naming the id: an unknown goal alone after --sync-grace-ms or once synced, another peer\'s goal at once', async () => {
     const unknown = '0123456789abcdef'
-    const alone = await runCli(['--role', 'observer', '--identity', 'cancel-alone', '--cancel-goal', unknown, '--sync-grace-ms', '300'])
+    const alone = await runCli(['--role', 'observer', '--identity', 'cancel-alone', '--log-format', 'json', '--cancel-goal', unknown, '--sync-grace-ms', '300'])
     assert.equal(alone.code, 1, alone.stderr)
-    assert.match(alone.stderr, new RegExp(`cannot cancel: no goal ${unknown} is known: no peer was connected for \\d+\\.\\d s to sync with`), alone.stderr)
+    const aloneRec = cancelFailed(alone)
+    assert.deepEqual(aloneRec === undefined ? undefined : { goal_id: aloneRec.goal_id, refusal: aloneRec.refusal }, { goal_id: unknown, refusal: 'unknown_goal' }, alone.stderr)
+    assert.ok(typeof aloneRec?.alone_ms === 'number' && aloneRec.alone_ms >= 300, `alone for ${String(aloneRec?.alone_ms)} ms`)
     const holder = await swarm.start({ name: 'cancel-holder', bootstrap: 'none', args: ['--submit-goal', 'A goal only its origin may cancel'] })
     await holder.waitFor(() => [...holder.envelopes.values()].some((e) => e.kind === 'goal'), 'the submitted goal')
     const goal = [...holder.envelopes.values()].find((e) => e.kind === 'goal')
     assert.ok(goal?.kind === 'goal')
     // A grace period far beyond the run's deadline: only the completed sync can end these runs.
-    const synced = await runCli(['--role', 'observer', '--identity', 'cancel-synced', '--bootstrap', holder.addr, '--cancel-goal', unknown, '--sync-grace-ms', '600000'])
+    const synced = await runCli(['--role', 'observer', '--identity', 'cancel-synced', '--log-format', 'json', '--bootstrap', holder.addr, '--cancel-goal', unknown, '--sync-grace-ms', '600000'])
     assert.equal(synced.code, 1, synced.stderr)
-    assert.match(synced.stderr, new RegExp(`cannot cancel: no goal ${unknown} is known: this peer has synced with ${holder.peerId} and neither holds it`), synced.stderr)
-    const foreign = await runCli(['--role', 'observer', '--identity', 'cancel-foreign', '--bootstrap', holder.addr, '--cancel-goal', goal.body.goal_id, '--sync-grace-ms', '600000'])
+    const syncedRec = cancelFailed(synced)
+    assert.deepEqual(syncedRec === undefined ? undefined : { goal_id: syncedRec.goal_id, refusal: syncedRec.refusal, synced_with: syncedRec.synced_with }, { goal_id: unknown, refusal: 'unknown_goal', synced_with: holder.peerId }, synced.stderr)
+    const foreign = await runCli(['--role', 'observer', '--identity', 'cancel-foreign', '--log-format', 'json', '--bootstrap', holder.addr, '--cancel-goal', goal.body.goal_id, '--sync-grace-ms', '600000'])
     assert.equal(foreign.code, 1, foreign.stderr)
-    assert.match(foreign.stderr, new RegExp(`cannot cancel: goal ${goal.body.goal_id} is not this peer's: it was submitted by ${holder.peerId}, .*only its origin may cancel it`), foreign.stderr)
+    const foreignRec = cancelFailed(foreign)
+    assert.deepEqual(foreignRec === undefined ? undefined : { goal_id: foreignRec.goal_id, refusal: foreignRec.refusal }, { goal_id: goal.body.goal_id, refusal: 'not_origin' }, foreign.stderr)
     assert.equal([...holder.envelopes.values()].filter((e) => e.kind === 'cancel').length, 0, 'nothing was published')
     await holder.stop()
   })
@@ -313,16 +327,20 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     const d = await startCli(['--role', 'decomposer', '--identity', 'ewc-d', ...fast])
     const s = await startCli(['--role', 'scorer', '--identity', 'ewc-s', '--bootstrap', d.addr, ...fast])
     const e = await startCli(['--role', 'executor', '--identity', 'ewc-e', '--bootstrap', d.addr, s.addr, ...fast])
-    const ok = await runCli(['--role', 'observer', '--identity', 'ewc-o', '--bootstrap', d.addr, s.addr, e.addr, ...fast,
+    const ok = await runCli(['--role', 'observer', '--identity', 'ewc-o', '--log-format', 'json', '--bootstrap', d.addr, s.addr, e.addr, ...fast,
       '--submit-goal', 'Write a haiku about peers', '--exit-when-complete'], 90_000)
     assert.equal(ok.code, 0, ok.stderr)
-    assert.match(ok.stderr, /plan complete: 2\/2 leaves done; exiting \(--exit-when-complete\)/)
+    const exitFields = (run: Run): Record<string, unknown> | undefined => {
+      const r = jsonRecords(run.stderr).find((x) => x.event === 'plan_complete_exit')
+      return r === undefined ? undefined : { ok: r.ok, stopped: r.stopped, split: r.split, leaves: r.leaves, done: r.done, failed: r.failed, failed_goals: r.failed_goals }
+    }
+    assert.deepEqual(exitFields(ok), { ok: true, stopped: 'running', split: true, leaves: 2, done: 2, failed: 0, failed_goals: 0 }, ok.stderr)
     for (const p of [d, s, e]) p.child.kill('SIGTERM')
     await Promise.all([d.exited, s.exited, e.exited])
     // Alone, nobody can split the goal: after the acceptance timeout it fails, and so does the exit.
-    const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--accept-timeout-ms', '500', '--submit-goal', 'Nobody splits this', '--exit-when-complete'])
+    const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--log-format', 'json', '--accept-timeout-ms', '500', '--submit-goal', 'Nobody splits this', '--exit-when-complete'])
     assert.equal(failed.code, 1, failed.stderr)
-    assert.match(failed.stderr, /plan complete: 0\/0 leaves done, 1 goal failed to split; exiting/)
+    assert.deepEqual(exitFields(failed), { ok: false, stopped: 'running', split: true, leaves: 0, done: 0, failed: 0, failed_goals: 1 }, failed.stderr)
   })
 
   test('--exit-when-complete: a budget that stops the synthesis after every leaf ran exits 1, not ok', async () => {
@@ -338,10 +356,10 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     for (const p of [d, s, e]) p.child.kill('SIGTERM')
     await Promise.all([d.exited, s.exited, e.exited])
     assert.equal(run.code, 1, run.stderr)
-    const rec = run.stderr.split('\n').flatMap((l) => { try { return [JSON.parse(l) as Record<string, unknown>] } catch { return [] } }).find((r) => r.event === 'plan_complete_exit')
+    const rec = jsonRecords(run.stderr).find((r) => r.event === 'plan_complete_exit')
     assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done, stopped_parts: rec.stopped_parts, answer_status: rec.answer_status },
       { ok: false, stopped: 'budget_reached', leaves: 2, done: 2, stopped_parts: 1, answer_status: 'budget_reached' }, run.stderr)
-    assert.match(String(rec?.msg), /^plan stopped \(budget reached\): 2\/2 leaves done, 1 part not run, no final answer; exiting \(--exit-when-complete\)$/)
+    assert.deepEqual(rec === undefined ? undefined : { split: rec.split, failed: rec.failed, failed_goals: rec.failed_goals }, { split: true, failed: 0, failed_goals: 0 })
   })
 
   test('a private swarm: only peers holding the same swarm key connect', async () => {

@@ -38,7 +38,7 @@ test('SIGTERM inside the settle window: the finished result is published after t
   const records = ex.logRecords()
   const keptRec = records.find((r) => r.event === 'result_kept')
   const publishedRec = records.find((r) => r.event === 'result_published')
-  t.diagnostic(`at the stop: ${keptRec !== undefined ? `kept (${String(keptRec.msg)})` : publishedRec !== undefined ? 'published within the grace' : 'neither'}`)
+  t.diagnostic(`at the stop: ${keptRec !== undefined ? `kept in ${String(keptRec.file)}` : publishedRec !== undefined ? 'published within the grace' : 'neither'}`)
   assert.ok(keptRec !== undefined || publishedRec !== undefined, 'the finished result was kept or published')
   if (keptRec !== undefined) assert.ok(existsSync(path.join(ex.dataDir, KEPT_RESULTS_FILE)), 'the kept result is on disk')
 

@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
 import { TestSwarm } from '../support/peers'
+import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, waitComplete } from './roles-support'
 
 test('a second live process with the same key file: the newer one logs the key file and stops claiming, the older one runs the plan', async (t) => {
@@ -32,18 +33,16 @@ test('a second live process with the same key file: the newer one logs the key f
   copyFileSync(path.join(swarm.identityDir, 'twin.key'), keyFile)
   const newer = await swarm.start({ role: 'executor', name: 'twin-copy', args: [...roleArgs(newerLlm, { maxDepth: 1, rootSplitCount: 3 }), '--identity', 'twin', '--identity-dir', copyDir] })
   assert.equal(newer.peerId, older.peerId, 'both processes run one identity')
-  const detected = (): string | undefined => newer.stderr.find((l) => l.includes('another live process uses this identity'))
-  await newer.waitFor(() => detected() !== undefined, 'the newer process detecting the duplicate identity', 30_000)
-  const line = JSON.parse(detected() as string) as { level: number, msg: string, key_file: string }
+  const line = await waitForPeerRecord(newer, { event: 'duplicate_identity', this_process: 'newer' }, 30_000)
   assert.equal(line.level, 50, 'logged as an error')
   assert.equal(line.key_file, keyFile)
-  assert.ok(line.msg.includes(keyFile) && line.msg.includes('stops claiming'), line.msg)
+  assert.equal(line.stops_claiming, true)
 
   const goalId = await observer.submitGoal('Plan a two-week trip to Japan')
   const p = await waitComplete(observer, goalId)
   assert.equal(p.done, 3)
   assert.equal(executedTasks(olderLlm).length, 3, 'the older process ran every leaf')
   assert.equal(executedTasks(newerLlm).length, 0, 'the newer process sent no model call')
-  assert.ok(!newer.stderr.some((l) => l.includes('executing "')), 'the newer process executed nothing')
+  assert.ok(!newer.logRecords().some((r) => r.event === 'execution_started'), 'the newer process executed nothing')
   assert.ok(older.running && newer.running)
 })

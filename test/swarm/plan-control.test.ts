@@ -17,6 +17,7 @@ import { canonicalJson } from '../../src/peer/protocol/envelope'
 import type { CancelMsg, Goal } from '../../src/peer/protocol/schemas'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { totalTokens } from '../../src/peer/state/planControl'
+import { PeerClientError } from '../../src/peer/ipc/parent'
 import { demoResponder, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
 import { hashes, roleArgs, startPlanners, startStandin, treeOf } from './roles-support'
@@ -112,7 +113,7 @@ test('(1) forged cancels are dropped and counted; the origin\'s cancel stops eve
   assert.equal(new Set(hashes(all)).size, 1, 'identical trees')
   assert.equal([...observer.envelopes.values()].filter((e) => e.kind === 'result').length, 0, 'no result after an aborted call')
   // Only the origin may cancel: another peer's request is refused before anything is published.
-  await assert.rejects(execs[0]!.cancelGoal(goalId), /only its origin may cancel it/)
+  await assert.rejects(execs[0]!.cancelGoal(goalId), (e: unknown) => e instanceof PeerClientError && e.code === 'refused' && e.refusal === 'not_origin')
 })
 
 test('(2) a budget of N calls: over-spend bounded by the calls in flight, spend summed from the plan state', async (t) => {

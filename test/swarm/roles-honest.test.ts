@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { demoResponder, type StandinReply } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
+import { waitForPeerRecord, waitUntil } from '../support/wait'
 import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -59,12 +60,16 @@ test('a model that never answers: the executor warns "waiting for the model", th
   // Notices every 30 s and a 120 s timeout are the defaults; shorter ones show both quickly.
   const ex = await swarm.start({ role: 'executor', name: 'ex', args: [...args, '--llm-timeout-ms', '2500', '--llm-wait-notice-ms', '700', '--llm-max-retries', '0'] })
   await observer.submitGoal(GOAL)
-  const waiting = (r: Record<string, unknown>) => r.component === 'executor' && r.level === 40 && typeof r.msg === 'string' && /^waiting for the model \(\d\.\d s, attempt 1\/1\)$/.test(r.msg)
+  const waiting = (r: Record<string, unknown>) => r.component === 'executor' && r.level === 40 && r.event === 'llm_waiting' && r.purpose === 'execute' && r.attempt === 1 && r.max_attempts === 1
   await ex.waitFor(() => ex.logRecords().some(waiting), 'a "waiting for the model" warning', 30_000)
   // Another process's view: the executor's lease renewals carry the wait, the observer prints it.
   const shown = /^\s+- .+ \[claimed by \S+, waiting for the model \(\d\.\d s, attempt 1\/1\)\]$/
   await observer.waitFor(() => observer.stdout.some((l) => shown.test(l)), 'the observer\'s tree showing a leaf waiting on its model', 30_000)
-  const failedLine = (r: Record<string, unknown>) => r.component === 'executor' && typeof r.msg === 'string' && /timed out after 2\.5 s \(--llm-timeout-ms\)/.test(r.msg)
-  await ex.waitFor(() => ex.logRecords().some(failedLine), 'the execute call timing out', 30_000)
+  const failed = await waitForPeerRecord(ex, { component: 'executor', event: 'execution_failed', timed_out: true }, 30_000)
+  assert.equal(failed.error_kind, 'network')
+  assert.equal(failed.attempts, 1)
+  // The failure notice says why in words, naming the flag (what a user reads in the tree and the report).
+  const notice = await waitUntil('the failed result at the observer', () => [...observer.envelopes.values()].find((e) => e.kind === 'result' && e.body.node_id === failed.node_id && !e.body.success), 10_000)
+  assert.match(notice.kind === 'result' ? notice.body.output : '', /timed out after 2\.5 s \(--llm-timeout-ms\)/)
   assert.ok(executeCalls >= 1)
 })

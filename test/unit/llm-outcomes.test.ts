@@ -95,12 +95,13 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       const elapsed = Date.now() - t0
       assert.equal(llm.requests.length, 6, 'five 429s are retried although maxRetries is 1')
       assert.ok(elapsed >= 5 * 150 - 5, `waited ${elapsed} ms for five Retry-After of 150 ms`)
-      const notes = recs.filter((r) => r.level === 40 && r.msg.startsWith('rate limited'))
+      const notes = recs.filter((r) => r.level === 40 && r.event === 'llm_rate_limited')
       assert.equal(notes.length, 5)
-      // 429s count against their own budget, so the label counts them against it (it never grows).
-      const budget = /rate-limit retry 1\/(\d+),/.exec(notes[0]!.msg)?.[1]
-      assert.match(notes[0]!.msg, /^rate limited, retrying in 0\.[12] s \(rate-limit retry 1\/\d+, as the server asked\)$/)
-      assert.match(notes[4]!.msg, new RegExp(`\\(rate-limit retry 5/${budget ?? 'none'}, as the server asked\\)$`))
+      // 429s count against their own budget, so each notice counts them against it (it never grows).
+      assert.deepEqual(notes.map((n) => n.rate_limit_retry), [1, 2, 3, 4, 5])
+      const budget = notes[0]!.rate_limit_retries
+      assert.ok(typeof budget === 'number' && budget >= 5, `rate-limit budget ${String(budget)}`)
+      assert.ok(notes.every((n) => n.rate_limit_retries === budget && n.retry_after_ms === 150), 'every wait is the one the server asked for')
       assert.ok((notes[0]!.wait_ms as number) >= 150 && (notes[0]!.wait_ms as number) <= 180)
     })
 
@@ -116,7 +117,7 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.equal(err.attempts, 3)
       assert.match(err.message, /HTTP 429 from .*slow down/)
       assert.ok(elapsed >= 400 - 5 && elapsed < 5000, `two waits capped at 200 ms took ${elapsed} ms`)
-      assert.deepEqual(recs.filter((r) => r.msg.startsWith('rate limited')).map((r) => r.wait_ms), [200, 200])
+      assert.deepEqual(recs.filter((r) => r.event === 'llm_rate_limited').map((r) => r.wait_ms), [200, 200])
     })
 
     test('429 without Retry-After backs off exponentially with jitter', async () => {
@@ -124,7 +125,9 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       llm.reply({ status: 429 }, { status: 429 }, { status: 429 }, { text: 'ok' })
       const p = createProvider(llm.llmConfig(provider, { retryBaseMs: 40 }), log)
       assert.equal(await p.generateText(text), 'ok')
-      const waits = recs.filter((r) => r.msg.startsWith('rate limited')).map((r) => r.wait_ms as number)
+      const notes = recs.filter((r) => r.event === 'llm_rate_limited')
+      assert.ok(notes.every((n) => n.retry_after_ms === null), 'no Retry-After: the backoff decides')
+      const waits = notes.map((r) => r.wait_ms as number)
       assert.equal(waits.length, 3)
       for (const [i, w] of waits.entries()) {
         const base = 40 * 2 ** i
@@ -139,9 +142,12 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       // The wait listener hears null once the notices are stopped (their timer cleared).
       const heard: unknown[] = []
       assert.equal(await p.generateText({ ...text, onWait: (w) => { heard.push(w) } }), 'slow answer')
-      const waits = recs.filter((r) => r.level === 40 && r.msg.startsWith('waiting for the model'))
+      const waits = recs.filter((r) => r.level === 40 && r.event === 'llm_waiting')
       assert.ok(waits.length >= 2, `expected at least 2 notices in 700 ms, got ${waits.length}`)
-      assert.match(waits[0]!.msg, /^waiting for the model \(0\.[2-9] s, attempt 1\/4\)$/)
+      const first = waits[0]!
+      assert.ok((first.waited_ms as number) >= 200 && (first.waited_ms as number) < 1000, `waited ${String(first.waited_ms)} ms at the first notice`)
+      assert.equal(first.attempt, 1)
+      assert.equal(first.max_attempts, 4)
       assert.equal(heard.at(-1), null, 'no notice once the reply arrived: the notices stopped with it')
       assert.equal(heard.length, waits.length + 1, 'one wait per notice, then the stop')
     })
@@ -199,13 +205,16 @@ describe('log lines of the LLM layer', () => {
       const { log } = createLogger({ format: 'json', verbose: false, destination: fd })
       const p = createProvider(llm.llmConfig('anthropic'), log.child({ component: 'executor' }))
       assert.equal(await p.generateText(text), 'ok')
-      const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('model call failed'))
+      const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"event":"llm_retry"'))
       assert.equal(lines.length, 1)
       assert.equal(lines[0]!.split('"component"').length - 1, 1, lines[0])
       const rec = JSON.parse(lines[0]!) as Rec
       assert.equal(rec.component, 'executor')
       assert.equal(rec.llm, 'anthropic')
-      assert.match(rec.msg, /^model call failed \(attempt 1\/4\): HTTP 500 from http:\S+\/v1\/messages: upstream exploded; retrying in 0\.0 s$/)
+      assert.equal(rec.attempt, 1)
+      assert.equal(rec.max_attempts, 4)
+      assert.match(String(rec.err), /^HTTP 500 from http:\S+\/v1\/messages: upstream exploded$/)
+      assert.ok(typeof rec.wait_ms === 'number' && rec.wait_ms < 50, `retrying in ${String(rec.wait_ms)} ms`)
     } finally {
       await llm.close()
       closeSync(fd)

@@ -39,7 +39,7 @@ describe('ResultAudit (DESIGN §5)', () => {
     audit.flush()
     assert.equal(drops.snapshot().unauthorized_result, 2, 'the same messages are not counted twice')
     assert.deepEqual(warnings.map((w) => [w.reason, w.node_id]), [['unauthorized_result', n.node_id], ['unauthorized_result', n.node_id]])
-    assert.match(String(warnings[0]?.msg), new RegExp(`^ignoring a result for leaf ${n.node_id} from peer-evil: it did not win the claim round`))
+    assert.deepEqual(warnings.map((w) => [w.event, w.kind, w.executor_peer ?? w.reporter_peer]), [['result_ignored', 'result', 'peer-evil'], ['result_ignored', 'failure', 'peer-evil']])
     audit.stop()
   })
 

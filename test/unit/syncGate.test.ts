@@ -34,7 +34,7 @@ class FakeSync implements PeerSyncView {
 function gate (sync: PeerSyncView | undefined, graceMs: number): { gate: SyncGate, opened: () => number, records: ReturnType<typeof captureLogger>['records'] } {
   const { log, records } = captureLogger('executor')
   let opened = 0
-  const g = new SyncGate(sync, graceMs, log, (closed) => closed ? '3 leaves waiting' : '3 leaves open', () => { opened++ })
+  const g = new SyncGate(sync, graceMs, log, (closed) => closed ? 3 : 2, () => { opened++ })
   return { gate: g, opened: () => opened, records }
 }
 
@@ -55,16 +55,19 @@ describe('SyncGate (DESIGN §5)', () => {
     const g = gate(s, 30)
     try {
       assert.equal(g.gate.open, false)
-      assert.match(g.records[0]?.msg ?? '', /^claiming nothing until a sync with a peer completes \(or 0\.0 s with no peer connected; 3 leaves waiting\)$/)
+      assert.equal(g.records[0]?.event, 'claims_held')
+      assert.equal(g.records[0]?.grace_ms, 30)
+      assert.equal(g.records[0]?.leaves, 3, 'the leaves it could run without a result')
       await delay(150)
       assert.equal(g.gate.open, false, 'a connected peer is not being alone')
       s.fire('peer-b')
       assert.equal(g.gate.open, true)
       s.fire('peer-c')
       assert.equal(g.opened(), 1)
-      const line = g.records.find((r) => r.msg.startsWith('claims open'))
-      assert.equal(line?.msg, 'claims open: synced with peer-b (3 leaves open)')
+      const line = g.records.find((r) => r.event === 'claims_open')
+      assert.equal(line?.how, 'synced')
       assert.equal(line?.synced_with, 'peer-b')
+      assert.equal(line?.leaves, 2, 'the leaves open for it')
       assert.equal(line?.level, 30)
       assert.equal(s.listenerCount, 0, 'it stops listening once open')
     } finally {
@@ -79,9 +82,11 @@ describe('SyncGate (DESIGN §5)', () => {
       assert.equal(g.gate.open, false)
       await waitUntil('the gate to open', () => g.gate.open, 5000)
       assert.equal(g.opened(), 1)
-      const line = g.records.find((r) => r.msg.startsWith('claims open'))
+      const line = g.records.find((r) => r.event === 'claims_open')
       assert.equal(line?.level, 40)
-      assert.match(line?.msg ?? '', /^claims open: alone: no peer connected for 0\.1 s, claiming without a sync \(3 leaves open\)$/)
+      assert.equal(line?.how, 'alone')
+      assert.equal(line?.grace_ms, 60)
+      assert.equal(line?.leaves, 2)
       assert.ok(typeof line?.alone_ms === 'number' && line.alone_ms >= 60, `alone_ms ${String(line?.alone_ms)}`)
     } finally {
       g.gate.dispose()

@@ -6,7 +6,7 @@ import * as path from 'node:path'
 import { describe, it } from 'node:test'
 import { peerAddressProblem, shareableAddress, tcpPortOf } from '../../src/extension/address'
 import { choosePort, rememberedPort, rememberPort } from '../../src/extension/stablePort'
-import { statusBarModel, unreachableLine, type PeersSnapshot } from '../../src/views/statusModel'
+import { statusBarModel, unreachableLine, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'
 
 const PEER_ID = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
 const OTHER = '12D3KooWEyoppNCUx8Yx66oV9fJnriXwCcXwDDUA2kj6vnc6iDEp'
@@ -41,13 +41,17 @@ describe('Copy My Address / Connect to Peer (views tier: pure rules)', () => {
     assert.match(peerAddressProblem(`/ip4/127.0.0.1/tcp/4001/p2p/${PEER_ID}`, PEER_ID) ?? '', /own address/)
   })
 
-  it('an unreachable bootstrap peer is named in the status bar tooltip', () => {
+  it('an unreachable bootstrap peer is named, with its last dial error, in the status bar tooltip and above the plan', () => {
     const addr = `/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}`
     assert.equal(unreachableLine(addr), 'bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable')
-    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 0, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [addr] }
+    const unreachable = [{ addr, failures: 3, error: 'connect ECONNREFUSED 192.168.1.20:4001' }]
+    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 0, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable }
     const m = statusBarModel(s)
     assert.equal(m.text, '$(broadcast) observer · 0 peers · $(warning)')
-    assert.ok(m.tooltip.includes(`$(warning) bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable: \`${addr}\` (retrying)`), m.tooltip)
+    assert.ok(m.tooltip.includes(`$(warning) bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable: \`${addr}\` (3 dials failed, the last with connect ECONNREFUSED 192\\.168\\.1\\.20:4001; retrying)`), m.tooltip)
+    assert.equal(unreachableMessage(unreachable), 'bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable (connect ECONNREFUSED 192.168.1.20:4001); retrying. ' +
+      'Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".')
+    assert.equal(unreachableMessage([]), undefined)
   })
 })
 

@@ -1,13 +1,15 @@
 /**
  * The child side of the IPC protocol (ipc/protocol.ts): when this peer was forked by a parent
  * (the extension host, a test), it reports `ready`, streams every verified envelope (the
- * whole state first, then each new one), sends `status` every second, forwards its logs, and
+ * whole state first, then each new one), sends `status` every second (with the typed facts a
+ * parent shows, e.g. unreachable bootstrap peers), forwards its logs (for people), and
  * answers submit-goal / get-output / status-query / shutdown. Every incoming message is
  * zod-validated; an invalid one is logged and dropped.
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Budget, Role } from '../protocol/schemas'
+import type { AnyEnvelope, Budget } from '../protocol/schemas'
+import { CancelRefused } from '../state/planControl'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -76,7 +78,7 @@ export class IpcChild {
    * Reports `ready`, then the snapshot, then deltas from `onMessage`, and starts the status
    * timer. Snapshot and subscription happen in one tick, so no envelope falls between them.
    */
-  ready (info: { peer_id: string, role: Role, swarm: string, listen: string[], dashboard?: string }, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
+  ready (info: Omit<Extract<ChildMessage, { type: 'ready' }>, 'type'>, snapshot: AnyEnvelope[], onMessage: (fn: (env: AnyEnvelope) => void) => Disposable): void {
     this.subscription = onMessage((env) => { this.delta(env) })
     this.send({ type: 'ready', ...info })
     for (let i = 0; i < snapshot.length; i += BATCH) this.send({ type: 'envelopes', envelopes: snapshot.slice(i, i + BATCH) })
@@ -131,7 +133,7 @@ export class IpcChild {
       case 'cancel-goal':
         this.handlers.cancelGoal(msg.goal_id, msg.reason).then(
           (goalId) => this.send({ type: 'cancelled', request_id: msg.request_id, goal_id: goalId }),
-          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message, ...(err instanceof CancelRefused ? { refusal: err.refusal } : {}) })
         )
         break
       case 'get-output':

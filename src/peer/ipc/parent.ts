@@ -123,7 +123,7 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
    */
   async request (msg: WithoutId<ParentRequest>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<Exclude<ChildMessage, { type: 'error' }>> {
     const reply = ChildMessage.parse(await this.correlate(msg, timeoutMs, false))
-    if (reply.type === 'error') throw new PeerClientError('refused', reply.message)
+    if (reply.type === 'error') throw new PeerClientError('refused', reply.message, reply.refusal ?? null)
     return reply
   }
 
@@ -144,7 +144,8 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
 
   /**
    * Publishes the cancel of a plan this peer submitted (DESIGN §13).
-   * @throws PeerClientError 'refused' with the child's reason (unknown goal, not this peer's goal)
+   * @throws PeerClientError 'refused' with the child's reason in words and as `refusal`
+   *   (unknown_goal, not_root_goal, not_origin, plan_complete)
    */
   async cancelGoal (goalId: string, reason?: string, timeoutMs?: number): Promise<void> {
     const r = await this.request({ type: 'cancel-goal', goal_id: goalId, ...(reason === undefined ? {} : { reason }) }, timeoutMs)

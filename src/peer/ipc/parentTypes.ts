@@ -3,8 +3,9 @@
  * the client's events and its typed error.
  */
 import type { AnyEnvelope } from '../protocol/schemas'
-import type { ChildMessage } from './protocol'
+import type { ChildMessage, Refusal } from './protocol'
 
+export type { CodeSandbox, Refusal, UnreachableBootstrap } from './protocol'
 export type ReadyMsg = Extract<ChildMessage, { type: 'ready' }>
 export type StatusMsg = Extract<ChildMessage, { type: 'status' }>
 export type LogMsg = Extract<ChildMessage, { type: 'log' }>
@@ -33,9 +34,12 @@ export interface ExitInfo { code: number | null, signal: NodeJS.Signals | null, 
 /** Why a request or a wait failed. */
 export type PeerClientErrorCode = 'not-running' | 'channel-closed' | 'timeout' | 'refused' | 'exited'
 
-/** A failed request or wait; `code` says why ('refused' carries the child's own message). */
+/**
+ * A failed request or wait; `code` says why ('refused' carries the child's own message, and
+ * `refusal` its reason when the child names one, e.g. 'not_origin' for a cancel-goal).
+ */
 export class PeerClientError extends Error {
-  constructor (readonly code: PeerClientErrorCode, message: string) {
+  constructor (readonly code: PeerClientErrorCode, message: string, readonly refusal: Refusal | null = null) {
     super(message)
     this.name = 'PeerClientError'
   }

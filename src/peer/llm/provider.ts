@@ -160,11 +160,15 @@ export class LlmError extends Error {
     readonly purpose: LlmPurpose,
     /** HTTP status of the last API failure, if any. */
     readonly status: number | null = null,
-    options?: { cause?: unknown, detail?: string }
+    options?: { cause?: unknown, detail?: string, timedOut?: boolean }
   ) {
     super(message, options)
     this.detail = options?.detail ?? message
+    this.timedOut = options?.timedOut ?? false
   }
+
+  /** The last attempt ran out of its per-request timeout (--llm-timeout-ms) without an answer. */
+  readonly timedOut: boolean
 
   /**
    * What went wrong, without the provider, purpose, attempt count and kind the message starts

@@ -50,16 +50,19 @@ export class BackendFailure extends Error {
   override name = 'BackendFailure'
   /** The delay the server asked for (Retry-After / retry-after-ms), ms; null when it named none. */
   readonly retryAfterMs: number | null
+  /** The request ran out of its per-request timeout (--llm-timeout-ms) without an answer. */
+  readonly timedOut: boolean
   constructor (
     message: string,
     readonly kind: Exclude<LlmErrorKind, 'validation' | 'truncated'>,
     /** false for errors another attempt cannot fix (bad key, bad request, unknown model). */
     readonly retryable: boolean,
     readonly status: number | null = null,
-    options?: { cause?: unknown, retryAfterMs?: number | null }
+    options?: { cause?: unknown, retryAfterMs?: number | null, timedOut?: boolean }
   ) {
     super(message, options)
     this.retryAfterMs = options?.retryAfterMs ?? null
+    this.timedOut = options?.timedOut ?? false
   }
 
   /** HTTP 429: the server rations requests; retried on its own budget (RetryOptions.rateLimitRetries). */
@@ -271,26 +274,28 @@ export class RetryingProvider implements LlmProvider {
   }
 
   /**
-   * The wait before the next attempt (ms), logged at warn with the reason: the server's
-   * Retry-After when it sent one, else retryBaseMs doubling per failure of the same class;
-   * plus up to JITTER of it at random; never above retryMaxMs.
+   * The wait before the next attempt (ms), logged at warn with the reason (`llm_rate_limited`
+   * with the rate-limit retry and its budget, else `llm_retry` with the attempt; both with
+   * wait_ms and err): the server's Retry-After when it sent one, else retryBaseMs doubling per
+   * failure of the same class; plus up to JITTER of it at random; never above retryMaxMs.
    */
   private backoff (purpose: LlmPurpose, attempt: number, last: BackendFailure | OutputInvalid | null, nth: number, why: string): number {
     const asked = last instanceof BackendFailure ? last.retryAfterMs : null
     const base = asked ?? this.retry.retryBaseMs * 2 ** Math.max(0, nth - 1)
     const wait = Math.round(Math.min(this.retry.retryMaxMs, base + this.retry.random() * base * JITTER))
     if (last instanceof BackendFailure && last.rateLimited) {
-      this.log?.warn({ purpose, attempt, wait_ms: wait, retry_after_ms: asked, err: why },
+      this.log?.warn({ event: 'llm_rate_limited', purpose, attempt, wait_ms: wait, retry_after_ms: asked, rate_limit_retry: nth, rate_limit_retries: this.retry.rateLimitRetries, err: why },
         `rate limited, retrying in ${seconds(wait)} s (rate-limit retry ${nth}/${this.retry.rateLimitRetries}${asked === null ? '' : ', as the server asked'})`)
     } else {
-      this.log?.warn({ purpose, attempt, wait_ms: wait, err: why },
+      this.log?.warn({ event: 'llm_retry', purpose, attempt, max_attempts: this.maxAttempts(attempt), wait_ms: wait, err: why },
         `model call failed (attempt ${this.attemptLabel(attempt)}): ${why}; retrying in ${seconds(wait)} s`)
     }
     return wait
   }
 
   /**
-   * Logs "waiting for the model (30 s, attempt 1/4)" and tells `onWait` every waitNoticeMs
+   * Logs "waiting for the model (30 s, attempt 1/4)" (`llm_waiting`: waited_ms, attempt,
+   * max_attempts) and tells `onWait` every waitNoticeMs
    * until the returned stop function runs; stopping tells `onWait` null if it heard a wait.
    * A throwing `onWait` is logged and ignored: it must not fail the model call.
    */
@@ -309,7 +314,7 @@ export class RetryingProvider implements LlmProvider {
     }
     const timer = setInterval(() => {
       const waited = Date.now() - t0
-      log?.warn({ purpose, attempt, waited_ms: waited }, `waiting for the model (${seconds(waited)} s, attempt ${this.attemptLabel(attempt)})`)
+      log?.warn({ event: 'llm_waiting', purpose, attempt, max_attempts: this.maxAttempts(attempt), waited_ms: waited }, `waiting for the model (${seconds(waited)} s, attempt ${this.attemptLabel(attempt)})`)
       told = true
       tell({ waitedMs: waited, attempt, maxAttempts: this.maxAttempts(attempt) })
     }, this.retry.waitNoticeMs)
@@ -324,7 +329,7 @@ export class RetryingProvider implements LlmProvider {
     const what = `${this.name} (${this.model}) ${purpose} call failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`
     if (last instanceof BackendFailure) {
       const label = last.kind === 'network' ? 'network error' : 'API error'
-      return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last, detail: last.message })
+      return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last, detail: last.message, timedOut: last.timedOut })
     }
     if (last instanceof OutputTruncated) {
       const detail = `the reply was cut off at the output token limit (${last.maxTokens} tokens, stop reason "${last.stopReason}")`
@@ -361,7 +366,7 @@ export function connectionFailure (endpoint: string, cause: unknown, timedOut: b
   const msg = timedOut
     ? `request to ${endpoint} timed out${timeoutMs === undefined ? '' : ` after ${seconds(timeoutMs)} s (--llm-timeout-ms)`}`
     : `cannot reach ${endpoint} (${rootCause(cause)})`
-  return new BackendFailure(msg, 'network', true, null, { cause })
+  return new BackendFailure(msg, 'network', true, null, { cause, timedOut })
 }
 
 /** Characters of an unexpected body quoted in the error (enough to recognise a login or error page). */

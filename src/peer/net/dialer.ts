@@ -14,8 +14,16 @@ import type { Logger } from '../log'
 const FIRST_RETRY_MS = 500
 const MAX_RETRY_MS = 5_000
 const DIAL_TIMEOUT_MS = 5_000
+/** Failed dials in a row after which a bootstrap address counts as unreachable (logged and reported over IPC). */
+export const UNREACHABLE_AFTER_FAILURES = 3
 
-interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number }
+/**
+ * A bootstrap address dialled in vain UNREACHABLE_AFTER_FAILURES times in a row and not reached
+ * since: `addr` as given to --bootstrap, `failures` so far, `error` the last dial's error.
+ */
+export interface UnreachableBootstrap { addr: string, failures: number, error: string }
+
+interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string }
 
 export class Dialer {
   private readonly targets: Target[]
@@ -26,7 +34,7 @@ export class Dialer {
     this.targets = bootstrap.map((text) => {
       const addr = multiaddr(text)
       const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value
-      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0 }
+      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '' }
     })
   }
 
@@ -35,6 +43,11 @@ export class Dialer {
     this.tick()
     this.timer = setInterval(() => { this.tick() }, 250)
     this.timer.unref()
+  }
+
+  /** The bootstrap addresses that count as unreachable now, in --bootstrap order. */
+  unreachable (): UnreachableBootstrap[] {
+    return this.targets.filter((t) => t.failures >= UNREACHABLE_AFTER_FAILURES).map((t) => ({ addr: t.text, failures: t.failures, error: t.lastError }))
   }
 
   stop (): void {
@@ -51,27 +64,37 @@ export class Dialer {
     const now = Date.now()
     for (const t of this.targets) {
       if (this.stopped || t.dialing || t.nextAt > now) continue
-      if (t.peerId !== null && this.connected(t.peerId)) { t.delay = FIRST_RETRY_MS; continue }
+      if (t.peerId !== null && this.connected(t.peerId)) {
+        // It may have dialled us: connected is reached, whoever dialled.
+        this.reached(t)
+        continue
+      }
       if (t.peerId?.equals(this.node.peerId) === true) continue
       t.dialing = true
       this.node.dial(t.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
         .then((conn) => {
           t.peerId = conn.remotePeer
-          if (t.failures > 0) this.log.info({ addr: t.text, failures: t.failures }, 'bootstrap peer reached')
-          t.failures = 0
-          t.delay = FIRST_RETRY_MS
+          this.reached(t)
           t.nextAt = Date.now() + FIRST_RETRY_MS
         })
         .catch((err: Error) => {
           t.failures++
+          t.lastError = err.message
           t.nextAt = Date.now() + t.delay
           t.delay = Math.min(MAX_RETRY_MS, t.delay * 2)
           const line = { addr: t.text, failures: t.failures, err: err.message }
-          if (t.failures === 3) this.log.warn(line, 'bootstrap peer not reachable yet; retrying')
+          if (t.failures === UNREACHABLE_AFTER_FAILURES) this.log.warn({ event: 'bootstrap_unreachable', ...line }, 'bootstrap peer not reachable yet; retrying')
           else this.log.debug(line, 'bootstrap dial failed')
         })
         .finally(() => { t.dialing = false })
     }
+  }
+
+  private reached (t: Target): void {
+    if (t.failures > 0) this.log.info({ event: 'bootstrap_reached', addr: t.text, failures: t.failures }, 'bootstrap peer reached')
+    t.failures = 0
+    t.lastError = ''
+    t.delay = FIRST_RETRY_MS
   }
 
   /** An mDNS sighting: dial it unless connected; only the lower PeerId of a pair dials. */

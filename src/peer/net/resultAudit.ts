@@ -86,7 +86,7 @@ export class ResultAudit {
       keys.add(key)
       if (this.logged.has(key)) continue
       this.logged.add(key)
-      this.deps.log.warn({ event: 'result_ignored', reason: 'unauthorized_result', node_id: leaf, executor_peer: r.executor_peer, finished_at: r.finished_at, success: r.success },
+      this.deps.log.warn({ event: 'result_ignored', reason: 'unauthorized_result', kind: 'result', node_id: leaf, executor_peer: r.executor_peer, finished_at: r.finished_at, success: r.success },
         `ignoring a result for leaf ${leaf} from ${r.executor_peer}: it did not win the claim round its finished_at belongs to`)
     }
     for (const f of o.unauthorizedNotices) {
@@ -94,7 +94,7 @@ export class ResultAudit {
       keys.add(key)
       if (this.logged.has(key)) continue
       this.logged.add(key)
-      this.deps.log.warn({ event: 'result_ignored', reason: 'unauthorized_result', node_id: leaf, reporter_peer: f.reporter_peer, failed_at: f.failed_at },
+      this.deps.log.warn({ event: 'result_ignored', reason: 'unauthorized_result', kind: 'failure', node_id: leaf, reporter_peer: f.reporter_peer, failed_at: f.failed_at },
         `ignoring a failure notice for leaf ${leaf} from ${f.reporter_peer}: it did not win the claim round its failed_at belongs to`)
     }
     const before = this.flagged.get(leaf)?.size ?? 0

@@ -13,11 +13,11 @@ import { capabilityTtlMs } from '../protocol/liveness'
 import { formatTopic } from '../protocol/topics'
 import { taskOutcome } from '../state/evaluator'
 import { PlanState } from '../state/planState'
-import { cancelMessage } from '../state/planControl'
+import { CancelRefused, cancelMessage } from '../state/planControl'
 import type { Budget, CancelMsg } from '../protocol/schemas'
 import { BlobService, BlobStore } from './blobs'
 import { lockDataDir, lockIdentity } from './dataDir'
-import { Dialer } from './dialer'
+import { Dialer, type UnreachableBootstrap } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
@@ -49,6 +49,8 @@ export interface RuntimeStatus {
   mesh_peers: number
   topics: number
   pending_root_goals: number
+  /** --bootstrap addresses dialled in vain 3 times in a row and not reached since (net/dialer.ts). */
+  unreachable_bootstraps: UnreachableBootstrap[]
 }
 
 export interface PeerRuntime {
@@ -68,7 +70,7 @@ export interface PeerRuntime {
   submitGoal(text: string, budget?: Budget): Promise<string>
   /**
    * Publishes the cancel of a plan this peer submitted (DESIGN §13). @returns the cancel
-   * @throws Error when the goal is unknown here, not a root goal, or not this peer's
+   * @throws CancelRefused when the goal is unknown here, not a root goal, not this peer's, or its plan is complete
    */
   cancelGoal(goalId: string, reason?: string): Promise<CancelMsg>
   /**
@@ -208,16 +210,17 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       state_size: state.size,
       mesh_peers: mesh.size,
       topics: bus.subscriptions.size,
-      pending_root_goals: bus.pendingRootGoals().length
+      pending_root_goals: bus.pendingRootGoals().length,
+      unreachable_bootstraps: dialer?.unreachable() ?? []
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
     cancelGoal: async (goalId, reason) => {
       const goal = state.goal(goalId)
-      if (goal === undefined) throw new Error(`goal ${goalId} is not known to this peer`)
+      if (goal === undefined) throw new CancelRefused('unknown_goal', `goal ${goalId} is not known to this peer`)
       // A finished plan has nothing left to stop; a cancel would only relabel its finished parts.
       const root = buildTree(state, { nowUs: now(), maxHoldMs: config.maxHoldMs }).find((r) => r.id === goalId)
       if (root !== undefined && planProgress(root).complete && root.plan?.state !== 'cancelled') {
-        throw new Error(`the plan of goal ${goalId} is already complete: nothing to cancel`)
+        throw new CancelRefused('plan_complete', `the plan of goal ${goalId} is already complete: nothing to cancel`)
       }
       return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
     },

@@ -17,7 +17,15 @@ import { executePrompt, PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from
  */
 export function offerableCapabilities (wanted: readonly Capability[], sandbox: SandboxDetection): { capabilities: Capability[], dropped: string | null } {
   if (!wanted.includes('can_run_code') || sandbox.available) return { capabilities: [...wanted], dropped: null }
-  return { capabilities: wanted.filter((c) => c !== 'can_run_code'), dropped: `can_run_code is not offered: ${sandbox.reason}` }
+  return { capabilities: wanted.filter((c) => c !== 'can_run_code'), dropped: codeNotOfferedText(sandbox.reason) }
+}
+
+/**
+ * "can_run_code is not offered: <reason>", the sentence the executor logs and the editor shows
+ * when `reason` (SandboxDetection's) keeps it from running code.
+ */
+export function codeNotOfferedText (reason: string): string {
+  return `can_run_code is not offered: ${reason}`
 }
 
 /** One can_run_code leaf's inputs. `signal` aborts the model call and kills the sandbox. */

@@ -31,7 +31,7 @@ import { contentId } from '../protocol/ids'
 import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
-import { newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
+import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
 import { sha256Hex } from '../net/blobs'
@@ -46,7 +46,7 @@ import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
-import { offerableCapabilities, runCodeLeaf } from './codeRun'
+import { codeNotOfferedText, runCodeLeaf } from './codeRun'
 import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
 import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
 
@@ -106,9 +106,15 @@ export interface ExecutorHandle extends Disposable {
   settleWindowMs(): number
 }
 
+/**
+ * Why a claim attempt ends without a published result, as the `cause` field of its
+ * `claim_given_up` record (the message says it in words).
+ */
+type LostCause = 'stopped' | 'kept' | 'duplicate_identity' | 'cancelled' | 'has_result' | 'lost_claim' | 'hold_limit' | 'lease_lapsed' | 'clock_skew' | 'aborted'
+
 /** A claim attempt ending without a published result: why, and the peer whose claim won instead, when one did. */
 class Lost extends Error {
-  constructor (message: string, readonly winner: string | null = null) { super(message) }
+  constructor (readonly code: LostCause, message: string, readonly winner: string | null = null) { super(message) }
 }
 
 /** What one finished model call produced, ready to publish. */
@@ -149,7 +155,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const limits = sandboxLimits(config.sandbox)
   if (sandbox !== null && !sandbox.available) {
     caps.delete('can_run_code')
-    log.warn({ capability: 'can_run_code' }, offerableCapabilities(['can_run_code'], sandbox).dropped ?? sandbox.reason)
+    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: sandbox.reason }, codeNotOfferedText(sandbox.reason))
   }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
@@ -204,10 +210,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
     .map((x) => x.n))
 
-  const leaves = (n: number): string => `${n} ${n === 1 ? 'leaf' : 'leaves'}`
-  const gate = new SyncGate(ctx.peerSync, config.syncGraceMs, log, (closed) => closed
-    ? `${leaves(unfinishedLeaves())} it could run without a result in the local state`
-    : `${leaves(openLeaves().length)} open for this executor`, schedule)
+  const gate = new SyncGate(ctx.peerSync, config.syncGraceMs, log, (closed) => closed ? unfinishedLeaves() : openLeaves().length, schedule)
 
   const counts = (nodeId: string): LeafWork => {
     let w = work.get(nodeId)
@@ -238,7 +241,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         // DESIGN §13: calls for a cancelled plan stop now, not at the next look.
         for (const [nodeId, abort] of working) {
           const node = state.node(nodeId)
-          if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('the plan was cancelled'))
+          if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('cancelled', 'the plan was cancelled'))
         }
         break
       case 'node': case 'accepted': case 'goal':
@@ -394,17 +397,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
   function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
-    if (timers.isDisposed) return new Lost('the executor stopped')
-    if (duplicateOf !== null) return new Lost('a second live process uses this identity')
-    if (isCancelled(state, node.goal_id)) return new Lost('the plan was cancelled')
-    if (finished(node.node_id)) return new Lost('the leaf has a result already')
+    if (timers.isDisposed) return new Lost('stopped', 'the executor stopped')
+    if (duplicateOf !== null) return new Lost('duplicate_identity', 'a second live process uses this identity')
+    if (isCancelled(state, node.goal_id)) return new Lost('cancelled', 'the plan was cancelled')
+    if (finished(node.node_id)) return new Lost('has_result', 'the leaf has a result already')
     const lease = leaseOf(node.node_id)
     const h = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
     if (isMine(h, mine)) return null
-    if (h !== null) return new Lost(`lost the claim to ${h.claimer_peer}`, h.claimer_peer)
+    if (h !== null) return new Lost('lost_claim', `lost the claim to ${h.claimer_peer}`, h.claimer_peer)
     // DESIGN §5: a round ends at its hold limit however it renews; the leaf is open to others again.
-    if (lease.state === 'lapsed' && lease.capped && isMine(lease.lastHolder, mine)) return new Lost(`${holdLimitText({ holder: me, held_ms: config.maxHoldMs }, () => 'this executor')} (the hold limit)`)
-    return new Lost('the lease lapsed')
+    if (lease.state === 'lapsed' && lease.capped && isMine(lease.lastHolder, mine)) return new Lost('hold_limit', `${holdLimitText({ holder: me, held_ms: config.maxHoldMs }, () => 'this executor')} (the hold limit)`)
+    return new Lost('lease_lapsed', 'the lease lapsed')
   }
 
   async function claimAndRun (node: PromptNode, cap: Capability, flight: Flight, releaseSlot: () => void): Promise<void> {
@@ -426,7 +429,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     await bus.publish('claim', mine)
     const claimedMs = performance.now()
     flight.mine = mine
-    log.debug({ node_id: node.node_id, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
+    log.debug({ event: 'claim_published', node_id: node.node_id, capability: cap, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
 
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
     const check = (): void => {
@@ -472,13 +475,13 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (abort.signal.aborted) throw abort.signal.reason
       // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
       // clock and runs the leaf itself, so publishing ours too would make a duplicate.
-      if (skewedOut(node)) throw new Lost('clock skew')
+      if (skewedOut(node)) throw new Lost('clock_skew', 'clock skew')
       await publishResult(node, mine.claimed_at, out, w)
       flight.published = true
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
-      log.info({ node_id: node.node_id, reason: err.message, lost_to: err.winner, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
+      log.info({ event: 'claim_given_up', node_id: node.node_id, cause: err.code, reason: err.message, lost_to: err.winner, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
     } finally {
       stopRenewing()
     }
@@ -496,7 +499,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, nowUs, evalOpts)) : ''
     const retriesBefore = llm.stats().retries
     w.calls_started++
-    log.info({ node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
+    log.info({ event: 'execution_started', node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)
     const usage = newUsageMeter()
     const onWait = (m: ModelWait | null): void => {
       waiting.current = m === null ? null : { sinceUs: ctx.now() - m.waitedMs * 1000, attempt: m.attempt, maxAttempts: m.maxAttempts }
@@ -516,11 +519,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++
-        throw signal.reason instanceof Lost ? signal.reason : new Lost(String(signal.reason))
+        throw signal.reason instanceof Lost ? signal.reason : new Lost('aborted', String(signal.reason))
       }
       w.calls_completed++
       const output = failureText(`executing leaf ${node.node_id} failed`, err)
-      log.error({ node_id: node.node_id }, output)
+      const llmErr = err instanceof LlmError ? err : null
+      log.error({ event: 'execution_failed', node_id: node.node_id, error_kind: llmErr?.kind ?? null, attempts: llmErr?.attempts ?? 1, timed_out: llmErr?.timedOut ?? false }, output)
       return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1, usage }
     }
   }
@@ -666,7 +670,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     draining = true
     const deadline = performance.now() + graceMs
     // A call still running is no finished work: it aborts as before, its lease lapses.
-    for (const f of flights.values()) if (f.out === null) f.abort.abort(new Lost('the executor stopped'))
+    for (const f of flights.values()) if (f.out === null) f.abort.abort(new Lost('stopped', 'the executor stopped'))
     const done = [...flights.values()].filter((f): f is Flight & { mine: ClaimMsg, out: CallOutcome } => f.out !== null && f.mine !== null && !f.published && !f.abort.signal.aborted)
     if (done.length === 0) return
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
@@ -675,7 +679,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const file = keptResultsPath(config.dataDir)
     const keep = (f: Flight): void => {
       log.info({ event: 'result_kept', node_id: f.node.node_id, file }, `stopping inside the settle window of "${excerpt(f.node.text)}": its finished result is kept in ${file} and published after a restart`)
-      f.abort.abort(new Lost('the executor stopped; its finished result is kept for after a restart'))
+      f.abort.abort(new Lost('kept', 'the executor stopped; its finished result is kept for after a restart'))
     }
     // A window that ends within the grace is waited out and its result published as usual.
     for (const f of done) if (performance.now() + settleLeftMs(f.mine) > deadline - PUBLISH_MARGIN_MS) keep(f)
@@ -721,12 +725,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (iAmNewer) {
       if (duplicateOf !== null) return
       duplicateOf = a.boot_nonce
-      log.error({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
+      log.error({ event: 'duplicate_identity', this_process: 'newer', stops_claiming: true, peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
         `another live process uses this identity (PeerId ${me}, key file ${file}), started before this one: this process stops claiming leaves. Give each peer its own key file.`)
-      for (const abort of working.values()) abort.abort(new Lost('a second live process uses this identity'))
+      for (const abort of working.values()) abort.abort(new Lost('duplicate_identity', 'a second live process uses this identity'))
     } else if (!warnedDuplicate) {
       warnedDuplicate = true
-      log.warn({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
+      log.warn({ event: 'duplicate_identity', this_process: 'older', stops_claiming: false, peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
     }
   }
 
@@ -750,7 +754,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       sub.dispose()
       stopTick()
       gate.dispose()
-      for (const abort of working.values()) abort.abort(new Lost('the executor stopped'))
+      for (const abort of working.values()) abort.abort(new Lost('stopped', 'the executor stopped'))
       timers.dispose()
       settle.dispose()
       const total = totals()

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
+import type { Capability } from '../protocol/schemas'
 import { heartbeatFor } from '../protocol/liveness'
 import { formatTimestamp } from '../protocol/time'
 import type { RoleContext } from './context'
@@ -39,6 +40,13 @@ export interface StartRoleOptions {
 
 /** A started role: stop it; an executor also reports its work (peer status). */
 export interface RoleHandle extends Disposable {
+  /** What the peer offers: config.capabilities, less can_run_code when there is no sandbox. */
+  capabilities: Capability[]
+  /**
+   * For an executor asked to offer can_run_code, the sandbox probe's outcome (available, or
+   * why not); null otherwise. Fixed for the process's life (the IPC `ready` carries it).
+   */
+  codeSandbox: { available: true } | { available: false, reason: string } | null
   executorTotals?: () => ExecutorTotals
   /**
    * The first part of a stop, before dispose, while the bus is still up: an executor publishes
@@ -91,8 +99,8 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   const offer = sandbox === null ? null : offerableCapabilities(booted.config.capabilities, sandbox)
   const ctx: RoleContext = offer === null ? booted : { ...booted, config: { ...booted.config, capabilities: offer.capabilities } }
   const { config, log } = ctx
-  if (offer?.dropped != null) {
-    log.warn({ capability: 'can_run_code' }, offer.dropped)
+  if (offer?.dropped != null && sandbox?.available === false) {
+    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: sandbox.reason }, offer.dropped)
     if (offer.capabilities.length === 0) log.error('this executor offers no capability: it will claim no leaf')
   }
   const parts: Disposable[] = []
@@ -109,8 +117,10 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     case 'observer': parts.push(startObserver(ctx)); break
   }
   parts.push(startAnnouncer(ctx))
-  log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
+  log.info({ event: 'role_started', role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
+    capabilities: [...config.capabilities],
+    codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {
       for (const p of parts.reverse()) {

@@ -99,9 +99,10 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   }
 
   /**
-   * Logs "plan stuck ..." once per root (fields goal_id, capabilities) when nothing can move
-   * without an executor offering a missing capability, and it stayed so for a whole tick (an
-   * executor's announcement may still be on its way at the first render).
+   * Logs "plan stuck ..." once per root (`plan_stuck`: goal_id, capabilities, capability_gap =
+   * the leaves waiting on them) when nothing can move without an executor offering a missing
+   * capability, and it stayed so for a whole tick (an executor's announcement may still be on
+   * its way at the first render).
    */
   function logStuck (root: GoalView, p: ReturnType<typeof planProgress>): void {
     if (!p.stuck) { stuckSince.delete(root.id); return }
@@ -111,7 +112,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
     stuckLogged.add(root.id)
     const caps = [...gapCapabilities(root)].sort()
     // scripts/local-swarm.mjs reads this record (its event and fields).
-    log.warn({ event: 'plan_stuck', goal_id: root.id, capabilities: caps },
+    log.warn({ event: 'plan_stuck', goal_id: root.id, capabilities: caps, capability_gap: p.capability_gap },
       `plan stuck for "${excerpt(root.text)}": ${p.capability_gap} ${p.capability_gap === 1 ? 'leaf needs' : 'leaves need'} ${caps.join(', ')}, which no live executor offers; everything left waits on them`)
   }
 

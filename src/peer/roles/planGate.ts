@@ -16,7 +16,8 @@ export function wireUsage (m: UsageMeter): Usage {
 }
 
 /**
- * mayStartModelWork for one role, logging once per plan and reason why work is held back (a
+ * mayStartModelWork for one role, logging once per plan and reason why work is held back
+ * (`model_work_held`: goal_id of the root, plan = cancelled | budget_reached, spend, budget; a
  * role asks many times a second; the log says it once).
  */
 export class PlanGate {
@@ -42,7 +43,7 @@ export class PlanGate {
     const key = `${root}\u0000${gate.state}`
     if (!this.told.has(key)) {
       this.told.add(key)
-      this.log.info({ goal_id: root, plan: gate.state }, `no new model work on plan ${root}: ${gate.detail}`)
+      this.log.info({ event: 'model_work_held', goal_id: root, plan: gate.state, spend: gate.spend, budget: gate.budget }, `no new model work on plan ${root}: ${gate.detail}`)
     }
     return false
   }

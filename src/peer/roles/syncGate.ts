@@ -9,6 +9,11 @@ import type { Logger } from 'pino'
 import type { Disposable } from '../bus'
 import type { PeerSyncView } from './context'
 
+/** "1 leaf", "3 leaves". */
+function leafCount (n: number): string {
+  return `${n} ${n === 1 ? 'leaf' : 'leaves'}`
+}
+
 /** How often connectivity is looked at while waiting (ms). */
 const POLL_MS = 200
 
@@ -55,18 +60,22 @@ export class SyncGate implements Disposable {
   private readonly wait: Disposable | null = null
 
   /**
+   * Logs `claims_held` {grace_ms, leaves} when it starts closed, and `claims_open` {how: synced
+   * (synced_with) | alone (alone_ms, a warning), leaves} when it opens.
    * @param sync the runtime's sync view; undefined (a bus without sync, e.g. in-process) = open
    * @param graceMs how long being alone must last before claiming without a sync (ms)
-   * @param describe text for the log lines (e.g. how many leaves are open); `closed` while waiting
+   * @param leaves for the log lines: while closed (`closed` true) the leaves the executor could
+   *   run without a result in its local state, once open the leaves open for it
    * @param onOpen called once when the gate opens
    */
-  constructor (sync: PeerSyncView | undefined, private readonly graceMs: number, private readonly log: Logger, private readonly describe: (closed: boolean) => string, private readonly onOpen: () => void) {
+  constructor (sync: PeerSyncView | undefined, private readonly graceMs: number, private readonly log: Logger, private readonly leaves: (closed: boolean) => number, private readonly onOpen: () => void) {
     this.isOpen = sync === undefined || sync.syncedPeers() > 0
     if (this.isOpen || sync === undefined) return
-    log.info({ grace_ms: graceMs }, `claiming nothing until a sync with a peer completes (or ${(graceMs / 1000).toFixed(1)} s with no peer connected; ${describe(true)})`)
+    const n = leaves(true)
+    log.info({ event: 'claims_held', grace_ms: graceMs, leaves: n }, `claiming nothing until a sync with a peer completes (or ${(graceMs / 1000).toFixed(1)} s with no peer connected; ${leafCount(n)} it could run without a result in the local state)`)
     this.wait = whenFirstSynced(sync, graceMs, (r) => {
-      if (r.synced) this.openNow(`synced with ${r.peer ?? 'a peer'}`, { synced_with: r.peer })
-      else this.openNow(`alone: no peer connected for ${(this.graceMs / 1000).toFixed(1)} s, claiming without a sync`, { alone_ms: r.aloneMs }, 'warn')
+      if (r.synced) this.openNow(`synced with ${r.peer ?? 'a peer'}`, { how: 'synced', synced_with: r.peer })
+      else this.openNow(`alone: no peer connected for ${(this.graceMs / 1000).toFixed(1)} s, claiming without a sync`, { how: 'alone', alone_ms: r.aloneMs, grace_ms: this.graceMs }, 'warn')
     })
   }
 
@@ -76,7 +85,8 @@ export class SyncGate implements Disposable {
     if (this.isOpen) return
     this.isOpen = true
     this.dispose()
-    this.log[level](fields, `claims open: ${why} (${this.describe(false)})`)
+    const n = this.leaves(false)
+    this.log[level]({ event: 'claims_open', ...fields, leaves: n }, `claims open: ${why} (${leafCount(n)} open for this executor)`)
     this.onOpen()
   }
 

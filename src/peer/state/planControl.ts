@@ -152,13 +152,14 @@ export function planControlOf (state: PlanState, root: Goal, spend: PlanSpend): 
   return { state: st, cancel, budget, spend }
 }
 
-/** The answer of mayStartModelWork (state/evaluator.ts). */
-export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string }
+/** The answer of mayStartModelWork (state/evaluator.ts): when no, why (`state`, `detail` in words) and the plan's spend and budget then. */
+export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string, spend: UsageTotals, budget: Budget | null }
 
 /** The gate's answer for a plan as `c` says it stands (DESIGN §13). */
 export function modelWorkGate (c: PlanControl): ModelWorkGate {
-  if (c.state === 'cancelled') return { ok: false, state: 'cancelled', detail: `the plan was cancelled by its origin${c.cancel?.reason ? `: ${c.cancel.reason}` : ''}` }
-  if (c.state === 'budget_reached') return { ok: false, state: 'budget_reached', detail: `the plan's budget is reached (${describeSpend(c.spend, c.budget)})` }
+  const spend = { calls: c.spend.calls, input_tokens: c.spend.input_tokens, output_tokens: c.spend.output_tokens }
+  if (c.state === 'cancelled') return { ok: false, state: 'cancelled', detail: `the plan was cancelled by its origin${c.cancel?.reason ? `: ${c.cancel.reason}` : ''}`, spend, budget: c.budget }
+  if (c.state === 'budget_reached') return { ok: false, state: 'budget_reached', detail: `the plan's budget is reached (${describeSpend(c.spend, c.budget)})`, spend, budget: c.budget }
   return { ok: true }
 }
 
@@ -188,14 +189,23 @@ export function stoppedStatus<S extends string> (status: S, run: PlanRunState): 
   return status
 }
 
+/** Why a peer refuses to cancel a plan: the goal is unknown here, a subgoal, another peer's, or its plan is complete. */
+export type CancelRefusal = 'unknown_goal' | 'not_root_goal' | 'not_origin' | 'plan_complete'
+
+/** A cancel this peer refuses to publish; `refusal` says why (the message says it in words). */
+export class CancelRefused extends Error {
+  override name = 'CancelRefused'
+  constructor (readonly refusal: CancelRefusal, message: string) { super(message) }
+}
+
 /**
  * The cancel `me` publishes for root goal `root` (DESIGN §13).
- * @throws Error when `root` is not a root goal or `me` is not its origin peer (every other peer
- *   would drop the message)
+ * @throws CancelRefused when `root` is not a root goal or `me` is not its origin peer (every
+ *   other peer would drop the message)
  */
 export function cancelMessage (root: Goal, me: string, nowUs: Micros, reason = ''): CancelMsg {
-  if (root.parent_id !== null) throw new Error(`goal ${root.goal_id} is a subgoal: only a root goal's plan can be cancelled`)
-  if (root.origin_peer !== me) throw new Error(`goal ${root.goal_id} is not this peer's: it was submitted by ${root.origin_peer}, and this peer is ${me}; only its origin may cancel it`)
+  if (root.parent_id !== null) throw new CancelRefused('not_root_goal', `goal ${root.goal_id} is a subgoal: only a root goal's plan can be cancelled`)
+  if (root.origin_peer !== me) throw new CancelRefused('not_origin', `goal ${root.goal_id} is not this peer's: it was submitted by ${root.origin_peer}, and this peer is ${me}; only its origin may cancel it`)
   return {
     goal_id: root.goal_id,
     origin_peer: me,

@@ -36,8 +36,10 @@ async function headlessPeer (dir: string): Promise<{ child: ChildProcess, addres
     const onData = (d: Buffer): void => {
       buf += d.toString()
       for (const line of buf.split('\n')) {
-        if (!line.includes('"listening"')) continue
-        const rec = JSON.parse(line) as { peer_id: string, listen: string[] }
+        if (!line.startsWith('{')) continue
+        let rec: { event?: unknown, peer_id: string, listen: string[] }
+        try { rec = JSON.parse(line) as typeof rec } catch { continue } // a line still arriving
+        if (rec.event !== 'listening') continue
         const a = rec.listen.find((x) => x.startsWith('/ip4/127.0.0.1/tcp/'))
         if (a !== undefined) resolve(a.includes('/p2p/') ? a : `${a}/p2p/${rec.peer_id}`)
       }
