@@ -17,8 +17,9 @@
 import pLimit from 'p-limit'
 import type { LlmProvider, LlmPurpose } from '../../src/peer/llm/provider'
 import {
-  classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
+  decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
 } from '../../src/peer/roles/prompts'
+import { classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput } from './classify'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 
 export interface BaselineOptions {

@@ -135,7 +135,6 @@ export const SubgoalVerdict = z.strictObject({
   is_atomic: z.boolean(),
   required_capability: Capability
 })
-export type SubgoalVerdict = z.infer<typeof SubgoalVerdict>
 
 /**
  * One scorer's vote on one proposal, with its verdict on every subgoal (`decisions[i]` is about
@@ -227,7 +226,6 @@ export const ModelWaitReport = z.strictObject({
   attempt: z.int().min(1).max(100),
   max_attempts: z.int().min(1).max(100)
 }).refine((w) => w.attempt <= w.max_attempts, 'attempt must not exceed max_attempts')
-export type ModelWaitReport = z.infer<typeof ModelWaitReport>
 
 /** The lease holder's renewal of its claim while it works. */
 export const LeaseRenewal = z.strictObject({

@@ -96,10 +96,5 @@ export function nowMicros (): Micros {
   return hrtimeAnchor.wall + elapsedUs + clockOffsetMicros()
 }
 
-/** Current time as a wire timestamp. */
-export function nowTimestamp (): string {
-  return formatTimestamp(nowMicros())
-}
-
 /** ms → µs */
 export const msToMicros = (ms: number): Micros => Math.round(ms * 1000)
