@@ -9,7 +9,7 @@ import * as vscode from 'vscode'
 import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo, type StatusMsg } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
 

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode'
 import type { AnyEnvelope } from '../peer/protocol/schemas'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import { backoffDelay, CONFIG_ERROR_EXIT, DEFAULT_RESTART_POLICY, type RestartPolicy } from './restartPolicy'
 import { describeExit, PeerProcess, type ExitWithOutput, type PeerLaunch, type PeerStatus, type ReadyInfo } from './peerProcess'
