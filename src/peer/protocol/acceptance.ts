@@ -173,7 +173,7 @@ function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
 const ATOMIC_FIRST = [true, false] as const
 
 /**
- * The children of an accepted split (DESIGN §4, v2) as a pure function of the confirming votes:
+ * The children of an accepted split (DESIGN §4) as a pure function of the confirming votes:
  * per subgoal, atomic when the majority of the confirming votes say so (a tie counts as atomic),
  * and the capability most of them name (a tie goes to the earlier one in CAPABILITIES order:
  * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN §4) makes

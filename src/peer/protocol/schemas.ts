@@ -1,5 +1,5 @@
 /**
- * Wire schemas (zod 4) for every gossip message, with the seed's snake_case field names.
+ * Wire schemas (zod 4) for every gossip message; field names are snake_case.
  * Unknown fields are rejected (`strict`): the signature and the content key cover the whole
  * body, so silently stripping a field would change what was signed.
  *
@@ -10,7 +10,7 @@ import { z } from 'zod'
 import { LIMITS, MAX_GOAL_DEPTH, TEXT_MAX_CHARS, textLength } from './limits'
 import { parseTimestamp } from './time'
 
-/** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
+/** Capabilities a leaf can need and an executor can offer. */
 export const CAPABILITIES = ['can_write_text', 'can_query_api', 'can_run_code'] as const
 export const Capability = z.enum(CAPABILITIES)
 export type Capability = z.infer<typeof Capability>
@@ -126,7 +126,7 @@ export const SubgoalProposal = z.strictObject({
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
 /**
- * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4, v2): atomic or
+ * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4): atomic or
  * composite, and the capability producing it needs (for a composite one, its main part's).
  * Where the depth cap forces leaves, is_atomic is true and only the capability was asked.
  */

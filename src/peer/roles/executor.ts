@@ -4,7 +4,7 @@
  * by renewing it while it works, and publishes one result per leaf it executes: success, or a
  * failure after the provider's retries, never a failure shown as done.
  *
- * v2 claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
+ * Claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
  * after a standby, claimRank.ts), and the model call starts at once, overlapping the settle
  * window; the result is published only once the window is over and the claim still wins. A
  * finished call frees its slot even while its window runs. The window adapts to measured delivery latency and event-loop lag
@@ -14,7 +14,7 @@
  * identity.
  *
  * A leaf held by someone else is watched; when its lease lapses with no result (a crashed
- * executor), any executor still running competes for it again (fixes the seed's B5).
+ * executor), any executor still running competes for it again, so a crash never strands a leaf.
  * Superseded leaves (children of a losing split) are never claimed.
  *
  * One file on purpose: every step of a claim (claim, settle window, lease renewals, the call,

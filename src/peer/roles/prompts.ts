@@ -1,5 +1,5 @@
 /**
- * What the roles ask the LLM (our own wording; the seed's prompts only gave the intent) and the
+ * What the roles ask the LLM and the
  * zod schemas its answers must match. The provider sends each schema as JSON Schema, validates
  * with it and retries with the validation error fed back (DESIGN "LLM", §8), so every rule a
  * role relies on (subgoal count, score range) is in the schema, not checked afterwards.
