@@ -27,13 +27,12 @@ import { CLAIM_TOLERANCE_MS, claimStamp, stampWithinTolerance, type LeaseState }
 import { claimableSince, TaskMemo, taskOutcome } from '../state/dependencies'
 import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
+import { MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
-import { sha256Hex, truncateText } from '../net/blobs'
 import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
 import { excerpt, failureText, guard, RoleTimers } from './common'
@@ -66,12 +65,6 @@ export interface LeafWork {
 }
 
 export interface ExecutorOptions {
-  /**
-   * Stores a full output too large to inline (DESIGN §10) and returns its sha256; the result
-   * then carries the first MAX_INLINE_OUTPUT chars and the sha256, and peers fetch the rest by
-   * it. Provided by the peer runtime (its blob store).
-   */
-  storeBlob?: (text: string) => Promise<string>
   /** Orders candidate leaves (tests); default spreads executors over different leaves. */
   order?: (nodes: PromptNode[]) => PromptNode[]
   /**
@@ -551,25 +544,22 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
+  /**
+   * Publishes the whole output; the bus sends a long one as its excerpt and a blob (Bus.publish,
+   * DESIGN §10).
+   */
   async function publishResult (node: PromptNode, claimedAt: string, out: CallOutcome, w: LeafWork, wasKept = false): Promise<void> {
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
     const bytes = Buffer.byteLength(output, 'utf8')
-    let sha: string | null = null
-    let inline = output
-    if (output.length > MAX_INLINE_OUTPUT) {
-      sha = opts.storeBlob !== undefined ? await opts.storeBlob(output) : sha256Hex(output)
-      inline = truncateText(output, MAX_INLINE_OUTPUT)
-      if (opts.storeBlob === undefined) log.warn({ node_id: node.node_id, bytes }, 'output too large to inline and no blob store: only its first part is published')
-    }
     await bus.publish('result', {
       node_id: node.node_id,
       goal_id: node.goal_id,
       executor_peer: me,
       success,
-      output: inline,
-      output_sha256: sha,
+      output,
+      output_sha256: null,
       output_bytes: bytes,
       attempts: Math.min(100, Math.max(1, attempts)),
       // Never before our own claim (stamped ahead of our clock after a dependency finished by a

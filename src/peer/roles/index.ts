@@ -16,7 +16,7 @@ import { formatTimestamp } from '../protocol/time'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { startDecomposer } from './decomposer'
-import { startExecutor, type ExecutorHandle, type ExecutorOptions, type ExecutorTotals } from './executor'
+import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './executor'
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
 import { offerableCapabilities } from './codeRun'
@@ -31,8 +31,6 @@ export { renderReportMarkdown, renderTreeText } from './report'
 export interface StartRoleOptions {
   /** A provider to use instead of one made from config.llm (tests, the extension). */
   llm?: LlmProvider
-  /** Blob store for outputs larger than the inline limit (executor, DESIGN §10). */
-  storeBlob?: ExecutorOptions['storeBlob']
   /** The sandbox for can_run_code (tests); default detectSandbox(). */
   sandbox?: SandboxDetection
 }
@@ -100,7 +98,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': executor = startExecutor(ctx, llm(), { storeBlob: opts.storeBlob, ...(sandbox === null ? {} : { sandbox }) }); parts.push(executor); break
+    case 'executor': executor = startExecutor(ctx, llm(), sandbox === null ? {} : { sandbox }); parts.push(executor); break
     case 'observer': parts.push(startObserver(ctx)); break
   }
   parts.push(startAnnouncer(ctx))
