@@ -72,7 +72,7 @@ export class PeerCommands extends CommandFeature {
     const notOffered = this.d.peers.contributorNotOffered
     if (notOffered === null) void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
     else {
-      const offered = caps.filter((c) => c !== 'can_run_code')
+      const offered = this.d.peers.contributorOffered ?? []
       void vscode.window.showWarningMessage(`Goal Swarm: ${offered.length === 0 ? 'this editor executes no prompts' : `this editor now executes prompts needing ${offered.join(', ')}`}; ${notOffered}.`)
     }
     return info

@@ -5,8 +5,7 @@
  */
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
-import { offerableCapabilities } from '../peer/roles/codeRun'
-import { detectSandbox } from '../peer/sandbox/detect'
+import { executorOffer, type ExecutorOffer } from '../peer/roles/codeRun'
 import { Disposable } from '../common/disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'
@@ -40,7 +39,8 @@ export class PeerManager extends Disposable {
   readonly main: SupervisedPeer
   private contributorPeer: SupervisedPeer | undefined
   private contributorCaps: Capability[] | undefined
-  private contributorDropped: string | null = null
+  /** What the contributed executor offers of what it was asked for (executorOffer, the executor's own rule). */
+  private contributorOffer: ExecutorOffer | null = null
   private local: SupervisedPeer[] = []
   /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
   private readonly launchedWith = new Map<string, string>()
@@ -102,10 +102,12 @@ export class PeerManager extends Disposable {
   get contributorCapabilities (): readonly Capability[] | undefined { return this.contributorCaps }
   /**
    * Why the contributed executor does not offer a capability it was asked for, else null:
-   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"; the executor runs the
-   * same detection and drops it too).
+   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"; executorOffer, the
+   * rule the executor itself applies).
    */
-  get contributorNotOffered (): string | null { return this.contributorDropped }
+  get contributorNotOffered (): string | null { return this.contributorOffer?.dropped ?? null }
+  /** The capabilities the contributed executor offers (announces and claims), when one runs. */
+  get contributorOffered (): readonly Capability[] | undefined { return this.contributorOffer?.capabilities }
   get localSwarm (): readonly SupervisedPeer[] { return this.local }
   /** Every peer this editor supervises. */
   all (): SupervisedPeer[] {
@@ -128,7 +130,7 @@ export class PeerManager extends Disposable {
     await this.startMain()
     await this.stopContributing()
     this.contributorCaps = [...capabilities]
-    this.contributorDropped = offerableCapabilities(capabilities, detectSandbox()).dropped
+    this.contributorOffer = executorOffer(capabilities)
     const peer = this.track(new SupervisedPeer('executor', () => this.helperLaunch('executor', 'executor', `editor-executor-${this.deps.workspaceKey}`, this.contributorCaps ?? ['can_write_text']), this.supervisorDeps('executor')))
     this.contributorPeer = peer
     this._onDidChange.fire()
@@ -140,7 +142,7 @@ export class PeerManager extends Disposable {
     if (peer === undefined) return
     this.contributorPeer = undefined
     this.contributorCaps = undefined
-    this.contributorDropped = null
+    this.contributorOffer = null
     await peer.stop()
     peer.dispose()
     this._onDidChange.fire()

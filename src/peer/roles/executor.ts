@@ -43,8 +43,8 @@ import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
-import { offerableCapabilities, runCodeLeaf } from './codeRun'
-import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
+import { executorOffer, runCodeLeaf } from './codeRun'
+import { sandboxLimits, type SandboxDetection } from '../sandbox/index'
 import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
@@ -69,7 +69,7 @@ export interface ExecutorOptions {
   order?: (nodes: PromptNode[]) => PromptNode[]
   /**
    * The sandbox for can_run_code leaves; default detectSandbox(). Unavailable: can_run_code is
-   * not taken (logged with the reason), and no code is ever run.
+   * neither announced nor taken (executorOffer; logged with the reason), and no code is ever run.
    */
   sandbox?: SandboxDetection
 }
@@ -79,6 +79,8 @@ export interface ExecutorTotals extends LeafWork { leaves: number }
 
 /** A running executor: stop it, or read its per-leaf counts. */
 export interface ExecutorHandle extends Disposable {
+  /** What it offers: config.capabilities less can_run_code without a sandbox (what it announces). */
+  readonly capabilities: readonly Capability[]
   /**
    * The first part of a stop (DESIGN §5 "Stopping keeps finished work"): claims nothing more,
    * aborts calls still running, keeps every finished unpublished result in the data dir at once,
@@ -132,12 +134,13 @@ interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: n
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
   const { bus, state, config, log } = ctx
   const me = bus.peerId
-  const caps = new Set<Capability>(config.capabilities)
-  const sandbox = caps.has('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
+  const offer = executorOffer(config.capabilities, opts.sandbox)
+  const caps = new Set<Capability>(offer.capabilities)
+  const tools = offer.tools
   const limits = sandboxLimits(config.sandbox)
-  if (sandbox !== null && !sandbox.available) {
-    caps.delete('can_run_code')
-    log.warn({ capability: 'can_run_code' }, offerableCapabilities(['can_run_code'], sandbox).dropped ?? sandbox.reason)
+  if (offer.dropped !== null) {
+    log.warn({ capability: 'can_run_code' }, offer.dropped)
+    if (caps.size === 0) log.error('this executor offers no capability: it will claim no leaf')
   }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
@@ -480,8 +483,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     }
     try {
       // A can_run_code leaf: the model writes a program and the sandbox runs it; only with a sandbox.
-      const code = mine.capability === 'can_run_code' && sandbox?.available === true
-        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
+      const code = mine.capability === 'can_run_code' && tools !== null
+        ? await runCodeLeaf(llm, tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
         : null
       if (code !== null && signal.aborted) throw signal.reason
       const output = code?.output ?? (synthesis !== null
@@ -716,6 +719,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
 
   return {
+    capabilities: offer.capabilities,
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
     totals,
     drain: async (graceMs) => { try { await drain(graceMs) } catch (err) { log.error({ err }, 'stopping the executor\'s work failed') } },

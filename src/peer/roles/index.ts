@@ -19,8 +19,8 @@ import { startDecomposer } from './decomposer'
 import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './executor'
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
-import { offerableCapabilities } from './codeRun'
-import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
+import type { Capability } from '../protocol/schemas'
+import type { SandboxDetection } from '../sandbox/detect'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -78,16 +78,8 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
 export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<RoleHandle> {
-  const booted: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
-  // can_run_code only with a sandbox: neither announced nor taken without one (DESIGN "Code execution").
-  const sandbox = booted.config.role === 'executor' && booted.config.capabilities.includes('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
-  const offer = sandbox === null ? null : offerableCapabilities(booted.config.capabilities, sandbox)
-  const ctx: RoleContext = offer === null ? booted : { ...booted, config: { ...booted.config, capabilities: offer.capabilities } }
+  const ctx: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
   const { config, log } = ctx
-  if (offer?.dropped != null) {
-    log.warn({ capability: 'can_run_code' }, offer.dropped)
-    if (offer.capabilities.length === 0) log.error('this executor offers no capability: it will claim no leaf')
-  }
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
@@ -98,10 +90,12 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': executor = startExecutor(ctx, llm(), sandbox === null ? {} : { sandbox }); parts.push(executor); break
+    case 'executor': executor = startExecutor(ctx, llm(), opts.sandbox === undefined ? {} : { sandbox: opts.sandbox }); parts.push(executor); break
     case 'observer': parts.push(startObserver(ctx)); break
   }
-  parts.push(startAnnouncer(ctx))
+  // An executor announces what it offers (can_run_code only with a sandbox, executorOffer).
+  const offered: readonly Capability[] | null = executor === null ? null : (executor as ExecutorHandle).capabilities
+  parts.push(startAnnouncer(offered === null ? ctx : { ...ctx, config: { ...config, capabilities: [...offered] } }))
   log.info({ role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain }),
