@@ -7,8 +7,8 @@
  * Claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
  * after a standby, claimRank.ts), and the model call starts at once, overlapping the settle
  * window; the result is published only once the window is over and the claim still wins. A
- * finished call frees its slot even while its window runs. The window adapts to measured delivery latency and event-loop lag
- * (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
+ * finished call frees its slot even while its window runs. The window adapts to measured
+ * delivery latency and event-loop lag (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
  * through the provider) and publishes nothing. Nothing is claimed before a first sync with a
  * peer (or a grace period provably alone), nor by the newer of two live processes sharing one
  * identity.
@@ -18,22 +18,23 @@
  * Superseded leaves (children of a losing split) are never claimed.
  *
  * One file on purpose: every step of a claim (claim, settle window, lease renewals, the call,
- * abort on loss, publish) reads and writes the same per-leaf state (`working`, the watchers, the
- * settle window, the sync gate) held in one closure; split apart, that state would be passed
- * between modules on every step. The pieces without that state live beside it (settleWindow,
- * syncGate, claimRank, codeRun, synthesis, planGate).
+ * abort on loss, publish, keeping a finished result at a stop) reads and writes the same
+ * per-leaf state (`working`, the flights, the watchers, the settle window, the sync gate) held
+ * in one closure; split apart, that state would be passed between modules on every step. The
+ * pieces without that state live beside it: settleWindow, syncGate, claimRank, codeRun (the
+ * sandboxed call and executorOffer), synthesis, planGate, keptResults (the kept results' file)
+ * and identityTwins (a second live process with this identity).
  */
 import { CLAIM_TOLERANCE_MS, claimStamp, stampWithinTolerance, type LeaseState } from '../protocol/claims'
 import { claimableSince, TaskMemo, taskOutcome } from '../state/dependencies'
 import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
-import { MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
+import { MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
-import { identityFile } from '../net/identity'
 import type { RoleContext } from './context'
 import { excerpt, failureText, guard, RoleTimers } from './common'
 import { ancestorTexts, liveLeafCapability } from './lineage'
@@ -45,7 +46,8 @@ import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
 import { executorOffer, runCodeLeaf } from './codeRun'
 import { sandboxLimits, type SandboxDetection } from '../sandbox/index'
-import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
+import { KeptResults } from './keptResults'
+import { IdentityTwins } from './identityTwins'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
@@ -153,10 +155,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Claims in progress, with their finished call's outcome once it is in (drain reads them). */
   const flights = new Map<string, Flight>()
   /** Finished results not yet published: kept across a stop, published after a restart. */
-  const kept = loadKept()
+  const kept = KeptResults.open(config.dataDir, log)
   /** Set by drain: no new claim from then on. */
   let draining = false
-  let saving: Promise<void> = Promise.resolve()
   /** Claims whose model call has not finished: what --max-concurrent-leaves bounds. */
   let callSlots = 0
   /** Leaves already warned about for clock skew (one warning per leaf). */
@@ -164,8 +165,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
   const renewals = { count: 0, maxLateMs: 0, minLeftMs: Infinity }
   /** Set when a newer process with this identity must stop claiming (DESIGN §5). */
-  let duplicateOf: string | null = null
-  let warnedDuplicate = false
+  const twins = new IdentityTwins(ctx, me)
   let scheduled = false
   /** What the last look decided and saw (looked). */
   let lastLook = ''
@@ -209,7 +209,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         schedule()
         break
       case 'capability':
-        if (env.body.peer_id === me) checkIdentity(env.body)
+        if (env.body.peer_id === me) {
+          if (twins.observe(env.body)) for (const abort of working.values()) abort.abort(new Lost('a second live process uses this identity'))
+        }
         // Heartbeats sample every peer's link before its first claim: a competitor behind a
         // slow link widens the window before the first race with it, not after.
         else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000, undefined, env.body.peer_id)
@@ -323,7 +325,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Claims the next leaves it can do, while it has free call slots. */
   function look (): void {
     if (timers.isDisposed || draining) return
-    if (duplicateOf !== null || !gate.open) { looked('may_not_claim', 0); return }
+    if (twins.stopped || !gate.open) { looked('may_not_claim', 0); return }
     if (kept.size > 0) publishKept()
     if (callSlots >= parallel) { looked('busy', 0); return }
     const candidates: { node: PromptNode, cap: Capability }[] = []
@@ -381,7 +383,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
   function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
     if (timers.isDisposed) return new Lost('the executor stopped')
-    if (duplicateOf !== null) return new Lost('a second live process uses this identity')
+    if (twins.stopped) return new Lost('a second live process uses this identity')
     if (isCancelled(state, node.goal_id)) return new Lost('the plan was cancelled')
     if (finished(node.node_id)) return new Lost('the leaf has a result already')
     const lease = leaseOf(node.node_id)
@@ -575,26 +577,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"${wasKept ? ' (the result kept from before the restart)' : ''}`)
   }
 
-  /** The kept results of the data dir; an unreadable file is logged and left for the next save to replace. */
-  function loadKept (): Map<string, KeptResult> {
-    try {
-      const m = loadKeptResults(config.dataDir)
-      if (m.size > 0) log.info({ results: m.size, file: keptResultsPath(config.dataDir) }, `${m.size} finished ${m.size === 1 ? 'result' : 'results'} kept from before the restart: published once this executor has synced`)
-      return m
-    } catch (err) {
-      log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
-      return new Map()
-    }
-  }
-
-  /** Writes `kept` to the data dir; saves run one at a time, each writing the map as it is then. */
-  async function saveKept (): Promise<void> {
-    saving = saving.then(async () => { await saveKeptResults(config.dataDir, kept) }).catch((err: unknown) => {
-      log.error({ err }, `could not save the kept results: ${(err as Error).message}`)
-    })
-    await saving
-  }
-
   /** true when this executor's claim dated `claimedAt` holds, or last held, the task's latest round (DESIGN §5). */
   function ownsLatestRound (nodeId: string, claimedAt: string): boolean {
     const lease = leaseOf(nodeId)
@@ -621,7 +603,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (drop !== null) {
         kept.delete(id)
         log.info({ node_id: id, reason: drop }, `dropped the result of "${excerpt(k.node.text)}" kept from before the restart: ${drop}`)
-        void saveKept()
+        void kept.save()
         continue
       }
       publishingKept.add(id)
@@ -629,7 +611,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         try {
           await publishResult(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage } }, counts(id), true)
           kept.delete(id)
-          await saveKept()
+          await kept.save()
         } finally {
           publishingKept.delete(id)
           schedule()
@@ -648,8 +630,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (done.length === 0) return
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
     for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage } })
-    await saveKept()
-    const file = keptResultsPath(config.dataDir)
+    await kept.save()
+    const file = kept.file
     const keep = (f: Flight): void => {
       log.info({ event: 'result_kept', node_id: f.node.node_id, file }, `stopping inside the settle window of "${excerpt(f.node.text)}": its finished result is kept in ${file} and published after a restart`)
       f.abort.abort(new Lost('the executor stopped; its finished result is kept for after a restart'))
@@ -661,7 +643,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (f.published) kept.delete(f.node.node_id)
       else if (!f.abort.signal.aborted) keep(f)
     }
-    await saveKept()
+    await kept.save()
   }
 
   /**
@@ -678,33 +660,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${excerpt(node.text)}"`)
     }
     return true
-  }
-
-  /**
-   * Two live processes with this PeerId (one key file copied): the newer one (later booted_at,
-   * tie: greater nonce) logs an error naming the key file and stops claiming; its calls abort.
-   */
-  function checkIdentity (a: CapabilityAnnounce): void {
-    const boot = ctx.boot
-    if (boot === undefined || a.boot_nonce === undefined || a.booted_at === undefined || a.boot_nonce === boot.nonce) return
-    const theirs = parseTimestamp(a.booted_at)
-    // Not capability liveness (protocol/liveness.ts): the question is whether the other process
-    // runs now, and a restart of this identity must not take its own dead predecessor for a twin
-    // for a whole capability TTL; both processes share this peer's heartbeat, plus clock tolerance.
-    const live = Math.abs(ctx.now() - parseTimestamp(a.announced_at)) <= 3 * config.announceIntervalMs * 1000 + 5_000_000
-    if (!live) return
-    const iAmNewer = boot.bootedAtUs > theirs || (boot.bootedAtUs === theirs && boot.nonce > a.boot_nonce)
-    const file = identityFile(config.identityDir, config.name)
-    if (iAmNewer) {
-      if (duplicateOf !== null) return
-      duplicateOf = a.boot_nonce
-      log.error({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
-        `another live process uses this identity (PeerId ${me}, key file ${file}), started before this one: this process stops claiming leaves. Give each peer its own key file.`)
-      for (const abort of working.values()) abort.abort(new Lost('a second live process uses this identity'))
-    } else if (!warnedDuplicate) {
-      warnedDuplicate = true
-      log.warn({ peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
-    }
   }
 
   schedule()
