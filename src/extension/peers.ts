@@ -39,7 +39,6 @@ export class PeerManager extends Disposable {
   readonly main: SupervisedPeer
   private contributorPeer: SupervisedPeer | undefined
   private contributorCaps: Capability[] | undefined
-  /** What the contributed executor offers of what it was asked for (executorOffer, the executor's own rule). */
   private contributorOffer: ExecutorOffer | null = null
   private local: SupervisedPeer[] = []
   /** Settings fingerprint each peer was launched with (to offer a restart when they change). */
@@ -101,13 +100,12 @@ export class PeerManager extends Disposable {
   /** Capabilities of the contributed executor, when one runs. */
   get contributorCapabilities (): readonly Capability[] | undefined { return this.contributorCaps }
   /**
-   * Why the contributed executor does not offer a capability it was asked for, else null:
-   * can_run_code without a bubblewrap sandbox (DESIGN "Code execution"; executorOffer, the
-   * rule the executor itself applies).
+   * What the contributed executor offers (announces and claims) of the capabilities it was
+   * asked for, and why it drops one, else null: can_run_code without a bubblewrap sandbox
+   * (DESIGN "Code execution"; executorOffer, the rule the executor itself applies).
    */
-  get contributorNotOffered (): string | null { return this.contributorOffer?.dropped ?? null }
-  /** The capabilities the contributed executor offers (announces and claims), when one runs. */
   get contributorOffered (): readonly Capability[] | undefined { return this.contributorOffer?.capabilities }
+  get contributorNotOffered (): string | null { return this.contributorOffer?.dropped ?? null }
   get localSwarm (): readonly SupervisedPeer[] { return this.local }
   /** Every peer this editor supervises. */
   all (): SupervisedPeer[] {

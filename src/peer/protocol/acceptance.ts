@@ -3,6 +3,11 @@
  * scorer runs them on its own view; the result never depends on the order messages arrived in,
  * only on the set of messages, so two scorers with the same messages accept the same split and
  * publish the same AcceptedSplit (same content key: it collapses as a duplicate).
+ *
+ * One file on purpose: deciding a split (decideAcceptance, acceptedSplitFor) and checking one
+ * received from another peer (splitEvidence) must apply the same rule, so the check derives the
+ * split through the same steps as the decision (countedVotes, the private outcome,
+ * acceptedSplitFor); a change to the rule then changes both at once.
  */
 import { canonicalJson } from './envelope'
 import { childId } from './ids'

@@ -4,11 +4,12 @@
  *
  * Who proposes (DESIGN §3): every decomposer for a root goal (its split shapes the whole plan,
  * so the scorers get several to choose from); below the root only the `proposersPerGoal` live
- * decomposers ranked first by H(goal_id, peer), the way scorers rank. The others stand by: one proposes when a ranked proposer reports that it gave up
- * (its failure notice leaves the ranking) or when no proposal appeared within the standby time.
+ * decomposers ranked first by H(goal_id, peer), the way scorers rank. The others stand by: one
+ * proposes when a ranked proposer reports that it gave up (its failure notice leaves the
+ * ranking) or when no proposal appeared within the standby time.
  *
- * Re-proposal bound (swarm-wide, not per process, so more peers never mean more re-proposals): every proposal carries
- * `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
+ * Re-proposal bound (swarm-wide, not per process, so more peers never mean more
+ * re-proposals): every proposal carries `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
  * k <= maxReproposals and no proposal for the goal with attempt >= k exists in its state, from
  * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
  * rounds per goal; only decomposers that race inside one jitter window can both publish in the
