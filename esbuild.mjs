@@ -11,12 +11,21 @@
 //   calls a model never reads, parses or compiles their source.
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
-// Usage: node esbuild.mjs [--production] [--watch]
+// Usage: node esbuild.mjs [--production] [--watch] [--if-stale]
+//   --if-stale: build only when dist/ is not the output of these sources with these flags. Each
+//   build records the sha256 of every file esbuild read (its metafile inputs, node_modules
+//   included), of this script, tsconfig.json and esbuild's package.json in dist/.build-stamp.json; a build with --if-stale is skipped
+//   when all of them, the flags and every output file are unchanged. The test tiers start with
+//   it, so `npm test` (which builds first) bundles once and each tier alone still builds.
 import * as esbuild from 'esbuild'
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 
 const production = process.argv.includes('--production')
 const watch = process.argv.includes('--watch')
+const ifStale = process.argv.includes('--if-stale')
+const STAMP = 'dist/.build-stamp.json'
 
 // Node 20 lacks Promise.withResolvers, which libp2p 3's dependencies call while loading.
 // It must exist before any bundled module runs, so it goes in the banner, not in an import.
@@ -77,16 +86,38 @@ const builds = [
   }))
 ]
 
+/** sha256 of a file's bytes, hex; null when it cannot be read. */
+async function fileHash (file) {
+  try { return createHash('sha256').update(await readFile(file)).digest('hex') } catch { return null }
+}
+
+/** true when dist/.build-stamp.json says dist/ was built from exactly the current inputs with these flags. */
+async function upToDate () {
+  let stamp
+  try { stamp = JSON.parse(await readFile(STAMP, 'utf8')) } catch { return false }
+  if (stamp.production !== production || !stamp.outputs.every((f) => existsSync(f))) return false
+  for (const [file, hash] of Object.entries(stamp.inputs)) if (await fileHash(file) !== hash) return false
+  return true
+}
+
 await mkdir('dist', { recursive: true })
 // The repo's src/ and test/ are ESM (their package.json says so); the bundles are CommonJS.
 await writeFile('dist/package.json', '{ "type": "commonjs" }\n')
+// Copied on every run, stale or not: it is a few small files, so the stamp need not track them.
 await cp('src/peer/dashboard/page', 'dist/dashboard', { recursive: true })
 
 if (watch) {
+  // A watched build changes dist/ behind the stamp's back: drop it, so --if-stale rebuilds.
+  await rm(STAMP, { force: true })
   for (const b of builds) await (await esbuild.context(b)).watch()
   console.log('[esbuild] watching')
+} else if (ifStale && await upToDate()) {
+  console.log(`[esbuild] dist/ is up to date with its sources${production ? ' (--production)' : ''}: not rebuilding`)
 } else {
-  await Promise.all(builds.map((b) => esbuild.build(b)))
+  if (ifStale) console.log('[esbuild] dist/ is older than its sources or was built with other flags: building')
+  // A build that fails halfway must not leave a stamp vouching for the old output.
+  await rm(STAMP, { force: true })
+  const results = await Promise.all(builds.map((b) => esbuild.build({ ...b, metafile: true })))
   // One character above U+00FF (esbuild leaves regex literals unescaped) would make V8 hold
   // the whole bundle as a two-byte string: refuse such a build.
   for (const file of ['peer.js', ...Object.values(SDK_FILES)]) {
@@ -97,4 +128,12 @@ if (watch) {
       process.exit(1)
     }
   }
+  // What every build reads besides its metafile inputs: this script, the TypeScript settings
+  // esbuild honours, and esbuild's own version.
+  const inputs = {}
+  for (const file of ['esbuild.mjs', 'tsconfig.json', 'node_modules/esbuild/package.json']) inputs[file] = await fileHash(file)
+  for (const r of results) {
+    for (const file of Object.keys(r.metafile.inputs)) if (!file.startsWith('<')) inputs[file] = await fileHash(file)
+  }
+  await writeFile(STAMP, JSON.stringify({ production, outputs: builds.map((b) => b.outfile), inputs }) + '\n')
 }

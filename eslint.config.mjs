@@ -11,6 +11,19 @@ export default tseslint.config(
     }
   },
   {
+    files: ['src/views/**/*.ts', 'src/common/**/*.ts'],
+    rules: {
+      // DESIGN "Processes and folders": imports point down, src/extension -> src/views -> src/common.
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/extension/**'], message: 'src/views and src/common must not import src/extension' }] }]
+    }
+  },
+  {
+    files: ['src/common/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/extension/**', '**/views/**'], message: 'src/common imports neither src/extension nor src/views' }] }]
+    }
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error'

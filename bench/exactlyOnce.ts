@@ -11,7 +11,7 @@
  * kernel without netem, by relays that delay what that executor sends).
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { PeerProcess } from '../test/support/peers'
+import type { TestPeer } from '../test/support/peers'
 import { wallMs } from '../test/support/peers'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { DEFAULTS as PEER_DEFAULTS } from '../src/peer/config'
@@ -91,7 +91,7 @@ async function oneRun (ctx: BenchContext, s: Settings, i: number, prefix: string
       else throw new Error(`stress runs need network namespaces: ${netnsUnavailable() ?? ''}`)
     }
     await sleep(1500)
-    const submitter = rs.of('decomposer')[0]?.peer as PeerProcess
+    const submitter = rs.of('decomposer')[0]?.peer as TestPeer
     const text = `${GOAL} (run ${i + 1})`
     const t0 = wallMs()
     const goalId = await submitter.submitGoal(text)

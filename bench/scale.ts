@@ -12,7 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import type { PeerProcess } from '../test/support/peers'
+import type { TestPeer } from '../test/support/peers'
 import { INJECTOR_SPEC, wallMs } from '../test/support/peers'
 import { pickRandom } from '../src/peer/net/random'
 import { formatTimestamp, nowMicros } from '../src/peer/protocol/time'
@@ -103,7 +103,7 @@ export async function oneSize (ctx: BenchContext, n: number): Promise<ScaleResul
     ctx.log(`scale ${n}: idle CPU ${cores(r.idleCpuPct).toFixed(2)} cores, RSS median ${median(r.idleRssMB).toFixed(0)} MB (private ${median(r.idlePrivateMB).toFixed(0)} MB, PSS ${median(r.idlePssMB).toFixed(0)} MB)`)
 
     loop.enable()
-    const submitter = rs.of('decomposer')[0]?.peer as PeerProcess
+    const submitter = rs.of('decomposer')[0]?.peer as TestPeer
     const t1 = wallMs()
     const goalId = await submitter.submitGoal(`Organise a neighbourhood festival (${n} peers)`)
     const done = await Promise.all(peers.map(async (p) => await rs.waitComplete(p, goalId, n > 20 ? 600_000 : 300_000)))

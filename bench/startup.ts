@@ -10,14 +10,14 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
 import type { Role } from '../src/peer/protocol/schemas'
-import { REPO_ROOT, TestSwarm, type PeerProcess } from '../test/support/peers'
+import { REPO_ROOT, TestSwarm, type TestPeer } from '../test/support/peers'
 import { waitForPeerRecord } from '../test/support/wait'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'
 import { median, type Table } from './lib/report'
 
 interface Timing { listenMs: number, readyMs: number }
 
-function timingOf (p: PeerProcess): Timing {
+function timingOf (p: TestPeer): Timing {
   const listening = p.logRecords().find((r) => r.event === 'listening')
   return {
     listenMs: typeof listening?.time === 'number' ? listening.time - p.startedAt : NaN,
@@ -37,7 +37,7 @@ async function peerStartups (ctx: BenchContext, role: Role, reps: number): Promi
       first.push(timingOf(p))
       await p.stop()
     }
-    let p = swarm.all[0] as PeerProcess
+    let p = swarm.all[0] as TestPeer
     for (let i = 0; i < reps; i++) {
       p = await swarm.restart(p, { bootstrap: 'none' })
       await waitForPeerRecord(p, { event: 'listening' })

@@ -5,7 +5,7 @@
  * the stand-in answers it exactly as it answers the swarm.
  *
  * Calls: decompose every goal above the depth cap; classify each subgoal unless the depth cap
- * forces it atomic (the seed's rule: a centralized planner has no vote to fold the decision
+ * forces it atomic (a centralized planner has no vote to fold the decision
  * into, so one call per open subgoal is its cheapest honest equivalent of the swarm's
  * verdicts-in-the-vote); execute every leaf, each after the siblings it depends on; synthesize
  * every decomposed goal from its children's results once they are all done (the swarm's
@@ -17,8 +17,9 @@
 import pLimit from 'p-limit'
 import type { LlmProvider, LlmPurpose } from '../../src/peer/llm/provider'
 import {
-  classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput, decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
+  decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
 } from '../../src/peer/roles/prompts'
+import { classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput } from './classify'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 
 export interface BaselineOptions {

@@ -10,7 +10,7 @@ import * as vscode from 'vscode'
 import { PlanElement } from '../views/planTree'
 import { nodeIdFromPath, SCHEME } from '../views/resultUri'
 import type { CommandId } from './commandIds'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog, Log } from './log'
 
 /** Command handlers of one feature, by command id. */

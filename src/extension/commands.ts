@@ -6,7 +6,7 @@
  */
 import { Commands } from './commandIds'
 import { registerCommands, type CommandDeps } from './commandRegistry'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import { GoalCommands } from './goalCommands'
 import { KeyCommands } from './keyCommands'
 import { PeerCommands } from './peerCommands'

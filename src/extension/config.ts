@@ -5,7 +5,7 @@
  * swarm for this editor (package.json capabilities.untrustedWorkspaces declares the same keys).
  */
 import * as vscode from 'vscode'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import { readSettings, SECTION, type SettingKey, type SettingProblem, type Settings } from './settings'
 

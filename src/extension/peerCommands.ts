@@ -72,6 +72,7 @@ export class PeerCommands extends CommandFeature {
     const notOffered = this.d.peers.contributorNotOffered
     if (notOffered === null) void vscode.window.showInformationMessage(`Goal Swarm: this editor now executes prompts needing ${caps.join(', ')}.`)
     else {
+      // The executor drops can_run_code alone, without a sandbox (executorOffer), and said so in its `ready`.
       const offered = caps.filter((c) => c !== 'can_run_code')
       void vscode.window.showWarningMessage(`Goal Swarm: ${offered.length === 0 ? 'this editor executes no prompts' : `this editor now executes prompts needing ${offered.join(', ')}`}; ${notOffered}.`)
     }

@@ -7,11 +7,11 @@
  * typed fields of `ready` and `status` only, never from log text (DESIGN "Processes and folders").
  */
 import * as vscode from 'vscode'
-import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type CodeSandbox, type ExitInfo as ClientExitInfo, type StatusMsg, type UnreachableBootstrap } from '../peer/ipc/parent'
+import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type CodeSandbox, type ExitInfo, type StatusMsg, type UnreachableBootstrap } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Budget, Role } from '../peer/protocol/schemas'
 import { clipLabel } from '../peer/protocol/text'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
 
@@ -27,7 +27,7 @@ export interface ReadyInfo { peerId: string, role: Role, swarm: string, listen: 
 export type PeerStatus = StatusMsg
 
 /** How a child ended (parent.ts ExitInfo) and its last output lines, which name a bad flag or file. */
-export interface ExitInfo extends ClientExitInfo { lastLines: string[] }
+export interface ExitWithOutput extends ExitInfo { lastLines: string[] }
 
 export interface PeerLaunch {
   /** Absolute path of dist/peer.js. */
@@ -48,7 +48,7 @@ export class PeerProcess extends Disposable {
   private client: PeerClient | undefined
   private readyInfo: ReadyInfo | undefined
   private lastStatusMsg: PeerStatus | undefined
-  private exited: ExitInfo | undefined
+  private exited: ExitWithOutput | undefined
   private readonly lastLines: { line: string, level: keyof ComponentLog }[] = []
   /** The child forwards its log records over IPC (then stderr JSON lines are not shown twice). */
   private ipcLogs = false
@@ -58,12 +58,12 @@ export class PeerProcess extends Disposable {
   readonly onEnvelopes = this._onEnvelopes.event
   private readonly _onStatus = this._register(new vscode.EventEmitter<PeerStatus>())
   readonly onStatus = this._onStatus.event
-  private readonly _onExit = this._register(new vscode.EventEmitter<ExitInfo>())
+  private readonly _onExit = this._register(new vscode.EventEmitter<ExitWithOutput>())
   /** Fires once when the process has exited, for whatever reason. */
   readonly onExit = this._onExit.event
 
-  private readonly exitPromise: Promise<ExitInfo>
-  private resolveExit!: (e: ExitInfo) => void
+  private readonly exitPromise: Promise<ExitWithOutput>
+  private resolveExit!: (e: ExitWithOutput) => void
 
   constructor (private readonly launch: PeerLaunch, private readonly log: ComponentLog, private readonly peerLog: ComponentLog) {
     super()
@@ -79,7 +79,7 @@ export class PeerProcess extends Disposable {
   get unreachableBootstraps (): readonly UnreachableBootstrap[] { return this.lastStatusMsg?.unreachable_bootstraps ?? [] }
   get hasExited (): boolean { return this.exited !== undefined }
   /** Resolves when the process has exited. */
-  get whenExited (): Promise<ExitInfo> { return this.exitPromise }
+  get whenExited (): Promise<ExitWithOutput> { return this.exitPromise }
 
   /**
    * Forks the child and waits for its `ready` message.
@@ -180,9 +180,9 @@ export class PeerProcess extends Disposable {
     if (this.lastLines.length > KEEP_LINES) this.lastLines.shift()
   }
 
-  private onChildExit (e: ClientExitInfo): void {
+  private onChildExit (e: ExitInfo): void {
     if (this.exited !== undefined) return
-    const info: ExitInfo = { ...e, lastLines: this.lastLines.map((l) => l.line) }
+    const info: ExitWithOutput = { ...e, lastLines: this.lastLines.map((l) => l.line) }
     this.exited = info
     // Without IPC logs the JSON records on stderr were only kept: show them now it died.
     if (!this.ipcLogs && !info.expected) for (const l of this.lastLines) this.peerLog[l.level](l.line)
@@ -197,7 +197,7 @@ export class PeerProcess extends Disposable {
    * Stops the child: `shutdown` over IPC, SIGTERM after STOP_GRACE_MS, SIGKILL after
    * TERM_GRACE_MS more (parent.ts). Resolves when the process is gone. Safe to call repeatedly.
    */
-  async stop (): Promise<ExitInfo | undefined> {
+  async stop (): Promise<ExitWithOutput | undefined> {
     const client = this.client
     if (client === undefined) return undefined
     if (this.exited !== undefined) return this.exited

@@ -4,7 +4,8 @@
  */
 import type { PeerArgvConfig } from '../peer/ipc/argv'
 import type { Capability, Role } from '../peer/protocol/schemas'
-import { DEFAULT_SETTINGS, type LlmProvider, type Settings } from './settings'
+import type { LlmProviderName } from '../peer/protocol/limits'
+import { DEFAULT_SETTINGS, type Settings } from './settings'
 
 /** Everything needed to fork one peer. Paths are absolute. */
 export interface PeerSpec extends PeerArgvConfig {
@@ -23,7 +24,7 @@ export interface PeerSpec extends PeerArgvConfig {
   swarmKeyFile: string | null
   bootstrap: string[]
   mdns: boolean
-  llm: { provider: LlmProvider, model: string | null, baseUrl: string | null, timeoutMs?: number }
+  llm: { provider: LlmProviderName, model: string | null, baseUrl: string | null, timeoutMs?: number }
   maxDepth: number
   minSplits: number
   maxSplits: number
@@ -32,7 +33,7 @@ export interface PeerSpec extends PeerArgvConfig {
 }
 
 /** Fields of a spec that come from settings (the rest is chosen by the supervisor). */
-export function specFromSettings (s: Settings, provider: LlmProvider): Omit<PeerSpec, 'label' | 'role' | 'identity' | 'dataDir' | 'identityDir'> {
+export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<PeerSpec, 'label' | 'role' | 'identity' | 'dataDir' | 'identityDir'> {
   return {
     host: s.listenHost,
     port: s.listenPort,

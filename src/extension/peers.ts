@@ -6,14 +6,15 @@
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
 import { codeNotOfferedText } from '../peer/roles/codeRun'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'
 import type { PeerLaunch, ReadyInfo } from './peerProcess'
 import { loopbackDialAddrs, specFromSettings, type PeerSpec } from './peerSpec'
 import type { ApiKeys } from './secrets'
 import type { SettingsService } from './config'
-import { effectiveProvider, Keys, roleUsesLlm, type LlmProvider, type Settings } from './settings'
+import type { LlmProviderName } from '../peer/protocol/limits'
+import { effectiveProvider, Keys, roleUsesLlm, type Settings } from './settings'
 import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
 import { tcpPortOf } from './address'
 import { choosePort, rememberPort } from './stablePort'
@@ -234,7 +235,7 @@ export class PeerManager extends Disposable {
     return JSON.stringify(label === 'main' ? s : shared)
   }
 
-  private async provider (s: Settings, role: Role): Promise<LlmProvider> {
+  private async provider (s: Settings, role: Role): Promise<LlmProviderName> {
     const provider = effectiveProvider(s.llmProvider, await this.deps.keys.has('anthropic'))
     if (roleUsesLlm(role) && provider === 'anthropic' && !(await this.deps.keys.has('anthropic'))) {
       throw new LaunchError(`the anthropic LLM provider needs an API key: run "Goal Swarm: Set API Key", or set ${Keys.llmProvider} to "offline-demo"`)

@@ -8,7 +8,7 @@
 import { isIP } from 'node:net'
 import * as path from 'node:path'
 import { z } from 'zod'
-import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../peer/protocol/limits'
+import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type LlmProviderName } from '../peer/protocol/limits'
 import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../peer/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../peer/protocol/schemas'
 import { clipLabel } from '../peer/protocol/text'
@@ -63,7 +63,6 @@ export type SettingKey = (typeof Keys)[keyof typeof Keys]
 /** `auto` resolves to anthropic when an Anthropic key is available, else offline-demo (protocol/limits.ts). */
 export { LLM_PROVIDER_SETTINGS }
 export type LlmProviderSetting = (typeof LLM_PROVIDER_SETTINGS)[number]
-export type LlmProvider = Exclude<LlmProviderSetting, 'auto'>
 
 /**
  * Validated settings, as the supervisor uses them. Numeric ranges and defaults come from
@@ -234,7 +233,7 @@ export function readSettings (reader: SettingsReader): { settings: Settings, pro
  * The provider a peer actually runs with (DESIGN "LLM": anthropic is the default when a key
  * is set; otherwise the offline demo model, so everything works with no key and no network).
  */
-export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey: boolean): LlmProvider {
+export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey: boolean): LlmProviderName {
   if (setting !== 'auto') return setting
   return hasAnthropicKey ? 'anthropic' : 'offline-demo'
 }

@@ -6,10 +6,10 @@
  */
 import * as vscode from 'vscode'
 import type { AnyEnvelope } from '../peer/protocol/schemas'
-import { Disposable } from './disposable'
+import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import { backoffDelay, CONFIG_ERROR_EXIT, DEFAULT_RESTART_POLICY, type RestartPolicy } from './restartPolicy'
-import { describeExit, PeerProcess, type ExitInfo, type PeerLaunch, type PeerStatus, type ReadyInfo } from './peerProcess'
+import { describeExit, PeerProcess, type ExitWithOutput, type PeerLaunch, type PeerStatus, type ReadyInfo } from './peerProcess'
 
 export type PeerPhase = 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
 
@@ -150,7 +150,7 @@ export class SupervisedPeer extends Disposable {
     }
   }
 
-  private onProcExit (proc: PeerProcess, e: ExitInfo): void {
+  private onProcExit (proc: PeerProcess, e: ExitWithOutput): void {
     if (this.proc !== proc) return
     if (e.expected || this._phase === 'stopped' || this.isDisposed) {
       if (this._phase !== 'failed') this.setPhase('stopped')

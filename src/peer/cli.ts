@@ -3,20 +3,18 @@
  * flag or value is reported naming the flag, and the process exits 2. Every numeric option is
  * derived from its row of protocol/tunables.ts TUNABLES (tunableOption), and a pair that
  * breaks TUNABLE_ORDER is reported naming both flags.
+ * The parsers of single values live in cliValues.ts; this file holds the flags, the rules
+ * across flags and the config they build, kept together so each flag's default, parser and
+ * config field read side by side.
  */
-import { statSync, type Stats } from 'node:fs'
-import { isIP } from 'node:net'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { multiaddr } from '@multiformats/multiaddr'
-import { peerIdFromString } from '@libp2p/peer-id'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { SWARM_NAME_RE, TEXT_MAX_CHARS } from './protocol/limits'
-import { clipLabel, textLength } from './protocol/text'
+import { addr, capabilities, displayName, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
+import { clipLabel } from './protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from './protocol/tunables'
-import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, ROLES, type Capability, type Role } from './protocol/schemas'
-import { checkSwarmName } from './protocol/topics'
-import { readSwarmKey, writeNewSwarmKey } from './net/swarmKey'
+import { CAPABILITIES, ROLES, type Capability, type Role } from './protocol/schemas'
+import { writeNewSwarmKey } from './net/swarmKey'
 import { isLoopbackHost } from './net/loopback'
 
 /** Exit status for usage errors (bad flag or value). */
@@ -32,9 +30,6 @@ export interface CliIo {
   err: (s: string) => void
   env: NodeJS.ProcessEnv
 }
-
-/** Identity names follow the swarm-name rule: both become file or topic names. */
-const NAME_RE = SWARM_NAME_RE
 
 /** A flag's value as a number of `t`: integers in plain decimal digits, fractions where `t` allows them. @throws InvalidArgumentError with the range in words */
 function parseTunable (t: Tunable) {
@@ -106,94 +101,6 @@ export function escapeControls (text: string): string {
  */
 export function shortenQuoted (text: string): string {
   return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipLabel(head, 61)}'`)
-}
-
-function capabilities (v: string): Capability[] {
-  const parts = v.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  for (const p of parts) {
-    if (!(CAPABILITIES as readonly string[]).includes(p)) throw new InvalidArgumentError(`unknown capability "${p}"; expected a comma-separated list of ${CAPABILITIES.join(', ')}.`)
-  }
-  return [...new Set(parts)] as Capability[]
-}
-
-function addr (v: string, prev: string[] | undefined): string[] {
-  let ma
-  try { ma = multiaddr(v) } catch (err) { throw new InvalidArgumentError(`not a multiaddr (${(err as Error).message}).`) }
-  if (!ma.getComponents().some((c) => c.name === 'tcp')) throw new InvalidArgumentError('expected a TCP multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>.')
-  const p2p = ma.getComponents().find((c) => c.name === 'p2p')?.value
-  if (p2p !== undefined) {
-    try { peerIdFromString(p2p) } catch (err) { throw new InvalidArgumentError(`its /p2p part is not a PeerId (${(err as Error).message}).`) }
-  }
-  return [...(prev ?? []), v]
-}
-
-function host (v: string): string {
-  if (isIP(v) === 0) throw new InvalidArgumentError('expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0.')
-  return v
-}
-
-function name (v: string): string {
-  if (!NAME_RE.test(v)) throw new InvalidArgumentError(`expected 1-64 characters of ${NAME_RE.source.slice(1, -7)}.`)
-  return v
-}
-
-function displayName (v: string): string {
-  const r = PeerName.safeParse(v)
-  if (!r.success) throw new InvalidArgumentError(`expected 1-${PEER_NAME_MAX} characters without control characters.`)
-  return v
-}
-
-function swarm (v: string): string {
-  try { return checkSwarmName(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
-}
-
-function swarmKey (v: string): string {
-  try { readSwarmKey(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
-  return v
-}
-
-function url (v: string): string {
-  try { return new URL(v).toString() } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
-}
-
-function goalText (v: string): string {
-  if (v.trim() === '') throw new InvalidArgumentError(`the goal is ${v === '' ? 'empty' : 'blank (only spaces)'}; expected 1-${TEXT_MAX_CHARS} characters of goal text.`)
-  if (textLength(v) > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text (this one has ${textLength(v)}).`)
-  if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
-  return v
-}
-
-function goalId (v: string): string {
-  if (!/^[0-9a-f]{16}$/.test(v)) throw new InvalidArgumentError('expected a goal id: 16 lowercase hex characters.')
-  return v
-}
-
-function nonEmpty (v: string): string {
-  if (v.trim() === '') throw new InvalidArgumentError('expected a non-empty value.')
-  return v
-}
-
-/**
- * A report path the peer can write: not a directory, and its nearest existing ancestor is a
- * directory (missing ones are created at the first write), so a typo is refused at start
- * instead of failing every write of a long plan.
- */
-function reportPath (v: string): string {
-  nonEmpty(v)
-  const file = path.resolve(v)
-  if (statOrNull(file)?.isDirectory() === true) throw new InvalidArgumentError(`${file} is a directory; give a file path such as ${path.join(file, 'plan.md')}.`)
-  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
-    const st = statOrNull(dir)
-    if (st !== null) {
-      if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
-      return v
-    }
-    if (path.dirname(dir) === dir) return v
-  }
-}
-
-function statOrNull (p: string): Stats | null {
-  try { return statSync(p) } catch { return null }
 }
 
 /** The commander program (exported so --help text can be tested and documented). */

@@ -1,10 +1,9 @@
 /**
- * Peer configuration: every tunable of one peer process, built by the CLI (cli.ts) or by a
- * test/benchmark in-process. Roles and the extension use these exact names.
+ * Peer configuration: every tunable of one peer process, built by the CLI (cli.ts) or, for
+ * a peer run in-process, by the tests (test/support/peerConfig.ts). Roles and the extension use these exact names.
  */
-import path from 'node:path'
 import type { LlmConfig } from './llm/provider'
-import { DEFAULT_ACCEPTANCE, type AcceptanceConfig } from './protocol/acceptance'
+import type { AcceptanceConfig } from './protocol/acceptance'
 import { LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
 import { TUNABLES } from './protocol/tunables'
 import type { Budget, Capability, Role } from './protocol/schemas'
@@ -151,59 +150,4 @@ export function defaultLlmProvider (env: NodeJS.ProcessEnv = process.env): LlmPr
 export function apiKeyFromEnv (provider: LlmProviderName, env: NodeJS.ProcessEnv = process.env): string | null {
   const v = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined
   return v === undefined || v === '' ? null : v
-}
-
-/**
- * A complete config from a role and optional overrides, filling every default the CLI fills
- * (name `${role}-${port}`, data dir `.goal-swarm/<name>`, identity dir `.goal-swarm/identities`).
- * Used by tests and benchmarks that run a peer in-process.
- */
-export function makeConfig (role: Role, overrides: Partial<PeerConfig> = {}): PeerConfig {
-  const port = overrides.port ?? DEFAULTS.port
-  const name = overrides.name ?? `${role}-${port}`
-  const provider = overrides.llm?.provider ?? defaultLlmProvider()
-  return {
-    role,
-    name,
-    host: DEFAULTS.host,
-    port,
-    dataDir: path.join(DEFAULTS.baseDir, name),
-    identityDir: path.join(DEFAULTS.baseDir, 'identities'),
-    capabilities: role === 'executor' ? [...DEFAULT_EXECUTOR_CAPABILITIES] : [],
-    swarm: DEFAULTS.swarm,
-    swarmKeyFile: null,
-    mdns: true,
-    mdnsIntervalMs: DEFAULTS.mdnsIntervalMs,
-    bootstrap: [],
-    submitGoal: null,
-    submitBudget: null,
-    cancelGoal: null,
-    reportFile: null,
-    logFormat: 'text',
-    verbose: false,
-    maxDepth: DEFAULTS.maxDepth,
-    minSplits: DEFAULTS.minSplits,
-    maxSplits: DEFAULTS.maxSplits,
-    rootSplitCount: null,
-    acceptance: { ...DEFAULT_ACCEPTANCE },
-    leaseMs: DEFAULTS.leaseMs,
-    maxHoldMs: DEFAULTS.maxHoldMs,
-    settleFloorMs: DEFAULTS.settleFloorMs,
-    settleMaxMs: DEFAULTS.settleMaxMs,
-    maxConcurrentLeaves: DEFAULTS.maxConcurrentLeaves,
-    syncGraceMs: DEFAULTS.syncGraceMs,
-    announceIntervalMs: DEFAULTS.announceIntervalMs,
-    maxReproposals: DEFAULTS.maxReproposals,
-    proposersPerGoal: DEFAULTS.proposersPerGoal,
-    ...overrides,
-    llm: {
-      provider,
-      model: null,
-      baseUrl: null,
-      apiKey: apiKeyFromEnv(provider),
-      maxRetries: DEFAULTS.llmMaxRetries,
-      retryBaseMs: DEFAULTS.llmRetryBaseMs,
-      ...overrides.llm
-    }
-  }
 }

@@ -118,7 +118,7 @@ async function main (): Promise<void> {
     onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
   }
   try {
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { storeBlob: rt.storeBlob })
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync })
   } catch (err) {
     await rt.stop()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)

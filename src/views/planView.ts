@@ -4,7 +4,7 @@
  * activation, so VS Code finds a data provider as soon as the view is restored after a reload.
  */
 import * as vscode from 'vscode'
-import { Disposable } from '../extension/disposable'
+import { Disposable } from '../common/disposable'
 import type { GoalView } from '../peer/state/tree'
 import type { PlanModel } from './planModel'
 import { PlanTreeProvider, revealWhenPresent, type PlanElement } from './planTree'

@@ -2,6 +2,10 @@
  * What the Plan tree shows for each node: label, description, codicon, Markdown tooltip,
  * id and contextValue. Pure (no vscode), so the rendering rules are unit-tested; planTree.ts
  * turns these into vscode.TreeItems.
+ *
+ * One file on purpose: a row and its tooltip say the same things (status words, peer names,
+ * progress, hold limit and model wait) from the same ItemContext, so the rules sit side by side;
+ * tooltips apart would import those helpers back from the rows. Shared wording lives in format.ts.
  */
 import { holdLimitText } from '../peer/state/holdLimit'
 import { modelWaitText } from '../peer/state/modelWait'

@@ -98,7 +98,7 @@ test('exhausted retries publish a decomposer failure notice and no proposal', as
   assert.equal(publishedOf(d.peer, 'proposal').length, 0)
   await w.hub.idle()
   assert.equal(user.state.failuresFor(goal.goal_id).length, 1)
-  // A network-level failure is reported as such, not as a schema problem (B9).
+  // A network-level failure is reported as such, not as a schema problem.
   const w2 = await World.create()
   t.after(() => w2.close())
   const user2 = await w2.hub.addPeer({ label: 'user' })

@@ -332,8 +332,7 @@ test('an output larger than the inline limit goes to the blob store; the result 
   const e = await w.agent('executor')
   const big = 'day plan — 東京 '.repeat(6000) + 'end' // > 64 Ki UTF-16 units, multi-byte UTF-8
   w.standin.respondWith(() => ({ text: big }))
-  const blobs = new Map<string, string>()
-  startExec(w, e, { storeBlob: async (text) => { const sha = createHash('sha256').update(text, 'utf8').digest('hex'); blobs.set(sha, text); return sha } })
+  startExec(w, e)
   const node = nodes[0]!
   await waitUntil('a result', () => user.state.resultsFor(node.node_id).length === 1, 8000)
   const r = user.state.resultsFor(node.node_id)[0]!
@@ -341,7 +340,8 @@ test('an output larger than the inline limit goes to the blob store; the result 
   assert.equal(r.output.length, MAX_INLINE_OUTPUT)
   assert.ok(big.startsWith(r.output))
   assert.equal(r.output_bytes, Buffer.byteLength(big, 'utf8'))
-  assert.equal(blobs.get(r.output_sha256 ?? ''), big)
+  assert.equal(r.output_sha256, createHash('sha256').update(big, 'utf8').digest('hex'))
+  assert.equal(e.peer.blobs.get(r.output_sha256)?.toString('utf8'), big, 'the executor\'s bus stored the whole output')
 })
 
 test('a forged success result from a peer that never claimed does not stop the executor: it claims, runs and its result is shown', async (t) => {

@@ -2,7 +2,8 @@
  * Shared setup of the agents tier: an in-process MemoryHub, the LLM stand-in server speaking
  * the Anthropic API to the real SDK, and configs with short protocol timings.
  */
-import { makeConfig, type PeerConfig } from '../../src/peer/config'
+import type { PeerConfig } from '../../src/peer/config'
+import { makeConfig } from '../support/peerConfig'
 import { createProvider } from '../../src/peer/llm/index'
 import type { LlmProvider } from '../../src/peer/llm/provider'
 import type { AcceptedSplit, BodyOf, Kind, Role } from '../../src/peer/protocol/schemas'

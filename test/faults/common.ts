@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import type { PeerProcess } from '../support/peers'
+import type { TestPeer } from '../support/peers'
 import { PEER_BUNDLE } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
 import { RoleSwarm } from '../support/roleSwarm'
@@ -42,7 +42,7 @@ export function requestLevel (req: StandinRequest): number {
 }
 
 /** Names and exit states, for assertion messages. */
-export function peerStates (peers: PeerProcess[]): string {
+export function peerStates (peers: TestPeer[]): string {
   return peers.map((p) => `${p.name}:${p.running ? 'running' : JSON.stringify(p.exit)}`).join(', ')
 }
 
@@ -52,7 +52,7 @@ export function peerStates (peers: PeerProcess[]): string {
  * each leaf's full output equal to the tree's. @returns the number of leaves checked
  * @throws an assertion error naming the leaf and the peer
  */
-export async function assertOneResultPerLeaf (swarm: RoleSwarm, reader: PeerProcess, goalId: string, peers: PeerProcess[]): Promise<number> {
+export async function assertOneResultPerLeaf (swarm: RoleSwarm, reader: TestPeer, goalId: string, peers: TestPeer[]): Promise<number> {
   const root = swarm.mirror(reader).root(goalId)
   assert.ok(root !== undefined, `the plan ${goalId} is known at ${reader.name}`)
   const leaves = liveLeaves(root)

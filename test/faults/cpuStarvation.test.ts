@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { allowedCpus, BusyLoad, hasTaskset } from '../support/busyLoad'
-import type { PeerProcess } from '../support/peers'
+import type { TestPeer } from '../support/peers'
 import { DEFAULT_SHAPE, executedTask, leafTexts } from '../support/scriptedPlan'
 import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 
@@ -36,7 +36,7 @@ test('CPU starvation: two busy loops beside the swarm on its two CPUs, the plan 
   const wrap = cpus === null ? {} : { wrap: ['taskset', '-c', cpus.join(',')] }
   await swarm.addRoles({ decomposer: 1, scorer: 2 }, { ...wrap, latencyMs: 100 })
   await swarm.addRoles({ executor: 2 }, { ...wrap, latencyMs: 300 })
-  const editor: PeerProcess = (await swarm.add('observer', { ...wrap, name: 'editor' })).peer
+  const editor: TestPeer = (await swarm.add('observer', { ...wrap, name: 'editor' })).peer
   await swarm.swarm.waitConnected(3, 60_000)
 
   load = new BusyLoad(cpus, 2)

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { PeerProcess } from '../support/peers'
+import type { TestPeer } from '../support/peers'
 import type { RolePeer } from '../support/roleSwarm'
 import { liveLeaves } from '../support/leaves'
 import { DEFAULT_SHAPE, executedTask } from '../support/scriptedPlan'
@@ -18,8 +18,8 @@ import { waitUntil } from '../support/wait'
 const swarm = faultSwarm()
 /** Connections every peer needs before a test starts (the mesh heals the rest). */
 const MIN_CONNECTED = 4
-let editor: PeerProcess
-let watcher: PeerProcess
+let editor: TestPeer
+let watcher: TestPeer
 
 before(async () => {
   requireBundle()

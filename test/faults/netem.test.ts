@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { impairMode, NetnsLan, netnsUnavailable } from '../support/netns'
-import type { PeerProcess } from '../support/peers'
+import type { TestPeer } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
 import type { RolePeer } from '../support/roleSwarm'
 import { assertOneResultPerLeaf, faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
@@ -34,7 +34,7 @@ const LOSS_PERCENT = 5
  * claim; it then publishes nothing (DESIGN §5). Completed-call counts are measured with a model
  * that takes time (the exactly-once benchmark, the swarm tier's race tests).
  */
-function executions (p: PeerProcess): string[] {
+function executions (p: TestPeer): string[] {
   return p.logRecords()
     .filter((r) => r.event === 'result_published' && typeof r.node_id === 'string')
     .map((r) => r.node_id as string)

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import type { PeerProcess } from '../support/peers'
+import type { TestPeer } from '../support/peers'
 import { DEFAULT_SHAPE } from '../support/scriptedPlan'
 import { faultSwarm, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
@@ -17,7 +17,7 @@ const swarm = faultSwarm()
 after(async () => { await swarm.close() })
 
 /** Records of `peer` that show it claiming or running a leaf (a claim is logged at debug level only; its call is not). */
-const claimedOrRan = (peer: PeerProcess): Array<Record<string, unknown>> => peer.logRecords().filter((r) => r.event === 'claims_open' || r.event === 'claim_published' || r.event === 'execution_started')
+const claimedOrRan = (peer: TestPeer): Array<Record<string, unknown>> => peer.logRecords().filter((r) => r.event === 'claims_open' || r.event === 'claim_published' || r.event === 'execution_started')
 
 test('a restarted executor claims nothing before a first sync, and after syncing re-runs no finished leaf', { timeout: TEST_TIMEOUT_MS }, async () => {
   requireBundle()
@@ -26,7 +26,7 @@ test('a restarted executor claims nothing before a first sync, and after syncing
   // B's model never answers while it holds its first leaf.
   const b = await swarm.add('executor', { name: 'exec-b', latencyMs: 600_000 })
   await swarm.swarm.waitConnected(3, 60_000)
-  const observer = swarm.of('observer')[0]?.peer as PeerProcess
+  const observer = swarm.of('observer')[0]?.peer as TestPeer
   const goalId = await observer.submitGoal('Survive a stale executor')
   // A renewal by B means B won a claim and held it (a loser aborts within its settle window).
   await waitUntil('B holding a leaf (its first renewal)', () => [...observer.envelopes.values()].some((e) => e.kind === 'renew' && e.body.claimer_peer === b.peer.peerId), 60_000)

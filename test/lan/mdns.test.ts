@@ -11,7 +11,7 @@ import { nowMicros } from '../../src/peer/protocol/time'
 import { capability, score } from '../support/fixtures'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
 import { setTimeout as pause } from 'node:timers/promises'
-import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { syntheticPlan } from '../support/syntheticPlan'
 
@@ -24,8 +24,8 @@ if (reason !== null) {
 } else {
   const swarm = new TestSwarm({ commonArgs: ['--announce-interval-ms', '60000'] })
   const measured: Record<string, string> = {}
-  let peers: PeerProcess[] = []
-  let inj: PeerProcess
+  let peers: TestPeer[] = []
+  let inj: TestPeer
 
   const net = new NetnsLan('gslan', N)
 
@@ -40,7 +40,7 @@ if (reason !== null) {
       swarm.start({ ...lan(4), ...INJECTOR_SPEC, name: 'lan-injector', role: 'scorer', readyTimeoutMs: 90_000 })
     ])
     peers = started.slice(0, 3)
-    inj = started[3] as PeerProcess
+    inj = started[3] as TestPeer
   })
 
   after(async () => {

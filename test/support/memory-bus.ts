@@ -1,7 +1,9 @@
 /**
  * An in-process hub that implements the Bus contract (src/peer/bus.ts) for several simulated
- * peers, for the agents test tier: real Ed25519 keys, every envelope signed with signEnvelope
- * and received through the gossip bus's own ingest (src/peer/net/ingest.ts: the verify.ts
+ * peers, for the agents test tier: real Ed25519 keys, every envelope prepared by the gossip
+ * bus's own outbound step (src/peer/net/outbound.ts: the body's checks, a long result's blob
+ * and excerpt, signing, the size limit; blobs kept in memory per peer) and received through the
+ * gossip bus's own ingest (src/peer/net/ingest.ts: the verify.ts
  * pipeline as live gossip, then merge and fan-out), a PlanState per peer, delivery to every
  * peer including the sender, optional per-peer delay and partitions. It stands in for libp2p
  * gossip only; the roles above it and the ingest below them are the real ones.
@@ -13,9 +15,10 @@ import type { Bus, Disposable, MessageListener } from '../../src/peer/bus'
 import { DropCounters, type DropSource } from '../../src/peer/net/drops'
 import { PlanIngest } from '../../src/peer/net/ingest'
 import { SkewEvidence } from '../../src/peer/net/skewEvidence'
-import { canonicalJson, checkEnvelope, messageKey, type DropReason } from '../../src/peer/protocol/envelope'
+import { sha256Hex } from '../../src/peer/net/blobs'
+import { prepareOutgoing } from '../../src/peer/net/outbound'
+import { canonicalJson, messageKey, type DropReason } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../../src/peer/protocol/schemas'
-import { signEnvelope } from '../../src/peer/protocol/signing'
 import { PlanState } from '../../src/peer/state/planState'
 import type { PeerConfig } from '../../src/peer/config'
 import type { RoleContext } from '../../src/peer/roles/context'
@@ -44,6 +47,8 @@ export class MemoryPeer implements Bus {
   delayMs: number
   /** Envelopes this peer published, in order. */
   readonly published: AnyEnvelope[] = []
+  /** Full outputs of the long results this peer published, by sha256 (a gossip peer's blob store). */
+  readonly blobs = new Map<string, Buffer>()
   private readonly inbound: PlanIngest
   private readonly skew = new SkewEvidence()
 
@@ -68,12 +73,12 @@ export class MemoryPeer implements Bus {
 
   async publish<K extends Kind>(kind: K, body: BodyOf<K>): Promise<Envelope<K>> {
     if (this.hub.isStopped(this)) throw new Error(`peer ${this.label} is stopped`)
-    const env = await signEnvelope(this.key, kind, body)
-    const check = checkEnvelope(env)
-    if (!check.ok) throw new Error(`publish ${kind}: ${check.reason}: ${check.detail}`)
-    this.published.push(check.env)
-    this.inbound.merge(check.env)
-    this.hub.broadcast(this, check.env)
+    const blobs = { put: async (bytes: Uint8Array): Promise<string> => { const sha = sha256Hex(bytes); this.blobs.set(sha, Buffer.from(bytes)); return sha } }
+    const { env } = await prepareOutgoing({ privateKey: this.key, selfPeerId: this.peerId, blobs }, kind, body)
+    const any = env as unknown as AnyEnvelope
+    this.published.push(any)
+    this.inbound.merge(any)
+    this.hub.broadcast(this, any)
     return env
   }
 

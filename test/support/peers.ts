@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { peerArgv } from '../../src/peer/ipc/argv'
-import { PeerClient, type ReadyMsg as ClientReadyMsg, type StatusMsg as ClientStatusMsg } from '../../src/peer/ipc/parent'
+import { PeerClient, type ReadyMsg, type StatusMsg } from '../../src/peer/ipc/parent'
 import type { ParentMessage } from '../../src/peer/ipc/protocol'
 import { messageKey } from '../../src/peer/protocol/envelope'
 import type { AnyEnvelope, Kind, Role } from '../../src/peer/protocol/schemas'
@@ -35,7 +35,7 @@ export const PEER_BUNDLE = path.join(REPO_ROOT, 'dist', 'peer.js')
 /** The test-only injector peer (injector.ts), run from source: start it with INJECTOR_SPEC. */
 export const INJECTOR = path.join(REPO_ROOT, 'test', 'support', 'injector.ts')
 /** Spec fields that run the injector instead of dist/peer.js. */
-export const INJECTOR_SPEC: Pick<PeerSpec, 'script' | 'execArgv'> = { script: INJECTOR, execArgv: ['--import', 'tsx'] }
+export const INJECTOR_SPEC: Pick<TestPeerSpec, 'script' | 'execArgv'> = { script: INJECTOR, execArgv: ['--import', 'tsx'] }
 
 /**
  * Wall-clock ms with sub-ms precision. Compare values from one process only: each process
@@ -43,10 +43,7 @@ export const INJECTOR_SPEC: Pick<PeerSpec, 'script' | 'execArgv'> = { script: IN
  */
 export const wallMs = (): number => performance.timeOrigin + performance.now()
 
-export type StatusMsg = ClientStatusMsg
-export type ReadyMsg = ClientReadyMsg
-
-export interface PeerSpec {
+export interface TestPeerSpec {
   /** Default 'observer'. */
   role?: Role
   /** Identity name (key file <identityDir>/<name>.key, data dir <baseDir>/<name>); default `p<n>`. */
@@ -77,7 +74,7 @@ export interface PeerSpec {
 interface Waiter { check: () => boolean, resolve: () => void }
 
 /** One forked peer process (the production client, src/peer/ipc/parent.ts) and everything it reported over IPC. */
-export class PeerProcess {
+export class TestPeer {
   readonly client: PeerClient
   readonly startedAt = wallMs()
   /** `ready` message, once received. */
@@ -97,7 +94,7 @@ export class PeerProcess {
   readonly exited: Promise<{ code: number | null, signal: NodeJS.Signals | null }>
   private readonly waiters = new Set<Waiter>()
 
-  constructor (readonly spec: Required<Pick<PeerSpec, 'role' | 'name' | 'port' | 'host'>> & PeerSpec, readonly dataDir: string, readonly identityDir: string, args: string[], env: NodeJS.ProcessEnv) {
+  constructor (readonly spec: Required<Pick<TestPeerSpec, 'role' | 'name' | 'port' | 'host'>> & TestPeerSpec, readonly dataDir: string, readonly identityDir: string, args: string[], env: NodeJS.ProcessEnv) {
     this.client = new PeerClient({ script: spec.script ?? PEER_BUNDLE, args, label: spec.name, env, execArgv: spec.execArgv, wrap: spec.wrap })
     this.exited = this.client.exited.then(({ code, signal }) => { this.exit = { code, signal }; this.notify(); return this.exit })
     this.client.on('stderr', (l) => { this.stderr.push(l); if (this.stderr.length > 20_000) this.stderr.splice(0, 5_000); this.notify() })
@@ -289,7 +286,7 @@ export class TestSwarm {
   readonly baseDir: string
   readonly identityDir: string
   /** Every process started, including stopped and killed ones. */
-  readonly all: PeerProcess[] = []
+  readonly all: TestPeer[] = []
   private counter = 0
 
   constructor (readonly opts: TestSwarmOptions = {}) {
@@ -298,13 +295,13 @@ export class TestSwarm {
   }
 
   /** Processes still running. */
-  get peers (): PeerProcess[] { return this.all.filter((p) => p.running) }
+  get peers (): TestPeer[] { return this.all.filter((p) => p.running) }
 
   /** The data dir a peer named `name` uses (to pre-seed a state.jsonl before starting it). */
   dataDirOf (name: string): string { return path.join(this.baseDir, name) }
 
   /** The CLI flags a spec turns into (exported for tests that spawn by hand). */
-  argsFor (spec: PeerProcess['spec'], dataDir: string): string[] {
+  argsFor (spec: TestPeer['spec'], dataDir: string): string[] {
     if (spec.mdns === true && (spec.wrap === undefined || spec.wrap.length === 0)) {
       throw new Error('mDNS must never run in the host network namespace: give `wrap` (ip netns exec ...)')
     }
@@ -325,19 +322,19 @@ export class TestSwarm {
   }
 
   /** Starts one peer (waits for `ready` unless spec.waitReady is false). */
-  async start (spec: PeerSpec = {}): Promise<PeerProcess> {
+  async start (spec: TestPeerSpec = {}): Promise<TestPeer> {
     const full = { ...spec, role: spec.role ?? 'observer', name: spec.name ?? `p${++this.counter}`, port: spec.port ?? 0, host: spec.host ?? '127.0.0.1' }
     const dataDir = this.dataDirOf(full.name)
     const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', ...spec.env }
-    const peer = new PeerProcess(full, dataDir, this.identityDir, this.argsFor(full, dataDir), env)
+    const peer = new TestPeer(full, dataDir, this.identityDir, this.argsFor(full, dataDir), env)
     this.all.push(peer)
     if (spec.waitReady !== false) await peer.waitReady(spec.readyTimeoutMs)
     return peer
   }
 
   /** Starts `n` peers one after another, each bootstrapping to every peer started before it. */
-  async startMany (n: number, spec: PeerSpec | ((i: number) => PeerSpec) = {}): Promise<PeerProcess[]> {
-    const out: PeerProcess[] = []
+  async startMany (n: number, spec: TestPeerSpec | ((i: number) => TestPeerSpec) = {}): Promise<TestPeer[]> {
+    const out: TestPeer[] = []
     for (let i = 0; i < n; i++) out.push(await this.start(typeof spec === 'function' ? spec(i) : spec))
     return out
   }
@@ -346,7 +343,7 @@ export class TestSwarm {
    * Starts a stopped/killed peer again with the same identity, data dir, host and port
    * (bootstrapping to every running peer unless `overrides.bootstrap` says otherwise).
    */
-  async restart (peer: PeerProcess, overrides: PeerSpec = {}): Promise<PeerProcess> {
+  async restart (peer: TestPeer, overrides: TestPeerSpec = {}): Promise<TestPeer> {
     if (peer.running) await peer.kill()
     const port = peer.ready !== null ? peer.boundPort : peer.spec.port
     return await this.start({ ...peer.spec, port, bootstrap: undefined, ...overrides, name: peer.name })

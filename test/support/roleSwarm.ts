@@ -2,7 +2,7 @@
  * A swarm of real peer processes playing roles (test/support/peers.ts TestSwarm), each LLM
  * peer with its own loopback LLM stand-in (test/support/llm-standin.ts) so calls are counted
  * per peer and a test can see when one peer's call is in flight. Plans are watched through the
- * peers' IPC envelope streams: each PeerProcess mirrors its peer's verified plan state, and
+ * peers' IPC envelope streams: each TestPeer mirrors its peer's verified plan state, and
  * the tree is the same pure function the peers use (state/tree.ts).
  *
  * Used by the benchmarks (bench/*.ts) and the fault tier (test/faults).
@@ -16,13 +16,13 @@ import { PlanState } from '../../src/peer/state/planState'
 import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
 import { LlmStandin, type StandinResponder } from './llm-standin'
 import { liveLeaves } from './leaves'
-import { TestSwarm, wallMs, type PeerProcess, type PeerSpec, type TestSwarmOptions } from './peers'
+import { TestSwarm, wallMs, type TestPeer, type TestPeerSpec, type TestSwarmOptions } from './peers'
 
 /** API key the peers send to their stand-ins (never a real key). */
 const STANDIN_KEY = 'standin-test-key'
 
 export interface RolePeer {
-  peer: PeerProcess
+  peer: TestPeer
   role: Role
   /** The peer's own LLM stand-in; null for observers and non-LLM peers. */
   llm: LlmStandin | null
@@ -37,7 +37,7 @@ export interface RoleSwarmOptions extends TestSwarmOptions {
   bundle?: string
 }
 
-export interface AddOptions extends Omit<PeerSpec, 'role'> {
+export interface AddOptions extends Omit<TestPeerSpec, 'role'> {
   /** This peer's stand-in latency (default: the swarm's). */
   latencyMs?: number
   /**
@@ -74,7 +74,7 @@ export class StateMirror {
   readonly state: PlanState
   private seen = 0
   /** @param acceptance the swarm's acceptance rule (acceptanceOfArgs), default the peers' defaults */
-  constructor (readonly peer: PeerProcess, acceptance?: AcceptanceRule) {
+  constructor (readonly peer: TestPeer, acceptance?: AcceptanceRule) {
     this.state = new PlanState(undefined, acceptance === undefined ? {} : { acceptance })
   }
 
@@ -109,7 +109,7 @@ export class RoleSwarm {
   readonly swarm: TestSwarm
   readonly members: RolePeer[] = []
   private readonly standins: LlmStandin[] = []
-  private readonly mirrors = new Map<PeerProcess, StateMirror>()
+  private readonly mirrors = new Map<TestPeer, StateMirror>()
 
   constructor (readonly opts: RoleSwarmOptions) {
     this.swarm = new TestSwarm(opts)
@@ -155,7 +155,7 @@ export class RoleSwarm {
    * Restarts a killed or stopped member with the same identity, port, data dir and stand-in.
    * @returns the new member (also replaces the old one in `members`)
    */
-  async restart (m: RolePeer, overrides: PeerSpec = {}): Promise<RolePeer> {
+  async restart (m: RolePeer, overrides: TestPeerSpec = {}): Promise<RolePeer> {
     const peer = await this.swarm.restart(m.peer, overrides)
     const next: RolePeer = { peer, role: m.role, llm: m.llm }
     const i = this.members.indexOf(m)
@@ -169,11 +169,11 @@ export class RoleSwarm {
   }
 
   /** Running peers. */
-  get peers (): PeerProcess[] {
+  get peers (): TestPeer[] {
     return this.members.filter((m) => m.peer.running).map((m) => m.peer)
   }
 
-  mirror (peer: PeerProcess): StateMirror {
+  mirror (peer: TestPeer): StateMirror {
     let m = this.mirrors.get(peer)
     if (m === undefined) { m = new StateMirror(peer, acceptanceOfArgs(this.opts.commonArgs ?? [])); this.mirrors.set(peer, m) }
     return m
@@ -207,7 +207,7 @@ export class RoleSwarm {
    * done, failed or blocked, no goal awaiting a split), polling its mirrored state every `pollMs`.
    * @throws on timeout, with the peer's progress
    */
-  async waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 120_000, pollMs = 50): Promise<Completion> {
+  async waitComplete (peer: TestPeer, goalId: string, timeoutMs = 120_000, pollMs = 50): Promise<Completion> {
     const mirror = this.mirror(peer)
     const deadline = wallMs() + timeoutMs
     let last: PlanProgress | null = null
@@ -242,8 +242,8 @@ export class RoleSwarm {
    * Tree hash of one root goal at each peer, all computed for the same clock reading (the
    * tree is a pure function of the message set and the clock, so equal sets hash equal).
    */
-  treeHashes (goalId: string, peers: PeerProcess[] = this.peers, nowUs: Micros = nowMicros()): Map<PeerProcess, string | null> {
-    const out = new Map<PeerProcess, string | null>()
+  treeHashes (goalId: string, peers: TestPeer[] = this.peers, nowUs: Micros = nowMicros()): Map<TestPeer, string | null> {
+    const out = new Map<TestPeer, string | null>()
     for (const p of peers) {
       const root = this.mirror(p).root(goalId, nowUs)
       out.set(p, root === undefined ? null : treeHash([root]))
@@ -256,7 +256,7 @@ export class RoleSwarm {
    * @returns the hash and when it was first seen equal (wallMs)
    * @throws on timeout, listing each peer's hash and message count
    */
-  async waitSameTree (goalId: string, peers: PeerProcess[] = this.peers, timeoutMs = 30_000): Promise<{ hash: string, at: number }> {
+  async waitSameTree (goalId: string, peers: TestPeer[] = this.peers, timeoutMs = 30_000): Promise<{ hash: string, at: number }> {
     const deadline = wallMs() + timeoutMs
     for (;;) {
       const hashes = this.treeHashes(goalId, peers)
@@ -271,7 +271,7 @@ export class RoleSwarm {
   }
 
   /** Waits for a fresh `status` from `peer` (asks for one) and returns its drop counters. */
-  async freshDrops (peer: PeerProcess, timeoutMs = 10_000): Promise<Record<string, number>> {
+  async freshDrops (peer: TestPeer, timeoutMs = 10_000): Promise<Record<string, number>> {
     const before = peer.lastStatus
     peer.send({ type: 'status-query' })
     await peer.waitFor(() => peer.lastStatus !== before, 'a fresh status', timeoutMs)

@@ -86,7 +86,7 @@ export async function waitForRecord<R extends JsonRecord> (records: readonly R[]
   return await waitUntil(opts.what ?? `a log record with ${describe(fields)}`, () => records.slice(opts.from ?? 0).find((r) => recordMatches(r, fields)), opts.timeoutMs ?? 10_000)
 }
 
-/** A process whose JSON log records can be read and waited on (test/support/peers.ts PeerProcess). */
+/** A process whose JSON log records can be read and waited on (test/support/peers.ts TestPeer). */
 export interface RecordSource {
   logRecords(): Array<Record<string, unknown>>
   waitFor(check: () => boolean, what: string, timeoutMs?: number): Promise<void>

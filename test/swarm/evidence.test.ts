@@ -31,7 +31,7 @@ import { peerSuffix } from '../../src/peer/state/peerNames'
 import { newIdentity } from '../support/fixtures'
 import { canonicalJson } from '../../src/peer/protocol/envelope'
 import { DEFAULT_SWARM, formatTopic } from '../../src/peer/protocol/topics'
-import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
+import { INJECTOR_SPEC, TestSwarm, type TestPeer } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
 import { demoResponder, scoreReply } from '../support/llm-standin'
@@ -43,7 +43,7 @@ const GOAL = 'Plan a two-week trip to Japan'
 
 interface Done { type: string, key?: string, message?: string }
 
-async function injected (inj: PeerProcess, kind: string, body: unknown): Promise<string> {
+async function injected (inj: TestPeer, kind: string, body: unknown): Promise<string> {
   const r = await inj.request({ type: 'inject-publish', kind, body }, 60_000) as unknown as Done
   if (r.type !== 'inject-done') throw new Error(`injector: ${r.message ?? JSON.stringify(r)}`)
   return r.key as string
@@ -89,7 +89,7 @@ test('(1) accepted splits their votes do not prove are ignored by every peer: no
   const sc1 = await swarm.start({ role: 'scorer', name: 'sc1', args })
   const others = [await swarm.start({ role: 'decomposer', name: 'dec', args }), sc1, await swarm.start({ role: 'scorer', name: 'sc2', args })]
   const goalId = await observer.submitGoal(GOAL)
-  const rootOf = (p: PeerProcess): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
+  const rootOf = (p: TestPeer): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
   await observer.waitFor(() => rootOf(observer)?.status === 'decomposed', 'the honest split accepted', 60_000)
   const honest = rootOf(observer)!.accepted!
 

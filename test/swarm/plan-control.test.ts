@@ -19,7 +19,7 @@ import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
 import { totalTokens } from '../../src/peer/state/planControl'
 import { PeerClientError } from '../../src/peer/ipc/parent'
 import { demoResponder, type StandinReply, type StandinRequest } from '../support/llm-standin'
-import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
+import { INJECTOR_SPEC, TestSwarm, type TestPeer } from '../support/peers'
 import { hashes, roleArgs, startPlanners, startStandin, treeOf } from './roles-support'
 import { liveLeaves } from '../support/leaves'
 
@@ -37,27 +37,27 @@ function withLatency (ms: number) {
 }
 
 /** Capability announcements of `of` that `at` has received (one per heartbeat: a tick of its loop). */
-function announcements (at: PeerProcess, of: PeerProcess): number {
+function announcements (at: TestPeer, of: TestPeer): number {
   let n = 0
   for (const e of at.envelopes.values()) if (e.kind === 'capability' && e.body.peer_id === of.peerId) n++
   return n
 }
 
 /** Waits until `at` has heard `more` further heartbeats from every peer of `from` (time has passed in each). */
-async function waitHeartbeats (at: PeerProcess, from: PeerProcess[], more: number): Promise<void> {
+async function waitHeartbeats (at: TestPeer, from: TestPeer[], more: number): Promise<void> {
   const base = from.map((p) => announcements(at, p))
   await at.waitFor(() => from.every((p, i) => announcements(at, p) >= (base[i] as number) + more), `${more} more heartbeats from ${from.map((p) => p.name).join(', ')}`, 30_000)
 }
 
 interface Done { type: string, envelope?: unknown, recipients?: number, message?: string }
-async function injected (inj: PeerProcess, msg: Record<string, unknown>): Promise<Done> {
+async function injected (inj: TestPeer, msg: Record<string, unknown>): Promise<Done> {
   const r = await inj.request(msg, 60_000) as unknown as Done
   if (r.type !== 'inject-done') throw new Error(`injector: ${r.message ?? JSON.stringify(r)}`)
   return r
 }
 
 /** Signs `body` as the injector and gossips it raw, past the injector's own publish checks. */
-async function gossipForged (inj: PeerProcess, body: CancelMsg): Promise<void> {
+async function gossipForged (inj: TestPeer, body: CancelMsg): Promise<void> {
   const { envelope } = await injected(inj, { type: 'inject-sign', kind: 'cancel', body })
   const r = await injected(inj, { type: 'inject-raw', topic: formatTopic({ swarm: DEFAULT_SWARM, kind: 'plan' }), text: canonicalJson(envelope) })
   assert.ok((r.recipients ?? 0) > 0, 'the forged cancel reached some peer')
@@ -128,7 +128,7 @@ test('(2) a budget of N calls: over-spend bounded by the calls in flight, spend 
   const exec = await swarm.start({ role: 'executor', name: 'ex', args: [...args, '--max-concurrent-leaves', String(PARALLEL)] })
   const all = [observer, ...swarm.all.filter((p) => p !== observer)]
   const goalId = await observer.submitGoal(GOAL, { max_calls: BUDGET })
-  const rootOf = (p: PeerProcess): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
+  const rootOf = (p: TestPeer): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
   await observer.waitFor(() => all.every((p) => rootOf(p)?.plan?.state === 'budget_reached') && standin.requests.every((r) => r.outcome !== null),
     'the budget reached on every peer, no call open', 60_000)
   const requests = standin.requests.length
@@ -164,10 +164,10 @@ test('(3) three executors, a budget of 12 calls: requests within budget - 1 + (2
   const BUDGET = 12
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 12 })
   const observer = await startPlanners(swarm, args)
-  const execs: PeerProcess[] = []
+  const execs: TestPeer[] = []
   for (let i = 1; i <= EXECUTORS; i++) execs.push(await swarm.start({ role: 'executor', name: `ex${i}`, args: [...args, '--max-concurrent-leaves', String(SLOTS)] }))
   const goalId = await observer.submitGoal(GOAL, { max_calls: BUDGET })
-  const rootOf = (p: PeerProcess): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
+  const rootOf = (p: TestPeer): ReturnType<typeof treeOf>[number] | undefined => treeOf(p).find((r) => r.id === goalId)
   await observer.waitFor(() => [observer, ...execs].every((p) => rootOf(p)?.plan?.state === 'budget_reached') && standin.requests.every((r) => r.outcome !== null),
     'the budget reached at the observer and every executor, no call open', 60_000)
   const requests = standin.requests.length

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
 import { demoResponder, type StandinReply, type StandinRequest } from '../support/llm-standin'
-import { TestSwarm, type PeerProcess } from '../support/peers'
+import { TestSwarm, type TestPeer } from '../support/peers'
 import { roleArgs, startStandin } from './roles-support'
 
 const ROUNDS = 3
@@ -26,10 +26,10 @@ function reportLeafStatuses (md: string, goalId: string): string[] {
 
 test('the report file at exit holds the final state: every leaf done, failed or blocked, as the exit record counts', async (t) => {
   const swarm = new TestSwarm()
-  let obs: PeerProcess | null = null
+  let obs: TestPeer | null = null
   const taskOf = (req: StandinRequest): string => /^Task: (.*)$/m.exec(req.prompt)?.[1] ?? ''
   /** Texts of the leaves another leaf depends on, in the plan `obs` submitted (its split, over IPC). */
-  const dependencies = (p: PeerProcess): Set<string> => {
+  const dependencies = (p: TestPeer): Set<string> => {
     const own = new Set([...p.envelopes.values()].flatMap((e) => e.kind === 'goal' && e.body.origin_peer === p.peerId ? [e.body.goal_id] : []))
     const nodes = [...p.envelopes.values()].flatMap((e) => e.kind === 'node' && own.has(e.body.goal_id) ? [e.body] : [])
     const needed = new Set(nodes.flatMap((n) => n.depends_on))

@@ -10,14 +10,14 @@ import { test } from 'node:test'
 import type { ClaimMsg } from '../../src/peer/protocol/schemas'
 import { parseTimestamp } from '../../src/peer/protocol/time'
 import { demoResponder, scoreReply } from '../support/llm-standin'
-import { TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, LEASE_MS, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 import { liveLeaves } from '../support/leaves'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
-function claimsOf (peer: PeerProcess): ClaimMsg[] {
+function claimsOf (peer: TestPeer): ClaimMsg[] {
   return [...peer.envelopes.values()].flatMap((e) => (e.kind === 'claim' ? [e.body] : []))
 }
 

@@ -9,7 +9,7 @@ import { DEFAULT_ACCEPTANCE } from '../../src/peer/protocol/acceptance'
 import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/peer/state/tree'
 import { nowMicros } from '../../src/peer/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
-import type { PeerProcess, TestSwarm } from '../support/peers'
+import type { TestPeer, TestSwarm } from '../support/peers'
 import { waitUntil } from '../support/wait'
 
 /**
@@ -44,7 +44,7 @@ export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSpl
  * Starts the planning half of a role swarm on `args`: an observer, one decomposer and two
  * scorers (the quorum). @returns the observer, which submits goals and watches the tree.
  */
-export async function startPlanners (swarm: TestSwarm, args: string[]): Promise<PeerProcess> {
+export async function startPlanners (swarm: TestSwarm, args: string[]): Promise<TestPeer> {
   const observer = await swarm.start({ role: 'observer', name: 'observer', args })
   await swarm.start({ role: 'decomposer', name: 'dec', args })
   await swarm.start({ role: 'scorer', name: 'sc1', args })
@@ -60,33 +60,33 @@ export async function startStandin (responder?: (req: StandinRequest) => Standin
  * The plan tree as `peer` holds it now. `opts` carries the claim-rule flags the peers were
  * started with when a test changes them (say --max-hold-ms): the rule reads them.
  */
-export function treeOf (peer: PeerProcess, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
+export function treeOf (peer: TestPeer, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
   // Judged by the swarm's acceptance rule: roleArgs' timeout unless the test set another.
   const acceptance = { ...DEFAULT_ACCEPTANCE, timeoutMs: opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS }
   return buildTree(new PlanState(peer.envelopes.values(), { acceptance }), { settleWindowMs: SETTLE_MS, acceptTimeoutMs: acceptance.timeoutMs, ...opts, nowUs })
 }
 
-export function progressOf (peer: PeerProcess, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {
+export function progressOf (peer: TestPeer, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {
   const root = treeOf(peer, nowMicros(), opts).find((r) => r.id === goalId)
   return root === undefined ? undefined : planProgress(root)
 }
 
 /** Waits until `peer` holds the goal's complete plan (every leaf done or failed). */
-export async function waitComplete (peer: PeerProcess, goalId: string, timeoutMs = 60_000, opts: Omit<TreeOptions, 'nowUs'> = {}): Promise<PlanProgress> {
+export async function waitComplete (peer: TestPeer, goalId: string, timeoutMs = 60_000, opts: Omit<TreeOptions, 'nowUs'> = {}): Promise<PlanProgress> {
   await peer.waitFor(() => progressOf(peer, goalId, opts)?.complete === true, `the complete plan of ${goalId}`, timeoutMs)
   return progressOf(peer, goalId, opts) as PlanProgress
 }
 
 
 /** Number of ResultMsgs per node_id that `peer` holds. */
-export function resultsPerNode (peer: PeerProcess): Map<string, number> {
+export function resultsPerNode (peer: TestPeer): Map<string, number> {
   const m = new Map<string, number>()
   for (const e of peer.envelopes.values()) if (e.kind === 'result') m.set(e.body.node_id, (m.get(e.body.node_id) ?? 0) + 1)
   return m
 }
 
 /** treeHash of each peer's tree at one common clock reading. */
-export function hashes (peers: PeerProcess[]): string[] {
+export function hashes (peers: TestPeer[]): string[] {
   const nowUs = nowMicros()
   return peers.map((p) => treeHash(treeOf(p, nowUs)))
 }

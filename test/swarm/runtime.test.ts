@@ -20,7 +20,7 @@ import { formatTopic } from '../../src/peer/protocol/topics'
 import { toJsonlLine } from '../../src/peer/state/jsonl'
 import { capability, claim, rootGoal, score } from '../support/fixtures'
 import { setTimeout as pause } from 'node:timers/promises'
-import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type PeerProcess } from '../support/peers'
+import { INJECTOR_SPEC, percentile, TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { syntheticPlan, type Item } from '../support/syntheticPlan'
 
@@ -28,8 +28,8 @@ const SWARM = 'default'
 const swarm = new TestSwarm({ commonArgs: ['--announce-interval-ms', '60000'] })
 after(async () => { await swarm.close() })
 
-let peers: PeerProcess[] = []
-let inj: PeerProcess
+let peers: TestPeer[] = []
+let inj: TestPeer
 /** The plan every later test builds on (published by the injector in 'every message kind'). */
 let plan: Item[] = []
 const measured: Record<string, string> = {}
@@ -56,7 +56,7 @@ function bodyOf<K extends Kind> (kind: K, items: Item[]): BodyOf<K> {
  * messageKeys a peer received over IPC, without capability announcements: those are a
  * last-writer-wins register per peer, so superseded ones are nowhere to be synced.
  */
-function planKeys (p: PeerProcess): Set<string> {
+function planKeys (p: TestPeer): Set<string> {
   return new Set([...p.envelopes].filter(([, e]) => e.kind !== 'capability').map(([k]) => k))
 }
 
@@ -77,11 +77,11 @@ before(async () => {
 describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no mDNS)', { timeout: 170_000 }, () => {
   test('peers find each other by bootstrap dialling and form a GossipSub mesh', async () => {
     const lastReady = Math.max(...swarm.peers.map((p) => p.readyAt ?? 0))
-    const meshAt = async (p: PeerProcess): Promise<number> => {
+    const meshAt = async (p: TestPeer): Promise<number> => {
       const rec = await waitForPeerRecord(p, { event: 'mesh_changed', mesh_peers: (n: unknown) => Number(n) >= 4 }, 30_000)
       return Number(rec.time)
     }
-    const connectedAt = (p: PeerProcess): number => Math.max(...p.logRecords().filter((r) => r.event === 'peer_connected').map((r) => Number(r.time)))
+    const connectedAt = (p: TestPeer): number => Math.max(...p.logRecords().filter((r) => r.event === 'peer_connected').map((r) => Number(r.time)))
     for (const p of peers) {
       assert.ok(p.lastStatus !== null && p.lastStatus.connected_peers >= 4, `${p.name} sees every other peer`)
       assert.equal(p.lastStatus?.role, 'observer')

@@ -17,7 +17,7 @@ import { test } from 'node:test'
 import type { ClaimMsg, LeaseRenewal, ResultMsg } from '../../src/peer/protocol/schemas'
 import { scoreReply, type StandinRequest } from '../support/llm-standin'
 import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
-import { INJECTOR_SPEC, TestSwarm, type PeerProcess } from '../support/peers'
+import { INJECTOR_SPEC, TestSwarm, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
 import { planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
@@ -29,7 +29,7 @@ const GOAL = 'Plan a two-week trip to Japan'
 
 interface Done { type: string, key?: string, message?: string, sessions?: Array<{ peer: string, sent: number | null }> }
 
-async function injected (inj: PeerProcess, msg: Record<string, unknown>): Promise<Done> {
+async function injected (inj: TestPeer, msg: Record<string, unknown>): Promise<Done> {
   const r = await inj.request(msg, 60_000) as unknown as Done
   if (r.type !== 'inject-done') throw new Error(`injector: ${r.message ?? JSON.stringify(r)}`)
   return r
@@ -49,12 +49,12 @@ async function chainStandin (): ReturnType<typeof startStandin> {
 }
 
 /** The live leaf of `peer`'s tree whose text is `text`. */
-function leafOf (peer: PeerProcess, goalId: string, text: string): LeafView | undefined {
+function leafOf (peer: TestPeer, goalId: string, text: string): LeafView | undefined {
   const root = treeOf(peer).find((r) => r.id === goalId)
   return root === undefined ? undefined : liveLeaves(root).find((l) => l.text === text)
 }
 
-async function planWithoutExecutors (swarm: TestSwarm, args: string[]): Promise<{ observer: PeerProcess, inj: PeerProcess, others: PeerProcess[], goalId: string, leaves: Array<{ id: string, goal_id: string, text: string }> }> {
+async function planWithoutExecutors (swarm: TestSwarm, args: string[]): Promise<{ observer: TestPeer, inj: TestPeer, others: TestPeer[], goalId: string, leaves: Array<{ id: string, goal_id: string, text: string }> }> {
   const observer = await swarm.start({ role: 'observer', name: 'observer', args })
   const inj = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', role: 'observer', args, readyTimeoutMs: 60_000 })
   const others = [

@@ -1,5 +1,5 @@
 /**
- * Property tests of the v2 acceptance decisions (DESIGN §3, §4): for any set of proposals and
+ * Property tests of the acceptance decisions (DESIGN §3, §4): for any set of proposals and
  * votes (with per-subgoal verdicts), any order and duplication of the votes gives the same
  * accepted proposal, the same confirming votes, the same classifications and the same
  * AcceptedSplit message (same content key), and each classification is the majority of the
@@ -53,7 +53,7 @@ function reorder<T> (xs: readonly T[], [keys, dups]: [number[], number[]]): T[] 
   return out
 }
 
-describe('v2 acceptance decisions (properties)', () => {
+describe('acceptance decisions (properties)', () => {
   it('any order and duplication of votes gives the same accepted split and classifications', () => {
     fc.assert(fc.property(worldArb, reorderArb, reorderArb, (w, r1, r2) => {
       const { proposals, votes } = build(w)

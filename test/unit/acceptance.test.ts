@@ -180,7 +180,7 @@ describe('acceptance rule (DESIGN §3)', () => {
   })
 })
 
-describe('accepted split from the confirming votes (DESIGN §4, v2)', () => {
+describe('accepted split from the confirming votes (DESIGN §4)', () => {
   const p3 = proposal(g.goal_id, ['Book flights', 'Plan days', 'Pack'], 'peer-dec-1')
   const v = (by: string, atomic: boolean[], caps: Capability[], at = 2): ScoreMsg => score(p3, by, 0.8, { atomic, capability: caps, at: T0 + sec(at) })
 

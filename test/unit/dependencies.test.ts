@@ -42,7 +42,7 @@ describe('dependencies on the wire (DESIGN §11)', () => {
       assert.equal(SubgoalProposal.safeParse({ ...chain, depends_on: bad }).success, false, JSON.stringify(bad))
     }
     assert.notEqual(chain.proposal_id, proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'another order of work is another proposal')
-    assert.equal(proposalId(g.goal_id, chain.subgoals, 'peer-dec-1', [[], [], []]), proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'no dependency: the seed\'s id')
+    assert.equal(proposalId(g.goal_id, chain.subgoals, 'peer-dec-1', [[], [], []]), proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'no dependency: the id of the same subgoals without depends_on')
     assert.equal(checkEnvelope(envelopeOf('proposal', { ...chain, depends_on: [[], [], [0]] })).ok, false, 'the id no longer matches')
   })
 

@@ -2,8 +2,8 @@
 // failure or when the process is interrupted (SIGINT ends a peer through process.exit).
 import { after, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { appendFileDurable, LatestFileWriter, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
@@ -70,6 +70,39 @@ describe('durable file writes', () => {
     assert.equal(await exited, 130)
     const left = readdirSync(dir).filter((f) => f.endsWith('.tmp'))
     assert.deepEqual(left, [])
+  })
+
+  test('a temp file still being created when the process exits is not left behind', async () => {
+    // The exit hook cannot wait for the thread pool, so a temp file created there after the hook
+    // ran would stay. The child has one pool thread (UV_THREADPOOL_SIZE=1), blocked opening a FIFO
+    // nobody writes yet, so the write's first step queues behind it, as behind slow fsyncs of a
+    // busy disk; it exits through process.exit. An exit listener after the module's hook then
+    // frees the thread and waits until a mkdir queued after the write has run: by then every step
+    // the write had queued has run too.
+    const dir = freshDir()
+    const file = path.join(dir, 'kept-results.json')
+    const fifo = path.join(dir, 'pool-blocker')
+    const marker = path.join(dir, 'queue-drained')
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo')
+    const mod = path.resolve('src/peer/net/durableFile.ts')
+    const script = `
+      import { closeSync, existsSync, openSync } from 'node:fs'
+      import { mkdir, open } from 'node:fs/promises'
+      const { writeFileDurable } = await import(${JSON.stringify(mod)})
+      void open(${JSON.stringify(fifo)}, 'r')
+      void writeFileDurable(${JSON.stringify(file)}, 'finished work')
+      void mkdir(${JSON.stringify(marker)})
+      process.on('exit', () => {
+        closeSync(openSync(${JSON.stringify(fifo)}, 'w'))
+        const deadline = Date.now() + 10_000
+        while (!existsSync(${JSON.stringify(marker)}) && Date.now() < deadline) { /* an exit listener cannot await */ }
+      })
+      process.exit(130)`
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, UV_THREADPOOL_SIZE: '1' } })
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
+    assert.equal(code, 130)
+    assert.ok(existsSync(marker), 'the work queued behind the blocked thread ran before the process ended')
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), [])
   })
 
   test('temp files of a writer that is gone (kill -9 mid-write) are swept when the data dir is next locked', () => {

@@ -5,7 +5,7 @@ import { childId, contentId, proposalId, rootGoalId } from '../../src/peer/proto
 import { parseTimestamp } from '../../src/peer/protocol/time'
 
 describe('content ids (DESIGN §1)', () => {
-  it('matches the seed reference vectors', () => {
+  it('matches fixed reference vectors, so ids never drift between versions', () => {
     assert.equal(rootGoalId('Plan a two-week trip to Japan', parseTimestamp('2025-01-02T03:04:05.678901Z'), '12D3KooWExamplePeer'), '2b4512f72b81c2c5')
     assert.equal(rootGoalId('Build a todo app', parseTimestamp('2025-01-02T03:04:05Z'), 'peer-1'), '02c040468a6cbbc6')
     assert.equal(proposalId('goal-1', ['a', 'b'], 'peer-1'), 'ef784f23fe512858')

@@ -172,7 +172,7 @@ describe('offline-demo provider', () => {
   })
 })
 
-test('score: the v2 vote schema gets one verdict per subgoal, can_write_text, the same for the same prompt', async () => {
+test('score: the vote schema gets one verdict per subgoal, can_write_text, the same for the same prompt', async () => {
   const p = createProvider({ provider: 'offline-demo', model: null, baseUrl: null, apiKey: null, maxRetries: 0, retryBaseMs: 0 })
   let composite = 0
   for (let i = 0; i < 20; i++) {

@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createProvider, DEMO_LABEL } from '../../src/peer/llm/index'
-import { offerableCapabilities } from '../../src/peer/roles/codeRun'
+import { executorOffer } from '../../src/peer/roles/codeRun'
 import { PROGRAM_SCHEMA_NAME, programSchema } from '../../src/peer/roles/prompts'
 import { DEFAULT_SANDBOX_LIMITS, runMarkdown, sandboxLimits } from '../../src/peer/sandbox/index'
 
@@ -35,11 +35,14 @@ test('result document: program, stdout, stderr, exit code, run time and limits; 
 
 test('capabilities: can_run_code is dropped with the reason only when there is no sandbox', () => {
   const none = { available: false as const, reason: 'bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap`' }
-  assert.deepEqual(offerableCapabilities(['can_write_text', 'can_run_code'], none), {
+  assert.deepEqual(executorOffer(['can_write_text', 'can_run_code'], none), {
     capabilities: ['can_write_text'],
+    tools: null,
     dropped: 'can_run_code is not offered: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap`'
   })
-  assert.deepEqual(offerableCapabilities(['can_write_text'], none), { capabilities: ['can_write_text'], dropped: null })
+  assert.deepEqual(executorOffer(['can_write_text'], none), { capabilities: ['can_write_text'], tools: null, dropped: null })
+  const tools = { bwrap: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit', version: 'bubblewrap 0.8.0', disableUserns: true, uid: undefined, gid: undefined }
+  assert.deepEqual(executorOffer(['can_run_code'], { available: true, tools }), { capabilities: ['can_run_code'], tools, dropped: null })
 })
 
 test('offline demo model: a can_run_code leaf gets the same small labelled node program every time', async () => {

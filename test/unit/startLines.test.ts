@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { makeConfig } from '../../src/peer/config'
+import { makeConfig } from '../support/peerConfig'
 import { discoveryLine, llmLine, startLines } from '../../src/peer/startLines'
 
 const ID = '12D3KooWExamplePeer'

@@ -72,7 +72,9 @@ async function main () {
     let testsPath = opts.tests ? path.resolve(opts.tests) : DEFAULT_TESTS
     if (!opts.tests) {
       if (!await hasScript(BUILD_TESTS_SCRIPT)) throw new Error(`package.json has no ${BUILD_TESTS_SCRIPT} script to bundle the extension-host tests`)
-      await npmRun('build')
+      // A no-op when dist/ is already built from these sources (npm test builds first).
+      const built = await run(process.execPath, ['esbuild.mjs', '--if-stale'], { cwd: repo, timeoutMs: 5 * 60_000 })
+      log(built.stdout.trim())
       await npmRun(BUILD_TESTS_SCRIPT)
     }
     if (!existsSync(testsPath)) throw new Error(`extension-host test entry not found: ${testsPath}`)

@@ -20,6 +20,11 @@
  *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
  * Unsupported: string `pattern`/`format` constraints and zod refinements (they fail validation).
+ *
+ * One file on purpose: one recursive walk over the schema (gen) applies every purpose's bias at
+ * the node it concerns, drawing from one seeded Rng per call, so the output stays a pure
+ * function of the input; split apart, each piece would need the walk's context passed in. The
+ * demo plan's shape (CODE_STEP, dependencies, synthesis) lives in offline-demo-plan.ts.
  */
 import { createHash } from 'node:crypto'
 import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'

@@ -24,7 +24,7 @@ export interface LlmConfig {
   apiKey: string | null
   /** Retries after the first attempt (3 => up to 4 attempts). */
   maxRetries: number
-  /** First backoff delay in ms; doubles per retry (seed: 1 s, 2 s, 4 s). */
+  /** First backoff delay in ms; doubles per retry (the default 1000 waits 1 s, 2 s, 4 s). */
   retryBaseMs: number
   /** Per-request timeout in ms (default REQUEST_TIMEOUT_MS, flag --llm-timeout-ms). */
   timeoutMs?: number
@@ -40,7 +40,7 @@ export interface LlmConfig {
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6'
 export const OFFLINE_DEMO_MODEL = 'offline-demo-1'
-/** Seed default for max_tokens. */
+/** Output token cap (max_tokens) of a request's first attempt; a reply cut at the cap is retried with more (MAX_TOKENS_GROWTH). */
 export const DEFAULT_MAX_TOKENS = 2048
 /** The LLM defaults are the llm* rows of protocol/tunables.ts TUNABLES (the flags' defaults). */
 export const DEFAULT_MAX_RETRIES = TUNABLES.llmMaxRetries.default

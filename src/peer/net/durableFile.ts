@@ -6,11 +6,21 @@
  * ends the peer through process.exit), so none is left behind; those of a process killed
  * mid-write (kill -9) are swept when its data dir is next locked (sweepStaleTemps). Appends are
  * fsynced before they count as written.
+ *
+ * A temp file is created synchronously (openTemp), on the main thread: the exit hook runs on
+ * the main thread and cannot wait for the thread pool, so an asynchronous create still queued
+ * or running there when the process exits would make the file after the hook removed it. Once
+ * created, nothing left in the pool adds a name to the directory but the rename to the target.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs'
+import { close, closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFile, writeSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import pLimit from 'p-limit'
+
+const writeFd = promisify(writeFile)
+const fsyncFd = promisify(fsync)
+const closeFd = promisify(close)
 
 /** Temp files of writes in flight, removed on exit. */
 const inFlight = new Set<string>()
@@ -60,6 +70,21 @@ function tempFor (file: string): string {
   return tmp
 }
 
+/**
+ * Writes `data` to a new temp file `tmp` and fsyncs it. The file is created synchronously (see
+ * the header: the exit hook must never race its creation); writing and fsync run in the pool.
+ * @throws the fs error; the caller removes `tmp`
+ */
+async function writeTemp (tmp: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  const fd = openSync(tmp, 'w', mode)
+  try {
+    await writeFd(fd, data)
+    await fsyncFd(fd)
+  } finally {
+    await closeFd(fd)
+  }
+}
+
 /** fsync of a directory, so a rename in it survives a power cut; skipped where unsupported (Windows). */
 async function syncDir (dir: string): Promise<void> {
   let fh
@@ -93,13 +118,7 @@ function syncDirSync (dir: string): void {
 export async function writeFileDurable (file: string, data: string | Uint8Array, mode?: number): Promise<void> {
   const tmp = tempFor(file)
   try {
-    const fh = await open(tmp, 'w', mode)
-    try {
-      await fh.writeFile(data)
-      await fh.sync()
-    } finally {
-      await fh.close()
-    }
+    await writeTemp(tmp, data, mode)
     await rename(tmp, file)
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => {})
@@ -141,13 +160,7 @@ export class LatestFileWriter {
       if (n !== this.newest) return false
       const tmp = tempFor(this.file)
       try {
-        const fh = await open(tmp, 'w', this.mode)
-        try {
-          await fh.writeFile(data)
-          await fh.sync()
-        } finally {
-          await fh.close()
-        }
+        await writeTemp(tmp, data, this.mode)
         if (n !== this.newest) {
           await rm(tmp, { force: true })
           return false

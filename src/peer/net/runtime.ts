@@ -78,8 +78,6 @@ export interface PeerRuntime {
    * not stored yet. @throws when there is no result or the blob cannot be fetched
    */
   getOutput(nodeId: string): Promise<string>
-  /** Stores a text as a blob (for the executor's large outputs). @returns its sha256 */
-  storeBlob(text: string): Promise<string>
   /** Stops everything and releases the data dir; idempotent. */
   stop(): Promise<void>
 }
@@ -230,7 +228,6 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       if (r.output_sha256 === null) return r.output
       return (await blobs.get(r.output_sha256, [r.executor_peer])).toString('utf8')
     },
-    storeBlob: async (text) => await blobs.store.put(Buffer.from(text, 'utf8')),
     stop: async () => {
       stopping ??= (async () => {
         dialer?.stop()

@@ -3,6 +3,11 @@
  * scorer runs them on its own view; the result never depends on the order messages arrived in,
  * only on the set of messages, so two scorers with the same messages accept the same split and
  * publish the same AcceptedSplit (same content key: it collapses as a duplicate).
+ *
+ * One file on purpose: deciding a split (decideAcceptance, acceptedSplitFor) and checking one
+ * received from another peer (splitEvidence) must apply the same rule, so the check derives the
+ * split through the same steps as the decision (countedVotes, the private outcome,
+ * acceptedSplitFor); a change to the rule then changes both at once.
  */
 import { canonicalJson } from './envelope'
 import { childId } from './ids'
@@ -173,7 +178,7 @@ function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
 const ATOMIC_FIRST = [true, false] as const
 
 /**
- * The children of an accepted split (DESIGN §4, v2) as a pure function of the confirming votes:
+ * The children of an accepted split (DESIGN §4) as a pure function of the confirming votes:
  * per subgoal, atomic when the majority of the confirming votes say so (a tie counts as atomic),
  * and the capability most of them name (a tie goes to the earlier one in CAPABILITIES order:
  * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN §4) makes

@@ -15,7 +15,7 @@ export function contentId (...parts: string[]): string {
   return h.digest('hex').slice(0, 16)
 }
 
-/** Root goal id = H(text, created_at as Python isoformat, origin_peer); matches the seed's ids. */
+/** Root goal id = H(text, created_at as Python isoformat (time.ts hashTimestamp), origin_peer). */
 export function rootGoalId (text: string, createdAt: Micros, originPeer: string): string {
   return contentId(text, hashTimestamp(createdAt), originPeer)
 }
@@ -24,7 +24,8 @@ export function rootGoalId (text: string, createdAt: Micros, originPeer: string)
  * proposal_id = H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer); the rationale is not covered.
  * A proposal with dependencies between its subgoals (`dependsOn`, earlier indices per subgoal)
  * also covers them, as H(..., proposer_peer, "depends_on", JSON of the lists): the same subgoals
- * in another order of work are another proposal. Without any dependency the id is the seed's.
+ * in another order of work are another proposal. Without any dependency (absent or all lists
+ * empty) the id is H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer).
  */
 export function proposalId (goalId: string, subgoals: readonly string[], proposerPeer: string, dependsOn?: readonly (readonly number[])[]): string {
   if (dependsOn === undefined || dependsOn.every((d) => d.length === 0)) return contentId(goalId, ...subgoals, proposerPeer)

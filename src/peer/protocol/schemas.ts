@@ -1,5 +1,5 @@
 /**
- * Wire schemas (zod 4) for every gossip message, with the seed's snake_case field names.
+ * Wire schemas (zod 4) for every gossip message; field names are snake_case.
  * Unknown fields are rejected (`strict`): the signature and the content key cover the whole
  * body, so silently stripping a field would change what was signed.
  *
@@ -12,7 +12,7 @@ import { textLength } from './text'
 import { TUNABLES } from './tunables'
 import { parseTimestamp } from './time'
 
-/** Capabilities a leaf can need and an executor can offer (seed vocabulary). */
+/** Capabilities a leaf can need and an executor can offer. */
 export const CAPABILITIES = ['can_write_text', 'can_query_api', 'can_run_code'] as const
 export const Capability = z.enum(CAPABILITIES)
 export type Capability = z.infer<typeof Capability>
@@ -128,7 +128,7 @@ export const SubgoalProposal = z.strictObject({
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
 /**
- * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4, v2): atomic or
+ * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4): atomic or
  * composite, and the capability producing it needs (for a composite one, its main part's).
  * Where the depth cap forces leaves, is_atomic is true and only the capability was asked.
  */
@@ -137,7 +137,6 @@ export const SubgoalVerdict = z.strictObject({
   is_atomic: z.boolean(),
   required_capability: Capability
 })
-export type SubgoalVerdict = z.infer<typeof SubgoalVerdict>
 
 /**
  * One scorer's vote on one proposal, with its verdict on every subgoal (`decisions[i]` is about
@@ -229,7 +228,6 @@ export const ModelWaitReport = z.strictObject({
   attempt: z.int().min(1).max(100),
   max_attempts: z.int().min(1).max(100)
 }).refine((w) => w.attempt <= w.max_attempts, 'attempt must not exceed max_attempts')
-export type ModelWaitReport = z.infer<typeof ModelWaitReport>
 
 /** The lease holder's renewal of its claim while it works. */
 export const LeaseRenewal = z.strictObject({

@@ -62,7 +62,7 @@ function isoSeconds (seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 19)
 }
 
-/** Wire form: `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`, fraction omitted at 0 µs (as the seed's JSON). */
+/** Wire form: `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`, fraction omitted at 0 µs. */
 export function formatTimestamp (us: Micros): string {
   const { seconds, micros } = splitMicros(us)
   return `${isoSeconds(seconds)}${micros === 0 ? '' : '.' + String(micros).padStart(6, '0')}Z`
@@ -70,7 +70,8 @@ export function formatTimestamp (us: Micros): string {
 
 /**
  * Form hashed into root goal ids (DESIGN §1): Python's `datetime.isoformat()` of a UTC
- * datetime, `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, so ids match the seed implementation's.
+ * datetime, `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`: the fraction is omitted at 0 µs and the zone is
+ * spelled +00:00, so every peer hashes one spelling of an instant.
  */
 export function hashTimestamp (us: Micros): string {
   const { seconds, micros } = splitMicros(us)
@@ -129,11 +130,6 @@ const processClock = new WallClock()
 /** Current time in µs since the epoch (the process's WallClock, plus the fault-injection offset). */
 export function nowMicros (): Micros {
   return processClock.now() + clockOffsetMicros()
-}
-
-/** Current time as a wire timestamp. */
-export function nowTimestamp (): string {
-  return formatTimestamp(nowMicros())
 }
 
 /** ms → µs */

@@ -7,17 +7,32 @@
 import type { Logger } from '../log'
 import type { LlmProvider, UsageMeter } from '../llm/provider'
 import type { Capability } from '../protocol/schemas'
-import { runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
+import { detectSandbox, runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
 import { runMarkdown } from '../sandbox/markdown'
 import { executePrompt, PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'
 
+/** What an executor offers: the capabilities it announces and claims, and the sandbox its code runs in. */
+export interface ExecutorOffer {
+  capabilities: Capability[]
+  /** The sandbox's tools when can_run_code is offered, else null (no code ever runs). */
+  tools: SandboxTools | null
+  /** Why can_run_code was asked for but is not offered (one sentence naming the missing tool), else null. */
+  dropped: string | null
+  /** The sandbox probe's reason when can_run_code is dropped (for the log's `reason` field and the IPC `ready`), else null. */
+  reason: string | null
+}
+
 /**
- * The capabilities an executor may offer given the sandbox: all of `wanted`, less
- * can_run_code when there is no sandbox (`dropped` then says why, naming the missing tool).
+ * The one rule "can_run_code only with a sandbox" (DESIGN "Code execution"): all of `wanted`,
+ * less can_run_code when there is no sandbox. The sandbox is probed (detectSandbox, memoised)
+ * only when can_run_code is wanted and no `sandbox` detection is given. The executor offers
+ * exactly this; the editor uses it to say in advance what a contributed executor will drop.
  */
-export function offerableCapabilities (wanted: readonly Capability[], sandbox: SandboxDetection): { capabilities: Capability[], dropped: string | null } {
-  if (!wanted.includes('can_run_code') || sandbox.available) return { capabilities: [...wanted], dropped: null }
-  return { capabilities: wanted.filter((c) => c !== 'can_run_code'), dropped: codeNotOfferedText(sandbox.reason) }
+export function executorOffer (wanted: readonly Capability[], sandbox?: SandboxDetection): ExecutorOffer {
+  if (!wanted.includes('can_run_code')) return { capabilities: [...wanted], tools: null, dropped: null, reason: null }
+  const found = sandbox ?? detectSandbox()
+  if (found.available) return { capabilities: [...wanted], tools: found.tools, dropped: null, reason: null }
+  return { capabilities: wanted.filter((c) => c !== 'can_run_code'), tools: null, dropped: codeNotOfferedText(found.reason), reason: found.reason }
 }
 
 /**

@@ -2,13 +2,14 @@
  * Decomposer role (DESIGN §3, §4, §8): proposes a split for live goals below the depth cap, once
  * per goal, and re-proposes with the scorers' notes when no split was accepted in time.
  *
- * Who proposes (DESIGN §3): every decomposer for a root goal (the seed's competition); below the
- * root only the `proposersPerGoal` live decomposers ranked first by H(goal_id, peer), the way
- * scorers rank. The others stand by: one proposes when a ranked proposer reports that it gave up
- * (its failure notice leaves the ranking) or when no proposal appeared within the standby time.
+ * Who proposes (DESIGN §3): every decomposer for a root goal (its split shapes the whole plan,
+ * so the scorers get several to choose from); below the root only the `proposersPerGoal` live
+ * decomposers ranked first by H(goal_id, peer), the way scorers rank. The others stand by: one
+ * proposes when a ranked proposer reports that it gave up (its failure notice leaves the
+ * ranking) or when no proposal appeared within the standby time.
  *
- * Re-proposal bound (swarm-wide, not per process, so more peers never mean more re-proposals): every proposal carries
- * `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
+ * Re-proposal bound (swarm-wide, not per process, so more peers never mean more
+ * re-proposals): every proposal carries `attempt` (0 first, k for the k-th re-proposal). A decomposer makes re-proposal k only when
  * k <= maxReproposals and no proposal for the goal with attempt >= k exists in its state, from
  * any proposer, after a random jitter. So the swarm runs at most maxReproposals re-proposal
  * rounds per goal; only decomposers that race inside one jitter window can both publish in the
@@ -41,7 +42,7 @@ import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDepende
  * first for, so sibling goals do not queue behind each other on the plan's critical path.
  */
 const CONCURRENCY = 4
-/** Longest wait after a proposal for the scorers beyond their acceptance timeout (seed: 5 s). */
+/** Longest wait after a proposal for the scorers beyond their acceptance timeout. */
 const MAX_GRACE_MS = 5000
 
 export interface DecomposerOptions {

@@ -4,39 +4,39 @@
  * by renewing it while it works, and publishes one result per leaf it executes: success, or a
  * failure after the provider's retries, never a failure shown as done.
  *
- * v2 claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
+ * Claim rules: a leaf is claimed as soon as it is live (by its ranked executor; the others
  * after a standby, claimRank.ts), and the model call starts at once, overlapping the settle
  * window; the result is published only once the window is over and the claim still wins. A
- * finished call frees its slot even while its window runs. The window adapts to measured delivery latency and event-loop lag
- * (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
+ * finished call frees its slot even while its window runs. The window adapts to measured
+ * delivery latency and event-loop lag (settleWindow.ts). A claimer that sees a winning competitor aborts its call (AbortSignal
  * through the provider) and publishes nothing. Nothing is claimed before a first sync with a
  * peer (or a grace period provably alone), nor by the newer of two live processes sharing one
  * identity.
  *
  * A leaf held by someone else is watched; when its lease lapses with no result (a crashed
- * executor), any executor still running competes for it again (fixes the seed's B5).
+ * executor), any executor still running competes for it again, so a crash never strands a leaf.
  * Superseded leaves (children of a losing split) are never claimed.
  *
  * One file on purpose: every step of a claim (claim, settle window, lease renewals, the call,
- * abort on loss, publish) reads and writes the same per-leaf state (`working`, the watchers, the
- * settle window, the sync gate) held in one closure; split apart, that state would be passed
- * between modules on every step. The pieces without that state live beside it (settleWindow,
- * syncGate, claimRank, codeRun, synthesis, planGate).
+ * abort on loss, publish, keeping a finished result at a stop) reads and writes the same
+ * per-leaf state (`working`, the flights, the watchers, the settle window, the sync gate) held
+ * in one closure; split apart, that state would be passed between modules on every step. The
+ * pieces without that state live beside it: settleWindow, syncGate, claimRank, codeRun (the
+ * sandboxed call and executorOffer), synthesis, planGate, keptResults (the kept results' file)
+ * and identityTwins (a second live process with this identity).
  */
 import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../protocol/claims'
 import { claimableSince, taskOutcome, type EvaluatorOptions } from '../state/evaluator'
 import { capabilityTtlMs } from '../protocol/liveness'
 import { holdLimitText } from '../state/holdLimit'
 import { contentId } from '../protocol/ids'
-import { MAX_INLINE_OUTPUT, MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type CapabilityAnnounce, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
+import { MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../protocol/time'
 import type { Disposable } from '../bus'
 import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
 import { isCancelled, rootGoalOf } from '../state/planControl'
 import { PlanGate, wireUsage } from './planGate'
-import { sha256Hex } from '../net/blobs'
-import { clipText, excerpt, textLength } from '../protocol/text'
-import { identityFile } from '../net/identity'
+import { excerpt } from '../protocol/text'
 import type { RoleContext } from './context'
 import { failureText, guard, RoleTimers } from './common'
 import { ancestorTexts } from './lineage'
@@ -46,9 +46,10 @@ import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
-import { codeNotOfferedText, runCodeLeaf } from './codeRun'
-import { detectSandbox, sandboxLimits, type SandboxDetection } from '../sandbox/index'
-import { keptResultsPath, loadKeptResults, saveKeptResults, type KeptResult } from './keptResults'
+import { executorOffer, runCodeLeaf } from './codeRun'
+import { sandboxLimits, type SandboxDetection } from '../sandbox/index'
+import { KeptResults } from './keptResults'
+import { IdentityTwins } from './identityTwins'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
@@ -68,17 +69,11 @@ export interface LeafWork {
 }
 
 export interface ExecutorOptions {
-  /**
-   * Stores a full output too large to inline (DESIGN §10) and returns its sha256; the result
-   * then carries the first MAX_INLINE_OUTPUT characters (code points) and the sha256, and
-   * peers fetch the rest by it. Provided by the peer runtime (its blob store).
-   */
-  storeBlob?: (text: string) => Promise<string>
   /** Orders candidate leaves (tests); default spreads executors over different leaves. */
   order?: (nodes: PromptNode[]) => PromptNode[]
   /**
    * The sandbox for can_run_code leaves; default detectSandbox(). Unavailable: can_run_code is
-   * not taken (logged with the reason), and no code is ever run.
+   * neither announced nor taken (executorOffer; logged with the reason), and no code is ever run.
    */
   sandbox?: SandboxDetection
 }
@@ -88,6 +83,8 @@ export interface ExecutorTotals extends LeafWork { leaves: number }
 
 /** A running executor: stop it, or read its per-leaf counts. */
 export interface ExecutorHandle extends Disposable {
+  /** What it offers: config.capabilities less can_run_code without a sandbox (what it announces). */
+  readonly capabilities: readonly Capability[]
   /**
    * The first part of a stop (DESIGN §5 "Stopping keeps finished work"): claims nothing more,
    * aborts calls still running, keeps every finished unpublished result in the data dir at once,
@@ -150,12 +147,13 @@ interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: n
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
   const { bus, state, config, log } = ctx
   const me = bus.peerId
-  const caps = new Set<Capability>(config.capabilities)
-  const sandbox = caps.has('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
+  const offer = executorOffer(config.capabilities, opts.sandbox)
+  const caps = new Set<Capability>(offer.capabilities)
+  const tools = offer.tools
   const limits = sandboxLimits(config.sandbox)
-  if (sandbox !== null && !sandbox.available) {
-    caps.delete('can_run_code')
-    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: sandbox.reason }, codeNotOfferedText(sandbox.reason))
+  if (offer.dropped !== null) {
+    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: offer.reason }, offer.dropped)
+    if (caps.size === 0) log.error('this executor offers no capability: it will claim no leaf')
   }
   const timers = new RoleTimers()
   const parallel = Math.max(1, config.maxConcurrentLeaves)
@@ -168,10 +166,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Claims in progress, with their finished call's outcome once it is in (drain reads them). */
   const flights = new Map<string, Flight>()
   /** Finished results not yet published: kept across a stop, published after a restart. */
-  const kept = loadKept()
+  const kept = KeptResults.open(config.dataDir, log)
   /** Set by drain: no new claim from then on. */
   let draining = false
-  let saving: Promise<void> = Promise.resolve()
   /** Claims whose model call has not finished: what --max-concurrent-leaves bounds. */
   let callSlots = 0
   /** Leaves already warned about for clock skew (one warning per leaf). */
@@ -179,8 +176,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
   const renewals = { count: 0, maxLateMs: 0, minLeftMs: Infinity }
   /** Set when a newer process with this identity must stop claiming (DESIGN §5). */
-  let duplicateOf: string | null = null
-  let warnedDuplicate = false
+  const twins = new IdentityTwins(ctx, me)
   let scheduled = false
   /** What the last look decided and saw (looked). */
   let lastLook = ''
@@ -232,7 +228,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         schedule()
         break
       case 'capability':
-        if (env.body.peer_id === me) checkIdentity(env.body)
+        if (env.body.peer_id === me) {
+          if (twins.observe(env.body)) for (const abort of working.values()) abort.abort(new Lost('duplicate_identity', 'a second live process uses this identity'))
+        }
         // Heartbeats sample every peer's link before its first claim: a competitor behind a
         // slow link widens the window before the first race with it, not after.
         else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000, undefined, env.body.peer_id)
@@ -340,7 +338,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Claims the next leaves it can do, while it has free call slots. */
   function look (): void {
     if (timers.isDisposed || draining) return
-    if (duplicateOf !== null || !gate.open) { looked('may_not_claim', 0); return }
+    if (twins.stopped || !gate.open) { looked('may_not_claim', 0); return }
     if (kept.size > 0) publishKept()
     if (callSlots >= parallel) { looked('busy', 0); return }
     const candidates: { node: PromptNode, cap: Capability }[] = []
@@ -398,7 +396,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
   function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
     if (timers.isDisposed) return new Lost('stopped', 'the executor stopped')
-    if (duplicateOf !== null) return new Lost('duplicate_identity', 'a second live process uses this identity')
+    if (twins.stopped) return new Lost('duplicate_identity', 'a second live process uses this identity')
     if (isCancelled(state, node.goal_id)) return new Lost('cancelled', 'the plan was cancelled')
     if (finished(node.node_id)) return new Lost('has_result', 'the leaf has a result already')
     const lease = leaseOf(node.node_id)
@@ -506,8 +504,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     }
     try {
       // A can_run_code leaf: the model writes a program and the sandbox runs it; only with a sandbox.
-      const code = mine.capability === 'can_run_code' && sandbox?.available === true
-        ? await runCodeLeaf(llm, sandbox.tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
+      const code = mine.capability === 'can_run_code' && tools !== null
+        ? await runCodeLeaf(llm, tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
         : null
       if (code !== null && signal.aborted) throw signal.reason
       const output = code?.output ?? (synthesis !== null
@@ -571,25 +569,22 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return () => { stopped = true }
   }
 
+  /**
+   * Publishes the whole output; the bus sends a long one as its excerpt and a blob (Bus.publish,
+   * DESIGN §10).
+   */
   async function publishResult (node: PromptNode, claimedAt: string, out: CallOutcome, w: LeafWork, wasKept = false): Promise<void> {
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
     const bytes = Buffer.byteLength(output, 'utf8')
-    let sha: string | null = null
-    let inline = output
-    if (textLength(output) > MAX_INLINE_OUTPUT) {
-      sha = opts.storeBlob !== undefined ? await opts.storeBlob(output) : sha256Hex(output)
-      inline = clipText(output, MAX_INLINE_OUTPUT)
-      if (opts.storeBlob === undefined) log.warn({ node_id: node.node_id, bytes }, 'output too large to inline and no blob store: only its first part is published')
-    }
     await bus.publish('result', {
       node_id: node.node_id,
       goal_id: node.goal_id,
       executor_peer: me,
       success,
-      output: inline,
-      output_sha256: sha,
+      output,
+      output_sha256: null,
       output_bytes: bytes,
       attempts: Math.min(100, Math.max(1, attempts)),
       // Never before our own claim (stamped ahead of our clock after a dependency finished by a
@@ -600,26 +595,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     w.results++
     log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w, ...(wasKept ? { kept: true } : {}) },
       `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"${wasKept ? ' (the result kept from before the restart)' : ''}`)
-  }
-
-  /** The kept results of the data dir; an unreadable file is logged and left for the next save to replace. */
-  function loadKept (): Map<string, KeptResult> {
-    try {
-      const m = loadKeptResults(config.dataDir)
-      if (m.size > 0) log.info({ results: m.size, file: keptResultsPath(config.dataDir) }, `${m.size} finished ${m.size === 1 ? 'result' : 'results'} kept from before the restart: published once this executor has synced`)
-      return m
-    } catch (err) {
-      log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
-      return new Map()
-    }
-  }
-
-  /** Writes `kept` to the data dir; saves run one at a time, each writing the map as it is then. */
-  async function saveKept (): Promise<void> {
-    saving = saving.then(async () => { await saveKeptResults(config.dataDir, kept) }).catch((err: unknown) => {
-      log.error({ err }, `could not save the kept results: ${(err as Error).message}`)
-    })
-    await saving
   }
 
   /** true when this executor's claim dated `claimedAt` holds, or last held, the task's latest round (DESIGN §5). */
@@ -648,7 +623,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (drop !== null) {
         kept.delete(id)
         log.info({ node_id: id, reason: drop }, `dropped the result of "${excerpt(k.node.text)}" kept from before the restart: ${drop}`)
-        void saveKept()
+        void kept.save()
         continue
       }
       publishingKept.add(id)
@@ -656,7 +631,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         try {
           await publishResult(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage } }, counts(id), true)
           kept.delete(id)
-          await saveKept()
+          await kept.save()
         } finally {
           publishingKept.delete(id)
           schedule()
@@ -675,8 +650,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     if (done.length === 0) return
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
     for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage } })
-    await saveKept()
-    const file = keptResultsPath(config.dataDir)
+    await kept.save()
+    const file = kept.file
     const keep = (f: Flight): void => {
       log.info({ event: 'result_kept', node_id: f.node.node_id, file }, `stopping inside the settle window of "${excerpt(f.node.text)}": its finished result is kept in ${file} and published after a restart`)
       f.abort.abort(new Lost('kept', 'the executor stopped; its finished result is kept for after a restart'))
@@ -688,7 +663,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (f.published) kept.delete(f.node.node_id)
       else if (!f.abort.signal.aborted) keep(f)
     }
-    await saveKept()
+    await kept.save()
   }
 
   /**
@@ -707,33 +682,6 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return true
   }
 
-  /**
-   * Two live processes with this PeerId (one key file copied): the newer one (later booted_at,
-   * tie: greater nonce) logs an error naming the key file and stops claiming; its calls abort.
-   */
-  function checkIdentity (a: CapabilityAnnounce): void {
-    const boot = ctx.boot
-    if (boot === undefined || a.boot_nonce === undefined || a.booted_at === undefined || a.boot_nonce === boot.nonce) return
-    const theirs = parseTimestamp(a.booted_at)
-    // Not capability liveness (protocol/liveness.ts): the question is whether the other process
-    // runs now, and a restart of this identity must not take its own dead predecessor for a twin
-    // for a whole capability TTL; both processes share this peer's heartbeat, plus clock tolerance.
-    const live = Math.abs(ctx.now() - parseTimestamp(a.announced_at)) <= 3 * config.announceIntervalMs * 1000 + 5_000_000
-    if (!live) return
-    const iAmNewer = boot.bootedAtUs > theirs || (boot.bootedAtUs === theirs && boot.nonce > a.boot_nonce)
-    const file = identityFile(config.identityDir, config.name)
-    if (iAmNewer) {
-      if (duplicateOf !== null) return
-      duplicateOf = a.boot_nonce
-      log.error({ event: 'duplicate_identity', this_process: 'newer', stops_claiming: true, peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
-        `another live process uses this identity (PeerId ${me}, key file ${file}), started before this one: this process stops claiming leaves. Give each peer its own key file.`)
-      for (const abort of working.values()) abort.abort(new Lost('duplicate_identity', 'a second live process uses this identity'))
-    } else if (!warnedDuplicate) {
-      warnedDuplicate = true
-      log.warn({ event: 'duplicate_identity', this_process: 'older', stops_claiming: false, peer_id: me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
-    }
-  }
-
   schedule()
 
   const totals = (): ExecutorTotals => {
@@ -746,6 +694,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
 
   return {
+    capabilities: offer.capabilities,
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
     totals,
     settleWindowMs: () => settle.windowMs(),

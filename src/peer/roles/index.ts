@@ -17,10 +17,9 @@ import { formatTimestamp } from '../protocol/time'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { startDecomposer } from './decomposer'
-import { startExecutor, type ExecutorHandle, type ExecutorOptions, type ExecutorTotals } from './executor'
+import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './executor'
 import { startObserver } from './observer'
 import { startScorer } from './scorer'
-import { offerableCapabilities } from './codeRun'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
 
 export { startDecomposer } from './decomposer'
@@ -32,8 +31,6 @@ export { renderReportMarkdown, renderTreeText } from './report'
 export interface StartRoleOptions {
   /** A provider to use instead of one made from config.llm (tests, the extension). */
   llm?: LlmProvider
-  /** Blob store for outputs larger than the inline limit (executor, DESIGN §10). */
-  storeBlob?: ExecutorOptions['storeBlob']
   /** The sandbox for can_run_code (tests); default detectSandbox(). */
   sandbox?: SandboxDetection
 }
@@ -93,16 +90,11 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
  *   and logs the role's LLM usage totals ("llm usage", field `llm`: LlmStats)
  */
 export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = {}): Promise<RoleHandle> {
-  const booted: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
-  // can_run_code only with a sandbox: neither announced nor taken without one (DESIGN "Code execution").
-  const sandbox = booted.config.role === 'executor' && booted.config.capabilities.includes('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
-  const offer = sandbox === null ? null : offerableCapabilities(booted.config.capabilities, sandbox)
-  const ctx: RoleContext = offer === null ? booted : { ...booted, config: { ...booted.config, capabilities: offer.capabilities } }
+  const ctx: RoleContext = { ...roleCtx, boot: roleCtx.boot ?? { nonce: randomBytes(8).toString('hex'), bootedAtUs: roleCtx.now() } }
   const { config, log } = ctx
-  if (offer?.dropped != null && sandbox?.available === false) {
-    log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: sandbox.reason }, offer.dropped)
-    if (offer.capabilities.length === 0) log.error('this executor offers no capability: it will claim no leaf')
-  }
+  // can_run_code only with a sandbox: probed once here; the executor applies executorOffer to
+  // this probe and the IPC `ready` reports it (DESIGN "Code execution").
+  const sandbox = config.role === 'executor' && config.capabilities.includes('can_run_code') ? (opts.sandbox ?? detectSandbox()) : null
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
@@ -113,13 +105,15 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': executor = startExecutor(ctx, llm(), { storeBlob: opts.storeBlob, ...(sandbox === null ? {} : { sandbox }) }); parts.push(executor); break
+    case 'executor': executor = startExecutor(ctx, llm(), sandbox === null ? {} : { sandbox }); parts.push(executor); break
     case 'observer': parts.push(startObserver(ctx)); break
   }
-  parts.push(startAnnouncer(ctx))
+  // An executor announces what it offers (can_run_code only with a sandbox: executorOffer).
+  const offered: readonly Capability[] | null = executor === null ? null : (executor as ExecutorHandle).capabilities
+  parts.push(startAnnouncer(offered === null ? ctx : { ...ctx, config: { ...config, capabilities: [...offered] } }))
   log.info({ event: 'role_started', role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
-    capabilities: [...config.capabilities],
+    capabilities: [...(offered ?? config.capabilities)],
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {

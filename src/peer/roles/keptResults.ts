@@ -8,6 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
+import type { Logger } from '../log'
 import { writeFileDurable } from '../net/durableFile'
 import type { PromptNode } from '../protocol/schemas'
 
@@ -63,4 +64,40 @@ export async function saveKeptResults (dataDir: string, kept: ReadonlyMap<string
   const file = keptResultsPath(dataDir)
   if (kept.size === 0) { rmSync(file, { force: true }); return }
   await writeFileDurable(file, JSON.stringify([...kept.values()]) + '\n', 0o600)
+}
+
+/**
+ * An executor's kept results by node_id, tied to the file in its data dir: a Map the executor
+ * edits, and `save` writes it as it then is. Saves run one at a time, so an older save never
+ * lands after a newer one; failures are logged, never thrown (the next save replaces the file).
+ */
+export class KeptResults extends Map<string, KeptResult> {
+  private saving: Promise<void> = Promise.resolve()
+
+  private constructor (readonly dataDir: string, private readonly log: Logger, entries: Map<string, KeptResult>) {
+    super(entries)
+  }
+
+  /** The kept-results file of this data dir. */
+  get file (): string { return keptResultsPath(this.dataDir) }
+
+  /** The kept results of `dataDir`; an unreadable file is logged and left for the next save to replace. */
+  static open (dataDir: string, log: Logger): KeptResults {
+    let entries = new Map<string, KeptResult>()
+    try {
+      entries = loadKeptResults(dataDir)
+      if (entries.size > 0) log.info({ results: entries.size, file: keptResultsPath(dataDir) }, `${entries.size} finished ${entries.size === 1 ? 'result' : 'results'} kept from before the restart: published once this executor has synced`)
+    } catch (err) {
+      log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
+    }
+    return new KeptResults(dataDir, log, entries)
+  }
+
+  /** Writes the results as they are now (after any save still running). Never rejects. */
+  async save (): Promise<void> {
+    this.saving = this.saving.then(async () => { await saveKeptResults(this.dataDir, this) }).catch((err: unknown) => {
+      this.log.error({ err }, `could not save the kept results: ${(err as Error).message}`)
+    })
+    await this.saving
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * What the roles ask the LLM (our own wording; the seed's prompts only gave the intent) and the
+ * What the roles ask the LLM and the
  * zod schemas its answers must match. The provider sends each schema as JSON Schema, validates
  * with it and retries with the validation error fed back (DESIGN "LLM", §8), so every rule a
  * role relies on (subgoal count, score range) is in the schema, not checked afterwards.
@@ -51,7 +51,6 @@ export function proposalDependencies (dependsOn: readonly (readonly number[])[] 
     [...new Set((dependsOn[i] ?? []).filter((n) => Number.isInteger(n) && n >= 1 && n <= i).map((n) => n - 1))].sort((a, b) => a - b))
   return out.some((d) => d.length > 0) ? out : undefined
 }
-export type Decomposition = z.infer<ReturnType<typeof decompositionSchema>>
 
 /**
  * A scorer's answer on one proposal (DESIGN §3, §4): one overall score 0.0 (unusable) .. 1.0
@@ -79,24 +78,18 @@ export function scoreSchema (count: number, forcedLeaves: boolean) {
 }
 export type ScoreOutput = z.infer<ReturnType<typeof scoreSchema>>
 
-/** A centralized planner's decision for one subgoal (the benchmark baseline; the swarm's scorers decide inside their vote). */
-export const ClassifyOutput = z.object({
-  is_atomic: z.boolean().describe('true: one concrete deliverable; false: still needs splitting'),
-  required_capability: Capability.describe(`what producing it needs: ${CAPABILITIES.join(', ')}`),
-  reason: z.string().max(1000)
-})
-export type ClassifyOutput = z.infer<typeof ClassifyOutput>
-
 /** Whitespace- and case-insensitive form of a text, for duplicate checks. */
 export function normalizeText (s: string): string {
   return s.trim().replace(/\s+/g, ' ').toLowerCase()
 }
 
-function numbered (lines: readonly string[]): string {
+/** Lines numbered from 1, one per line. */
+export function numbered (lines: readonly string[]): string {
   return lines.map((l, i) => `${i + 1}. ${l}`).join('\n')
 }
 
-function contextBlock (ancestors: readonly string[]): string {
+/** The prompt paragraph placing a goal in its plan: its ancestors, outermost first, or "top-level". */
+export function contextBlock (ancestors: readonly string[]): string {
   if (ancestors.length === 0) return 'This is a top-level goal.'
   return `It is part of this larger plan (outermost goal first):\n${numbered(ancestors)}`
 }
@@ -146,7 +139,8 @@ export function decomposePrompt (x: DecomposeInput): string {
 /** Start of the score prompt's line naming the capabilities live executors offer (the offline demo model reads it). */
 export const OFFERED_PREFIX = 'Capabilities the live executors offer now:'
 
-const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
+/** What each capability means, as the score prompt (and the benchmark's classification) explains it. */
+export const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
   'can_query_api (needs live external data: prices, availability, bookings, schedules), ' +
   'can_run_code (needs a program written and run)'
 
@@ -185,24 +179,6 @@ export function scorePrompt (x: { goal: string, ancestors: readonly string[], su
   ].join('\n\n')
 }
 
-export const CLASSIFY_SYSTEM = [
-  'You decide whether a subgoal is atomic or composite.',
-  'Atomic: a single concrete deliverable that one focused response can produce.',
-  'Composite: it still bundles several distinct pieces of work and should be split further.',
-  `Also name the capability producing it needs: ${CAPABILITY_GUIDE}. For a composite subgoal name the capability of its main part.`,
-  'Reply with JSON only: {"is_atomic": true, "required_capability": "can_write_text", "reason": "..."}.'
-].join(' ')
-
-export function classifyPrompt (x: { subgoal: string, goal: string, ancestors: readonly string[], siblings: readonly string[] }): string {
-  return [
-    `Subgoal: ${x.subgoal}`,
-    `It is one part of the goal: ${x.goal}`,
-    contextBlock(x.ancestors),
-    `The goal's other parts, handled separately:\n${numbered(x.siblings)}`,
-    'Is the subgoal atomic or composite, and what capability does it need?'
-  ].join('\n\n')
-}
-
 export const EXECUTE_SYSTEM = [
   'You carry out one concrete task that is part of a larger plan.',
   'Reply with the deliverable itself: no preamble, no description of what you are going to do, no closing remarks.',
@@ -227,7 +203,6 @@ export const programSchema = z.object({
   language: z.enum(LANGUAGES).describe(`the language: ${LANGUAGES.join(' or ')}`),
   program: z.string().min(1).max(MAX_PROGRAM_CHARS).describe('the whole program; it prints its answer to stdout')
 })
-export type ProgramAnswer = z.infer<typeof programSchema>
 
 /** System prompt of a can_run_code leaf; states the sandbox's rules so the program fits them. */
 export function runCodeSystem (limits: SandboxLimits): string {

@@ -4,58 +4,20 @@
  * Merge is set union for the G-Sets and max for the registers, so it is commutative,
  * associative and idempotent, and nothing read from it depends on the order or repetition of
  * the messages added.
+ *
+ * One file on purpose: it is one class whose indexes are all written by one path (`add`), which
+ * also bumps the per-goal versions its cached judgements of accepted splits are keyed by, so
+ * every rule of what a message changes reads in one place. The generic indexes live in keyedIndexes.ts; the
+ * rules read from the state live in the modules that read it (tree, dependencies, planControl).
  */
 import { messageKey } from '../protocol/envelope'
 import { compareStrings, DEFAULT_ACCEPTANCE, splitEvidence, type AcceptanceRule, type SplitEvidence } from '../protocol/acceptance'
+import { ByNaturalId, Groups } from './keyedIndexes'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
 } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
-
-interface Keyed<T> { key: string, body: T }
-
-/** Bodies of one index slot, read in messageKey order (sorted lazily on read). */
-class Bucket<T> {
-  private items: Keyed<T>[] = []
-  private sorted = true
-  push (key: string, body: T): void {
-    const lastKey = this.items.at(-1)?.key
-    if (lastKey !== undefined && key < lastKey) this.sorted = false
-    this.items.push({ key, body })
-  }
-
-  values (): T[] {
-    if (!this.sorted) {
-      this.items.sort((a, b) => compareStrings(a.key, b.key))
-      this.sorted = true
-    }
-    return this.items.map((i) => i.body)
-  }
-}
-
-/** Index of bodies by a natural id where several bodies may share the id: lowest key wins. */
-class ByNaturalId<T> {
-  readonly map = new Map<string, Keyed<T>>()
-  offer (id: string, key: string, body: T): void {
-    const prev = this.map.get(id)
-    if (prev === undefined || key < prev.key) this.map.set(id, { key, body })
-  }
-
-  get (id: string): T | undefined { return this.map.get(id)?.body }
-}
-
-/** Index of bodies grouped by an id, each group read in messageKey order. */
-class Groups<T> {
-  private readonly map = new Map<string, Bucket<T>>()
-  add (id: string, key: string, body: T): void {
-    let b = this.map.get(id)
-    if (b === undefined) { b = new Bucket<T>(); this.map.set(id, b) }
-    b.push(key, body)
-  }
-
-  get (id: string): T[] { return this.map.get(id)?.values() ?? [] }
-}
 
 /** The capability announcement held for one peer (its LWW register). */
 interface HeldAnnouncement { key: string, at: Micros, body: CapabilityAnnounce }

@@ -1,0 +1,118 @@
+/**
+ * Parsers of the peer CLI's flag values (cli.ts), one per kind of value: each returns the
+ * value or throws commander's InvalidArgumentError with a sentence saying what was expected,
+ * which commander prints after the flag's name.
+ */
+import { statSync, type Stats } from 'node:fs'
+import { isIP } from 'node:net'
+import path from 'node:path'
+import { InvalidArgumentError } from 'commander'
+import { multiaddr } from '@multiformats/multiaddr'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { SWARM_NAME_RE, TEXT_MAX_CHARS } from './protocol/limits'
+import { textLength } from './protocol/text'
+import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, type Capability } from './protocol/schemas'
+import { checkSwarmName } from './protocol/topics'
+import { readSwarmKey } from './net/swarmKey'
+
+/** Identity names follow the swarm-name rule: both become file or topic names. */
+const NAME_RE = SWARM_NAME_RE
+
+/** A comma-separated capability list, de-duplicated (`--capabilities`). */
+export function capabilities (v: string): Capability[] {
+  const parts = v.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  for (const p of parts) {
+    if (!(CAPABILITIES as readonly string[]).includes(p)) throw new InvalidArgumentError(`unknown capability "${p}"; expected a comma-separated list of ${CAPABILITIES.join(', ')}.`)
+  }
+  return [...new Set(parts)] as Capability[]
+}
+
+/** One more TCP multiaddr (`--bootstrap`, repeatable), its /p2p part a PeerId when present. */
+export function addr (v: string, prev: string[] | undefined): string[] {
+  let ma
+  try { ma = multiaddr(v) } catch (err) { throw new InvalidArgumentError(`not a multiaddr (${(err as Error).message}).`) }
+  if (!ma.getComponents().some((c) => c.name === 'tcp')) throw new InvalidArgumentError('expected a TCP multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>.')
+  const p2p = ma.getComponents().find((c) => c.name === 'p2p')?.value
+  if (p2p !== undefined) {
+    try { peerIdFromString(p2p) } catch (err) { throw new InvalidArgumentError(`its /p2p part is not a PeerId (${(err as Error).message}).`) }
+  }
+  return [...(prev ?? []), v]
+}
+
+/** An IPv4 or IPv6 address to listen on. */
+export function host (v: string): string {
+  if (isIP(v) === 0) throw new InvalidArgumentError('expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0.')
+  return v
+}
+
+/** An identity name (the swarm-name rule: it becomes a file name). */
+export function name (v: string): string {
+  if (!NAME_RE.test(v)) throw new InvalidArgumentError(`expected 1-64 characters of ${NAME_RE.source.slice(1, -7)}.`)
+  return v
+}
+
+/** The human name shown for a peer (the wire's peer-name rule). */
+export function displayName (v: string): string {
+  const r = PeerName.safeParse(v)
+  if (!r.success) throw new InvalidArgumentError(`expected 1-${PEER_NAME_MAX} characters without control characters.`)
+  return v
+}
+
+/** A swarm name (topics.ts checkSwarmName). */
+export function swarm (v: string): string {
+  try { return checkSwarmName(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
+}
+
+/** A readable swarm key file (net/swarmKey.ts). */
+export function swarmKey (v: string): string {
+  try { readSwarmKey(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
+  return v
+}
+
+/** An absolute URL, normalised. */
+export function url (v: string): string {
+  try { return new URL(v).toString() } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
+}
+
+/** Goal text by the Goal message's text rule (non-blank, TEXT_MAX_CHARS code points, no control characters). */
+export function goalText (v: string): string {
+  if (v.trim() === '') throw new InvalidArgumentError(`the goal is ${v === '' ? 'empty' : 'blank (only spaces)'}; expected 1-${TEXT_MAX_CHARS} characters of goal text.`)
+  if (textLength(v) > TEXT_MAX_CHARS) throw new InvalidArgumentError(`expected 1-${TEXT_MAX_CHARS} characters of goal text (this one has ${textLength(v)}).`)
+  if (CONTROL_CHARS.test(v)) throw new InvalidArgumentError('control characters are not allowed in goal text (tab, newline and carriage return are).')
+  return v
+}
+
+/** A goal id: 16 lowercase hex characters. */
+export function goalId (v: string): string {
+  if (!/^[0-9a-f]{16}$/.test(v)) throw new InvalidArgumentError('expected a goal id: 16 lowercase hex characters.')
+  return v
+}
+
+/** Any value but a blank one. */
+export function nonEmpty (v: string): string {
+  if (v.trim() === '') throw new InvalidArgumentError('expected a non-empty value.')
+  return v
+}
+
+/**
+ * A report path the peer can write: not a directory, and its nearest existing ancestor is a
+ * directory (missing ones are created at the first write), so a typo is refused at start
+ * instead of failing every write of a long plan.
+ */
+export function reportPath (v: string): string {
+  nonEmpty(v)
+  const file = path.resolve(v)
+  if (statOrNull(file)?.isDirectory() === true) throw new InvalidArgumentError(`${file} is a directory; give a file path such as ${path.join(file, 'plan.md')}.`)
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    const st = statOrNull(dir)
+    if (st !== null) {
+      if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
+      return v
+    }
+    if (path.dirname(dir) === dir) return v
+  }
+}
+
+function statOrNull (p: string): Stats | null {
+  try { return statSync(p) } catch { return null }
+}
