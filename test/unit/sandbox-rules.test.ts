@@ -38,11 +38,12 @@ test('capabilities: can_run_code is dropped with the reason only when there is n
   assert.deepEqual(executorOffer(['can_write_text', 'can_run_code'], none), {
     capabilities: ['can_write_text'],
     tools: null,
-    dropped: 'can_run_code is not offered: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap`'
+    dropped: 'can_run_code is not offered: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap`',
+    reason: none.reason
   })
-  assert.deepEqual(executorOffer(['can_write_text'], none), { capabilities: ['can_write_text'], tools: null, dropped: null })
+  assert.deepEqual(executorOffer(['can_write_text'], none), { capabilities: ['can_write_text'], tools: null, dropped: null, reason: null })
   const tools = { bwrap: '/usr/bin/bwrap', prlimit: '/usr/bin/prlimit', version: 'bubblewrap 0.8.0', disableUserns: true, uid: undefined, gid: undefined }
-  assert.deepEqual(executorOffer(['can_run_code'], { available: true, tools }), { capabilities: ['can_run_code'], tools, dropped: null })
+  assert.deepEqual(executorOffer(['can_run_code'], { available: true, tools }), { capabilities: ['can_run_code'], tools, dropped: null, reason: null })
 })
 
 test('offline demo model: a can_run_code leaf gets the same small labelled node program every time', async () => {
