@@ -11,6 +11,16 @@ export default tseslint.config(
     }
   },
   {
+    files: ['src/plan/**/*.ts'],
+    rules: {
+      // DESIGN "Processes and folders": the plan core is imported by the peer and the editor and imports neither.
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/plan must not depend on vscode' }],
+        patterns: [{ group: ['**/peer/**', '**/extension/**', '**/views/**', '**/common/**'], message: 'src/plan imports only itself (and libraries)' }]
+      }]
+    }
+  },
+  {
     files: ['src/views/**/*.ts', 'src/common/**/*.ts'],
     rules: {
       // DESIGN "Processes and folders": imports point down, src/extension -> src/views -> src/common.

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync, mkdirSync, writeFileSync } from 'node
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
-import type { Role } from '../src/peer/protocol/schemas'
+import type { Role } from '../src/plan/protocol/schemas'
 import { REPO_ROOT, TestSwarm, type TestPeer } from '../test/support/peers'
 import { waitForPeerRecord } from '../test/support/wait'
 import { loadNote, type Benchmark, type BenchContext } from './lib/context'

@@ -1,5 +1,5 @@
 // Fails (exit 1) when package.json's contributes.configuration disagrees with the code: every
-// numeric setting is a row of the tunables table (src/peer/protocol/tunables.ts TUNABLES) and
+// numeric setting is a row of the tunables table (src/plan/protocol/tunables.ts TUNABLES) and
 // its type, minimum, maximum, default and markdownDescription are that row's; other defaults
 // come from src/extension/settings.ts DEFAULT_SETTINGS, enums from the role, capability and
 // provider lists, the pattern from the swarm-name rule. Run by `npm run check`
@@ -8,9 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
-import { LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/peer/protocol/limits.ts'
-import { settingDefault, TUNABLES } from '../src/peer/protocol/tunables.ts'
-import { CAPABILITIES, ROLES } from '../src/peer/protocol/schemas.ts'
+import { LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/plan/protocol/limits.ts'
+import { settingDefault, TUNABLES } from '../src/plan/protocol/tunables.ts'
+import { CAPABILITIES, ROLES } from '../src/plan/protocol/schemas.ts'
 import { DEFAULT_SETTINGS, Keys, SETTING_TUNABLES } from '../src/extension/settings.ts'
 
 /** The tunables the editor offers, by setting key. */
@@ -19,7 +19,7 @@ const OFFERED = new Map(Object.values(TUNABLES).filter((t) => t.setting !== unde
 /**
  * The package.json fields a tunable row gives its setting: an optional one (default null)
  * also takes null.
- * @param {import('../src/peer/protocol/tunables.ts').Tunable} t
+ * @param {import('../src/plan/protocol/tunables.ts').Tunable} t
  */
 export function settingFields (t) {
   const type = t.integer ? 'integer' : 'number'
@@ -47,7 +47,7 @@ export function contributesProblems (pkg) {
     for (const field of ['type', 'minimum', 'maximum', 'default', 'markdownDescription']) expect(key, `the ${field === 'markdownDescription' ? 'description' : field}`, p[field], want[field])
   }
   for (const [key, p] of Object.entries(props)) {
-    if (numeric(p?.type) && !OFFERED.has(key)) problems.push(`${key}: a numeric setting that is not in the tunables table (src/peer/protocol/tunables.ts)`)
+    if (numeric(p?.type) && !OFFERED.has(key)) problems.push(`${key}: a numeric setting that is not in the tunables table (src/plan/protocol/tunables.ts)`)
   }
   // The settings must read every tunable the table offers, under the table's key.
   const read = new Set(Object.values(SETTING_TUNABLES).map((t) => t.setting))
@@ -92,7 +92,7 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLTo
   const problems = contributesProblems(pkg)
   for (const p of problems) process.stderr.write(`package.json contributes.configuration: ${p}\n`)
   if (problems.length > 0) {
-    process.stderr.write('Make package.json agree with src/peer/protocol/tunables.ts (node --import tsx scripts/check-contributes.mjs --write rewrites its numeric settings), src/peer/protocol/limits.ts and src/extension/settings.ts.\n')
+    process.stderr.write('Make package.json agree with src/plan/protocol/tunables.ts (node --import tsx scripts/check-contributes.mjs --write rewrites its numeric settings), src/plan/protocol/limits.ts and src/extension/settings.ts.\n')
     process.exit(1)
   }
 }

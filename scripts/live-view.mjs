@@ -5,7 +5,7 @@
 import { createLogUpdate } from 'log-update'
 import stringWidth from 'string-width'
 
-/** The observer's tree header (src/peer/roles/report.ts renderTreeText). */
+/** The observer's tree header (src/plan/read/report.ts renderTreeText). */
 const HEADER = /^=== plan for goal (\S+): (.*) ===$/
 
 /** Role events kept under the tree on a terminal. */

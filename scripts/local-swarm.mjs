@@ -24,7 +24,7 @@ function client () {
 
 /**
  * Why `text` cannot be submitted as a goal, or null when it can (the Goal message's text rule,
- * src/peer/protocol/limits.ts): checked before any peer starts, so a bad goal costs nothing and
+ * src/plan/protocol/limits.ts): checked before any peer starts, so a bad goal costs nothing and
  * touches no report. Call after ensureBuilt.
  */
 export function goalProblem (text) {

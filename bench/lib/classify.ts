@@ -6,7 +6,7 @@
  * the plan context and the capabilities so the stand-in and the offline demo answer them alike.
  */
 import { z } from 'zod'
-import { CAPABILITIES, Capability } from '../../src/peer/protocol/schemas'
+import { CAPABILITIES, Capability } from '../../src/plan/protocol/schemas'
 import { CAPABILITY_GUIDE, contextBlock, numbered } from '../../src/peer/roles/prompts'
 
 /** A centralized planner's decision for one subgoal. */

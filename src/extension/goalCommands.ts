@@ -3,11 +3,11 @@
  * plan the goal, publishing it, revealing it in the Plan view, and the progress notification.
  */
 import * as vscode from 'vscode'
-import { goalTextProblem, TEXT_MAX_CHARS } from '../peer/protocol/limits'
-import { firstLine, textLength } from '../peer/protocol/text'
-import { failedGoals } from '../peer/roles/report'
-import { costSummary } from '../peer/state/planCost'
-import { planProgress, type GoalView } from '../peer/state/tree'
+import { goalTextProblem, TEXT_MAX_CHARS } from '../plan/protocol/limits'
+import { firstLine, textLength } from '../plan/protocol/text'
+import { failedGoals } from '../plan/read/report'
+import { costSummary } from '../plan/state/planCost'
+import { planProgress, type GoalView } from '../plan/state/tree'
 import { Commands } from './commandIds'
 import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { PeerCommands } from './peerCommands'

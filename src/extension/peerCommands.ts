@@ -3,7 +3,7 @@
  * local swarm, and connecting to another editor (Copy My Address / Connect to Peer...).
  */
 import * as vscode from 'vscode'
-import { CAPABILITIES, type Capability } from '../peer/protocol/schemas'
+import { CAPABILITIES, type Capability } from '../plan/protocol/schemas'
 import { peerAddressProblem, shareableAddress } from './address'
 import { Commands } from './commandIds'
 import { CommandFeature, type CommandDeps } from './commandRegistry'

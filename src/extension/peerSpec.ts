@@ -3,8 +3,8 @@
  * (src/peer/ipc/argv.ts), the one mapping every parent uses. Pure, so it is unit-tested.
  */
 import type { PeerArgvConfig } from '../peer/ipc/argv'
-import type { Capability, Role } from '../peer/protocol/schemas'
-import type { LlmProviderName } from '../peer/protocol/limits'
+import type { Capability, Role } from '../plan/protocol/schemas'
+import type { LlmProviderName } from '../plan/protocol/limits'
 import { DEFAULT_SETTINGS, type Settings } from './settings'
 
 /** Everything needed to fork one peer. Paths are absolute. */

@@ -4,7 +4,7 @@
  * launch from the current settings, stored API keys and storage paths.
  */
 import * as vscode from 'vscode'
-import { CAPABILITIES, type Capability, type Role } from '../peer/protocol/schemas'
+import { CAPABILITIES, type Capability, type Role } from '../plan/protocol/schemas'
 import { codeNotOfferedText } from '../peer/roles/codeRun'
 import { Disposable } from '../common/disposable'
 import type { Log } from './log'
@@ -13,7 +13,7 @@ import type { PeerLaunch, ReadyInfo } from './peerProcess'
 import { loopbackDialAddrs, specFromSettings, type PeerSpec } from './peerSpec'
 import type { ApiKeys } from './secrets'
 import type { SettingsService } from './config'
-import type { LlmProviderName } from '../peer/protocol/limits'
+import type { LlmProviderName } from '../plan/protocol/limits'
 import { effectiveProvider, Keys, roleUsesLlm, type Settings } from './settings'
 import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
 import { tcpPortOf } from './address'

@@ -4,8 +4,8 @@
  * View, Clear Finished Plans; the swarm keeps them).
  */
 import * as vscode from 'vscode'
-import { planProgress, type GoalView } from '../peer/state/tree'
-import { firstLine } from '../peer/protocol/text'
+import { planProgress, type GoalView } from '../plan/state/tree'
+import { firstLine } from '../plan/protocol/text'
 import { slug } from '../views/format'
 import { planJson, planMarkdown } from '../views/planExport'
 import { answerLeaf, leavesOf } from '../views/planModel'

@@ -3,7 +3,7 @@
  * workspace state so a reload, a closed window or a reopened editor brings it back. Only the
  * user's commands change the record: stopping peers because the editor shuts down keeps it.
  */
-import type { Capability } from '../peer/protocol/schemas'
+import type { Capability } from '../plan/protocol/schemas'
 import type { LocalSwarmSize } from './peers'
 
 /** workspaceState key of the record. */

@@ -3,8 +3,8 @@
  * the prompt. Each takes a tree element, a node id or a result URI, or asks with a quick pick.
  */
 import * as vscode from 'vscode'
-import type { LeafView } from '../peer/state/tree'
-import { firstLine } from '../peer/protocol/text'
+import type { LeafView } from '../plan/state/tree'
+import { firstLine } from '../plan/protocol/text'
 import { slug } from '../views/format'
 import { leavesOf } from '../views/planModel'
 import { lineageOf, resultMarkdown } from '../views/resultText'
@@ -101,7 +101,7 @@ export class ResultCommands extends CommandFeature {
     return picked?.leaf
   }
 
-  private goalById (id: string): import('../peer/state/tree').GoalView | undefined {
+  private goalById (id: string): import('../plan/state/tree').GoalView | undefined {
     const n = this.d.model.find(id)?.node
     return n?.kind === 'goal' ? n : undefined
   }

@@ -8,10 +8,10 @@
 import { isIP } from 'node:net'
 import * as path from 'node:path'
 import { z } from 'zod'
-import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type LlmProviderName } from '../peer/protocol/limits'
-import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../peer/protocol/tunables'
-import { CAPABILITIES, ROLES, type Capability, type Role } from '../peer/protocol/schemas'
-import { clipLabel } from '../peer/protocol/text'
+import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type LlmProviderName } from '../plan/protocol/limits'
+import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
+import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
+import { clipLabel } from '../plan/protocol/text'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'

@@ -5,7 +5,7 @@
  * crashes.
  */
 import * as vscode from 'vscode'
-import type { AnyEnvelope } from '../peer/protocol/schemas'
+import type { AnyEnvelope } from '../plan/protocol/schemas'
 import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import { backoffDelay, CONFIG_ERROR_EXIT, DEFAULT_RESTART_POLICY, type RestartPolicy } from './restartPolicy'

@@ -4,7 +4,7 @@
  * Every envelope a Bus hands to a listener has passed schema, id, authorship and signature
  * checks, and has already been merged into the peer's plan state.
  */
-import type { AnyEnvelope, BodyOf, Envelope, Kind } from './protocol/schemas'
+import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../plan/protocol/schemas'
 
 /** Something that can be released; mirrors VS Code's Disposable without depending on it. */
 export interface Disposable { dispose(): void }

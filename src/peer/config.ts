@@ -3,11 +3,11 @@
  * a peer run in-process, by the tests (test/support/peerConfig.ts). Roles and the extension use these exact names.
  */
 import type { LlmConfig } from './llm/provider'
-import type { AcceptanceConfig } from './protocol/acceptance'
-import { LLM_PROVIDERS, type LlmProviderName } from './protocol/limits'
-import { TUNABLES } from './protocol/tunables'
-import type { Budget, Capability, Role } from './protocol/schemas'
-import { DEFAULT_SWARM } from './protocol/topics'
+import type { AcceptanceConfig } from '../plan/protocol/acceptance'
+import { LLM_PROVIDERS, type LlmProviderName } from '../plan/protocol/limits'
+import { TUNABLES } from '../plan/protocol/tunables'
+import type { Budget, Capability, Role } from '../plan/protocol/schemas'
+import { DEFAULT_SWARM } from '../plan/protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 
 export { LLM_PROVIDERS, type LlmProviderName }

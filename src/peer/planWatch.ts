@@ -4,11 +4,11 @@
  * (DESIGN §8), and reports the outcome once.
  */
 import type { Bus, Disposable } from './bus'
-import type { Micros } from './protocol/time'
-import type { PlanState } from './state/planState'
-import { buildTree, planProgress, type GoalView } from './state/tree'
-import { failedGoals, stoppedBeforeSplit } from './roles/report'
-import type { PlanRunState } from './state/planControl'
+import type { Micros } from '../plan/protocol/time'
+import type { PlanState } from '../plan/state/planState'
+import { buildTree, planProgress, type GoalView } from '../plan/state/tree'
+import { failedGoals, stoppedBeforeSplit } from '../plan/read/report'
+import type { PlanRunState } from '../plan/state/planControl'
 
 /**
  * How a completed plan ended. ok when every leaf and every synthesis (the final answer

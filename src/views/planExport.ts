@@ -2,11 +2,11 @@
  * Export Plan: one root goal's tree as Markdown (final answer, outline, then every result) or as JSON.
  * Pure; the command in src/extension/commands.ts writes the text to a file.
  */
-import { planSection } from '../peer/roles/planMarkdown'
-import { planProgress, type GoalView, type TreeNode } from '../peer/state/tree'
+import { planSection } from '../plan/read/planMarkdown'
+import { planProgress, type GoalView, type TreeNode } from '../plan/state/tree'
 
 /**
- * Markdown of a plan, the same rendering as the observer's report (roles/planMarkdown.ts): the
+ * Markdown of a plan, the same rendering as the observer's report (read/planMarkdown.ts): the
  * final answer first, then progress, tree, votes and every non-superseded leaf's result.
  * `fullOutputs` supplies fetched blob outputs by node id (leaf or synthesis).
  */
@@ -14,7 +14,7 @@ export function planMarkdown (root: GoalView, fullOutputs: ReadonlyMap<string, s
   return planSection(root, { level: 1, fullOutputs }) + '\n'
 }
 
-/** JSON of a plan: progress plus the whole tree (GoalView shape of src/peer/state/tree.ts). */
+/** JSON of a plan: progress plus the whole tree (GoalView shape of src/plan/state/tree.ts). */
 export function planJson (root: GoalView, fullOutputs: ReadonlyMap<string, string> = new Map()): string {
   const withOutputs = (n: TreeNode): TreeNode => n.kind === 'leaf'
     ? { ...n, output: fullOutputs.get(n.id) ?? n.output }

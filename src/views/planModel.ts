@@ -10,11 +10,11 @@
  * settle windows, lapsed leases, capability liveness), so a tick rebuilds the tree every
  * `tickMs` and fires only when its hash changed.
  */
-import type { AnyEnvelope, CapabilityAnnounce } from '../peer/protocol/schemas'
-import { isLiveAnnouncement } from '../peer/protocol/liveness'
-import { nowMicros, parseTimestamp, type Micros } from '../peer/protocol/time'
-import { PlanState } from '../peer/state/planState'
-import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../peer/state/tree'
+import type { AnyEnvelope, CapabilityAnnounce } from '../plan/protocol/schemas'
+import { isLiveAnnouncement } from '../plan/protocol/liveness'
+import { nowMicros, parseTimestamp, type Micros } from '../plan/protocol/time'
+import { PlanState } from '../plan/state/planState'
+import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/state/tree'
 
 export interface PlanModelOptions {
   /** Quiet time before a change is announced, ms (default 150). */

@@ -10,10 +10,10 @@
  * "Data tree node not found" in the renderer). Only a change to the list of roots needs one.
  */
 import * as vscode from 'vscode'
-import { announcedNames } from '../peer/state/peerNames'
-import type { GoalView, TreeNode } from '../peer/state/tree'
+import { announcedNames } from '../plan/state/peerNames'
+import type { GoalView, TreeNode } from '../plan/state/tree'
 import type { PlanModel } from './planModel'
-import { DEFAULT_ACCEPTANCE } from '../peer/protocol/acceptance'
+import { DEFAULT_ACCEPTANCE } from '../plan/protocol/acceptance'
 import { planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
 
 type PlanItemContextWaiting = NonNullable<ItemContext['waiting']>

@@ -6,7 +6,7 @@
  * shows up. Outputs that travelled as blobs are fetched in full from the main peer.
  */
 import * as vscode from 'vscode'
-import type { GoalView, LeafView } from '../peer/state/tree'
+import type { GoalView, LeafView } from '../plan/state/tree'
 import type { PlanModel } from './planModel'
 import { lineageOf, resultMarkdown } from './resultText'
 import { nodeIdFromPath, resultPath, SCHEME } from './resultUri'

@@ -3,7 +3,7 @@
  * so they are unit-tested: `goal-swarm:/result/<node_id>/<short title>.md`. The tab shows the
  * short title; when two leaves share it, VS Code adds the differing folder (the node id).
  */
-import { firstLine } from '../peer/protocol/text'
+import { firstLine } from '../plan/protocol/text'
 
 export const SCHEME = 'goal-swarm'
 

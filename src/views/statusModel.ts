@@ -1,9 +1,9 @@
 /** Text and tooltip of the status bar item, and the unreachable-bootstrap line above the plan; pure, unit-tested. */
 import type { UnreachableBootstrap } from '../peer/ipc/protocol'
-import { peerSuffix } from '../peer/state/peerNames'
-import { costSummary } from '../peer/state/planCost'
-import { planProgress, type GoalView } from '../peer/state/tree'
-import { firstLine } from '../peer/protocol/text'
+import { peerSuffix } from '../plan/state/peerNames'
+import { costSummary } from '../plan/state/planCost'
+import { planProgress, type GoalView } from '../plan/state/tree'
+import { firstLine } from '../plan/protocol/text'
 import { escapeMarkdown } from './format'
 
 export interface PeersSnapshot {

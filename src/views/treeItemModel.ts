@@ -7,13 +7,13 @@
  * progress, hold limit and model wait) from the same ItemContext, so the rules sit side by side;
  * tooltips apart would import those helpers back from the rows. Shared wording lives in format.ts.
  */
-import { holdLimitText } from '../peer/state/holdLimit'
-import { modelWaitText } from '../peer/state/modelWait'
-import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../peer/state/tree'
-import { peerSuffix } from '../peer/state/peerNames'
+import { holdLimitText } from '../plan/state/holdLimit'
+import { modelWaitText } from '../plan/state/modelWait'
+import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/state/tree'
+import { peerSuffix } from '../plan/state/peerNames'
 import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
-import { clipLabel, firstLine } from '../peer/protocol/text'
-import { costMarkdown } from '../peer/state/planCost'
+import { clipLabel, firstLine } from '../plan/protocol/text'
+import { costMarkdown } from '../plan/state/planCost'
 
 /** A codicon id and an optional theme color id. */
 export interface IconModel { id: string, color?: string }

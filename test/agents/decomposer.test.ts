@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { contentId, proposalId } from '../../src/peer/protocol/ids'
-import { nowMicros } from '../../src/peer/protocol/time'
+import { contentId, proposalId } from '../../src/plan/protocol/ids'
+import { nowMicros } from '../../src/plan/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
 import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import type { ClaimMsg } from '../../src/peer/protocol/schemas'
+import type { ClaimMsg } from '../../src/plan/protocol/schemas'
 import { liveLeaves } from '../support/leaves'
 import type { RolePeer } from '../support/roleSwarm'
 import { DEFAULT_SHAPE } from '../support/scriptedPlan'

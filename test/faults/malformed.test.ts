@@ -11,7 +11,7 @@ import pLimit from 'p-limit'
 import { INJECTOR_SPEC } from '../support/peers'
 import { expectedDrops, malformedTraffic, type MalformedMessage } from '../support/malformed'
 import { DEFAULT_SHAPE } from '../support/scriptedPlan'
-import { swarmTopics } from '../../src/peer/protocol/topics'
+import { swarmTopics } from '../../src/plan/protocol/topics'
 import { faultSwarm, peerStates, requireBundle, TEST_TIMEOUT_MS } from './common'
 import { waitUntil } from '../support/wait'
 

@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClaimMsg, LeaseRenewal } from '../../src/peer/protocol/schemas'
-import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/peer/protocol/time'
+import type { ClaimMsg, LeaseRenewal } from '../../src/plan/protocol/schemas'
+import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/plan/protocol/time'
 import { INJECTOR_SPEC, TestSwarm } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from '../swarm/roles-support'

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { nowMicros } from '../../src/peer/protocol/time'
+import { nowMicros } from '../../src/plan/protocol/time'
 import { capability, score } from '../support/fixtures'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
 import { setTimeout as pause } from 'node:timers/promises'

@@ -7,15 +7,15 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { acceptedSplitFor, compareStrings, meanScore } from '../../src/peer/protocol/acceptance'
-import { claimedAuthor } from '../../src/peer/protocol/envelope'
-import { childId, proposalId, rootGoalId } from '../../src/peer/protocol/ids'
+import { acceptedSplitFor, compareStrings, meanScore } from '../../src/plan/protocol/acceptance'
+import { claimedAuthor } from '../../src/plan/protocol/envelope'
+import { childId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
 import type {
   AcceptedSplit, AnyEnvelope, BodyOf, CancelMsg, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
   Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SubgoalProposal
-} from '../../src/peer/protocol/schemas'
-import { signEnvelope } from '../../src/peer/protocol/signing'
-import { formatTimestamp, type Micros } from '../../src/peer/protocol/time'
+} from '../../src/plan/protocol/schemas'
+import { signEnvelope } from '../../src/plan/protocol/signing'
+import { formatTimestamp, type Micros } from '../../src/plan/protocol/time'
 
 /** 2025-01-02T03:04:05Z in µs: the base time of most tests. */
 export const T0: Micros = 1_735_787_045_000_000

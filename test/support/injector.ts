@@ -21,9 +21,9 @@ import { IpcChild, type IpcChannel } from '../../src/peer/ipc/child'
 import { createLogger } from '../../src/peer/log'
 import { loadOrCreateIdentity } from '../../src/peer/net/identity'
 import { startRuntime } from '../../src/peer/net/runtime'
-import { messageKey } from '../../src/peer/protocol/envelope'
-import type { AnyEnvelope, BodyOf, Kind } from '../../src/peer/protocol/schemas'
-import { signEnvelope } from '../../src/peer/protocol/signing'
+import { messageKey } from '../../src/plan/protocol/envelope'
+import type { AnyEnvelope, BodyOf, Kind } from '../../src/plan/protocol/schemas'
+import { signEnvelope } from '../../src/plan/protocol/signing'
 
 const wallMs = (): number => performance.timeOrigin + performance.now()
 

@@ -7,10 +7,10 @@
  *
  * Deterministic for a seed, so a failing run can be replayed.
  */
-import type { DropReason } from '../../src/peer/protocol/envelope'
-import { canonicalJson } from '../../src/peer/protocol/envelope'
-import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
-import { swarmTopics } from '../../src/peer/protocol/topics'
+import type { DropReason } from '../../src/plan/protocol/envelope'
+import { canonicalJson } from '../../src/plan/protocol/envelope'
+import { formatTimestamp, nowMicros } from '../../src/plan/protocol/time'
+import { swarmTopics } from '../../src/plan/protocol/topics'
 import { MAX_ENVELOPE_BYTES } from '../../src/peer/net/verify'
 
 export type MalformedCategory = 'random' | 'truncated' | 'oversized' | 'impersonating'

@@ -4,8 +4,8 @@
  */
 import path from 'node:path'
 import { apiKeyFromEnv, defaultLlmProvider, DEFAULT_EXECUTOR_CAPABILITIES, DEFAULTS, type PeerConfig } from '../../src/peer/config'
-import { DEFAULT_ACCEPTANCE } from '../../src/peer/protocol/acceptance'
-import type { Role } from '../../src/peer/protocol/schemas'
+import { DEFAULT_ACCEPTANCE } from '../../src/plan/protocol/acceptance'
+import type { Role } from '../../src/plan/protocol/schemas'
 
 /**
  * A complete config from a role and optional overrides, filling every default the CLI fills

@@ -27,8 +27,8 @@ import { fileURLToPath } from 'node:url'
 import { peerArgv } from '../../src/peer/ipc/argv'
 import { PeerClient, type ReadyMsg, type StatusMsg } from '../../src/peer/ipc/parent'
 import type { ParentMessage } from '../../src/peer/ipc/protocol'
-import { messageKey } from '../../src/peer/protocol/envelope'
-import type { AnyEnvelope, Kind, Role } from '../../src/peer/protocol/schemas'
+import { messageKey } from '../../src/plan/protocol/envelope'
+import type { AnyEnvelope, Kind, Role } from '../../src/plan/protocol/schemas'
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const PEER_BUNDLE = path.join(REPO_ROOT, 'dist', 'peer.js')

@@ -7,13 +7,13 @@
  *
  * Used by the benchmarks (bench/*.ts) and the fault tier (test/faults).
  */
-import { messageKey } from '../../src/peer/protocol/envelope'
+import { messageKey } from '../../src/plan/protocol/envelope'
 import type { LlmPurpose } from '../../src/peer/llm/provider'
-import type { AnyEnvelope, Role } from '../../src/peer/protocol/schemas'
-import { nowMicros, type Micros } from '../../src/peer/protocol/time'
-import { DEFAULT_ACCEPTANCE, type AcceptanceRule } from '../../src/peer/protocol/acceptance'
-import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeNode } from '../../src/peer/state/tree'
+import type { AnyEnvelope, Role } from '../../src/plan/protocol/schemas'
+import { nowMicros, type Micros } from '../../src/plan/protocol/time'
+import { DEFAULT_ACCEPTANCE, type AcceptanceRule } from '../../src/plan/protocol/acceptance'
+import { PlanState } from '../../src/plan/state/planState'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeNode } from '../../src/plan/state/tree'
 import { LlmStandin, type StandinResponder } from './llm-standin'
 import { liveLeaves } from './leaves'
 import { TestSwarm, wallMs, type TestPeer, type TestPeerSpec, type TestSwarmOptions } from './peers'

@@ -8,8 +8,8 @@
  * proves the splits (DESIGN §4 "Evidence") only under a quorum of 1: `SYNTHETIC_ACCEPTANCE`.
  * A reader with the default quorum of 2 holds every message but acts on none of the splits.
  */
-import type { Goal, BodyOf, Kind } from '../../src/peer/protocol/schemas'
-import type { Micros } from '../../src/peer/protocol/time'
+import type { Goal, BodyOf, Kind } from '../../src/plan/protocol/schemas'
+import type { Micros } from '../../src/plan/protocol/time'
 import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal } from './fixtures'
 
 /** The acceptance rule under which a synthetic plan's one-scorer splits are proven. */

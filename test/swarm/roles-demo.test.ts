@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
-import { TEXT_MAX_CHARS } from '../../src/peer/protocol/limits'
+import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
 import { REPO_ROOT } from '../support/peers'
 
 test('npm run demo: real processes plan the default goal offline, with a dependency and a sandboxed leaf, write the report, print the final answer and exit 0', async (t) => {

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClaimMsg } from '../../src/peer/protocol/schemas'
-import { parseTimestamp } from '../../src/peer/protocol/time'
+import type { ClaimMsg } from '../../src/plan/protocol/schemas'
+import { parseTimestamp } from '../../src/plan/protocol/time'
 import { demoResponder, scoreReply } from '../support/llm-standin'
 import { TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'

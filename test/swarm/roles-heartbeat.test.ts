@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { capabilityTtlMs } from '../../src/peer/protocol/liveness'
-import { parseTimestamp } from '../../src/peer/protocol/time'
+import { capabilityTtlMs } from '../../src/plan/protocol/liveness'
+import { parseTimestamp } from '../../src/plan/protocol/time'
 import { demoResponder } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
 import { liveLeaves } from '../support/leaves'

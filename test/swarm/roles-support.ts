@@ -4,10 +4,10 @@
  * openai SDK inside each peer, small trees and short protocol timings, and the plan tree as
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
-import { PlanState } from '../../src/peer/state/planState'
-import { DEFAULT_ACCEPTANCE } from '../../src/peer/protocol/acceptance'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/peer/state/tree'
-import { nowMicros } from '../../src/peer/protocol/time'
+import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_ACCEPTANCE } from '../../src/plan/protocol/acceptance'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/plan/state/tree'
+import { nowMicros } from '../../src/plan/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { TestPeer, TestSwarm } from '../support/peers'
 import { waitUntil } from '../support/wait'

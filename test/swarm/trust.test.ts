@@ -14,13 +14,13 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClaimMsg, LeaseRenewal, ResultMsg } from '../../src/peer/protocol/schemas'
+import type { ClaimMsg, LeaseRenewal, ResultMsg } from '../../src/plan/protocol/schemas'
 import { scoreReply, type StandinRequest } from '../support/llm-standin'
-import { formatTimestamp, nowMicros } from '../../src/peer/protocol/time'
+import { formatTimestamp, nowMicros } from '../../src/plan/protocol/time'
 import { INJECTOR_SPEC, TestSwarm, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
-import { planProgress, type GoalView, type LeafView } from '../../src/peer/state/tree'
+import { planProgress, type GoalView, type LeafView } from '../../src/plan/state/tree'
 
 const progressComplete = (root: GoalView): boolean => planProgress(root).complete
 import { liveLeaves } from '../support/leaves'

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { acceptedSplitFor, decideAcceptance, splitDecisions } from '../../src/peer/protocol/acceptance'
-import { messageKey } from '../../src/peer/protocol/envelope'
-import { CAPABILITIES, type Capability, type ScoreMsg, type SubgoalProposal } from '../../src/peer/protocol/schemas'
+import { acceptedSplitFor, decideAcceptance, splitDecisions } from '../../src/plan/protocol/acceptance'
+import { messageKey } from '../../src/plan/protocol/envelope'
+import { CAPABILITIES, type Capability, type ScoreMsg, type SubgoalProposal } from '../../src/plan/protocol/schemas'
 import { proposal, rootGoal, score, sec, T0 } from '../support/fixtures'
 
 const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 100)

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalJson, checkEnvelope, claimedAuthor, messageKey, signingBytes } from '../../src/peer/protocol/envelope'
-import { childId } from '../../src/peer/protocol/ids'
-import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
-import { verifyEnvelopeSignature } from '../../src/peer/protocol/signing'
+import { canonicalJson, checkEnvelope, claimedAuthor, messageKey, signingBytes } from '../../src/plan/protocol/envelope'
+import { childId } from '../../src/plan/protocol/ids'
+import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { verifyEnvelopeSignature } from '../../src/plan/protocol/signing'
 import {
   T0, accepted, capability, childGoal, claim, envelopeOf, failure, newIdentity, promptNode, proposal, renewal,
   result, rootGoal, score, sec, signedEnvelope

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { childId, contentId, proposalId, rootGoalId } from '../../src/peer/protocol/ids'
-import { parseTimestamp } from '../../src/peer/protocol/time'
+import { childId, contentId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
+import { parseTimestamp } from '../../src/plan/protocol/time'
 
 describe('content ids (DESIGN §1)', () => {
   it('matches fixed reference vectors, so ids never drift between versions', () => {

@@ -1,15 +1,15 @@
 /**
- * The wire's text limit (src/peer/protocol/limits.ts): the schema, the CLI, the IPC and the
+ * The wire's text limit (src/plan/protocol/limits.ts): the schema, the CLI, the IPC and the
  * shared check count characters the same way. The numeric tunables are test/unit/tunables.test.ts.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
 import { ParentMessage } from '../../src/peer/ipc/protocol'
-import { goalTextProblem, TEXT_MAX_CHARS } from '../../src/peer/protocol/limits'
-import { clipText, textLength } from '../../src/peer/protocol/text'
-import { TUNABLES } from '../../src/peer/protocol/tunables'
-import { Goal, PEER_NAME_MAX, PeerName } from '../../src/peer/protocol/schemas'
+import { goalTextProblem, TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
+import { clipText, textLength } from '../../src/plan/protocol/text'
+import { TUNABLES } from '../../src/plan/protocol/tunables'
+import { Goal, PEER_NAME_MAX, PeerName } from '../../src/plan/protocol/schemas'
 
 const quiet = { out: () => {}, err: () => {}, env: {} }
 

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { z } from 'zod'
 import { countInstruction, createProvider, DEMO_LABEL, type LlmProvider } from '../../src/peer/llm/index'
-import { CAPABILITIES } from '../../src/peer/protocol/schemas'
+import { CAPABILITIES } from '../../src/plan/protocol/schemas'
 import { scoreSchema } from '../../src/peer/roles/prompts'
 import { demoResponder, LlmStandin } from '../support/llm-standin'
 

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CapabilityAnnounce } from '../../src/peer/protocol/schemas'
-import { announcedNames } from '../../src/peer/state/peerNames'
-import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
-import type { GoalView } from '../../src/peer/state/tree'
+import { CapabilityAnnounce } from '../../src/plan/protocol/schemas'
+import { announcedNames } from '../../src/plan/state/peerNames'
+import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
+import type { GoalView } from '../../src/plan/state/tree'
 import { leafItem } from '../../src/views/treeItemModel'
 import { T0, capability } from '../support/fixtures'
 

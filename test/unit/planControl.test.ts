@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { checkEnvelope } from '../../src/peer/protocol/envelope'
-import { rootGoalId } from '../../src/peer/protocol/ids'
-import { CANCEL_REASON_MAX, type AnyEnvelope, type ScoreMsg, type Usage } from '../../src/peer/protocol/schemas'
-import { parseTimestamp } from '../../src/peer/protocol/time'
-import { budgetReached, cancelMessage, isCancelled, planCancel, rootGoalOf, stoppedStatus } from '../../src/peer/state/planControl'
-import { mayStartModelWork, planSpend } from '../../src/peer/state/evaluator'
-import { PlanState } from '../../src/peer/state/planState'
+import { checkEnvelope } from '../../src/plan/protocol/envelope'
+import { rootGoalId } from '../../src/plan/protocol/ids'
+import { CANCEL_REASON_MAX, type AnyEnvelope, type ScoreMsg, type Usage } from '../../src/plan/protocol/schemas'
+import { parseTimestamp } from '../../src/plan/protocol/time'
+import { budgetReached, cancelMessage, isCancelled, planCancel, rootGoalOf, stoppedStatus } from '../../src/plan/state/planControl'
+import { mayStartModelWork, planSpend } from '../../src/plan/state/evaluator'
+import { PlanState } from '../../src/plan/state/planState'
 import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
-import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/peer/state/tree'
+import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/plan/state/tree'
 import {
   T0, accepted, cancel, capability, childGoal, claim, envelopeOf, evidenceOf, failure, proposal, promptNode, result, rootGoal, sec
 } from '../support/fixtures'

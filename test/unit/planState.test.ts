@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { messageKey } from '../../src/peer/protocol/envelope'
-import { PlanState } from '../../src/peer/state/planState'
+import { messageKey } from '../../src/plan/protocol/envelope'
+import { PlanState } from '../../src/plan/state/planState'
 import {
   T0, accepted, capability, childGoal, claim, envelopeOf, failure, promptNode, proposal, renewal, rootGoal,
   samplePlan, score, sec

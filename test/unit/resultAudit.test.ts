@@ -8,7 +8,7 @@ import { describe, it } from 'node:test'
 import { pino } from 'pino'
 import { DropCounters } from '../../src/peer/net/drops'
 import { ResultAudit } from '../../src/peer/net/resultAudit'
-import { PlanState } from '../../src/peer/state/planState'
+import { PlanState } from '../../src/plan/state/planState'
 import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()

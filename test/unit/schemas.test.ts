@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { proposalId } from '../../src/peer/protocol/ids'
+import { proposalId } from '../../src/plan/protocol/ids'
 import {
   AcceptedSplit, BODY_SCHEMAS, CancelMsg, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
   PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp, stripControlChars
-} from '../../src/peer/protocol/schemas'
+} from '../../src/plan/protocol/schemas'
 import {
   T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
 } from '../support/fixtures'

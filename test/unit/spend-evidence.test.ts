@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { checkEnvelope, usageProblem } from '../../src/peer/protocol/envelope'
-import { CALLS_PER_MESSAGE_MAX, TOKENS_PER_REQUEST_MAX } from '../../src/peer/protocol/limits'
-import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/peer/protocol/schemas'
-import { costMarkdown } from '../../src/peer/state/planCost'
-import { planControl, planSpend } from '../../src/peer/state/evaluator'
-import { PlanState } from '../../src/peer/state/planState'
+import { checkEnvelope, usageProblem } from '../../src/plan/protocol/envelope'
+import { CALLS_PER_MESSAGE_MAX, TOKENS_PER_REQUEST_MAX } from '../../src/plan/protocol/limits'
+import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/plan/protocol/schemas'
+import { costMarkdown } from '../../src/plan/state/planCost'
+import { planControl, planSpend } from '../../src/plan/state/evaluator'
+import { PlanState } from '../../src/plan/state/planState'
 import { T0, accepted, acceptedEnvelopes, claim, envelopeOf, evidenceOf, failure, promptNode, proposal, result, rootGoal, score, sec } from '../support/fixtures'
 
 const u = (calls: number, input: number, output = 0): Usage => ({ calls, input_tokens: input, output_tokens: output })

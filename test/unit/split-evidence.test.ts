@@ -11,11 +11,11 @@ import fc from 'fast-check'
 import {
   acceptedSplitFor, compareStrings, countedVotes, decideAcceptance, DEFAULT_ACCEPTANCE, meanScore, splitEvidence,
   type AcceptanceRule, type SplitEvidence
-} from '../../src/peer/protocol/acceptance'
-import { canonicalJson } from '../../src/peer/protocol/envelope'
-import type { AcceptedSplit, AnyEnvelope, Capability, ScoreMsg, SubgoalProposal } from '../../src/peer/protocol/schemas'
-import { PlanState } from '../../src/peer/state/planState'
-import { winningSplit } from '../../src/peer/state/tree'
+} from '../../src/plan/protocol/acceptance'
+import { canonicalJson } from '../../src/plan/protocol/envelope'
+import type { AcceptedSplit, AnyEnvelope, Capability, ScoreMsg, SubgoalProposal } from '../../src/plan/protocol/schemas'
+import { PlanState } from '../../src/plan/state/planState'
+import { winningSplit } from '../../src/plan/state/tree'
 import { accepted, acceptedEnvelopes, envelopeOf, evidenceOf, proposal, rootGoal, score, sec, T0, ts } from '../support/fixtures'
 
 const RULE: AcceptanceRule = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }

@@ -1,12 +1,12 @@
 /**
- * Counting and cutting text (src/peer/protocol/text.ts; DESIGN §1 "Processes and folders"):
+ * Counting and cutting text (src/plan/protocol/text.ts; DESIGN §1 "Processes and folders"):
  * characters are code points, a surrogate pair is never split, and what is shown as a label or
  * an excerpt keeps every grapheme cluster whole.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { clipLabel, clipText, excerpt, firstLine, textLength } from '../../src/peer/protocol/text'
+import { clipLabel, clipText, excerpt, firstLine, textLength } from '../../src/plan/protocol/text'
 
 const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 300)
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { formatTimestamp, hashTimestamp, msToMicros, nowMicros, parseTimestamp, WALL_STEP_US, WallClock } from '../../src/peer/protocol/time'
+import { formatTimestamp, hashTimestamp, msToMicros, nowMicros, parseTimestamp, WALL_STEP_US, WallClock } from '../../src/plan/protocol/time'
 
 describe('parseTimestamp', () => {
   it('keeps all six fraction digits as integer µs', () => {

@@ -12,9 +12,9 @@ import { pino } from 'pino'
 import { DropCounters } from '../../src/peer/net/drops'
 import { StateLog } from '../../src/peer/net/stateLog'
 import { verifyIncoming, type VerifyContext } from '../../src/peer/net/verify'
-import { canonicalJson } from '../../src/peer/protocol/envelope'
-import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
-import { toJsonlLine } from '../../src/peer/state/jsonl'
+import { canonicalJson } from '../../src/plan/protocol/envelope'
+import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { toJsonlLine } from '../../src/plan/state/jsonl'
 import { accepted, claim, newIdentity, promptNode, proposal, renewal, rootGoal, score, sec, signedEnvelope, T0 } from '../support/fixtures'
 
 const NOW = T0 + sec(100)

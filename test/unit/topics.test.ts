@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
-import { DEFAULT_SWARM, checkSwarmName, formatTopic, swarmTopics, topicFor, type Topic } from '../../src/peer/protocol/topics'
+import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { DEFAULT_SWARM, checkSwarmName, formatTopic, swarmTopics, topicFor, type Topic } from '../../src/plan/protocol/topics'
 import {
   T0, accepted, capability, claim, envelopeOf, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
 } from '../support/fixtures'

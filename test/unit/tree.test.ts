@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { childId, synthesisId } from '../../src/peer/protocol/ids'
-import { messageKey } from '../../src/peer/protocol/envelope'
-import type { AcceptedSplit, AnyEnvelope, LeaseRenewal } from '../../src/peer/protocol/schemas'
-import { PlanState } from '../../src/peer/state/planState'
+import { childId, synthesisId } from '../../src/plan/protocol/ids'
+import { messageKey } from '../../src/plan/protocol/envelope'
+import type { AcceptedSplit, AnyEnvelope, LeaseRenewal } from '../../src/plan/protocol/schemas'
+import { PlanState } from '../../src/plan/state/planState'
 import {
   buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
-} from '../../src/peer/state/tree'
+} from '../../src/plan/state/tree'
 import {
   T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
 } from '../support/fixtures'

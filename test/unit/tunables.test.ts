@@ -1,5 +1,5 @@
 /**
- * One table of numeric tunables (src/peer/protocol/tunables.ts): the CLI's options, PeerConfig's
+ * One table of numeric tunables (src/plan/protocol/tunables.ts): the CLI's options, PeerConfig's
  * defaults, the editor's settings and package.json are derived from it, `npm run check` catches
  * a package.json that differs (scripts/check-contributes.mjs), and a floor above its ceiling
  * (TUNABLE_ORDER) is refused naming both flags or both settings.
@@ -13,12 +13,12 @@ import { promisify } from 'node:util'
 import { buildProgram, parseCli } from '../../src/peer/cli'
 import { DEFAULTS } from '../../src/peer/config'
 import { DEFAULT_SETTINGS, Keys, readSettings, SETTING_TUNABLES, type SettingKey } from '../../src/extension/settings'
-import { DEFAULT_ACCEPTANCE } from '../../src/peer/protocol/acceptance'
-import { DEFAULT_MAX_HOLD_MS, SETTLE_FLOOR_MS } from '../../src/peer/protocol/claims'
-import { ANNOUNCE_HEARTBEAT_MS } from '../../src/peer/protocol/liveness'
+import { DEFAULT_ACCEPTANCE } from '../../src/plan/protocol/acceptance'
+import { DEFAULT_MAX_HOLD_MS, SETTLE_FLOOR_MS } from '../../src/plan/protocol/claims'
+import { ANNOUNCE_HEARTBEAT_MS } from '../../src/plan/protocol/liveness'
 import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_MS, REQUEST_TIMEOUT_MS, WAIT_NOTICE_MS } from '../../src/peer/llm/provider'
 import { DEFAULT_SANDBOX_LIMITS, SANDBOX_LIMIT_RANGES } from '../../src/peer/sandbox/limits'
-import { settingDefault, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../../src/peer/protocol/tunables'
+import { settingDefault, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../../src/plan/protocol/tunables'
 import { REPO_ROOT } from '../support/peers'
 // @ts-expect-error a plain .mjs script without type declarations
 import { contributesProblems, writeTunableSettings } from '../../scripts/check-contributes.mjs'
@@ -155,7 +155,7 @@ describe('the tunables table', () => {
       'goalSwarm.maxDepth: the maximum is 8 in package.json, 16 in the code',
       'goalSwarm.acceptance.minScore: the default is 0.5 in package.json, 0.6 in the code',
       `goalSwarm.llm.timeoutMs: the description is "Timeout." in package.json, ${JSON.stringify(TUNABLES.llmTimeoutMs.settingDoc)} in the code`,
-      'goalSwarm.settleMs: a numeric setting that is not in the tunables table (src/peer/protocol/tunables.ts)',
+      'goalSwarm.settleMs: a numeric setting that is not in the tunables table (src/plan/protocol/tunables.ts)',
       'goalSwarm.llm.provider: the enum is ["anthropic","auto"] in package.json, ["anthropic","auto","offline-demo","openai-compatible"] in the code'
     ])
     // --write derives the numeric settings from the table again, keeping their other fields.

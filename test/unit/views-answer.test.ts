@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { synthesisId } from '../../src/peer/protocol/ids'
-import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, type LeafView } from '../../src/peer/state/tree'
+import { synthesisId } from '../../src/plan/protocol/ids'
+import { PlanState } from '../../src/plan/state/planState'
+import { buildTree, type LeafView } from '../../src/plan/state/tree'
 import { indexTree } from '../../src/views/planModel'
 import { resultMarkdown } from '../../src/views/resultText'
 import { leafItem, planItem } from '../../src/views/treeItemModel'

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { AnyEnvelope } from '../../src/peer/protocol/schemas'
-import { PlanState } from '../../src/peer/state/planState'
-import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/peer/state/tree'
+import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { PlanState } from '../../src/plan/state/planState'
+import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/plan/state/tree'
 import { escapeMarkdown } from '../../src/views/format'
-import { peerSuffix } from '../../src/peer/state/peerNames'
+import { peerSuffix } from '../../src/plan/state/peerNames'
 import { goalItem, LABEL_MAX, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
-import { renderReportMarkdown, renderTreeText } from '../../src/peer/roles/report'
+import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {

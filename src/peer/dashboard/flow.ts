@@ -6,7 +6,7 @@
  */
 import type { Disposable } from '../bus'
 import type { DropCounters } from '../net/drops'
-import type { AnyEnvelope } from '../protocol/schemas'
+import type { AnyEnvelope } from '../../plan/protocol/schemas'
 
 /** Events kept for the strip. */
 export const FLOW_KEEP = 60

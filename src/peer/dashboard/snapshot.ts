@@ -9,16 +9,16 @@
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
  */
-import { capabilityTtlMs } from '../protocol/liveness'
-import { modelWaitText } from '../state/modelWait'
-import { announcedNames, peerSuffix } from '../state/peerNames'
-import type { PlanState } from '../state/planState'
-import type { Budget } from '../protocol/schemas'
-import type { PlanSpend } from '../state/planControl'
-import { costSummary, stopLine } from '../state/planCost'
-import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../state/tree'
-import { parseTimestamp, type Micros } from '../protocol/time'
-import { textLength } from '../protocol/text'
+import { capabilityTtlMs } from '../../plan/protocol/liveness'
+import { modelWaitText } from '../../plan/state/modelWait'
+import { announcedNames, peerSuffix } from '../../plan/state/peerNames'
+import type { PlanState } from '../../plan/state/planState'
+import type { Budget } from '../../plan/protocol/schemas'
+import type { PlanSpend } from '../../plan/state/planControl'
+import { costSummary, stopLine } from '../../plan/state/planCost'
+import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../../plan/state/tree'
+import { parseTimestamp, type Micros } from '../../plan/protocol/time'
+import { textLength } from '../../plan/protocol/text'
 import type { FlowEvent } from './flow'
 
 /** A vote as shown: the scorer's label and its score (0-1). */

@@ -3,7 +3,7 @@
  * of src/peer/cli.ts). The editor's supervisor, the test harness, the benchmarks and the demo
  * scripts all build a peer's argv here, so they start peers the same way. Pure.
  */
-import type { LlmProviderName } from '../protocol/limits'
+import type { LlmProviderName } from '../../plan/protocol/limits'
 
 /**
  * What a parent chooses about one peer. Only `role` is required; every unset field is left

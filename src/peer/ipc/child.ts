@@ -8,8 +8,8 @@
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Budget } from '../protocol/schemas'
-import { CancelRefused } from '../state/planControl'
+import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
+import { CancelRefused } from '../../plan/state/planControl'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */

@@ -13,13 +13,13 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import split2 from 'split2'
-import { checkEnvelope } from '../protocol/envelope'
-import type { AnyEnvelope, Budget } from '../protocol/schemas'
+import { checkEnvelope } from '../../plan/protocol/envelope'
+import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
 import { DEFAULT_REQUEST_TIMEOUT_MS, describeExit, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo, type PeerChildLaunch, type PeerClientEvents, type ReadyMsg } from './parentTypes'
 import { ChildMessage, type ParentMessage } from './protocol'
 
 export { peerArgv, type PeerArgvConfig } from './argv'
-export { goalTextProblem, TEXT_MAX_CHARS } from '../protocol/limits'
+export { goalTextProblem, TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 
 export * from './parentTypes'
 

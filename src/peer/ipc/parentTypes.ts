@@ -2,7 +2,7 @@
  * Shapes of the parent-side peer client (parent.ts): how a child is launched, how it ended,
  * the client's events and its typed error.
  */
-import type { AnyEnvelope } from '../protocol/schemas'
+import type { AnyEnvelope } from '../../plan/protocol/schemas'
 import type { ChildMessage, Refusal } from './protocol'
 
 export type { CodeSandbox, Refusal, UnreachableBootstrap } from './protocol'

@@ -14,8 +14,8 @@
  * and folders").
  */
 import { z } from 'zod'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
-import { Budget, Capability, Envelope, Id, maxChars, Role } from '../protocol/schemas'
+import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
+import { Budget, Capability, Envelope, Id, maxChars, Role } from '../../plan/protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
 

@@ -28,7 +28,7 @@
  */
 import { createHash } from 'node:crypto'
 import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
-import { clipLabel } from '../protocol/text'
+import { clipLabel } from '../../plan/protocol/text'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'

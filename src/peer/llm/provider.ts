@@ -3,8 +3,8 @@
  * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo.
  */
 import type { z } from 'zod'
-import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../protocol/limits'
-import { TUNABLES } from '../protocol/tunables'
+import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../../plan/protocol/limits'
+import { TUNABLES } from '../../plan/protocol/tunables'
 
 export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */

@@ -14,7 +14,7 @@ import {
   type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait, type ProviderName
 } from './provider'
 import { retryAfterMs } from './retryAfter'
-import { excerpt } from '../protocol/text'
+import { excerpt } from '../../plan/protocol/text'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
 
 export interface BackendRequest {

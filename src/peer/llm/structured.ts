@@ -3,7 +3,7 @@
  * out of a model reply, and the feedback text a retry carries.
  */
 import { z } from 'zod'
-import { clipText } from '../protocol/text'
+import { clipText } from '../../plan/protocol/text'
 
 export type JsonSchema = Record<string, unknown>
 

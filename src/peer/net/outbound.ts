@@ -4,9 +4,9 @@
  * output_sha256, and the envelope is signed with this peer's key and serialized once.
  */
 import type { PrivateKey } from '@libp2p/interface'
-import { canonicalJson, checkEnvelope } from '../protocol/envelope'
-import type { BodyOf, Envelope, Kind, ResultMsg } from '../protocol/schemas'
-import { signEnvelope } from '../protocol/signing'
+import { canonicalJson, checkEnvelope } from '../../plan/protocol/envelope'
+import type { BodyOf, Envelope, Kind, ResultMsg } from '../../plan/protocol/schemas'
+import { signEnvelope } from '../../plan/protocol/signing'
 import { inlineResult, type BlobStore } from './blobs'
 import { MAX_ENVELOPE_BYTES } from './verify'
 

@@ -12,12 +12,12 @@
  * (DESIGN §5), so one that arrives late can make a held result count.
  */
 import type { Logger } from '../log'
-import { messageKey } from '../protocol/envelope'
-import type { AnyEnvelope } from '../protocol/schemas'
-import type { Micros } from '../protocol/time'
-import { taskOutcome } from '../state/evaluator'
-import type { LeafOutcomeOptions } from '../state/leafOutcome'
-import type { PlanState } from '../state/planState'
+import { messageKey } from '../../plan/protocol/envelope'
+import type { AnyEnvelope } from '../../plan/protocol/schemas'
+import type { Micros } from '../../plan/protocol/time'
+import { taskOutcome } from '../../plan/state/evaluator'
+import type { LeafOutcomeOptions } from '../../plan/state/leafOutcome'
+import type { PlanState } from '../../plan/state/planState'
 import { RecheckQueue } from './recheckQueue'
 
 

@@ -7,10 +7,10 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { Logger } from '../log'
-import { isLiveAnnouncement } from '../protocol/liveness'
-import type { Micros } from '../protocol/time'
-import { formatTopic } from '../protocol/topics'
-import type { PlanState } from '../state/planState'
+import { isLiveAnnouncement } from '../../plan/protocol/liveness'
+import type { Micros } from '../../plan/protocol/time'
+import { formatTopic } from '../../plan/protocol/topics'
+import type { PlanState } from '../../plan/state/planState'
 
 /** After this long without an actor, the wait is logged as a warning (it goes on). */
 export const ROOT_GOAL_WAIT_WARN_MS = 10_000

@@ -9,9 +9,9 @@
  * arrived a moment before its last vote is judged once the vote is in.
  */
 import type { Logger } from '../log'
-import { messageKey } from '../protocol/envelope'
-import type { AnyEnvelope } from '../protocol/schemas'
-import type { PlanState } from '../state/planState'
+import { messageKey } from '../../plan/protocol/envelope'
+import type { AnyEnvelope } from '../../plan/protocol/schemas'
+import type { PlanState } from '../../plan/state/planState'
 import { RecheckQueue } from './recheckQueue'
 
 export interface SplitAuditDeps {

@@ -9,12 +9,12 @@
  * Dedupe comes before the signature check only to save its cost: a message whose content is
  * already held is dropped either way (counted as duplicate).
  */
-import { checkEnvelope, messageKey, type DropReason } from '../protocol/envelope'
-import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../protocol/claims'
-import type { AnyEnvelope } from '../protocol/schemas'
-import { verifyEnvelopeSignature } from '../protocol/signing'
-import { parseTimestamp, type Micros } from '../protocol/time'
-import { topicFor } from '../protocol/topics'
+import { checkEnvelope, messageKey, type DropReason } from '../../plan/protocol/envelope'
+import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../../plan/protocol/claims'
+import type { AnyEnvelope } from '../../plan/protocol/schemas'
+import { verifyEnvelopeSignature } from '../../plan/protocol/signing'
+import { parseTimestamp, type Micros } from '../../plan/protocol/time'
+import { topicFor } from '../../plan/protocol/topics'
 
 /**
  * Largest serialized envelope accepted (UTF-8 bytes). Bigger than any legitimate message

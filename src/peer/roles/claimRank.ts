@@ -7,11 +7,11 @@
  * an executor whose calls are quick can run its own leaves back to back without racing the
  * others for each. The claim rule still decides any race; the ranking only makes races rare.
  */
-import { contentId } from '../protocol/ids'
-import { capabilityTtlMs } from '../protocol/liveness'
-import type { Capability } from '../protocol/schemas'
-import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
-import type { PlanState } from '../state/planState'
+import { contentId } from '../../plan/protocol/ids'
+import { capabilityTtlMs } from '../../plan/protocol/liveness'
+import type { Capability } from '../../plan/protocol/schemas'
+import { msToMicros, parseTimestamp, type Micros } from '../../plan/protocol/time'
+import type { PlanState } from '../../plan/state/planState'
 
 /** Settle windows an unranked executor waits, from when it first saw a task open. */
 export const STANDBY_WINDOWS = 2

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../log'
 import type { LlmProvider, UsageMeter } from '../llm/provider'
-import type { Capability } from '../protocol/schemas'
+import type { Capability } from '../../plan/protocol/schemas'
 import { detectSandbox, runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
 import { runMarkdown } from '../sandbox/markdown'
 import { executePrompt, PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'

@@ -4,9 +4,9 @@
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'
-import { TEXT_MAX_CHARS } from '../protocol/limits'
-import { clipText } from '../protocol/text'
-import { stripControlChars } from '../protocol/schemas'
+import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
+import { clipText } from '../../plan/protocol/text'
+import { stripControlChars } from '../../plan/protocol/schemas'
 
 /** Timers owned by one role; `dispose` clears them all and refuses new ones. */
 export class RoleTimers {

@@ -5,8 +5,8 @@
 import type { Bus, Disposable } from '../bus'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
-import type { Micros } from '../protocol/time'
-import type { PlanState } from '../state/planState'
+import type { Micros } from '../../plan/protocol/time'
+import type { PlanState } from '../../plan/state/planState'
 
 /** What a role may know about anti-entropy sync (DESIGN §5: an executor claims only after a first sync). */
 export interface PeerSyncView {

@@ -6,8 +6,8 @@
  * claiming, the older one warns and goes on. The executor asks `stopped` before every claim.
  */
 import { identityFile } from '../net/identity'
-import type { CapabilityAnnounce } from '../protocol/schemas'
-import { parseTimestamp } from '../protocol/time'
+import type { CapabilityAnnounce } from '../../plan/protocol/schemas'
+import { parseTimestamp } from '../../plan/protocol/time'
 import type { RoleContext } from './context'
 
 /** Watches this peer's own announcements for a second live process with its identity. */

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import type { Logger } from '../log'
 import { writeFileDurable } from '../net/durableFile'
-import type { PromptNode } from '../protocol/schemas'
+import type { PromptNode } from '../../plan/protocol/schemas'
 
 /** Name of the file in the executor's data dir. */
 export const KEPT_RESULTS_FILE = 'kept-results.json'

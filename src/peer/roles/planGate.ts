@@ -4,10 +4,10 @@
  */
 import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
-import type { Usage } from '../protocol/schemas'
-import { mayStartModelWork } from '../state/evaluator'
-import { rootGoalOf } from '../state/planControl'
-import type { PlanState } from '../state/planState'
+import type { Usage } from '../../plan/protocol/schemas'
+import { mayStartModelWork } from '../../plan/state/evaluator'
+import { rootGoalOf } from '../../plan/state/planControl'
+import type { PlanState } from '../../plan/state/planState'
 
 /** A meter's figures as the wire's `usage` field (clamped to the schema's bounds). */
 export function wireUsage (m: UsageMeter): Usage {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { countInstruction } from '../llm/hints'
-import { CAPABILITIES, Capability } from '../protocol/schemas'
+import { CAPABILITIES, Capability } from '../../plan/protocol/schemas'
 import type { SandboxLimits } from '../sandbox/limits'
 import { LANGUAGES, MAX_PROGRAM_CHARS } from '../sandbox/run'
 

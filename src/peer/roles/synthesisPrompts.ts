@@ -3,13 +3,12 @@
  * (DESIGN §11): the earlier results a task builds on go into its prompt, within a character
  * budget so a long chain cannot grow a prompt without bound.
  */
-import { clipText, textLength } from '../protocol/text'
+import type { PartResult } from '../../plan/read/synthesis'
+import { clipText, textLength } from '../../plan/protocol/text'
 
 /** Characters (code points, text.ts textLength) of earlier results one prompt carries at most (dependency results or a synthesis's parts). */
 export const RESULTS_BUDGET_CHARS = 24_000
 
-/** One earlier result a prompt builds on: the task's text and its output. */
-export interface PartResult { title: string, output: string }
 
 /** Marker line the offline demo model and tests recognise a synthesis prompt by. */
 export const SYNTHESIS_HEADER = 'Synthesize the parts into one answer.'

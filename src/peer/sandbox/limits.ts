@@ -3,7 +3,7 @@
  * default; the peer's flags (--sandbox-*) override them. Ranges and defaults are the
  * sandbox* rows of protocol/tunables.ts TUNABLES.
  */
-import { TUNABLES } from '../protocol/tunables'
+import { TUNABLES } from '../../plan/protocol/tunables'
 
 /** What one run may use. Units are in each field's name. */
 export interface SandboxLimits {

@@ -2,7 +2,7 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
-import { planProgress } from '../../../src/peer/state/tree'
+import { planProgress } from '../../../src/plan/state/tree'
 import type { PlanElement } from '../../../src/views/planTree'
 import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, walk } from './helpers'
 

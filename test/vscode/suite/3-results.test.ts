@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
-import { demoteHeadings, mdEscape } from '../../../src/peer/roles/planMarkdown'
+import { demoteHeadings, mdEscape } from '../../../src/plan/read/planMarkdown'
 import { resultTitle } from '../../../src/views/resultUri'
 import { api, ensurePlan, GOAL, leaves, rootById, until } from './helpers'
 

@@ -2,7 +2,7 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
-import { planProgress } from '../../../src/peer/state/tree'
+import { planProgress } from '../../../src/plan/state/tree'
 import { alive, api, applySettings, leaves, planDiagnosis, rootById, TEST_SETTINGS, until } from './helpers'
 
 const GOAL2 = 'Write a short guide to brewing green tea'

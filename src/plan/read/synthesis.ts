@@ -10,13 +10,15 @@ import type { Micros } from '../protocol/time'
 import { evaluate, type EvaluatorOptions, type TaskClaim, type TaskInput } from '../state/evaluator'
 import type { PlanState } from '../state/planState'
 import { ancestorTexts } from './lineage'
-import type { PartResult } from './synthesisPrompts'
 
 /**
  * A synthesis task in the shape the executor's claim loop handles (a prompt node that is never
  * published): node_id = synthesisId(goal_id, proposal_id), the goal's text, the children as
  * depends_on, capability can_write_text. Claims, renewals and results use this node_id.
  */
+/** One earlier result a prompt builds on: the task's text and its output. */
+export interface PartResult { title: string, output: string }
+
 export type SynthesisTask = PromptNode & { synthesis: true }
 
 /** The synthesis task of a goal under its winning split (claimable or not). */
