@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import { reorderedArb } from '../support/reorder'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { synthesisId } from '../../src/plan/protocol/ids'
 import type { AcceptedSplit, AnyEnvelope, Capability, Goal, ResultMsg } from '../../src/plan/protocol/schemas'
@@ -122,22 +123,6 @@ function buildPlan (spec: PlanSpec): { envs: AnyEnvelope[], nowUs: number, root:
   return { envs, nowUs, root }
 }
 
-/** Copies of an envelope that must count as the same message: JSON round trip, keys reordered. */
-function copyOf (e: AnyEnvelope, how: number): AnyEnvelope {
-  if (how % 2 === 0) return JSON.parse(JSON.stringify(e)) as AnyEnvelope
-  return { ...e, body: Object.fromEntries(Object.entries(e.body).reverse()) } as AnyEnvelope
-}
-
-/** The pool shuffled, with some entries repeated (as copies) at random places. */
-const reorderedArb = (pool: AnyEnvelope[]): fc.Arbitrary<AnyEnvelope[]> =>
-  fc.tuple(
-    fc.shuffledSubarray(pool, { minLength: pool.length, maxLength: pool.length }),
-    fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(1)), { maxLength: 20 })
-  ).map(([shuffled, dups]) => {
-    const out = [...shuffled]
-    for (const [which, where, how] of dups) out.splice(where % (out.length + 1), 0, copyOf(pool[which % pool.length]!, how))
-    return out
-  })
 
 /** Everything the evaluator answers, for comparing two states. */
 function answersOf (ev: Evaluation): unknown {

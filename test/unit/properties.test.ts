@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import { reorderedArb } from '../support/reorder'
 import { acceptedSplitFor, decideAcceptance } from '../../src/plan/protocol/acceptance'
 import { resolveClaims } from '../../src/plan/protocol/claims'
 import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, type ClaimMsg, type Goal, type ScoreMsg, type SubgoalProposal } from '../../src/plan/protocol/schemas'
@@ -176,23 +177,6 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
 const poolArb = fc.tuple(fc.integer({ min: 1, max: 2 }), fc.array(op, { minLength: 10, maxLength: 70, size: 'max' })).map(([n, ops]) => buildPool(n, ops))
 const nowArb = fc.integer({ min: 0, max: 120_000 }).map((m) => T0 + ms(m))
 
-/** Copies of an envelope that must count as the same message: JSON round trip, keys reordered. */
-function copyOf (e: AnyEnvelope, how: number): AnyEnvelope {
-  if (how % 2 === 0) return JSON.parse(JSON.stringify(e)) as AnyEnvelope
-  return { ...e, body: Object.fromEntries(Object.entries(e.body).reverse()) } as AnyEnvelope
-}
-
-/** The pool shuffled, with some entries repeated (as copies) at random places. */
-const reorderedArb = (pool: AnyEnvelope[]): fc.Arbitrary<AnyEnvelope[]> =>
-  fc.tuple(
-    fc.shuffledSubarray(pool, { minLength: pool.length, maxLength: pool.length }),
-    fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(1)), { maxLength: 20 })
-  ).map(([shuffled, dups]) => {
-    const out = [...shuffled]
-    if (pool.length === 0) return out
-    for (const [which, where, how] of dups) out.splice(where % (out.length + 1), 0, copyOf(pool[which % pool.length]!, how))
-    return out
-  })
 
 const hashOf = (s: PlanState, nowUs: number): string => treeHash(buildTree(s, { nowUs }))
 

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import { reorderedArb } from '../support/reorder'
 import {
   acceptedSplitFor, compareStrings, countedVotes, decideAcceptance, DEFAULT_ACCEPTANCE, meanScore, splitEvidence,
   type AcceptanceRule, type SplitEvidence
@@ -292,21 +293,6 @@ function build (w: World): { pool: AnyEnvelope[], held: ScoreMsg[], splits: { sp
   return { pool, held, splits }
 }
 
-/** Copies of an envelope that must count as the same message: JSON round trip, keys reordered. */
-function copyOf (e: AnyEnvelope, how: number): AnyEnvelope {
-  if (how % 2 === 0) return JSON.parse(JSON.stringify(e)) as AnyEnvelope
-  return { ...e, body: Object.fromEntries(Object.entries(e.body).reverse()) } as AnyEnvelope
-}
-
-const reorderedArb = (pool: AnyEnvelope[]): fc.Arbitrary<AnyEnvelope[]> =>
-  fc.tuple(
-    fc.shuffledSubarray(pool, { minLength: pool.length, maxLength: pool.length }),
-    fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(1)), { maxLength: 12 })
-  ).map(([shuffled, dups]) => {
-    const out = [...shuffled]
-    for (const [which, where, how] of dups) out.splice(where % (out.length + 1), 0, copyOf(pool[which % pool.length]!, how))
-    return out
-  })
 
 describe('properties of split evidence (DESIGN §4 "Evidence", §6)', () => {
   it('validity (acceptedFor) and the winning split are the same for any order and duplication of votes, proposals and splits', () => {
@@ -315,7 +301,7 @@ describe('properties of split evidence (DESIGN §4 "Evidence", §6)', () => {
     fc.assert(fc.property(
       worldArb.chain((w) => {
         const built = build(w)
-        return fc.tuple(fc.constant(w), fc.constant(built), reorderedArb(built.pool), reorderedArb(built.pool))
+        return fc.tuple(fc.constant(w), fc.constant(built), reorderedArb(built.pool, 12), reorderedArb(built.pool, 12))
       }),
       ([w, { pool, held, splits }, order1, order2]) => {
         const rule = { quorum: w.quorum, minScore: 0.6 }
