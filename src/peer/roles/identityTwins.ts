@@ -39,13 +39,13 @@ export class IdentityTwins {
     if (iAmNewer) {
       if (this.olderTwin !== null) return false
       this.olderTwin = a.boot_nonce
-      log.error({ peer_id: this.me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
+      log.error({ event: 'duplicate_identity', this_process: 'newer', stops_claiming: true, peer_id: this.me, key_file: file, other_boot_nonce: a.boot_nonce, other_booted_at: a.booted_at },
         `another live process uses this identity (PeerId ${this.me}, key file ${file}), started before this one: this process stops claiming leaves. Give each peer its own key file.`)
       return true
     }
     if (!this.warnedNewer) {
       this.warnedNewer = true
-      log.warn({ peer_id: this.me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
+      log.warn({ event: 'duplicate_identity', this_process: 'older', stops_claiming: false, peer_id: this.me, key_file: file, other_boot_nonce: a.boot_nonce }, `a newer process uses this identity (key file ${file}); it stops claiming, this one goes on`)
     }
     return false
   }
