@@ -12,6 +12,11 @@
  * answer once, on first ask; `evaluate` hands out the same Evaluation while the state's version,
  * the clock reading and the options are unchanged, and the plan's shape (which splits win, where
  * each task sits) is kept until a goal, proposal, score or split arrives.
+ *
+ * One file on purpose: the answers recurse through each other (a leaf's status reads its
+ * dependencies' answers, a synthesis its children's, a goal its winning split's), all through
+ * one memo of one Evaluation; split apart, every part would take the memo and call back into
+ * the others.
  */
 import { DEFAULT_ACCEPTANCE, distinctVotes } from '../protocol/acceptance'
 import { synthesisId } from '../protocol/ids'
