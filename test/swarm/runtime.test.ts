@@ -15,6 +15,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { KINDS, MAX_INLINE_OUTPUT, type AnyEnvelope, type BodyOf, type Envelope, type Kind } from '../../src/plan/protocol/schemas'
 import { signEnvelope } from '../../src/plan/protocol/signing'
+import { textLength } from '../../src/plan/protocol/text'
 import { formatTimestamp, nowMicros } from '../../src/plan/protocol/time'
 import { formatTopic } from '../../src/plan/protocol/topics'
 import { toJsonlLine } from '../../src/plan/state/jsonl'
@@ -207,7 +208,8 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     const env = r.envelope as Envelope<'result'>
     assert.equal(env.body.output_sha256, sha)
     assert.equal(env.body.output_bytes, bytes)
-    assert.equal(env.body.output.length, MAX_INLINE_OUTPUT)
+    assert.equal(textLength(env.body.output), MAX_INLINE_OUTPUT, 'the first MAX_INLINE_OUTPUT code points travel inline')
+    assert.ok(text.startsWith(env.body.output))
     await allHave([r.key as string], 'the large result')
     const c = peers[2]!
     await waitForPeerRecord(c, { event: 'blob_fetched', sha256: sha }, 30_000)
