@@ -238,6 +238,8 @@ class GoalSwarmExtension extends Disposable {
   /** Stops every child within the deactivate budget, then kills what is left. */
   async shutdown (): Promise<void> {
     this.closing = true
+    // The peers' last messages while they stop must not redraw a view the workbench is closing.
+    this.view.freeze()
     const pids = this.peers.livePids()
     if (pids.length > 0) this.extLog.info(`stopping peers (pids ${pids.join(', ')})`)
     let timer: NodeJS.Timeout | undefined

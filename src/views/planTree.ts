@@ -131,6 +131,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
    * when the roots changed) and forgets elements no longer present.
    */
   refresh (): void {
+    if (this.frozen) return
     for (const id of this.elements.keys()) if (this.model.find(id) === undefined) this.elements.delete(id)
     const roots = this.getChildren().map((e) => e.id).join(',')
     const shown = new Map<string, string>()
@@ -208,6 +209,14 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     }
     return this.submitted.byId.get(goalId)
   }
+
+  private frozen = false
+
+  /**
+   * Stops redrawing for good: the editor is closing, and a redraw signalled while the workbench
+   * goes away is cancelled by VS Code and logged as an error ("Unable to refresh tree view").
+   */
+  freeze (): void { this.frozen = true }
 
   dispose (): void {
     this.sub.dispose()

@@ -35,7 +35,19 @@ export class PlanView extends Disposable {
 
   /** The line above the tree; undefined clears it. Unchanged text is not sent again. */
   setMessage (message: string | undefined): void {
+    if (this.frozen) return
     if (this.treeView.message !== message) this.treeView.message = message
+  }
+
+  private frozen = false
+
+  /**
+   * Sends the workbench nothing more (no redraw, no message): the editor is closing, and what
+   * is sent while the workbench goes away is cancelled and logged as an error by VS Code.
+   */
+  freeze (): void {
+    this.frozen = true
+    this.provider.freeze()
   }
 
   /**
