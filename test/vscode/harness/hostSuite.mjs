@@ -39,7 +39,7 @@ export function parseMochaCounts (lines) {
  * @param {{ toolchain: import('./toolchain.mjs').Toolchain, extensionPath: string, testsPath: string,
  *   settings?: object, timeoutMs?: number, artifactsDir: string }} opts
  */
-export async function runHostSuite ({ toolchain, extensionPath, testsPath, settings, timeoutMs = 6 * 60_000, artifactsDir }) {
+export async function runHostSuite ({ toolchain, extensionPath, testsPath, settings, timeoutMs = 12 * 60_000, artifactsDir }) {
   const elapsed = stopwatch()
   const sandbox = await createSandbox(toolchain, { name: 'host', settings })
   let server

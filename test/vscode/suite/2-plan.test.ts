@@ -4,7 +4,7 @@ import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/plan/state/tree'
 import type { PlanElement } from '../../../src/views/planTree'
-import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, walk } from './helpers'
+import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, waitForPlan, walk } from './helpers'
 
 suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () => {
   suiteSetup(async () => {
@@ -20,7 +20,7 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     assert.equal(new Set(infos.map((i) => i.peerId)).size, 6)
     for (const m of a.peers.localSwarm) assert.ok(m.pid !== undefined && alive(m.pid), `${m.label} alive`)
     // Their announcements reach the editor through its own peer (gossip over loopback).
-    await a.model.waitFor(() => {
+    await waitForPlan(a, () => {
       const live = a.model.livePeers()
       return ['decomposer', 'scorer', 'executor'].every((r) => live.filter((p) => p.role === r && infos.some((i) => i.peerId === p.peer_id)).length === 2)
     }, 60_000, 'announcements of all six local peers')
@@ -32,8 +32,8 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL, ifNoWorkers: 'submit', progress: false })
     assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
     shared().goalId = goalId
-    await a.model.waitFor(() => rootById(a, goalId) !== undefined, 30_000, 'the root goal in the plan')
-    await a.model.waitFor(() => {
+    await waitForPlan(a, () => rootById(a, goalId) !== undefined, 30_000, 'the root goal in the plan')
+    await waitForPlan(a, () => {
       const r = rootById(a, goalId)
       return r !== undefined && planProgress(r).complete
     }, 280_000, 'the plan to complete')

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/plan/state/tree'
-import { alive, api, applySettings, leaves, planDiagnosis, rootById, TEST_SETTINGS, until } from './helpers'
+import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan } from './helpers'
 
 const GOAL2 = 'Write a short guide to brewing green tea'
 
@@ -20,10 +20,10 @@ suite('Goal Swarm: Contribute Executor', () => {
     assert.equal(a.peers.localSwarm.filter((p) => p.label.includes('executor')).length, 0)
     const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL2, ifNoWorkers: 'submit', progress: false })
     assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
-    await a.model.waitFor(() => {
+    await waitForPlan(a, () => {
       const r = rootById(a, goalId)
       return r !== undefined && r.status === 'decomposed' && planProgress(r).pending_goals === 0 && leaves(r).length > 0
-    }, 180_000, 'the plan to be decomposed').catch((e: Error) => { throw new Error(`${e.message}; the editor's plan state:\n${planDiagnosis(a)}`) })
+    }, 180_000, 'the plan to be decomposed')
     const before = rootById(a, goalId)
     assert.ok(before)
     assert.equal(planProgress(before).done, 0, 'nobody executed anything yet')
@@ -43,7 +43,7 @@ suite('Goal Swarm: Contribute Executor', () => {
     assert.ok(pid !== undefined && alive(pid), 'contributed executor process alive')
     assert.deepEqual(a.peers.contributorCapabilities, ['can_write_text', 'can_query_api', 'can_run_code'])
 
-    await a.model.waitFor(() => {
+    await waitForPlan(a, () => {
       const r = rootById(a, goalId)
       return r !== undefined && planProgress(r).complete
     }, 300_000, 'the contributed executor to finish the plan')

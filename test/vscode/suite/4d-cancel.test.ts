@@ -1,7 +1,7 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import { api, applySettings, ensurePlan, ensureSwarm, rootById, until } from './helpers'
+import { api, applySettings, ensurePlan, ensureSwarm, rootById, until, waitForPlan } from './helpers'
 
 suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
   test('Cancel Plan on a root goal cancels its plan; the row says cancelled, shows the cost and no longer offers Cancel Plan', async function () {
@@ -10,11 +10,11 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
     await ensurePlan(a)
     const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: 'Write a haiku about a cancelled plan', ifNoWorkers: 'submit', progress: false })
     assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
-    await a.model.waitFor(() => rootById(a, goalId) !== undefined, 30_000, 'the root goal in the plan')
+    await waitForPlan(a, () => rootById(a, goalId) !== undefined, 30_000, 'the root goal in the plan')
     const el = a.tree.getChildren().find((e) => e.id === goalId)
     assert.ok(el, 'the root row')
     assert.equal(await vscode.commands.executeCommand<string>('goalSwarm.cancelPlan', el, { confirm: false }), goalId)
-    await a.model.waitFor(() => rootById(a, goalId)?.plan?.state === 'cancelled', 30_000, 'the plan cancelled in the editor\'s tree')
+    await waitForPlan(a, () => rootById(a, goalId)?.plan?.state === 'cancelled', 30_000, 'the plan cancelled in the editor\'s tree')
     const root = rootById(a, goalId)
     assert.equal(root?.plan?.cancel?.origin_peer, a.peers.main.ready?.peerId, 'signed by this editor\'s peer, the goal\'s origin')
     const item = a.tree.getTreeItem(el)
@@ -36,7 +36,7 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
     try {
       await until(() => a.settings.current().budgetMaxCalls === 1, 10_000, 'the budget setting read')
       const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: 'Write a limerick on a budget', ifNoWorkers: 'submit', progress: false })
-      await a.model.waitFor(() => rootById(a, goalId)?.plan?.state === 'budget_reached', 60_000, 'the plan at its budget')
+      await waitForPlan(a, () => rootById(a, goalId)?.plan?.state === 'budget_reached', 60_000, 'the plan at its budget')
       const root = rootById(a, goalId)
       assert.deepEqual(root?.plan?.budget, { max_calls: 1 })
       assert.ok((root?.plan?.spend.calls ?? 0) >= 1)

@@ -7,7 +7,7 @@ import { detectSandbox, type SandboxDetection } from '../../../src/peer/sandbox/
 import { planProgress, type GoalView, type LeafView } from '../../../src/plan/state/tree'
 import { FINAL_ANSWER } from '../../../src/views/planModel'
 import { resultTitle } from '../../../src/views/resultUri'
-import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS } from './helpers'
+import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, waitForPlan } from './helpers'
 
 const GOAL3 = 'Plan a weekend hiking trip'
 const CAPS = ['can_write_text', 'can_query_api', 'can_run_code'] as const
@@ -44,16 +44,16 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', [...CAPS])
     assert.ok(info)
     executor = info
-    await a.model.waitFor(() => a.model.livePeers().some((p) => p.peer_id === executor.peerId), 60_000, 'the contributed executor\'s announcement')
+    await waitForPlan(a, () => a.model.livePeers().some((p) => p.peer_id === executor.peerId), 60_000, 'the contributed executor\'s announcement')
     const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
     assert.ok(Array.isArray(members) && members.length === 4)
-    await a.model.waitFor(() => members.every((m) => a.model.livePeers().some((p) => p.peer_id === m.peerId)), 60_000, 'announcements of the local decomposers and scorers')
+    await waitForPlan(a, () => members.every((m) => a.model.livePeers().some((p) => p.peer_id === m.peerId)), 60_000, 'announcements of the local decomposers and scorers')
   })
 
   /** The finished plan of GOAL3: the waiting test's, or a new one when that test did not run (MOCHA_GREP). */
   async function finishedPlan (a: Awaited<ReturnType<typeof api>>): Promise<GoalView> {
     if (goalId === '') goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL3, ifNoWorkers: 'submit', progress: false })
-    await a.model.waitFor(() => {
+    await waitForPlan(a, () => {
       const r = rootById(a, goalId)
       return r !== undefined && planProgress(r).complete && r.synthesis?.status === 'done'
     }, 240_000, 'the plan and its final answer to be done')
@@ -106,12 +106,12 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     try {
       goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL3, ifNoWorkers: 'submit', progress: false })
       assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
-      await a.model.waitFor(() => {
+      await waitForPlan(a, () => {
         const r = rootById(a, goalId)
         return r !== undefined && r.status === 'decomposed' && planProgress(r).pending_goals === 0 && leaves(r).some((l) => l.depends_on.length > 0)
       }, 180_000, 'the plan to be decomposed, with a prompt that builds on another')
       // Nothing runs while the executor is paused: the waiting rows are on screen until it resumes.
-      await a.model.waitFor(() => waitingRows.size > 0 && answerWaiting !== undefined, 30_000, 'a dependent prompt and the final answer shown waiting')
+      await waitForPlan(a, () => waitingRows.size > 0 && answerWaiting !== undefined, 30_000, 'a dependent prompt and the final answer shown waiting')
       assert.equal(planProgress(rootById(a, goalId) as GoalView).done, 0, 'nothing ran while the executor was paused')
     } finally {
       process.kill(pid, 'SIGCONT')

@@ -5,7 +5,7 @@ import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
 import type { GoalView } from '../../../src/plan/state/tree'
 import { demoResponder, LlmStandin, type StandinRequest } from '../../support/llm-standin'
-import { api, applySettings, leaves, rootById, TEST_SETTINGS, until } from './helpers'
+import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan } from './helpers'
 
 const GOAL4 = 'Plan a vegetable garden on a small balcony'
 
@@ -32,7 +32,7 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
     const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
     assert.ok(Array.isArray(members) && members.length === 4)
     const ids = [info.peerId, ...members.map((m) => m.peerId)]
-    await a.model.waitFor(() => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
+    await waitForPlan(a, () => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
   })
 
   suiteTeardown(async function () {
@@ -52,7 +52,7 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
     assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
     const settled = (r: GoalView | undefined): r is GoalView => r !== undefined && r.status === 'decomposed' && r.synthesis?.status === 'blocked' &&
       leaves(r).every((l) => l.status === 'failed' || l.status === 'blocked') && leaves(r).some((l) => l.status === 'blocked')
-    await a.model.waitFor(() => settled(rootById(a, goalId)), 240_000, 'the failed prompts to block their dependants and the final answer')
+    await waitForPlan(a, () => settled(rootById(a, goalId)), 240_000, 'the failed prompts to block their dependants and the final answer')
     const root = rootById(a, goalId)
     assert.ok(settled(root))
     const blocked = leaves(root).filter((l) => l.status === 'blocked')

@@ -113,20 +113,38 @@ export async function ensurePlan (a: GoalSwarmTestApi): Promise<string> {
   await ensureSwarm(a)
   const goalId = await vscode.commands.executeCommand<string>('goalSwarm.submitGoal', { text: GOAL, ifNoWorkers: 'submit', progress: false })
   assert.match(goalId ?? '', /^[0-9a-f]{16}$/)
-  await a.model.waitFor(() => done(goalId), 280_000, 'the plan to complete')
+  await waitForPlan(a, () => done(goalId), 280_000, 'the plan to complete')
   s.goalId = goalId
   return goalId
 }
 
 /**
  * What the editor's plan state holds of each goal (proposals, scores, accepted splits and what
- * their evidence says), for a timeout's message: a wait that fails in CI then says where the
- * plan stopped.
+ * their evidence says), the status of every prompt and who is live, for a timeout's message:
+ * a wait that fails in CI then says where the plan stopped.
  */
 export function planDiagnosis (a: GoalSwarmTestApi): string {
   const s = a.model.state
-  return s.goals().map((g) => {
+  const goals = s.goals().map((g) => {
     const splits = s.splitsWithEvidence(g.goal_id).map((j) => `${j.split.proposal_id}:${j.evidence.verdict}`)
     return `${g.goal_id} "${g.text.slice(0, 40)}": ${s.proposalsFor(g.goal_id).length} proposals, ${s.scoresFor(g.goal_id).length} scores, accepted [${splits.join(', ')}]`
-  }).join('\n')
+  })
+  const roots = a.model.roots().map((r) => {
+    const rows = walk(r).map((n) => n.kind === 'leaf'
+      ? `  leaf ${n.id} ${n.status} ${n.required_capability} claimer=${n.claimer ?? '-'} executor=${n.executor ?? '-'} after=[${n.depends_on.join(',')}]`
+      : `  goal ${n.id} ${n.status}`)
+    return [`root ${r.id} ${r.status} plan=${r.plan?.state ?? '-'} synthesis=${r.synthesis?.status ?? '-'}`, ...rows].join('\n')
+  })
+  const peers = a.model.livePeers().map((p) => `${p.role} ${p.peer_id.slice(-8)} [${p.capabilities.join(',')}]`)
+  return [...goals, ...roots, `live peers: ${peers.join('; ') || 'none'}`].join('\n')
+}
+
+/**
+ * model.waitFor whose timeout error carries planDiagnosis, so a plan that stalls in CI says
+ * where. @throws after timeoutMs, naming `what` and the plan state then
+ */
+export async function waitForPlan (a: GoalSwarmTestApi, predicate: (roots: readonly GoalView[]) => boolean, timeoutMs: number, what: string): Promise<void> {
+  await a.model.waitFor(predicate, timeoutMs, what).catch((e: Error) => {
+    throw new Error(`${e.message}; the editor's plan state:\n${planDiagnosis(a)}`)
+  })
 }

@@ -21,5 +21,10 @@ export function run (): Promise<void> {
       if (failures > 0) reject(new Error(`${failures} of ${passed + failures} extension-host tests failed`))
       else resolve()
     })
+    // The spec reporter prints a failure's error only at the end of the run; a run cut off by
+    // the host suite's deadline would never say why a test failed, so say it when it fails.
+    runner.on('fail', (test, err: Error) => {
+      console.log(`FAILED: ${test.fullTitle()}\n${err.stack ?? err.message}`)
+    })
   })
 }
