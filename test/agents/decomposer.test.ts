@@ -9,7 +9,7 @@ import { contentId, proposalId } from '../../src/plan/protocol/ids'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { DECOMPOSE_SYSTEM } from '../../src/peer/roles/prompts'
-import { accepted, capability, childGoal, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
+import { accepted, capability, childGoal, evidenceOf, failure, newIdentity, proposal, rootGoal } from '../support/fixtures'
 import { waitForRecord, waitUntil } from '../support/wait'
 import { publishAccepted, publishedOf, World } from './harness'
 
@@ -322,4 +322,32 @@ test('a standing-by decomposer proposes when no proposal comes within the standb
   await waitUntil('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
   assert.ok(Date.now() - t0 >= 1100, `proposed ${Date.now() - t0} ms after the goal appeared`)
   assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.consideration === 'standby_over' && r.standby_ms === 1200))
+})
+
+test('a child goal whose split counts only once its votes arrive is decomposed when they do', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const other = await w.hub.addPeer({ label: 'other-decomposer' })
+  const sc = await w.hub.addPeer({ label: 'scorer' })
+  const sc2 = await w.hub.addPeer({ label: 'scorer-2' })
+  const d = await w.agent('decomposer', { maxDepth: 2 })
+  const root = rootGoal('Plan a weekend hiking trip', user.peerId, nowMicros())
+  const p = proposal(root.goal_id, ['Draft a plan', 'Pack the gear'], other.peerId)
+  const a = accepted(p, { atomic: [false, true], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
+  const child = childGoal(a, 0, root)
+  w.standin.respondWith(() => ({ json: { subgoals: ['Pick a trail', 'Check the weather'], rationale: 'route, conditions' } }))
+  w.track(startDecomposer(d.ctx, d.llm))
+  // The split and its child goal arrive before the votes the split names: it is pending, so
+  // the child is not part of the plan yet and nothing is proposed for it.
+  await user.publish('goal', root)
+  await other.publish('proposal', p)
+  await sc.publish('accepted', a)
+  await sc.publish('goal', child)
+  await waitForRecord(d.records, { goal_id: child.goal_id, consideration: 'decided' })
+  const forChild = (): unknown[] => publishedOf(d.peer, 'proposal').filter((x) => x.goal_id === child.goal_id)
+  assert.equal(forChild().length, 0)
+  // The votes arrive (no further goal or split message): the split counts, the child is live.
+  for (const v of evidenceOf(a).votes) await (v.scorer_peer === sc.peerId ? sc : sc2).publish('score', v)
+  await waitUntil('a proposal for the child', () => forChild().length === 1)
 })

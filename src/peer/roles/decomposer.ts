@@ -98,12 +98,17 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     }
     // A ranked proposer's failure notice hands its place to the next decomposer.
     const gaveUp = env.kind === 'failure' && env.body.role === 'decomposer' && env.body.node_id === null
-    if (env.kind !== 'goal' && env.kind !== 'accepted' && !gaveUp) return
+    if (env.kind !== 'goal' && env.kind !== 'accepted' && env.kind !== 'score' && !gaveUp) return
     try {
-      // An accepted split can make a child goal live (it may have arrived before its split).
-      if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
       const gid = goalIdOf(env)
-      if (gid !== null) consider(gid)
+      // Which split wins can change on an accepted split (its child goal may have arrived first)
+      // and on a score (a split counts only once the votes it names are held, DESIGN §4): the
+      // winner's child goals become live then, with no message of their own to wake us.
+      if (gid !== null && (env.kind === 'accepted' || env.kind === 'score')) {
+        for (const a of state.acceptedFor(gid)) for (const c of a.children) if (!c.is_atomic) consider(c.child_id)
+      }
+      if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
+      if (gid !== null && env.kind !== 'score') consider(gid)
     } catch (err) {
       log.error({ err }, 'decomposer could not process a message')
     }
