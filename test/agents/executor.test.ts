@@ -296,7 +296,20 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   t.after(() => w.close())
   const texts = ['Write day 1', 'Write day 2', 'Write day 3', 'Write day 4', 'Write day 5']
   const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
-  w.standin.respondWith((req) => ({ text: `itinerary for ${/^Task: (.*)$/m.exec(req.prompt)?.[1]}`, latencyMs: 100 }))
+  // The first leaf's claims are held back until all three executors have claimed it, so all
+  // three start its call; its answer comes only after they have heard each other's claims.
+  // Every answer waits for the claims in flight to land first: a loser aborts its call when it
+  // hears the winning claim, and on a loaded machine that can take longer than the model.
+  const first = nodes[0]!
+  const releaseClaims = w.hub.hold((env) => env.kind === 'claim' && (env.body as { node_id?: string }).node_id === first.node_id)
+  let claimsDelivered: () => void = () => {}
+  const delivered = new Promise<void>((resolve) => { claimsDelivered = resolve })
+  w.standin.respondWith(async (req) => {
+    const task = /^Task: (.*)$/m.exec(req.prompt)?.[1]
+    if (task === first.text) await delivered
+    await w.hub.idle()
+    return { text: `itinerary for ${task}`, latencyMs: 100 }
+  })
   const execs: Agent[] = []
   for (const [i, d] of [0, 15, 40].entries()) {
     const e = await w.agent('executor', {}, `exec-${i}`)
@@ -307,6 +320,11 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   // Same candidate order everywhere, so they really collide on every leaf.
   const sameOrder = (ns: PromptNode[]) => [...ns].sort((a, b) => a.index - b.index)
   for (const e of execs) startExec(w, e, { order: sameOrder })
+  const claimsOnFirst = (): number => execs.filter((e) => e.peer.published.some((env) => env.kind === 'claim' && (env.body as { node_id?: string }).node_id === first.node_id)).length
+  await waitUntil('all three executors claimed the first leaf', () => claimsOnFirst() === 3, 10_000)
+  releaseClaims()
+  await w.hub.idle()
+  claimsDelivered()
   await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length >= 1), 15_000)
   // Every executor has finished or dropped its work and looked again; then every delivery lands.
   await Promise.all(execs.map(async (e) => { await heldBack(e, texts.length) }))

@@ -114,6 +114,7 @@ export class MemoryHub {
   private readonly cut = new Set<string>()
   private readonly stopped = new Set<MemoryPeer>()
   private pending = new Set<Promise<void>>()
+  private readonly holds: { matches: (env: AnyEnvelope) => boolean, queued: (() => void)[] }[] = []
 
   /** A new peer with a fresh Ed25519 identity. */
   async addPeer (opts: MemoryPeerOptions = {}): Promise<MemoryPeer> {
@@ -137,12 +138,31 @@ export class MemoryHub {
   stop (peer: MemoryPeer): void { this.stopped.add(peer) }
   isStopped (peer: MemoryPeer): boolean { return this.stopped.has(peer) }
 
+  /**
+   * Holds back every delivery of the envelopes `matches` accepts (gossip that is slow to
+   * arrive, to order events a test needs) until the returned release, which delivers them all.
+   */
+  hold (matches: (env: AnyEnvelope) => boolean): () => void {
+    const h = { matches, queued: [] as (() => void)[] }
+    this.holds.push(h)
+    return () => {
+      const i = this.holds.indexOf(h)
+      if (i >= 0) this.holds.splice(i, 1)
+      for (const deliver of h.queued.splice(0)) deliver()
+    }
+  }
+
   broadcast (from: MemoryPeer, env: AnyEnvelope): void {
     for (const to of this.peers) {
       if (to === from || this.stopped.has(to) || this.cut.has(pairKey(from, to))) continue
-      const p = to.receive(env)
-      this.pending.add(p)
-      void p.finally(() => this.pending.delete(p))
+      const deliver = (): void => {
+        const p = to.receive(env)
+        this.pending.add(p)
+        void p.finally(() => this.pending.delete(p))
+      }
+      const hold = this.holds.find((h) => h.matches(env))
+      if (hold !== undefined) hold.queued.push(deliver)
+      else deliver()
     }
   }
 
