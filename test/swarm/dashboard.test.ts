@@ -4,10 +4,12 @@
  * fills in row by row until the plan is complete, shows the peers and the message flow, opens a
  * result and the final answer in place as plain text, shows the plan's cost, and after the observer is killed and restarted on the same
  * port it says "reconnecting" and then shows the state again from the restarted process.
+ * Behind a proxy that holds event streams back, the page polls and still shows the plan.
  * Bad requests get 4xx. A screenshot goes to artifacts/dashboard/. Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
+import { createServer as createHttpServer, request as httpRequest } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -34,6 +36,33 @@ async function freePort (): Promise<number> {
   const port = (srv.address() as AddressInfo).port
   await new Promise<void>((resolve) => srv.close(() => resolve()))
   return port
+}
+
+/**
+ * An HTTP proxy on loopback serving the dashboard on `port` under /proxy/<port>/, that passes
+ * every answer through except event streams, whose bodies it keeps until they end.
+ */
+async function bufferingProxy (port: number): Promise<{ url: string, heldStreams: () => number, close: () => Promise<void> }> {
+  let held = 0
+  const prefix = `/proxy/${port}`
+  const server = createHttpServer((req, res) => {
+    const upstream = httpRequest({ host: '127.0.0.1', port, path: (req.url ?? '/').slice(prefix.length) || '/', method: req.method, headers: { ...req.headers, host: `127.0.0.1:${port}` } }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers)
+      if (!String(up.headers['content-type']).startsWith('text/event-stream')) { up.pipe(res); return }
+      held++
+      const body: Buffer[] = []
+      up.on('data', (d: Buffer) => body.push(d))
+      up.on('end', () => res.end(Buffer.concat(body)))
+    })
+    upstream.on('error', () => { res.destroy() })
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}/`,
+    heldStreams: () => held,
+    close: async () => { server.closeAllConnections(); await new Promise<void>((resolve) => server.close(() => resolve())) }
+  }
 }
 
 test('dashboard: the plan fills in live in Chromium, results open in place, and the page reconnects after a restart', async (t) => {
@@ -153,6 +182,22 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   assert.equal((await fetch(`${url}no/such/page`)).status, 404)
   assert.equal((await fetch(url, { method: 'POST', body: 'x' })).status, 405)
   assert.equal((await fetch(`${url}api/state`)).status, 200)
+
+  // The dashboard's own peer is live on its page, however old its last announcement.
+  assert.equal(await page.locator('#peers tbody tr', { hasText: '(this dashboard)' }).getAttribute('class'), 'live')
+
+  // Behind a port forwarding that holds an event stream back (a buffering proxy under a path
+  // prefix, as an editor's port forwarding serves it) the page falls back to polling and
+  // still shows the plan.
+  const proxy = await bufferingProxy(port)
+  t.after(async () => { await proxy.close() })
+  const proxied = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+  proxied.on('pageerror', (e) => { pageErrors.push(e.message) })
+  await proxied.goto(proxy.url)
+  await proxied.waitForSelector(`.plan[data-id="${goalId}"][data-complete="true"]`, { timeout: 30_000 })
+  assert.equal(await proxied.locator('#conn').textContent(), 'live (polling)')
+  assert.ok(proxy.heldStreams() > 0, 'the page did ask for the event stream, which the proxy held back')
+  await proxied.close()
 
   mkdirSync(path.join(REPO_ROOT, 'artifacts', 'dashboard'), { recursive: true })
   await page.screenshot({ path: path.join(REPO_ROOT, 'artifacts', 'dashboard', 'dashboard.png'), fullPage: true })

@@ -13,16 +13,17 @@ import { parseCli } from '../../src/peer/cli'
 import { makeConfig } from '../support/peerConfig'
 import { FlowLog } from '../../src/peer/dashboard/flow'
 import { hostAllowed, MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
-import { dashboardSnapshot, findTask, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
+import { dashboardSnapshot, findTask, GONE_LISTED_MS, snapshotKey, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
 import { DropCounters } from '../../src/peer/net/drops'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { costSummary } from '../../src/plan/state/planCost'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree } from '../../src/plan/state/tree'
 import { startLines } from '../../src/peer/startLines'
-import { envelopeOf, sec, T0 } from '../support/fixtures'
+import { capability, envelopeOf, sec, T0 } from '../support/fixtures'
 import { REPO_ROOT } from '../support/peers'
 import { SYNTHETIC_ACCEPTANCE, syntheticPlan } from '../support/syntheticPlan'
+import { waitUntil } from '../support/wait'
 
 const PEER = 'peer-exec-1'
 const NOW = T0 + sec(30)
@@ -72,6 +73,39 @@ describe('dashboard snapshot', () => {
   })
 })
 
+describe('dashboard snapshot: peers', () => {
+  test('liveness follows each announcement\'s heartbeat, the dashboard\'s own peer is live, long-gone peers leave the list', () => {
+    const obsHeartbeat = 120_000
+    const state = new PlanState([
+      // An observer on its slow heartbeat, last heard 40 s ago: live for three of its heartbeats.
+      envelopeOf('capability', { ...capability('peer-obs-2', NOW - sec(40), [], 'observer'), heartbeat_ms: obsHeartbeat }),
+      // The dashboard's own peer, whose last announcement is older than any TTL.
+      envelopeOf('capability', { ...capability('peer-obs', NOW - sec(3600), [], 'observer'), heartbeat_ms: obsHeartbeat }),
+      // An executor on the 10 s heartbeat heard 45 s ago: gone, still listed.
+      envelopeOf('capability', { ...capability('peer-ex-gone', NOW - sec(45)), heartbeat_ms: 10_000 }),
+      // An executor last heard an hour ago: gone for longer than GONE_LISTED_MS, not listed.
+      envelopeOf('capability', { ...capability('peer-ex-old', NOW - sec(3600)), heartbeat_ms: 10_000 })
+    ])
+    const s = snap(state)
+    assert.deepEqual(s.peers.map((p) => [p.peer_id, p.live]), [['peer-ex-gone', false], ['peer-obs', true], ['peer-obs-2', true]])
+    assert.equal(s.peers.find((p) => p.peer_id === 'peer-obs-2')?.age_ms, 40_000)
+    assert.ok(GONE_LISTED_MS < 3600_000 - 30_000)
+  })
+
+  test('snapshotKey leaves the clock out: a later snapshot of the same state has the same key, a new announcement changes it', () => {
+    const at = (us: number, announced: number): DashSnapshot => dashboardSnapshot({
+      state: new PlanState([envelopeOf('capability', capability('peer-ex-1', announced))]),
+      nowUs: us, tree: {}, announceIntervalMs: 10_000,
+      self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
+      booted_at_ms: 1, connected_peers: 1, drops: {}, flow: []
+    })
+    assert.equal(snapshotKey(at(NOW, NOW - sec(5))), snapshotKey(at(NOW + sec(3), NOW - sec(5))))
+    assert.notEqual(snapshotKey(at(NOW, NOW - sec(5))), snapshotKey(at(NOW + sec(3), NOW + sec(2))))
+    // Liveness lapsing is a change too.
+    assert.notEqual(snapshotKey(at(NOW, NOW - sec(5))), snapshotKey(at(NOW + sec(60), NOW - sec(5))))
+  })
+})
+
 describe('dashboard snapshot: final answer and cost', () => {
   test('each plan carries its final answer task (no text) and its cost; findTask finds leaves and the answer', () => {
     const state = planState()
@@ -94,8 +128,10 @@ describe('dashboard server', () => {
   test('page, state, results, 4xx for bad requests, live events, and close ends the streams', async () => {
     const state = planState()
     let changed: (() => void) | null = null
+    let dropped = 2
+    let snapshots = 0
     const srv = await startDashboard({
-      snapshot: () => snap(state),
+      snapshot: () => { snapshots++; return { ...snap(state), drops: { invalid_schema: dropped } } },
       output: async (id) => {
         const r = state.envelopes().find((e) => e.kind === 'result' && e.body.node_id === id)
         return r?.kind === 'result' ? r.body.output : null
@@ -135,9 +171,11 @@ describe('dashboard server', () => {
       assert.match(raw, /^HTTP\/1\.1 400/)
       assert.equal((await fetch(`${srv.url}api/state`)).status, 200)
 
-      // Events: the state at once, another on a change, and the stream ends on close.
+      // Events: the state at once, another on a change (none while what it shows is the
+      // same), and the stream ends on close.
       const ev = await fetch(`${srv.url}api/events`)
       assert.match(ev.headers.get('content-type') ?? '', /^text\/event-stream/)
+      assert.equal(ev.headers.get('cache-control'), 'no-store, no-transform', 'a compressing proxy leaves the stream alone')
       const reader = ev.body!.getReader()
       const decoder = new TextDecoder()
       let text = ''
@@ -151,11 +189,18 @@ describe('dashboard server', () => {
       await readUntil(1)
       assert.match(text, /^retry: 1000$/m)
       assert.ok(changed !== null)
-      ;(changed as () => void)()
+      const change = changed as () => void
+      change() // the first push may repeat what the stream opened with
       await readUntil(2)
+      const taken = snapshots
+      change() // nothing changed: nothing is sent
+      await waitUntil('the unchanged snapshot was taken', () => snapshots > taken, 5000)
+      dropped = 3
+      change()
+      await readUntil(3)
       const data = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as DashSnapshot)
-      assert.equal(data.length, 2)
-      assert.equal(data[1]?.plans[0]?.id, st.plans[0]?.id)
+      assert.deepEqual(data.map((d) => d.drops.invalid_schema), [2, 2, 3], 'the unchanged snapshot was not sent again')
+      assert.equal(data[2]?.plans[0]?.id, st.plans[0]?.id)
       const closing = srv.close()
       for (;;) { const { done } = await reader.read(); if (done) break }
       await closing

@@ -3,9 +3,10 @@
  *
  *   GET /                 the page (index.html, dashboard.css, dashboard.js from the page dir)
  *   GET /api/state        the current DashSnapshot as JSON
- *   GET /api/events       Server-Sent Events: `state` with a DashSnapshot on every change
- *                         (at most every throttleMs) and at least every tickMs, since leases
- *                         and liveness age without any message
+ *   GET /api/events       Server-Sent Events: `state` with a DashSnapshot whenever what it
+ *                         shows changed (snapshotKey: the clock fields left out), at most
+ *                         every throttleMs; checked every tickMs, since leases and liveness
+ *                         age without any message; ages advance on the page in between
  *   GET /api/result/<id>  a leaf's result text (text/plain), its blob fetched when needed
  *
  * Anything else is a 4xx (unknown path 404, other methods 405, bad node id 400); a failing
@@ -22,7 +23,7 @@ import { isIP, type AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { Disposable } from '../bus'
 import type { Logger } from '../log'
-import type { DashSnapshot } from './snapshot'
+import { snapshotKey, type DashSnapshot } from './snapshot'
 
 /** What the server shows; implemented by dashboard/index.ts over a running peer. */
 export interface DashboardSource {
@@ -43,7 +44,7 @@ export interface DashboardOptions {
   log: Logger
   /** Least time between two pushed snapshots, ms (default 200). */
   throttleMs?: number
-  /** A snapshot is pushed at least this often, ms (default 1000). */
+  /** How often the snapshot is checked for a change without any message, ms (default 1000). */
   tickMs?: number
 }
 
@@ -122,14 +123,20 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
   let closed = false
   let scheduled: NodeJS.Timeout | null = null
   let lastPush = 0
+  /** snapshotKey of the last snapshot the streams got: an unchanged one is not sent again. */
+  let lastKey = ''
 
   const snapshotJson = (): string => JSON.stringify(source.snapshot())
   const push = (): void => {
     scheduled = null
     if (clients.size === 0 || closed) return
     lastPush = Date.now()
-    let data: string
-    try { data = snapshotJson() } catch (err) { log.error({ err }, 'dashboard snapshot failed'); return }
+    let snap: DashSnapshot
+    try { snap = source.snapshot() } catch (err) { log.error({ err }, 'dashboard snapshot failed'); return }
+    const key = snapshotKey(snap)
+    if (key === lastKey) return
+    lastKey = key
+    const data = JSON.stringify(snap)
     for (const res of clients) write(res, `event: state\ndata: ${data}\n\n`)
   }
   /** Writes to a live-event client, dropping it when it leaves too much unread (MAX_UNSENT_BYTES). */
@@ -161,7 +168,9 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
 
   const events = (req: IncomingMessage, res: ServerResponse): void => {
     if (clients.size >= MAX_EVENT_CLIENTS) { fail(res, 503, `at most ${MAX_EVENT_CLIENTS} live dashboards at once`, { 'Retry-After': '5' }); return }
-    res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' })
+    // no-transform and X-Accel-Buffering: a compressing or buffering proxy in between (an
+    // editor's port forwarding) must pass each event on as it comes.
+    res.writeHead(200, { ...SECURITY_HEADERS, 'Cache-Control': 'no-store, no-transform', 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' })
     res.write(`retry: ${RECONNECT_MS}\n\n`)
     res.write(`event: state\ndata: ${snapshotJson()}\n\n`)
     clients.add(res)

@@ -9,7 +9,7 @@
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
  */
-import { capabilityTtlMs } from '../../plan/protocol/liveness'
+import { capabilityTtlMs, isLiveAnnouncement } from '../../plan/protocol/liveness'
 import { modelWaitText } from '../../plan/state/modelWait'
 import { announcedNames, peerSuffix } from '../../plan/state/peerNames'
 import type { PlanState } from '../../plan/state/planState'
@@ -103,9 +103,20 @@ export interface DashPeer {
   capabilities: string[]
   /** The latest announcement's age by this peer's clock, ms. */
   age_ms: number
-  /** Announced within the liveness TTL (DESIGN §6). */
+  /**
+   * Live by the liveness rule (DESIGN §6: within three of the heartbeats its announcement
+   * states, so an observer on its slow heartbeat stays live); the dashboard's own peer is live
+   * while it serves.
+   */
   live: boolean
 }
+
+/**
+ * How long a peer stays listed after its announcement stopped counting as live (ms): long
+ * enough to see who left during a plan, short enough that a long-lived dashboard does not list
+ * every peer it ever heard.
+ */
+export const GONE_LISTED_MS = 10 * 60_000
 
 export interface DashSnapshot {
   self: { peer_id: string, label: string, role: string, swarm: string }
@@ -125,7 +136,10 @@ export interface SnapshotInput {
   state: PlanState
   nowUs: Micros
   tree: Omit<TreeOptions, 'nowUs'>
-  /** Liveness period of this peer's heartbeat, ms (protocol/liveness.ts). */
+  /**
+   * This peer's --announce-interval-ms (protocol/liveness.ts): the liveness TTL of an
+   * announcement that states no heartbeat of its own.
+   */
   announceIntervalMs: number
   self: { peer_id: string, role: string, swarm: string, name?: string }
   booted_at_ms: number
@@ -203,11 +217,14 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
   const label = peerLabeler(state)
   const roots = buildTree(state, { ...input.tree, nowUs })
   const created = new Map(state.rootGoals().map((g) => [g.goal_id, microsToMs(parseTimestamp(g.created_at))]))
-  const ttlMs = capabilityTtlMs(input.announceIntervalMs)
+  const fallbackTtlMs = capabilityTtlMs(input.announceIntervalMs)
   const nowMs = microsToMs(nowUs)
-  const peers: DashPeer[] = state.capabilities().map((c) => {
+  const peers: DashPeer[] = state.capabilities().flatMap((c) => {
     const age = nowMs - microsToMs(parseTimestamp(c.announced_at))
-    return { peer_id: c.peer_id, label: label(c.peer_id), role: c.role, capabilities: [...c.capabilities], age_ms: Math.round(age), live: Math.abs(age) <= ttlMs }
+    const live = c.peer_id === input.self.peer_id || isLiveAnnouncement(c, nowUs, fallbackTtlMs)
+    const ttlMs = c.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(c.heartbeat_ms)
+    if (!live && age > ttlMs + GONE_LISTED_MS) return []
+    return [{ peer_id: c.peer_id, label: label(c.peer_id), role: c.role, capabilities: [...c.capabilities], age_ms: Math.round(age), live }]
   }).sort((a, b) => a.role.localeCompare(b.role) || a.label.localeCompare(b.label))
   return {
     self: { peer_id: input.self.peer_id, label: input.self.name ?? label(input.self.peer_id), role: input.self.role, swarm: input.self.swarm },
@@ -228,4 +245,14 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
     drops: input.drops,
     flow: input.flow
   }
+}
+
+/**
+ * What a snapshot shows apart from the clock (generated_at_ms and the peers' ages, which the
+ * page advances by itself between snapshots): two snapshots with one key draw the same page, so the server sends
+ * a snapshot only when its key changes.
+ */
+export function snapshotKey (snap: DashSnapshot): string {
+  // A peer's age stands in as the second it announced at: a new announcement is a change.
+  return JSON.stringify({ ...snap, generated_at_ms: 0, peers: snap.peers.map((p) => ({ ...p, age_ms: Math.round((snap.generated_at_ms - p.age_ms) / 1000) })) })
 }

@@ -21,6 +21,8 @@ const openLeaves = new Set()
 const results = new Map()
 let labels = new Map()
 let last = null
+/** When `last` arrived (Date.now()), so ages advance between snapshots. */
+let lastAt = 0
 /** What the plans and the flow strip were last drawn from: redrawn only on change, so a text
  * selection in an open result survives the once-a-second snapshots. */
 let drawnPlans = ''
@@ -205,7 +207,12 @@ function renderPeers (snap) {
     el('td', { title: p.peer_id }, p.label, p.peer_id === snap.self.peer_id ? ' (this dashboard)' : ''),
     el('td', {}, p.role),
     el('td', {}, p.capabilities.join(', ') || '-'),
-    el('td', {}, p.live ? ago(p.age_ms) : `gone (${ago(p.age_ms)})`))))
+    el('td', {}, p.live ? ago(p.age_ms + sinceSnapshot()) : `gone (${ago(p.age_ms + sinceSnapshot())})`))))
+}
+
+/** Time since the shown snapshot arrived, ms: the server sends none while nothing changes. */
+function sinceSnapshot () {
+  return lastAt === 0 ? 0 : Date.now() - lastAt
 }
 
 function renderDrops (snap) {
@@ -230,6 +237,7 @@ function renderFlow (snap) {
 /** Draws a snapshot; `force` redraws the plans even when they did not change (a result opened). */
 function render (snap, force = false) {
   last = snap
+  lastAt = Date.now()
   labels = new Map(snap.peers.map((p) => [p.peer_id, p.label]))
   document.body.dataset.boot = String(snap.booted_at_ms)
   document.getElementById('self').textContent = `${snap.self.label} (${snap.self.role}) in swarm "${snap.self.swarm}", ${snap.connected_peers} peer${snap.connected_peers === 1 ? '' : 's'} connected`
@@ -247,15 +255,25 @@ function drawPlans (plans, snap) {
   else plans.replaceChildren(...snap.plans.map(planCard))
 }
 
-// ---- the event stream ----------------------------------------------------------------------
+// ---- the event stream, or polling when it delivers nothing ------------------------------
+
+/** A stream that delivers no snapshot this long after it opened is held back by something in
+ * between (a buffering proxy): the page polls api/state instead. */
+const STREAM_SILENT_MS = 5000
+const POLL_MS = 2000
 
 let source = null
+let polling = false
 
 function connect () {
   source = new EventSource('api/events')
+  let delivered = false
+  const silent = setTimeout(() => { if (!delivered) startPolling() }, STREAM_SILENT_MS)
   source.addEventListener('state', (e) => {
     let snap
     try { snap = JSON.parse(e.data) } catch { return }
+    delivered = true
+    clearTimeout(silent)
     setConn('live', 'live')
     render(snap)
   })
@@ -263,11 +281,32 @@ function connect () {
     // CONNECTING: the browser retries by itself. CLOSED (an answer that was not an event
     // stream, e.g. from a proxy while the peer restarts): start a new one.
     setConn('reconnecting', 'reconnecting...')
-    if (source.readyState === EventSource.CLOSED) {
+    if (source !== null && source.readyState === EventSource.CLOSED) {
+      clearTimeout(silent)
       source = null
       setTimeout(connect, 1000)
     }
   })
 }
 
+function startPolling () {
+  if (polling) return
+  polling = true
+  if (source !== null) { source.close(); source = null }
+  const poll = async () => {
+    try {
+      const res = await fetch('api/state', { cache: 'no-store' })
+      if (!res.ok) throw new Error(`HTTP ${res.status}`)
+      const snap = await res.json()
+      setConn('live', 'live (polling)')
+      render(snap)
+    } catch {
+      setConn('reconnecting', 'reconnecting...')
+    }
+    setTimeout(poll, POLL_MS)
+  }
+  void poll()
+}
+
+setInterval(() => { if (last !== null) renderPeers(last) }, 1000)
 connect()
