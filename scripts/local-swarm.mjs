@@ -258,9 +258,9 @@ export async function runLocalSwarm (o) {
     for (const p of peers) {
       const rec = p.records.find((r) => r.event === 'llm_usage')
       if (rec === undefined) continue
-      const agg = llm[p.role] ?? { peers: 0, calls: 0, retries: 0, failures: 0, input_tokens: 0, output_tokens: 0 }
+      const agg = llm[p.role] ?? { peers: 0, calls: 0, retries: 0, failures: 0, aborted: 0, input_tokens: 0, output_tokens: 0 }
       agg.peers++
-      for (const k of ['calls', 'retries', 'failures', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k]
+      for (const k of ['calls', 'retries', 'failures', 'aborted', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k] ?? 0
       llm[p.role] = agg
     }
     const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox }
@@ -306,7 +306,10 @@ export function printSummary (say, outcome, reportFile) {
   if (s.elapsed_ms !== undefined) {
     say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; syntheses: ${s.syntheses ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)
     for (const [role, a] of Object.entries(s.llm)) {
-      say(`LLM calls by ${role}s (${a.peers} peer${a.peers === 1 ? '' : 's'}): ${a.calls} calls, ${a.retries} retries, ${a.failures} failures, ${a.input_tokens} in / ${a.output_tokens} out tokens`)
+      // An aborted call (a lost claim race, a cancel) belongs to no published result, so the
+      // report's spend leaves it out: say so, or the two counts seem to disagree.
+      const aborted = a.aborted > 0 ? ` (${a.aborted} aborted: not in the report's spend)` : ''
+      say(`LLM calls by ${role}s (${a.peers} peer${a.peers === 1 ? '' : 's'}): ${a.calls} calls${aborted}, ${a.retries} retries, ${a.failures} failures, ${a.input_tokens} in / ${a.output_tokens} out tokens`)
     }
   }
   say(outcome.ok ? `OK: ${outcome.reason}` : `FAILED: ${outcome.reason}`)

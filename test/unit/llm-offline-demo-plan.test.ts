@@ -9,6 +9,7 @@ import { createProvider } from '../../src/peer/llm/index'
 import { CODE_STEP, DEMO_LABEL } from '../../src/peer/llm/offline-demo'
 import { decomposePrompt, decompositionSchema, proposalDependencies, scorePrompt, scoreSchema } from '../../src/peer/roles/prompts'
 import { synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
+import { runMarkdown } from '../../src/peer/sandbox/markdown'
 
 const demo = () => createProvider({ provider: 'offline-demo', model: null, baseUrl: null, apiKey: null, maxRetries: 0, retryBaseMs: 0 })
 const GOAL = 'Plan a two-week trip to Japan'
@@ -51,15 +52,23 @@ describe('offline demo model: dependencies, code step, synthesis', () => {
         parts: [
           { title: `${DEMO_LABEL} Clarify the requirements — ${GOAL}`, output: `**${DEMO_LABEL}** Synthetic answer.\n\n### Clarify\n1. Fourteen days in April.` },
           { title: 'Book flights', output: '```\ncode\n```\nNH 10 on 1 April' },
-          { title: 'Plan Tokyo', output: `**${DEMO_LABEL}** Synthetic combination.\n\n## Plan Tokyo\n\nCombined from 2 parts:\n\n1. **Day 1**: Asakusa at dawn.\n2. **Day 2**: Shibuya.` }
+          { title: 'Plan Tokyo', output: `**${DEMO_LABEL}** Synthetic combination.\n\n## Plan Tokyo\n\nCombined from 2 parts:\n\n1. **Day 1**: Asakusa at dawn.\n2. **Day 2**: Shibuya.` },
+          {
+            title: `${CODE_STEP} — ${GOAL}`,
+            output: runMarkdown({
+              language: 'node', program: 'console.log(1)', stderr: '', exit_code: 0, duration_ms: 532, limits_hit: [],
+              stdout: `${DEMO_LABEL} Synthetic program.\nTask: ${CODE_STEP} — ${GOAL}\nWords: 10, longest: two-week\nChecksum: 123456\n`
+            })
+          }
         ]
       })
     })
     assert.ok(text.startsWith(`**${DEMO_LABEL}** Synthetic combination of the parts`), text)
     assert.match(text, /^## Plan a two-week trip to Japan$/m)
-    assert.match(text, /^Combined from 3 parts:$/m)
+    assert.match(text, /^Combined from 4 parts:$/m)
     assert.match(text, /^1\. \*\*Clarify the requirements — Plan a two-week trip to Japan\*\*: Fourteen days in April\.$/m)
     assert.match(text, /^2\. \*\*Book flights\*\*: NH 10 on 1 April$/m)
     assert.match(text, /^3\. \*\*Plan Tokyo\*\*: Asakusa at dawn\.$/m, 'a nested synthesis gives its first part\'s line, not its titles')
+    assert.match(text, /^4\. \*\*Estimate time and budget — Plan a two-week trip to Japan\*\*: Words: 10, longest: two-week; Checksum: 123456 \(ran in a sandbox: node, exit code 0, 532 ms\)$/m, 'a program\'s part says what it printed')
   })
 })

@@ -3,6 +3,7 @@
  * one before it, a top-level split's CODE_STEP becomes an atomic can_run_code leaf where a live
  * executor offers can_run_code, and a synthesis lists each part's title with a line of its result.
  */
+import { clipText } from '../../plan/protocol/text'
 import type { JsonSchema } from './structured'
 
 /**
@@ -45,8 +46,23 @@ export function withCodeLeaf (value: unknown, schema: JsonSchema, subgoals: read
 }
 
 /**
+ * What a sandboxed program found, for a part whose result is a sandbox run (sandbox/markdown.ts
+ * runMarkdown): its stdout lines that say something (not the label, not the task echoed back),
+ * at most three, then how it ran; null for any other part.
+ */
+function sandboxFindings (part: string, title: string, label: string): string | null {
+  const ran = /^\*\*Ran in a sandbox:\*\* (.*)$/m.exec(part)
+  const stdout = /^### stdout\n(`{3,})\n([\s\S]*?)\n\1$/m.exec(part)
+  if (ran === null || stdout === null) return null
+  const lines = (stdout[2] ?? '').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.includes(label) && (title === '' || !l.includes(title)))
+  if (lines.length === 0) return null
+  return `${clipText(lines.slice(0, 3).join('; '), 300, '…')} (ran in a sandbox: ${ran[1] ?? ''})`
+}
+
+/**
  * A synthesis answer: the label, the goal, then every part's title with the first line of its
- * result that says something (not a label, a heading or inside a code fence).
+ * result that says something (not a label, a heading or inside a code fence); for a part that
+ * ran a program, what the program printed.
  */
 export function demoSynthesis (prompt: string, topic: string, label: string, note: string): string {
   const parts: { title: string, line: string }[] = []
@@ -58,8 +74,9 @@ export function demoSynthesis (prompt: string, topic: string, label: string, not
       if (l.startsWith('```')) { fenced = !fenced; return false }
       return !fenced && l !== '' && !l.includes(label) && !l.startsWith('#') && !l.startsWith('[') && !l.startsWith('Combined from ')
     }) ?? '(no result text)'
+    const found = sandboxFindings(m[2] ?? '', title, label)
     // A part that is itself a synthesis gives its first part's line, without the nested titles.
-    parts.push({ title, line: line.replace(/^\d+\.\s+/, '').replace(/^(\*\*[^*]+\*\*: )+/, '').replace(/^[-*]\s+/, '') })
+    parts.push({ title, line: found ?? line.replace(/^\d+\.\s+/, '').replace(/^(\*\*[^*]+\*\*: )+/, '').replace(/^[-*]\s+/, '') })
   }
   return [
     `**${label}** ${note}`,

@@ -708,7 +708,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       settle.dispose()
       const total = totals()
       const renew = { sent: renewals.count, max_late_ms: Math.round(renewals.maxLateMs), min_lease_left_ms: renewals.count === 0 ? null : Math.round(renewals.minLeftMs) }
-      log.info({ work: total, renewals: renew, settle: settle.figures() }, 'executor totals')
+      log.info({ event: 'executor_totals', work: total, renewals: renew, settle: settle.figures() },
+        `executor totals: ${total.leaves} leaves, ${total.claims} claims, ${total.calls_completed} model calls completed and ${total.calls_aborted} aborted, ${total.results} results published`)
     }
   }
 }

@@ -1,6 +1,6 @@
 // The UI suite's user journey through the Goal Swarm extension: open the view, submit a goal
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
-// result, contribute an executor. Each step checks what the user sees on screen.
+// result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { createServer } from 'node:net'
 import { log } from '../harness/util.mjs'
 import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
@@ -327,6 +327,27 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!m) throw new Error(`the notification names no address: ${text}`)
         if (Number(m[2]) !== UI_LISTEN_PORT) throw new Error(`the peer listens on ${m[2]}, not on goalSwarm.listenPort ${UI_LISTEN_PORT} from User settings`)
         if (!text.includes('Connect to Peer')) throw new Error(`the notification does not say where to paste the address: ${text}`)
+      }
+    },
+    {
+      name: 'Goal Swarm: Open Dashboard shows the live plan inside the editor',
+      timeoutMs: 90_000,
+      run: async () => {
+        await runCommand(page, 'Goal Swarm: Open Dashboard')
+        // The Simple Browser is a webview whose page frames the dashboard (through code-server's
+        // port forwarding): the plan must show there, not just a URL in the log.
+        const dashboard = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').frameLocator('iframe')
+        const plan = dashboard.locator('.plan h3', { hasText: GOAL }).first()
+        await plan.waitFor({ timeout: 60_000 })
+        await dashboard.locator('.plan[data-complete="true"]').first().waitFor({ timeout: 30_000 })
+        const conn = normalize(await dashboard.locator('#conn').innerText())
+        if (!conn.startsWith('live')) throw new Error(`the dashboard in the editor reads "${conn}", not live`)
+        const self = dashboard.locator('#peers tbody tr', { hasText: '(this dashboard)' })
+        if (await self.getAttribute('class') !== 'live') throw new Error('the dashboard calls its own peer gone')
+        log(`ui: the dashboard in the Simple Browser shows the plan (${conn})`)
+        await screenshot('dashboard')
+        // Close the Simple Browser: the reload step counts the result tabs that come back.
+        await runCommand(page, 'View: Close Editor')
       }
     },
     {
