@@ -6,7 +6,6 @@ import type { z } from 'zod'
 import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../../plan/protocol/limits'
 import { TUNABLES } from '../../plan/protocol/tunables'
 
-export type ProviderName = LlmProviderName
 /** What a call is for; the offline demo model shapes its synthetic output by it. */
 export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute' | 'synthesize'
 
@@ -16,7 +15,7 @@ export type LlmPurpose = 'decompose' | 'score' | 'classify' | 'execute' | 'synth
  * never from a flag or a settings file.
  */
 export interface LlmConfig {
-  provider: ProviderName
+  provider: LlmProviderName
   /** null = provider default (anthropic: DEFAULT_ANTHROPIC_MODEL); required for openai-compatible. */
   model: string | null
   /** anthropic: optional (tests point it at the stand-in); openai-compatible: required, e.g. http://127.0.0.1:11434/v1 */
@@ -123,7 +122,7 @@ export interface LlmStats {
 }
 
 export interface LlmProvider {
-  readonly name: ProviderName
+  readonly name: LlmProviderName
   readonly model: string
   /**
    * Free text (e.g. an executor's markdown answer). Retries network/API errors and empty

@@ -11,9 +11,10 @@ import type { Logger } from 'pino'
 import type { z } from 'zod'
 import {
   DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_RATE_LIMIT_RETRIES, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_MS, LlmError, MAX_TOKENS_GROWTH, WAIT_NOTICE_MS,
-  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait, type ProviderName
+  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait
 } from './provider'
 import { retryAfterMs } from './retryAfter'
+import type { LlmProviderName } from '../../plan/protocol/limits'
 import { excerpt } from '../../plan/protocol/text'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
 
@@ -39,7 +40,7 @@ export interface BackendReply {
 }
 
 export interface Backend {
-  readonly name: ProviderName
+  readonly name: LlmProviderName
   readonly model: string
   /** @throws BackendFailure for network and API errors. */
   send(req: BackendRequest): Promise<BackendReply>
@@ -123,7 +124,7 @@ function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** LlmProvider over a Backend; every provider (offline-demo too) goes through this class. */
 export class RetryingProvider implements LlmProvider {
-  readonly name: ProviderName
+  readonly name: LlmProviderName
   readonly model: string
   private readonly totals: LlmStats = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 0, failures: 0, aborted: 0 }
   private readonly retry: RetryOptions

@@ -61,26 +61,6 @@ export function liveTasks (state: PlanState, nowUs: Micros, opts: EvaluatorOptio
   return evaluate(state, nowUs, opts).claimTasks().filter((t) => !t.superseded).map((task) => ({ node: taskNodeOf(task), task }))
 }
 
-/**
- * The tasks an executor may claim at `nowUs` (µs; TaskAnswer.runnable): in the winning tree,
- * every dependency done, no outcome yet. The lease, the ranking and the plan gate are the
- * claimer's to check. Leaves by node_id, then syntheses by node_id.
- */
-export function claimableTasks (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): PromptNode[] {
-  return liveTasks(state, nowUs, opts).filter((t) => t.task.runnable).map((t) => t.node)
-}
-
-/** Synthesis tasks of live decomposed goals whose children are all done and whose own answer is not decided yet (DESIGN §11), by node_id. */
-export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): SynthesisTask[] {
-  return claimableTasks(state, nowUs, opts).filter(isSynthesisTask)
-}
-
-/** true when a live leaf's dependencies, and those of the composite goals above it, are all done (its claims count). */
-export function leafReady (state: PlanState, node: PromptNode, nowUs: Micros, opts: EvaluatorOptions = {}): boolean {
-  const t = evaluate(state, nowUs, opts).task(node.node_id)
-  return t !== undefined && t.kind === 'leaf' && !t.superseded && t.claimable.open
-}
-
 /** An input as the prompt shows it: its counted output, with a note when only its inline part is held. */
 function partOf (input: TaskInput): PartResult {
   const r = input.result

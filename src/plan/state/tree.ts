@@ -7,6 +7,11 @@
  * supersession comes from the task evaluator (evaluator.ts), which the executor, the scorer,
  * the decomposer and the plan gate read too. The tree formats those answers as views (with the
  * proposals, votes, results and model waits they show), and planProgress counts the views.
+ *
+ * It stays one file because the view types, the formatting of the evaluator's answers into them
+ * and the counts over them change together: a field added to a view is filled by taskView or
+ * goalView and counted by planProgress, and the editor, the report and the dashboard read all
+ * three. Most of its length is the view types' field docs.
  */
 import { createHash } from 'node:crypto'
 import { distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
