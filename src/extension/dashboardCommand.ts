@@ -1,14 +1,15 @@
 /**
  * "Goal Swarm: Open Dashboard": opens the live dashboard the editor's main peer serves
- * (setting goalSwarm.dashboard.port) in the Simple Browser inside the editor. The URL goes
- * through asExternalUri, so a remote window (SSH, containers, code-server) gets a forwarded
- * address that its browser side can reach.
+ * (setting goalSwarm.dashboard.port) in a panel inside the editor (views/dashboardPanel.ts).
+ * The URL goes through asExternalUri, so a remote window (SSH, containers, code-server) gets a
+ * forwarded address that its browser side can reach.
  */
 import * as vscode from 'vscode'
 import { Commands } from './commandIds'
 import type { ComponentLog } from './log'
 import type { ReadyInfo } from './peerProcess'
 import { Keys } from './settings'
+import type { DashboardPanel } from '../views/dashboardPanel'
 
 export interface DashboardCommandDeps {
   /** Starts the main peer if needed; resolves with its ready info. */
@@ -16,10 +17,9 @@ export interface DashboardCommandDeps {
   log: ComponentLog
   /** Shows an error to the user (the command's failure). */
   showError(message: string): void
+  /** The panel the dashboard opens in. */
+  panel: DashboardPanel
 }
-
-/** The command id of the Simple Browser built into VS Code and code-server. */
-const SIMPLE_BROWSER = 'simpleBrowser.show'
 
 /**
  * The dashboard URL of a ready main peer.
@@ -39,9 +39,7 @@ export function registerOpenDashboard (deps: DashboardCommandDeps): vscode.Dispo
     try {
       const local = dashboardUrlOf(await deps.startMain())
       const external = (await vscode.env.asExternalUri(vscode.Uri.parse(local))).toString(true)
-      const commands = await vscode.commands.getCommands(true)
-      if (commands.includes(SIMPLE_BROWSER)) await vscode.commands.executeCommand(SIMPLE_BROWSER, external)
-      else await vscode.env.openExternal(vscode.Uri.parse(external, true))
+      deps.panel.show(external)
       deps.log.info(`opened the dashboard at ${external}${external === local ? '' : ` (forwarded from ${local})`}`)
       return external
     } catch (err) {

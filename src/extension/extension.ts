@@ -17,6 +17,7 @@ import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
 import { registerOpenDashboard } from './dashboardCommand'
+import { DashboardPanel } from '../views/dashboardPanel'
 import { Disposable, toDisposable } from '../common/disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
@@ -106,7 +107,8 @@ class GoalSwarmExtension extends Disposable {
     this._register(registerOpenDashboard({
       startMain: () => this.peers.startMain(),
       log: this.log.for('commands'),
-      showError: (m) => { if (!this.closing) void vscode.window.showErrorMessage(m, 'Show Log').then((a) => { if (a === 'Show Log') this.log.show() }) }
+      showError: (m) => { if (!this.closing) void vscode.window.showErrorMessage(m, 'Show Log').then((a) => { if (a === 'Show Log') this.log.show() }) },
+      panel: this._register(new DashboardPanel())
     }))
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))

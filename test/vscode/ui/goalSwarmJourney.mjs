@@ -334,7 +334,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
       timeoutMs: 90_000,
       run: async () => {
         await runCommand(page, 'Goal Swarm: Open Dashboard')
-        // The Simple Browser is a webview whose page frames the dashboard (through code-server's
+        // The dashboard tab is a webview whose page frames the dashboard (through code-server's
         // port forwarding): the plan must show there, not just a URL in the log.
         const dashboard = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').frameLocator('iframe')
         const plan = dashboard.locator('.plan h3', { hasText: GOAL }).first()
@@ -344,10 +344,16 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!conn.startsWith('live')) throw new Error(`the dashboard in the editor reads "${conn}", not live`)
         const self = dashboard.locator('#peers tbody tr', { hasText: '(this dashboard)' })
         if (await self.getAttribute('class') !== 'live') throw new Error('the dashboard calls its own peer gone')
-        log(`ui: the dashboard in the Simple Browser shows the plan (${conn})`)
+        log(`ui: the dashboard tab shows the plan (${conn})`)
         await screenshot('dashboard')
-        // Close the Simple Browser: the reload step counts the result tabs that come back.
-        await runCommand(page, 'View: Close Editor')
+        // Close the dashboard's tab (its own close button): the reload step counts the result
+        // tabs that come back.
+        const tab = page.locator('.tabs-container .tab', { hasText: 'Goal Swarm Dashboard' }).first()
+        await tab.hover()
+        await tab.locator('.tab-actions [aria-label^="Close"]').first().click()
+        await tab.waitFor({ state: 'detached', timeout: 15_000 })
+        const left = await page.locator('.tabs-container .tab').allInnerTexts()
+        log(`ui: tabs after closing the dashboard: ${JSON.stringify(left.map((l) => normalize(l).trim()))}`)
       }
     },
     {
