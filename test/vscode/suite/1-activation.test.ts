@@ -68,13 +68,13 @@ suite('Goal Swarm: activation and commands', () => {
     assert.match(ready.dashboard ?? '', /^http:\/\/127\.0\.0\.1:\d+\/$/, 'the ready message names the dashboard URL')
     const opened = await vscode.commands.executeCommand<string | undefined>('goalSwarm.openDashboard')
     assert.ok(typeof opened === 'string' && opened.length > 0, `opened ${String(opened)}`)
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
-    const panel = tabs.find((t) => t.input instanceof vscode.TabInputWebview && t.label === 'Goal Swarm Dashboard')
-    assert.ok(panel !== undefined, `a Goal Swarm Dashboard tab is open; tabs: ${JSON.stringify(tabs.map((t) => t.label))}`)
+    // The workbench reports a new tab a moment after the panel is created.
+    const dashboardTabs = (): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && t.label === 'Goal Swarm Dashboard')
+    await until(() => dashboardTabs().length > 0, 10_000, 'a Goal Swarm Dashboard tab to open')
     // A second Open Dashboard reveals the same panel.
     await vscode.commands.executeCommand('goalSwarm.openDashboard')
-    assert.equal(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === 'Goal Swarm Dashboard').length, 1)
-    await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label === 'Goal Swarm Dashboard'))
+    assert.equal(dashboardTabs().length, 1)
+    await vscode.window.tabGroups.close(dashboardTabs())
     const state = await (await fetch(`${ready.dashboard}api/state`)).json() as { self: { peer_id: string, role: string } }
     assert.deepEqual(state.self, { ...state.self, peer_id: ready.peerId, role: 'observer' })
     const page = await fetch(ready.dashboard as string)
