@@ -214,6 +214,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 
+  // A base URL does not say which API its server speaks, and without --llm it would be ignored.
+  if (o.llmBaseUrl !== undefined && o.llm === undefined) return fail('--llm-base-url', `needs --llm openai-compatible or --llm anthropic: a URL alone does not say which API ${String(o.llmBaseUrl)} speaks (without --llm this peer would use ${defaultLlmProvider(io.env)} and ignore it)`)
+  if (o.llmBaseUrl !== undefined && o.llm === 'offline-demo') return fail('--llm-base-url', 'has no use with --llm offline-demo, which calls no server')
   const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
   const usesLlm = role !== 'observer'
   const apiKey = apiKeyFromEnv(provider, io.env)

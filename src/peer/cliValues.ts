@@ -71,7 +71,10 @@ export function swarmKey (v: string): string {
 
 /** An absolute URL, normalised. */
 export function url (v: string): string {
-  try { return new URL(v).toString() } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
+  let u: URL
+  try { u = new URL(v) } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError(`expected an http:// or https:// URL (an LLM server speaks HTTP), not ${u.protocol}//.`)
+  return u.toString()
 }
 
 /** Goal text by the Goal message's text rule (non-blank, TEXT_MAX_CHARS code points, no control characters). */
@@ -95,22 +98,19 @@ export function nonEmpty (v: string): string {
 }
 
 /**
- * A report path the peer can write: not a directory, and its nearest existing ancestor is a
- * directory (missing ones are created at the first write), so a typo is refused at start
- * instead of failing every write of a long plan.
+ * A report path the peer can write: not a directory, in a folder that exists, so a typo is
+ * refused at start instead of failing every write of a long plan (or creating folders).
  */
 export function reportPath (v: string): string {
   nonEmpty(v)
   const file = path.resolve(v)
   if (statOrNull(file)?.isDirectory() === true) throw new InvalidArgumentError(`${file} is a directory; give a file path such as ${path.join(file, 'plan.md')}.`)
-  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
-    const st = statOrNull(dir)
-    if (st !== null) {
-      if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
-      return v
-    }
-    if (path.dirname(dir) === dir) return v
-  }
+  // The report goes into a folder that exists: a typo in a path must not create folders.
+  const dir = path.dirname(file)
+  const st = statOrNull(dir)
+  if (st === null) throw new InvalidArgumentError(`the folder ${dir} does not exist; create it first or give a file in an existing folder.`)
+  if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
+  return v
 }
 
 function statOrNull (p: string): Stats | null {

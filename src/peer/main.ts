@@ -17,6 +17,10 @@ import type { PeerSyncView } from './roles/context'
 import { whenFirstSynced } from './roles/syncGate'
 import { llmLine, startLines } from './startLines'
 
+/** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
+const SIGINT_EXIT = 130
+const SIGTERM_EXIT = 143
+
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
 /**
@@ -67,8 +71,15 @@ async function main (): Promise<void> {
       process.exit(exitCode)
     })()
   }
-  process.on('SIGINT', () => { shutdown('SIGINT') })
-  process.on('SIGTERM', () => { shutdown('SIGTERM') })
+  // A run that waits for its plan (--exit-when-complete) and is stopped before the plan completed
+  // did not succeed: it exits 128 + the signal's number, as a shell reports an interrupted
+  // command (DESIGN §13 "Exit status").
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
+    if (!stopping && config.exitWhenComplete === true) exitCode = signal === 'SIGINT' ? SIGINT_EXIT : SIGTERM_EXIT
+    shutdown(signal)
+  }
+  process.on('SIGINT', () => { onSignal('SIGINT') })
+  process.on('SIGTERM', () => { onSignal('SIGTERM') })
   if (typeof process.send === 'function') {
     ipc = new IpcChild(process, {
       submitGoal: async (text, budget) => {
@@ -160,11 +171,14 @@ async function main (): Promise<void> {
         onComplete: (o) => {
           const how = `plan ${o.stopped === 'cancelled' ? 'cancelled' : o.stopped === 'budget_reached' && (o.stoppedParts > 0 || !o.split) ? 'stopped (budget reached)' : 'complete'}`
           const text = !o.split
-            ? `${how} before the goal was split: no part of it was run, no final answer`
+            ? o.stopped === 'running'
+              ? 'plan failed: the goal could not be split, so no part of it was run and there is no final answer'
+              : `${how} before the goal was split: no part of it was run, no final answer`
             : `${how}: ${o.done}/${o.leaves} leaves done` +
               `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
               `${o.stoppedParts > 0 ? `, ${o.stoppedParts} part${o.stoppedParts === 1 ? '' : 's'} not run` : ''}${o.answer !== null && o.answer !== 'done' ? ', no final answer' : ''}`
-          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, `${text}; exiting (--exit-when-complete)`)
+          // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did.
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped === 'running' ? null : o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, `${text}; exiting (--exit-when-complete)`)
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }

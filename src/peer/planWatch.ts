@@ -7,7 +7,7 @@ import type { Bus, Disposable } from './bus'
 import type { Micros } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
 import { buildTree, planProgress, type GoalView } from '../plan/state/tree'
-import { failedGoals, stoppedBeforeSplit } from '../plan/read/report'
+import { failedGoals } from '../plan/read/report'
 import type { PlanRunState } from '../plan/state/planControl'
 
 /**
@@ -28,7 +28,7 @@ export interface PlanOutcome {
   failedGoals: number
   /** running, or how the plan was stopped (DESIGN §13). */
   stopped: PlanRunState
-  /** false when the plan stopped before its root goal was split (nothing was run). */
+  /** Whether the root goal has an accepted split: false when the plan stopped before the split or the goal could not be split (nothing was run). */
   split: boolean
 }
 
@@ -67,7 +67,7 @@ export function planOutcome (root: GoalView): PlanOutcome | null {
     answer: root.synthesis?.status ?? null,
     failedGoals: bad,
     stopped: root.plan?.state ?? 'running',
-    split: !stoppedBeforeSplit(root)
+    split: root.accepted !== null
   }
 }
 

@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
 import { PEER_BUNDLE, TestSwarm, wallMs } from '../support/peers'
-import { waitForPeerRecord } from '../support/wait'
+import { waitForPeerRecord, waitUntil } from '../support/wait'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
 const swarm = new TestSwarm()
@@ -334,13 +334,27 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
       const r = jsonRecords(run.stderr).find((x) => x.event === 'plan_complete_exit')
       return r === undefined ? undefined : { ok: r.ok, stopped: r.stopped, split: r.split, leaves: r.leaves, done: r.done, failed: r.failed, failed_goals: r.failed_goals }
     }
-    assert.deepEqual(exitFields(ok), { ok: true, stopped: 'running', split: true, leaves: 2, done: 2, failed: 0, failed_goals: 0 }, ok.stderr)
+    assert.deepEqual(exitFields(ok), { ok: true, stopped: null, split: true, leaves: 2, done: 2, failed: 0, failed_goals: 0 }, ok.stderr)
     for (const p of [d, s, e]) p.child.kill('SIGTERM')
     await Promise.all([d.exited, s.exited, e.exited])
     // Alone, nobody can split the goal: after the acceptance timeout it fails, and so does the exit.
     const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--log-format', 'json', '--accept-timeout-ms', '500', '--submit-goal', 'Nobody splits this', '--exit-when-complete'])
     assert.equal(failed.code, 1, failed.stderr)
-    assert.deepEqual(exitFields(failed), { ok: false, stopped: 'running', split: true, leaves: 0, done: 0, failed: 0, failed_goals: 1 }, failed.stderr)
+    assert.deepEqual(exitFields(failed), { ok: false, stopped: null, split: false, leaves: 0, done: 0, failed: 0, failed_goals: 1 }, failed.stderr)
+    assert.match(failed.stderr, /plan failed: the goal could not be split, so no part of it was run and there is no final answer; exiting \(--exit-when-complete\)/)
+  })
+
+  test('--exit-when-complete interrupted before the plan completes exits 130 on SIGINT, 143 on SIGTERM; a plain peer stopped so exits 0', async () => {
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      // Alone with a long acceptance timeout, the plan cannot complete before the signal.
+      const p = await startCli(['--role', 'observer', '--identity', `ewc-int-${code}`, '--log-format', 'json', '--accept-timeout-ms', '600000', '--submit-goal', 'Interrupted before it completes', '--exit-when-complete'])
+      await waitUntil('the goal submitted', () => p.stderr().includes('"event":"goal_submitted"'), 30_000)
+      p.child.kill(signal)
+      assert.deepEqual(await p.exited, [code, null], `${signal}: ${p.stderr()}`)
+    }
+    const plain = await startCli(['--role', 'observer', '--identity', 'ewc-int-plain'])
+    plain.child.kill('SIGINT')
+    assert.deepEqual(await plain.exited, [0, null])
   })
 
   test('--exit-when-complete: a budget that stops the synthesis after every leaf ran exits 1, not ok', async () => {

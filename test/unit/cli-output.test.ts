@@ -65,7 +65,7 @@ describe('CLI error messages', () => {
     assert.match(both.err, /--cancel-goal.*cannot be combined with --submit-goal/)
   })
 
-  it('--report-file: a directory, or a path under a regular file, is refused at start naming the flag', () => {
+  it('--report-file: a directory, a path under a regular file, or a folder that does not exist is refused at start naming the flag', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-report-'))
     try {
       writeFileSync(path.join(dir, 'afile'), 'not a directory')
@@ -75,11 +75,28 @@ describe('CLI error messages', () => {
       const isDir = stderrOf(['--role', 'observer', '--report-file', dir])
       assert.equal(isDir.code, 2, isDir.err)
       assert.match(isDir.err, /is a directory; give a file path/)
-      const ok = parseCli(['--role', 'observer', '--report-file', path.join(dir, 'new', 'sub', 'r.md')], { out: () => {}, err: () => {}, env: {} })
-      assert.equal(ok.kind, 'run', 'missing directories are fine: the first write creates them')
+      const missing = stderrOf(['--role', 'observer', '--report-file', path.join(dir, 'new', 'sub', 'r.md')])
+      assert.equal(missing.code, 2, missing.err)
+      assert.match(missing.err, /--report-file.*the folder .*new.sub does not exist; create it first/s)
+      const ok = parseCli(['--role', 'observer', '--report-file', path.join(dir, 'r.md')], { out: () => {}, err: () => {}, env: {} })
+      assert.equal(ok.kind, 'run', 'a file in an existing folder')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it('--llm-base-url: only http(s), and only with an --llm that calls a server', () => {
+    const ftp = stderrOf(['--role', 'executor', '--llm', 'openai-compatible', '--model', 'm', '--llm-base-url', 'ftp://x'])
+    assert.equal(ftp.code, 2, ftp.err)
+    assert.match(ftp.err, /--llm-base-url.*expected an http:\/\/ or https:\/\/ URL.*not ftp:/s)
+    const alone = stderrOf(['--role', 'executor', '--llm-base-url', 'http://127.0.0.1:11434/v1'])
+    assert.equal(alone.code, 2, alone.err)
+    assert.match(alone.err, /--llm-base-url.*needs --llm openai-compatible or --llm anthropic.*would use offline-demo and ignore it/s)
+    const demo = stderrOf(['--role', 'executor', '--llm', 'offline-demo', '--llm-base-url', 'http://127.0.0.1:11434/v1'])
+    assert.equal(demo.code, 2, demo.err)
+    assert.match(demo.err, /--llm-base-url.*no use with --llm offline-demo/s)
+    const ok = parseCli(['--role', 'executor', '--llm', 'openai-compatible', '--model', 'm', '--llm-base-url', 'https://llm.example/v1'], { out: () => {}, err: () => {}, env: {} })
+    assert.equal(ok.kind, 'run')
   })
 
   it('shortenQuoted cuts a long quoted value, never the text between two short ones', () => {

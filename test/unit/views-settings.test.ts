@@ -153,6 +153,15 @@ describe('peer command line built from settings', () => {
     assert.deepEqual(readSettings(reader({ [Keys.llmTimeoutMs]: 5 })).problems.map((p) => p.key), [Keys.llmTimeoutMs])
   })
 
+  it('goalSwarm.llm.baseUrl reaches a peer whose model calls a server, and not the offline demo model (the CLI refuses it there)', () => {
+    const { settings } = readSettings(reader({ [Keys.llmBaseUrl]: 'http://127.0.0.1:11434/v1' }))
+    const demo = peerArgv(spec(specFromSettings(settings, 'offline-demo')))
+    assert.equal(demo.includes('--llm-base-url'), false)
+    assert.equal(parseCli([...demo.filter((a, i) => !(a === '--role' || demo[i - 1] === '--role')), '--role', 'executor'], io().io).kind, 'run')
+    const served = peerArgv(spec(specFromSettings(settings, 'anthropic')))
+    assert.deepEqual(served.slice(served.indexOf('--llm-base-url'), served.indexOf('--llm-base-url') + 2), ['--llm-base-url', 'http://127.0.0.1:11434/v1'])
+  })
+
   it('goalSwarm.dashboard.port reaches the main peer as --dashboard-port (the CLI reads it back), and a bad value names the setting', () => {
     assert.equal(readSettings(reader({})).settings.dashboardPort, 0)
     const { settings, problems } = readSettings(reader({ [Keys.dashboardPort]: 8123 }))
