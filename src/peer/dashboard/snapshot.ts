@@ -9,7 +9,7 @@
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
  */
-import { capabilityTtlMs, isLiveAnnouncement } from '../../plan/protocol/liveness'
+import { announcementTtlMs, capabilityTtlMs, isLiveAnnouncement } from '../../plan/protocol/liveness'
 import { modelWaitText } from '../../plan/state/modelWait'
 import { announcedNames, peerSuffix } from '../../plan/state/peerNames'
 import type { PlanState } from '../../plan/state/planState'
@@ -222,8 +222,7 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
   const peers: DashPeer[] = state.capabilities().flatMap((c) => {
     const age = nowMs - microsToMs(parseTimestamp(c.announced_at))
     const live = c.peer_id === input.self.peer_id || isLiveAnnouncement(c, nowUs, fallbackTtlMs)
-    const ttlMs = c.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(c.heartbeat_ms)
-    if (!live && age > ttlMs + GONE_LISTED_MS) return []
+    if (!live && age > announcementTtlMs(c, fallbackTtlMs) + GONE_LISTED_MS) return []
     return [{ peer_id: c.peer_id, label: label(c.peer_id), role: c.role, capabilities: [...c.capabilities], age_ms: Math.round(age), live }]
   }).sort((a, b) => a.role.localeCompare(b.role) || a.label.localeCompare(b.label))
   return {

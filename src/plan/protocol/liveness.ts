@@ -53,6 +53,14 @@ export interface Announcement { announced_at: string, heartbeat_ms?: number }
  * heartbeat).
  */
 export function isLiveAnnouncement (a: Announcement, nowUs: Micros, fallbackTtlMs: number = capabilityTtlMs()): boolean {
-  const ttlMs = a.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(a.heartbeat_ms)
-  return Math.abs(nowUs - parseTimestamp(a.announced_at)) <= msToMicros(ttlMs)
+  return Math.abs(nowUs - parseTimestamp(a.announced_at)) <= msToMicros(announcementTtlMs(a, fallbackTtlMs))
+}
+
+/**
+ * The TTL (ms) of one announcement: capabilityTtlMs of the heartbeat it states, or
+ * `fallbackTtlMs` when it states none. isLiveAnnouncement and anything that reports how long
+ * past its TTL a peer has been silent read it here.
+ */
+export function announcementTtlMs (a: Announcement, fallbackTtlMs: number = capabilityTtlMs()): number {
+  return a.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(a.heartbeat_ms)
 }
