@@ -242,6 +242,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       // A peer that listens on loopback only cannot be reached from the LAN, so announcing it
       // there would only tell the network that it runs.
       mdns: (o.mdns as boolean | undefined) ?? !isLoopbackHost(o.host as string),
+      mdnsChosenBy: o.mdns === undefined ? 'default' : 'flag',
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,

@@ -36,6 +36,8 @@ export interface PeerConfig {
   swarmKeyFile: string | null
   /** mDNS discovery; NEVER on in the host network namespace of a test machine. */
   mdns: boolean
+  /** Whether --mdns / --no-mdns set `mdns` ('flag') or the listen address did ('default', also when absent). */
+  mdnsChosenBy?: 'flag' | 'default'
   /** mDNS query interval in ms. */
   mdnsIntervalMs: number
   /** Multiaddrs dialled at start and re-dialled whenever not connected. */
