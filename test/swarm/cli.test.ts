@@ -11,6 +11,8 @@ import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { PEER_BUNDLE, TestSwarm, wallMs } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
 
@@ -374,6 +376,33 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done, stopped_parts: rec.stopped_parts, answer_status: rec.answer_status },
       { ok: false, stopped: 'budget_reached', leaves: 2, done: 2, stopped_parts: 1, answer_status: 'budget_reached' }, run.stderr)
     assert.deepEqual(rec === undefined ? undefined : { split: rec.split, failed: rec.failed, failed_goals: rec.failed_goals }, { split: true, failed: 0, failed_goals: 0 })
+  })
+
+  test('a --bootstrap address whose peer has another PeerId: said once with both PeerIds, never dialled again', async () => {
+    const a = await startCli(['--role', 'observer', '--identity', 'boot-right', '--identity-dir', path.join(tmp, 'ids-boot'), '--data-dir', path.join(tmp, 'boot-right')])
+    const wrongId = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+    const wrongAddr = a.addr.replace(a.peerId, wrongId)
+    // A closed port next to it keeps failing and retrying: its retries pace the check that the
+    // mismatched address is not dialled again.
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const closedPort = (closed.address() as AddressInfo).port
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    // Its own PeerId: libp2p merges dials to one PeerId, whatever their addresses.
+    const closedAddr = `/ip4/127.0.0.1/tcp/${closedPort}/p2p/${peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()}`
+    const b = await startCli(['--role', 'observer', '--identity', 'boot-wrong', '--identity-dir', path.join(tmp, 'ids-boot'), '--data-dir', path.join(tmp, 'boot-wrong'), '-v', '--bootstrap', wrongAddr, '--bootstrap', closedAddr])
+    try {
+      const said = await waitUntil('the PeerId mismatch record', () => jsonRecords(b.stderr()).find((r) => r.event === 'bootstrap_wrong_peer'), 30_000)
+      assert.deepEqual({ addr: said.addr, expected: said.expected, actual: said.actual, level: said.level }, { addr: wrongAddr, expected: wrongId, actual: a.peerId, level: 40 })
+      assert.equal(said.msg, `--bootstrap ${wrongAddr}: PeerId does not match: expected ${wrongId}, the peer there is ${a.peerId}; not dialling this address again (copy the address line the peer prints at start)`)
+      await waitUntil('4 failed dials of the closed port', () => jsonRecords(b.stderr()).some((r) => r.addr === closedAddr && r.failures === 4), 30_000)
+      const dials = jsonRecords(b.stderr()).filter((r) => r.addr === wrongAddr)
+      assert.deepEqual(dials.map((r) => r.event), ['bootstrap_wrong_peer'], 'one record, no retry')
+      assert.doesNotMatch(b.stderr(), /not reachable yet; retrying[^\n]*Payload identity key/)
+    } finally {
+      for (const p of [a, b]) p.child.kill('SIGKILL')
+      await Promise.all([a.exited, b.exited])
+    }
   })
 
   test('a private swarm: only peers holding the same swarm key connect', async () => {
