@@ -10,7 +10,7 @@
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { addr, capabilities, displayName, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
+import { addr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
 import { clipLabel } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
@@ -112,8 +112,8 @@ export function buildProgram (io: CliIo): Command {
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
     .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
     .option('--name <name>', 'human name shown in trees, reports and terminals (default: the identity name)', displayName)
-    .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, nonEmpty)
-    .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
+    .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, folder)
+    .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, folder)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
     .addOption(tunableOption(TUNABLES.budgetCalls))

@@ -6,10 +6,8 @@ import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { ConfigError } from './llm/provider'
 import { createLogger, type Logger } from './log'
-import { DataDirLockedError } from './net/dataDir'
-import { IdentityError } from './net/identity'
 import { startRuntime, type PeerRuntime } from './net/runtime'
-import { SwarmKeyError } from './net/swarmKey'
+import { startFailure } from './startErrors'
 import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
 import { CancelRefused, type CancelRefusal } from '../plan/state/planControl'
@@ -116,10 +114,8 @@ async function main (): Promise<void> {
   try {
     runtime = await startRuntime(config, log)
   } catch (err) {
-    if (err instanceof IdentityError || err instanceof SwarmKeyError || err instanceof DataDirLockedError) fail(1, err.message)
-    const e = err as NodeJS.ErrnoException
-    if (e.code === 'EADDRINUSE' || /EADDRINUSE/.test(e.message)) fail(1, `cannot listen on ${config.host}:${config.port}: address in use (--port)`)
-    fail(1, `cannot start the peer: ${e.message}`)
+    const f = startFailure(err, config)
+    fail(f.code, f.message)
   }
   if (stopping) return
   const rt = runtime
@@ -131,7 +127,7 @@ async function main (): Promise<void> {
   try {
     role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync })
   } catch (err) {
-    await rt.stop()
+    await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
     fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
   }
@@ -142,7 +138,7 @@ async function main (): Promise<void> {
       dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard'), ...(role?.settleWindowMs === undefined ? {} : { settleWindowMs: role.settleWindowMs }) }, log.child({ component: 'dashboard' }))
     } catch (err) {
       role?.dispose()
-      await rt.stop()
+      await rt.discard()
       const e = err as NodeJS.ErrnoException
       if (e.code === 'EADDRINUSE') fail(1, `cannot serve the dashboard on ${host}:${port}: address in use (--dashboard-port)`)
       fail(1, `cannot serve the dashboard on ${host}:${port}: ${e.message} (--dashboard-port, --dashboard-host)`)

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -139,9 +139,58 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
       const r = await runCli(['--role', 'observer', '--identity', 'dash-busy', '--identity-dir', path.join(tmp, 'ids-busy'), '--data-dir', path.join(tmp, 'dash-busy'), '--dashboard-port', String(port)])
       assert.equal(r.code, 1, r.stderr)
       assert.match(r.stderr, new RegExp(`cannot serve the dashboard on 127\\.0\\.0\\.1:${port}: address in use \\(--dashboard-port\\)`))
+      // What this start created (key, data dir, identity dir) is gone again.
+      assert.equal(existsSync(path.join(tmp, 'ids-busy')), false, 'no identity dir left')
+      assert.equal(existsSync(path.join(tmp, 'dash-busy')), false, 'no data dir left')
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()))
     }
+  })
+
+  test('a port in use: exit 1 naming --port; the new key and data dir of that start are removed, older files kept', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (blocker.address() as AddressInfo).port
+      const fresh = path.join(tmp, 'port-busy')
+      const r = await runCli(['--role', 'observer', '--port', String(port), '--identity-dir', path.join(fresh, 'ids'), '--data-dir', path.join(fresh, 'data')])
+      assert.equal(r.code, 1, r.stderr)
+      assert.ok(r.stderr.includes(`goal-swarm-peer: error: cannot listen on 127.0.0.1:${port}: the port is in use by another program; give another --port, or --port 0 for any free port\n`), r.stderr)
+      assert.equal(existsSync(fresh), false, `nothing left of ${fresh}`)
+      // An identity dir with another key, and this identity's own key from an earlier run, stay.
+      const ids = path.join(tmp, 'ids-port-busy')
+      mkdirSync(ids, { recursive: true })
+      writeFileSync(path.join(ids, 'other.key'), 'another peer\'s key')
+      const first = await startCli(['--role', 'observer', '--identity', 'kept', '--identity-dir', ids, '--data-dir', path.join(tmp, 'kept-data')])
+      first.child.kill('SIGTERM')
+      await first.exited
+      const again = await runCli(['--role', 'observer', '--identity', 'kept', '--port', String(port), '--identity-dir', ids, '--data-dir', path.join(tmp, 'kept-data')])
+      assert.equal(again.code, 1, again.stderr)
+      assert.deepEqual(readdirSync(ids).sort(), ['kept.key', 'other.key'])
+      assert.equal(existsSync(path.join(tmp, 'kept-data')), true, 'the data dir of an earlier run stays')
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()))
+    }
+  })
+
+  test('--host with an address this machine does not have: exit 2 naming --host, no stack, nothing left behind', async () => {
+    const fresh = path.join(tmp, 'host-missing')
+    const r = await runCli(['--role', 'observer', '--host', '10.255.255.1', '--port', '0', '--identity-dir', path.join(fresh, 'ids'), '--data-dir', path.join(fresh, 'data')])
+    assert.equal(r.code, 2, r.stderr)
+    assert.ok(r.stderr.includes('goal-swarm-peer: error: cannot listen on 10.255.255.1: the address is not on this machine (--host); give one of its addresses, 127.0.0.1 for this machine only, or 0.0.0.0 for every network\n'), r.stderr)
+    assert.doesNotMatch(r.stderr, /faultTolerance|^\s+at /m)
+    assert.equal(existsSync(fresh), false)
+  })
+
+  test('an --identity-dir or --data-dir that is a file: exit 2 naming the flag, it must be a folder', async () => {
+    const file = path.join(tmp, 'a-file')
+    writeFileSync(file, 'not a folder')
+    const ids = await runCli(['--role', 'observer', '--identity-dir', file])
+    assert.equal(ids.code, 2, ids.stderr)
+    assert.equal(ids.stderr, `error: option '--identity-dir <dir>' argument '${file}' is invalid. ${file} is a file; it must be a folder (it is created when missing).\n`)
+    const data = await runCli(['--role', 'observer', '--data-dir', path.join(file, 'state')])
+    assert.equal(data.code, 2, data.stderr)
+    assert.equal(data.stderr, `error: option '--data-dir <dir>' argument '${path.join(file, 'state')}' is invalid. ${file} is a file, so the folder ${path.join(file, 'state')} cannot be created there; it must be a folder.\n`)
   })
 
   test('identity: created 0600, kept across restarts; a corrupt key file is an error naming it', async () => {
