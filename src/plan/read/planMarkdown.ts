@@ -138,7 +138,11 @@ function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string
 function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
   const s = root.synthesis
   const stopped = root.plan?.state === 'cancelled' ? 'was cancelled' : 'reached its budget'
-  if (s === null) return [stoppedBeforeSplit(root) ? `_No final answer: the plan ${stopped} before the goal was split._` : '_No final answer yet: the goal has no accepted split._']
+  if (s === null) {
+    if (stoppedBeforeSplit(root)) return [`_No final answer: the plan ${stopped} before the goal was split._`]
+    if (root.status === 'failed') return ['_No final answer: the goal could not be split (every decomposer gave up), so no part of it was run._']
+    return ['_No final answer yet: the goal has no accepted split._']
+  }
   const text = opts.fullOutputs?.get(s.id) ?? s.output
   if (s.status === 'done' && text !== null) {
     const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
@@ -149,6 +153,12 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
   if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
   const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
     : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
+  // A finished plan runs nothing more: its answer is missing for good, and the reason says why.
+  if (planProgress(root).complete) {
+    return [s.status === 'blocked'
+      ? `_No final answer: the plan finished without one: ${mdEscape(s.blocked_by ?? 'a part failed')}, so its parts were never synthesized._`
+      : `_No final answer: the plan finished without one (the synthesis is ${why})._`]
+  }
   return [`_No final answer yet: ${why}._`]
 }
 
@@ -224,7 +234,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push('')
   }
   out.push(`${h(1)} Results`, '')
-  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : 'No leaves yet.', '')
+  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : root.status === 'failed' ? 'No leaves: the goal could not be split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
