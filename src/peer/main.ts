@@ -4,6 +4,7 @@ import path from 'node:path'
 import { escapeControls, parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
+import { DataDirLockedError } from './net/dataDir'
 import { ConfigError } from './llm/provider'
 import { createLogger, type Logger } from './log'
 import { startRuntime, type PeerRuntime } from './net/runtime'
@@ -35,7 +36,7 @@ function fail (code: number, message: string): never {
 async function main (): Promise<void> {
   const cli = parseCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env })
   if (cli.kind === 'exit') process.exit(cli.code)
-  const config = cli.config
+  let config = cli.config
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
   const mainLog = log.child({ component: 'main' })
   process.on('unhandledRejection', (err) => { mainLog.error({ err }, 'unhandled rejection (the peer keeps running)') })
@@ -111,11 +112,17 @@ async function main (): Promise<void> {
     forward(ipc.forwardLog)
   }
 
-  try {
-    runtime = await startRuntime(config, log)
-  } catch (err) {
-    const f = startFailure(err, config)
-    fail(f.code, f.message)
+  for (let attempt = 1; runtime === null; attempt++) {
+    try {
+      runtime = await startRuntime(config, log)
+    } catch (err) {
+      // Peers on --port 0 started at one moment may pick the same free identity; the later one
+      // parses again and gets the next name, as it would have a moment later.
+      const again = err instanceof DataDirLockedError && config.identityPicked === true && attempt < 5 ? parseCli(process.argv.slice(2), { out: () => {}, err: () => {}, env: process.env }) : null
+      if (again?.kind === 'run') { config = again.config; continue }
+      const f = startFailure(err, config)
+      fail(f.code, f.message)
+    }
   }
   if (stopping) return
   const rt = runtime

@@ -54,8 +54,8 @@ async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
 }
 
 /** Starts a long-running peer (no IPC) and resolves once its JSON log says it listens. */
-async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId: string, addr: string, stderr: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }> {
-  const child = spawn(process.execPath, [PEER_BUNDLE, '--log-format', 'json', '--no-mdns', ...args], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function startCli (args: string[], cwd = tmp): Promise<{ child: ChildProcess, peerId: string, addr: string, stderr: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }> {
+  const child = spawn(process.execPath, [PEER_BUNDLE, '--log-format', 'json', '--no-mdns', ...args], { cwd, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
   spawned.push(child)
   let err = ''
   const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => { resolve([c, s]) }))
@@ -77,7 +77,7 @@ async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId:
   return { child, peerId: String(listening.peer_id), addr: (listening.listen as string[])[0] as string, stderr: () => err, exited }
 }
 
-describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
+describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
   test('--help lists every flag and exits 0', async () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
@@ -216,6 +216,30 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.equal(r.code, 1)
     assert.ok(r.stderr.includes(keyFile), `names the key file: ${r.stderr}`)
     assert.match(r.stderr, /corrupt/)
+  })
+
+  test('two --port 0 peers of one role in one folder, started at once, get their own default identities; a restart gets the first back', async () => {
+    const folder = path.join(tmp, 'port-zero')
+    mkdirSync(folder)
+    const args = ['--role', 'observer', '--port', '0']
+    const name = (p: { stderr: () => string }): unknown => jsonRecords(p.stderr()).find((r) => r.event === 'started')?.name
+    const started = await Promise.all([startCli(args, folder), startCli(args, folder)])
+    try {
+      await waitUntil('both start lines', () => started.every((p) => name(p) !== undefined))
+      assert.deepEqual(started.map(name).sort(), ['observer-0', 'observer-1'])
+      assert.notEqual(started[0]?.peerId, started[1]?.peerId)
+      assert.deepEqual(readdirSync(path.join(folder, '.goal-swarm', 'identities')).filter((f) => f.endsWith('.key')).sort(), ['observer-0.key', 'observer-1.key'])
+      const first = started.find((p) => name(p) === 'observer-0')
+      assert.ok(first !== undefined)
+      first.child.kill('SIGTERM')
+      await first.exited
+      const again = await startCli(args, folder)
+      started.push(again)
+      assert.equal(again.peerId, first.peerId, 'observer-0 is free again: same key, same PeerId')
+    } finally {
+      for (const p of started) p.child.kill('SIGKILL')
+      await Promise.all(started.map((p) => p.exited))
+    }
   })
 
   test('a second peer on the same data dir is refused, naming the dir', async () => {

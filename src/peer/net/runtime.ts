@@ -96,8 +96,8 @@ export interface PeerRuntime {
 export async function startRuntime (config: PeerConfig, log: Logger, opts: RuntimeOptions = {}): Promise<PeerRuntime> {
   const now = opts.now ?? nowMicros
   const undo = recordStart(config)
-  const undone = (): void => {
-    const removed = undo()
+  const undone = (held: { dataDir: boolean, identity: boolean }): void => {
+    const removed = undo(held)
     if (removed.length > 0) log.child({ component: 'store' }).info({ event: 'start_undone', removed }, `removed what this failed start created: ${removed.join(', ')}`)
   }
   let releaseDir: () => void
@@ -106,7 +106,7 @@ export async function startRuntime (config: PeerConfig, log: Logger, opts: Runti
       log.child({ component: 'store' }).warn({ files: paths }, `removed ${paths.length} temp file${paths.length === 1 ? '' : 's'} a stopped peer left mid-write: ${paths.join(', ')}`)
     })
   } catch (err) {
-    undone()
+    undone({ dataDir: false, identity: false })
     throw err
   }
   let releaseIdentity: () => void
@@ -114,7 +114,7 @@ export async function startRuntime (config: PeerConfig, log: Logger, opts: Runti
     releaseIdentity = lockIdentity(config.identityDir, config.name)
   } catch (err) {
     releaseDir()
-    undone()
+    undone({ dataDir: true, identity: false })
     throw err
   }
   const release = (): void => { releaseIdentity(); releaseDir() }
@@ -122,12 +122,12 @@ export async function startRuntime (config: PeerConfig, log: Logger, opts: Runti
     return await build(config, log, opts, now, release, undone)
   } catch (err) {
     release()
-    undone()
+    undone({ dataDir: true, identity: true })
     throw err
   }
 }
 
-async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now: () => Micros, release: () => void, undone: () => void): Promise<PeerRuntime> {
+async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now: () => Micros, release: () => void, undone: (held: { dataDir: boolean, identity: boolean }) => void): Promise<PeerRuntime> {
   const identity = await loadOrCreateIdentity(config.identityDir, config.name)
   const peerId: PeerId = peerIdFromPrivateKey(identity.key)
   log.child({ component: 'identity' }).info({ peer_id: peerId.toString(), file: identity.file, created: identity.created }, identity.created ? 'created a new identity' : 'loaded identity')
@@ -263,7 +263,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     },
     discard: async () => {
       await runtime.stop()
-      undone()
+      undone({ dataDir: true, identity: true })
     }
   }
   return runtime

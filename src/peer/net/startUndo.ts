@@ -27,26 +27,28 @@ function within (inner: string, outer: string): boolean {
 /**
  * Notes which of the data dir, the identity dir (and their parents) and the key file of
  * identity `name` are missing now. Call it before the start creates anything.
- * @returns the undo: it removes the key file when it was missing, the data dir with its
- *   content when it was missing (this start held its lock, so nothing else wrote there), and
- *   every other folder that was missing while it is empty (a peer started next to this one
- *   may have put its own key there). Returns the paths it removed; never throws.
+ * @returns the undo, told which locks this start took: it removes the key file when it was
+ *   missing and this start held the identity, the data dir with its content when it was
+ *   missing and this start held its lock (so nothing else wrote there), and every other folder
+ *   that was missing while it is empty (a peer started next to this one may have put its own
+ *   key there, or hold the lock this start failed to take). Returns the paths it removed;
+ *   never throws.
  */
-export function recordStart (config: { dataDir: string, identityDir: string, name: string }): () => string[] {
+export function recordStart (config: { dataDir: string, identityDir: string, name: string }): (held: { dataDir: boolean, identity: boolean }) => string[] {
   const dataDir = path.resolve(config.dataDir)
   const identityDir = path.resolve(config.identityDir)
   const key = identityFile(identityDir, config.name)
   const keyExisted = existsSync(key)
   const dataDirs = missingDirs(dataDir)
   const dirs = [...new Set([...dataDirs, ...missingDirs(identityDir)])].sort((a, b) => b.length - a.length)
-  return () => {
+  return (held) => {
     const removed: string[] = []
     const attempt = (p: string, rm: (p: string) => void): void => {
       if (!existsSync(p)) return
       try { rm(p); removed.push(p) } catch { /* not empty, or not ours to remove */ }
     }
-    if (!keyExisted) attempt(key, unlinkSync)
-    if (dataDirs.includes(dataDir) && !within(identityDir, dataDir)) attempt(dataDir, (p) => { rmSync(p, { recursive: true }) })
+    if (!keyExisted && held.identity) attempt(key, unlinkSync)
+    if (held.dataDir && dataDirs.includes(dataDir) && !within(identityDir, dataDir)) attempt(dataDir, (p) => { rmSync(p, { recursive: true }) })
     for (const d of dirs) attempt(d, rmdirSync)
     return removed
   }
