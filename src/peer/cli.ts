@@ -10,12 +10,13 @@
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { addr, capabilities, displayName, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
+import { addr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
 import { clipLabel } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/swarmKey'
 import { isLoopbackHost } from './net/loopback'
+import { firstFreeIdentity } from './net/dataDir'
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2
@@ -110,10 +111,10 @@ export function buildProgram (io: CliIo): Command {
     .addOption(new Option('--role <role>', 'role of this peer').choices(ROLES))
     .addOption(tunableOption(TUNABLES.port))
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
-    .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>)', name)
+    .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>; with --port 0 the first <role>-N no running peer uses)', name)
     .option('--name <name>', 'human name shown in trees, reports and terminals (default: the identity name)', displayName)
-    .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, nonEmpty)
-    .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, nonEmpty)
+    .option('--identity-dir <dir>', `directory of identity keys (default: ${DEFAULTS.baseDir}/identities)`, folder)
+    .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, folder)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
     .addOption(tunableOption(TUNABLES.budgetCalls))
@@ -225,7 +226,10 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
 
   const port = o.port as number
-  const identity = (o.identity as string | undefined) ?? `${role}-${port}`
+  const identityDir = path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities'))
+  const dataDirOf = (name: string): string => path.resolve(DEFAULTS.baseDir, name)
+  const identity = (o.identity as string | undefined) ??
+    (port === 0 ? firstFreeIdentity(identityDir, role, o.dataDir === undefined ? dataDirOf : null) : `${role}-${port}`)
   return {
     kind: 'run',
     config: {
@@ -234,14 +238,16 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       displayName: (o.name as string | undefined) ?? identity,
       host: o.host,
       port,
-      dataDir: path.resolve(o.dataDir ?? path.join(DEFAULTS.baseDir, identity)),
-      identityDir: path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities')),
+      ...(o.identity === undefined && port === 0 ? { identityPicked: true } : {}),
+      dataDir: o.dataDir === undefined ? dataDirOf(identity) : path.resolve(o.dataDir as string),
+      identityDir,
       capabilities: o.capabilities ?? (role === 'executor' ? [...DEFAULT_EXECUTOR_CAPABILITIES] : []),
       swarm: o.swarm,
       swarmKeyFile: o.swarmKey === undefined ? null : path.resolve(o.swarmKey),
       // A peer that listens on loopback only cannot be reached from the LAN, so announcing it
       // there would only tell the network that it runs.
       mdns: (o.mdns as boolean | undefined) ?? !isLoopbackHost(o.host as string),
+      mdnsChosenBy: o.mdns === undefined ? 'default' : 'flag',
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
       submitGoal: o.submitGoal ?? null,

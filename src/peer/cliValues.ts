@@ -98,6 +98,23 @@ export function nonEmpty (v: string): string {
 }
 
 /**
+ * A folder path (`--identity-dir`, `--data-dir`): missing folders are created at start, but
+ * neither the path nor any folder above it may be a file, which would only fail later with a
+ * bare ENOTDIR on a lock file.
+ */
+export function folder (v: string): string {
+  nonEmpty(v)
+  const dir = path.resolve(v)
+  for (let p = dir; ; p = path.dirname(p)) {
+    const st = statOrNull(p)
+    if (st !== null && !st.isDirectory()) {
+      throw new InvalidArgumentError(p === dir ? `${dir} is a file; it must be a folder (it is created when missing).` : `${p} is a file, so the folder ${dir} cannot be created there; it must be a folder.`)
+    }
+    if (st !== null || path.dirname(p) === p) return v
+  }
+}
+
+/**
  * A report path the peer can write: not a directory, in a folder that exists, so a typo is
  * refused at start instead of failing every write of a long plan (or creating folders).
  */

@@ -14,8 +14,10 @@ export { LLM_PROVIDERS, type LlmProviderName }
 
 export interface PeerConfig {
   role: Role
-  /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`. */
+  /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`, with port 0 the first free `${role}-N` (net/dataDir.ts firstFreeIdentity). */
   name: string
+  /** The CLI picked `name` as the first free `${role}-N` (--port 0 without --identity): a peer started at the same moment may take it first. */
+  identityPicked?: boolean
   /**
    * Human name announced with the capability heartbeat (CLI --name, default the identity name);
    * undefined announces none.
@@ -36,6 +38,8 @@ export interface PeerConfig {
   swarmKeyFile: string | null
   /** mDNS discovery; NEVER on in the host network namespace of a test machine. */
   mdns: boolean
+  /** Whether --mdns / --no-mdns set `mdns` ('flag') or the listen address did ('default', also when absent). */
+  mdnsChosenBy?: 'flag' | 'default'
   /** mDNS query interval in ms. */
   mdnsIntervalMs: number
   /** Multiaddrs dialled at start and re-dialled whenever not connected. */

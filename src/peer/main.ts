@@ -4,12 +4,11 @@ import path from 'node:path'
 import { escapeControls, parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
+import { DataDirLockedError } from './net/dataDir'
 import { ConfigError } from './llm/provider'
 import { createLogger, type Logger } from './log'
-import { DataDirLockedError } from './net/dataDir'
-import { IdentityError } from './net/identity'
 import { startRuntime, type PeerRuntime } from './net/runtime'
-import { SwarmKeyError } from './net/swarmKey'
+import { startFailure } from './startErrors'
 import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
 import { CancelRefused, type CancelRefusal } from '../plan/state/planControl'
@@ -37,7 +36,7 @@ function fail (code: number, message: string): never {
 async function main (): Promise<void> {
   const cli = parseCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env })
   if (cli.kind === 'exit') process.exit(cli.code)
-  const config = cli.config
+  let config = cli.config
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
   const mainLog = log.child({ component: 'main' })
   process.on('unhandledRejection', (err) => { mainLog.error({ err }, 'unhandled rejection (the peer keeps running)') })
@@ -113,13 +112,17 @@ async function main (): Promise<void> {
     forward(ipc.forwardLog)
   }
 
-  try {
-    runtime = await startRuntime(config, log)
-  } catch (err) {
-    if (err instanceof IdentityError || err instanceof SwarmKeyError || err instanceof DataDirLockedError) fail(1, err.message)
-    const e = err as NodeJS.ErrnoException
-    if (e.code === 'EADDRINUSE' || /EADDRINUSE/.test(e.message)) fail(1, `cannot listen on ${config.host}:${config.port}: address in use (--port)`)
-    fail(1, `cannot start the peer: ${e.message}`)
+  for (let attempt = 1; runtime === null; attempt++) {
+    try {
+      runtime = await startRuntime(config, log)
+    } catch (err) {
+      // Peers on --port 0 started at one moment may pick the same free identity; the later one
+      // parses again and gets the next name, as it would have a moment later.
+      const again = err instanceof DataDirLockedError && config.identityPicked === true && attempt < 5 ? parseCli(process.argv.slice(2), { out: () => {}, err: () => {}, env: process.env }) : null
+      if (again?.kind === 'run') { config = again.config; continue }
+      const f = startFailure(err, config)
+      fail(f.code, f.message)
+    }
   }
   if (stopping) return
   const rt = runtime
@@ -131,7 +134,7 @@ async function main (): Promise<void> {
   try {
     role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync })
   } catch (err) {
-    await rt.stop()
+    await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
     fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
   }
@@ -142,7 +145,7 @@ async function main (): Promise<void> {
       dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard'), ...(role?.settleWindowMs === undefined ? {} : { settleWindowMs: role.settleWindowMs }) }, log.child({ component: 'dashboard' }))
     } catch (err) {
       role?.dispose()
-      await rt.stop()
+      await rt.discard()
       const e = err as NodeJS.ErrnoException
       if (e.code === 'EADDRINUSE') fail(1, `cannot serve the dashboard on ${host}:${port}: address in use (--dashboard-port)`)
       fail(1, `cannot serve the dashboard on ${host}:${port}: ${e.message} (--dashboard-port, --dashboard-host)`)

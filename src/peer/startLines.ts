@@ -34,6 +34,7 @@ export function llmLine (config: PeerConfig): string {
  *   dashboard: http://127.0.0.1:8080/
  * The last line says how it finds peers:
  *   discovery: mDNS off (this peer listens on loopback only); 1 --bootstrap address
+ * (or "mDNS off (--no-mdns)" when the flag turned it off).
  */
 export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string): string[] {
   const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
@@ -50,6 +51,7 @@ export function startLines (config: PeerConfig, peerId: string, listen: readonly
 export function discoveryLine (config: PeerConfig): string {
   const n = config.bootstrap.length
   const dials = n === 0 ? 'no --bootstrap address (others dial this peer)' : `${n} --bootstrap address${n === 1 ? '' : 'es'}`
-  const mdns = config.mdns ? 'mDNS on the LAN' : `mDNS off${isLoopbackHost(config.host) ? ' (this peer listens on loopback only)' : ''}`
+  const why = config.mdnsChosenBy === 'flag' ? ' (--no-mdns)' : isLoopbackHost(config.host) ? ' (this peer listens on loopback only)' : ''
+  const mdns = config.mdns ? 'mDNS on the LAN' : `mDNS off${why}`
   return `discovery: ${mdns}; ${dials}`
 }

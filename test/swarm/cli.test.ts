@@ -6,11 +6,13 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { PEER_BUNDLE, TestSwarm, wallMs } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
 
@@ -52,8 +54,8 @@ async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
 }
 
 /** Starts a long-running peer (no IPC) and resolves once its JSON log says it listens. */
-async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId: string, addr: string, stderr: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }> {
-  const child = spawn(process.execPath, [PEER_BUNDLE, '--log-format', 'json', '--no-mdns', ...args], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function startCli (args: string[], cwd = tmp): Promise<{ child: ChildProcess, peerId: string, addr: string, stderr: () => string, exited: Promise<[number | null, NodeJS.Signals | null]> }> {
+  const child = spawn(process.execPath, [PEER_BUNDLE, '--log-format', 'json', '--no-mdns', ...args], { cwd, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
   spawned.push(child)
   let err = ''
   const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => { resolve([c, s]) }))
@@ -75,7 +77,7 @@ async function startCli (args: string[]): Promise<{ child: ChildProcess, peerId:
   return { child, peerId: String(listening.peer_id), addr: (listening.listen as string[])[0] as string, stderr: () => err, exited }
 }
 
-describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
+describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
   test('--help lists every flag and exits 0', async () => {
     const r = await runCli(['--help'])
     assert.equal(r.code, 0)
@@ -137,9 +139,58 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
       const r = await runCli(['--role', 'observer', '--identity', 'dash-busy', '--identity-dir', path.join(tmp, 'ids-busy'), '--data-dir', path.join(tmp, 'dash-busy'), '--dashboard-port', String(port)])
       assert.equal(r.code, 1, r.stderr)
       assert.match(r.stderr, new RegExp(`cannot serve the dashboard on 127\\.0\\.0\\.1:${port}: address in use \\(--dashboard-port\\)`))
+      // What this start created (key, data dir, identity dir) is gone again.
+      assert.equal(existsSync(path.join(tmp, 'ids-busy')), false, 'no identity dir left')
+      assert.equal(existsSync(path.join(tmp, 'dash-busy')), false, 'no data dir left')
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()))
     }
+  })
+
+  test('a port in use: exit 1 naming --port; the new key and data dir of that start are removed, older files kept', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (blocker.address() as AddressInfo).port
+      const fresh = path.join(tmp, 'port-busy')
+      const r = await runCli(['--role', 'observer', '--port', String(port), '--identity-dir', path.join(fresh, 'ids'), '--data-dir', path.join(fresh, 'data')])
+      assert.equal(r.code, 1, r.stderr)
+      assert.ok(r.stderr.includes(`goal-swarm-peer: error: cannot listen on 127.0.0.1:${port}: the port is in use by another program; give another --port, or --port 0 for any free port\n`), r.stderr)
+      assert.equal(existsSync(fresh), false, `nothing left of ${fresh}`)
+      // An identity dir with another key, and this identity's own key from an earlier run, stay.
+      const ids = path.join(tmp, 'ids-port-busy')
+      mkdirSync(ids, { recursive: true })
+      writeFileSync(path.join(ids, 'other.key'), 'another peer\'s key')
+      const first = await startCli(['--role', 'observer', '--identity', 'kept', '--identity-dir', ids, '--data-dir', path.join(tmp, 'kept-data')])
+      first.child.kill('SIGTERM')
+      await first.exited
+      const again = await runCli(['--role', 'observer', '--identity', 'kept', '--port', String(port), '--identity-dir', ids, '--data-dir', path.join(tmp, 'kept-data')])
+      assert.equal(again.code, 1, again.stderr)
+      assert.deepEqual(readdirSync(ids).sort(), ['kept.key', 'other.key'])
+      assert.equal(existsSync(path.join(tmp, 'kept-data')), true, 'the data dir of an earlier run stays')
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()))
+    }
+  })
+
+  test('--host with an address this machine does not have: exit 2 naming --host, no stack, nothing left behind', async () => {
+    const fresh = path.join(tmp, 'host-missing')
+    const r = await runCli(['--role', 'observer', '--host', '10.255.255.1', '--port', '0', '--identity-dir', path.join(fresh, 'ids'), '--data-dir', path.join(fresh, 'data')])
+    assert.equal(r.code, 2, r.stderr)
+    assert.ok(r.stderr.includes('goal-swarm-peer: error: cannot listen on 10.255.255.1: the address is not on this machine (--host); give one of its addresses, 127.0.0.1 for this machine only, or 0.0.0.0 for every network\n'), r.stderr)
+    assert.doesNotMatch(r.stderr, /faultTolerance|^\s+at /m)
+    assert.equal(existsSync(fresh), false)
+  })
+
+  test('an --identity-dir or --data-dir that is a file: exit 2 naming the flag, it must be a folder', async () => {
+    const file = path.join(tmp, 'a-file')
+    writeFileSync(file, 'not a folder')
+    const ids = await runCli(['--role', 'observer', '--identity-dir', file])
+    assert.equal(ids.code, 2, ids.stderr)
+    assert.equal(ids.stderr, `error: option '--identity-dir <dir>' argument '${file}' is invalid. ${file} is a file; it must be a folder (it is created when missing).\n`)
+    const data = await runCli(['--role', 'observer', '--data-dir', path.join(file, 'state')])
+    assert.equal(data.code, 2, data.stderr)
+    assert.equal(data.stderr, `error: option '--data-dir <dir>' argument '${path.join(file, 'state')}' is invalid. ${file} is a file, so the folder ${path.join(file, 'state')} cannot be created there; it must be a folder.\n`)
   })
 
   test('identity: created 0600, kept across restarts; a corrupt key file is an error naming it', async () => {
@@ -165,6 +216,30 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.equal(r.code, 1)
     assert.ok(r.stderr.includes(keyFile), `names the key file: ${r.stderr}`)
     assert.match(r.stderr, /corrupt/)
+  })
+
+  test('two --port 0 peers of one role in one folder, started at once, get their own default identities; a restart gets the first back', async () => {
+    const folder = path.join(tmp, 'port-zero')
+    mkdirSync(folder)
+    const args = ['--role', 'observer', '--port', '0']
+    const name = (p: { stderr: () => string }): unknown => jsonRecords(p.stderr()).find((r) => r.event === 'started')?.name
+    const started = await Promise.all([startCli(args, folder), startCli(args, folder)])
+    try {
+      await waitUntil('both start lines', () => started.every((p) => name(p) !== undefined))
+      assert.deepEqual(started.map(name).sort(), ['observer-0', 'observer-1'])
+      assert.notEqual(started[0]?.peerId, started[1]?.peerId)
+      assert.deepEqual(readdirSync(path.join(folder, '.goal-swarm', 'identities')).filter((f) => f.endsWith('.key')).sort(), ['observer-0.key', 'observer-1.key'])
+      const first = started.find((p) => name(p) === 'observer-0')
+      assert.ok(first !== undefined)
+      first.child.kill('SIGTERM')
+      await first.exited
+      const again = await startCli(args, folder)
+      started.push(again)
+      assert.equal(again.peerId, first.peerId, 'observer-0 is free again: same key, same PeerId')
+    } finally {
+      for (const p of started) p.child.kill('SIGKILL')
+      await Promise.all(started.map((p) => p.exited))
+    }
   })
 
   test('a second peer on the same data dir is refused, naming the dir', async () => {
@@ -374,6 +449,33 @@ describe('goal-swarm-peer CLI', { timeout: 150_000 }, () => {
     assert.deepEqual(rec === undefined ? undefined : { ok: rec.ok, stopped: rec.stopped, leaves: rec.leaves, done: rec.done, stopped_parts: rec.stopped_parts, answer_status: rec.answer_status },
       { ok: false, stopped: 'budget_reached', leaves: 2, done: 2, stopped_parts: 1, answer_status: 'budget_reached' }, run.stderr)
     assert.deepEqual(rec === undefined ? undefined : { split: rec.split, failed: rec.failed, failed_goals: rec.failed_goals }, { split: true, failed: 0, failed_goals: 0 })
+  })
+
+  test('a --bootstrap address whose peer has another PeerId: said once with both PeerIds, never dialled again', async () => {
+    const a = await startCli(['--role', 'observer', '--identity', 'boot-right', '--identity-dir', path.join(tmp, 'ids-boot'), '--data-dir', path.join(tmp, 'boot-right')])
+    const wrongId = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+    const wrongAddr = a.addr.replace(a.peerId, wrongId)
+    // A closed port next to it keeps failing and retrying: its retries pace the check that the
+    // mismatched address is not dialled again.
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const closedPort = (closed.address() as AddressInfo).port
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    // Its own PeerId: libp2p merges dials to one PeerId, whatever their addresses.
+    const closedAddr = `/ip4/127.0.0.1/tcp/${closedPort}/p2p/${peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()}`
+    const b = await startCli(['--role', 'observer', '--identity', 'boot-wrong', '--identity-dir', path.join(tmp, 'ids-boot'), '--data-dir', path.join(tmp, 'boot-wrong'), '-v', '--bootstrap', wrongAddr, '--bootstrap', closedAddr])
+    try {
+      const said = await waitUntil('the PeerId mismatch record', () => jsonRecords(b.stderr()).find((r) => r.event === 'bootstrap_wrong_peer'), 30_000)
+      assert.deepEqual({ addr: said.addr, expected: said.expected, actual: said.actual, level: said.level }, { addr: wrongAddr, expected: wrongId, actual: a.peerId, level: 40 })
+      assert.equal(said.msg, `--bootstrap ${wrongAddr}: PeerId does not match: expected ${wrongId}, the peer there is ${a.peerId}; not dialling this address again (copy the address line the peer prints at start)`)
+      await waitUntil('4 failed dials of the closed port', () => jsonRecords(b.stderr()).some((r) => r.addr === closedAddr && r.failures === 4), 30_000)
+      const dials = jsonRecords(b.stderr()).filter((r) => r.addr === wrongAddr)
+      assert.deepEqual(dials.map((r) => r.event), ['bootstrap_wrong_peer'], 'one record, no retry')
+      assert.doesNotMatch(b.stderr(), /not reachable yet; retrying[^\n]*Payload identity key/)
+    } finally {
+      for (const p of [a, b]) p.child.kill('SIGKILL')
+      await Promise.all([a.exited, b.exited])
+    }
   })
 
   test('a private swarm: only peers holding the same swarm key connect', async () => {

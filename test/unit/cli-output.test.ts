@@ -85,6 +85,24 @@ describe('CLI error messages', () => {
     }
   })
 
+  it('--identity-dir and --data-dir: a file, or a path under one, is refused naming the flag: it must be a folder', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-folder-'))
+    try {
+      const file = path.join(dir, 'afile')
+      writeFileSync(file, 'not a folder')
+      const ids = stderrOf(['--role', 'scorer', '--identity-dir', file])
+      assert.equal(ids.code, 2, ids.err)
+      assert.equal(ids.err, `error: option '--identity-dir <dir>' argument '${file}' is invalid. ${file} is a file; it must be a folder (it is created when missing).\n`)
+      const data = stderrOf(['--role', 'scorer', '--data-dir', path.join(file, 'x')])
+      assert.equal(data.code, 2, data.err)
+      assert.equal(data.err, `error: option '--data-dir <dir>' argument '${path.join(file, 'x')}' is invalid. ${file} is a file, so the folder ${path.join(file, 'x')} cannot be created there; it must be a folder.\n`)
+      const fresh = parseCli(['--role', 'scorer', '--llm', 'offline-demo', '--identity-dir', path.join(dir, 'new', 'ids')], { out: () => {}, err: () => {}, env: {} })
+      assert.equal(fresh.kind, 'run', 'a folder that does not exist yet is fine')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('--llm-base-url: only http(s), and only with an --llm that calls a server', () => {
     const ftp = stderrOf(['--role', 'executor', '--llm', 'openai-compatible', '--model', 'm', '--llm-base-url', 'ftp://x'])
     assert.equal(ftp.code, 2, ftp.err)

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { makeConfig } from '../support/peerConfig'
 import { discoveryLine, llmLine, startLines } from '../../src/peer/startLines'
+import { parseCli } from '../../src/peer/cli'
+import type { PeerConfig } from '../../src/peer/config'
 
 const ID = '12D3KooWExamplePeer'
 const llm = { model: null, baseUrl: null, apiKey: null, maxRetries: 3, retryBaseMs: 1000 }
@@ -38,5 +40,17 @@ describe('peer start lines', () => {
     assert.equal(discoveryLine(makeConfig('observer', { mdns: false })), 'discovery: mDNS off (this peer listens on loopback only); no --bootstrap address (others dial this peer)')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: true, bootstrap: ['/ip4/10.0.0.2/tcp/1'] })), 'discovery: mDNS on the LAN; 1 --bootstrap address')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: false })), 'discovery: mDNS off; no --bootstrap address (others dial this peer)')
+  })
+
+  test('mDNS off says why: --no-mdns when the flag turned it off, loopback when the address did', () => {
+    const line = (argv: string[]): string => {
+      const r = parseCli(['--role', 'observer', ...argv], { out: () => {}, err: () => {}, env: {} })
+      assert.equal(r.kind, 'run')
+      return discoveryLine((r as { config: PeerConfig }).config)
+    }
+    assert.equal(line(['--no-mdns']), 'discovery: mDNS off (--no-mdns); no --bootstrap address (others dial this peer)')
+    assert.equal(line(['--host', '0.0.0.0', '--no-mdns']), 'discovery: mDNS off (--no-mdns); no --bootstrap address (others dial this peer)')
+    assert.equal(line([]), 'discovery: mDNS off (this peer listens on loopback only); no --bootstrap address (others dial this peer)')
+    assert.equal(line(['--host', '0.0.0.0']), 'discovery: mDNS on the LAN; no --bootstrap address (others dial this peer)')
   })
 })

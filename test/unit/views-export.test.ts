@@ -2,13 +2,13 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView, type LeafView } from '../../src/plan/state/tree'
-import { demoteHeadings } from '../../src/plan/read/planMarkdown'
-import { renderReportMarkdown } from '../../src/plan/read/report'
+import { demoteHeadings, mdEscape } from '../../src/plan/read/planMarkdown'
+import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { leavesOf } from '../../src/views/planModel'
 import { lineageOf, resultMarkdown } from '../../src/views/resultText'
 import { nodeIdFromPath, resultPath } from '../../src/views/resultUri'
-import { samplePlan } from '../support/fixtures'
+import { accepted, capability, envelopeOf, evidenceOf, promptNode, proposal, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 const plan = samplePlan()
 const [root] = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })
@@ -151,5 +151,36 @@ describe('result documents (views)', () => {
     assert.equal(nodeIdFromPath(p), flights.id)
     assert.equal(nodeIdFromPath('/result/not-an-id/x.md'), null)
     assert.equal(nodeIdFromPath(`/plan/${flights.id}/x.md`), null)
+  })
+})
+
+describe('long goal text in trees', () => {
+  // 4,000 characters: sentences with spaces, as a user pastes a long brief.
+  const long = 'Plan a trip. '.repeat(308).slice(0, 4000)
+  const g = rootGoal(long)
+  const p = proposal(g.goal_id, ['Draft the route ' + 'with many stops '.repeat(20), 'Book it'])
+  const split = accepted(p, { atomic: [true, true] })
+  const [big] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p), ...evidenceOf(split).votes.map((v) => envelopeOf('score', v)), envelopeOf('accepted', split),
+    envelopeOf('node', promptNode(split, 0)), envelopeOf('node', promptNode(split, 1)), envelopeOf('capability', capability('peer-ex-1', T0 + sec(20)))]), { nowUs: T0 + sec(30) })
+  assert.ok(big)
+  const cut = `${'Plan a trip. '.repeat(8)}Plan …`
+
+  it('the terminal tree shows the root goal and every prompt cut to 110 characters with an ellipsis', () => {
+    const lines = renderTreeText([big]).split('\n')
+    assert.equal(lines[1], `${cut} [decomposed score 0.80]`)
+    assert.equal(lines[2], '  > final answer [waiting for 2]')
+    assert.equal(lines[3], `  - Draft the route ${'with many stops '.repeat(5)}with many sto… [pending_execution]`)
+    assert.ok(lines.every((l) => l.length < 160), lines.map((l) => l.length).join(','))
+  })
+
+  it('the report has the full goal once, in its heading; tree lines and split headings are cut', () => {
+    const md = renderReportMarkdown([big], { generatedAt: 'now' })
+    const full = mdEscape(long)
+    assert.equal(md.split(full).length - 1, 1, 'the full text once')
+    assert.ok(md.includes(`\n## ${full}\n`))
+    assert.ok(md.includes(`\n- ${mdEscape(cut)} — *decomposed, score 0.80*, synthesis *waiting*\n`), md)
+    assert.ok(md.includes(`\n#### ${mdEscape(cut)}\n`))
+    // The prompt's full text stays in its Results entry.
+    assert.ok(md.includes(`1. **Draft the route ${'with many stops '.repeat(20).trim()}** — pending execution`))
   })
 })

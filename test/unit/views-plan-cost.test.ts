@@ -12,7 +12,7 @@ import { buildTree, planProgress, type GoalView, type LeafView, type TreeNode } 
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { runningPlanCosts, statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
 import { goalItem, leafItem } from '../../src/views/treeItemModel'
-import { cancel, envelopeOf, proposal, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
+import { accepted, cancel, capability, claim, envelopeOf, evidenceOf, failure, promptNode, proposal, result, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 const u = (calls: number, input: number, output: number): Usage => ({ calls, input_tokens: input, output_tokens: output })
 
@@ -34,6 +34,36 @@ function costedPlan (budget?: { max_calls?: number, max_tokens?: number }, extra
 function leaves (n: TreeNode): LeafView[] {
   return n.kind === 'leaf' ? [n] : n.children.flatMap(leaves)
 }
+
+describe('the final answer of a finished plan without one says why, never "yet"', () => {
+  const g = rootGoal('Write a haiku')
+  const report = (envs: AnyEnvelope[]): string => {
+    const [root] = buildTree(new PlanState(envs), { nowUs: T0 + sec(30) })
+    assert.ok(root)
+    return renderReportMarkdown([root], { generatedAt: 'now' })
+  }
+
+  it('a root goal every decomposer gave up on', () => {
+    const md = report([envelopeOf('goal', g), envelopeOf('failure', failure(g.goal_id, 'peer-dec-1'))])
+    assert.ok(md.includes('### Final answer\n\n_No final answer: the goal could not be split (every decomposer gave up), so no part of it was run._\n'), md)
+    assert.doesNotMatch(md, /yet/)
+  })
+
+  it('a plan whose part failed, so the synthesis never ran', () => {
+    const p = proposal(g.goal_id, ['Draft it', 'Polish it'])
+    const split = accepted(p, { atomic: [true, true] })
+    const [n0, n1] = [promptNode(split, 0), promptNode(split, 1)]
+    const envs: AnyEnvelope[] = [envelopeOf('goal', g), envelopeOf('proposal', p), ...evidenceOf(split).votes.map((v) => envelopeOf('score', v)), envelopeOf('accepted', split),
+      envelopeOf('node', n0), envelopeOf('node', n1), envelopeOf('capability', capability('peer-ex-1', T0 + sec(20))),
+      envelopeOf('claim', claim(n0.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))), envelopeOf('claim', claim(n1.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))),
+      envelopeOf('result', result(n0.node_id, g.goal_id, 'peer-ex-1', { output: 'A draft' }))]
+    // While a part still runs, the answer is still to come.
+    assert.ok(report(envs).includes('_No final answer yet: waiting for "Polish it"._'))
+    const md = report([...envs, envelopeOf('result', result(n1.node_id, g.goal_id, 'peer-ex-1', { success: false, output: 'model refused' }))])
+    assert.ok(md.includes('### Final answer\n\n_No final answer: the plan finished without one: part "Polish it" failed, so its parts were never synthesized._\n'), md)
+    assert.doesNotMatch(md, /yet/)
+  })
+})
 
 describe('cost view (DESIGN §13)', () => {
   it('sums the sample plan by role: 3 proposals, 6 votes, 1 result of 2 requests', () => {

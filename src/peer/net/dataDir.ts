@@ -86,3 +86,26 @@ export function lockIdentity (identityDir: string, name: string): () => void {
   return takeLock(`${key}.lock`, (pid) => new DataDirLockedError(identityDir, pid,
     `identity ${key} is in use by process ${pid}; give this peer its own --identity, or delete ${key}.lock if no peer runs with it`))
 }
+
+/** The live process holding the pid lock `file` (takeLock), or null: no lock, or one a dead process left. */
+export function lockHolder (file: string): number | null {
+  let pid: number
+  try { pid = Number(readFileSync(file, 'utf8').trim()) } catch { return null }
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : null
+}
+
+/**
+ * The default identity of a peer on --port 0 (its port is not known before it listens, so
+ * `<role>-<port>` would be `<role>-0` for every such peer): the first of `<role>-0`,
+ * `<role>-1`, … that no live process holds, so a second peer of one role in one folder gets
+ * its own key, and a restart gets the same one back. `dataDirOf` gives the default data dir of
+ * a name when --data-dir is not given; its lock counts too.
+ */
+export function firstFreeIdentity (identityDir: string, role: string, dataDirOf: ((name: string) => string) | null): string {
+  for (let n = 0; ; n++) {
+    const name = `${role}-${n}`
+    if (lockHolder(path.join(identityDir, `${name}.key.lock`)) !== null) continue
+    if (dataDirOf !== null && lockHolder(path.join(dataDirOf(name), 'LOCK')) !== null) continue
+    return name
+  }
+}

@@ -19,11 +19,23 @@ export const UNREACHABLE_AFTER_FAILURES = 3
 
 /**
  * A bootstrap address dialled in vain UNREACHABLE_AFTER_FAILURES times in a row and not reached
- * since: `addr` as given to --bootstrap, `failures` so far, `error` the last dial's error.
+ * since, or whose peer answered with another PeerId (given up at once): `addr` as given to
+ * --bootstrap, `failures` so far, `error` the last dial's error.
  */
 export interface UnreachableBootstrap { addr: string, failures: number, error: string }
 
-interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string }
+interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean }
+
+/**
+ * The PeerId a dial found instead of the one its /p2p part named, from libp2p's handshake
+ * error ("Payload identity key <actual> does not match expected remote identity key <expected>"):
+ * `actual` is null when the error names none. Null when the error is not a PeerId mismatch.
+ */
+export function peerMismatch (err: Error): { actual: string | null } | null {
+  const m = /Payload identity key (\S+) does not match expected remote identity key/.exec(err.message)
+  if (m !== null) return { actual: m[1] ?? null }
+  return err.name === 'UnexpectedPeerError' ? { actual: null } : null
+}
 
 export class Dialer {
   private readonly targets: Target[]
@@ -34,7 +46,7 @@ export class Dialer {
     this.targets = bootstrap.map((text) => {
       const addr = multiaddr(text)
       const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value
-      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '' }
+      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '', wrongPeer: false }
     })
   }
 
@@ -47,7 +59,7 @@ export class Dialer {
 
   /** The bootstrap addresses that count as unreachable now, in --bootstrap order. */
   unreachable (): UnreachableBootstrap[] {
-    return this.targets.filter((t) => t.failures >= UNREACHABLE_AFTER_FAILURES).map((t) => ({ addr: t.text, failures: t.failures, error: t.lastError }))
+    return this.targets.filter((t) => t.failures >= UNREACHABLE_AFTER_FAILURES || t.wrongPeer).map((t) => ({ addr: t.text, failures: t.failures, error: t.lastError }))
   }
 
   stop (): void {
@@ -63,7 +75,7 @@ export class Dialer {
   private tick (): void {
     const now = Date.now()
     for (const t of this.targets) {
-      if (this.stopped || t.dialing || t.nextAt > now) continue
+      if (this.stopped || t.wrongPeer || t.dialing || t.nextAt > now) continue
       if (t.peerId !== null && this.connected(t.peerId)) {
         // It may have dialled us: connected is reached, whoever dialled.
         this.reached(t)
@@ -78,6 +90,8 @@ export class Dialer {
           t.nextAt = Date.now() + FIRST_RETRY_MS
         })
         .catch((err: Error) => {
+          const mismatch = t.peerId === null ? null : peerMismatch(err)
+          if (mismatch !== null) { this.wrongPeer(t, mismatch.actual); return }
           t.failures++
           t.lastError = err.message
           t.nextAt = Date.now() + t.delay
@@ -88,6 +102,21 @@ export class Dialer {
         })
         .finally(() => { t.dialing = false })
     }
+  }
+
+  /**
+   * Another peer answers at `t`: its address is right and its PeerId wrong, so re-dialling it
+   * can never succeed until the user fixes the flag; it is given up for the rest of this run.
+   */
+  private wrongPeer (t: Target, actual: string | null): void {
+    const expected = t.peerId?.toString() ?? '?'
+    t.wrongPeer = true
+    t.failures++
+    t.lastError = actual === null
+      ? `the peer at this address is not PeerId ${expected}`
+      : `the peer at this address is PeerId ${actual}, not ${expected}`
+    this.log.warn({ event: 'bootstrap_wrong_peer', addr: t.text, expected, actual },
+      `--bootstrap ${t.text}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`)
   }
 
   private reached (t: Target): void {

@@ -25,6 +25,7 @@ import { createPeerNode, GOSSIP_MAX_RPC_BYTES, type PeerNode } from './node'
 import { countOversizedFrames } from './oversizeFrames'
 import { ResultAudit } from './resultAudit'
 import { SplitAudit } from './splitAudit'
+import { recordStart } from './startUndo'
 import { StateLog } from './stateLog'
 import { readSwarmKey } from './swarmKey'
 import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './sync'
@@ -80,6 +81,11 @@ export interface PeerRuntime {
   getOutput(nodeId: string): Promise<string>
   /** Stops everything and releases the data dir; idempotent. */
   stop(): Promise<void>
+  /**
+   * stop(), then removes the key file, data dir and folders this start created (net/startUndo.ts):
+   * for a start that fails after the network side ran (role, dashboard).
+   */
+  discard(): Promise<void>
 }
 
 /**
@@ -89,26 +95,39 @@ export interface PeerRuntime {
  */
 export async function startRuntime (config: PeerConfig, log: Logger, opts: RuntimeOptions = {}): Promise<PeerRuntime> {
   const now = opts.now ?? nowMicros
-  const releaseDir = lockDataDir(config.dataDir, (paths) => {
-    log.child({ component: 'store' }).warn({ files: paths }, `removed ${paths.length} temp file${paths.length === 1 ? '' : 's'} a stopped peer left mid-write: ${paths.join(', ')}`)
-  })
+  const undo = recordStart(config)
+  const undone = (held: { dataDir: boolean, identity: boolean }): void => {
+    const removed = undo(held)
+    if (removed.length > 0) log.child({ component: 'store' }).info({ event: 'start_undone', removed }, `removed what this failed start created: ${removed.join(', ')}`)
+  }
+  let releaseDir: () => void
+  try {
+    releaseDir = lockDataDir(config.dataDir, (paths) => {
+      log.child({ component: 'store' }).warn({ files: paths }, `removed ${paths.length} temp file${paths.length === 1 ? '' : 's'} a stopped peer left mid-write: ${paths.join(', ')}`)
+    })
+  } catch (err) {
+    undone({ dataDir: false, identity: false })
+    throw err
+  }
   let releaseIdentity: () => void
   try {
     releaseIdentity = lockIdentity(config.identityDir, config.name)
   } catch (err) {
     releaseDir()
+    undone({ dataDir: true, identity: false })
     throw err
   }
   const release = (): void => { releaseIdentity(); releaseDir() }
   try {
-    return await build(config, log, opts, now, release)
+    return await build(config, log, opts, now, release, undone)
   } catch (err) {
     release()
+    undone({ dataDir: true, identity: true })
     throw err
   }
 }
 
-async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now: () => Micros, release: () => void): Promise<PeerRuntime> {
+async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now: () => Micros, release: () => void, undone: (held: { dataDir: boolean, identity: boolean }) => void): Promise<PeerRuntime> {
   const identity = await loadOrCreateIdentity(config.identityDir, config.name)
   const peerId: PeerId = peerIdFromPrivateKey(identity.key)
   log.child({ component: 'identity' }).info({ peer_id: peerId.toString(), file: identity.file, created: identity.created }, identity.created ? 'created a new identity' : 'loaded identity')
@@ -241,6 +260,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
         release()
       })()
       await stopping
+    },
+    discard: async () => {
+      await runtime.stop()
+      undone({ dataDir: true, identity: true })
     }
   }
   return runtime

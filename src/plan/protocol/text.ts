@@ -47,6 +47,13 @@ export function clipLabel (text: string, max: number, marker = '…'): string {
   return text.slice(0, graphemeStart(text, unitsOf(text, keep))) + (m > limit ? '' : marker)
 }
 
+/**
+ * Characters of goal or prompt text on one line of a plan tree (terminal tree, report tree,
+ * split headings): a tree is reprinted on every change, so a 4,000-character goal shown whole
+ * would bury the statuses; the full text appears once, where its node is described.
+ */
+export const TREE_TEXT_CHARS = 110
+
 /** The first line of `text` (up to the first LF or CRLF), clipped with clipLabel to `max` characters. */
 export function firstLine (text: string, max = 80): string {
   return clipLabel(text.split(/\r?\n/, 1)[0] ?? '', max)

@@ -8,6 +8,7 @@ import { holdLimitText } from '../state/holdLimit'
 import { modelWaitText } from '../state/modelWait'
 import { describeSpend } from '../state/planControl'
 import { costMarkdown } from '../state/planCost'
+import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../state/tree'
 
 /** Options of planSection. */
@@ -80,6 +81,14 @@ export function demoteHeadings (markdown: string, minLevel: number): string {
   return out.filter((l): l is string => l !== null).join('\n')
 }
 
+/**
+ * Goal or prompt text on a tree line or split heading: one line of at most TREE_TEXT_CHARS
+ * characters, … when cut. The goal heading and the Results list carry the full text.
+ */
+function treeText (text: string): string {
+  return mdEscape(excerpt(text, TREE_TEXT_CHARS))
+}
+
 /** A block quote nested under a numbered list item, blank lines kept inside the quote. */
 function quoteBlock (text: string, pad = '   '): string {
   return text.split('\n').map((l) => (l.trim() === '' ? `${pad}>` : `${pad}> ${l}`)).join('\n')
@@ -129,7 +138,7 @@ function waitNote (t: LeafView | SynthesisView): string {
  */
 function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string, label: (peer: string) => string = String): string {
   if (t.held_out !== null && t.status !== 'claimed') return ` (${mdEscape(holdLimitText(t.held_out, label))})`
-  if (t.status === 'waiting') return ` (waiting for ${t.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')})`
+  if (t.status === 'waiting') return ` (waiting for ${t.waiting_on.map((id) => `"${treeText(textOf(id))}"`).join(', ')})`
   if (t.status === 'blocked') return ` (${mdEscape(t.blocked_by ?? 'a dependency failed')})`
   return ''
 }
@@ -138,7 +147,11 @@ function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string
 function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
   const s = root.synthesis
   const stopped = root.plan?.state === 'cancelled' ? 'was cancelled' : 'reached its budget'
-  if (s === null) return [stoppedBeforeSplit(root) ? `_No final answer: the plan ${stopped} before the goal was split._` : '_No final answer yet: the goal has no accepted split._']
+  if (s === null) {
+    if (stoppedBeforeSplit(root)) return [`_No final answer: the plan ${stopped} before the goal was split._`]
+    if (root.status === 'failed') return ['_No final answer: the goal could not be split (every decomposer gave up), so no part of it was run._']
+    return ['_No final answer yet: the goal has no accepted split._']
+  }
   const text = opts.fullOutputs?.get(s.id) ?? s.output
   if (s.status === 'done' && text !== null) {
     const by = s.executor === null ? '' : `_Synthesized by \`${(opts.label ?? String)(s.executor)}\` from ${s.depends_on.length} parts._`
@@ -147,8 +160,14 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
   if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
-  const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${mdEscape(textOf(id))}"`).join(', ')}`
+  const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${treeText(textOf(id))}"`).join(', ')}`
     : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
+  // A finished plan runs nothing more: its answer is missing for good, and the reason says why.
+  if (planProgress(root).complete) {
+    return [s.status === 'blocked'
+      ? `_No final answer: the plan finished without one: ${mdEscape(s.blocked_by ?? 'a part failed')}, so its parts were never synthesized._`
+      : `_No final answer: the plan finished without one (the synthesis is ${why})._`]
+  }
   return [`_No final answer yet: ${why}._`]
 }
 
@@ -196,20 +215,20 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
       goals.push(n)
       const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
       const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${n.synthesis.status.replace('_', ' ')}*`
-      out.push(`${pad}- ${mdEscape(n.text)} — *${n.status}${score}*${syn}`)
+      out.push(`${pad}- ${treeText(n.text)} — *${n.status}${score}*${syn}`)
       if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
       return
     }
     if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, leaves.length) }
     const ref = n.output !== null && numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
-    const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${mdEscape(textOf(id))}"`).join(', ')}`
-    out.push(`${pad}- ${mdEscape(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
+    const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${treeText(textOf(id))}"`).join(', ')}`
+    out.push(`${pad}- ${treeText(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
   }
   walk(root, 0)
   out.push('', `${h(1)} Accepted splits and votes`, '')
   for (const g of goals) {
     if (g.proposals.length === 0 && g.failures.length === 0) continue
-    out.push(`${h(2)} ${mdEscape(g.text)}`, '')
+    out.push(`${h(2)} ${treeText(g.text)}`, '')
     if (g.accepted !== null) {
       const a = g.accepted
       out.push(`Accepted proposal \`${a.proposal_id}\` by scorer \`${label(a.scorer_peer)}\`, final score ${a.final_score.toFixed(2)}` +
@@ -224,7 +243,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push('')
   }
   out.push(`${h(1)} Results`, '')
-  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : 'No leaves yet.', '')
+  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : root.status === 'failed' ? 'No leaves: the goal could not be split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output

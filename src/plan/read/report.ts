@@ -9,7 +9,7 @@ import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
 import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
 import { describeSpend } from '../state/planControl'
-import { excerpt } from '../protocol/text'
+import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { failedGoals, planSection, stoppedBeforeSplit } from './planMarkdown'
 
 export { failedGoals, stoppedBeforeSplit }
@@ -81,17 +81,17 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
       const votes = n.accepted === null ? '' : ` score ${n.accepted.final_score.toFixed(2)}`
-      lines.push(`${indent}* ${excerpt(n.text, 110)} [${n.status}${votes}]`)
+      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${n.status}${votes}]`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
       const who = n.status === 'claimed' ? ` by ${peerLabel(n.claimer, opts.names)}` : n.executor !== null ? ` by ${peerLabel(n.executor, opts.names)}` : ''
-      lines.push(`${indent}- ${excerpt(n.text, 110)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
+      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${excerpt(n.output, resultChars)}`)
     }
   }
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
-    lines.push(`${root.text} [${root.status}${root.accepted === null ? '' : ` score ${root.accepted.final_score.toFixed(2)}`}]`)
+    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${root.status}${root.accepted === null ? '' : ` score ${root.accepted.final_score.toFixed(2)}`}]`)
     const s = root.synthesis
     if (s !== null) {
       const by = s.status === 'claimed' ? ` by ${peerLabel(s.claimer, opts.names)}` : s.executor !== null ? ` by ${peerLabel(s.executor, opts.names)}` : ''
