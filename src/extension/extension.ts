@@ -93,7 +93,7 @@ class GoalSwarmExtension extends Disposable {
 
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
-    this._register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this.results))
+    this._register(vscode.workspace.registerFileSystemProvider(SCHEME, this.results, { isCaseSensitive: true, isReadonly: true }))
     this._register(new ExtensionCommands({
       log: this.log,
       settings: this.settings,
