@@ -144,6 +144,10 @@ class GoalSwarmExtension extends Disposable {
     const started = readStarted(this.state)
     const what = describeStarted(started)
     if (what !== '') this.view.provider.setRestoring(true)
+    // Said at once: the peers take seconds to come back, and the window looks idle meanwhile.
+    let peersBack = (): void => {}
+    const back = new Promise<void>((resolve) => { peersBack = resolve })
+    if (what !== '') void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Goal Swarm: restarting what you started in this workspace: ${what}` }, () => back)
     this.peers.startMain()
       .then(async () => {
         if (what === '') return
@@ -155,12 +159,13 @@ class GoalSwarmExtension extends Disposable {
           started.contributor !== undefined ? this.peers.contribute(started.contributor) : undefined
         ])
         this.extLog.info(`restored ${what} in ${Date.now() - t0} ms`)
+        peersBack()
         if (!this.closing) void vscode.window.showInformationMessage(`Goal Swarm: restarted what you started in this workspace: ${what}.`)
         // Leaves read "capability gap" until the restarted executors have announced themselves.
         await this.model.waitFor(() => this.model.livePeers().some((p) => p.role === 'executor'), 20_000, 'executors to announce').catch(() => undefined)
       })
       .catch((err: Error) => this.extLog.warn(`${what === '' ? 'main peer' : what} not started: ${err.message}`))
-      .finally(() => this.view.provider.setRestoring(false))
+      .finally(() => { peersBack(); this.view.provider.setRestoring(false) })
   }
 
   api (): GoalSwarmTestApi {

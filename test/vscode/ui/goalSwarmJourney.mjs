@@ -416,10 +416,17 @@ export function goalSwarmJourney ({ page, screenshot }) {
         // a recorder installed in it would vanish with it.
         const reloaded = page.waitForEvent('load', { timeout: 90_000 })
         await runCommand(page, 'Developer: Reload Window')
+        const t0 = Date.now()
         await reloaded
         await waitForWorkbench(page)
         await recordPlanView(page)
+        // The restore is announced as it begins, before the peers are back.
+        const restarting = page.locator('.notifications-toasts .notification-list-item', { hasText: 'restarting what you started in this workspace' }).first()
+          .waitFor({ timeout: 90_000 }).then(() => Date.now() - t0, () => null)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
+        const restartingMs = await restarting
+        log(`ui: "restarting" shown ${restartingMs} ms, "restarted" ${Date.now() - t0} ms after Reload Window`)
+        if (restartingMs === null) throw new Error('no "restarting what you started" notification while the peers came back')
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
