@@ -22,7 +22,7 @@ import { Disposable, toDisposable } from '../common/disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
 import { PeerManager } from './peers'
-import { describeStarted, readStarted } from './restore'
+import { describeStarted, mergePeerNames, PEER_NAMES_KEY, readPeerNames, readStarted } from './restore'
 import { ApiKeys } from './secrets'
 import type { Settings } from './settings'
 
@@ -63,6 +63,8 @@ class GoalSwarmExtension extends Disposable {
   private readonly state: vscode.Memento
   /** Set when shutdown begins: the workbench may be gone, so no more UI calls. */
   private closing = false
+  /** Names of the peers this editor ran, by PeerId (kept in workspace state across reloads). */
+  private peerNames: ReadonlyMap<string, string>
 
   constructor (context: vscode.ExtensionContext) {
     super()
@@ -72,6 +74,8 @@ class GoalSwarmExtension extends Disposable {
     this.view = this._register(new PlanView(this.model, context.workspaceState))
     this.storageDir = context.globalStorageUri.fsPath
     this.state = context.workspaceState
+    this.peerNames = readPeerNames(this.state)
+    this.view.provider.setPeerNames(this.peerNames)
     this._register(this.model)
     this.settings = this._register(new SettingsService(this.log.for('settings')))
     this.keys = new ApiKeys(context.secrets)
@@ -93,7 +97,7 @@ class GoalSwarmExtension extends Disposable {
 
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
-    this._register(vscode.workspace.registerTextDocumentContentProvider(SCHEME, this.results))
+    this._register(vscode.workspace.registerFileSystemProvider(SCHEME, this.results, { isCaseSensitive: true, isReadonly: true }))
     this._register(new ExtensionCommands({
       log: this.log,
       settings: this.settings,
@@ -140,18 +144,28 @@ class GoalSwarmExtension extends Disposable {
     const started = readStarted(this.state)
     const what = describeStarted(started)
     if (what !== '') this.view.provider.setRestoring(true)
+    // Said at once: the peers take seconds to come back, and the window looks idle meanwhile.
+    let peersBack = (): void => {}
+    const back = new Promise<void>((resolve) => { peersBack = resolve })
+    if (what !== '') void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Goal Swarm: restarting what you started in this workspace: ${what}` }, () => back)
     this.peers.startMain()
       .then(async () => {
         if (what === '') return
         this.extLog.info(`restoring ${what}`)
-        if (started.localSwarm !== undefined) await this.peers.startLocalSwarm(started.localSwarm)
-        if (started.contributor !== undefined) await this.peers.contribute(started.contributor)
+        const t0 = Date.now()
+        // Both only dial the main peer, so they start side by side rather than one after the other.
+        await Promise.all([
+          started.localSwarm !== undefined ? this.peers.startLocalSwarm(started.localSwarm) : undefined,
+          started.contributor !== undefined ? this.peers.contribute(started.contributor) : undefined
+        ])
+        this.extLog.info(`restored ${what} in ${Date.now() - t0} ms`)
+        peersBack()
         if (!this.closing) void vscode.window.showInformationMessage(`Goal Swarm: restarted what you started in this workspace: ${what}.`)
         // Leaves read "capability gap" until the restarted executors have announced themselves.
         await this.model.waitFor(() => this.model.livePeers().some((p) => p.role === 'executor'), 20_000, 'executors to announce').catch(() => undefined)
       })
       .catch((err: Error) => this.extLog.warn(`${what === '' ? 'main peer' : what} not started: ${err.message}`))
-      .finally(() => this.view.provider.setRestoring(false))
+      .finally(() => { peersBack(); this.view.provider.setRestoring(false) })
   }
 
   api (): GoalSwarmTestApi {
@@ -189,10 +203,15 @@ class GoalSwarmExtension extends Disposable {
       this.lastSnapshot = key
       this.statusBar.update(snapshot)
     }
-    this.view.provider.setPeerNames(new Map(this.peers.all().flatMap((p) => {
+    const names = mergePeerNames(this.peerNames, new Map(this.peers.all().flatMap((p) => {
       const id = p.ready?.peerId
       return id === undefined ? [] : [[id, p === main ? 'this editor' : p === this.peers.contributor ? 'this editor\'s executor' : p.label]]
     })))
+    if (names !== null) {
+      this.peerNames = names
+      this.view.provider.setPeerNames(names)
+      void this.state.update(PEER_NAMES_KEY, [...names])
+    }
     this.setContext(ContextKeys.peerRunning, main.phase === 'running')
     this.setContext(ContextKeys.contributing, snapshot.contributing !== null)
     this.setContext(ContextKeys.localSwarmRunning, snapshot.localSwarmPeers > 0)

@@ -46,3 +46,31 @@ export function describeStarted (r: StartedRecord): string {
   if (r.contributor !== undefined) parts.push(`an executor (${r.contributor.join(', ')})`)
   return parts.join(' and ')
 }
+
+/** workspaceState key of the names of the peers this editor ran, by PeerId. */
+export const PEER_NAMES_KEY = 'goalSwarm.peerNames'
+
+/** Most names kept: enough for a few local swarms, bounded for a long-lived workspace. */
+export const PEER_NAMES_MAX = 64
+
+/**
+ * The names of the peers this editor ran ("this editor", "local-executor-1"), as recorded in
+ * `store`: rows name their executors with them right after a reload, before the peers are
+ * back. Malformed entries are dropped.
+ */
+export function readPeerNames (store: StateStore): Map<string, string> {
+  const r = store.get<unknown>(PEER_NAMES_KEY)
+  if (!Array.isArray(r)) return new Map()
+  return new Map(r.filter((e): e is [string, string] => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string' && e[0] !== '' && e[1] !== ''))
+}
+
+/**
+ * `known` with `live` (the peers running now) taking precedence, the newest PEER_NAMES_MAX kept.
+ * @returns the merged names, or null when nothing changed (nothing to store)
+ */
+export function mergePeerNames (known: ReadonlyMap<string, string>, live: ReadonlyMap<string, string>): Map<string, string> | null {
+  if ([...live].every(([id, name]) => known.get(id) === name)) return null
+  const merged = new Map([...known].filter(([id]) => !live.has(id)))
+  for (const [id, name] of live) merged.set(id, name)
+  return new Map([...merged].slice(-PEER_NAMES_MAX))
+}

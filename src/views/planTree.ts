@@ -8,6 +8,9 @@
  * the extension host forget every row, so a row the user expands (or a reveal) while it is
  * being redrawn is no longer known ("No tree item with id ... found" in the extension host,
  * "Data tree node not found" in the renderer). Only a change to the list of roots needs one.
+ * Even a redrawn row makes the extension host forget the rows below it until VS Code lists
+ * them again, so redraws wait until VS Code stops asking for rows, and rows with rows below are
+ * redrawn at most once a second (a row without any, at once).
  */
 import * as vscode from 'vscode'
 import { announcedNames } from '../plan/state/peerNames'
@@ -15,6 +18,13 @@ import type { GoalView, TreeNode } from '../plan/state/tree'
 import type { PlanModel } from './planModel'
 import { DEFAULT_ACCEPTANCE } from '../plan/protocol/acceptance'
 import { planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
+
+/** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
+const SETTLE_MS = 100
+/** Longest a redraw waits for VS Code to stop asking for rows, ms. */
+const SETTLE_MAX_MS = 1000
+/** Shortest time between two redraws of rows that have rows below them, ms. */
+const PARENT_REFRESH_MIN_MS = 1000
 
 type PlanItemContextWaiting = NonNullable<ItemContext['waiting']>
 
@@ -98,6 +108,31 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   }
 
   getChildren (element?: PlanElement): PlanElement[] {
+    const kids = this.children(element)
+    this.askedAt = Date.now()
+    for (const k of kids) if (!this.listed.has(k.id)) { this.listed.add(k.id); this._onDidList.fire(k.id) }
+    return kids
+  }
+
+  /** When VS Code last asked for rows (Date.now() ms): a redraw waits until it stops asking. */
+  private askedAt = 0
+  /** Ids getChildren has handed to VS Code since the last whole-tree redraw. */
+  private listed = new Set<string>()
+  private readonly _onDidList = new vscode.EventEmitter<string>()
+
+  /**
+   * Resolves once getChildren has handed VS Code the row `id` (revealing a row VS Code has not
+   * listed makes it ask for one it does not know), or after `timeoutMs`; never rejects.
+   */
+  whenListed (id: string, timeoutMs: number): Promise<void> {
+    if (this.listed.has(id)) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { sub.dispose(); resolve() }, timeoutMs)
+      const sub = this._onDidList.event((listed) => { if (listed === id) { clearTimeout(timer); sub.dispose(); resolve() } })
+    })
+  }
+
+  private children (element?: PlanElement): PlanElement[] {
     if (element === undefined) return this.visibleRoots().map((r) => this.element(r.id))
     const entry = this.model.find(element.id)
     if (entry === undefined || entry.node.kind !== 'goal') return []
@@ -132,28 +167,83 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
    */
   refresh (): void {
     if (this.frozen) return
+    this.refreshAskedAt ??= Date.now()
+    if (this.refreshTimer === undefined) this.refreshTimer = setTimeout(() => this.refreshWhenSettled(), 0)
+  }
+
+  /** A redraw is scheduled and not yet signalled to VS Code. */
+  get hasPendingRefresh (): boolean { return this.refreshTimer !== undefined || this.parentTimer !== undefined }
+
+  private refreshTimer: NodeJS.Timeout | undefined
+  private refreshAskedAt: number | undefined
+
+  /**
+   * Signals the redraw once VS Code has not asked for rows for SETTLE_MS (at most SETTLE_MAX_MS
+   * late): redrawing a row makes the extension host forget the rows below it, and VS Code still
+   * asking for those (after the previous redraw) would ask for rows it no longer knows.
+   */
+  private refreshWhenSettled (): void {
+    const now = Date.now()
+    this.refreshAskedAt ??= now
+    const quietFor = now - this.askedAt
+    const waited = now - this.refreshAskedAt
+    if (quietFor < SETTLE_MS && waited < SETTLE_MAX_MS) {
+      this.refreshTimer = setTimeout(() => this.refreshWhenSettled(), Math.min(SETTLE_MS - quietFor, SETTLE_MAX_MS - waited))
+      return
+    }
+    this.refreshTimer = undefined
+    this.refreshAskedAt = undefined
+    this.signalRefresh()
+  }
+
+  private signalRefresh (): void {
+    if (this.frozen) return
     for (const id of this.elements.keys()) if (this.model.find(id) === undefined) this.elements.delete(id)
-    const roots = this.getChildren().map((e) => e.id).join(',')
+    const roots = this.children().map((e) => e.id).join(',')
     const shown = new Map<string, string>()
     const changed: PlanElement[] = []
+    const whole = roots !== this.shownRoots
+    const now = Date.now()
+    const parentsDue = whole || now - this.parentRefreshAt >= PARENT_REFRESH_MIN_MS
+    let deferred = false
+    let parents = false
     const visit = (el: PlanElement): void => {
       const node = this.node(el)
       if (node === undefined) return
-      const children = this.getChildren(el)
+      const children = this.children(el)
       const key = JSON.stringify(this.itemModel(node)) + '|' + children.map((c) => c.id).join(',')
-      shown.set(el.id, key)
-      if (this.shown.get(el.id) !== key) changed.push(el)
+      const before = this.shown.get(el.id)
+      // A redrawn row that has rows below makes the extension host forget them until VS Code
+      // lists them again; a row expanded meanwhile is asked for by an id it no longer knows.
+      // Such rows are redrawn at most every PARENT_REFRESH_MIN_MS, rows without any at once.
+      const parent = before !== undefined && !before.endsWith('|')
+      if (before !== key && parent && !parentsDue) {
+        deferred = true
+        shown.set(el.id, before)
+      } else {
+        shown.set(el.id, key)
+        if (before !== key) { changed.push(el); if (parent) parents = true }
+      }
       for (const c of children) visit(c)
     }
-    for (const r of this.getChildren()) visit(r)
-    const whole = roots !== this.shownRoots
+    for (const r of this.children()) visit(r)
     this.shown = shown
     this.shownRoots = roots
     this.refreshes++
+    if (whole || parents) this.parentRefreshAt = now
+    if (whole) this.listed = new Set()
     if (whole) this._onDidChangeTreeData.fire(undefined)
     else if (changed.length > 0) this._onDidChangeTreeData.fire(changed)
+    if (deferred && this.parentTimer === undefined) {
+      this.parentTimer = setTimeout(() => { this.parentTimer = undefined; this.refresh() }, Math.max(0, this.parentRefreshAt + PARENT_REFRESH_MIN_MS - now))
+    }
     this._onDidRefresh.fire(this.refreshes)
   }
+
+  /** When a row with rows below was last redrawn (Date.now() ms). */
+  private parentRefreshAt = 0
+  /** Redraws the rows held back by PARENT_REFRESH_MIN_MS. */
+  private parentTimer: NodeJS.Timeout | undefined
 
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
@@ -216,10 +306,19 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
    * Stops redrawing for good: the editor is closing, and a redraw signalled while the workbench
    * goes away is cancelled by VS Code and logged as an error ("Unable to refresh tree view").
    */
-  freeze (): void { this.frozen = true }
+  freeze (): void {
+    this.frozen = true
+    clearTimeout(this.refreshTimer)
+    clearTimeout(this.parentTimer)
+    this.refreshTimer = undefined
+    this.parentTimer = undefined
+  }
 
   dispose (): void {
+    clearTimeout(this.refreshTimer)
+    clearTimeout(this.parentTimer)
     this.sub.dispose()
+    this._onDidList.dispose()
     this._onDidChangeTreeData.dispose()
     this._onDidRefresh.dispose()
   }
@@ -254,8 +353,11 @@ export function toTreeItem (node: TreeNode, m: PlanItemModel = planItem(node)): 
 export async function revealWhenPresent (view: vscode.TreeView<PlanElement>, provider: PlanTreeProvider, model: PlanModel, id: string, timeoutMs = 10_000): Promise<void> {
   await model.waitFor(() => model.find(id) !== undefined, timeoutMs, `node ${id} in the plan`)
   // The model may hold the node before the coalesced change reached the tree; wait for it.
-  if (model.hasPendingChange) await waitForEvent(provider.onDidRefresh, timeoutMs)
+  if (model.hasPendingChange || provider.hasPendingRefresh) await waitForEvent(provider.onDidRefresh, timeoutMs)
+  if (provider.hasPendingRefresh) await waitForEvent(provider.onDidRefresh, timeoutMs)
   if (!view.visible) return
+  // Then for VS Code to have the row (a root is listed as soon as the view redraws).
+  await provider.whenListed(id, Math.min(timeoutMs, 2000))
   await view.reveal(provider.element(id), { select: true, focus: false, expand: true })
 }
 

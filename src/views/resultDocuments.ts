@@ -1,37 +1,39 @@
 /**
- * Results as read-only Markdown documents: a
- * TextDocumentContentProvider on the `goal-swarm:` scheme. Content-provider documents are
- * read-only and never ask to be saved. Open documents are re-rendered on every plan change and
- * `onDidChange` fires for those whose text changed, so a result that arrives after opening
- * shows up. Outputs that travelled as blobs are fetched in full from the main peer.
+ * Results as read-only Markdown documents: a FileSystemProvider on the `goal-swarm:` scheme,
+ * registered read-only, so the documents never ask to be saved. A file system (rather than a
+ * TextDocumentContentProvider) because the workbench restores only file editors and webviews
+ * on Reload Window: a content-provider tab is dropped, while a result tab of a file system
+ * comes back and reads its text again (activating the extension through `onFileSystem`).
+ * Every document served is re-rendered on each plan change and a change is reported for those
+ * whose text changed (with a newer mtime, which is what makes the workbench re-read), so a
+ * document restored before its plan arrived, or a result that arrives after opening, shows up.
+ * Outputs that travelled as blobs are fetched in full from the main peer.
  */
 import * as vscode from 'vscode'
 import type { GoalView, LeafView } from '../plan/state/tree'
 import type { PlanModel } from './planModel'
 import { lineageOf, resultMarkdown } from './resultText'
-import { nodeIdFromPath, resultPath, SCHEME } from './resultUri'
+import { nodeIdFromPath, resultPath, SCHEME, ServedVersions, titleFromPath } from './resultUri'
 
 /** Fetches a blob output by node id (the main peer's `get-output`). */
 export type OutputFetcher = (nodeId: string) => Promise<string>
 
-export class ResultDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  private readonly _onDidChange = new vscode.EventEmitter<vscode.Uri>()
-  readonly onDidChange = this._onDidChange.event
-  /** Last text served per document URI. */
-  private readonly served = new Map<string, string>()
+/** Why writes are refused, as the workbench shows it. */
+const READ_ONLY = 'Goal Swarm results are read-only: use "Goal Swarm: Save Result As..." to keep a copy.'
+
+export class ResultDocuments implements vscode.FileSystemProvider, vscode.Disposable {
+  private readonly _onDidChangeFile = new vscode.EventEmitter<vscode.FileChangeEvent[]>()
+  readonly onDidChangeFile = this._onDidChangeFile.event
+  /** Text and version last served per document URI. */
+  private readonly served = new ServedVersions()
   /** Full outputs of blob results, by node id. */
   private readonly fullOutputs = new Map<string, string>()
   private readonly fetching = new Set<string>()
   private readonly subs: { dispose(): void }[]
+  private readonly encoder = new TextEncoder()
 
   constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void) {
-    this.subs = [
-      model.onDidChange(() => this.update()),
-      vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === SCHEME) this.served.delete(d.uri.toString()) }),
-      // A document the workbench restores (Reload Window) can open with text served before the
-      // plan arrived, without asking again: bring it up to date as it opens.
-      vscode.workspace.onDidOpenTextDocument((d) => { if (d.uri.scheme === SCHEME && this.render(d.uri) !== d.getText()) this._onDidChange.fire(d.uri) })
-    ]
+    this.subs = [model.onDidChange(() => this.update())]
   }
 
   /** The document URI of a leaf. */
@@ -53,11 +55,34 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     return text
   }
 
-  provideTextDocumentContent (uri: vscode.Uri): string {
-    const text = this.render(uri)
-    this.served.set(uri.toString(), text)
-    return text
+  watch (): vscode.Disposable {
+    // Changes are reported for every document served, watched or not.
+    return new vscode.Disposable(() => {})
   }
+
+  /** A result document (read-only file) or one of the folders above it. @throws FileSystemError.FileNotFound */
+  stat (uri: vscode.Uri): vscode.FileStat {
+    if (nodeIdFromPath(uri.path) === null) {
+      if (/^\/(result(\/[0-9a-f]{16})?\/?)?$/.test(uri.path)) return { type: vscode.FileType.Directory, ctime: 0, mtime: 0, size: 0, permissions: vscode.FilePermission.Readonly }
+      throw vscode.FileSystemError.FileNotFound(uri)
+    }
+    const v = this.served.record(uri.toString(), this.render(uri))
+    return { type: vscode.FileType.File, ctime: 0, mtime: v.mtime, size: v.size, permissions: vscode.FilePermission.Readonly }
+  }
+
+  /** The Markdown of a result document, UTF-8. @throws FileSystemError.FileNotFound */
+  readFile (uri: vscode.Uri): Uint8Array {
+    if (nodeIdFromPath(uri.path) === null) throw vscode.FileSystemError.FileNotFound(uri)
+    const text = this.render(uri)
+    this.served.record(uri.toString(), text)
+    return this.encoder.encode(text)
+  }
+
+  readDirectory (): [string, vscode.FileType][] { return [] }
+  createDirectory (): void { throw vscode.FileSystemError.NoPermissions(READ_ONLY) }
+  writeFile (): void { throw vscode.FileSystemError.NoPermissions(READ_ONLY) }
+  delete (): void { throw vscode.FileSystemError.NoPermissions(READ_ONLY) }
+  rename (): void { throw vscode.FileSystemError.NoPermissions(READ_ONLY) }
 
   /** The document text of a result URI for the current model. */
   render (uri: vscode.Uri): string {
@@ -65,7 +90,11 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     if (nodeId === null) return `Not a Goal Swarm result: ${uri.toString()}\n`
     const entry = this.model.find(nodeId)
     if (entry === undefined || entry.node.kind !== 'leaf') {
-      return `# Result ${nodeId}\n\n_This prompt is not in the plan (yet). The document updates when it arrives._\n`
+      // Headed with the prompt's title from the URI: the tab and the heading read the same.
+      const title = titleFromPath(uri.path) ?? nodeId
+      return this.model.roots().length === 0
+        ? `# ${title}\n\n_Waiting for the plan: this result shows once this editor's peer has received it._\n`
+        : `# ${title}\n\n_This prompt (node \`${nodeId}\`) is not in the plans this editor has received. The document updates if it arrives._\n`
     }
     const leaf = entry.node
     if (leaf.output_sha256 !== null && !this.fullOutputs.has(leaf.id)) this.fetchInBackground(leaf.id)
@@ -88,23 +117,18 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     }).finally(() => this.fetching.delete(nodeId))
   }
 
-  /**
-   * Fires onDidChange for every open result document whose text is not what the plan says now:
-   * compared with the text the workbench holds, and with what this provider last served for
-   * documents the workbench has not reported open yet.
-   */
+  /** Reports a change for every document served whose text is not what the plan says now. */
   private update (): void {
-    const open = new Map<string, string>()
-    for (const d of vscode.workspace.textDocuments) if (d.uri.scheme === SCHEME) open.set(d.uri.toString(), d.getText())
-    for (const [key, before] of this.served) if (!open.has(key)) open.set(key, before)
-    for (const [key, shown] of open) {
-      const uri = vscode.Uri.parse(key)
-      if (this.render(uri) !== shown) this._onDidChange.fire(uri)
+    const changed: vscode.FileChangeEvent[] = []
+    for (const key of this.served.uris()) {
+      const uri = vscode.Uri.parse(key, true)
+      if (this.served.record(key, this.render(uri)).changed) changed.push({ type: vscode.FileChangeType.Changed, uri })
     }
+    if (changed.length > 0) this._onDidChangeFile.fire(changed)
   }
 
   dispose (): void {
     for (const s of this.subs) s.dispose()
-    this._onDidChange.dispose()
+    this._onDidChangeFile.dispose()
   }
 }

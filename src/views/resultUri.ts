@@ -23,3 +23,38 @@ export function nodeIdFromPath (path: string): string | null {
   const m = /^\/result\/([0-9a-f]{16})\/[^/]+\.md$/.exec(path)
   return m?.[1] ?? null
 }
+
+/**
+ * The short title a result path (vscode.Uri.path, decoded) carries (its file name without `.md`), or null when the path
+ * is not a result document: a document restored before its plan arrived is headed with it.
+ */
+export function titleFromPath (path: string): string | null {
+  if (nodeIdFromPath(path) === null) return null
+  return path.slice(path.lastIndexOf('/') + 1, -'.md'.length)
+}
+
+/**
+ * Versions of the texts served per document URI, for a file system provider: the workbench
+ * re-reads a file only when its stat changes, so `mtime` (ms) moves forward whenever the text
+ * served for a URI changes, and never otherwise.
+ */
+export class ServedVersions {
+  private readonly byUri = new Map<string, { text: string, mtime: number, size: number }>()
+
+  constructor (private readonly now: () => number = Date.now) {}
+
+  /**
+   * Records `text` as the current text of `uri`.
+   * @returns its version (mtime in ms, size in UTF-8 bytes) and whether the text changed
+   */
+  record (uri: string, text: string): { mtime: number, size: number, changed: boolean } {
+    const prev = this.byUri.get(uri)
+    if (prev?.text === text) return { mtime: prev.mtime, size: prev.size, changed: false }
+    const next = { text, mtime: Math.max(this.now(), (prev?.mtime ?? 0) + 1), size: Buffer.byteLength(text, 'utf8') }
+    this.byUri.set(uri, next)
+    return { mtime: next.mtime, size: next.size, changed: prev !== undefined }
+  }
+
+  /** Every URI served so far. */
+  uris (): string[] { return [...this.byUri.keys()] }
+}

@@ -137,6 +137,56 @@ async function toastActions (page, text) {
 }
 
 /**
+ * The two steps around Reload Window for result tabs: before it, the final answer opens next
+ * to the prompt's result and both are kept open (pinned); after it, both tabs come back and
+ * show their results, not a placeholder written before the plan arrived.
+ * @param {(name: string) => Promise<void>} screenshot
+ * @param {() => string} resultTab the prompt's result tab label (set by an earlier step)
+ */
+function resultTabsAcrossReload (page, screenshot, resultTab) {
+  /** Labels (first line) of the source tabs kept open for the reload. */
+  const kept = []
+  const sourceTab = (label) => page.locator('.tabs-container .tab', { hasText: label }).filter({ hasNotText: 'Preview ' }).first()
+  const keep = async (label) => {
+    await sourceTab(label).dblclick()
+    kept.push(label)
+  }
+  const before = {
+    name: 'the final answer opens in a tab next to the result, and both stay open',
+    timeoutMs: 60_000,
+    run: async () => {
+      await keep(resultTab())
+      await planRow(page, 'Final answer').click()
+      const tab = page.locator('.tabs-container .tab.active', { hasText: 'Final answer' }).first()
+      await tab.waitFor({ timeout: 30_000 })
+      await page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'Final answer' }).first().waitFor({ timeout: 30_000 })
+      await keep(normalize(await tab.innerText()).split('\n')[0].trim())
+      log(`ui: result tabs kept for the reload: ${JSON.stringify(kept)}`)
+    }
+  }
+  const after = {
+    name: 'after Reload Window the result and final answer tabs show their results',
+    timeoutMs: 90_000,
+    run: async () => {
+      const flat = (t) => normalize(t).replace(/\s+/g, '')
+      for (const label of kept) {
+        const tab = sourceTab(label)
+        await tab.waitFor({ timeout: 30_000 })
+        await tab.click()
+        const editor = page.locator('.editor-instance .monaco-editor .view-lines').first()
+        // The header table is in every result document and in no placeholder.
+        await editor.filter({ hasText: 'Capability' }).waitFor({ timeout: 30_000 })
+        const text = normalize(await editor.innerText())
+        if (/not in the plan|Waiting for the plan/.test(text) || !flat(text).includes(flat('| done |'))) throw new Error(`the tab "${label}" restored by Reload Window does not show its result:\n${text}`)
+        log(`ui: restored tab "${label}" shows ${text.split('\n')[0]}`)
+      }
+      await screenshot('after-reload-tabs')
+    }
+  }
+  return { before, after }
+}
+
+/**
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
@@ -148,6 +198,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
   /** Set when a prompt row was seen pending or running (live updates), by the in-page watcher. */
   let seenUnfinished = false
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
+  const reloadTabs = resultTabsAcrossReload(page, screenshot, () => resultTab)
   return [
     {
       name: 'the Goal Swarm view opens from the activity bar and invites a goal',
@@ -356,6 +407,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         log(`ui: tabs after closing the dashboard: ${JSON.stringify(left.map((l) => normalize(l).trim()))}`)
       }
     },
+    reloadTabs.before,
     {
       name: 'after Reload Window the local swarm and the executor come back, and a notification says so',
       timeoutMs: 150_000,
@@ -364,10 +416,17 @@ export function goalSwarmJourney ({ page, screenshot }) {
         // a recorder installed in it would vanish with it.
         const reloaded = page.waitForEvent('load', { timeout: 90_000 })
         await runCommand(page, 'Developer: Reload Window')
+        const t0 = Date.now()
         await reloaded
         await waitForWorkbench(page)
         await recordPlanView(page)
+        // The restore is announced as it begins, before the peers are back.
+        const restarting = page.locator('.notifications-toasts .notification-list-item', { hasText: 'restarting what you started in this workspace' }).first()
+          .waitFor({ timeout: 90_000 }).then(() => Date.now() - t0, () => null)
         const text = normalize(await waitForNotification(page, 'restarted what you started in this workspace', 90_000))
+        const restartingMs = await restarting
+        log(`ui: "restarting" shown ${restartingMs} ms, "restarted" ${Date.now() - t0} ms after Reload Window`)
+        if (restartingMs === null) throw new Error('no "restarting what you started" notification while the peers came back')
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
@@ -381,8 +440,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const answered = states.findIndex((st) => st === 'empty' || st === 'rows')
         if (answered < 0 || states.at(-1) !== 'rows') throw new Error(`the Plan view never showed its rows after the reload: ${JSON.stringify(timeline)}`)
         if (states[answered - 1] === 'message') throw new Error(`the Plan view read "There is no data provider registered" until the extension registered its provider: ${JSON.stringify(timeline)}`)
-        // A result tab comes back and resolves its content (the workbench restores the pinned
-        // preview; a source tab opened in preview mode is not kept).
+        // A result tab comes back and resolves its content (the next step checks each one).
         const tabs = page.locator('.tabs-container .tab', { hasText: resultTab.replace(/\.md$/, '') })
         await tabs.first().waitFor({ timeout: 30_000 })
         const labels = await tabs.allInnerTexts()
@@ -394,6 +452,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         ])
         await screenshot('after-reload')
       }
-    }
+    },
+    reloadTabs.after
   ]
 }
