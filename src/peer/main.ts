@@ -16,6 +16,7 @@ import { CancelRefused, type CancelRefusal } from '../plan/state/planControl'
 import type { PeerSyncView } from './roles/context'
 import { whenFirstSynced } from './roles/syncGate'
 import { llmLine, startLines } from './startLines'
+import { submitOrResume } from './resume'
 
 /** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
 const SIGINT_EXIT = 130
@@ -158,8 +159,8 @@ async function main (): Promise<void> {
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why, fields) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal, ...fields }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
   if (config.submitGoal !== null) {
-    const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)
-    mainLog.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget }, 'submitted the root goal')
+    const goalId = await submitOrResume(rt, config, mainLog)
+    role?.showPlan?.(goalId)
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({
         bus: rt.bus,
