@@ -119,7 +119,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--new-plan', 'with --submit-goal: submit a fresh plan even when this identity left the same goal (same text and budget) unfinished; without it that plan is resumed', false)
     .addOption(tunableOption(TUNABLES.budgetCalls))
     .addOption(tunableOption(TUNABLES.budgetTokens))
-    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
+    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state and a sync with a peer completed; exit 0 once the connected peers and the plan\'s executors hold the cancel, 1 when that is not confirmed within 30 s, when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')

@@ -1,12 +1,14 @@
 /**
- * Re-running a CLI command does not pay twice, and a submitter's views follow its own plan
- * (DESIGN §13 "Resume", "Own-plan views"):
+ * Re-running a CLI command does not pay twice, a submitter's views follow its own plan, and
+ * --cancel-goal exits once the swarm holds its cancel (DESIGN §13 "Resume", "Cancel message"):
  * real peer processes with the LLM stand-in, one swarm for the whole file.
  * (a) `--submit-goal X --exit-when-complete`, SIGINT once the split is accepted, the same
  *     command again: it resumes the same goal (logged with the id), exits 0, the report holds
  *     one plan, and every leaf was sent to the model once; with --new-plan a new goal.
  * (b) that --new-plan run's report and terminal view, with the older complete plan of the same
  *     title held, show only its own plan's tree; the older one is one line.
+ * (c) --cancel-goal against a running plan exits 0 only once the connected peers hold the
+ *     cancel; every call in flight is aborted and no result follows.
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
@@ -27,7 +29,7 @@ let executeMs = 1500
 /** Root plan sections in a Markdown report: one "Goal `id`" sentence each. */
 const planSections = (md: string): string[] => [...md.matchAll(/^Goal `([0-9a-f]+)`/gm)].map((m) => m[1] as string)
 
-describe('re-runs and own-plan views', { timeout: 240_000 }, () => {
+describe('re-runs, own-plan views and confirmed cancels', { timeout: 240_000 }, () => {
   const swarm = new TestSwarm()
   let standin: LlmStandin
   let args: string[]
@@ -95,5 +97,38 @@ describe('re-runs and own-plan views', { timeout: 240_000 }, () => {
     assert.ok(out.includes(`=== plan for goal ${second}:`), 'its own tree printed')
     assert.ok(!out.includes(`=== plan for goal ${firstGoal}:`), 'the older tree never printed in full')
     assert.match(out, new RegExp(`^  ${firstGoal} "${GOAL}": 3/3 leaves done, COMPLETE$`, 'm'))
+  })
+
+  test('(c) --cancel-goal exits 0 once the connected peers hold the cancel; calls in flight are aborted and no result follows', async () => {
+    executeMs = 20_000
+    const origin = await swarm.start({ name: 'cancel-origin', args: [...args, '--submit-goal', 'Plan a week in Porto'] })
+    await origin.waitFor(() => goalOf(origin, 'goal_submitted') !== undefined, 'the goal submitted')
+    const goalId = goalOf(origin, 'goal_submitted') as string
+    const open = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute' && r.outcome === null)
+    await origin.waitFor(() => open().length > 0, 'a leaf on the model', 60_000)
+    const inFlight = open()
+    await origin.stop()
+    const cancel = await swarm.restart(origin, { args: [...args, '--cancel-goal', goalId] })
+    const exit = await cancel.exited
+    await cancel.client.closed
+    assert.equal(exit.code, 0, cancel.stderr.slice(-8).join('\n'))
+    const recs = cancel.logRecords()
+    const at = (event: string): number => recs.findIndex((r) => r.event === event)
+    const connected = at('peer_connected')
+    assert.ok(connected >= 0 && connected < at('cancel_published'), 'published only once connected')
+    const confirmed = recs.find((r) => r.event === 'cancel_confirmed')
+    const ex = swarm.peers.find((p) => p.name === 'ex1') as TestPeer
+    const heldBy = (confirmed?.peers as string[] | undefined) ?? []
+    assert.ok(heldBy.includes(ex.peerId), `the plan's executor holds the cancel: ${heldBy.join(', ')}`)
+    assert.ok(heldBy.every((id) => swarm.peers.some((p) => p.peerId === id)))
+    assert.match(String(confirmed?.msg), /^the plan is cancelled: \d+ connected peers? holds? the cancel; exiting$/)
+    await ex.waitFor(() => inFlight.every((r) => r.outcome === 'aborted'), 'the call in flight aborted', 10_000)
+    // Heartbeats go on; no result of the plan is published after the exit.
+    const base = [...ex.envelopes.values()].filter((e) => e.kind === 'capability' && e.body.peer_id === ex.peerId).length
+    await ex.waitFor(() => [...ex.envelopes.values()].filter((e) => e.kind === 'capability' && e.body.peer_id === ex.peerId).length >= base + 2, 'two more executor heartbeats', 30_000)
+    const root = treeOf(ex).find((r) => r.id === goalId)
+    assert.equal(root?.plan?.state, 'cancelled')
+    const planLeaves = new Set(liveLeaves(root as NonNullable<typeof root>).map((l) => l.id))
+    assert.equal([...ex.envelopes.values()].filter((e) => e.kind === 'result' && planLeaves.has(e.body.node_id)).length, 0, 'no result of the cancelled plan')
   })
 })
