@@ -117,9 +117,10 @@ export function buildProgram (io: CliIo): Command {
     .option('--data-dir <dir>', `state log and blobs (default: ${DEFAULTS.baseDir}/<identity>)`, folder)
     .option('--capabilities <list>', `comma-separated capabilities (${CAPABILITIES.join(', ')}); executor default ${DEFAULT_EXECUTOR_CAPABILITIES.join(',')}`, capabilities)
     .option('--submit-goal <text>', 'publish this root goal once the node runs', goalText)
+    .option('--new-plan', 'with --submit-goal: submit a fresh plan even when this identity left the same goal (same text and budget) unfinished; without it that plan is resumed', false)
     .addOption(tunableOption(TUNABLES.budgetCalls))
     .addOption(tunableOption(TUNABLES.budgetTokens))
-    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state; exit 1 when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
+    .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state and a sync with a peer completed; exit 0 once the connected peers and the plan\'s executors hold the cancel, 1 when that is not confirmed within 30 s, when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')
@@ -161,6 +162,7 @@ export function buildProgram (io: CliIo): Command {
     .addOption(tunableOption(TUNABLES.dashboardPort))
     .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', reportPath)
+    .option('--show-all-plans', 'observer with --submit-goal: print and report every plan held in full, not only its own (the others are one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
     .addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
@@ -211,6 +213,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     if (v !== undefined && o.submitGoal === undefined) return fail(flag, 'needs --submit-goal: a budget belongs to the goal this peer submits')
   }
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
+  if (o.newPlan === true && o.submitGoal === undefined) return fail('--new-plan', 'needs --submit-goal: it decides whether that goal resumes or starts a fresh plan')
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
@@ -256,6 +259,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         : { ...(o.budgetCalls !== undefined ? { max_calls: o.budgetCalls as number } : {}), ...(o.budgetTokens !== undefined ? { max_tokens: o.budgetTokens as number } : {}) },
       cancelGoal: o.cancelGoal ?? null,
       exitWhenComplete: o.exitWhenComplete === true,
+      newPlan: o.newPlan === true,
+      showAllPlans: o.showAllPlans === true,
       ...(o.dashboardPort === undefined ? {} : { dashboard: { host: o.dashboardHost as string, port: o.dashboardPort as number } }),
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
       logFormat: o.logFormat,

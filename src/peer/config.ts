@@ -103,6 +103,16 @@ export interface PeerConfig {
    */
   exitWhenComplete?: boolean
   /**
+   * With submitGoal: submit a fresh plan even when this identity's latest plan of the same goal
+   * text and budget is unfinished (CLI --new-plan); otherwise that plan is resumed (DESIGN §13).
+   */
+  newPlan?: boolean
+  /**
+   * Observer that submits a goal: print and report every plan held in full (CLI
+   * --show-all-plans); otherwise only its own plan, the others as one line each.
+   */
+  showAllPlans?: boolean
+  /**
    * Serve the live dashboard (dashboard/server.ts) on this address (CLI --dashboard-port,
    * --dashboard-host; port 0 = any free port); undefined serves none.
    */

@@ -6,15 +6,15 @@ import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { DataDirLockedError } from './net/dataDir'
 import { ConfigError } from './llm/provider'
-import { createLogger, type Logger } from './log'
+import { createLogger } from './log'
 import { startRuntime, type PeerRuntime } from './net/runtime'
 import { startFailure } from './startErrors'
 import { watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
-import { CancelRefused, type CancelRefusal } from '../plan/state/planControl'
 import type { PeerSyncView } from './roles/context'
-import { whenFirstSynced } from './roles/syncGate'
 import { llmLine, startLines } from './startLines'
+import { CANCEL_CONFIRM_MS, cancelWhenKnown } from './cancelRun'
+import { submitOrResume } from './resume'
 
 /** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
 const SIGINT_EXIT = 130
@@ -159,10 +159,25 @@ async function main (): Promise<void> {
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   const codeSandbox = role?.codeSandbox ?? null
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
-  if (config.cancelGoal !== null) cancelWhenKnown(rt, peerSync, config.cancelGoal, config.syncGraceMs, mainLog, (why, fields) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: config.cancelGoal, ...fields }, `cannot cancel: ${why}`); shutdown('cannot cancel') })
+  if (config.cancelGoal !== null) {
+    const goalId = config.cancelGoal
+    cancelWhenKnown(rt, peerSync, goalId, config.syncGraceMs, mainLog, {
+      failed: (why, fields) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: goalId, ...fields }, `cannot cancel: ${why}`); shutdown('cannot cancel') },
+      confirmed: (peers) => {
+        mainLog.info({ event: 'cancel_confirmed', goal_id: goalId, peers }, `the plan is cancelled: ${peers.length} connected peer${peers.length === 1 ? '' : 's'} hold${peers.length === 1 ? 's' : ''} the cancel; exiting`)
+        shutdown('cancel confirmed')
+      },
+      unconfirmed: (confirmed, missing) => {
+        exitCode = 1
+        mainLog.error({ event: 'cancel_unconfirmed', goal_id: goalId, confirmed, missing },
+          `published the cancel, but could not confirm it within ${CANCEL_CONFIRM_MS / 1000} s: ${missing.length === 0 ? 'no peer stayed connected to show it' : `${missing.length} peer${missing.length === 1 ? '' : 's'} connected or working on the plan (${missing.join(', ')}) did not show it`}; it still spreads by gossip and sync once they are reachable`)
+        shutdown('cancel unconfirmed')
+      }
+    })
+  }
   if (config.submitGoal !== null) {
-    const goalId = await rt.submitGoal(config.submitGoal, config.submitBudget ?? undefined)
-    mainLog.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget }, 'submitted the root goal')
+    const goalId = await submitOrResume(rt, config, mainLog)
+    role?.showPlan?.(goalId)
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({
         bus: rt.bus,
@@ -188,54 +203,6 @@ async function main (): Promise<void> {
       })
     }
   }
-}
-
-/** --cancel-goal gives up on a goal it never hears of after at most this long, even while connected peers never complete a sync (ms). */
-const CANCEL_WAIT_MAX_MS = 60_000
-
-/**
- * CLI --cancel-goal: publishes the cancel once the root goal is in the state (from the data dir,
- * a sync or gossip). `fail` is told why, in words and as fields of the `cancel_failed` record
- * (`refusal`: a CancelRefusal, null for another error), when this peer may not cancel it (a
- * subgoal, another peer's goal, a complete plan) or when the goal is unknown ('unknown_goal'):
- * still absent after a first sync with a peer (`synced_with`), after `graceMs` with no peer
- * connected (`alone_ms`), or after CANCEL_WAIT_MAX_MS (`waited_ms`).
- */
-function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: string, graceMs: number, log: Logger, fail: (why: string, fields: { refusal: CancelRefusal | null } & Record<string, unknown>) => void): void {
-  let settled = false
-  let wait: { dispose: () => void } | null = null
-  let deadline: NodeJS.Timeout | null = null
-  const settle = (): void => {
-    settled = true
-    sub.dispose()
-    wait?.dispose()
-    if (deadline !== null) clearTimeout(deadline)
-  }
-  const tryCancel = (): void => {
-    if (settled || rt.state.goal(goalId) === undefined) return
-    settle()
-    rt.cancelGoal(goalId, 'cancelled from the command line').then(
-      () => { log.info({ event: 'cancel_published', goal_id: goalId }, 'published the cancel of the plan') },
-      (err: Error) => { fail(err.message, { refusal: err instanceof CancelRefused ? err.refusal : null }) }
-    )
-  }
-  const giveUp = (why: string, fields: Record<string, unknown>): void => {
-    if (settled) return
-    if (rt.state.goal(goalId) !== undefined) { tryCancel(); return }
-    settle()
-    fail(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`, { refusal: 'unknown_goal', ...fields })
-  }
-  const sub = rt.bus.onMessage(tryCancel)
-  tryCancel()
-  if (settled) return
-  log.info({ goal_id: goalId, grace_ms: graceMs }, `waiting for goal ${goalId} to arrive (a sync with a peer, or ${(graceMs / 1000).toFixed(1)} s with no peer connected)`)
-  wait = whenFirstSynced(peerSync, graceMs, (r) => {
-    if (r.synced) giveUp(`this peer has synced with ${r.peer ?? 'a peer'} and neither holds it`, { synced_with: r.peer })
-    else giveUp(`no peer was connected for ${(r.aloneMs / 1000).toFixed(1)} s to sync with (--bootstrap, --sync-grace-ms)`, { alone_ms: r.aloneMs })
-  })
-  if (settled) return
-  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${CANCEL_WAIT_MAX_MS / 1000} s`, { waited_ms: CANCEL_WAIT_MAX_MS }) }, CANCEL_WAIT_MAX_MS)
-  deadline.unref()
 }
 
 main().catch((err: unknown) => {

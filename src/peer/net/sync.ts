@@ -77,6 +77,7 @@ export class SyncService {
   /** Peers a session completed with since start, and who wants to hear of each completed one. */
   private readonly syncedWith = new Set<string>()
   private readonly syncedListeners = new Set<(peer: string) => void>()
+  private readonly heldListeners = new Set<(peer: string, holds: (key: string) => boolean) => void>()
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => { this.startWith(evt.detail) }
   private readonly onSubscription = (evt: CustomEvent<SubscriptionChangeData>): void => {
     if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === this.opts.planTopic)) this.startWith(evt.detail.peerId)
@@ -105,6 +106,25 @@ export class SyncService {
   onSynced (listener: (peer: string) => void): { dispose: () => void } {
     this.syncedListeners.add(listener)
     return { dispose: () => { this.syncedListeners.delete(listener) } }
+  }
+
+  /**
+   * Calls `listener` after each session's hellos (or key lists) were compared, with the peer's
+   * id and `holds(messageKey)`: whether that peer held the message when the session compared
+   * states. Proof that a message reached a peer, e.g. a cancel (main.ts --cancel-goal).
+   */
+  onPeerHolds (listener: (peer: string, holds: (key: string) => boolean) => void): { dispose: () => void } {
+    this.heldListeners.add(listener)
+    return { dispose: () => { this.heldListeners.delete(listener) } }
+  }
+
+  private noteHeld (peer: string, keys: () => Set<string>): void {
+    if (this.heldListeners.size === 0) return
+    let set: Set<string> | null = null
+    const holds = (k: string): boolean => (set ??= keys()).has(k)
+    for (const l of this.heldListeners) {
+      try { l(peer, holds) } catch (err) { this.log.error({ err }, 'sync listener failed') }
+    }
   }
 
   private completed (peer: string): void {
@@ -180,6 +200,8 @@ export class SyncService {
     if (hello?.t !== 'hello') throw new Error('sync: expected hello')
     if (hello.swarm !== this.source.swarm) throw new Error(`sync: peer is in swarm ${String(hello.swarm)}`)
     if (hello.count === mine.length && hello.hash === myHash) {
+      // Equal digests: the peer holds exactly what this peer held at the hello.
+      this.noteHeld(peer, () => new Set(mine))
       await frames.stream.close({ signal })
       return { peer, sent: 0, received: 0, added: 0, ms: Date.now() - started, equal: true }
     }
@@ -187,6 +209,7 @@ export class SyncService {
     const theirs = await frames.read({ signal }) as { t?: unknown, keys?: unknown }
     if (theirs?.t !== 'keys' || !Array.isArray(theirs.keys)) throw new Error('sync: expected keys')
     const theirSet = new Set(theirs.keys.filter((k): k is string => typeof k === 'string'))
+    this.noteHeld(peer, () => theirSet)
     const missing = mine.filter((k) => !theirSet.has(k))
 
     const send = async (): Promise<number> => {

@@ -18,7 +18,7 @@ import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { startDecomposer } from './decomposer'
 import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './executor'
-import { startObserver } from './observer'
+import { startObserver, type ObserverHandle } from './observer'
 import { startScorer } from './scorer'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
 
@@ -55,6 +55,8 @@ export interface RoleHandle extends Disposable {
    * window its trees label settling with, so they agree with its wait (DESIGN §5).
    */
   settleWindowMs?: () => number
+  /** An observer's: the root goal id of the plan this peer submitted or resumed, which its views follow (ObserverHandle.showPlan). */
+  showPlan?: (goalId: string) => void
 }
 
 /**
@@ -98,6 +100,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   const parts: Disposable[] = []
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
+  let observer: ObserverHandle | null = null
   const llm = (): LlmProvider => {
     provider = opts.llm ?? createProvider(config.llm, log)
     return provider
@@ -106,7 +109,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
     case 'executor': executor = startExecutor(ctx, llm(), sandbox === null ? {} : { sandbox }); parts.push(executor); break
-    case 'observer': parts.push(startObserver(ctx)); break
+    case 'observer': observer = startObserver(ctx); parts.push(observer); break
   }
   // An executor announces what it offers (can_run_code only with a sandbox: executorOffer).
   const offered: readonly Capability[] | null = executor === null ? null : (executor as ExecutorHandle).capabilities
@@ -115,6 +118,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   return {
     capabilities: [...(offered ?? config.capabilities)],
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
+    ...(observer === null ? {} : { showPlan: (observer as ObserverHandle).showPlan }),
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {
       for (const p of parts.reverse()) {

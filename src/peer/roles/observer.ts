@@ -28,13 +28,18 @@ export interface ObserverOptions {
   debounceMs?: number
 }
 
+/** A running observer; showPlan names the plan a submitting peer follows (its root goal id). */
+export interface ObserverHandle extends Disposable {
+  showPlan: (goalId: string) => void
+}
+
 /**
  * Starts the observer on `ctx`: prints the tree on change, writes `ctx.config.reportFile` when
  * set, and logs "plan complete for ..." (fields goal_id, leaves, done, failed, failed_goals,
  * blocked, syntheses, answer_node_id, answer_status) once per root, or "plan stuck for ..." when the rest
  * of a plan waits on a capability no live executor offers. @returns a Disposable that stops it after a last synchronous render and report
  */
-export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Disposable {
+export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): ObserverHandle {
   const { bus, state, config, log } = ctx
   const timers = new RoleTimers()
   const print = opts.print ?? ((text: string) => { process.stdout.write(text) })
@@ -52,6 +57,13 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   /** Roots seen stuck (planProgress.stuck) at a render, with when (µs): logged once it held for a tick. */
   const stuckSince = new Map<string, number>()
   const stuckLogged = new Set<string>()
+  /**
+   * A peer that submits a goal follows that plan: its view and report show it in full and
+   * every other plan held as one line (unless --show-all-plans). Nothing is shown until the
+   * submission names its goal (showPlan), so an older plan never stands in for it.
+   */
+  const following = config.submitGoal !== null && config.showAllPlans !== true
+  let own: string | null = null
 
   const sub = bus.onMessage(() => { schedule() })
   const stopTick = timers.every(TICK_MS, () => { render() })
@@ -70,8 +82,11 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       log.error({ err }, 'could not build the plan tree')
       return
     }
+    if (following && own === null) return
     const names = announcedNames(state.capabilities())
-    const text = renderTreeText(roots, { names })
+    const shown = following ? roots.filter((r) => r.id === own) : roots
+    const others = following ? roots.filter((r) => r.id !== own) : []
+    const text = renderTreeText(shown, { names, others })
     if (text !== lastText && roots.length > 0) {
       lastText = text
       print(text)
@@ -95,7 +110,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
       }
       logStuck(root, p)
     }
-    if (config.reportFile !== null) writeReport(roots, names, final)
+    if (config.reportFile !== null) writeReport(shown, others, names, final)
   }
 
   /**
@@ -124,17 +139,17 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
     log.error({ err, file }, `could not write the report file ${file}: ${reason}`)
   }
 
-  function writeReport (roots: GoalView[], names: PeerNames, final: boolean): void {
+  function writeReport (roots: GoalView[], others: GoalView[], names: PeerNames, final: boolean): void {
     const file = config.reportFile
     if (file === null || reportWriter === null) return
     // A report of nothing (no goal seen yet, e.g. a fresh observer) never replaces an earlier run's.
     if (roots.length === 0 && existsSync(file)) return
     // The timestamp alone must not cause a rewrite: compare the report without it.
-    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, names })
+    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, names, others })
     // At shutdown compare with what is on disk: a write still queued or running is discarded.
     if (final ? body === lastWritten && !reportWriter.busy : body === lastReport) return
     lastReport = body
-    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId, names })
+    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId, names, others })
     // Temp file, fsync, rename: a reader never sees half a report, a crash leaves no temp file.
     // The directory is made synchronously so that writes reach the writer in render order.
     try {
@@ -159,6 +174,10 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Di
   guard(log, 'first render', async () => { render() })
 
   return {
+    showPlan (goalId: string) {
+      own = goalId
+      schedule()
+    },
     dispose () {
       sub.dispose()
       stopTick()

@@ -10,7 +10,7 @@ import { planProgress } from '../state/tree'
 import { peerSuffix } from '../state/peerNames'
 import { describeSpend } from '../state/planControl'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
-import { failedGoals, planSection, stoppedBeforeSplit } from './planMarkdown'
+import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 
 export { failedGoals, stoppedBeforeSplit }
 
@@ -71,6 +71,16 @@ export interface TextTreeOptions {
   showSuperseded?: boolean
   /** Announced peer names, shown instead of PeerId suffixes where known. */
   names?: PeerNames
+  /** Plans shown as one line each after the full ones (otherPlanLines), e.g. every plan but the submitter's own. */
+  others?: readonly GoalView[]
+}
+
+/**
+ * One line per plan not shown in full: its goal id, the goal's first words and its progress,
+ * so a peer that holds many plans prints one screen for the plan it follows.
+ */
+export function otherPlanLines (others: readonly GoalView[]): string[] {
+  return others.map((r) => `${r.id} "${excerpt(r.text, 60)}": ${progressLine(r)}`)
 }
 
 /** The tree as indented text, one block per root goal, statuses in brackets. */
@@ -100,6 +110,11 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     }
     for (const c of root.children) walk(c, '  ')
   }
+  const others = opts.others ?? []
+  if (others.length > 0) {
+    lines.push(`=== other plans held here: ${others.length}, one line each (--show-all-plans shows them in full) ===`)
+    for (const l of otherPlanLines(others)) lines.push(`  ${l}`)
+  }
   return lines.join('\n') + '\n'
 }
 
@@ -110,15 +125,24 @@ export interface ReportOptions {
   writer?: string
   /** Announced peer names, shown instead of PeerId suffixes where known. */
   names?: PeerNames
+  /** Plans listed as one line each after the full sections (otherPlanLines). */
+  others?: readonly GoalView[]
 }
 
 /**
  * The Markdown plan report: a header, then per root goal the plan section of planMarkdown.ts
- * (final answer first, progress, tree, accepted splits with their votes, every result).
+ * (final answer first, progress, tree, accepted splits with their votes, every result), then
+ * `others` as one line each.
  */
 export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOptions): string {
   const out: string[] = ['# Goal Swarm plan report', '', `Generated ${opts.generatedAt}${opts.writer === undefined ? '' : ` by ${opts.writer}`}.`, '']
   if (roots.length === 0) out.push('No goal has been submitted yet.', '')
   for (const root of roots) out.push(planSection(root, { level: 2, label: (peer) => peerLabel(peer, opts.names) }))
+  const others = opts.others ?? []
+  if (others.length > 0) {
+    out.push('## Other plans held by this peer', '', `${others.length} more, one line each (\`--show-all-plans\` reports them in full):`, '')
+    for (const l of otherPlanLines(others)) out.push(`- ${mdEscape(l)}`)
+    out.push('')
+  }
   return out.join('\n')
 }
