@@ -26,7 +26,9 @@ function reportLeafStatuses (md: string, goalId: string): string[] {
 
 test('the report file at exit holds the final state: every leaf done, failed or blocked, as the exit record counts', async (t) => {
   const swarm = new TestSwarm()
-  let obs: TestPeer | null = null
+  // The observer of the round in progress. Its goal is submitted while it starts, so a leaf's
+  // request can reach the stand-in before swarm.start has returned: the stand-in waits for it.
+  let current: Promise<TestPeer> | null = null
   const taskOf = (req: StandinRequest): string => /^Task: (.*)$/m.exec(req.prompt)?.[1] ?? ''
   /** Texts of the leaves another leaf depends on, in the plan `obs` submitted (its split, over IPC). */
   const dependencies = (p: TestPeer): Set<string> => {
@@ -39,7 +41,7 @@ test('the report file at exit holds the final state: every leaf done, failed or 
   // it failed and its dependant blocked, while the other leaves finish around the same time.
   const standin = await startStandin(async (req): Promise<StandinReply | null> => {
     if (req.purpose !== 'execute') return null
-    const p = obs
+    const p = current === null ? null : await current
     if (p !== null) {
       await p.waitFor(() => dependencies(p).size > 0 || !p.running, 'the split at the observer')
       if (dependencies(p).has(taskOf(req))) return { status: 400, message: 'this task is refused' }
@@ -55,7 +57,8 @@ test('the report file at exit holds the final state: every leaf done, failed or 
   for (const name of ['ex1', 'ex2']) await swarm.start({ role: 'executor', name, args: [...args, '--max-concurrent-leaves', '4'] })
   for (let round = 1; round <= ROUNDS; round++) {
     const report = path.join(swarm.baseDir, `report-${round}.md`)
-    obs = await swarm.start({ role: 'observer', name: `obs${round}`, args: [...args, '--report-file', report, '--submit-goal', `Plan a two-week trip to Japan, take ${round}`, '--exit-when-complete'] })
+    current = swarm.start({ role: 'observer', name: `obs${round}`, args: [...args, '--report-file', report, '--submit-goal', `Plan a two-week trip to Japan, take ${round}`, '--exit-when-complete'] })
+    const obs = await current
     const exit = await obs.exited
     await obs.client.closed // every line of its stderr is read
     assert.equal(exit.code, 1, obs.stderr.slice(-20).join('\n'))
