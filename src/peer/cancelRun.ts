@@ -9,7 +9,8 @@ import type { PeerRuntime } from './net/runtime'
 import type { PeerSyncView } from './roles/context'
 import { whenFirstSynced } from './roles/syncGate'
 import { messageKey } from '../plan/protocol/envelope'
-import { CancelRefused, planMembers, type CancelRefusal } from '../plan/state/planControl'
+import { cancelMessage, CancelRefused, planMembers, type CancelRefusal } from '../plan/state/planControl'
+import type { Goal } from '../plan/protocol/schemas'
 
 /** --cancel-goal gives up on a goal it never hears of after at most this long, even while connected peers never complete a sync (ms). */
 const CANCEL_WAIT_MAX_MS = 60_000
@@ -17,6 +18,17 @@ const CANCEL_WAIT_MAX_MS = 60_000
 export const CANCEL_CONFIRM_MS = 30_000
 /** While unconfirmed, each connected peer that has not shown the cancel is asked for a sync this often (ms). */
 const CANCEL_RESYNC_MS = 500
+
+/** The refusal of a cancel by `me` that no sync can change (a subgoal, another peer's goal), or null. */
+function authorRefusal (goal: Goal, me: string): CancelRefused | null {
+  try {
+    cancelMessage(goal, me, 0)
+    return null
+  } catch (err) {
+    if (err instanceof CancelRefused) return err
+    throw err
+  }
+}
 
 /** How a --cancel-goal run ends (main: exit 0 on `confirmed`, 1 otherwise). */
 export interface CancelEnds {
@@ -51,7 +63,12 @@ export function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId
     if (deadline !== null) clearTimeout(deadline)
   }
   const tryCancel = (): void => {
-    if (settled || rt.state.goal(goalId) === undefined || rt.sync.syncedPeers === 0) return
+    const goal = rt.state.goal(goalId)
+    if (settled || goal === undefined) return
+    // Whose goal it is never changes with a sync: a peer that may not cancel it is told at once.
+    const refusal = authorRefusal(goal, rt.peerId)
+    if (refusal !== null) { settle(); ends.failed(refusal.message, { refusal: refusal.refusal }); return }
+    if (rt.sync.syncedPeers === 0) return
     settle()
     rt.cancelGoal(goalId, 'cancelled from the command line').then(
       (cancel) => {
