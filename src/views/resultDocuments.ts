@@ -24,7 +24,11 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
   private readonly fetching = new Set<string>()
   private readonly subs: { dispose(): void }[]
 
-  constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void) {
+  /**
+   * @param peerLabel a peer as the Plan view names it (PlanTreeProvider.peerLabel), for the
+   *   executor in a document's header
+   */
+  constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void, private readonly peerLabel: (peerId: string) => string = String) {
     this.subs = [
       model.onDidChange(() => this.update()),
       vscode.workspace.onDidCloseTextDocument((d) => { if (d.uri.scheme === SCHEME) this.served.delete(d.uri.toString()) }),
@@ -69,7 +73,7 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider, vsco
     }
     const leaf = entry.node
     if (leaf.output_sha256 !== null && !this.fullOutputs.has(leaf.id)) this.fetchInBackground(leaf.id)
-    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null })
+    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null, peerLabel: this.peerLabel })
   }
 
   private goal (id: string): GoalView | undefined {
