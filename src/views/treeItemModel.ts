@@ -217,7 +217,8 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap · ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
-  else if (leaf.status === 'blocked') description = `blocked: ${leaf.blocked_by ?? 'a dependency failed'}`
+  // The reason quotes the dependency's text: without the demo label, as its own row shows it.
+  else if (leaf.status === 'blocked') description = `blocked: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN §5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   return {

@@ -134,6 +134,8 @@ describe('plan tree items (views)', () => {
     const answer = { ...leaf(root, 'Book flights'), text: 'Final answer: Plan a two-week trip to Japan', output: '**[demo output]** Synthetic combination of the parts' }
     assert.equal(leafItem(answer, { answer: true, peerNames: names }).description, 'done · local-executor-1 · demo')
     assert.equal(leafItem({ ...answer, output: 'Fly to NRT.' }, { answer: true, peerNames: names }).description, 'done · local-executor-1')
+    const blocked = { ...demo, status: 'blocked' as const, executor: null, blocked_by: 'dependency "[demo output] Pick the dates — Plan a two-week trip to Japan" failed' }
+    assert.equal(leafItem(blocked).description, 'blocked: dependency "Pick the dates — Plan a two-week trip to Japan" failed · demo')
     const sub = goalItem({ ...(byText(root, 'Plan Tokyo days') as GoalView), text: '[demo output] Draft a plan — Plan a two-week trip to Japan' }, { parentText: root.text })
     assert.deepEqual([sub.label, sub.description], ['Draft a plan', '0/2 done · 0.75 · demo'])
   })
