@@ -96,7 +96,7 @@ class GoalSwarmExtension extends Disposable {
     this._register(this.peers.main.onEnvelopes((envs) => this.model.addEnvelopes(envs)))
 
     const planLog = this.log.for('results')
-    this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m)))
+    this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m), (p) => this.view.provider.peerLabel(p)))
     this._register(vscode.workspace.registerFileSystemProvider(SCHEME, this.results, { isCaseSensitive: true, isReadonly: true }))
     this._register(new ExtensionCommands({
       log: this.log,

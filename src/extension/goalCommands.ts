@@ -5,8 +5,7 @@
 import * as vscode from 'vscode'
 import { goalTextProblem, TEXT_MAX_CHARS } from '../plan/protocol/limits'
 import { firstLine, textLength } from '../plan/protocol/text'
-import { failedGoals } from '../plan/read/report'
-import { costSummary } from '../plan/state/planCost'
+import { planFinishedMessage, progressMessage, progressPercent } from '../views/messages'
 import { planProgress, type GoalView } from '../plan/state/tree'
 import { Commands } from './commandIds'
 import { CommandFeature, type CommandDeps } from './commandRegistry'
@@ -117,14 +116,10 @@ export class GoalCommands extends CommandFeature {
       const check = (): void => {
         const root = this.d.model.roots().find((r) => r.id === goalId)
         if (root === undefined) { progress.report({ message: 'publishing…' }); return }
-        const p = planProgress(root)
-        const pct = p.leaves === 0 ? 0 : Math.floor((100 * (p.done + p.failed)) / p.leaves)
-        progress.report({
-          message: p.leaves === 0 ? 'decomposing…' : `${p.done}/${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.capability_gap > 0 ? `, ${p.capability_gap} waiting for a capability` : ''}`,
-          increment: Math.max(0, pct - reported)
-        })
+        const pct = progressPercent(root)
+        progress.report({ message: progressMessage(root), increment: Math.max(0, pct - reported) })
         reported = Math.max(reported, pct)
-        if (p.complete) { finish(); resolve(root) }
+        if (planProgress(root).complete) { finish(); resolve(root) }
       }
       const sub = this.d.model.onDidChange(check)
       const cancel = token.onCancellationRequested(() => {
@@ -138,19 +133,12 @@ export class GoalCommands extends CommandFeature {
     }))
     if (done === undefined) return
     if (done.plan !== undefined && done.plan.state !== 'running') {
-      const p = planProgress(done)
-      // A plan stopped before its goal was split has no prompts: say that, not "0 of 0 done".
-      const parts = p.leaves === 0 ? 'before the goal was split, no part of it was run' : `${p.done} of ${p.leaves} prompts done`
-      void vscode.window.showInformationMessage(`Goal Swarm: plan ${done.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}, ${parts} (${costSummary(done.plan)}).`, 'Export Plan').then((a) => {
+      void vscode.window.showInformationMessage(planFinishedMessage(done), 'Export Plan').then((a) => {
         if (a === 'Export Plan') void vscode.commands.executeCommand(Commands.exportPlan, goalId)
       })
       return
     }
-    const p = planProgress(done)
-    const unsplit = failedGoals(done)
-    const a = await vscode.window.showInformationMessage(
-      `Goal Swarm: plan complete, ${p.done} of ${p.leaves} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}` +
-      `${unsplit > 0 ? `, ${unsplit} goal${unsplit === 1 ? '' : 's'} could not be split` : ''}.`, 'Export Plan')
+    const a = await vscode.window.showInformationMessage(planFinishedMessage(done), 'Export Plan')
     if (a === 'Export Plan') await vscode.commands.executeCommand(Commands.exportPlan, goalId)
   }
 }

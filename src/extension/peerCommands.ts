@@ -10,6 +10,15 @@ import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { ReadyInfo } from './peerProcess'
 import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize } from './peers'
 import { recordStarted } from './restore'
+import { leavesOf } from '../views/planModel'
+import { stoppedContributingMessage } from '../views/messages'
+import type { SynthesisView, TreeNode } from '../plan/state/tree'
+
+/** Every synthesis task in a tree (a goal's parts combined), depth first. */
+function walkSyntheses (n: TreeNode): SynthesisView[] {
+  if (n.kind === 'leaf') return []
+  return [...(n.synthesis === null ? [] : [n.synthesis]), ...n.children.flatMap(walkSyntheses)]
+}
 import { effectiveProvider, Keys } from './settings'
 
 const CAPABILITY_HELP: Record<Capability, string> = {
@@ -79,9 +88,28 @@ export class PeerCommands extends CommandFeature {
     return info
   }
 
-  async stopContributing (): Promise<void> {
+  /**
+   * Stops the contributed executor and says so, with how many prompts it ran in the plans this
+   * editor holds. @returns that count (null when none ran or its PeerId was never known)
+   */
+  async stopContributing (): Promise<number | null> {
+    const peer = this.d.peers.contributor
+    const id = peer?.ready?.peerId
     await this.d.peers.stopContributing()
     await recordStarted(this.d.state, { contributor: undefined })
+    const ran = id === undefined ? null : this.promptsRunBy(id)
+    void vscode.window.showInformationMessage(stoppedContributingMessage(peer !== undefined, ran))
+    return ran
+  }
+
+  /** Prompts and final answers `peerId` executed (done or failed) in the plans this editor holds. */
+  private promptsRunBy (peerId: string): number {
+    let n = 0
+    for (const r of this.d.model.roots()) {
+      const tasks = [...leavesOf(r), ...walkSyntheses(r)]
+      n += tasks.filter((t) => t.executor === peerId).length
+    }
+    return n
   }
 
   /**

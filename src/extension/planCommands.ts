@@ -6,10 +6,14 @@
 import * as vscode from 'vscode'
 import { planProgress, type GoalView } from '../plan/state/tree'
 import { firstLine } from '../plan/protocol/text'
-import { slug } from '../views/format'
+import { goalName, nothingToCancelMessage, planFileName, planPickDescription } from '../views/messages'
+import { PeerClientError } from '../peer/ipc/parent'
 import { planJson, planMarkdown } from '../views/planExport'
 import { answerLeaf, leavesOf } from '../views/planModel'
 import { Commands } from './commandIds'
+
+/** A command's row left the plan (a redraw raced the click). */
+const GONE = 'that row is no longer in the plan; pick the plan again in the Plan view'
 import { defaultFile, errorMessage, nodeIdOf, CommandFeature, writeUri, type CommandDeps } from './commandRegistry'
 
 export class PlanCommands extends CommandFeature {
@@ -24,21 +28,23 @@ export class PlanCommands extends CommandFeature {
   }
 
   /**
-   * Exports a goal's plan (the goal clicked, or a root picked) as Markdown or JSON.
+   * Exports a plan as Markdown or JSON: the plan of the row clicked or selected (whatever its
+   * kind: goal, prompt or final answer), or a root picked.
    * @returns the written URI
+   * @throws Error when the row is no longer in the plan
    */
   async exportPlan (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }): Promise<string | undefined> {
     let goal: GoalView | undefined
     const id = nodeIdOf(arg)
     if (id !== undefined) {
-      goal = this.goalById(id)
-      if (goal === undefined) throw new Error(`no goal ${id} in the plan`)
+      goal = this.rootOf(id)
+      if (goal === undefined) throw new Error(GONE)
     } else {
       const roots = this.d.model.roots()
       if (roots.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no plan to export yet.'); return undefined }
       goal = roots.length === 1
         ? roots[0]
-        : (await vscode.window.showQuickPick(roots.map((r) => ({ label: firstLine(r.text, 100), description: r.status, goal: r })), { title: 'Export Plan' }))?.goal
+        : (await vscode.window.showQuickPick(roots.map((r) => ({ label: firstLine(r.text, 100), description: planPickDescription(r), goal: r })), { title: 'Export Plan' }))?.goal
       if (goal === undefined) return undefined
     }
     let format = opts?.format
@@ -59,14 +65,14 @@ export class PlanCommands extends CommandFeature {
     const ext = format === 'json' ? 'json' : 'md'
     const uri = opts?.target ?? await vscode.window.showSaveDialog({
       title: 'Export Plan',
-      defaultUri: defaultFile(`plan-${slug(goal.text)}.${ext}`),
+      defaultUri: defaultFile(planFileName(goal.text, ext)),
       filters: format === 'json' ? { JSON: ['json'] } : { Markdown: ['md'] }
     })
     if (uri === undefined) return undefined
     await writeUri(uri, text)
     this.log.info(`exported plan ${goal.id} (${format}) to ${uri.toString()}`)
     if (opts?.target === undefined) {
-      void vscode.window.showInformationMessage(`Goal Swarm: plan exported to ${vscode.workspace.asRelativePath(uri)}.`, 'Open').then((a) => {
+      void vscode.window.showInformationMessage(`Goal Swarm: plan ${goalName(goal.text)} exported to ${vscode.workspace.asRelativePath(uri)}.`, 'Open').then((a) => {
         if (a === 'Open') void vscode.window.showTextDocument(uri)
       })
     }
@@ -98,23 +104,25 @@ export class PlanCommands extends CommandFeature {
   /**
    * Cancel Plan (DESIGN §13): publishes the cancel of a root goal's plan through this editor's
    * main peer, which must be the goal's origin (other peers drop anyone else's cancel). Asks to
-   * confirm unless `opts.confirm` is false. @returns the goal id, or undefined when not confirmed
-   * @throws Error for a subgoal, a plan already stopped, or a goal this editor did not submit
+   * confirm unless `opts.confirm` is false. A plan that is over already (complete, cancelled,
+   * stopped at its budget) is not an error: an information message says so, naming it.
+   * @returns the goal id, or undefined when not confirmed or nothing was left to cancel
+   * @throws Error for a row no longer in the plan or a goal this editor did not submit
    */
   async cancelPlan (arg?: unknown, opts?: { confirm?: boolean }): Promise<string | undefined> {
     const id = nodeIdOf(arg)
     let root: GoalView | undefined
     if (id !== undefined) {
-      const entry = this.d.model.find(id)
-      root = entry === undefined ? undefined : this.goalById(entry.rootId)
-      if (root === undefined) throw new Error(`no goal ${id} in the plan`)
+      root = this.rootOf(id)
+      if (root === undefined) throw new Error(GONE)
     } else {
       const running = this.d.model.roots().filter((r) => r.plan?.state === 'running' && !planProgress(r).complete)
       if (running.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no running plan to cancel.'); return undefined }
-      root = (await vscode.window.showQuickPick(running.map((r) => ({ label: firstLine(r.text, 100), description: r.id, goal: r })), { title: 'Cancel Plan' }))?.goal
+      root = (await vscode.window.showQuickPick(running.map((r) => ({ label: firstLine(r.text, 100), description: planPickDescription(r), goal: r })), { title: 'Cancel Plan' }))?.goal
       if (root === undefined) return undefined
     }
-    if (root.plan !== undefined && root.plan.state !== 'running') throw new Error(`the plan of "${firstLine(root.text, 60)}" is already ${root.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'}`)
+    const over = nothingToCancelMessage(root, planProgress(root).complete)
+    if (over !== null) { void vscode.window.showInformationMessage(over); return undefined }
     if (opts?.confirm !== false) {
       const yes = 'Cancel Plan'
       const a = await vscode.window.showWarningMessage(`Cancel the plan "${firstLine(root.text, 80)}"? Every peer stops its work on it; this cannot be undone.`, { modal: true }, yes)
@@ -122,13 +130,22 @@ export class PlanCommands extends CommandFeature {
     }
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer is not running: start it to cancel a plan')
-    await proc.cancelGoal(root.id, 'cancelled from the editor')
+    try {
+      await proc.cancelGoal(root.id, 'cancelled from the editor')
+    } catch (err) {
+      // The plan finished after this editor's tree last showed it running.
+      if (!(err instanceof PeerClientError && err.refusal === 'plan_complete')) throw err
+      void vscode.window.showInformationMessage(nothingToCancelMessage(root, true) ?? '')
+      return undefined
+    }
     this.log.info(`cancelled plan ${root.id}: ${firstLine(root.text, 100)}`)
     return root.id
   }
 
-  private goalById (id: string): GoalView | undefined {
-    const n = this.d.model.find(id)?.node
+  /** The root goal of any row's id (goal, prompt or final answer). */
+  private rootOf (id: string): GoalView | undefined {
+    const rootId = this.d.model.find(id)?.rootId
+    const n = rootId === undefined ? undefined : this.d.model.find(rootId)?.node
     return n?.kind === 'goal' ? n : undefined
   }
 }

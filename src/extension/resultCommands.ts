@@ -5,7 +5,9 @@
 import * as vscode from 'vscode'
 import type { LeafView } from '../plan/state/tree'
 import { firstLine } from '../plan/protocol/text'
-import { slug } from '../views/format'
+import { slug, STATUS_LABEL } from '../views/format'
+import { goalName } from '../views/messages'
+import { withoutDemoLabel } from '../plan/protocol/demoLabel'
 import { leavesOf } from '../views/planModel'
 import { lineageOf, resultMarkdown } from '../views/resultText'
 import { SCHEME } from '../views/resultUri'
@@ -61,10 +63,10 @@ export class ResultCommands extends CommandFeature {
     const leaf = this.leafArg(arg) ?? await this.pickLeaf('Save Result As...', true)
     if (leaf === undefined) return undefined
     const full = await this.d.results.fullOutput(leaf)
-    const text = resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goalById(id)), fullOutput: full })
+    const text = resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goalById(id)), fullOutput: full, peerLabel: (p) => this.d.view.provider.peerLabel(p) })
     const uri = target ?? await vscode.window.showSaveDialog({
       title: 'Save Result As',
-      defaultUri: defaultFile(`${slug(leaf.text)}.md`),
+      defaultUri: defaultFile(`${slug(withoutDemoLabel(leaf.text))}.md`),
       filters: { Markdown: ['md'], 'All files': ['*'] }
     })
     if (uri === undefined) return undefined
@@ -87,7 +89,8 @@ export class ResultCommands extends CommandFeature {
     const id = nodeIdOf(arg)
     if (id === undefined) return undefined
     const n = this.d.model.find(id)?.node
-    if (n?.kind !== 'leaf') throw new Error(`no prompt ${id} in the plan`)
+    if (n === undefined) throw new Error('that prompt is no longer in the plan')
+    if (n.kind !== 'leaf') throw new Error(`${goalName(n.text)} is a goal, not a prompt: pick one of its prompts`)
     return n
   }
 
@@ -97,7 +100,7 @@ export class ResultCommands extends CommandFeature {
       void vscode.window.showInformationMessage(onlyWithResult ? 'Goal Swarm: no results yet.' : 'Goal Swarm: no prompts in the plan yet.')
       return undefined
     }
-    const picked = await vscode.window.showQuickPick(leaves.map((l) => ({ label: firstLine(l.text, 100), description: l.status, leaf: l })), { title, matchOnDescription: true })
+    const picked = await vscode.window.showQuickPick(leaves.map((l) => ({ label: firstLine(withoutDemoLabel(l.text), 100), description: STATUS_LABEL[l.status] ?? l.status, leaf: l })), { title, matchOnDescription: true })
     return picked?.leaf
   }
 

@@ -17,7 +17,7 @@ import { announcedNames } from '../plan/state/peerNames'
 import type { GoalView, TreeNode } from '../plan/state/tree'
 import type { PlanModel } from './planModel'
 import { DEFAULT_ACCEPTANCE } from '../plan/protocol/acceptance'
-import { planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
+import { peerLabel, planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
 const SETTLE_MS = 100
@@ -248,11 +248,21 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   /** The pure item model of a node, as getTreeItem renders it. */
   protected itemModel (node: TreeNode): PlanItemModel {
     const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: this.model.find(node.id)?.answer === true })
+    const entry = this.model.find(node.id)
+    const parentText = entry?.parentId == null ? undefined : this.model.find(entry.parentId)?.node.text
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: entry?.answer === true, parentText })
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()
   private announced: { size: number, local: ReadonlyMap<string, string>, names: ReadonlyMap<string, string> } | undefined
+
+  /**
+   * A peer as the rows name it (treeItemModel.ts peerLabel with this view's names): "this
+   * editor", "local-executor-1", an announced name, else `…<suffix>` of its PeerId.
+   */
+  peerLabel (peerId: string): string {
+    return peerLabel(peerId, { peerNames: this.names() })
+  }
 
   /** Names announced in the swarm (CapabilityAnnounce.name), overridden by this editor's own peers' names; cached while the state does not grow. */
   private names (): ReadonlyMap<string, string> {

@@ -32,7 +32,11 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
   private readonly subs: { dispose(): void }[]
   private readonly encoder = new TextEncoder()
 
-  constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void) {
+  /**
+   * @param peerLabel a peer as the Plan view names it (PlanTreeProvider.peerLabel), for the
+   *   executor in a document's header
+   */
+  constructor (private readonly model: PlanModel, private readonly fetchOutput: OutputFetcher, private readonly log: (msg: string) => void, private readonly peerLabel: (peerId: string) => string = String) {
     this.subs = [model.onDidChange(() => this.update())]
   }
 
@@ -98,7 +102,7 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
     }
     const leaf = entry.node
     if (leaf.output_sha256 !== null && !this.fullOutputs.has(leaf.id)) this.fetchInBackground(leaf.id)
-    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null })
+    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null, peerLabel: this.peerLabel })
   }
 
   private goal (id: string): GoalView | undefined {

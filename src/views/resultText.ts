@@ -12,6 +12,8 @@ export interface ResultTextInput {
   lineage: string[]
   /** The full output when it travelled as a blob and has been fetched; else null. */
   fullOutput: string | null
+  /** A peer as the Plan view names it (PlanTreeProvider.peerLabel); default: its PeerId. */
+  peerLabel?: (peerId: string) => string
 }
 
 /** Blockquotes a multi-line text. */
@@ -20,13 +22,13 @@ function quote (text: string): string {
 }
 
 /** The whole document text for one leaf. */
-export function resultMarkdown ({ leaf, lineage, fullOutput }: ResultTextInput): string {
+export function resultMarkdown ({ leaf, lineage, fullOutput, peerLabel = String }: ResultTextInput): string {
   const out: string[] = []
   out.push(`# ${firstLine(leaf.text, 100)}`, '')
   out.push('**Prompt**', '', quote(leaf.text), '')
   if (lineage.length > 0) out.push(`**Goal:** ${lineage.join(' › ')}`, '')
   out.push(`| Status | Capability | Executor | Node |`, `|---|---|---|---|`)
-  out.push(`| ${STATUS_LABEL[leaf.status] ?? leaf.status} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${leaf.executor}\``} | \`${leaf.id}\` |`, '')
+  out.push(`| ${STATUS_LABEL[leaf.status] ?? leaf.status} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${peerLabel(leaf.executor)}\``} | \`${leaf.id}\` |`, '')
   out.push('---', '')
   const output = fullOutput ?? leaf.output
   switch (leaf.status) {
@@ -38,7 +40,7 @@ export function resultMarkdown ({ leaf, lineage, fullOutput }: ResultTextInput):
       out.push('**Execution failed.**', '', output ?? '')
       break
     case 'claimed':
-      out.push(`_Running on ${leaf.claimer ?? 'an executor'}. This document updates when the result arrives._`)
+      out.push(`_Running on ${leaf.claimer === null ? 'an executor' : peerLabel(leaf.claimer)}. This document updates when the result arrives._`)
       break
     case 'pending_execution':
       out.push('_Waiting for an executor to claim this prompt. This document updates when the result arrives._')

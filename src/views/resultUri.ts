@@ -4,12 +4,13 @@
  * short title; when two leaves share it, VS Code adds the differing folder (the node id).
  */
 import { firstLine } from '../plan/protocol/text'
+import { withoutDemoLabel } from '../plan/protocol/demoLabel'
 
 export const SCHEME = 'goal-swarm'
 
-/** The leaf's short title as a file name: its first line, at most 40 characters, no path or reserved characters. */
+/** The leaf's short title as a file name: its first line without the demo label, at most 40 characters, no path or reserved characters. */
 export function resultTitle (text: string): string {
-  const t = firstLine(text, 40).replace(/[/\\:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim()
+  const t = firstLine(withoutDemoLabel(text), 40).replace(/[/\\:*?"<>|\u0000-\u001f]+/g, ' ').replace(/\s+/g, ' ').trim()
   return t === '' ? 'result' : t
 }
 

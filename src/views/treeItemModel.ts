@@ -9,11 +9,12 @@
  */
 import { holdLimitText } from '../plan/state/holdLimit'
 import { modelWaitText } from '../plan/state/modelWait'
-import { planProgress, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/state/tree'
+import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/state/tree'
 import { peerSuffix } from '../plan/state/peerNames'
 import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
 import { clipLabel, firstLine } from '../plan/protocol/text'
 import { costMarkdown } from '../plan/state/planCost'
+import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
 /** A codicon id and an optional theme color id. */
 export interface IconModel { id: string, color?: string }
@@ -66,36 +67,77 @@ export const ANSWER_DONE_ICON: IconModel = { id: 'lightbulb', color: 'testing.ic
  * levels deep has some 230 px for label and description) a longer label pushes the description,
  * which starts with the status, out of sight. The tooltip and the result keep the whole text.
  */
-export const LABEL_MAX = 32
+export const LABEL_MAX = 24
+
+/** Marks the description of a row whose text the offline demo model wrote (its label is left out of the row's label). */
+export const DEMO_MARK = 'demo'
+
+/**
+ * A row's label: the first line of `text` without the demo model's label, and without a tail
+ * that repeats the parent goal's text (" — <parent>": the parent's row sits just above it),
+ * clipped to LABEL_MAX characters.
+ */
+export function rowLabel (text: string, parentText?: string): string {
+  let t = withoutDemoLabel(text.split(/\r?\n/, 1)[0] ?? '')
+  const parent = parentText === undefined ? '' : withoutDemoLabel(parentText.split(/\r?\n/, 1)[0] ?? '').trim()
+  for (const sep of [' — ', ' - ']) {
+    if (parent !== '' && t.endsWith(sep + parent) && t.length > sep.length + parent.length) { t = t.slice(0, t.length - sep.length - parent.length); break }
+  }
+  return firstLine(t.trim(), LABEL_MAX)
+}
+
+/** true when the offline demo model wrote the node's text, or (a final answer) its result. */
+function isDemo (node: Pick<LeafView, 'text'> & { output?: string | null }): boolean {
+  return isDemoText(node.text) || (node.output ?? '').slice(0, 200).includes(DEMO_LABEL)
+}
+
+/** `description` with the demo mark at its end when the node is the demo model's. */
+function withDemoMark (description: string, demo: boolean): string {
+  return demo ? `${description} · ${DEMO_MARK}` : description
+}
+
+/** Tooltip line of a row the demo model wrote. */
+const DEMO_HELP = '_Synthetic text from the offline demo model: no LLM was called._'
 
 function code (s: string): string {
   return '`' + s.replace(/`/g, '') + '`'
 }
 
 /**
- * Progress of the prompts under a goal, status first so it stays visible at the default side
- * bar width: "4/9 done", then failed and capability-gap counts when there are any.
+ * Progress of the prompt rows under a goal (promptCounts), status first so it stays visible at
+ * the default side bar width: "4/9 done", then the failed, capability-gap, blocked and stopped
+ * counts when there are any. The rest of the total is still to run.
+ * @param stoppedAs what stopped rows are called: "over budget" or "cancelled" (by the plan's
+ *   state); null leaves them out, for a row that names the stop before the summary
  */
-export function goalSummary (goal: GoalView): string {
-  const p = planProgress(goal)
-  const parts = [`${p.done}/${p.leaves} done`]
+export function goalSummary (goal: GoalView, stoppedAs: string | null = 'stopped'): string {
+  const p = promptCounts(goal)
+  const parts = [`${p.done}/${p.total} done`]
   if (p.failed > 0) parts.push(`${p.failed} failed`)
   if (p.capability_gap > 0) parts.push(`${p.capability_gap} gap`)
-  if (p.stopped > 0) parts.push(`${p.stopped} ${goal.plan?.state === 'budget_reached' ? 'over budget' : 'cancelled'}`)
+  if (p.blocked > 0) parts.push(`${p.blocked} blocked`)
+  if (p.stopped > 0 && stoppedAs !== null) parts.push(`${p.stopped} ${stoppedAs}`)
   return parts.join(' · ')
 }
 
+/** What the stopped rows of a plan are called in summaries: "over budget", "cancelled". */
+function stoppedAs (plan: GoalView['plan']): string {
+  return plan?.state === 'budget_reached' ? 'over budget' : 'cancelled'
+}
+
 /**
- * Goal description: a decomposed goal shows its children's progress (goalSummary) and the
- * accepted score, marked "fallback" when the timeout fallback chose the split instead of a
- * quorum (DESIGN §3); other goals show their status.
+ * Goal description: a decomposed goal shows its prompts' progress (goalSummary); a subgoal then
+ * its accepted score, marked "fallback" when the timeout fallback chose the split instead of a
+ * quorum (DESIGN §3), while a root leaves the score to its tooltip (goalItem adds the time it
+ * was submitted). Other goals show their status. A stopped plan's root names the stop first,
+ * and the rows it stopped are the rest of the count ("budget reached · 1/3 done").
  */
 export function goalDescription (goal: GoalView): string {
   // A stopped plan says so on its root row, whatever the root's own status.
   const stopped = goal.plan !== undefined && goal.plan.state !== 'running' ? STATUS_LABEL[goal.plan.state] : undefined
   if (goal.status !== 'decomposed' || goal.accepted === null) return stopped ?? STATUS_LABEL[goal.status] ?? goal.status
-  const how = goal.accepted.fallback ? ' fallback' : ''
-  return `${stopped === undefined ? '' : `${stopped} · `}${goalSummary(goal)} · ${formatScore(goal.accepted.final_score)}${how}`
+  if (goal.parent_id === null) return stopped === undefined ? goalSummary(goal) : `${stopped} · ${goalSummary(goal, null)}`
+  return `${goalSummary(goal, stoppedAs(goal.plan))} · ${formatScore(goal.accepted.final_score)}${goal.accepted.fallback ? ' fallback' : ''}`
 }
 
 /** The tree item of a goal (root or composite subgoal). */
@@ -103,8 +145,8 @@ export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel 
   const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
   return {
     id: goal.id,
-    label: firstLine(goal.text, LABEL_MAX),
-    description: goalDescription(goal) + (when === '' ? '' : ` · ${when}`),
+    label: rowLabel(goal.text, ctx.parentText),
+    description: withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text)),
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal, ctx),
     // `.stopped` marks a root whose plan is cancelled or at its budget: Cancel Plan is hidden there.
@@ -136,6 +178,8 @@ export interface ItemContext {
   peerNames?: ReadonlyMap<string, string>
   /** The node is a root goal's final answer (its synthesis, planModel.ts answerLeaf). */
   answer?: boolean
+  /** The text of the node's parent goal: a label does not repeat it (rowLabel). */
+  parentText?: string
 }
 
 /** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
@@ -173,13 +217,14 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap · ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
   else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
-  else if (leaf.status === 'blocked') description = `blocked: ${leaf.blocked_by ?? 'a dependency failed'}`
+  // The reason quotes the dependency's text: without the demo label, as its own row shows it.
+  else if (leaf.status === 'blocked') description = `blocked: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN §5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   return {
     id: leaf.id,
-    label: ctx.answer === true ? 'Final answer' : firstLine(leaf.text, LABEL_MAX),
-    description,
+    label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText),
+    description: withDemoMark(description, isDemo(leaf)),
     icon: ctx.answer === true && leaf.status === 'done' ? ANSWER_DONE_ICON : LEAF_ICONS[leaf.status],
     tooltip: leafTooltip(leaf, ctx),
     contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,
@@ -199,7 +244,8 @@ export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel 
 export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []
   out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
-  if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal)}`, '')
+  if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal, stoppedAs(goal.plan))}`, '')
+  if (isDemoText(goal.text)) out.push(DEMO_HELP, '')
   const a = goal.accepted
   if (a !== null) {
     const how = a.fallback ? 'by timeout fallback (best mean)' : `by quorum of ${a.confirming_scores.length}`
@@ -264,6 +310,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   out.push(`**${ctx.answer === true ? 'Final answer' : 'Prompt'}** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
   const help = ctx.answer === true ? ANSWER_HELP : LEAF_STATUS_HELP[leaf.status]
   out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : help}_`, '')
+  if (isDemo(leaf)) out.push(DEMO_HELP, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.status === 'waiting') out.push(`- Waiting on: ${leaf.waiting_on.map(code).join(', ')}`)
   if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)

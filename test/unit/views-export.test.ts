@@ -143,6 +143,19 @@ describe('result documents (views)', () => {
     assert.ok(md.endsWith('**Execution failed.**\n\nrate limited\n'))
   })
 
+  it('the executor is named as the Plan view names it, also while it runs the prompt', () => {
+    const names = new Map([['peer-ex-1', 'local-executor-1']])
+    const peerLabel = (p: string): string => names.get(p) ?? p
+    const md = resultMarkdown({ leaf: flights, lineage: [], fullOutput: null, peerLabel })
+    assert.ok(md.includes(`| done | \`can_write_text\` | \`local-executor-1\` | \`${flights.id}\` |`), md)
+    const running = resultMarkdown({ leaf: { ...day1, status: 'claimed', claimer: 'peer-ex-1' }, lineage: [], fullOutput: null, peerLabel })
+    assert.ok(running.endsWith('_Running on local-executor-1. This document updates when the result arrives._\n'), running)
+  })
+
+  it('a demo-model prompt\'s tab title leaves out the demo label', () => {
+    assert.equal(resultPath(flights.id, '[demo output] Research the options — Plan a two-week trip to Japan'), `/result/${flights.id}/Research the options — Plan a two-week ….md`)
+  })
+
   it('result URIs carry the node id and the leaf\'s short title as the tab title', () => {
     const p = resultPath(flights.id, 'Book flights: NRT → KIX!')
     assert.equal(p, `/result/${flights.id}/Book flights NRT → KIX!.md`)

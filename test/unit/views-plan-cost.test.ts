@@ -93,7 +93,9 @@ describe('cost view (DESIGN §13)', () => {
     const { root } = costedPlan({ max_calls: 11 })
     assert.equal(root.plan!.state, 'budget_reached')
     const item = goalItem(root)
-    assert.match(item.description, /^budget reached · 1\/4 done · /)
+    // The stop first; the three rows it held back are the rest of the count.
+    assert.equal(item.description, 'budget reached · 1/4 done')
+    assert.match(item.tooltip, /\nPrompts: 1\/4 done · 3 over budget\n/)
     assert.equal(item.contextValue, 'goal.decomposed.stopped.root')
     assert.match(item.tooltip, /\*\*Budget reached: 11\/11 calls, 13300 tokens; no new model work starts\*\*/)
     const pending = leaves(root).filter((l) => l.status === 'budget_reached')

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../src/plan/state/tree'
+import { buildTree, promptCounts, type GoalView, type LeafView, type TreeNode } from '../../src/plan/state/tree'
 import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/plan/state/peerNames'
-import { goalItem, LABEL_MAX, leafItem, planItem, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
+import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
-import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, cancel, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
   return buildTree(new PlanState(envelopes), { nowUs })
@@ -34,8 +34,9 @@ describe('plan tree items (views)', () => {
   it('a decomposed root: content id, text, its prompts\' progress (done, gaps) with the accepted score, expanded', () => {
     const item = goalItem(root)
     assert.equal(item.id, plan.root.goal_id)
-    assert.equal(item.label, 'Plan a two-week trip to Japan')
-    assert.equal(item.description, '1/4 done · 1 gap · 0.75')
+    // LABEL_MAX characters, so "1/4 done" stays in sight at the default side bar width.
+    assert.equal(item.label, 'Plan a two-week trip to…')
+    assert.equal(item.description, '1/4 done · 1 gap')
     assert.match(item.tooltip, /\nPrompts: 1\/4 done · 1 gap\n/)
     assert.deepEqual(item.icon, { id: 'type-hierarchy-sub', color: 'charts.blue' })
     assert.equal(item.contextValue, 'goal.decomposed.root')
@@ -113,6 +114,58 @@ describe('plan tree items (views)', () => {
     assert.ok(LABEL_MAX <= 32, 'a label leaves room for the status at the default side bar width')
   })
 
+  it('a demo-model row: its label drops the demo label and the parent\'s text it repeats, the description ends with the demo mark', () => {
+    const names = new Map([['peer-ex-1', 'local-executor-1']])
+    const demo = { ...leaf(root, 'Book flights'), text: '[demo output] Research the options — Plan a two-week trip to Japan' }
+    const item = leafItem(demo, { peerNames: names, parentText: root.text })
+    assert.equal(item.label, 'Research the options')
+    assert.equal(item.description, `done · local-executor-1 · ${DEMO_MARK}`)
+    assert.equal(item.description, 'done · local-executor-1 · demo')
+    assert.ok(item.tooltip.includes(escapeMarkdown(demo.text)), 'the tooltip keeps the whole text')
+    assert.match(item.tooltip, /_Synthetic text from the offline demo model: no LLM was called\._/)
+    // Deeper: the parent is a demo subgoal itself; the longest step name just fits.
+    assert.equal(rowLabel('[demo output] Estimate time and budget — Draft a plan — Plan a two-week trip to Japan', '[demo output] Draft a plan — Plan a two-week trip to Japan'), 'Estimate time and budget')
+    // Without the parent's text only the demo label goes; a text that is only the parent's stays.
+    assert.equal(rowLabel('[demo output] Research the options — Plan a two-week trip to Japan'), 'Research the options — …')
+    assert.equal(rowLabel('Plan Kyoto', 'Plan Kyoto'), 'Plan Kyoto')
+    const pending = leafItem({ ...leaf(root, 'Day 1: Asakusa and Ueno'), text: '[demo output] Draft a plan — Plan Tokyo days' }, { parentText: 'Plan Tokyo days' })
+    assert.deepEqual([pending.label, pending.description], ['Draft a plan', 'pending · demo'])
+    // A final answer whose result the demo model wrote carries the mark too; a real one does not.
+    const answer = { ...leaf(root, 'Book flights'), text: 'Final answer: Plan a two-week trip to Japan', output: '**[demo output]** Synthetic combination of the parts' }
+    assert.equal(leafItem(answer, { answer: true, peerNames: names }).description, 'done · local-executor-1 · demo')
+    assert.equal(leafItem({ ...answer, output: 'Fly to NRT.' }, { answer: true, peerNames: names }).description, 'done · local-executor-1')
+    const blocked = { ...demo, status: 'blocked' as const, executor: null, blocked_by: 'dependency "[demo output] Pick the dates — Plan a two-week trip to Japan" failed' }
+    assert.equal(leafItem(blocked).description, 'blocked: dependency "Pick the dates — Plan a two-week trip to Japan" failed · demo')
+    const sub = goalItem({ ...(byText(root, 'Plan Tokyo days') as GoalView), text: '[demo output] Draft a plan — Plan a two-week trip to Japan' }, { parentText: root.text })
+    assert.deepEqual([sub.label, sub.description], ['Draft a plan', '0/2 done · 0.75 · demo'])
+  })
+
+  it('goal summaries count every prompt row: a subgoal stopped before its split is one row (cancel and budget)', () => {
+    // The Tokyo subgoal never gets a split: its proposal, votes, split and prompts are left out.
+    const unsplit = plan.envelopes.filter((e) => e.kind === 'goal' || (e.body as { goal_id?: string }).goal_id !== plan.tokyo.goal_id)
+    const [running] = tree(unsplit, plan.nowUs)
+    assert.ok(running)
+    assert.equal(byText(running, 'Plan Tokyo days').status, 'pending_decomposition')
+    assert.deepEqual(promptCounts(running), { total: 3, done: 1, failed: 0, capability_gap: 1, running: 0, pending: 1, waiting: 0, blocked: 0, stopped: 0 })
+    assert.equal(goalItem(running).description, '1/3 done · 1 gap')
+
+    const [cancelled] = tree([...unsplit, envelopeOf('cancel', cancel(plan.root, { at: T0 + sec(20) }))], plan.nowUs)
+    assert.ok(cancelled)
+    assert.deepEqual(['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'].map((t) => byText(cancelled, t).status), ['done', 'cancelled', 'cancelled'])
+    const item = goalItem(cancelled)
+    assert.equal(item.description, 'cancelled · 1/3 done')
+    assert.match(item.tooltip, /\nPrompts: 1\/3 done · 2 cancelled\n/)
+
+    const budget = unsplit.map((e): AnyEnvelope => e.kind === 'goal' && e.body.parent_id === null ? { ...e, body: { ...e.body, budget: { max_calls: 2 } } } : e.kind === 'proposal' ? { ...e, body: { ...e.body, usage: { calls: 1, input_tokens: 10, output_tokens: 10 } } } : e)
+    const [over] = tree(budget, plan.nowUs)
+    assert.ok(over)
+    assert.equal(over.plan?.state, 'budget_reached')
+    const rows = over.children.filter((c) => c.status !== 'superseded')
+    assert.deepEqual(rows.map((c) => c.status), ['done', 'budget_reached', 'budget_reached'])
+    assert.equal(goalItem(over).description, 'budget reached · 1/3 done')
+    assert.match(goalItem(over).tooltip, /\nPrompts: 1\/3 done · 2 over budget\n/)
+  })
+
   it('a label is cut between characters a reader sees: never inside an emoji, its skin tone or a flag', () => {
     // The cut after LABEL_MAX - 1 code points falls between 👍 and its skin tone modifier.
     const text = `${'x'.repeat(LABEL_MAX - 2)}👍🏽 and 🇯🇵 flags`
@@ -183,7 +236,7 @@ describe('plan tree items (views)', () => {
     assert.deepEqual(item.icon, { id: 'circle-slash', color: 'disabledForeground' })
     assert.equal(item.contextValue, 'leaf.superseded')
     // the winner keeps its place
-    assert.equal(goalItem(r).description, '1/4 done · 1 gap · 0.75')
+    assert.equal(goalItem(r).description, '1/4 done · 1 gap')
   })
 
   it('a goal nobody has split yet spins and says it waits for proposals; a failed one says who gave up', () => {
@@ -217,7 +270,9 @@ describe('plan tree items (views)', () => {
     // the split with its proposal and the two votes below the minimum score that it names
     const [r2] = tree([envelopeOf('goal', g), ...acceptedEnvelopes(a)], T0 + sec(60))
     assert.ok(r2)
-    assert.equal(goalItem(r2).description, '0/2 done · 2 gap · 0.53 fallback')
+    // A root leaves its score to the tooltip; a subgoal shows it, marked fallback (below).
+    assert.equal(goalItem(r2).description, '0/2 done · 2 gap')
+    assert.equal(goalDescription({ ...r2, parent_id: g.goal_id, depth: 1 }), '0/2 done · 2 gap · 0.53 fallback')
     assert.match(goalItem(r2).tooltip, /score \*\*0\.53\*\* by timeout fallback \(best mean\)/)
   })
 
@@ -263,7 +318,7 @@ describe('view text helpers', () => {
     const [root] = tree(plan.envelopes, plan.nowUs)
     assert.ok(root)
     const item = goalItem(root, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now })
-    assert.equal(item.description, '1/4 done · 1 gap · 0.75 · 09:05')
+    assert.equal(item.description, '1/4 done · 1 gap · 09:05')
     const tokyo = byText(root, 'Plan Tokyo days') as GoalView
     assert.equal(goalItem(tokyo, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now }).description, '0/2 done · 0.75', 'subgoals carry no time')
   })

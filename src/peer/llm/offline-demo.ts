@@ -32,10 +32,10 @@ import { clipLabel } from '../../plan/protocol/text'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
+import { DEMO_LABEL } from '../../plan/protocol/demoLabel'
 import { CODE_STEP, demoSynthesis, offersCode, proposedSubgoals, withCodeLeaf, withDependencies } from './offline-demo-plan'
 
-/** Every text the demo model writes starts with this label. */
-export const DEMO_LABEL = '[demo output]'
+export { DEMO_LABEL }
 
 const STEPS = [
   'Clarify the requirements', 'Research the options', 'Draft a plan', 'Estimate time and budget',

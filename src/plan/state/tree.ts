@@ -324,3 +324,51 @@ export function planProgress (root: GoalView): PlanProgress {
 export function treeHash (roots: readonly GoalView[]): string {
   return createHash('sha256').update(canonicalJson(roots)).digest('hex')
 }
+
+/**
+ * The prompt rows under a goal by the state they show: every non-superseded leaf, and every
+ * non-superseded subgoal that has no split (pending, failed, cancelled or held back by the
+ * budget), which stands in the tree as one row of its own. A decomposed subgoal counts through
+ * its children. `total` is the sum of the other counts, so a summary built from them adds up
+ * to the rows a user sees (the final answer row is not a prompt and is not counted).
+ */
+export interface PromptCounts {
+  total: number
+  done: number
+  failed: number
+  capability_gap: number
+  /** Claimed: an executor runs it. */
+  running: number
+  /** Pending execution, or a subgoal waiting for its split. */
+  pending: number
+  waiting: number
+  blocked: number
+  /** Cancelled or held back by the budget (DESIGN §13). */
+  stopped: number
+}
+
+/** Counts the prompt rows below `goal` (not the goal itself) by state; see PromptCounts. */
+export function promptCounts (goal: GoalView): PromptCounts {
+  const c: PromptCounts = { total: 0, done: 0, failed: 0, capability_gap: 0, running: 0, pending: 0, waiting: 0, blocked: 0, stopped: 0 }
+  const add = (k: Exclude<keyof PromptCounts, 'total'>): void => { c[k]++; c.total++ }
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'goal') {
+      if (n.status === 'decomposed') n.children.forEach(walk)
+      else add(n.status === 'pending_decomposition' ? 'pending' : n.status === 'failed' ? 'failed' : 'stopped')
+      return
+    }
+    switch (n.status) {
+      case 'done': add('done'); break
+      case 'failed': add('failed'); break
+      case 'capability_gap': add('capability_gap'); break
+      case 'claimed': add('running'); break
+      case 'pending_execution': add('pending'); break
+      case 'waiting': add('waiting'); break
+      case 'blocked': add('blocked'); break
+      case 'cancelled': case 'budget_reached': add('stopped'); break
+    }
+  }
+  goal.children.forEach(walk)
+  return c
+}

@@ -6,7 +6,7 @@ import * as path from 'node:path'
 import * as vscode from 'vscode'
 import { demoteHeadings, mdEscape } from '../../../src/plan/read/planMarkdown'
 import { resultTitle } from '../../../src/views/resultUri'
-import { api, ensurePlan, GOAL, leaves, rootById, until } from './helpers'
+import { api, ensurePlan, GOAL, leaves, rootById, until, withShownMessages } from './helpers'
 
 suite('Goal Swarm: results as documents, save, export, copy', () => {
   let dir = ''
@@ -29,7 +29,7 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
   }
 
   test('Open Result shows the result as a read-only Markdown document with the prompt and executor in a header', async () => {
-    const { leaf } = await doneLeaf()
+    const { a, leaf } = await doneLeaf()
     const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', leaf.id)
     assert.equal(vscode.Uri.parse(uri ?? '').path, `/result/${leaf.id}/${resultTitle(leaf.text)}.md`)
     // The tab reads as the prompt's short title.
@@ -44,7 +44,10 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     const firstLine = leaf.text.split('\n')[0] ?? ''
     assert.ok(text.includes(`> ${firstLine}`), 'the prompt is quoted in the header')
     assert.ok(text.includes(`**Goal:** ${GOAL}`), 'lineage in the header')
-    assert.ok(text.includes(`| done | \`${leaf.required_capability}\` | \`${leaf.executor}\` | \`${leaf.id}\` |`), 'status, capability, executor and node in the header')
+    // The executor as the Plan view names it, not its PeerId.
+    const executor = a.tree.peerLabel(leaf.executor ?? '')
+    assert.match(executor, /^local-executor-\d$/)
+    assert.ok(text.includes(`| done | \`${leaf.required_capability}\` | \`${executor}\` | \`${leaf.id}\` |`), 'status, capability, executor and node in the header')
     assert.ok(text.includes(leaf.output ?? '<no output>'), 'the output follows the header')
     assert.match(text, /Synthetic (answer|program) from the offline demo model/)
     // Read-only: typing changes nothing and the document stays clean (no "save changes?" on close).
@@ -82,6 +85,20 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     await vscode.commands.executeCommand('goalSwarm.exportPlan', root.id, { format: 'json', target: json })
     const parsed = JSON.parse(await readFile(json.fsPath, 'utf8')) as { goal: { id: string, text: string }, progress: { done: number, complete: boolean } }
     assert.deepEqual([parsed.goal.id, parsed.goal.text, parsed.progress.done, parsed.progress.complete], [root.id, GOAL, n, true])
+  })
+
+  test('Export Plan from a prompt row or the Final answer row exports the plan that row belongs to', async () => {
+    const { a, root, leaf } = await doneLeaf()
+    const answerId = root.synthesis?.id
+    assert.ok(answerId !== undefined, 'the plan has a final answer row')
+    for (const [row, id] of [['prompt', leaf.id], ['final answer', answerId]] as const) {
+      const target = vscode.Uri.file(path.join(dir, `from-${row.replace(' ', '-')}.md`))
+      const { value, error, info } = await withShownMessages(() => Promise.resolve(vscode.commands.executeCommand<string>('goalSwarm.exportPlan', a.tree.element(id), { format: 'markdown', target })))
+      assert.deepEqual([value, error], [target.toString(), []], `export from the ${row} row`)
+      assert.deepEqual(info, [], 'a given target writes without a notification')
+      const text = await readFile(target.fsPath, 'utf8')
+      assert.ok(text.startsWith(`# ${mdEscape(GOAL)}\n`), `the ${row} row exports its root's plan`)
+    }
   })
 
   test('Copy Prompt puts the prompt text on the clipboard', async () => {

@@ -2,8 +2,8 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
-import { planProgress } from '../../../src/plan/state/tree'
-import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan } from './helpers'
+import { planProgress, type TreeNode } from '../../../src/plan/state/tree'
+import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, withShownMessages } from './helpers'
 
 const GOAL2 = 'Write a short guide to brewing green tea'
 
@@ -62,11 +62,19 @@ suite('Goal Swarm: Contribute Executor', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors')
   })
 
-  test('Stop Contributing ends the executor process', async () => {
+  test('Stop Contributing ends the executor process and says how many prompts it ran', async () => {
     const a = await api()
     const pid = a.peers.contributor?.pid
-    assert.ok(pid !== undefined)
-    await vscode.commands.executeCommand('goalSwarm.stopContributing')
+    const id = a.peers.contributor?.ready?.peerId
+    assert.ok(pid !== undefined && id !== undefined)
+    // Every prompt and final answer of the plans the editor holds that this executor ran.
+    const tasks = (n: TreeNode): { executor: string | null }[] => n.kind === 'leaf' ? [n] : [...(n.synthesis === null ? [] : [n.synthesis]), ...n.children.flatMap(tasks)]
+    const ran = a.model.roots().flatMap(tasks).filter((t) => t.executor === id).length
+    assert.ok(ran > 0, 'the executor ran the prompts of the plan above')
+    const { value, info, error } = await withShownMessages(() => Promise.resolve(vscode.commands.executeCommand<number | null>('goalSwarm.stopContributing')))
+    assert.equal(value, ran)
+    assert.deepEqual(info, [`Goal Swarm: this editor's executor stopped after running ${ran} prompt${ran === 1 ? '' : 's'}; it no longer executes prompts.`])
+    assert.deepEqual(error, [])
     assert.equal(a.peers.contributor, undefined)
     await until(() => !alive(pid), 10_000, `executor pid ${pid} to exit`)
   })

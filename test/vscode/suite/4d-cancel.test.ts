@@ -1,7 +1,8 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import { api, applySettings, ensurePlan, ensureSwarm, rootById, until, waitForPlan } from './helpers'
+import { planProgress } from '../../../src/plan/state/tree'
+import { api, applySettings, ensurePlan, ensureSwarm, GOAL, rootById, until, waitForPlan, withShownMessages } from './helpers'
 
 suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
   test('Cancel Plan on a root goal cancels its plan; the row says cancelled, shows the cost and no longer offers Cancel Plan', async function () {
@@ -44,5 +45,21 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
     } finally {
       await applySettings({ 'goalSwarm.budget.maxCalls': undefined })
     }
+  })
+
+  test('Cancel Plan on a plan that has finished is no error: an information message names the plan, and nothing is cancelled', async function () {
+    this.timeout(300_000)
+    const a = await api()
+    const goalId = await ensurePlan(a)
+    const root = rootById(a, goalId)
+    assert.ok(root !== undefined && planProgress(root).complete && root.plan?.state === 'running')
+    // Clear Finished Plans may have hidden it from the view; the command takes its row all the same.
+    const el = a.tree.element(goalId)
+    const { value, info, error } = await withShownMessages(() => Promise.resolve(vscode.commands.executeCommand<string>('goalSwarm.cancelPlan', el, { confirm: false })))
+    assert.equal(value, undefined)
+    assert.deepEqual(error, [])
+    assert.deepEqual(info, [`Goal Swarm: the plan "${GOAL}" had already finished: nothing to cancel.`])
+    assert.equal([...a.model.state.envelopes()].filter((e) => e.kind === 'cancel' && e.body.goal_id === goalId).length, 0)
+    assert.equal(rootById(a, goalId)?.plan?.state, 'running', 'the finished plan keeps its state')
   })
 })

@@ -123,7 +123,7 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     for (const [id, row] of waitingRows) {
       const n = row.waitingOn.length
       assert.ok(n >= 1)
-      assert.equal(row.description, `waiting for ${n} earlier prompt${n === 1 ? '' : 's'}`, `the row of ${id} while it waited`)
+      assert.equal(row.description, `waiting for ${n} earlier prompt${n === 1 ? '' : 's'} · demo`, `the row of ${id} while it waited`)
       assert.equal(row.icon, 'debug-pause')
       assert.equal(row.contextValue, 'leaf.waiting')
       assert.match(row.tooltip, /^\*\*Prompt\*\* · waiting\n/)
@@ -165,7 +165,9 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     const text = doc.getText()
     assert.ok(text.startsWith(`# ${FINAL_ANSWER}: ${GOAL3}\n`), `the header names it the final answer: ${text.split('\n')[0]}`)
     assert.ok(text.includes(`**Goal:** ${GOAL3}`), 'the goal in the header')
-    assert.ok(text.includes(`| done | \`can_write_text\` | \`${executor.peerId}\` | \`${synthesis.id}\` |`), 'status, capability, executor and node in the header')
+    // The executor as the Plan view names it.
+    assert.equal(a.tree.peerLabel(executor.peerId), 'this editor\'s executor')
+    assert.ok(text.includes(`| done | \`can_write_text\` | \`this editor's executor\` | \`${synthesis.id}\` |`), 'status, capability, executor and node in the header')
     assert.ok(synthesis.output !== null && text.includes(synthesis.output), 'the root synthesis\'s output follows the header')
     // The demo synthesis visibly combines the plan's top-level parts, each by title.
     assert.match(text, /Synthetic combination of the parts by the offline demo model/)
@@ -195,7 +197,7 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     assert.equal(leaf.executor, executor.peerId)
     const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', leaf.id)
     const text = activeDocument(uri).getText()
-    assert.ok(text.includes(`| done | \`can_run_code\` | \`${executor.peerId}\` | \`${leaf.id}\` |`), 'the header names the capability')
+    assert.ok(text.includes(`| done | \`can_run_code\` | \`this editor's executor\` | \`${leaf.id}\` |`), 'the header names the capability')
     assert.match(text, /\*\*Ran in a sandbox:\*\* (node|python3), exit code 0, \d+ ms\n/)
     const section = (name: string): string => {
       const m = new RegExp(`### ${name}\\n([\\s\\S]*?)(?=\\n### |\\n?$)`).exec(text)

@@ -61,7 +61,8 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
       assert.ok(leaf.depends_on.length > 0, 'only a prompt that builds on another is blocked')
       assert.match(leaf.blocked_by ?? '', /^dependency ".+" (failed|is blocked|could not be split|has no answer \(its synthesis failed\))$/)
       const item = a.tree.getTreeItem(a.tree.element(leaf.id))
-      assert.equal(String(item.description), `blocked: ${leaf.blocked_by}`)
+      // The reason quotes the dependency as its row does, without the demo label; the row ends with the demo mark.
+      assert.equal(String(item.description), `blocked: ${(leaf.blocked_by ?? '').split('[demo output] ').join('')} · demo`)
       assert.equal((item.iconPath as vscode.ThemeIcon).id, 'debug-disconnect')
       assert.equal(item.contextValue, 'leaf.blocked')
       assert.match((item.tooltip as vscode.MarkdownString).value, /^\*\*Prompt\*\* · blocked\n[\s\S]*\n- Blocked: /)
@@ -80,7 +81,7 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
     const answer = a.tree.getTreeItem(answerEl)
     assert.equal(answer.label, 'Final answer')
     assert.match(synthesis.blocked_by ?? '', /^part ".+" /)
-    assert.equal(String(answer.description), `blocked: ${synthesis.blocked_by}`)
+    assert.equal(String(answer.description), `blocked: ${(synthesis.blocked_by ?? '').split('[demo output] ').join('')}`)
 
     // The result document of a blocked prompt says why it never runs.
     const leaf = blocked[0]

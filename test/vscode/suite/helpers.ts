@@ -148,3 +148,28 @@ export async function waitForPlan (a: GoalSwarmTestApi, predicate: (roots: reado
     throw new Error(`${e.message}; the editor's plan state:\n${planDiagnosis(a)}`)
   })
 }
+
+/**
+ * Runs `fn` while recording the messages the extension shows (information, warning and error
+ * notifications; each is still shown). The extension and this suite share the extension's
+ * `vscode` API object, so the record is of the extension's own calls.
+ * @returns what `fn` returned and the messages by severity, in order
+ */
+export async function withShownMessages<T> (fn: () => Promise<T>): Promise<{ value: T, info: string[], warning: string[], error: string[] }> {
+  const shown = { info: [] as string[], warning: [] as string[], error: [] as string[] }
+  type Show = (message: string, ...rest: unknown[]) => Thenable<unknown>
+  const w = vscode.window as unknown as { showInformationMessage: Show, showWarningMessage: Show, showErrorMessage: Show }
+  const originals = { showInformationMessage: w.showInformationMessage, showWarningMessage: w.showWarningMessage, showErrorMessage: w.showErrorMessage }
+  const record = (key: keyof typeof originals, into: string[]) => (message: string, ...rest: unknown[]): Thenable<unknown> => {
+    into.push(message)
+    return originals[key].call(vscode.window, message, ...rest)
+  }
+  w.showInformationMessage = record('showInformationMessage', shown.info)
+  w.showWarningMessage = record('showWarningMessage', shown.warning)
+  w.showErrorMessage = record('showErrorMessage', shown.error)
+  try {
+    return { value: await fn(), ...shown }
+  } finally {
+    Object.assign(w, originals)
+  }
+}

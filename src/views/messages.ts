@@ -1,0 +1,96 @@
+/**
+ * What the editor's notifications, quick picks and file names say about plans, goals and
+ * prompts. Pure (no vscode), so the exact words are unit-tested. A user knows a goal by its
+ * text, never by its id: every message names it with goalName. Counts come from promptCounts,
+ * so they add up to the rows the Plan view shows.
+ */
+import { withoutDemoLabel } from '../plan/protocol/demoLabel'
+import { firstLine } from '../plan/protocol/text'
+import { costSummary } from '../plan/state/planCost'
+import { promptCounts, type GoalView } from '../plan/state/tree'
+import { slug } from './format'
+
+/** Characters of a goal's or prompt's text in a message (its first line, then an ellipsis). */
+export const NAME_MAX = 40
+
+/** A goal or prompt as a message names it: its first line without the demo label, at most NAME_MAX characters, in quotes. */
+export function goalName (text: string): string {
+  return `"${firstLine(withoutDemoLabel(text), NAME_MAX)}"`
+}
+
+/** "3 prompts" / "1 prompt". */
+function prompts (n: number): string {
+  return `${n} prompt${n === 1 ? '' : 's'}`
+}
+
+/**
+ * The progress notification's line: "decomposing…" before the first split, then
+ * "2/5 prompts done, 1 failed, 1 waiting for a capability".
+ */
+export function progressMessage (root: GoalView): string {
+  const p = promptCounts(root)
+  if (p.total === 0) return 'decomposing…'
+  return `${p.done}/${p.total} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}` +
+    `${p.capability_gap > 0 ? `, ${p.capability_gap} waiting for a capability` : ''}`
+}
+
+/** Percent (0..100) of a plan's prompt rows that are finished (done, failed or blocked). */
+export function progressPercent (root: GoalView): number {
+  const p = promptCounts(root)
+  return p.total === 0 ? 0 : Math.floor((100 * (p.done + p.failed + p.blocked)) / p.total)
+}
+
+/**
+ * The notification once a plan is over: complete ("plan complete, 4 of 5 prompts done, 1
+ * failed: "…"."), or cancelled / stopped at its budget with its cost.
+ */
+export function planFinishedMessage (root: GoalView): string {
+  const p = promptCounts(root)
+  const name = goalName(root.text)
+  if (root.plan !== undefined && root.plan.state !== 'running') {
+    const how = root.plan.state === 'cancelled' ? 'cancelled' : 'stopped at its budget'
+    // A plan stopped before its goal was split has no prompts: say that, not "0 of 0 done".
+    const parts = p.total === 0 ? 'before the goal was split, no part of it was run' : `${p.done} of ${p.total} prompts done`
+    return `Goal Swarm: plan ${name} ${how}, ${parts} (${costSummary(root.plan)}).`
+  }
+  return `Goal Swarm: plan complete, ${p.done} of ${p.total} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}` +
+    `${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}: ${name}.`
+}
+
+/**
+ * Cancel Plan on a plan that is over already: not an error, so an information message naming
+ * the plan, and null when the plan is still running (a cancel goes ahead).
+ * @param complete planProgress(root).complete: every prompt and answer is finished
+ */
+export function nothingToCancelMessage (root: GoalView, complete: boolean): string | null {
+  const name = goalName(root.text)
+  if (root.plan?.state === 'cancelled') return `Goal Swarm: the plan ${name} was already cancelled.`
+  if (root.plan?.state === 'budget_reached') return `Goal Swarm: the plan ${name} already stopped at its budget.`
+  if (complete) return `Goal Swarm: the plan ${name} had already finished: nothing to cancel.`
+  return null
+}
+
+/** A quick pick row's description of a root goal: its prompts' progress ("3/5 done"). */
+export function planPickDescription (root: GoalView): string {
+  const p = promptCounts(root)
+  return p.total === 0 ? 'not split yet' : `${p.done}/${p.total} done`
+}
+
+/**
+ * Export Plan's default file name: "plan-" and the slug of the goal's text, once
+ * ("plan-a-two-week-trip-to-japan.md" for "Plan a two-week trip to Japan").
+ * @param ext "md" or "json"
+ */
+export function planFileName (text: string, ext: string): string {
+  const s = slug(withoutDemoLabel(text))
+  return `${s === 'plan' || s.startsWith('plan-') ? s : `plan-${s}`}.${ext}`
+}
+
+/**
+ * Stop Contributing's message: that the executor stopped and how many prompts it ran in the
+ * plans this editor shows (null: not known), or that none was running.
+ */
+export function stoppedContributingMessage (wasRunning: boolean, ran: number | null): string {
+  if (!wasRunning) return 'Goal Swarm: this editor was not contributing an executor.'
+  return `Goal Swarm: this editor's executor stopped${ran === null ? '' : ` after running ${prompts(ran)}`}; it no longer executes prompts.`
+}
