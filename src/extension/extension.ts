@@ -219,7 +219,8 @@ class GoalSwarmExtension extends Disposable {
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
     else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
     else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [])
-    else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
+    // With no plan the welcome content says it, with its buttons; a message would replace them.
+    else if (!vscode.workspace.isTrusted && this.view.visibleRoots().length > 0) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
     this.view.setMessage(message)
   }
 
