@@ -28,6 +28,9 @@ test('an editor connected to another by one address sees its new plan live and i
   await bMain.waitForPeers(2)
   await bExec.waitForPeers(2)
   await aMain.waitForPeers(aChildren.length + 2)
+  // The IPC status names whom the main peer is connected to (the editor's peers list).
+  await bMain.waitFor(() => [aMain.peerId, bExec.peerId].every((id) => bMain.lastStatus?.connected_peer_ids?.includes(id) === true), 'A\'s main peer and B\'s executor in B\'s connected_peer_ids')
+  await aMain.waitFor(() => [bMain.peerId, bExec.peerId].every((id) => aMain.lastStatus?.connected_peer_ids?.includes(id) === true), 'B\'s main peer and executor in A\'s connected_peer_ids')
 
   const goalId = await aMain.submitGoal(GOAL)
   const hasGoal = (p: TestPeer): boolean => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.goal_id === goalId)
