@@ -207,14 +207,17 @@ describe('peer command line built from settings', () => {
     assert.equal(attrs.length, 1)
     const [key, value] = attrs[0] as [string, { onAutoForward?: string }]
     assert.equal(value.onAutoForward, 'ignore')
-    // The workbench tests a key that is no port or range as a RegExp against the listening process's command line.
+    // The workbench tests a key that is no port or range as a RegExp against the listening process's
+    // command line: /proc/<pid>/cmdline as read, its arguments separated by NUL (spaces in other sources).
     const re = new RegExp(key)
     const argv = peerArgv(spec({ dashboardPort: 0, bootstrap: [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`] }))
     for (const script of ['/home/u/.local/share/code-server/extensions/goal-swarm.goal-swarm-0.1.0/dist/peer.js', 'C:\\Users\\u\\.vscode\\extensions\\goal-swarm-0.1.0\\dist\\peer.js']) {
+      assert.match([process.execPath, script, ...argv].join('\0'), re)
       assert.match([process.execPath, script, ...argv].join(' '), re)
     }
     assert.doesNotMatch(`${process.execPath} /usr/lib/code-server/out/node/entry.js --bind-addr 127.0.0.1:8080`, re)
-    assert.doesNotMatch(`${process.execPath} /work/app/dist/server.js --port 3000`, re)
+    assert.doesNotMatch(`${process.execPath}\0/work/app/dist/server.js\0--port\u00003000`, re)
+    assert.doesNotMatch(`${process.execPath}\0/work/app/dist/peer.jsx\0--role\0web`, re)
   })
 })
 
