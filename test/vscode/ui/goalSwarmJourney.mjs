@@ -2,6 +2,7 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { createServer } from 'node:net'
+import path from 'node:path'
 import { log } from '../harness/util.mjs'
 import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
 
@@ -140,14 +141,24 @@ async function toastActions (page, text) {
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
-export function goalSwarmJourney ({ page, screenshot }) {
+export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }) {
   let leaf = null
+  /** This editor's address, as Copy My Address copied it. */
+  let address = ''
+  /** The second editor's page (Restricted Mode), once opened. */
+  let pageB = null
   let resultTab = ''
   /** The progress notification's actions, read as soon as it shows (a fast plan closes it in seconds). */
   let progressButtons = null
   /** Set when a prompt row was seen pending or running (live updates), by the in-page watcher. */
   let seenUnfinished = false
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
+  /** Saves a screenshot of another editor's page as `<artifactsDir>/<name>.png`. */
+  const screenshotOf = async (p, name) => {
+    const file = path.join(artifactsDir, `${name}.png`)
+    await p.screenshot({ path: file })
+    log(`ui: screenshot ${path.relative(process.cwd(), file)}`)
+  }
   return [
     {
       name: 'the Goal Swarm view opens from the activity bar and invites a goal',
@@ -327,6 +338,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!m) throw new Error(`the notification names no address: ${text}`)
         if (Number(m[2]) !== UI_LISTEN_PORT) throw new Error(`the peer listens on ${m[2]}, not on goalSwarm.listenPort ${UI_LISTEN_PORT} from User settings`)
         if (!text.includes('Connect to Peer')) throw new Error(`the notification does not say where to paste the address: ${text}`)
+        address = m[1]
       }
     },
     {
@@ -354,6 +366,89 @@ export function goalSwarmJourney ({ page, screenshot }) {
         await tab.waitFor({ state: 'detached', timeout: 15_000 })
         const left = await page.locator('.tabs-container .tab').allInnerTexts()
         log(`ui: tabs after closing the dashboard: ${JSON.stringify(left.map((l) => normalize(l).trim()))}`)
+      }
+    },
+    {
+      name: 'a second editor in Restricted Mode shows the welcome buttons, contributes an executor and connects to this one by its address',
+      timeoutMs: 240_000,
+      run: async () => {
+        if (address === '') throw new Error('no address was copied in the first editor')
+        ;({ page: pageB } = await openEditor({
+          name: 'ui-b',
+          workspaceTrust: true,
+          // Trust on and no prompt: the folder opens in Restricted Mode, as a user who never trusted it sees it.
+          settings: { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'goalSwarm.listenPort': 0 }
+        }))
+        await pageB.locator('.activitybar [aria-label^="Goal Swarm"]').first().click()
+        const pane = pageB.locator('.pane', { has: pageB.locator('.pane-header', { hasText: 'Plan' }) }).first()
+        // The Restricted Mode welcome, with its buttons (a view message would replace them).
+        await pane.locator('.welcome-view-content', { hasText: 'Restricted Mode' }).first().waitFor({ timeout: 60_000 })
+        await pane.getByRole('button', { name: 'Submit Goal' }).first().waitFor({ timeout: 30_000 })
+        await pane.getByRole('button', { name: 'Manage Workspace Trust' }).first().waitFor({ timeout: 30_000 })
+        await widenSideBar(pageB, 300)
+        await screenshotOf(pageB, 'editor-b-restricted-welcome')
+        await runCommand(pageB, 'Goal Swarm: Contribute Executor')
+        await answerQuickInput(pageB, { expect: 'Capabilities this editor offers' })
+        await waitForNotification(pageB, 'this editor now executes prompts needing can_write_text', 60_000)
+        await runCommand(pageB, 'Goal Swarm: Connect to Peer')
+        await answerQuickInput(pageB, { expect: 'Paste the address', text: address })
+        const text = normalize(await waitForNotification(pageB, 'Goal Swarm: connected to', 60_000))
+        log(`ui: editor B: notification "${text.split('\n')[0]}"`)
+        if (!/connected to editor-[0-9a-f]{8} \(observer\)/.test(text)) throw new Error(`the second editor does not name the editor it connected to: ${text}`)
+        // Both editors' status bar tooltips list the other by name (hover the item).
+        await pageB.locator('.statusbar-item', { hasText: 'observer' }).first().hover()
+        const tip = normalize(await pageB.locator('.monaco-hover', { hasText: 'Connected peers' }).first().innerText({ timeout: 15_000 }))
+        log(`ui: editor B: status bar tooltip "${tip.split('\n').filter((l) => l.includes('Connected') || l.includes('editor')).join(' | ')}"`)
+        if (!/editor-[0-9a-f]{8} \(observer\)/.test(tip)) throw new Error(`the second editor's tooltip does not list the first editor: ${tip}`)
+        await pageB.mouse.move(900, 500)
+        // code-server auto-forwards what processes under the extension host listen on; the peers'
+        // libp2p ports must not be among them (at most the dashboard's is forwarded).
+        for (const [who, p] of [['first', page], ['second', pageB]]) {
+          const entry = p.locator('[id="status.forwardedPorts"]')
+          const n = await entry.count() === 0 ? 0 : Number(/\d+/.exec(normalize(await entry.first().innerText()))?.[0] ?? 0)
+          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s)`)
+          if (n > 1) throw new Error(`the ${who} editor forwards ${n} ports: the peers' listen ports are auto-forwarded`)
+        }
+      }
+    },
+    {
+      name: 'a goal submitted in the first editor shows live in both, and the second editor\'s executor runs some of its prompts',
+      timeoutMs: 6 * 60_000,
+      run: async () => {
+        if (pageB === null) throw new Error('the second editor did not open')
+        let taken = []
+        for (let round = 1; round <= 5 && taken.length === 0; round++) {
+          // Each plan's tasks are ranked to executors by hash (four executors here): a few rounds make a miss vanishingly rare.
+          const goal = `Plan a weekend in Kyoto, round ${round}`
+          await runCommand(page, 'Goal Swarm: Submit Goal')
+          await answerQuickInput(page, { expect: 'Describe the goal', text: goal })
+          await planRow(page, goal).waitFor({ timeout: 60_000 })
+          await planRow(pageB, goal).waitFor({ timeout: 30_000 })
+          log(`ui: round ${round}: "${goal}" shows in both editors`)
+          // The plan's rows in the second editor: its root row and every row under it, up to the next root.
+          const planOf = (rows) => {
+            const at = rows.findIndex((r) => r.label === goal)
+            const end = rows.findIndex((r, i) => i > at && r.level <= rows[at].level)
+            return at < 0 ? [] : rows.slice(at, end < 0 ? rows.length : end)
+          }
+          let rowsB = []
+          // A new plan's root row starts expanded: its final answer, the first row under it, says when
+          // the plan is complete. Subgoals are opened only then (a row expanded while the live tree
+          // redraws it can be one the view no longer knows).
+          for (let waited = 0; ; waited += 500) {
+            rowsB = planOf(await planRows(pageB))
+            if (rowsB[1]?.label === 'Final answer' && rowsB[1].description.startsWith('done')) break
+            if (waited > 150_000) throw new Error(`the plan "${goal}" did not finish in the second editor: ${JSON.stringify(rowsB)}`)
+            await pageB.waitForTimeout(500)
+          }
+          await expandAll(pageB)
+          rowsB = planOf(await planRows(pageB))
+          taken = rowsB.filter((r) => /^done · this editor's executor/.test(r.description))
+          log(`ui: round ${round}: the second editor's executor ran ${taken.length} task(s) of "${goal}": ${rowsB.map((r) => `${r.label.slice(0, 30)} — ${r.description}`).join('; ')}`)
+        }
+        if (taken.length === 0) throw new Error('the second editor\'s executor ran no task of five plans submitted in the first editor')
+        await screenshot('two-editors-a')
+        await screenshotOf(pageB, 'two-editors-b')
       }
     },
     {
