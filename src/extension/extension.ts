@@ -12,7 +12,7 @@ import { PlanView } from '../views/planView'
 import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
-import { runningPlanCosts, unreachableMessage, type PeersSnapshot } from '../views/statusModel'
+import { connectedPeerList, runningPlanCosts, unreachableMessage, type PeersSnapshot } from '../views/statusModel'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { SettingsService } from './config'
@@ -183,6 +183,10 @@ class GoalSwarmExtension extends Disposable {
     const main = this.peers.main
     const ready = main.ready
     const status = main.status
+    const own = new Map(this.peers.all().flatMap((p) => {
+      const id = p.ready?.peerId
+      return id === undefined || p === main ? [] : [[id, p === this.peers.contributor ? 'this editor\'s executor' : p.label] as const]
+    }))
     const snapshot: PeersSnapshot = {
       phase: main.phase,
       role: ready?.role ?? this.configuredRole,
@@ -195,7 +199,8 @@ class GoalSwarmExtension extends Disposable {
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {},
       unreachable: main.phase === 'running' ? [...main.process?.unreachableBootstraps ?? []] : [],
-      runningPlans: runningPlanCosts(this.view.visibleRoots())
+      runningPlans: runningPlanCosts(this.view.visibleRoots()),
+      connected: connectedPeerList(status?.connected_peer_ids ?? [], this.model.livePeers(), own)
     }
     // Every child reports its status each second: only touch the UI when something changed.
     const key = JSON.stringify(snapshot)
@@ -238,7 +243,8 @@ class GoalSwarmExtension extends Disposable {
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
     else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
     else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [])
-    else if (!vscode.workspace.isTrusted) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
+    // With no plan the welcome content says it, with its buttons; a message would replace them.
+    else if (!vscode.workspace.isTrusted && this.view.visibleRoots().length > 0) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
     this.view.setMessage(message)
   }
 

@@ -20,6 +20,12 @@ function walkSyntheses (n: TreeNode): SynthesisView[] {
   return [...(n.synthesis === null ? [] : [n.synthesis]), ...n.children.flatMap(walkSyntheses)]
 }
 import { effectiveProvider, Keys } from './settings'
+import { connectedPeerLabel, connectedPeerList } from '../views/statusModel'
+
+/** How long Connect to Peer waits for the connection (and the peer's name) before it stops watching (ms). */
+const CONNECT_WATCH_MS = 60_000
+/** How long it waits for the connected peer's announcement, which names it, once connected (ms). */
+const NAME_WAIT_MS = 10_000
 
 const CAPABILITY_HELP: Record<Capability, string> = {
   can_write_text: 'write text: plans, summaries, drafts',
@@ -156,8 +162,35 @@ export class PeerCommands extends CommandFeature {
       this.log.info(`added bootstrap peer ${text}; restarting the peers`)
       await this.restartPeer()
     })
-    void vscode.window.showInformationMessage(`Goal Swarm: connecting to ${text}. The status bar counts the peers once connected; an unreachable address is named there and above the plan.`)
+    void vscode.window.showInformationMessage(`Goal Swarm: connecting to ${text}. An unreachable address is named in the status bar and above the plan.`)
+    this.confirmConnected(text)
     return text
+  }
+
+  /**
+   * Shows "connected to <name>" once the main peer is connected to the peer `address` ends in,
+   * named by its announcement (its PeerId suffix when none arrives within NAME_WAIT_MS). Stops
+   * watching after CONNECT_WATCH_MS: an address still unreachable then is named above the plan.
+   */
+  private confirmConnected (address: string): void {
+    const target = /\/p2p\/(\w+)$/.exec(address)?.[1]
+    if (target === undefined) return
+    let connectedAt: number | undefined
+    const check = (): void => {
+      const ids = this.d.peers.main.status?.connected_peer_ids ?? []
+      if (!ids.includes(target)) return
+      connectedAt ??= Date.now()
+      const peer = connectedPeerList([target], this.d.model.livePeers(), new Map())[0]
+      if (peer === undefined || (peer.role === null && Date.now() - connectedAt < NAME_WAIT_MS)) return
+      done()
+      this.log.info(`connected to ${connectedPeerLabel(peer)} at ${address}`)
+      void vscode.window.showInformationMessage(`Goal Swarm: connected to ${connectedPeerLabel(peer)}. Its plans and yours now show in both editors, and the executors of both take their prompts.`)
+    }
+    const sub = this.d.peers.onDidChange(check)
+    const timer = setTimeout(() => { done() }, CONNECT_WATCH_MS)
+    const done = (): void => { clearTimeout(timer); sub.dispose() }
+    this._register({ dispose: done })
+    check()
   }
 
   /**

@@ -60,3 +60,14 @@ export function loopbackDialAddrs (listen: readonly string[], peerId: string): s
   const loop = listen.filter((a) => a.startsWith('/ip4/127.') || a.startsWith('/ip6/::1/'))
   return (loop.length > 0 ? loop : listen).map(withId)
 }
+
+/**
+ * What a child next to the main peer (local swarm member, contributed executor) dials: the
+ * main peer's loopback addresses, then every peer the user connected this editor to
+ * (goalSwarm.bootstrapPeers), so each child joins the other editor's mesh itself instead of
+ * hearing it only through the main peer, and the other editor's peers reach it directly.
+ * Duplicates are dropped, order kept.
+ */
+export function helperBootstrap (mainListen: readonly string[], mainPeerId: string, bootstrapPeers: readonly string[]): string[] {
+  return [...new Set([...loopbackDialAddrs(mainListen, mainPeerId), ...bootstrapPeers])]
+}

@@ -10,7 +10,7 @@ import { Disposable } from '../common/disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'
 import type { PeerLaunch, ReadyInfo } from './peerProcess'
-import { loopbackDialAddrs, specFromSettings, type PeerSpec } from './peerSpec'
+import { helperBootstrap, loopbackDialAddrs, specFromSettings, type PeerSpec } from './peerSpec'
 import type { ApiKeys } from './secrets'
 import type { SettingsService } from './config'
 import type { LlmProviderName } from '../plan/protocol/limits'
@@ -230,8 +230,8 @@ export class PeerManager extends Disposable {
 
   /** What a restart would change, for `staleLabels`. Bootstrap addresses of siblings are left out. */
   private fingerprint (label: string, s: Settings): string {
-    // Helpers ignore the main peer's role, capabilities, listen address, mDNS, bootstrap list and dashboard.
-    const { role: _r, capabilities: _c, bootstrapPeers: _b, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
+    // Helpers ignore the main peer's role, capabilities, listen address, mDNS and dashboard; they dial the bootstrap list too.
+    const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
     return JSON.stringify(label === 'main' ? s : shared)
   }
 
@@ -270,7 +270,10 @@ export class PeerManager extends Disposable {
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
   }
 
-  /** A child next to the main peer: loopback only, no mDNS, bootstraps to the main peer. */
+  /**
+   * A child next to the main peer: listens on loopback only, no mDNS, dials the main peer and
+   * the peers the user connected this editor to (helperBootstrap).
+   */
   private async helperLaunch (label: string, role: Role, identity: string, capabilities: Capability[]): Promise<PeerLaunch> {
     const s = this.deps.settings.current()
     const main = await this.main.whenReady()
@@ -286,7 +289,7 @@ export class PeerManager extends Disposable {
       port: 0,
       mdns: false,
       capabilities,
-      bootstrap: loopbackDialAddrs(main.listen, main.peerId)
+      bootstrap: helperBootstrap(main.listen, main.peerId, s.bootstrapPeers)
     }
     this.launchedWith.set(spec.label, this.fingerprint(spec.label, s))
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }

@@ -100,6 +100,7 @@ async function main (): Promise<void> {
           role: config.role,
           capabilities: role?.capabilities ?? config.capabilities,
           connected_peers: s?.connected_peers ?? 0,
+          connected_peer_ids: s?.connected_peer_ids ?? [],
           drops: s?.drops ?? {},
           state_size: s?.state_size ?? 0,
           unreachable_bootstraps: s?.unreachable_bootstraps ?? [],

@@ -1,6 +1,7 @@
 /** Text and tooltip of the status bar item, and the unreachable-bootstrap line above the plan; pure, unit-tested. */
 import type { UnreachableBootstrap } from '../peer/ipc/protocol'
-import { peerSuffix } from '../plan/state/peerNames'
+import { announcedNames, peerSuffix } from '../plan/state/peerNames'
+import type { CapabilityAnnounce } from '../plan/protocol/schemas'
 import { costSummary } from '../plan/state/planCost'
 import { planProgress, type GoalView } from '../plan/state/tree'
 import { firstLine } from '../plan/protocol/text'
@@ -23,6 +24,41 @@ export interface PeersSnapshot {
   unreachable: UnreachableBootstrap[]
   /** Plans still running, newest first, with their cost so far (planCost costSummary, DESIGN §13). */
   runningPlans?: RunningPlanCost[]
+  /** The peers the main peer is connected to, other editors' and headless peers first (connectedPeerList). */
+  connected?: ConnectedPeer[]
+}
+
+/** A peer the main peer is connected to, as the status bar lists it. */
+export interface ConnectedPeer {
+  peerId: string
+  /** Its announced name (`name (…suffix)` when two announce one), else its PeerId suffix. */
+  name: string
+  /** Its announced role, null before its first announcement arrived. */
+  role: string | null
+  /** One of this editor's own children (local swarm, contributed executor). */
+  own: boolean
+}
+
+/**
+ * The connected peers named: `ids` the main peer's connected PeerIds (IPC status),
+ * `announcements` the live capability announcements (one per peer), `ownLabels` PeerId →
+ * label of this editor's own children. Other editors' and headless peers come first (those not
+ * announced yet after the named ones), then this editor's own, each group by name.
+ */
+export function connectedPeerList (ids: readonly string[], announcements: readonly CapabilityAnnounce[], ownLabels: ReadonlyMap<string, string>): ConnectedPeer[] {
+  const names = announcedNames(announcements)
+  const roles = new Map(announcements.map((a) => [a.peer_id, a.role]))
+  const list = ids.map((id) => {
+    const own = ownLabels.get(id)
+    return { peerId: id, name: own ?? names.get(id) ?? peerSuffix(id), role: roles.get(id) ?? null, own: own !== undefined }
+  })
+  const rank = (p: ConnectedPeer): number => (p.own ? 2 : p.role === null ? 1 : 0)
+  return list.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))
+}
+
+/** "editor-1a2b3c4d (observer)": a connected peer as a person reads it. */
+export function connectedPeerLabel (p: ConnectedPeer): string {
+  return p.role === null ? p.name : `${p.name} (${p.role})`
 }
 
 /** A running plan as the status bar shows it. */
@@ -78,6 +114,7 @@ export function statusBarModel (s: PeersSnapshot): { text: string, tooltip: stri
   if (s.peerId !== null) tip.push(`- PeerId: \`${s.peerId}\``)
   if (s.swarm !== null) tip.push(`- Swarm: \`${s.swarm}\``)
   if (s.connectedPeers !== null) tip.push(`- Connected peers: ${s.connectedPeers}`)
+  for (const p of s.connected ?? []) tip.push(`  - ${escapeMarkdown(p.name)}${p.role === null ? '' : ` (${p.role})`}${p.own ? ' · this editor' : ''}`)
   if (s.listen.length > 0) tip.push(`- Listening: ${s.listen.map((a) => `\`${a}\``).join(', ')}`)
   tip.push(`- Contributing an executor: ${s.contributing === null ? 'no' : `yes (${s.contributing.join(', ')})`}`)
   if (s.localSwarmPeers > 0) tip.push(`- Local swarm: ${s.localSwarmPeers} peers`)

@@ -6,7 +6,8 @@ import * as path from 'node:path'
 import { describe, it } from 'node:test'
 import { peerAddressProblem, shareableAddress, tcpPortOf } from '../../src/extension/address'
 import { choosePort, rememberedPort, rememberPort } from '../../src/extension/stablePort'
-import { statusBarModel, unreachableLine, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'
+import { connectedPeerLabel, connectedPeerList, statusBarModel, unreachableLine, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'
+import type { CapabilityAnnounce } from '../../src/plan/protocol/schemas'
 
 const PEER_ID = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
 const OTHER = '12D3KooWEyoppNCUx8Yx66oV9fJnriXwCcXwDDUA2kj6vnc6iDEp'
@@ -52,6 +53,22 @@ describe('Copy My Address / Connect to Peer (views tier: pure rules)', () => {
     assert.equal(unreachableMessage(unreachable), 'bootstrap peer 192.168.1.20:4001 (…vnc6iDEp) unreachable (connect ECONNREFUSED 192.168.1.20:4001); retrying. ' +
       'Check that it runs and that the address is current: copy it again with "Goal Swarm: Copy My Address" there, then "Goal Swarm: Connect to Peer...".')
     assert.equal(unreachableMessage([]), undefined)
+  })
+
+  it('the status bar tooltip lists the connected peers by name, other editors first, then this editor\'s own', () => {
+    const THIRD = '12D3KooWLLqeUgzyvjeKfnb7Ce6Ma9WGX9Z851qdkSx9PGf6Murd'
+    const UNNAMED = '12D3KooWMi7dyKBvn7srmeY9KhpyKUdYyyGEPUvpDX143wLrMCTD'
+    const announce = (peer: string, role: CapabilityAnnounce['role'], name?: string): CapabilityAnnounce => ({
+      peer_id: peer, role, capabilities: [], announced_at: '2026-01-01T00:00:00.000000Z', ...(name === undefined ? {} : { name })
+    } as CapabilityAnnounce)
+    const list = connectedPeerList([THIRD, OTHER, UNNAMED], [announce(OTHER, 'observer', 'editor-1a2b3c4d'), announce(THIRD, 'executor', 'editor-executor-9f9f9f9f')],
+      new Map([[THIRD, 'this editor\'s executor']]))
+    assert.deepEqual(list.map(connectedPeerLabel), ['editor-1a2b3c4d (observer)', `…${UNNAMED.slice(-8)}`, 'this editor\'s executor (executor)'])
+    assert.deepEqual(list.map((p) => p.own), [false, false, true])
+    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 3, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [], connected: list }
+    const tip = statusBarModel(s).tooltip
+    assert.ok(tip.includes('- Connected peers: 3\n  - editor\\-1a2b3c4d (observer)\n  - …3wLrMCTD\n'), tip)
+    assert.ok(tip.includes("  - this editor's executor (executor) · this editor"), tip)
   })
 })
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import * as path from 'node:path'
 import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
 import { peerArgv } from '../../src/peer/ipc/argv'
-import { loopbackDialAddrs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
+import { helperBootstrap, loopbackDialAddrs, specFromSettings, type PeerSpec } from '../../src/extension/peerSpec'
 import { DEFAULT_SETTINGS, effectiveProvider, goalBudget, Keys, readSettings, type SettingKey } from '../../src/extension/settings'
 import { backoffDelay, DEFAULT_RESTART_POLICY } from '../../src/extension/restartPolicy'
 import { statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
@@ -192,6 +193,31 @@ describe('peer command line built from settings', () => {
   it('helpers dial the main peer on loopback, with its PeerId', () => {
     assert.deepEqual(loopbackDialAddrs(['/ip4/192.168.1.5/tcp/4100', '/ip4/127.0.0.1/tcp/4100'], PEER_ID), [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`])
     assert.deepEqual(loopbackDialAddrs([`/ip4/10.0.0.2/tcp/1/p2p/${PEER_ID}`], PEER_ID), [`/ip4/10.0.0.2/tcp/1/p2p/${PEER_ID}`])
+  })
+
+  it('helpers also dial every peer the editor was connected to, each address once', () => {
+    const other = '/ip4/127.0.0.1/tcp/4200/p2p/12D3KooWLLqeUgzyvjeKfnb7Ce6Ma9WGX9Z851qdkSx9PGf6Murd'
+    assert.deepEqual(helperBootstrap(['/ip4/127.0.0.1/tcp/4100'], PEER_ID, [other, other]), [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`, other])
+    assert.deepEqual(helperBootstrap(['/ip4/127.0.0.1/tcp/4100'], PEER_ID, []), [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`])
+  })
+
+  it('the ports a peer child listens on are never auto-forwarded: remote.portsAttributes matches its command line', () => {
+    const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { configurationDefaults: Record<string, Record<string, { onAutoForward?: string }>> } }
+    const attrs = Object.entries(pkg.contributes.configurationDefaults['remote.portsAttributes'] ?? {})
+    assert.equal(attrs.length, 1)
+    const [key, value] = attrs[0] as [string, { onAutoForward?: string }]
+    assert.equal(value.onAutoForward, 'ignore')
+    // The workbench tests a key that is no port or range as a RegExp against the listening process's
+    // command line: /proc/<pid>/cmdline as read, its arguments separated by NUL (spaces in other sources).
+    const re = new RegExp(key)
+    const argv = peerArgv(spec({ dashboardPort: 0, bootstrap: [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`] }))
+    for (const script of ['/home/u/.local/share/code-server/extensions/goal-swarm.goal-swarm-0.1.0/dist/peer.js', 'C:\\Users\\u\\.vscode\\extensions\\goal-swarm-0.1.0\\dist\\peer.js']) {
+      assert.match([process.execPath, script, ...argv].join('\0'), re)
+      assert.match([process.execPath, script, ...argv].join(' '), re)
+    }
+    assert.doesNotMatch(`${process.execPath} /usr/lib/code-server/out/node/entry.js --bind-addr 127.0.0.1:8080`, re)
+    assert.doesNotMatch(`${process.execPath}\0/work/app/dist/server.js\0--port\u00003000`, re)
+    assert.doesNotMatch(`${process.execPath}\0/work/app/dist/peer.jsx\0--role\0web`, re)
   })
 })
 

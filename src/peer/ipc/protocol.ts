@@ -85,6 +85,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
     /** What the peer offers (announces and claims): for an executor without a sandbox, less can_run_code. */
     capabilities: z.array(Capability),
     connected_peers: z.int().min(0),
+    /** PeerIds of the peers connected now (the editor names them from their announcements); at most the connection limit. */
+    connected_peer_ids: z.array(z.string().min(1).max(128)).max(1000).optional(),
     drops: DropCounters,
     state_size: z.int().min(0),
     /** Bootstrap addresses it cannot reach now (it keeps retrying); empty when all were reached or none was given. */

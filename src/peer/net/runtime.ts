@@ -44,6 +44,8 @@ export interface RuntimeOptions {
 export interface RuntimeStatus {
   peer_id: string
   connected_peers: number
+  /** PeerIds of the connected peers, sorted. */
+  connected_peer_ids: string[]
   drops: Record<string, number>
   state_size: number
   /** Peers in this node's GossipSub mesh for the plan topic. */
@@ -223,6 +225,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     status: () => ({
       peer_id: peerId.toString(),
       connected_peers: node.getPeers().length,
+      connected_peer_ids: node.getPeers().map((p) => p.toString()).sort(),
       drops: drops.snapshot(),
       state_size: state.size,
       mesh_peers: mesh.size,

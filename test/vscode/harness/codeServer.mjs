@@ -129,15 +129,16 @@ class Sandbox {
    * `smokeTestDriver` adds `--vscode-option enable-smoke-test-driver`, which makes the web
    * workbench honour a URL payload's extensionDevelopmentPath/extensionTestsPath.
    * Resolves a server `{ origin, host, pid, stop() }`; stop() kills it by its own pid (and its
-   * process group) and is also registered as a cleanup.
+   * process group) and is also registered as a cleanup. `workspaceTrust` keeps Workspace Trust on
+   * (with the sandbox's settings enabling it, an untrusted folder opens in Restricted Mode).
    */
-  async start ({ smokeTestDriver = false, readyTimeoutMs = 120_000 } = {}) {
+  async start ({ smokeTestDriver = false, readyTimeoutMs = 120_000, workspaceTrust = false } = {}) {
     const elapsed = stopwatch()
     const args = [
       this.toolchain.codeServerEntry,
       '--auth', 'none',
       '--bind-addr', '127.0.0.1:0',
-      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+      '--disable-telemetry', '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       ...this.commonArgs(),
       ...(smokeTestDriver ? ['--vscode-option', 'enable-smoke-test-driver'] : []),

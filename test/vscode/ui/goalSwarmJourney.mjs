@@ -2,11 +2,14 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { createServer } from 'node:net'
+import path from 'node:path'
 import { log } from '../harness/util.mjs'
 import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
 
 /** The goal the user types. */
 export const GOAL = 'Plan a two-week trip to Japan'
+/** GOAL's row label: rows cut labels to 24 characters, the full text stays in the tooltip. */
+export const GOAL_ROW = 'Plan a two-week trip to…'
 
 /** A TCP port free right now on 127.0.0.1 (bound, then released). */
 function freePort () {
@@ -190,8 +193,12 @@ function resultTabsAcrossReload (page, screenshot, resultTab) {
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
-export function goalSwarmJourney ({ page, screenshot }) {
+export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }) {
   let leaf = null
+  /** This editor's address, as Copy My Address copied it. */
+  let address = ''
+  /** The second editor's page (Restricted Mode), once opened. */
+  let pageB = null
   let resultTab = ''
   /** The progress notification's actions, read as soon as it shows (a fast plan closes it in seconds). */
   let progressButtons = null
@@ -199,6 +206,12 @@ export function goalSwarmJourney ({ page, screenshot }) {
   let seenUnfinished = false
   const container = page.locator('.activitybar [aria-label^="Goal Swarm"]').first()
   const reloadTabs = resultTabsAcrossReload(page, screenshot, () => resultTab)
+  /** Saves a screenshot of another editor's page as `<artifactsDir>/<name>.png`. */
+  const screenshotOf = async (p, name) => {
+    const file = path.join(artifactsDir, `${name}.png`)
+    await p.screenshot({ path: file })
+    log(`ui: screenshot ${path.relative(process.cwd(), file)}`)
+  }
   return [
     {
       name: 'the Goal Swarm view opens from the activity bar and invites a goal',
@@ -228,7 +241,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).first()
         await toast.waitFor({ timeout: 60_000 })
         await toast.getByRole('button', { name: /Start Local Swarm/ }).click()
-        void watchUnfinishedLeaf(page, GOAL).then((seen) => { seenUnfinished ||= seen })
+        void watchUnfinishedLeaf(page, GOAL_ROW).then((seen) => { seenUnfinished ||= seen })
         const progress = page.locator('.notifications-toasts .notification-list-item', { hasText: `Goal Swarm: ${GOAL}` }).first()
         await progress.waitFor({ timeout: 60_000 })
         progressButtons = await progress.evaluate((el) => [...el.querySelectorAll('.monaco-button, .action-label')]
@@ -240,7 +253,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
       name: 'the plan tree fills in until every prompt is done',
       timeoutMs: 5 * 60_000,
       run: async () => {
-        await planRow(page, GOAL).waitFor({ timeout: 60_000 })
+        await planRow(page, GOAL_ROW).waitFor({ timeout: 60_000 })
         // Watch the tree grow until the completion notification; the rows must change live
         // (the plan seen unfinished, its goal pending or prompts pending or running, before it completes).
         let last = ''
@@ -253,7 +266,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (!sawUnfinishedLeaf && rows.some((r) => r.label === GOAL ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
+          if (!sawUnfinishedLeaf && rows.some((r) => r.label === GOAL_ROW ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
             sawUnfinishedLeaf = true
             await screenshot('plan-tree-mid')
           }
@@ -289,21 +302,21 @@ export function goalSwarmJourney ({ page, screenshot }) {
           await page.waitForTimeout(500)
         }
         log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
-        const root = rows.find((r) => r.label === GOAL)
-        // The root row summarises its prompts, status first: "<done>/<all> done · <score>".
-        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\.\\d\\d`)
-        if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · <score>", got ${JSON.stringify(root)}`)
+        const root = rows.find((r) => r.label === GOAL_ROW)
+        // The root row summarises its prompts, status first, then the time it was submitted: "<done>/<all> done · HH:MM".
+        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
+        if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · HH:MM", got ${JSON.stringify(root)}`)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         // The final answer is the first row under the root, done once the plan is complete.
         const at = rows.indexOf(root)
         const answer = rows[at + 1]
-        if (answer?.label !== 'Final answer' || answer.level !== root.level + 1 || !/^done · local-executor-\d$/.test(answer.description)) {
+        if (answer?.label !== 'Final answer' || answer.level !== root.level + 1 || !/^done · local-executor-\d · demo$/.test(answer.description)) {
           throw new Error(`the first row under the root should be the done final answer, got ${JSON.stringify(answer)}`)
         }
         const notDone = leaves.filter((r) => !r.description.startsWith('done'))
         if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
         // The executors are this editor's local swarm, so rows name them instead of a PeerId suffix.
-        const unnamed = leaves.filter((r) => !/^done · local-executor-\d$/.test(r.description))
+        const unnamed = leaves.filter((r) => !/^done · local-executor-\d · demo$/.test(r.description))
         if (unnamed.length > 0) throw new Error(`leaves should name the local executor that ran them: ${JSON.stringify(unnamed)}`)
         leaf = leaves[0]
         await screenshot('plan-tree')
@@ -313,7 +326,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
       name: 'hovering the goal shows the accepted score and the votes behind it',
       timeoutMs: 30_000,
       run: async () => {
-        await planRow(page, GOAL).hover()
+        await planRow(page, GOAL_ROW).hover()
         const hover = page.locator('.monaco-hover', { hasText: 'Accepted split' }).first()
         await hover.waitFor({ timeout: 15_000 })
         const text = normalize(await hover.innerText())
@@ -378,6 +391,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         if (!m) throw new Error(`the notification names no address: ${text}`)
         if (Number(m[2]) !== UI_LISTEN_PORT) throw new Error(`the peer listens on ${m[2]}, not on goalSwarm.listenPort ${UI_LISTEN_PORT} from User settings`)
         if (!text.includes('Connect to Peer')) throw new Error(`the notification does not say where to paste the address: ${text}`)
+        address = m[1]
       }
     },
     {
@@ -409,6 +423,90 @@ export function goalSwarmJourney ({ page, screenshot }) {
     },
     reloadTabs.before,
     {
+      name: 'a second editor in Restricted Mode shows the welcome buttons, contributes an executor and connects to this one by its address',
+      timeoutMs: 240_000,
+      run: async () => {
+        if (address === '') throw new Error('no address was copied in the first editor')
+        ;({ page: pageB } = await openEditor({
+          name: 'ui-b',
+          workspaceTrust: true,
+          // Trust on and no prompt: the folder opens in Restricted Mode, as a user who never trusted it sees it.
+          settings: { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'goalSwarm.listenPort': 0 }
+        }))
+        await pageB.locator('.activitybar [aria-label^="Goal Swarm"]').first().click()
+        const pane = pageB.locator('.pane', { has: pageB.locator('.pane-header', { hasText: 'Plan' }) }).first()
+        // The Restricted Mode welcome, with its buttons (a view message would replace them).
+        await pane.locator('.welcome-view-content', { hasText: 'Restricted Mode' }).first().waitFor({ timeout: 60_000 })
+        await pane.getByRole('button', { name: 'Submit Goal' }).first().waitFor({ timeout: 30_000 })
+        await pane.getByRole('button', { name: 'Manage Workspace Trust' }).first().waitFor({ timeout: 30_000 })
+        await widenSideBar(pageB, 300)
+        await screenshotOf(pageB, 'editor-b-restricted-welcome')
+        await runCommand(pageB, 'Goal Swarm: Contribute Executor')
+        await answerQuickInput(pageB, { expect: 'Capabilities this editor offers' })
+        await waitForNotification(pageB, 'this editor now executes prompts needing can_write_text', 60_000)
+        await runCommand(pageB, 'Goal Swarm: Connect to Peer')
+        await answerQuickInput(pageB, { expect: 'Paste the address', text: address })
+        const text = normalize(await waitForNotification(pageB, 'Goal Swarm: connected to', 60_000))
+        log(`ui: editor B: notification "${text.split('\n')[0]}"`)
+        if (!/connected to editor-[0-9a-f]{8} \(observer\)/.test(text)) throw new Error(`the second editor does not name the editor it connected to: ${text}`)
+        // Both editors' status bar tooltips list the other by name (hover the item).
+        await pageB.locator('.statusbar-item', { hasText: 'observer' }).first().hover()
+        const tip = normalize(await pageB.locator('.monaco-hover', { hasText: 'Connected peers' }).first().innerText({ timeout: 15_000 }))
+        log(`ui: editor B: status bar tooltip "${tip.split('\n').filter((l) => l.includes('Connected') || l.includes('editor')).join(' | ')}"`)
+        if (!/editor-[0-9a-f]{8} \(observer\)/.test(tip)) throw new Error(`the second editor's tooltip does not list the first editor: ${tip}`)
+        await pageB.mouse.move(900, 500)
+        // code-server auto-forwards what processes under the extension host listen on; the peers'
+        // libp2p ports must not be among them (at most the dashboard's is forwarded).
+        for (const [who, p] of [['first', page], ['second', pageB]]) {
+          const entry = p.locator('[id="status.forwardedPorts"]')
+          const n = await entry.count() === 0 ? 0 : Number(/\d+/.exec(normalize(await entry.first().innerText()))?.[0] ?? 0)
+          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s)`)
+          if (n > 1) throw new Error(`the ${who} editor forwards ${n} ports: the peers' listen ports are auto-forwarded`)
+        }
+      }
+    },
+    {
+      name: 'a goal submitted in the first editor shows live in both, and the second editor\'s executor runs some of its prompts',
+      timeoutMs: 6 * 60_000,
+      run: async () => {
+        if (pageB === null) throw new Error('the second editor did not open')
+        let taken = []
+        for (let round = 1; round <= 5 && taken.length === 0; round++) {
+          // Each plan's tasks are ranked to executors by hash (four executors here): a few rounds make a miss vanishingly rare.
+          // Short enough that the row's label is the whole goal (rows cut labels at 24 characters).
+          const goal = `Kyoto weekend, round ${round}`
+          await runCommand(page, 'Goal Swarm: Submit Goal')
+          await answerQuickInput(page, { expect: 'Describe the goal', text: goal })
+          await planRow(page, goal).waitFor({ timeout: 60_000 })
+          await planRow(pageB, goal).waitFor({ timeout: 30_000 })
+          log(`ui: round ${round}: "${goal}" shows in both editors`)
+          // The plan's rows in the second editor: its root row and every row under it, up to the next root.
+          const planOf = (rows) => {
+            const at = rows.findIndex((r) => r.label === goal)
+            const end = rows.findIndex((r, i) => i > at && r.level <= rows[at].level)
+            return at < 0 ? [] : rows.slice(at, end < 0 ? rows.length : end)
+          }
+          let rowsB = []
+          // A new plan's root row starts expanded: its final answer, the first row under it, says when
+          // the plan is complete. Subgoals are opened only then (a row expanded while the live tree
+          // redraws it can be one the view no longer knows).
+          for (let waited = 0; ; waited += 500) {
+            rowsB = planOf(await planRows(pageB))
+            if (rowsB[1]?.label === 'Final answer' && rowsB[1].description.startsWith('done')) break
+            if (waited > 150_000) throw new Error(`the plan "${goal}" did not finish in the second editor: ${JSON.stringify(rowsB)}`)
+            await pageB.waitForTimeout(500)
+          }
+          await expandAll(pageB)
+          rowsB = planOf(await planRows(pageB))
+          taken = rowsB.filter((r) => /^done · this editor's executor/.test(r.description))
+          log(`ui: round ${round}: the second editor's executor ran ${taken.length} task(s) of "${goal}": ${rowsB.map((r) => `${r.label.slice(0, 30)} — ${r.description}`).join('; ')}`)
+        }
+        if (taken.length === 0) throw new Error('the second editor\'s executor ran no task of five plans submitted in the first editor')
+        await screenshot('two-editors-a')
+        await screenshotOf(pageB, 'two-editors-b')
+      }
+    },
+    {
       name: 'after Reload Window the local swarm and the executor come back, and a notification says so',
       timeoutMs: 150_000,
       run: async () => {
@@ -430,7 +528,7 @@ export function goalSwarmJourney ({ page, screenshot }) {
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!/a local swarm of 6 peers and an executor \(can_write_text\)/.test(text)) throw new Error(`the notification does not name the local swarm and the executor: ${text}`)
         await page.locator('.statusbar-item', { hasText: 'executor' }).first().waitFor({ timeout: 30_000 })
-        await planRow(page, GOAL).waitFor({ timeout: 30_000 })
+        await planRow(page, GOAL_ROW).waitFor({ timeout: 30_000 })
         const timeline = await planViewTimeline(page)
         log(`ui: the Plan view after the reload: ${timeline.map(([ms, state]) => `${state} at ${ms} ms`).join(', ')}`)
         // Before the workbench has read the extension's contributions it may print its own "no

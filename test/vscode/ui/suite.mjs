@@ -15,6 +15,10 @@ import { collectLogErrors, extensionErrors, recordConsoleErrors } from './logChe
  * @property {string} workspace      folder the workbench has open (on this machine)
  * @property {string} artifactsDir   where screenshots go
  * @property {(name: string) => Promise<string>} screenshot  saves `<artifactsDir>/<name>.png`, resolves its path
+ * @property {(opts: { name: string, settings?: object, workspaceTrust?: boolean }) => Promise<{ page: import('playwright-core').Page }>} openEditor
+ *   opens another editor: its own code-server sandbox (user data, extensions, workspace) with the
+ *   same .vsix and a Chromium of its own on its workbench; closed, checked for strays and error
+ *   lines with the suite's own editor
  */
 
 /**
@@ -35,6 +39,8 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
   /** Renderer console errors (the workbench forwards extension host errors there too). */
   let consoleErrors = []
   let logErrors = []
+  /** Editors opened by the journey (openEditor), each `{ sandbox, server, browser, consoleErrors }`. */
+  const others = []
   try {
     version = await sandbox.version()
     log(`ui suite: ${version.line}`)
@@ -54,8 +60,20 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
       log(`ui suite: screenshot ${path.relative(process.cwd(), file)}`)
       return file
     }
+    const openEditor = async ({ name, settings: extra = {}, workspaceTrust = false }) => {
+      const other = { sandbox: await createSandbox(toolchain, { name, settings: { ...settings, ...extra } }), server: undefined, browser: undefined, consoleErrors: [] }
+      others.push(other)
+      await other.sandbox.installExtension(vsix)
+      other.server = await other.sandbox.start({ workspaceTrust })
+      other.browser = await launchBrowser({ profileDir: other.sandbox.dirs.browserProfile, env: other.sandbox.env() })
+      other.browser.page.on('pageerror', (e) => log(`ui suite: ${name}: page error: ${e.message}`))
+      other.consoleErrors = recordConsoleErrors(other.browser.page)
+      await other.browser.page.goto(workbenchUrl(other.server.origin, { folder: other.sandbox.dirs.workspace }))
+      await waitForWorkbench(other.browser.page)
+      return { page: other.browser.page }
+    }
     /** @type {JourneyContext} */
-    const ctx = { page, workspace: sandbox.dirs.workspace, artifactsDir, screenshot }
+    const ctx = { page, workspace: sandbox.dirs.workspace, artifactsDir, screenshot, openEditor }
     const steps = [
       {
         name: 'the workbench opens on a workspace',
@@ -69,11 +87,20 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
     ]
     result = await runSteps('ui', steps, { onFailure: () => screenshot('ui-failure') })
   } finally {
+    for (const o of others) {
+      await o.browser?.close()
+      await o.server?.stop()
+      strays.push(...await o.sandbox.killStrays())
+      await o.sandbox.saveLog(path.join(artifactsDir, `${o.sandbox.name}-code-server.log`))
+      logErrors.push(...(await collectLogErrors(o.sandbox.dirs.userData, path.join(artifactsDir, `${o.sandbox.name}-logs`))).map((e) => `${o.sandbox.name}: ${e}`))
+      consoleErrors.push(...o.consoleErrors)
+      await o.sandbox.dispose()
+    }
     await browser?.close()
     await server?.stop()
-    strays = await sandbox.killStrays()
+    strays.push(...await sandbox.killStrays())
     await sandbox.saveLog(path.join(artifactsDir, 'ui-code-server.log'))
-    logErrors = await collectLogErrors(sandbox.dirs.userData, path.join(artifactsDir, 'ui-logs'))
+    logErrors.push(...await collectLogErrors(sandbox.dirs.userData, path.join(artifactsDir, 'ui-logs')))
     await writeFile(path.join(artifactsDir, 'ui-logs', 'renderer-console-errors.txt'), consoleErrors.join('\n'))
     await sandbox.dispose()
   }
