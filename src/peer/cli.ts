@@ -16,6 +16,7 @@ import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/swarmKey'
 import { isLoopbackHost } from './net/loopback'
+import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2
@@ -167,7 +168,7 @@ export function buildProgram (io: CliIo): Command {
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
-  return p
+  return addMcpOptions(p, tunableOption)
 }
 
 /**
@@ -224,6 +225,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (usesLlm && provider === 'openai-compatible' && o.model === undefined) return fail('--model', 'required with --llm openai-compatible')
   if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
 
+  const mcp = mcpSettings(o, role, (key) => program.getOptionValueSource(key))
+  if ('flag' in mcp) return fail(mcp.flag, mcp.message)
+
   const port = o.port as number
   const identity = (o.identity as string | undefined) ?? `${role}-${port}`
   return {
@@ -276,6 +280,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         outputBytes: o.sandboxOutputBytes,
         workDirMb: o.sandboxWorkDirMb
       },
+      ...(mcp.settings === null ? {} : { mcp: mcp.settings }),
       llm: {
         provider,
         model: o.model ?? null,

@@ -10,14 +10,15 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log'
+import { TUNABLES } from '../../plan/protocol/tunables'
 import type { McpServerConfig } from './mcpConfig'
 
 /** Longest tool name a model is shown: OpenAI-compatible servers accept 64, Anthropic 128. */
 export const MAX_TOOL_NAME_CHARS = 64
 /** How long a server may take to start and finish the MCP handshake (ms). */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000
-/** Default bound of one tool call (ms). */
-export const DEFAULT_TOOL_CALL_TIMEOUT_MS = 30_000
+/** Default bound of one tool call (ms), --mcp-call-timeout-ms. */
+export const DEFAULT_TOOL_CALL_TIMEOUT_MS = TUNABLES.mcpCallTimeoutMs.default
 /** Characters of a failing server's stderr quoted in its failure line. */
 const STDERR_QUOTE_CHARS = 300
 

@@ -7,13 +7,14 @@
  * and the tool call in flight. The result text ends with a "Tool calls" section: the trace.
  */
 import { clipText, excerpt } from '../../plan/protocol/text'
+import { TUNABLES } from '../../plan/protocol/tunables'
 import type { Logger } from '../log'
 import type { LlmProvider, ModelWait, ToolResultPart, ToolSpec, ToolTurn, TurnMessage, UsageMeter } from '../llm/provider'
 import { executePrompt } from '../roles/prompts'
 import type { McpToolSet } from './mcpClients'
 
 /** Default --mcp-max-tool-calls: tool calls one leaf may make. */
-export const DEFAULT_MAX_TOOL_CALLS = 8
+export const DEFAULT_MAX_TOOL_CALLS = TUNABLES.mcpMaxToolCalls.default
 /** Default cap on the tool output characters one leaf feeds back to its model. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000
 /** Characters of a call's arguments and output kept in its trace entry. */
