@@ -17,6 +17,7 @@ import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protoco
 import { writeNewSwarmKey } from './net/swarmKey'
 import { isLoopbackHost } from './net/loopback'
 import { firstFreeIdentity } from './net/dataDir'
+import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2
@@ -170,7 +171,7 @@ export function buildProgram (io: CliIo): Command {
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
-  return p
+  return addMcpOptions(p, tunableOption)
 }
 
 /**
@@ -227,6 +228,9 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (usesLlm && provider === 'openai-compatible' && o.llmBaseUrl === undefined) return fail('--llm-base-url', 'required with --llm openai-compatible (e.g. http://127.0.0.1:11434/v1)')
   if (usesLlm && provider === 'openai-compatible' && o.model === undefined) return fail('--model', 'required with --llm openai-compatible')
   if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
+
+  const mcp = mcpSettings(o, role, (key) => program.getOptionValueSource(key))
+  if ('flag' in mcp) return fail(mcp.flag, mcp.message)
 
   const port = o.port as number
   const identityDir = path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities'))
@@ -287,6 +291,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         outputBytes: o.sandboxOutputBytes,
         workDirMb: o.sandboxWorkDirMb
       },
+      ...(mcp.settings === null ? {} : { mcp: mcp.settings }),
       llm: {
         provider,
         model: o.model ?? null,

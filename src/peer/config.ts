@@ -9,6 +9,7 @@ import { TUNABLES } from '../plan/protocol/tunables'
 import type { Budget, Capability, Role } from '../plan/protocol/schemas'
 import { DEFAULT_SWARM } from '../plan/protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
+import type { McpSettings } from './tools/mcpOptions'
 
 export { LLM_PROVIDERS, type LlmProviderName }
 
@@ -96,6 +97,8 @@ export interface PeerConfig {
   proposersPerGoal: number
   /** Limits of a can_run_code program run (--sandbox-* flags); unset fields take DEFAULT_SANDBOX_LIMITS. */
   sandbox?: Partial<SandboxLimits>
+  /** An executor's MCP servers and tool-loop bounds (--mcp-config and the --mcp-* flags, DESIGN "Tools"); absent = no tools. */
+  mcp?: McpSettings
   llm: LlmConfig
   /**
    * With submitGoal: exit once that plan is complete, 0 when every leaf and synthesis is done,

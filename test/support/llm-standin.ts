@@ -2,7 +2,7 @@
  * A loopback stand-in for LLM servers, so tests run the real @anthropic-ai/sdk and openai
  * code paths without the internet. It speaks
  *   POST /v1/messages          Anthropic Messages API (text and tool_use replies, usage)
- *   POST /v1/chat/completions  OpenAI chat completions (usage)
+ *   POST /v1/chat/completions  OpenAI chat completions (text, tool_calls, usage)
  * on 127.0.0.1 (port 0 = any free port) and answers from a per-test script.
  *
  * Usage:
@@ -55,7 +55,19 @@ export interface StandinRequest {
   outcome: 'answered' | 'aborted' | null
   /** The usage the reply reported (both APIs' usage fields carry these figures); null until answered with a body. */
   usage: StandinUsage | null
+  /** Names of the tools offered for the model to call (a tool-use turn; a forced structured-output tool is not one); [] when none. */
+  tools: string[]
+  /** tool_choice as sent: Anthropic's `type` ('auto', 'none', 'tool') or OpenAI's string; null when absent. */
+  toolChoice: string | null
+  /** The tool answers the request carries (Anthropic tool_result blocks, OpenAI role "tool" messages), in order. */
+  toolResults: StandinToolResult[]
 }
+
+/** A tool answer sent back to the model, as the stand-in decoded it. */
+export interface StandinToolResult { id: string, content: string, isError: boolean }
+
+/** A tool call the stand-in answers with; `input` a string is sent verbatim as OpenAI's arguments text (to script bad JSON). */
+export interface StandinToolCall { name: string, input: unknown }
 
 interface ReplyExtras {
   /** Defaults: input = (system + prompt chars) / 4, output = reply chars / 4, rounded up. */
@@ -76,6 +88,8 @@ interface ReplyExtras {
  *  - {status}: an HTTP error in the API's error format (e.g. 500, 529 overloaded, 401).
  *  - {raw, contentType}: this body as is, HTTP `status` (default 200), e.g. an HTML page
  *    from a proxy or a wrong base URL.
+ *  - {toolCalls, text?}: the model asks for these tool calls (Anthropic: tool_use blocks after an
+ *    optional text block, stop_reason tool_use; OpenAI: message.tool_calls, finish_reason tool_calls).
  *  - 'drop-connection': the socket is destroyed without an answer (a network error).
  */
 export type StandinReply =
@@ -83,6 +97,7 @@ export type StandinReply =
   | (ReplyExtras & { json: unknown; stopReason?: string })
   | (ReplyExtras & { status: number; message?: string })
   | (ReplyExtras & { raw: string; contentType: string; status?: number })
+  | (ReplyExtras & { toolCalls: StandinToolCall[]; text?: string })
   | 'drop-connection'
 export type StandinResponder = (req: StandinRequest) => StandinReply | Promise<StandinReply>
 
@@ -259,6 +274,7 @@ export class LlmStandin {
       return
     }
     if ('status' in reply) return sendError(res, api, reply.status, reply.message ?? `stand-in HTTP ${reply.status}`, extra)
+    if ('toolCalls' in reply) return sendToolCalls(res, api, request, reply, extra)
     const out = 'json' in reply ? JSON.stringify(reply.json) : reply.text
     const usage: StandinUsage = {
       input_tokens: reply.usage?.input_tokens ?? estimate(request.system + request.prompt),
@@ -315,6 +331,53 @@ export function scoreReply (req: Pick<StandinRequest, 'prompt'>, score: number, 
   return { json: { score, notes, subgoals: proposedSubgoals(req.prompt).map((t, i) => verdict(t, i)) } }
 }
 
+/** A reply asking for tool calls, in the API's shape; ids are `call_<request>_<n>`. */
+function sendToolCalls (res: ServerResponse, api: StandinApi, request: StandinRequest, reply: { toolCalls: StandinToolCall[], text?: string, usage?: Partial<StandinUsage> }, extra: Record<string, string>): void {
+  const text = reply.text ?? ''
+  const usage: StandinUsage = {
+    input_tokens: reply.usage?.input_tokens ?? estimate(request.system + request.prompt),
+    output_tokens: reply.usage?.output_tokens ?? estimate(text + JSON.stringify(reply.toolCalls))
+  }
+  request.usage = usage
+  const id = (n: number): string => `call_${request.index}_${n}`
+  if (api === 'anthropic') {
+    return sendJson(res, 200, {
+      id: `msg_standin_${request.index}`, type: 'message', role: 'assistant', model: request.model,
+      content: [...(text !== '' ? [{ type: 'text', text }] : []), ...reply.toolCalls.map((c, n) => ({ type: 'tool_use', id: id(n), name: c.name, input: c.input }))],
+      stop_reason: 'tool_use', stop_sequence: null, usage
+    }, extra)
+  }
+  return sendJson(res, 200, {
+    id: `chatcmpl-standin-${request.index}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: request.model,
+    choices: [{
+      index: 0,
+      message: { role: 'assistant', content: text === '' ? null : text, refusal: null, tool_calls: reply.toolCalls.map((c, n) => ({ id: id(n), type: 'function', function: { name: c.name, arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input) } })) },
+      finish_reason: 'tool_calls', logprobs: null
+    }],
+    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens }
+  }, extra)
+}
+
+/** The offered tools, tool_choice and tool answers of a request body. */
+function decodeTools (api: StandinApi, body: Record<string, unknown>, messages: Array<{ role?: unknown; content?: unknown, tool_call_id?: unknown }>): Pick<StandinRequest, 'tools' | 'toolChoice' | 'toolResults'> {
+  const rawTools = Array.isArray(body.tools) ? body.tools as Array<{ name?: string, function?: { name?: string } }> : []
+  const choice = body.tool_choice as { type?: string } | string | undefined
+  const toolChoice = choice === undefined ? null : typeof choice === 'string' ? choice : choice.type ?? null
+  if (api === 'anthropic') {
+    const tools = toolChoice === 'tool' ? [] : rawTools.map((t) => t.name ?? '')
+    const toolResults = messages.flatMap((m) => (m.role === 'user' && Array.isArray(m.content) ? m.content as Array<{ type?: string, tool_use_id?: string, content?: unknown, is_error?: boolean }> : []))
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ id: b.tool_use_id ?? '', content: textOf(b.content), isError: b.is_error === true }))
+    return { tools, toolChoice, toolResults }
+  }
+  const tools = rawTools.map((t) => t.function?.name ?? '')
+  const toolResults = messages.filter((m) => m.role === 'tool').map((m) => {
+    const content = textOf(m.content)
+    return { id: typeof m.tool_call_id === 'string' ? m.tool_call_id : '', content, isError: content.startsWith('Error: ') }
+  })
+  return { tools, toolChoice, toolResults }
+}
+
 function decode (index: number, api: StandinApi, path: string, headers: IncomingHttpHeaders, body: Record<string, unknown>): StandinRequest {
   const messages = Array.isArray(body.messages) ? body.messages as Array<{ role?: unknown; content?: unknown }> : []
   const user = messages.filter((m) => m.role === 'user').map((m) => textOf(m.content))
@@ -345,7 +408,8 @@ function decode (index: number, api: StandinApi, path: string, headers: Incoming
     system, prompt, schemaName, schema,
     purpose: schema === null && prompt.includes(SYNTHESIS_HEADER) ? 'synthesize' : guessPurpose(schemaName, schema !== null),
     outcome: null,
-    usage: null
+    usage: null,
+    ...decodeTools(api, body, messages)
   }
 }
 

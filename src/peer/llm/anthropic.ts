@@ -3,7 +3,7 @@
  * is the JSON schema: it works on every Claude model and needs no beta feature.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk'
-import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS } from './provider'
+import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS, type ToolTurn, type TurnMessage } from './provider'
 import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface AnthropicOptions {
@@ -40,8 +40,9 @@ export class AnthropicBackend implements Backend {
       model: this.model,
       max_tokens: req.maxTokens,
       ...(req.system !== '' ? { system: req.system } : {}),
-      messages: [{ role: 'user', content: req.prompt }]
+      messages: req.turn === undefined ? [{ role: 'user', content: req.prompt }] : req.turn.transcript.map(anthropicMessage)
     }
+    if (req.turn !== undefined) withTools(params, req.turn)
     if (req.json !== null) {
       params.tools = [{
         name: req.json.name,
@@ -70,6 +71,10 @@ export class AnthropicBackend implements Backend {
     }
     const usage = { input_tokens: msg.usage?.input_tokens ?? 0, output_tokens: msg.usage?.output_tokens ?? 0 }
     const text = msg.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+    if (req.turn !== undefined) {
+      const toolUses = msg.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : []))
+      return { text, usage, stopReason: msg.stop_reason ?? null, toolUses }
+    }
     const tool = req.json === null ? undefined : msg.content.find((b) => b.type === 'tool_use' && b.name === req.json?.name)
     if (tool !== undefined && tool.type === 'tool_use') {
       return { text: JSON.stringify(tool.input), value: tool.input, usage, stopReason: msg.stop_reason ?? null }
@@ -77,4 +82,29 @@ export class AnthropicBackend implements Backend {
     // No tool call (a model or proxy that ignored tool_choice): the text may still hold JSON.
     return { text, usage, stopReason: msg.stop_reason ?? null }
   }
+}
+
+/** A neutral turn message as the Messages API takes it: tool calls are tool_use blocks, their answers tool_result blocks of a user message. */
+function anthropicMessage (m: TurnMessage): Anthropic.MessageParam {
+  switch (m.role) {
+    case 'user': return { role: 'user', content: m.text }
+    case 'assistant': return {
+      role: 'assistant',
+      content: [
+        ...(m.text !== '' ? [{ type: 'text' as const, text: m.text }] : []),
+        ...m.toolUses.map((u) => ({ type: 'tool_use' as const, id: u.id, name: u.name, input: u.input }))
+      ]
+    }
+    case 'tool_results': return {
+      role: 'user',
+      content: m.results.map((r) => ({ type: 'tool_result' as const, tool_use_id: r.id, content: r.output, ...(r.isError ? { is_error: true } : {}) }))
+    }
+  }
+}
+
+/** The turn's tools as `tools` with input_schema; with toolChoice none they stay defined (the transcript refers to them) but are not called. */
+function withTools (params: Anthropic.MessageCreateParamsNonStreaming, turn: ToolTurn): void {
+  if (turn.tools.length === 0) return
+  params.tools = turn.tools.map((t) => ({ name: t.name, description: t.description, input_schema: { type: 'object', ...t.inputSchema } as Anthropic.Tool.InputSchema }))
+  params.tool_choice = turn.toolChoice === 'none' ? { type: 'none' } : { type: 'auto' }
 }

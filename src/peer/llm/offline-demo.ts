@@ -33,6 +33,7 @@ import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
 import { DEMO_LABEL } from '../../plan/protocol/demoLabel'
+import { demoTurn } from './offline-demo-tools'
 import { CODE_STEP, demoSynthesis, offersCode, proposedSubgoals, withCodeLeaf, withDependencies } from './offline-demo-plan'
 
 export { DEMO_LABEL }
@@ -166,6 +167,12 @@ export class OfflineDemoBackend implements Backend {
   readonly model = OFFLINE_DEMO_MODEL
 
   async send (req: BackendRequest): Promise<BackendReply> {
+    if (req.turn !== undefined) {
+      const first = req.turn.transcript.find((m) => m.role === 'user')
+      const reply = demoTurn(req.turn, topicOf(first?.text ?? ''), DEMO_LABEL, 'Synthetic answer from the offline demo model; no LLM was called, the tools were.')
+      const sent = JSON.stringify(req.turn.transcript)
+      return { ...reply, usage: { input_tokens: estimateTokens(req.system + sent), output_tokens: estimateTokens(reply.text + JSON.stringify(reply.toolUses)) }, stopReason: reply.toolUses.length > 0 ? 'tool_use' : 'end_turn' }
+    }
     const input = { purpose: req.purpose, system: req.system, prompt: req.prompt }
     const value = req.json === null ? undefined : demoValue(req.json.schema, input)
     const text = value === undefined ? demoText(input) : JSON.stringify(value)

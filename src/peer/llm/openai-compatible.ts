@@ -4,7 +4,7 @@
  * strict false, which local servers accept more widely; zod validates the reply anyway.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
-import { REQUEST_TIMEOUT_MS } from './provider'
+import { REQUEST_TIMEOUT_MS, type ToolTurn, type ToolUse, type TurnMessage } from './provider'
 import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
 
 export interface OpenAiCompatibleOptions {
@@ -43,8 +43,10 @@ export class OpenAiCompatibleBackend implements Backend {
   async send (req: BackendRequest): Promise<BackendReply> {
     const messages: OpenAI.ChatCompletionMessageParam[] = []
     if (req.system !== '') messages.push({ role: 'system', content: req.system })
-    messages.push({ role: 'user', content: req.prompt })
+    if (req.turn === undefined) messages.push({ role: 'user', content: req.prompt })
+    else messages.push(...req.turn.transcript.flatMap(openAiMessages))
     const params: OpenAI.ChatCompletionCreateParamsNonStreaming = { model: this.model, max_tokens: req.maxTokens, messages }
+    if (req.turn !== undefined) withTools(params, req.turn)
     if (req.json !== null) {
       params.response_format = { type: 'json_schema', json_schema: { name: req.json.name, schema: req.json.schema, strict: false } }
     }
@@ -70,6 +72,37 @@ export class OpenAiCompatibleBackend implements Backend {
     const usage = { input_tokens: res.usage?.prompt_tokens ?? 0, output_tokens: res.usage?.completion_tokens ?? 0 }
     const refusal = choice?.message.refusal
     const text = choice?.message.content ?? (refusal ? `(refused: ${refusal})` : '')
-    return { text, usage, stopReason: choice?.finish_reason ?? null }
+    if (req.turn === undefined) return { text, usage, stopReason: choice?.finish_reason ?? null }
+    const toolUses: ToolUse[] = (choice?.message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, input: parseArguments(c.function.arguments) }] : []))
+    return { text, usage, stopReason: choice?.finish_reason ?? null, toolUses }
+  }
+}
+
+/** A neutral turn message as chat completions take it: tool calls are the assistant's tool_calls, each answer a role "tool" message. */
+function openAiMessages (m: TurnMessage): OpenAI.ChatCompletionMessageParam[] {
+  switch (m.role) {
+    case 'user': return [{ role: 'user', content: m.text }]
+    case 'assistant': return [{
+      role: 'assistant',
+      content: m.text === '' ? null : m.text,
+      ...(m.toolUses.length > 0 ? { tool_calls: m.toolUses.map((u) => ({ id: u.id, type: 'function' as const, function: { name: u.name, arguments: JSON.stringify(u.input ?? {}) } })) } : {})
+    }]
+    case 'tool_results': return m.results.map((r) => ({ role: 'tool' as const, tool_call_id: r.id, content: r.isError ? `Error: ${r.output}` : r.output }))
+  }
+}
+
+/** The turn's tools as function definitions; toolChoice none keeps them defined but uncalled. */
+function withTools (params: OpenAI.ChatCompletionCreateParamsNonStreaming, turn: ToolTurn): void {
+  if (turn.tools.length === 0) return
+  params.tools = turn.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } }))
+  params.tool_choice = turn.toolChoice
+}
+
+/** A tool call's arguments (a JSON string on this API); text that is not JSON is kept as a string, which the tool loop refuses. */
+function parseArguments (text: string): unknown {
+  try {
+    return text.trim() === '' ? {} : JSON.parse(text)
+  } catch {
+    return text
   }
 }

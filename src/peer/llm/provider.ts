@@ -87,6 +87,30 @@ export interface LlmCall {
   usage?: UsageMeter
 }
 
+/** A tool offered to the model in a tool-use turn; `inputSchema` is the JSON schema of its arguments (an object schema). */
+export interface ToolSpec { name: string, description: string, inputSchema: Record<string, unknown> }
+
+/** A tool call the model asked for; `input` is whatever it sent (a tool loop checks it is an object). */
+export interface ToolUse { id: string, name: string, input: unknown }
+
+/** A tool call's answer as sent back to the model; `isError` marks a failed call. */
+export interface ToolResultPart { id: string, name: string, output: string, isError: boolean }
+
+/**
+ * One message of a tool-use conversation, provider-neutral: each backend turns it into its own
+ * shape (Anthropic tool_use / tool_result blocks, OpenAI tool_calls / role "tool" messages).
+ */
+export type TurnMessage =
+  | { role: 'user', text: string }
+  | { role: 'assistant', text: string, toolUses: ToolUse[] }
+  | { role: 'tool_results', results: ToolResultPart[] }
+
+/** The conversation and tools of one tool-use request. `toolChoice` none: tools stay defined but the model must answer in text. */
+export interface ToolTurn { transcript: TurnMessage[], tools: ToolSpec[], toolChoice: 'auto' | 'none' }
+
+/** A tool-use turn's reply: the model's text and the tool calls it asked for (none = its final answer). */
+export interface TurnReply { text: string, toolUses: ToolUse[] }
+
 /** Model requests and tokens of one or more calls (LlmCall.usage); mutated by the provider. */
 export interface UsageMeter { calls: number, input_tokens: number, output_tokens: number }
 
@@ -135,6 +159,12 @@ export interface LlmProvider {
    * @throws LlmError {kind: 'network' | 'api' | 'validation', attempts} when exhausted
    */
   generateObject<T>(call: LlmCall & { schema: z.ZodType<T>; schemaName: string }): Promise<T>
+  /**
+   * One request of a tool-use conversation (`turn`; call.prompt is not sent): the model's text
+   * and any tool calls it asks for. Retried like generateText; an empty reply with no tool call
+   * is invalid. @throws LlmError when attempts are exhausted
+   */
+  generateTurn(call: LlmCall & { turn: ToolTurn }): Promise<TurnReply>
   stats(): LlmStats
 }
 

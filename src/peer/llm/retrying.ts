@@ -11,7 +11,7 @@ import type { Logger } from 'pino'
 import type { z } from 'zod'
 import {
   DEFAULT_MAX_RETRIES, DEFAULT_MAX_TOKENS, DEFAULT_RATE_LIMIT_RETRIES, DEFAULT_RETRY_BASE_MS, DEFAULT_RETRY_MAX_MS, LlmError, MAX_TOKENS_GROWTH, WAIT_NOTICE_MS,
-  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait
+  type LlmCall, type LlmErrorKind, type LlmProvider, type LlmPurpose, type LlmStats, type ModelWait, type ToolTurn, type ToolUse, type TurnReply
 } from './provider'
 import { retryAfterMs } from './retryAfter'
 import type { LlmProviderName } from '../../plan/protocol/limits'
@@ -27,6 +27,8 @@ export interface BackendRequest {
   json: JsonSpec | null
   /** Passed to the SDK request; an aborted request rejects with the signal's reason. */
   signal?: AbortSignal
+  /** Set for generateTurn: send this conversation and these tools instead of `prompt`. */
+  turn?: ToolTurn
 }
 
 export interface BackendReply {
@@ -37,6 +39,8 @@ export interface BackendReply {
   usage: { input_tokens: number; output_tokens: number }
   /** e.g. 'end_turn', 'tool_use', 'max_tokens', 'stop', 'length'; null when unknown. */
   stopReason: string | null
+  /** The tool calls of a tool-use turn's reply (generateTurn). */
+  toolUses?: ToolUse[]
 }
 
 export interface Backend {
@@ -166,6 +170,16 @@ export class RetryingProvider implements LlmProvider {
     })
   }
 
+  generateTurn (call: LlmCall & { turn: ToolTurn }): Promise<TurnReply> {
+    return this.run(call, null, (reply, maxTokens) => {
+      const toolUses = reply.toolUses ?? []
+      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+      const text = reply.text.trim()
+      if (text === '' && toolUses.length === 0) throw new OutputInvalid('the reply was empty')
+      return { text, toolUses }
+    }, call.turn)
+  }
+
   /**
    * One call: attempts until `accept` returns, with exponential backoff between attempts.
    * Only an invalid reply changes the next prompt (its error is appended); a network or API
@@ -174,7 +188,7 @@ export class RetryingProvider implements LlmProvider {
    * MAX_TOKENS_GROWTH times the call's). HTTP 429 answers are retried on their own budget and
    * wait what the server asks (Retry-After), capped at retryMaxMs.
    */
-  private async run<T> (call: LlmCall, json: JsonSpec | null, accept: (r: BackendReply, maxTokens: number) => T): Promise<T> {
+  private async run<T> (call: LlmCall, json: JsonSpec | null, accept: (r: BackendReply, maxTokens: number) => T, turn?: ToolTurn): Promise<T> {
     this.totals.calls++
     const started = Date.now()
     const firstCap = call.maxTokens ?? DEFAULT_MAX_TOKENS
@@ -191,7 +205,8 @@ export class RetryingProvider implements LlmProvider {
         prompt: st.feedback === null ? call.prompt : `${call.prompt}\n\n${st.feedback}`,
         maxTokens: st.maxTokens,
         json,
-        ...(call.signal !== undefined ? { signal: call.signal } : {})
+        ...(call.signal !== undefined ? { signal: call.signal } : {}),
+        ...(turn !== undefined ? { turn } : {})
       }
       if (call.usage !== undefined) call.usage.calls++
       const t0 = Date.now()

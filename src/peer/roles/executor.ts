@@ -50,6 +50,8 @@ import { executorOffer, runCodeLeaf } from './codeRun'
 import { sandboxLimits, type SandboxDetection } from '../sandbox/index'
 import { KeptResults } from './keptResults'
 import { IdentityTwins } from './identityTwins'
+import type { McpToolSet } from '../tools/mcpClients'
+import { runToolLeaf, type ToolLoopLimits } from '../tools/toolLoop'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
@@ -76,6 +78,8 @@ export interface ExecutorOptions {
    * neither announced nor taken (executorOffer; logged with the reason), and no code is ever run.
    */
   sandbox?: SandboxDetection
+  /** MCP tools for can_query_api leaves (DESIGN "Tools"); absent: such leaves are answered by the model alone. */
+  tools?: { set: McpToolSet, limits: ToolLoopLimits }
 }
 
 /** LeafWork summed over leaves, with the number of leaves. */
@@ -508,12 +512,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         ? await runCodeLeaf(llm, tools, limits, { task: deps === '' ? node.text : `${node.text}\n\n${deps}`, ancestors, signal, usage }, log)
         : null
       if (code !== null && signal.aborted) throw signal.reason
-      const output = code?.output ?? (synthesis !== null
+      // A can_query_api leaf with tools: the model calls them and the result ends with their trace.
+      const api = code === null && mine.capability === 'can_query_api' && synthesis === null && opts.tools !== undefined
+        ? await runToolLeaf(llm, opts.tools.set, { task: node.text, ancestors, dependencies: deps, signal, usage, onWait }, opts.tools.limits, log)
+        : null
+      if (api !== null && signal.aborted) throw signal.reason
+      const output = code?.output ?? api?.output ?? (synthesis !== null
         ? await llm.generateText({ purpose: 'synthesize', system: SYNTHESIZE_SYSTEM, prompt: synthesisPrompt(synthesis), signal, onWait, usage })
         : await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors, dependencies: deps }), signal, onWait, usage }))
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
-      return { output, success: code?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage }
+      return { output, success: code?.success ?? api?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage }
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++

@@ -21,6 +21,8 @@ import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './execu
 import { startObserver, type ObserverHandle } from './observer'
 import { startScorer } from './scorer'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
+import { connectMcpServers, type McpToolSet } from '../tools/mcpClients'
+import { toolOffer } from '../tools/offer'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -33,6 +35,8 @@ export interface StartRoleOptions {
   llm?: LlmProvider
   /** The sandbox for can_run_code (tests); default detectSandbox(). */
   sandbox?: SandboxDetection
+  /** An executor's connected MCP tools instead of connecting config.mcp's servers (tests); closed with the role. */
+  mcp?: McpToolSet
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -108,7 +112,22 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   switch (config.role) {
     case 'decomposer': parts.push(startDecomposer(ctx, llm())); break
     case 'scorer': parts.push(startScorer(ctx, llm())); break
-    case 'executor': executor = startExecutor(ctx, llm(), sandbox === null ? {} : { sandbox }); parts.push(executor); break
+    case 'executor': {
+      // MCP servers are connected before the executor starts: whether it offers can_query_api
+      // depends on which tools turn out usable (DESIGN "Tools").
+      const mcp = config.mcp === undefined ? (opts.mcp ?? null) : (opts.mcp ?? await connectMcpServers(config.mcp.servers, { allow: config.mcp.allow, log }))
+      if (mcp !== null) parts.push({ dispose () { void mcp.close() } })
+      const tooled = toolOffer(config.capabilities, mcp)
+      if (tooled.dropped !== null) log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: tooled.dropped }, tooled.dropped)
+      if (tooled.note !== null) log.warn({ event: 'capability_without_tools', capability: 'can_query_api' }, tooled.note)
+      const tools = mcp !== null && mcp.tools.length > 0 && config.mcp !== undefined
+        ? { set: mcp, limits: { maxToolCalls: config.mcp.maxToolCalls, callTimeoutMs: config.mcp.callTimeoutMs, maxOutputChars: config.mcp.maxOutputChars } }
+        : null
+      if (tools !== null) log.info({ event: 'tools_ready', tools: mcp?.tools.map((t) => t.name) }, `can_query_api offered with ${tools.set.tools.length} MCP tool${tools.set.tools.length === 1 ? '' : 's'}: ${tools.set.tools.map((t) => t.name).join(', ')}`)
+      executor = startExecutor({ ...ctx, config: { ...config, capabilities: tooled.capabilities } }, llm(), { ...(sandbox === null ? {} : { sandbox }), ...(tools === null ? {} : { tools }) })
+      parts.push(executor)
+      break
+    }
     case 'observer': observer = startObserver(ctx); parts.push(observer); break
   }
   // An executor announces what it offers (can_run_code only with a sandbox: executorOffer).

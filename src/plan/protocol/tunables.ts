@@ -136,7 +136,10 @@ export const TUNABLES = {
     flag: '--dashboard-port', setting: 'goalSwarm.dashboard.port', min: 0, max: MAX_PORT, integer: true, default: null, settingDefault: 0, unit: 'port',
     doc: 'serve the live dashboard (plan, peers, message flow) on this TCP port (0 = any free port); the URL is printed at start',
     settingDoc: 'TCP port of the live dashboard this editor\'s peer serves on 127.0.0.1 (**Goal Swarm: Open Dashboard** opens it); `0` picks a free port once and keeps it, so an open dashboard reconnects after **Restart Peer**. The dashboard is a read-only view of the plan, the peers and the message flow.'
-  }
+  },
+  /** Tool calls one can_query_api leaf may make (DESIGN "Tools"). */
+  mcpMaxToolCalls: { flag: '--mcp-max-tool-calls', min: 1, max: 100, integer: true, default: 8, unit: 'count', doc: 'executor (with --mcp-config): tool calls one leaf may make; past it the model must answer' },
+  mcpCallTimeoutMs: { flag: '--mcp-call-timeout-ms', min: 100, max: 3_600_000, integer: true, default: 30_000, unit: 'ms', doc: 'executor (with --mcp-config): bound of one tool call; a call past it goes back to the model as an error' }
 } as const satisfies Record<string, Tunable>
 
 export type TunableName = keyof typeof TUNABLES

@@ -1,0 +1,86 @@
+/**
+ * The MCP servers file of an executor (--mcp-config, DESIGN "Tools"): the JSON shape most MCP
+ * clients share, `{"mcpServers": {"<name>": {"command", "args"?, "env"?} | {"url", "headers"?}}}`.
+ * Every problem is reported with the server's name and the field, because the file is edited by
+ * hand and the executor must say which line to fix instead of starting without tools silently.
+ */
+import { readFileSync } from 'node:fs'
+import { z } from 'zod'
+
+/** A server the executor starts as a child process and talks to over stdin/stdout. */
+export interface StdioServer { name: string, kind: 'stdio', command: string, args: string[], env: Record<string, string> }
+/** A server reached over Streamable HTTP. */
+export interface HttpServer { name: string, kind: 'http', url: string, headers: Record<string, string> }
+export type McpServerConfig = StdioServer | HttpServer
+
+/** A bad servers file; `message` names the file, and the server and field when one is at fault. */
+export class McpConfigError extends Error {
+  override name = 'McpConfigError'
+}
+
+/** Server names become part of tool names the models see (`<server>__<tool>`), so they stay short and plain. */
+const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
+
+const StringMap = z.record(z.string(), z.string())
+const StdioShape = z.strictObject({ command: z.string().min(1), args: z.array(z.string()).optional(), env: StringMap.optional() })
+const HttpShape = z.strictObject({ url: z.url({ protocol: /^https?$/ }), headers: StringMap.optional() })
+const FileShape = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) })
+
+/** "field: problem" for the first zod issue; the path is dotted, array indices in brackets. */
+function issueText (err: z.ZodError): string {
+  const issue = err.issues[0]
+  if (issue === undefined) return 'invalid'
+  const path = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('')
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => `"${path === '' ? k : `${path}.${k}`}"`).join(', ')}`
+  return `${path === '' ? '' : `"${path}": `}${issue.message}`
+}
+
+/**
+ * The servers of a parsed `{"mcpServers": {...}}` value, in file order.
+ * @param where what to call the source in messages (the file's path)
+ * @throws McpConfigError naming `where`, the server and the field: unknown fields, wrong types,
+ *   a server with both or neither of command and url, a bad server name
+ */
+export function parseMcpConfig (value: unknown, where: string): McpServerConfig[] {
+  const file = FileShape.safeParse(value)
+  if (!file.success) throw new McpConfigError(`${where}: ${issueText(file.error)} (expected {"mcpServers": {"<name>": {"command": ...} or {"url": ...}}})`)
+  const out: McpServerConfig[] = []
+  for (const [name, raw] of Object.entries(file.data.mcpServers)) {
+    const at = `${where}: server "${name}"`
+    if (!SERVER_NAME.test(name)) throw new McpConfigError(`${at}: the name must be 1-32 letters, digits, "_" or "-" (it prefixes the tool names the model sees)`)
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new McpConfigError(`${at}: expected an object with "command" or "url"`)
+    const has = (k: string): boolean => Object.hasOwn(raw, k)
+    if (has('command') && has('url')) throw new McpConfigError(`${at}: has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)`)
+    if (!has('command') && !has('url')) throw new McpConfigError(`${at}: needs "command" (a local server) or "url" (a server over HTTP)`)
+    if (has('command')) {
+      const s = StdioShape.safeParse(raw)
+      if (!s.success) throw new McpConfigError(`${at}: ${issueText(s.error)}`)
+      out.push({ name, kind: 'stdio', command: s.data.command, args: s.data.args ?? [], env: s.data.env ?? {} })
+    } else {
+      const s = HttpShape.safeParse(raw)
+      if (!s.success) throw new McpConfigError(`${at}: ${issueText(s.error)}`)
+      out.push({ name, kind: 'http', url: s.data.url, headers: s.data.headers ?? {} })
+    }
+  }
+  return out
+}
+
+/**
+ * Reads and parses the servers file at `file` (parseMcpConfig).
+ * @throws McpConfigError when the file cannot be read, is not JSON, or has a bad server entry
+ */
+export function loadMcpConfig (file: string): McpServerConfig[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new McpConfigError(`cannot read ${file}: ${(err as Error).message}`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw new McpConfigError(`${file} is not valid JSON: ${(err as Error).message}`)
+  }
+  return parseMcpConfig(value, file)
+}

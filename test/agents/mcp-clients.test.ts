@@ -1,0 +1,90 @@
+/**
+ * The executor's MCP client manager against the real demo server (scripts/mcp-travel-facts.mjs)
+ * over stdio and Streamable HTTP: tools listed and called, broken servers left out by name,
+ * the --mcp-allow filter, per-call timeout and abort.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, it } from 'node:test'
+import pino from 'pino'
+import { connectMcpServers, exposedToolName, MAX_TOOL_NAME_CHARS } from '../../src/peer/tools/mcpClients'
+import type { McpServerConfig } from '../../src/peer/tools/mcpConfig'
+
+const SERVER = fileURLToPath(new URL('../../scripts/mcp-travel-facts.mjs', import.meta.url))
+const silent = pino({ level: 'silent' })
+const travel = (extra: string[] = []): McpServerConfig => ({ name: 'travel', kind: 'stdio', command: process.execPath, args: [SERVER, ...extra], env: {} })
+const call = { signal: new AbortController().signal, timeoutMs: 10_000 }
+
+describe('MCP client manager', () => {
+  it('lists and calls the tools of a stdio server; a missing command and a server that exits are left out by name', async () => {
+    const set = await connectMcpServers([
+      travel(),
+      { name: 'missing', kind: 'stdio', command: 'goal-swarm-no-such-command', args: [], env: {} },
+      { name: 'exits', kind: 'stdio', command: process.execPath, args: ['-e', 'console.error("cannot start: no data"); process.exit(3)'], env: {} }
+    ], { allow: null, log: silent })
+    try {
+      assert.deepEqual(set.tools.map((t) => t.name), ['travel__travel_facts', 'travel__convert_currency', 'travel__clock'])
+      assert.deepEqual(set.failures.map((f) => f.server).sort(), ['exits', 'missing'])
+      assert.equal(set.failures.find((f) => f.server === 'missing')?.reason, 'command "goal-swarm-no-such-command" not found')
+      assert.match(set.failures.find((f) => f.server === 'exits')?.reason ?? '', /did not complete the MCP handshake: .*\(stderr: cannot start: no data\)$/)
+      const facts = await set.call('travel__travel_facts', { city: 'Kyoto' }, call)
+      assert.deepEqual(facts, { text: 'Travel facts for Kyoto: country Japan; currency JPY; time zone Asia/Tokyo; Shinkansen from Tokyo: 2 h 15 min, 14170 JPY; best months April, November.', isError: false })
+      assert.deepEqual(await set.call('travel__convert_currency', { amount: 100, from: 'usd', to: 'jpy' }, call), { text: '100 USD = 15000 JPY (fixed rate, not live)', isError: false })
+      assert.equal((await set.call('travel__travel_facts', { city: 'Atlantis' }, call)).isError, true)
+      await assert.rejects(set.call('travel__nothing', {}, call), /no tool named "travel__nothing" is offered/)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('offers only the tools --mcp-allow names', async () => {
+    const set = await connectMcpServers([travel()], { allow: ['travel/clock', 'travel/convert_currency'], log: silent })
+    try {
+      assert.deepEqual(set.tools.map((t) => t.name), ['travel__convert_currency', 'travel__clock'])
+      await assert.rejects(set.call('travel__travel_facts', { city: 'Kyoto' }, call), /no tool named/)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('times out and aborts a call in flight', async () => {
+    const set = await connectMcpServers([travel(['--delay-ms', '60000'])], { allow: null, log: silent })
+    try {
+      await assert.rejects(set.call('travel__clock', {}, { signal: new AbortController().signal, timeoutMs: 300 }), /timed out/i)
+      const abort = new AbortController()
+      const pending = set.call('travel__clock', {}, { signal: abort.signal, timeoutMs: 60_000 })
+      abort.abort(new Error('the claim was lost'))
+      await assert.rejects(pending, /the claim was lost/)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('reaches the demo server over Streamable HTTP on 127.0.0.1', async (t) => {
+    const child = spawn(process.execPath, [SERVER, '--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    t.after(() => { child.kill() })
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (b: Buffer) => { const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(b.toString()); if (m !== null) resolve(m[1] as string) })
+      child.on('exit', (code) => { reject(new Error(`the demo server exited with ${String(code)}`)) })
+    })
+    const set = await connectMcpServers([{ name: 'web', kind: 'http', url, headers: {} }, { name: 'down', kind: 'http', url: 'http://127.0.0.1:1/mcp', headers: {} }], { allow: null, log: silent })
+    try {
+      assert.deepEqual(set.tools.map((x) => x.name), ['web__travel_facts', 'web__convert_currency', 'web__clock'])
+      assert.deepEqual(set.failures.map((f) => f.server), ['down'])
+      assert.match((await set.call('web__clock', { time_zone: 'UTC' }, call)).text, /\(2026-04-01T09:00:00\.000Z\)$/)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('bounds exposed names and keeps them distinct', () => {
+    const taken = new Set<string>()
+    const a = exposedToolName('srv', 'x'.repeat(100), taken)
+    taken.add(a)
+    const b = exposedToolName('srv', 'x'.repeat(100), taken)
+    assert.ok(a.length <= MAX_TOOL_NAME_CHARS && b.length <= MAX_TOOL_NAME_CHARS)
+    assert.notEqual(a, b)
+    assert.equal(exposedToolName('srv', 'get.price', new Set()), 'srv__get_price')
+  })
+})

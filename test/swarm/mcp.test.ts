@@ -1,0 +1,99 @@
+/**
+ * Executor tools on real peer processes: an executor started with --mcp-config runs the demo MCP
+ * server (scripts/mcp-travel-facts.mjs) over stdio, offers can_query_api, and its offline demo
+ * model calls the server's tool for a can_query_api leaf; the observer receives a result holding
+ * the tool's output. Also: a servers file whose only server cannot start, and a bad file.
+ * Run `npm run build` first.
+ */
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { test } from 'node:test'
+import type { StandinReply } from '../support/llm-standin'
+import { demoResponder } from '../support/llm-standin'
+import { TestSwarm } from '../support/peers'
+import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { liveLeaves } from '../support/leaves'
+
+const SERVER = fileURLToPath(new URL('../../scripts/mcp-travel-facts.mjs', import.meta.url))
+const PEER = fileURLToPath(new URL('../../dist/peer.js', import.meta.url))
+
+/** A servers file in a fresh temp dir. */
+function serversFile (servers: Record<string, unknown>): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-swarm-')), 'mcp.json')
+  writeFileSync(file, JSON.stringify({ mcpServers: servers }))
+  return file
+}
+
+/** roleArgs with the offline demo model instead of the stand-in (the first six are the LLM flags). */
+const offline = (args: string[]): string[] => ['--llm', 'offline-demo', ...args.slice(6)]
+
+test('a can_query_api leaf: the executor\'s offline demo model calls the MCP server\'s tool and the result holds its output', { timeout: 120_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  // Scorers say every subgoal needs live data; the rest answers like the demo model.
+  const standin = await startStandin(async (req) => {
+    if (req.purpose !== 'score') return null
+    const reply = await demoResponder(req) as { json: { subgoals: { required_capability: string }[] } }
+    for (const s of reply.json.subgoals) s.required_capability = 'can_query_api'
+    return reply as StandinReply
+  })
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const observer = await startPlanners(swarm, args)
+  const file = serversFile({ travel: { command: process.execPath, args: [SERVER] } })
+  // can_write_text too: the goal's synthesis is text (DESIGN §11).
+  const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...offline(args), '--capabilities', 'can_write_text', '--mcp-config', file] })
+  const ready = ex.logRecords().find((r) => r.event === 'tools_ready')
+  assert.deepEqual(ready?.tools, ['travel__travel_facts', 'travel__convert_currency', 'travel__clock'])
+  const goalId = await observer.submitGoal('Collect the travel facts for Kyoto')
+  const p = await waitComplete(observer, goalId, 90_000)
+  assert.equal(p.leaves, 2)
+  assert.equal(p.done, 2)
+  const leaves = liveLeaves(treeOf(observer).find((r) => r.id === goalId)!)
+  const results = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'result' ? [e.body] : []))
+  for (const leaf of leaves) {
+    const r = results.find((x) => x.node_id === leaf.id)!
+    assert.equal(r.executor_peer, ex.peerId)
+    assert.equal(r.success, true, r.output)
+    assert.match(r.output, /^\*\*\[demo output\]\*\* Synthetic answer from the offline demo model; no LLM was called, the tools were\./)
+    assert.ok(r.output.includes('- `travel__travel_facts`: Travel facts for Kyoto: country Japan; currency JPY; time zone Asia/Tokyo; Shinkansen from Tokyo: 2 h 15 min, 14170 JPY; best months April, November.'), r.output)
+    assert.match(r.output, /\n### Tool calls\n1\. `travel__travel_facts` \{"city":"Kyoto"\} \(\d+ ms\)\n {3}> Travel facts for Kyoto: /)
+    // Two model requests: the tool call and the answer.
+    assert.equal(r.usage?.calls, 2)
+  }
+  assert.ok(ex.logRecords().some((r) => r.event === 'tool_called' && r.tool === 'travel__travel_facts'))
+})
+
+test('an executor whose only MCP server cannot start says why at start and does not offer can_query_api', { timeout: 60_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin()
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const file = serversFile({ broken: { command: 'goal-swarm-no-such-server' } })
+  const ex = await swarm.start({ role: 'executor', name: 'untooled', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text,can_query_api', '--mcp-config', file] })
+  const failed = ex.logRecords().find((r) => r.event === 'mcp_server_failed')
+  assert.equal(failed?.msg, 'MCP server "broken" left out: command "goal-swarm-no-such-server" not found')
+  const dropped = ex.logRecords().find((r) => r.event === 'capability_not_offered' && r.capability === 'can_query_api')
+  assert.equal(dropped?.msg, 'can_query_api is not offered: no MCP tool is usable (server "broken": command "goal-swarm-no-such-server" not found)')
+  await ex.waitFor(() => ex.lastStatus !== null, 'a status')
+  assert.deepEqual(ex.lastStatus?.capabilities, ['can_write_text'])
+})
+
+test('a bad servers file or a tool flag without --mcp-config is a usage error naming the flag', () => {
+  const run = (args: string[]): { status: number | null, stderr: string } => {
+    const r = spawnSync(process.execPath, [PEER, '--role', 'executor', '--llm', 'offline-demo', ...args], { encoding: 'utf8', timeout: 30_000 })
+    return { status: r.status, stderr: r.stderr }
+  }
+  const both = serversFile({ travel: { command: 'node', url: 'http://127.0.0.1:1/mcp' } })
+  const a = run(['--mcp-config', both])
+  assert.equal(a.status, 2)
+  assert.match(a.stderr, new RegExp(`^error: option '--mcp-config': ${both.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: server "travel": has both "command" and "url"`))
+  const b = run(['--mcp-allow', 'travel/clock'])
+  assert.equal(b.status, 2)
+  assert.match(b.stderr, /^error: option '--mcp-allow': needs --mcp-config/)
+  const c = run(['--mcp-config', both, '--mcp-allow', 'no-slash'])
+  assert.equal(c.status, 2)
+  assert.match(c.stderr, /--mcp-allow.*"no-slash" is not server\/tool/)
+})

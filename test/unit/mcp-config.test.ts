@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { loadMcpConfig, McpConfigError, parseMcpConfig } from '../../src/peer/tools/mcpConfig'
+
+const bad = (value: unknown, message: RegExp): void => {
+  assert.throws(() => parseMcpConfig(value, 'mcp.json'), (err: unknown) => err instanceof McpConfigError && message.test(err.message))
+}
+
+describe('MCP servers file', () => {
+  it('reads stdio and HTTP servers in file order, with defaults for the optional fields', () => {
+    const servers = parseMcpConfig({
+      mcpServers: {
+        travel: { command: 'node', args: ['facts.mjs'], env: { TZ: 'UTC' } },
+        remote: { url: 'http://127.0.0.1:4000/mcp', headers: { Authorization: 'Bearer x' } },
+        bare: { command: 'facts-server' }
+      }
+    }, 'mcp.json')
+    assert.deepEqual(servers, [
+      { name: 'travel', kind: 'stdio', command: 'node', args: ['facts.mjs'], env: { TZ: 'UTC' } },
+      { name: 'remote', kind: 'http', url: 'http://127.0.0.1:4000/mcp', headers: { Authorization: 'Bearer x' } },
+      { name: 'bare', kind: 'stdio', command: 'facts-server', args: [], env: {} }
+    ])
+  })
+
+  it('names the server and the field of every mistake', () => {
+    bad({ mcpServers: { travel: { command: 'node', cwd: '/tmp' } } }, /^mcp\.json: server "travel": unknown field "cwd"$/)
+    bad({ mcpServers: { travel: { command: 'node', args: 'facts.mjs' } } }, /^mcp\.json: server "travel": "args": .*array/)
+    bad({ mcpServers: { travel: { command: 'node', args: ['a', 3] } } }, /server "travel": "args\[1\]": .*string/)
+    bad({ mcpServers: { travel: { command: 'node', env: { TZ: 1 } } } }, /server "travel": "env\.TZ": .*string/)
+    bad({ mcpServers: { travel: { command: 7 } } }, /server "travel": "command": .*string/)
+    bad({ mcpServers: { both: { command: 'node', url: 'http://127.0.0.1:1/mcp' } } }, /server "both": has both "command" and "url"/)
+    bad({ mcpServers: { none: { args: [] } } }, /server "none": needs "command" .* or "url"/)
+    bad({ mcpServers: { web: { url: 'not a url' } } }, /server "web": "url": /)
+    bad({ mcpServers: { web: { url: 'ftp://127.0.0.1/x' } } }, /server "web": "url": /)
+    bad({ mcpServers: { 'has space': { command: 'node' } } }, /server "has space": the name must be/)
+    bad({ mcpServers: { travel: 'node facts.mjs' } }, /server "travel": expected an object/)
+  })
+
+  it('says what the file must look like when the top level is wrong', () => {
+    bad({ servers: {} }, /^mcp\.json: "mcpServers": .*expected \{"mcpServers"/)
+    bad({ mcpServers: [] }, /^mcp\.json: "mcpServers": .*expected \{"mcpServers"/)
+    bad([], /^mcp\.json: .*expected \{"mcpServers"/)
+  })
+
+  it('reports an unreadable file and bad JSON with the path', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-config-'))
+    const missing = path.join(dir, 'missing.json')
+    assert.throws(() => loadMcpConfig(missing), (e: unknown) => e instanceof McpConfigError && e.message.startsWith(`cannot read ${missing}: ENOENT`))
+    const broken = path.join(dir, 'broken.json')
+    writeFileSync(broken, '{"mcpServers": {')
+    assert.throws(() => loadMcpConfig(broken), (e: unknown) => e instanceof McpConfigError && e.message.startsWith(`${broken} is not valid JSON: `))
+    const good = path.join(dir, 'good.json')
+    writeFileSync(good, JSON.stringify({ mcpServers: { travel: { command: 'node' } } }))
+    assert.equal(loadMcpConfig(good)[0]?.name, 'travel')
+  })
+})
