@@ -28,17 +28,23 @@ export class PlanCommands extends CommandFeature {
   }
 
   /**
-   * Exports a plan as Markdown or JSON: the plan of the row clicked or selected (whatever its
-   * kind: goal, prompt or final answer), or a root picked.
+   * Exports a plan as Markdown or JSON: the plan of the row clicked (`arg`) or, from the view's
+   * title bar (which passes no row), of the row selected in the Plan view, whatever its kind
+   * (goal, prompt or final answer); with neither, the only root or a root picked.
    * @returns the written URI
    * @throws Error when the row is no longer in the plan
    */
   async exportPlan (arg?: unknown, opts?: { format?: 'markdown' | 'json', target?: vscode.Uri }): Promise<string | undefined> {
     let goal: GoalView | undefined
     const id = nodeIdOf(arg)
+    // A selection can outlive its row (a plan hidden since): then the user picks, as with none.
+    const selectedId = id === undefined ? nodeIdOf(this.d.view.treeView.selection[0]) : undefined
+    const selected = selectedId === undefined ? undefined : this.rootOf(selectedId)
     if (id !== undefined) {
       goal = this.rootOf(id)
       if (goal === undefined) throw new Error(GONE)
+    } else if (selected !== undefined) {
+      goal = selected
     } else {
       const roots = this.d.model.roots()
       if (roots.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no plan to export yet.'); return undefined }

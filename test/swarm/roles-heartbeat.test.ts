@@ -31,6 +31,9 @@ test('a 60 s heartbeat: leaves waiting over 30 s for the busy executor are never
   const args = [...roleArgs(standin, { maxDepth: 1, rootSplitCount: LEAVES }), '--announce-interval-ms', String(HEARTBEAT_MS)]
   const observer = await startPlanners(swarm, args)
   const exec = await swarm.start({ role: 'executor', name: 'exec', args })
+  // Until the observer holds the executor's first announcement no executor is known to it, and a
+  // leaf is rightly a gap; on a minute's heartbeat a missed first one is not resent for a minute.
+  await observer.waitFor(() => [...observer.envelopes.values()].some((e) => e.kind === 'capability' && e.body.peer_id === exec.peerId), 'the executor\'s announcement at the observer', 60_000)
   const goalId = await observer.submitGoal('Plan a two-week trip to Japan')
 
   // The tree as the editor's plan model builds it (default TTL), sampled every 200 ms until the plan completes.

@@ -1,6 +1,7 @@
 // The UI suite's user journey through the Goal Swarm extension: open the view, submit a goal
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
+import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { log } from '../harness/util.mjs'
@@ -109,6 +110,41 @@ async function planRows (page) {
       level: Number(row.getAttribute('aria-level') ?? '0')
     }))
   })
+}
+
+/**
+ * Rows of the Plan view whose status (the description up to its first " · ") does not fit in
+ * the row: the part of the text a user reads the state from is cut off by the side bar.
+ */
+async function rowsWithClippedStatus (page) {
+  return page.evaluate(() => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+    if (!pane) return [{ label: '', description: '', why: 'no Plan view' }]
+    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].flatMap((row) => {
+      const label = row.querySelector('.label-name')?.textContent ?? ''
+      const box = row.querySelector('.monaco-icon-label-container')?.getBoundingClientRect()
+      const d = row.querySelector('.label-description')
+      const description = d?.textContent ?? ''
+      const status = description.split(' · ')[0]
+      if (box === undefined || d === null || status === '') return [{ label, description, why: 'no status' }]
+      // The status ends in the first text node(s) of the description: measure where it ends.
+      const walker = document.createTreeWalker(d, NodeFilter.SHOW_TEXT)
+      const range = document.createRange()
+      let left = status.length
+      for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+        const len = n.textContent.length
+        if (left <= len) { range.setStart(d, 0); range.setEnd(n, left); break }
+        left -= len
+      }
+      const right = range.getBoundingClientRect().right
+      return right <= box.right + 0.5 ? [] : [{ label, description, why: `status ends ${Math.round(right - box.right)} px past the row` }]
+    })
+  })
+}
+
+/** The TCP listeners of this machine with their processes (`ss -ltnp`), for a failure message. */
+function listeners () {
+  try { return execFileSync('ss', ['-ltnpH'], { encoding: 'utf8', timeout: 10_000 }) } catch (err) { return `(ss failed: ${err.message})` }
 }
 
 const planRow = (page, label) => page.locator('.pane-body .monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first()
@@ -323,6 +359,22 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
       }
     },
     {
+      name: 'at the default side bar width (300 px) every row shows its status',
+      timeoutMs: 60_000,
+      run: async () => {
+        const sideBar = page.locator('.part.sidebar')
+        const wide = (await sideBar.boundingBox())?.width ?? 0
+        const width = await widenSideBar(page, 300 - wide)
+        await page.mouse.move(900, 500)
+        const clipped = await rowsWithClippedStatus(page)
+        log(`ui: at ${Math.round(width)} px, ${(await planRows(page)).length} rows, ${clipped.length} with a clipped status`)
+        await screenshot('plan-tree-300px')
+        await widenSideBar(page, wide - width)
+        if (Math.abs(width - 300) > 2) throw new Error(`the side bar could not be set to 300 px (${width} px)`)
+        if (clipped.length > 0) throw new Error(`rows whose status is cut off at 300 px: ${JSON.stringify(clipped)}`)
+      }
+    },
+    {
       name: 'hovering the goal shows the accepted score and the votes behind it',
       timeoutMs: 30_000,
       run: async () => {
@@ -347,8 +399,10 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         const text = normalize(await editor.innerText())
         // Markdown word-wraps in the editor, so lines are compared without whitespace.
         const flat = (t) => t.replace(/\s+/g, '')
-        // A long prompt's row label is cut with an ellipsis; the document has the whole text.
-        if (!flat(text).startsWith(flat(`# ${leaf.label.replace(/…$/, '')}`))) throw new Error(`result document should start with the prompt "${leaf.label}", shows:\n${text}`)
+        // The row's label is the prompt cut short (no demo label, no repeat of its goal, an
+        // ellipsis past 24 characters); the document is headed with the whole prompt.
+        const heading = text.split('\n')[0]
+        if (!heading.startsWith('# ') || !flat(heading).includes(flat(leaf.label.replace(/…$/, '')))) throw new Error(`result document should be headed with the prompt "${leaf.label}", shows:\n${text}`)
         if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
         const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
         log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
@@ -421,6 +475,30 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         log(`ui: tabs after closing the dashboard: ${JSON.stringify(left.map((l) => normalize(l).trim()))}`)
       }
     },
+    {
+      name: "the view's Export button exports the plan of the selected prompt row",
+      timeoutMs: 60_000,
+      run: async () => {
+        // The leaf opened above is the selected row; the title bar button passes no row of its own.
+        await planRow(page, leaf.label).click()
+        // The Plan view is the only view of its container, so its title bar buttons sit in the side bar's title.
+        const title = page.locator('.part.sidebar .composite.title').first()
+        await title.hover()
+        await title.locator('.actions-container [aria-label="Export Plan"]').first().click()
+        await answerQuickInput(page, { expect: 'Export Plan as' })
+        // The save dialog (code-server's own, a quick input) proposes the file in the workspace folder.
+        const input = page.locator('.quick-input-widget input.input')
+        await page.waitForFunction(() => /plan-[^/]*\.md$/.test(document.querySelector('.quick-input-widget input.input')?.value ?? ''), null, { timeout: 15_000 })
+        const file = await input.inputValue()
+        log(`ui: the save dialog proposes ${file}`)
+        if (!file.endsWith('/plan-plan-a-two-week-trip-to-japan.md') && !file.endsWith('/plan-a-two-week-trip-to-japan.md')) throw new Error(`the save dialog proposes ${file}`)
+        if (file.endsWith('/plan-plan-a-two-week-trip-to-japan.md')) throw new Error(`the exported file is named plan-plan-…: ${file}`)
+        await page.keyboard.press('Enter')
+        const text = normalize(await waitForNotification(page, 'exported to', 30_000))
+        log(`ui: notification "${text.split('\n')[0]}"`)
+        if (!text.includes(`plan "${GOAL}" exported to plan-a-two-week-trip-to-japan.md`)) throw new Error(`the export notification does not name the plan and its file: ${text}`)
+      }
+    },
     reloadTabs.before,
     {
       name: 'a second editor in Restricted Mode shows the welcome buttons, contributes an executor and connects to this one by its address',
@@ -460,8 +538,10 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         for (const [who, p] of [['first', page], ['second', pageB]]) {
           const entry = p.locator('[id="status.forwardedPorts"]')
           const n = await entry.count() === 0 ? 0 : Number(/\d+/.exec(normalize(await entry.first().innerText()))?.[0] ?? 0)
-          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s)`)
-          if (n > 1) throw new Error(`the ${who} editor forwards ${n} ports: the peers' listen ports are auto-forwarded`)
+          // The item's tooltip lists the forwarded ports; the processes listening on them say whose they are.
+          const ports = n === 0 ? '' : normalize(await entry.first().getAttribute('aria-label') ?? '')
+          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s) ${ports}`)
+          if (n > 1) throw new Error(`the ${who} editor forwards ${n} ports (${ports}): the peers' listen ports are auto-forwarded; listening:\n${listeners()}`)
         }
       }
     },
