@@ -2,6 +2,7 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { log } from '../harness/util.mjs'
@@ -145,6 +146,21 @@ async function rowsWithClippedStatus (page) {
 /** The TCP listeners of this machine with their processes (`ss -ltnp`), for a failure message. */
 function listeners () {
   try { return execFileSync('ss', ['-ltnpH'], { encoding: 'utf8', timeout: 10_000 }) } catch (err) { return `(ss failed: ${err.message})` }
+}
+
+/**
+ * Whether TCP `port` is a libp2p listen port of a Goal Swarm peer process: the process listening
+ * on it runs dist/peer.js and the port is not the one it serves its dashboard on.
+ */
+function peerListenPort (port) {
+  const line = listeners().split('\n').find((l) => new RegExp(`:${port}\\s`).test(l))
+  const pid = /pid=(\d+)/.exec(line ?? '')?.[1]
+  if (pid === undefined) return false
+  let argv = []
+  try { argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') } catch { return false }
+  if (!argv.some((a) => /[\\/]dist[\\/]peer\.js$/.test(a))) return false
+  const at = argv.indexOf('--dashboard-port')
+  return at < 0 || Number(argv[at + 1]) !== port
 }
 
 const planRow = (page, label) => page.locator('.pane-body .monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first()
@@ -538,10 +554,13 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         for (const [who, p] of [['first', page], ['second', pageB]]) {
           const entry = p.locator('[id="status.forwardedPorts"]')
           const n = await entry.count() === 0 ? 0 : Number(/\d+/.exec(normalize(await entry.first().innerText()))?.[0] ?? 0)
-          // The item's tooltip lists the forwarded ports; the processes listening on them say whose they are.
-          const ports = n === 0 ? '' : normalize(await entry.first().getAttribute('aria-label') ?? '')
-          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s) ${ports}`)
-          if (n > 1) throw new Error(`the ${who} editor forwards ${n} ports (${ports}): the peers' listen ports are auto-forwarded; listening:\n${listeners()}`)
+          // The item's label lists the forwarded ports ("Forwarded Ports: 35547, …"); the process
+          // listening on each says whose it is.
+          const label = n === 0 ? '' : normalize(await entry.first().getAttribute('aria-label') ?? '')
+          const ports = [...label.matchAll(/\b(\d{2,5})\b/g)].map((m) => Number(m[1]))
+          const peerPorts = ports.filter((port) => peerListenPort(port))
+          log(`ui: the ${who} editor's status bar counts ${n} forwarded port(s) ${label}${peerPorts.length > 0 ? `, peer listen ports among them: ${peerPorts.join(', ')}` : ''}`)
+          if (peerPorts.length > 0) throw new Error(`the ${who} editor forwards the peers' listen ports ${peerPorts.join(', ')} (${label}); listening:\n${listeners()}`)
         }
       }
     },
