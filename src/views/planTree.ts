@@ -250,7 +250,9 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const submittedAt = node.kind === 'goal' && node.parent_id === null ? this.submittedAt(node.id) : undefined
     const entry = this.model.find(node.id)
     const parentText = entry?.parentId == null ? undefined : this.model.find(entry.parentId)?.node.text
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: entry?.answer === true, parentText })
+    let level = 0
+    for (let p = entry?.parentId; p != null && level < 16; p = this.model.find(p)?.parentId) level++
+    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: entry?.answer === true, parentText, level })
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()

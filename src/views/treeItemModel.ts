@@ -12,7 +12,7 @@ import { modelWaitText } from '../plan/state/modelWait'
 import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/state/tree'
 import { peerSuffix } from '../plan/state/peerNames'
 import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
-import { clipLabel, firstLine } from '../plan/protocol/text'
+import { clipLabel, firstLine, textLength } from '../plan/protocol/text'
 import { costMarkdown } from '../plan/state/planCost'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
@@ -69,21 +69,41 @@ export const ANSWER_DONE_ICON: IconModel = { id: 'lightbulb', color: 'testing.ic
  */
 export const LABEL_MAX = 24
 
+/** Shortest label a row is cut to so its status fits (characters); below it the label says too little. */
+export const LABEL_MIN = 12
+
+/**
+ * Characters a root row shows at the default side bar width (300 px) for its label, a space and
+ * the status, measured in code-server with the default font; each level of nesting takes about
+ * one more (its indent and twistie).
+ */
+export const ROW_CHARS = 27
+
+/**
+ * How long a row's label may be so the status (its description up to the first " · ") still
+ * shows at the default side bar width, nested `level` rows deep (0 for a root): between
+ * LABEL_MIN and LABEL_MAX characters.
+ */
+export function labelBudget (description: string, level = 0): number {
+  const status = description.split(' · ')[0] ?? ''
+  return Math.max(LABEL_MIN, Math.min(LABEL_MAX, ROW_CHARS - level - textLength(status) - 1))
+}
+
 /** Marks the description of a row whose text the offline demo model wrote (its label is left out of the row's label). */
 export const DEMO_MARK = 'demo'
 
 /**
  * A row's label: the first line of `text` without the demo model's label, and without a tail
  * that repeats the parent goal's text (" — <parent>": the parent's row sits just above it),
- * clipped to LABEL_MAX characters.
+ * clipped to `maxChars` (LABEL_MAX unless a status must fit beside it: labelBudget).
  */
-export function rowLabel (text: string, parentText?: string): string {
+export function rowLabel (text: string, parentText?: string, maxChars = LABEL_MAX): string {
   let t = withoutDemoLabel(text.split(/\r?\n/, 1)[0] ?? '')
   const parent = parentText === undefined ? '' : withoutDemoLabel(parentText.split(/\r?\n/, 1)[0] ?? '').trim()
   for (const sep of [' — ', ' - ']) {
     if (parent !== '' && t.endsWith(sep + parent) && t.length > sep.length + parent.length) { t = t.slice(0, t.length - sep.length - parent.length); break }
   }
-  return firstLine(t.trim(), LABEL_MAX)
+  return firstLine(t.trim(), maxChars)
 }
 
 /** true when the offline demo model wrote the node's text, or (a final answer) its result. */
@@ -143,10 +163,11 @@ export function goalDescription (goal: GoalView): string {
 /** The tree item of a goal (root or composite subgoal). */
 export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel {
   const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
+  const description = withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text))
   return {
     id: goal.id,
-    label: rowLabel(goal.text, ctx.parentText),
-    description: withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text)),
+    label: rowLabel(goal.text, ctx.parentText, labelBudget(description, ctx.level)),
+    description,
     icon: GOAL_ICONS[goal.status],
     tooltip: goalTooltip(goal, ctx),
     // `.stopped` marks a root whose plan is cancelled or at its budget: Cancel Plan is hidden there.
@@ -180,6 +201,8 @@ export interface ItemContext {
   answer?: boolean
   /** The text of the node's parent goal: a label does not repeat it (rowLabel). */
   parentText?: string
+  /** Rows above this one in its branch of the view (0 for a root): deeper rows have less room (labelBudget). */
+  level?: number
 }
 
 /** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
@@ -221,10 +244,11 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'blocked') description = `blocked: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN §5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
+  const shown = withDemoMark(description, isDemo(leaf))
   return {
     id: leaf.id,
-    label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText),
-    description: withDemoMark(description, isDemo(leaf)),
+    label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText, labelBudget(shown, ctx.level)),
+    description: shown,
     icon: ctx.answer === true && leaf.status === 'done' ? ANSWER_DONE_ICON : LEAF_ICONS[leaf.status],
     tooltip: leafTooltip(leaf, ctx),
     contextValue: `leaf.${leaf.status}${leaf.output !== null ? '.result' : ''}`,

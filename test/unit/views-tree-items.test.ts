@@ -5,7 +5,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, promptCounts, type GoalView, type LeafView, type TreeNode } from '../../src/plan/state/tree'
 import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/plan/state/peerNames'
-import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
+import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, labelBudget, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { accepted, acceptedEnvelopes, cancel, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
@@ -34,8 +34,8 @@ describe('plan tree items (views)', () => {
   it('a decomposed root: content id, text, its prompts\' progress (done, gaps) with the accepted score, expanded', () => {
     const item = goalItem(root)
     assert.equal(item.id, plan.root.goal_id)
-    // LABEL_MAX characters, so "1/4 done" stays in sight at the default side bar width.
-    assert.equal(item.label, 'Plan a two-week trip to…')
+    // Cut so "1/4 done" stays in sight at the default side bar width (labelBudget: 27 - 8 - 1).
+    assert.equal(item.label, 'Plan a two-week t…')
     assert.equal(item.description, '1/4 done · 1 gap')
     assert.match(item.tooltip, /\nPrompts: 1\/4 done · 1 gap\n/)
     assert.deepEqual(item.icon, { id: 'type-hierarchy-sub', color: 'charts.blue' })
@@ -99,19 +99,35 @@ describe('plan tree items (views)', () => {
     assert.equal(item.contextValue, 'leaf.pending_execution')
   })
 
-  it('a long text is cut to LABEL_MAX characters so the status-first description stays in sight; the tooltip keeps it whole', () => {
+  it('a long text is cut to its label budget so the status-first description stays in sight; the tooltip keeps it whole', () => {
     const long = 'Research every ryokan in Kyoto and Hakone with an onsen, a garden and rooms under 30,000 yen a night'
     const g = rootGoal(long, 'peer-user', T0)
     const [r] = tree([envelopeOf('goal', g)], T0 + sec(1))
     assert.ok(r)
     const item = goalItem(r)
-    assert.equal(item.label.length, LABEL_MAX)
-    assert.equal(item.label, long.slice(0, LABEL_MAX - 1) + '…')
+    const max = labelBudget('pending')
+    assert.equal(max, 19)
+    assert.equal(item.label.length, max)
+    assert.equal(item.label, long.slice(0, max - 1) + '…')
     assert.equal(item.description, 'pending')
     assert.ok(item.tooltip.includes(escapeMarkdown(long)))
     const short = leafItem(leaf(root, 'Book flights'))
     assert.equal(short.label, 'Book flights', 'short texts stay whole')
     assert.ok(LABEL_MAX <= 32, 'a label leaves room for the status at the default side bar width')
+  })
+
+  it('a label gives way to its status: a longer status or a deeper row gets a shorter label, never under LABEL_MIN or over LABEL_MAX', () => {
+    assert.equal(labelBudget('done · local-executor-1 · demo', 0), 22)
+    assert.equal(labelBudget('done · local-executor-1 · demo', 3), 19)
+    assert.equal(labelBudget('3/5 done · 14:05'), 18)
+    assert.equal(labelBudget('budget reached · 1/3 done', 1), LABEL_MIN)
+    assert.equal(labelBudget('Final', 0), 21)
+    assert.ok(labelBudget('', 0) <= LABEL_MAX)
+    assert.equal(labelBudget('waiting for 2 earlier prompts', 2), LABEL_MIN)
+    const deep = leafItem({ ...leaf(root, 'Book flights'), text: 'Estimate the total budget for the trip' }, { level: 3 })
+    assert.equal(deep.description, 'done · peer-ex-1')
+    assert.equal(deep.label, 'Estimate the total…')
+    assert.equal(deep.label.length, labelBudget(deep.description, 3))
   })
 
   it('a demo-model row: its label drops the demo label and the parent\'s text it repeats, the description ends with the demo mark', () => {
@@ -167,12 +183,13 @@ describe('plan tree items (views)', () => {
   })
 
   it('a label is cut between characters a reader sees: never inside an emoji, its skin tone or a flag', () => {
-    // The cut after LABEL_MAX - 1 code points falls between 👍 and its skin tone modifier.
-    const text = `${'x'.repeat(LABEL_MAX - 2)}👍🏽 and 🇯🇵 flags`
+    // A pending root's label budget is 19: the cut after 18 code points falls between 👍 and its skin tone modifier.
+    const max = labelBudget('pending')
+    const text = `${'x'.repeat(max - 2)}👍🏽 and 🇯🇵 flags`
     const item = goalItem(tree([envelopeOf('goal', rootGoal(text, 'peer-user', T0))], T0 + sec(1))[0]!)
-    assert.equal(item.label, `${'x'.repeat(LABEL_MAX - 2)}…`)
+    assert.equal(item.label, `${'x'.repeat(max - 2)}…`)
     const emoji = goalItem(tree([envelopeOf('goal', rootGoal('🗾'.repeat(LABEL_MAX + 5), 'peer-user', T0))], T0 + sec(1))[0]!)
-    assert.equal(emoji.label, `${'🗾'.repeat(LABEL_MAX - 1)}…`, 'LABEL_MAX characters, counted in code points')
+    assert.equal(emoji.label, `${'🗾'.repeat(max - 1)}…`, 'the budget in characters, counted in code points')
     assert.equal(emoji.label.isWellFormed(), true, 'no lone surrogate')
   })
 

@@ -4,7 +4,7 @@ import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/plan/state/tree'
 import type { PlanElement } from '../../../src/views/planTree'
-import { LABEL_MAX, rowLabel } from '../../../src/views/treeItemModel'
+import { LABEL_MAX, labelBudget, rowLabel } from '../../../src/views/treeItemModel'
 import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, waitForPlan, walk } from './helpers'
 
 suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () => {
@@ -61,9 +61,9 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
     assert.ok(rootEl, 'root element listed at the top level')
     const item = a.tree.getTreeItem(rootEl)
     assert.equal(item.id, goalId)
-    // At most LABEL_MAX characters, so the status-first description stays in sight in a 300 px side bar.
-    assert.equal(item.label, rowLabel(GOAL))
-    assert.equal(item.label, 'Plan a two-week trip to…')
+    // Cut so the status-first description stays in sight in a 300 px side bar (labelBudget).
+    assert.equal(item.label, rowLabel(GOAL, undefined, labelBudget(String(item.description))))
+    assert.ok(String(item.label).startsWith('Plan a two-week') && String(item.label).endsWith('…'), String(item.label))
     const planRoot = rootById(a, goalId)
     assert.ok(planRoot)
     const n = leaves(planRoot).length

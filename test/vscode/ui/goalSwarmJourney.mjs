@@ -10,8 +10,11 @@ import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, wi
 
 /** The goal the user types. */
 export const GOAL = 'Plan a two-week trip to Japan'
-/** GOAL's row label: rows cut labels to 24 characters, the full text stays in the tooltip. */
-export const GOAL_ROW = 'Plan a two-week trip to…'
+/**
+ * How GOAL's row label starts: a label is cut so the row's status fits beside it (a row's label
+ * is shorter while its status is longer); the full text stays in the tooltip.
+ */
+export const GOAL_ROW = 'Plan a two-week'
 
 /** A TCP port free right now on 127.0.0.1 (bound, then released). */
 function freePort () {
@@ -61,7 +64,7 @@ function watchUnfinishedLeaf (page, goal) {
       const description = row.querySelector('.label-description')?.textContent ?? ''
       // The goal's own row counting its prompts before they are all done ("1/3 done · …").
       const partly = /^(\d+)\/(\d+) done/.exec(description)
-      if (label === g) return (partly !== null && Number(partly[1]) < Number(partly[2])) || /^pending/.test(description)
+      if (label.startsWith(g)) return (partly !== null && Number(partly[1]) < Number(partly[2])) || /^pending/.test(description)
       return !row.hasAttribute('aria-expanded') && /^(pending|running)/.test(description)
     })
   }, goal, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
@@ -123,22 +126,31 @@ async function rowsWithClippedStatus (page) {
     if (!pane) return [{ label: '', description: '', why: 'no Plan view' }]
     return [...pane.querySelectorAll('.pane-body .monaco-list-row')].flatMap((row) => {
       const label = row.querySelector('.label-name')?.textContent ?? ''
-      const box = row.querySelector('.monaco-icon-label-container')?.getBoundingClientRect()
       const d = row.querySelector('.label-description')
       const description = d?.textContent ?? ''
       const status = description.split(' · ')[0]
-      if (box === undefined || d === null || status === '') return [{ label, description, why: 'no status' }]
+      if (d === null || status === '') return [{ label, description, why: 'no status' }]
+      // Where the text is cut: the nearest edge of the side bar, the row, or an element from the
+      // description up to the row that clips what overflows it (the label's ellipsis).
+      let edge = Math.min(row.getBoundingClientRect().right, document.querySelector('.part.sidebar')?.getBoundingClientRect().right ?? Infinity)
+      for (let el = d; el !== null && el !== row; el = el.parentElement) {
+        if (getComputedStyle(el).overflowX !== 'visible') edge = Math.min(edge, el.getBoundingClientRect().right)
+      }
       // The status ends in the first text node(s) of the description: measure where it ends.
       const walker = document.createTreeWalker(d, NodeFilter.SHOW_TEXT)
-      const range = document.createRange()
       let left = status.length
-      for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+      let right = null
+      for (let n = walker.nextNode(); n !== null && right === null; n = walker.nextNode()) {
         const len = n.textContent.length
-        if (left <= len) { range.setStart(d, 0); range.setEnd(n, left); break }
-        left -= len
+        if (left <= len) {
+          const range = document.createRange()
+          range.setStart(n, 0)
+          range.setEnd(n, left)
+          right = range.getBoundingClientRect().right
+        } else left -= len
       }
-      const right = range.getBoundingClientRect().right
-      return right <= box.right + 0.5 ? [] : [{ label, description, why: `status ends ${Math.round(right - box.right)} px past the row` }]
+      if (right === null) return [{ label, description, why: 'the status was not measured' }]
+      return right <= edge + 0.5 ? [] : [{ label, description, why: `status ends ${Math.round(right - edge)} px past the visible row` }]
     })
   })
 }
@@ -318,7 +330,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (!sawUnfinishedLeaf && rows.some((r) => r.label === GOAL_ROW ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
+          if (!sawUnfinishedLeaf && rows.some((r) => r.label.startsWith(GOAL_ROW) ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
             sawUnfinishedLeaf = true
             await screenshot('plan-tree-mid')
           }
@@ -354,7 +366,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
           await page.waitForTimeout(500)
         }
         log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
-        const root = rows.find((r) => r.label === GOAL_ROW)
+        const root = rows.find((r) => r.label.startsWith(GOAL_ROW))
         // The root row summarises its prompts, status first, then the time it was submitted: "<done>/<all> done · HH:MM".
         const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
         if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · HH:MM", got ${JSON.stringify(root)}`)
@@ -423,14 +435,14 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
         log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
         // The tab is titled with the prompt's first words (file-name safe), not a slug.
-        if (!tab.startsWith(leaf.label.slice(0, 24))) throw new Error(`the result tab should be titled with the prompt "${leaf.label}", reads "${tab}"`)
+        if (!tab.startsWith(leaf.label.replace(/…$/, ''))) throw new Error(`the result tab should be titled with the prompt "${leaf.label}", reads "${tab}"`)
         resultTab = tab.split('\n')[0]
         await screenshot('result')
         // One click on the title bar's preview button renders it.
         await page.locator('.editor-actions [aria-label="Open Result Preview"]').first().click()
-        const preview = page.locator('.tabs-container .tab', { hasText: `Preview ${leaf.label.slice(0, 24)}` }).first()
+        const preview = page.locator('.tabs-container .tab', { hasText: `Preview ${leaf.label.replace(/…$/, '')}` }).first()
         await preview.waitFor({ timeout: 30_000 })
-        await page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('h1', { hasText: leaf.label.slice(0, 24) }).first().waitFor({ timeout: 30_000 })
+        await page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame').locator('h1', { hasText: leaf.label.replace(/…$/, '') }).first().waitFor({ timeout: 30_000 })
         await screenshot('result-preview')
         // Back to the source, which stays open for the reload step.
         await planRow(page, leaf.label).click()
@@ -572,8 +584,8 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         let taken = []
         for (let round = 1; round <= 5 && taken.length === 0; round++) {
           // Each plan's tasks are ranked to executors by hash (four executors here): a few rounds make a miss vanishingly rare.
-          // Short enough that the row's label is the whole goal (rows cut labels at 24 characters).
-          const goal = `Kyoto weekend, round ${round}`
+          // Short enough that the row's label is the whole goal, whatever its status (labels are never cut below 12 characters).
+          const goal = `Kyoto trip ${round}`
           await runCommand(page, 'Goal Swarm: Submit Goal')
           await answerQuickInput(page, { expect: 'Describe the goal', text: goal })
           await planRow(page, goal).waitFor({ timeout: 60_000 })
