@@ -58,6 +58,11 @@ describe('--new-plan and --show-all-plans', () => {
     assert.equal(r.code, 2)
     assert.match(r.err, /option '--new-plan': needs --submit-goal/)
   })
+  it('--show-all-plans needs --submit-goal too: without one every plan is shown in full already', () => {
+    const r = parse(['--role', 'executor', '--show-all-plans'])
+    assert.equal(r.code, 2)
+    assert.match(r.err, /option '--show-all-plans': needs --submit-goal/)
+  })
   it('both are off unless given', () => {
     assert.deepEqual([parse(['--role', 'observer', '--submit-goal', TEXT]).config?.newPlan, parse(['--role', 'observer']).config?.showAllPlans], [false, false])
     const on = parse(['--role', 'observer', '--submit-goal', TEXT, '--new-plan', '--show-all-plans']).config

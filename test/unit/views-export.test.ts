@@ -186,6 +186,11 @@ describe('long goal text in trees', () => {
     assert.ok(lines.every((l) => l.length < 160), lines.map((l) => l.length).join(','))
   })
 
+  it('the terminal tree marks a split the timeout fallback accepted', () => {
+    const fell = { ...big, accepted: big.accepted === null ? null : { ...big.accepted, fallback: true } }
+    assert.equal(renderTreeText([fell]).split('\n')[1], `${cut} [decomposed score 0.80 fallback]`)
+  })
+
   it('the report has the full goal once, in its heading; tree lines and split headings are cut', () => {
     const md = renderReportMarkdown([big], { generatedAt: 'now' })
     const full = mdEscape(long)

@@ -91,7 +91,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
       lastText = text
       print(text)
     }
-    for (const root of roots) {
+    // A submitting peer says when its own plan ends; the others it holds are one line each.
+    for (const root of shown) {
       const p = planProgress(root)
       if (p.complete && !completed.has(root.id)) {
         completed.add(root.id)

@@ -83,6 +83,11 @@ export function otherPlanLines (others: readonly GoalView[]): string[] {
   return others.map((r) => `${r.id} "${excerpt(r.text, 60)}": ${progressLine(r)}`)
 }
 
+/** " score 0.83" for a goal's accepted split, " score 0.39 fallback" when the timeout fallback took it (DESIGN §3), "" without one. */
+function acceptedText (g: GoalView): string {
+  return g.accepted === null ? '' : ` score ${g.accepted.final_score.toFixed(2)}${g.accepted.fallback ? ' fallback' : ''}`
+}
+
 /** The tree as indented text, one block per root goal, statuses in brackets. */
 export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOptions = {}): string {
   const resultChars = opts.resultChars ?? 100
@@ -90,7 +95,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
   const walk = (n: TreeNode, indent: string): void => {
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
-      const votes = n.accepted === null ? '' : ` score ${n.accepted.final_score.toFixed(2)}`
+      const votes = acceptedText(n)
       lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${n.status}${votes}]`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
@@ -101,7 +106,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
   }
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
-    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${root.status}${root.accepted === null ? '' : ` score ${root.accepted.final_score.toFixed(2)}`}]`)
+    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${root.status}${acceptedText(root)}]`)
     const s = root.synthesis
     if (s !== null) {
       const by = s.status === 'claimed' ? ` by ${peerLabel(s.claimer, opts.names)}` : s.executor !== null ? ` by ${peerLabel(s.executor, opts.names)}` : ''
