@@ -168,7 +168,7 @@ describe('result documents (views)', () => {
 })
 
 describe('long goal text in trees', () => {
-  // 4,000 characters: sentences with spaces, as a user pastes a long brief.
+  // 4,000 characters: sentences with spaces, as a user pastes a long description.
   const long = 'Plan a trip. '.repeat(308).slice(0, 4000)
   const g = rootGoal(long)
   const p = proposal(g.goal_id, ['Draft the route ' + 'with many stops '.repeat(20), 'Book it'])
