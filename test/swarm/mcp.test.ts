@@ -12,10 +12,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
-import type { StandinReply } from '../support/llm-standin'
-import { demoResponder } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
-import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { roleArgs, startStandin, startStandinRequiring, treeOf, waitComplete, startPlanners } from './roles-support'
 import { liveLeaves } from '../support/leaves'
 
 const SERVER = fileURLToPath(new URL('../../scripts/mcp-travel-facts.mjs', import.meta.url))
@@ -33,13 +31,7 @@ const offline = (args: string[]): string[] => ['--llm', 'offline-demo', ...args.
 
 test('a can_query_api leaf: the executor\'s offline demo model calls the MCP server\'s tool and the result holds its output', { timeout: 120_000 }, async (t) => {
   const swarm = new TestSwarm()
-  // Scorers say every subgoal needs live data; the rest answers like the demo model.
-  const standin = await startStandin(async (req) => {
-    if (req.purpose !== 'score') return null
-    const reply = await demoResponder(req) as { json: { subgoals: { required_capability: string }[] } }
-    for (const s of reply.json.subgoals) s.required_capability = 'can_query_api'
-    return reply as StandinReply
-  })
+  const standin = await startStandinRequiring('can_query_api')
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)

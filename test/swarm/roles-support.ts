@@ -52,6 +52,19 @@ export async function startPlanners (swarm: TestSwarm, args: string[]): Promise<
   return observer
 }
 
+/**
+ * A stand-in whose scorers say every subgoal needs `capability`; every other request is
+ * answered like the demo model. The plan's leaves then all ask for that capability.
+ */
+export async function startStandinRequiring (capability: string): Promise<LlmStandin> {
+  return await startStandin(async (req) => {
+    if (req.purpose !== 'score') return null
+    const reply = await demoResponder(req) as { json: { subgoals: { required_capability: string }[] } }
+    for (const s of reply.json.subgoals) s.required_capability = capability
+    return reply as StandinReply
+  })
+}
+
 export async function startStandin (responder?: (req: StandinRequest) => StandinReply | null | Promise<StandinReply | null>): Promise<LlmStandin> {
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }

@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { StandinReply } from '../support/llm-standin'
-import { demoResponder } from '../support/llm-standin'
 import { ensureTool } from '../support/netns'
 import { TestSwarm } from '../support/peers'
 import { DEMO_LABEL } from '../../src/peer/llm/offline-demo'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
-import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
+import { roleArgs, startStandinRequiring, treeOf, waitComplete, startPlanners } from './roles-support'
 import { liveLeaves } from '../support/leaves'
 
 const missing = ensureTool('bwrap', 'bubblewrap', ['--version'])
@@ -23,13 +21,7 @@ const skip = missing ?? (detection.available ? false : detection.reason)
 
 test('a plan of can_run_code leaves: the executor process runs each program in its sandbox; the observer gets program and output', { skip, timeout: 120_000 }, async (t) => {
   const swarm = new TestSwarm()
-  // Scorers say every subgoal needs code; the rest answers like the demo model.
-  const standin = await startStandin(async (req) => {
-    if (req.purpose !== 'score') return null
-    const reply = await demoResponder(req) as { json: { subgoals: { required_capability: string }[] } }
-    for (const s of reply.json.subgoals) s.required_capability = 'can_run_code'
-    return reply as StandinReply
-  })
+  const standin = await startStandinRequiring('can_run_code')
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
