@@ -55,11 +55,14 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
 
 test('(6) kill -9 of the executor holding a claim: another executor finishes the leaf after the lease lapses', async (t) => {
   const swarm = new TestSwarm()
-  // Executions take 4 s, so the first holder is killed mid-work.
+  // Every model call for a leaf is held until the victim is dead, so on any load the victim is
+  // killed mid-work: its result can never be published, and the survivor's held calls answer after.
+  let releaseExecutions!: () => void
+  const victimKilled = new Promise<void>((resolve) => { releaseExecutions = resolve })
   const standin = await startStandin(async (req) => {
     if (req.purpose !== 'execute') return null
-    const reply = await demoResponder(req)
-    return typeof reply === 'object' ? { ...reply, latencyMs: 4000 } : reply
+    await victimKilled
+    return demoResponder(req)
   })
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
@@ -78,6 +81,7 @@ test('(6) kill -9 of the executor holding a claim: another executor finishes the
   assert.equal(held.length, 1)
   const killedAt = wallMs()
   await victim.kill('SIGKILL')
+  releaseExecutions()
 
   const p = await waitComplete(observer, goalId, 90_000)
   assert.equal(p.done, 2)

@@ -39,7 +39,6 @@ export function roleArgs (standin: LlmStandin, over: { maxDepth?: number, minSpl
   return args
 }
 
-/** A stand-in answering like the demo model, unless `responder` decides otherwise (null = demo). */
 /**
  * Starts the planning half of a role swarm on `args`: an observer, one decomposer and two
  * scorers (the quorum). @returns the observer, which submits goals and watches the tree.
@@ -65,6 +64,7 @@ export async function startStandinRequiring (capability: string): Promise<LlmSta
   })
 }
 
+/** A stand-in answering like the demo model, unless `responder` decides otherwise (null = demo). */
 export async function startStandin (responder?: (req: StandinRequest) => StandinReply | null | Promise<StandinReply | null>): Promise<LlmStandin> {
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }
