@@ -167,7 +167,8 @@ export function buildProgram (io: CliIo): Command {
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
     .addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
-      'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>')
+      'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>\n' +
+      'MCP server: goal-swarm-peer mcp [flags] runs an observer that serves MCP on stdio (tools submit_goal, plan_status, get_result, cancel_goal, list_plans).')
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
@@ -179,9 +180,14 @@ export function buildProgram (io: CliIo): Command {
  * Never throws and never exits: usage errors are printed to io.err and returned as exit 2.
  */
 export function parseCli (argv: string[], io: CliIo): CliResult {
+  // `goal-swarm-peer mcp [flags]`: an observer that serves MCP on stdio (DESIGN "Front doors").
+  const mcpFront = argv[0] === 'mcp'
   const program = buildProgram(io)
+  if (mcpFront) {
+    program.name('goal-swarm-peer mcp').description('An observer peer that serves the Model Context Protocol on stdin/stdout: MCP clients submit goals (submit_goal), read plans (plan_status, get_result, list_plans) and cancel them (cancel_goal). Logs go to stderr.')
+  }
   try {
-    program.parse(argv, { from: 'user' })
+    program.parse(mcpFront ? argv.slice(1) : argv, { from: 'user' })
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return { kind: 'exit', code: 0 }
@@ -205,8 +211,14 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     io.err(escapeControls(order))
     return { kind: 'exit', code: USAGE_EXIT }
   }
-  if (o.role === undefined) return fail('--role', `required, one of ${ROLES.join(', ')}`)
-  const role = o.role as Role
+  if (mcpFront) {
+    if (o.role !== undefined && o.role !== 'observer') return fail('--role', `the mcp command runs an observer (it submits and reads goals for its MCP client); --role ${String(o.role)} is not for it`)
+    for (const [flag, v] of [['--submit-goal', o.submitGoal], ['--cancel-goal', o.cancelGoal], ['--report-file', o.reportFile]] as const) {
+      if (v !== undefined) return fail(flag, 'has no use with the mcp command: its MCP client submits, cancels and reads goals through the tools')
+    }
+  }
+  if (o.role === undefined && !mcpFront) return fail('--role', `required, one of ${ROLES.join(', ')} (or the mcp command: goal-swarm-peer mcp)`)
+  const role = (o.role ?? 'observer') as Role
   if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
@@ -233,15 +245,19 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   const mcp = mcpSettings(o, role, (key) => program.getOptionValueSource(key))
   if ('flag' in mcp) return fail(mcp.flag, mcp.message)
 
-  const port = o.port as number
+  // An MCP client may start several servers: each listens on a free port and takes the first
+  // free `mcp-N` identity, the same one again on its next start (its goals stay its own to cancel).
+  const port = mcpFront && program.getOptionValueSource('port') === 'default' ? 0 : o.port as number
   const identityDir = path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities'))
   const dataDirOf = (name: string): string => path.resolve(DEFAULTS.baseDir, name)
+  const prefix = mcpFront ? 'mcp' : role
   const identity = (o.identity as string | undefined) ??
-    (port === 0 ? firstFreeIdentity(identityDir, role, o.dataDir === undefined ? dataDirOf : null) : `${role}-${port}`)
+    (port === 0 ? firstFreeIdentity(identityDir, prefix, o.dataDir === undefined ? dataDirOf : null) : `${prefix}-${port}`)
   return {
     kind: 'run',
     config: {
       role,
+      ...(mcpFront ? { frontDoor: 'mcp' as const } : {}),
       name: identity,
       displayName: (o.name as string | undefined) ?? identity,
       host: o.host,

@@ -133,7 +133,8 @@ async function main (): Promise<void> {
     onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
   }
   try {
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync })
+    // Behind the MCP front door stdout carries MCP messages alone: the tree is never printed.
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, config.frontDoor === 'mcp' ? { print: () => {} } : {})
   } catch (err) {
     await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
@@ -160,6 +161,12 @@ async function main (): Promise<void> {
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   const codeSandbox = role?.codeSandbox ?? null
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
+  if (config.frontDoor === 'mcp') {
+    const [{ startMcpFrontDoor }, { StdioServerTransport }] = await Promise.all([import('./front/mcpServer'), import('@modelcontextprotocol/sdk/server/stdio.js')])
+    const front = await startMcpFrontDoor(rt, config, log.child({ component: 'mcp' }), new StdioServerTransport())
+    // The client closing its end of stdin is how an MCP client stops a stdio server.
+    process.stdin.on('end', () => { front.dispose(); shutdown('the MCP client closed stdin') })
+  }
   if (config.cancelGoal !== null) {
     const goalId = config.cancelGoal
     cancelWhenKnown(rt, peerSync, goalId, config.syncGraceMs, mainLog, {

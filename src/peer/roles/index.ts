@@ -37,6 +37,8 @@ export interface StartRoleOptions {
   sandbox?: SandboxDetection
   /** An executor's connected MCP tools instead of connecting config.mcp's servers (tests); closed with the role. */
   mcp?: McpToolSet
+  /** Where an observer's tree text goes (default stdout). */
+  print?: (text: string) => void
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -128,7 +130,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
       parts.push(executor)
       break
     }
-    case 'observer': observer = startObserver(ctx); parts.push(observer); break
+    case 'observer': observer = startObserver(ctx, opts.print === undefined ? {} : { print: opts.print }); parts.push(observer); break
   }
   // An executor announces what it offers (can_run_code only with a sandbox: executorOffer).
   const offered: readonly Capability[] | null = executor === null ? null : (executor as ExecutorHandle).capabilities

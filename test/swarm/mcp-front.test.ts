@@ -1,0 +1,170 @@
+/**
+ * The MCP front door on real processes: `dist/peer.js mcp` is started and spoken to by the MCP
+ * SDK's own Client over stdio, the way Claude Code or VS Code starts an MCP server. It joins a
+ * swarm of real role peers (stand-in model), submits a goal and waits for its final answer with
+ * progress notifications, reads status and results, cancels a plan it submitted, refuses to
+ * cancel one another peer submitted, answers every bad input with a tool error and keeps running.
+ * Run `npm run build` first.
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
+import { TestSwarm } from '../support/peers'
+import { roleArgs, startStandin, startPlanners } from './roles-support'
+
+const PEER = fileURLToPath(new URL('../../dist/peer.js', import.meta.url))
+
+interface ToolReply { text: string, isError: boolean }
+
+/** Calls `name` and returns its text and error flag (the SDK client rejects only on protocol failures). */
+async function call (client: Client, name: string, args: Record<string, unknown>, opts: Parameters<Client['callTool']>[2] = {}): Promise<ToolReply> {
+  const res = await client.callTool({ name, arguments: args }, undefined, opts)
+  const content = res.content as Array<{ type: string, text?: string }>
+  return { text: content.map((c) => c.text ?? '').join('\n'), isError: res.isError === true }
+}
+
+/** The answers' fields this test reads (the tools answer JSON text). */
+interface Answer {
+  goal_id: string
+  status: string
+  state: string
+  done: number
+  leaves: number
+  final_answer: string | null
+  result: string
+  progress: { leaves: number, done: number, complete: boolean }
+  spend: { calls: number }
+  tree: { children: Array<{ kind: string, node_id: string, status: string, executor: string | null }> }
+  plans: Array<{ goal_id: string, goal: string, submitted_here: boolean }>
+}
+
+/** A tool's JSON answer; fails the test on a tool error. */
+async function json (client: Client, name: string, args: Record<string, unknown>, opts: Parameters<Client['callTool']>[2] = {}): Promise<Answer> {
+  const r = await call(client, name, args, opts)
+  assert.equal(r.isError, false, `${name}: ${r.text}`)
+  return JSON.parse(r.text) as Answer
+}
+
+test('an MCP client submits a goal, follows its progress, reads the final answer and a part, cancels its own plan and gets a tool error for each bad input', { timeout: 180_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin()
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-'))
+  let transport: StdioClientTransport | null = null
+  t.after(async () => {
+    const pid = transport?.pid ?? null
+    await transport?.close().catch(() => {})
+    if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
+    await swarm.close()
+    await standin.close()
+  })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const observer = await startPlanners(swarm, args)
+  await swarm.start({ role: 'executor', name: 'ex', args })
+
+  let stderr = ''
+  transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', ...swarm.peers.map((p) => p.addr), ...args],
+    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    stderr: 'pipe'
+  })
+  transport.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
+  const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
+  await client.connect(transport)
+  const tools = (await client.listTools()).tools.map((x) => x.name).sort()
+  assert.deepEqual(tools, ['cancel_goal', 'get_result', 'list_plans', 'plan_status', 'submit_goal'])
+
+  // Submit and wait: progress notifications while the plan runs, the final answer at the end.
+  const progress: Array<{ progress: number, total?: number, message?: string }> = []
+  const done = await json(client, 'submit_goal', { goal: 'Plan a two-week trip to Japan', wait: true }, {
+    onprogress: (p) => { progress.push(p) },
+    timeout: 150_000,
+    resetTimeoutOnProgress: true
+  })
+  const goalId = done.goal_id
+  assert.match(goalId, /^[0-9a-f]{16}$/)
+  assert.equal(done.state, 'complete')
+  assert.equal(done.leaves, 2)
+  assert.equal(done.done, 2)
+  assert.equal(typeof done.final_answer, 'string')
+  assert.ok((done.final_answer ?? '').length > 20, done.final_answer ?? '')
+  assert.ok(progress.length >= 1, 'at least one progress notification')
+  assert.deepEqual(progress.at(-1), { progress: 2, total: 2, message: '2/2 parts done' })
+  t.diagnostic(`submit_goal (wait) -> ${JSON.stringify({ goal_id: goalId, state: done.state, done: done.done, leaves: done.leaves })}; progress: ${progress.map((p) => p.message).join(' | ')}`)
+
+  // The same answer as the swarm's own observer holds.
+  const synthesis = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'result' && e.body.success ? [e.body] : [])).find((r) => r.output === done.final_answer)
+  assert.ok(synthesis !== undefined, 'the final answer is a result the observer holds too')
+
+  const status = await json(client, 'plan_status', { goal_id: goalId })
+  assert.equal(status.state, 'complete')
+  assert.deepEqual({ leaves: status.progress.leaves, done: status.progress.done, complete: status.progress.complete }, { leaves: 2, done: 2, complete: true })
+  assert.ok(status.spend.calls >= 4, `spend counts the model calls: ${JSON.stringify(status.spend)}`)
+  const leaves = status.tree.children.filter((c) => c.kind === 'leaf')
+  assert.equal(leaves.length, 2)
+  for (const l of leaves) { assert.equal(l.status, 'done'); assert.equal(l.executor, 'ex') }
+
+  const part = await json(client, 'get_result', { node_id: leaves[0]!.node_id })
+  const held = [...observer.envelopes.values()].find((e) => e.kind === 'result' && e.body.node_id === leaves[0]!.node_id)
+  assert.equal(part.result, held?.kind === 'result' ? held.body.output : undefined)
+  assert.equal((await json(client, 'get_result', { goal_id: goalId })).final_answer, done.final_answer)
+
+  // A second plan, cancelled by the client that submitted it.
+  const second = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 } })
+  assert.equal(second.status, 'submitted')
+  const cancelled = await json(client, 'cancel_goal', { goal_id: second.goal_id })
+  assert.equal(cancelled.status, 'cancelled')
+  assert.equal((await json(client, 'plan_status', { goal_id: second.goal_id })).state, 'cancelled')
+  await observer.waitFor(() => [...observer.envelopes.values()].some((e) => e.kind === 'cancel' && e.body.goal_id === second.goal_id), 'the cancel at the swarm\'s observer', 30_000)
+
+  // A plan another peer submitted: listed, but not the client's to cancel.
+  const foreign = await observer.submitGoal('Plan a day in Osaka')
+  // Gossip brings it to the MCP peer: ask again until it is listed (each answer is a fresh look).
+  let plans: Answer['plans'] = []
+  for (const deadline = Date.now() + 30_000; !plans.some((p) => p.goal_id === foreign); await delay(200)) {
+    assert.ok(Date.now() < deadline, `the MCP peer never listed ${foreign}: ${JSON.stringify(plans)}`)
+    plans = (await json(client, 'list_plans', {})).plans
+  }
+  assert.deepEqual(plans.map((p) => [p.goal, p.submitted_here]).sort(), [['Plan a day in Osaka', false], ['Plan a two-week trip to Japan', true], ['Plan a weekend in Kyoto', true]])
+  const refused = await call(client, 'cancel_goal', { goal_id: foreign })
+  assert.equal(refused.isError, true)
+  assert.equal(refused.text, 'cannot cancel "Plan a day in Osaka": another peer submitted it; only the peer that submits a goal can cancel its plan')
+
+  // Bad input: a tool error with a sentence each, and the server keeps serving.
+  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['submit_goal', { goal: '' }, /^goal: the goal is empty; expected 1-4000 characters of goal text\.$/],
+    ['submit_goal', { goal: '   ' }, /^goal: the goal is blank \(only spaces\)/],
+    ['submit_goal', { goal: 'x'.repeat(TEXT_MAX_CHARS + 1) }, /^goal: expected 1-4000 characters of goal text \(this one has 4001\)\.$/],
+    ['submit_goal', { goal: 'Plan\u001b[2J a trip' }, /^goal: control characters are not allowed in goal text/],
+    ['submit_goal', { goal: 'Plan a trip', budget: { max_calls: 0 } }, /^budget: max_calls: /],
+    ['submit_goal', { goal: 'Plan a trip', budget: {} }, /^budget: a budget needs max_calls or max_tokens$/],
+    ['submit_goal', {}, /Invalid arguments for tool submit_goal.*goal/],
+    ['plan_status', { goal_id: 'not-an-id' }, /expected an id of 16 lowercase hex characters/],
+    ['plan_status', { goal_id: '0123456789abcdef' }, /^no plan with goal_id 0123456789abcdef is held by this peer/],
+    ['get_result', {}, /^give exactly one of goal_id/],
+    ['get_result', { goal_id: goalId, node_id: leaves[0]!.node_id }, /^give exactly one of goal_id/],
+    ['get_result', { node_id: 'fedcba9876543210' }, /^no prompt fedcba9876543210 in any plan/],
+    ['cancel_goal', { goal_id: goalId }, /^cannot cancel "Plan a two-week trip to Japan": the plan had already finished: nothing to cancel$/]
+  ]
+  for (const [name, input, expected] of bad) {
+    const r = await call(client, name, input)
+    assert.equal(r.isError, true, `${name} ${JSON.stringify(input).slice(0, 80)}: ${r.text}`)
+    assert.match(r.text, expected)
+  }
+  const after = (await json(client, 'list_plans', {})).plans
+  assert.equal(after.filter((p) => p.submitted_here === true).length, 2, 'no bad submission made a plan')
+
+  // Stdout carried MCP alone: every log record went to stderr.
+  assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_server_started"')), stderr.slice(0, 2000))
+  const pid = transport.pid
+  await client.close()
+  transport = null
+  if (pid !== null) await observer.waitFor(() => { try { process.kill(pid, 0); return false } catch { return true } }, 'the MCP server process to exit once its client closed stdin', 10_000)
+})
