@@ -96,8 +96,8 @@ describe('tool loop, slow tools', () => {
     standin.reset().reply({ toolCalls: [{ name: 'travel__clock', input: {} }] }, { text: 'The clock did not answer.' })
     const out = await runToolLeaf(createProvider(standin.llmConfig('anthropic')), slow, leaf(), { ...LIMITS, callTimeoutMs: 300 }, silent)
     assert.equal(out.success, true)
-    assert.match(out.trace[0]?.error ?? '', /timed out/i)
-    assert.match(standin.requests[1]?.toolResults[0]?.content ?? '', /^the call failed: .*timed out/i)
+    assert.equal(out.trace[0]?.error, 'timed out after 300 ms without an answer (--mcp-call-timeout-ms)')
+    assert.equal(standin.requests[1]?.toolResults[0]?.content, 'the call failed: timed out after 300 ms without an answer (--mcp-call-timeout-ms)')
   })
 
   it('the leaf\'s abort aborts the tool call in flight', async () => {

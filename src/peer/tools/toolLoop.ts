@@ -60,8 +60,18 @@ export interface ToolLoopLimits {
 /** The leaf's deliverable (with the trace section appended) and the trace itself. */
 export interface ToolLeafOutcome { output: string, success: boolean, trace: ToolTraceEntry[] }
 
-/** Error text of an abort-free failure of a call. */
+/** JSON-RPC code the MCP SDK rejects a call with when its timeout passes (ErrorCode.RequestTimeout). */
+const MCP_REQUEST_TIMEOUT = -32001
+
+/**
+ * Error text of an abort-free failure of a call. The SDK's own timeout text ("MCP error -32001:
+ * Request timed out") names neither the bound nor the flag, so the user reading the trace could
+ * not tell a slow server from a broken one, nor what to raise. The SDK's timeout carries its
+ * bound in `data.timeout`; a server's own error with that code does not, and keeps its text.
+ */
 function failureOf (err: unknown): string {
+  const e = err as { code?: unknown, data?: { timeout?: unknown } } | null
+  if (e?.code === MCP_REQUEST_TIMEOUT && typeof e.data?.timeout === 'number') return `timed out after ${e.data.timeout} ms without an answer (--mcp-call-timeout-ms)`
   return (err as Error)?.message ?? String(err)
 }
 
