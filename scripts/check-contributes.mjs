@@ -12,6 +12,8 @@ import { LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE } from '../src/pl
 import { settingDefault, TUNABLES } from '../src/plan/protocol/tunables.ts'
 import { CAPABILITIES, ROLES } from '../src/plan/protocol/schemas.ts'
 import { DEFAULT_SETTINGS, Keys, SETTING_TUNABLES } from '../src/extension/settings.ts'
+import { MCP_SERVERS_SETTING } from '../src/extension/mcpSettings.ts'
+import { ALLOW_ENTRY, SERVER_NAME } from '../src/peer/tools/mcpConfig.ts'
 
 /** The tunables the editor offers, by setting key. */
 const OFFERED = new Map(Object.values(TUNABLES).filter((t) => t.setting !== undefined).map((t) => [t.setting, t]))
@@ -68,6 +70,9 @@ export function contributesProblems (pkg) {
   expect(Keys.capabilities, 'the items enum', sorted(props[Keys.capabilities]?.items?.enum), sorted(CAPABILITIES))
   expect(Keys.swarmName, 'the pattern', props[Keys.swarmName]?.pattern, SWARM_NAME_RE.source)
   expect(Keys.swarmName, 'the patternErrorMessage', props[Keys.swarmName]?.patternErrorMessage, SWARM_NAME_RULE)
+  // The editor's MCP settings take what a peer's --mcp-config file and --mcp-allow take.
+  expect(MCP_SERVERS_SETTING, 'the server name pattern', props[MCP_SERVERS_SETTING]?.propertyNames?.pattern, SERVER_NAME.source)
+  expect(Keys.mcpAllow, 'the items pattern', props[Keys.mcpAllow]?.items?.pattern, ALLOW_ENTRY.source)
   return problems
 }
 

@@ -1,12 +1,15 @@
 /**
  * Reads the settings through VS Code, honouring Workspace Trust, and reports invalid values
  * once each, naming the setting. In an untrusted workspace only user-level values
- * count, so a checked-out repository cannot choose a paid LLM provider, a Node binary or a
+ * count, so a checked-out repository cannot choose a paid LLM provider, a Node binary, MCP servers or a
  * swarm for this editor (package.json capabilities.untrustedWorkspaces declares the same keys).
  */
 import * as vscode from 'vscode'
 import { Disposable } from '../common/disposable'
+import type { McpServerConfig } from '../peer/tools/mcpConfig'
+import { ALLOW, consentQuestion, DONT_ALLOW } from './executorTools'
 import type { ComponentLog } from './log'
+import { MCP_SERVERS_SETTING, type ScopedValues } from './mcpSettings'
 import { readSettings, SECTION, type SettingKey, type SettingProblem, type Settings } from './settings'
 
 export class SettingsService extends Disposable {
@@ -55,4 +58,20 @@ export class SettingsService extends Disposable {
       })
     }
   }
+}
+
+/** goalSwarm.executor.mcpServers at each level, and whether the workspace is trusted (executorTools.ts reads it through this). */
+export function readMcpSetting (): { values: ScopedValues, trusted: boolean } {
+  const i = vscode.workspace.getConfiguration().inspect(MCP_SERVERS_SETTING)
+  return { values: { globalValue: i?.globalValue, workspaceValue: i?.workspaceValue, workspaceFolderValue: i?.workspaceFolderValue }, trusted: vscode.workspace.isTrusted }
+}
+
+/**
+ * Asks, in a modal warning, whether the MCP servers workspace settings define may run.
+ * @returns true for Allow, false for Don't Allow, undefined when dismissed
+ */
+export async function askMcpConsent (servers: readonly McpServerConfig[]): Promise<boolean | undefined> {
+  const q = consentQuestion(servers)
+  const answer = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, ALLOW, DONT_ALLOW)
+  return answer === ALLOW ? true : answer === DONT_ALLOW ? false : undefined
 }

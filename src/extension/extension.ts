@@ -15,7 +15,7 @@ import { StatusBar } from '../views/statusBar'
 import { connectedPeerList, runningPlanCosts, unreachableMessage, type PeersSnapshot } from '../views/statusModel'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
-import { SettingsService } from './config'
+import { askMcpConsent, readMcpSetting, SettingsService } from './config'
 import { registerOpenDashboard } from './dashboardCommand'
 import { DashboardPanel } from '../views/dashboardPanel'
 import { Disposable, toDisposable } from '../common/disposable'
@@ -24,6 +24,8 @@ import { peerPaths, workspaceKey } from './paths'
 import { PeerManager } from './peers'
 import { describeStarted, mergePeerNames, PEER_NAMES_KEY, readPeerNames, readStarted } from './restore'
 import { ApiKeys } from './secrets'
+import { ExecutorTools } from './executorTools'
+import { MCP_SERVERS_SETTING } from './mcpSettings'
 import type { Settings } from './settings'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
@@ -87,6 +89,19 @@ class GoalSwarmExtension extends Disposable {
       paths: peerPaths(this.storageDir),
       script: vscode.Uri.joinPath(context.extensionUri, 'dist', 'peer.js').fsPath,
       workspaceKey: workspaceKey(wsId),
+      tools: new ExecutorTools({
+        log: this.log.for('settings'),
+        read: readMcpSetting,
+        ask: askMcpConsent,
+        storageDir: this.storageDir,
+        state: context.workspaceState,
+        warn: (m) => {
+          if (this.closing) return
+          void vscode.window.showWarningMessage(`Goal Swarm: invalid setting ${m}.`, 'Open Setting').then((a) => {
+            if (a === 'Open Setting') void vscode.commands.executeCommand('workbench.action.openSettings', MCP_SERVERS_SETTING)
+          })
+        }
+      }),
       notify: (severity, message, ...actions) => this.closing
         ? Promise.resolve(undefined)
         : severity === 'error'
@@ -244,7 +259,7 @@ class GoalSwarmExtension extends Disposable {
     else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
     else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [])
     // With no plan the welcome content says it, with its buttons; a message would replace them.
-    else if (!vscode.workspace.isTrusted && this.view.visibleRoots().length > 0) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary or swarm).'
+    else if (!vscode.workspace.isTrusted && this.view.visibleRoots().length > 0) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary, swarm or MCP servers).'
     this.view.setMessage(message)
   }
 

@@ -18,6 +18,7 @@ import { effectiveProvider, Keys, roleUsesLlm, type Settings } from './settings'
 import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
 import { tcpPortOf } from './address'
 import { choosePort, rememberPort } from './stablePort'
+import type { ExecutorTools } from './executorTools'
 
 /** Size of a local swarm (2 decomposers, 2 scorers, 2 executors). */
 export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
@@ -33,6 +34,8 @@ export interface PeerManagerDeps {
   /** 8 hex chars making identity names unique per workspace. */
   workspaceKey: string
   notify: SupervisorDeps['notify']
+  /** The executors' MCP servers (goalSwarm.executor.mcpServers). */
+  tools: ExecutorTools
 }
 
 export class PeerManager extends Disposable {
@@ -232,7 +235,8 @@ export class PeerManager extends Disposable {
   private fingerprint (label: string, s: Settings): string {
     // Helpers ignore the main peer's role, capabilities, listen address, mDNS and dashboard; they dial the bootstrap list too.
     const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
-    return JSON.stringify(label === 'main' ? s : shared)
+    const executor = label === 'executor' || label.startsWith('local-executor-') || (label === 'main' && s.role === 'executor')
+    return JSON.stringify([label === 'main' ? s : shared, executor ? this.deps.tools.fingerprint() : null])
   }
 
   private async provider (s: Settings, role: Role): Promise<LlmProviderName> {
@@ -266,6 +270,7 @@ export class PeerManager extends Disposable {
     }
     spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]
+    if (s.role === 'executor') Object.assign(spec, await this.deps.tools.launchFields(name, s.mcpAllow))
     this.launchedWith.set('main', this.fingerprint('main', s))
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
   }
@@ -289,7 +294,8 @@ export class PeerManager extends Disposable {
       port: 0,
       mdns: false,
       capabilities,
-      bootstrap: helperBootstrap(main.listen, main.peerId, s.bootstrapPeers)
+      bootstrap: helperBootstrap(main.listen, main.peerId, s.bootstrapPeers),
+      ...(role === 'executor' ? await this.deps.tools.launchFields(identity, s.mcpAllow) : {})
     }
     this.launchedWith.set(spec.label, this.fingerprint(spec.label, s))
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }

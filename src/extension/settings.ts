@@ -12,6 +12,7 @@ import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, t
 import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { clipLabel } from '../plan/protocol/text'
+import { allowEntryProblem } from '../peer/tools/mcpConfig'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'
@@ -56,6 +57,7 @@ export const Keys = {
   budgetMaxCalls: SETTING_TUNABLES.budgetMaxCalls.setting,
   budgetMaxTokens: SETTING_TUNABLES.budgetMaxTokens.setting,
   nodePath: 'goalSwarm.peer.nodePath',
+  mcpAllow: 'goalSwarm.executor.mcpAllow',
   dashboardPort: SETTING_TUNABLES.dashboardPort.setting
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
@@ -94,6 +96,8 @@ export interface Settings {
   budgetMaxTokens: number | null
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
+  /** The tools the editor's executors may call, `server/tool` or `server/*` (their --mcp-allow); [] = every tool of their MCP servers. */
+  mcpAllow: string[]
   /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = a free port, picked once and kept (stablePort.ts). */
   dashboardPort: number
 }
@@ -119,6 +123,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   budgetMaxCalls: TUNABLES.budgetCalls.default,
   budgetMaxTokens: TUNABLES.budgetTokens.default,
   nodePath: null,
+  mcpAllow: [],
   dashboardPort: TUNABLES.dashboardPort.settingDefault
 })
 
@@ -163,6 +168,10 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   budgetMaxCalls: inRange(SETTING_TUNABLES.budgetMaxCalls),
   budgetMaxTokens: inRange(SETTING_TUNABLES.budgetMaxTokens),
   nodePath: optionalText,
+  mcpAllow: z.array(z.string().trim().superRefine((e, ctx) => {
+    const problem = allowEntryProblem(e)
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `${problem}, with the server's name from goalSwarm.executor.mcpServers` })
+  })).transform((a) => [...new Set(a)]),
   dashboardPort: inRange(SETTING_TUNABLES.dashboardPort)
 }
 

@@ -36,6 +36,10 @@ export interface PeerArgvConfig {
   reportFile?: string
   /** Serve the dashboard on 127.0.0.1 at this port (0 = any free port); unset = none. */
   dashboardPort?: number
+  /** Executor: the MCP servers file (--mcp-config). */
+  mcpConfig?: string
+  /** Executor: only these tools, `server/tool` or `server/*` (--mcp-allow); unset or [] = every tool. Needs mcpConfig. */
+  mcpAllow?: readonly string[]
   /** Parents read JSON log records; default 'json'. */
   logFormat?: 'json' | 'text'
   /** Further flags, appended last (a repeated flag's last value wins). */
@@ -69,6 +73,10 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   opt('--llm-timeout-ms', c.llm?.timeoutMs)
   opt('--report-file', c.reportFile)
   opt('--dashboard-port', c.dashboardPort)
+  if (c.role === 'executor' && c.mcpConfig !== undefined) {
+    args.push('--mcp-config', c.mcpConfig)
+    if (c.mcpAllow !== undefined && c.mcpAllow.length > 0) args.push('--mcp-allow', c.mcpAllow.join(','))
+  }
   for (const addr of c.bootstrap ?? []) args.push('--bootstrap', addr)
   if (c.extraArgs !== undefined) args.push(...c.extraArgs)
   return args

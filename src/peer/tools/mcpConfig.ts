@@ -19,7 +19,7 @@ export class McpConfigError extends Error {
 }
 
 /** Server names become part of tool names the models see (`<server>__<tool>`), so they stay short and plain. */
-const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
 const StringMap = z.record(z.string(), z.string())
 const StdioShape = z.strictObject({ command: z.string().min(1), args: z.array(z.string()).optional(), env: StringMap.optional() })
@@ -44,8 +44,20 @@ function issueText (err: z.ZodError): string {
 export function parseMcpConfig (value: unknown, where: string): McpServerConfig[] {
   const file = FileShape.safeParse(value)
   if (!file.success) throw new McpConfigError(`${where}: ${issueText(file.error)} (expected {"mcpServers": {"<name>": {"command": ...} or {"url": ...}}})`)
+  return parseMcpServers(file.data.mcpServers, where)
+}
+
+/**
+ * The servers of an in-memory `{"<name>": {"command", "args"?, "env"?} | {"url", "headers"?}}`
+ * map (the value of "mcpServers", e.g. the editor's goalSwarm.executor.mcpServers setting), in
+ * key order. Messages carry names and fields only, never a value: env and headers hold secrets.
+ * @param where what to call the source in messages (a file's path, a setting's key)
+ * @throws McpConfigError naming `where`, the server and the field
+ */
+export function parseMcpServers (servers: unknown, where: string): McpServerConfig[] {
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new McpConfigError(`${where}: expected an object of servers by name, {"<name>": {"command": ...} or {"url": ...}}`)
   const out: McpServerConfig[] = []
-  for (const [name, raw] of Object.entries(file.data.mcpServers)) {
+  for (const [name, raw] of Object.entries(servers)) {
     const at = `${where}: server "${name}"`
     if (!SERVER_NAME.test(name)) throw new McpConfigError(`${at}: the name must be 1-32 letters, digits, "_" or "-" (it prefixes the tool names the model sees)`)
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new McpConfigError(`${at}: expected an object with "command" or "url"`)
@@ -63,6 +75,24 @@ export function parseMcpConfig (value: unknown, where: string): McpServerConfig[
     }
   }
   return out
+}
+
+/** The servers file (`--mcp-config`) that parses back to `servers`: the inverse of parseMcpConfig. */
+export function mcpConfigValue (servers: readonly McpServerConfig[]): { mcpServers: Record<string, { command: string, args: string[], env: Record<string, string> } | { url: string, headers: Record<string, string> }> } {
+  return {
+    mcpServers: Object.fromEntries(servers.map((s) => [s.name, s.kind === 'stdio' ? { command: s.command, args: [...s.args], env: { ...s.env } } : { url: s.url, headers: { ...s.headers } }]))
+  }
+}
+
+/** One --mcp-allow entry: `server/tool` or `server/*`, the server named as in the servers file. */
+export const ALLOW_ENTRY = /^[A-Za-z0-9_-]{1,32}\/(\*|[^/\s]+)$/
+
+/**
+ * Why `entry` is not an --mcp-allow entry (`server/tool` or `server/*`), or null when it is one.
+ * The CLI and the editor's goalSwarm.executor.mcpAllow check entries with it.
+ */
+export function allowEntryProblem (entry: string): string | null {
+  return ALLOW_ENTRY.test(entry) ? null : `"${entry}" is not server/tool (or server/*)`
 }
 
 /**

@@ -5,7 +5,7 @@
 import path from 'node:path'
 import { InvalidArgumentError, type Command, type Option } from 'commander'
 import { TUNABLES, type Tunable } from '../../plan/protocol/tunables'
-import { loadMcpConfig, McpConfigError, type McpServerConfig } from './mcpConfig'
+import { allowEntryProblem, loadMcpConfig, McpConfigError, type McpServerConfig } from './mcpConfig'
 import { DEFAULT_TOOL_OUTPUT_CHARS } from './toolLoop'
 
 /** An executor's MCP settings (PeerConfig.mcp): the servers read from --mcp-config and the loop's bounds. */
@@ -27,7 +27,8 @@ function allowList (v: string): string[] {
   const parts = v.split(',').map((p) => p.trim()).filter((p) => p !== '')
   if (parts.length === 0) throw new InvalidArgumentError('expected a comma-separated list of server/tool (or server/*).')
   for (const p of parts) {
-    if (!/^[A-Za-z0-9_-]{1,32}\/(\*|[^/\s]+)$/.test(p)) throw new InvalidArgumentError(`"${p}" is not server/tool (or server/*), with the server's name from the --mcp-config file.`)
+    const problem = allowEntryProblem(p)
+    if (problem !== null) throw new InvalidArgumentError(`${problem}, with the server's name from the --mcp-config file.`)
   }
   return parts
 }
