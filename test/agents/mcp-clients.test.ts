@@ -122,6 +122,37 @@ describe('MCP client manager', () => {
     }
   })
 
+  it('a url server that stops answering is lost at its next call and reconnected once it answers again', async (t) => {
+    const serve = async (port: number): Promise<{ url: string, stop: () => Promise<void> }> => {
+      const child = spawn(process.execPath, [SERVER, '--http', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const exited = new Promise<void>((resolve) => { child.on('exit', () => { resolve() }) })
+      t.after(() => { child.kill('SIGKILL') })
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (b: Buffer) => { const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(b.toString()); if (m !== null) resolve(m[1] as string) })
+        child.on('exit', (code) => { reject(new Error(`the demo server exited with ${String(code)}`)) })
+      })
+      return { url, stop: async () => { child.kill('SIGKILL'); await exited } }
+    }
+    const first = await serve(0)
+    const records: JsonRecord[] = []
+    const log = pino({ level: 'info' }, { write (line: string) { records.push(JSON.parse(line) as JsonRecord) } })
+    const set = await connectMcpServers([{ name: 'web', kind: 'http', url: first.url, headers: {} }], { allow: null, log })
+    try {
+      assert.equal(set.tools.length, 3)
+      await first.stop()
+      await assert.rejects(set.call('web__clock', {}, call), /fetch failed/)
+      const lost = await waitForRecord(records, { event: 'mcp_server_lost', server: 'web' })
+      assert.match(String(lost.reason), /^a request failed: fetch failed: .*ECONNREFUSED/)
+      assert.equal(set.tools.length, 0)
+      await serve(Number(new URL(first.url).port))
+      const restarted = await waitForRecord(records, { event: 'mcp_server_restarted', server: 'web' }, { timeoutMs: 30_000 })
+      assert.deepEqual(restarted.tools, ['web__travel_facts', 'web__convert_currency', 'web__clock'])
+      assert.match((await set.call('web__clock', {}, call)).text, /2026-04-01T09:00:00\.000Z/)
+    } finally {
+      await set.close()
+    }
+  })
+
   it('restarts 1 s after the loss, then after each failed attempt waits twice as long, up to 30 s', () => {
     assert.equal(RESTART_FIRST_MS, 1000)
     assert.deepEqual([1, 2, 3, 4, 5, 6, 20].map(restartWaitMs), [2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000])
