@@ -5,7 +5,10 @@
 //   node scripts/mcp-travel-facts.mjs                   MCP over stdio (what --mcp-config "command" starts)
 //   node scripts/mcp-travel-facts.mjs --http PORT       MCP over Streamable HTTP on http://127.0.0.1:PORT/mcp
 //   --delay-ms N   answer every tool call after N ms (to try per-call timeouts and aborts)
+//   --pid-file F   write this process's pid to F at start; exit 1 when F cannot be written
+//                  (to find the server an executor started, and to make its restart fail)
 // Tools: travel_facts {city}, convert_currency {amount, from, to}, clock {time_zone?}.
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -34,6 +37,16 @@ const delayMs = delayArg === null ? 0 : Number(delayArg)
 if (!Number.isInteger(delayMs) || delayMs < 0) {
   process.stderr.write(`--delay-ms: expected a whole number of milliseconds, got "${delayArg}"\n`)
   process.exit(2)
+}
+
+const pidFile = argValue('--pid-file')
+if (pidFile !== null) {
+  try {
+    writeFileSync(pidFile, `${process.pid}\n`)
+  } catch (err) {
+    process.stderr.write(`--pid-file: cannot write ${pidFile}: ${err.message}\n`)
+    process.exit(1)
+  }
 }
 
 const text = (t, isError = false) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) })

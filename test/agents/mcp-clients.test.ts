@@ -1,15 +1,19 @@
 /**
  * The executor's MCP client manager against the real demo server (scripts/mcp-travel-facts.mjs)
  * over stdio and Streamable HTTP: tools listed and called, broken servers left out by name,
- * the --mcp-allow filter, per-call timeout and abort.
+ * the --mcp-allow filter, per-call timeout and abort, and a killed server restarted with backoff.
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import pino from 'pino'
-import { connectMcpServers, exposedToolName, MAX_TOOL_NAME_CHARS } from '../../src/peer/tools/mcpClients'
+import { connectMcpServers, exposedToolName, MAX_TOOL_NAME_CHARS, RESTART_FIRST_MS, restartWaitMs } from '../../src/peer/tools/mcpClients'
 import type { McpServerConfig } from '../../src/peer/tools/mcpConfig'
+import { waitForRecord, waitUntil, type JsonRecord } from '../support/wait'
 
 const SERVER = fileURLToPath(new URL('../../scripts/mcp-travel-facts.mjs', import.meta.url))
 const silent = pino({ level: 'silent' })
@@ -76,6 +80,82 @@ describe('MCP client manager', () => {
     } finally {
       await set.close()
     }
+  })
+
+  it('a killed stdio server is lost at once (a call in flight fails), restarted with backoff, and its tools come back under the same names', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-restart-'))
+    const pidFile = path.join(dir, 'travel.pid')
+    const records: JsonRecord[] = []
+    const log = pino({ level: 'info' }, { write (line: string) { records.push(JSON.parse(line) as JsonRecord) } })
+    const set = await connectMcpServers([travel(['--pid-file', pidFile, '--delay-ms', '300'])], { allow: null, log })
+    let changes = 0
+    set.onChange(() => { changes++ })
+    try {
+      const names = set.tools.map((t) => t.name)
+      assert.deepEqual(names, ['travel__travel_facts', 'travel__convert_currency', 'travel__clock'])
+      const first = Number(readFileSync(pidFile, 'utf8'))
+      // The next start cannot write its pid file: the first restart attempt fails.
+      rmSync(pidFile)
+      mkdirSync(pidFile)
+      const inFlight = set.call('travel__clock', {}, call)
+      process.kill(first, 'SIGKILL')
+      await assert.rejects(inFlight, /Connection closed/)
+      const lost = await waitForRecord(records, { event: 'mcp_server_lost', server: 'travel' })
+      assert.equal(lost.msg, 'MCP server "travel" lost: the server process ended; its tools are not offered until it is restarted')
+      await waitUntil('the lost server\'s tools to leave the set', () => set.tools.length === 0)
+      assert.deepEqual(set.failures, [{ server: 'travel', reason: 'the server process ended; it is being restarted' }])
+      await assert.rejects(set.call('travel__clock', {}, call), /MCP server "travel" is not connected now \(it is being restarted\)/)
+      const failed = await waitForRecord(records, { event: 'mcp_server_restart_failed', server: 'travel', attempt: 1 }, { timeoutMs: 30_000 })
+      assert.equal(failed.retry_in_ms, 2000)
+      assert.match(String(failed.reason), /--pid-file: cannot write/)
+      rmSync(pidFile, { recursive: true })
+      const restarted = await waitForRecord(records, { event: 'mcp_server_restarted', server: 'travel' }, { timeoutMs: 30_000 })
+      assert.equal(restarted.attempt, 2)
+      assert.deepEqual(restarted.tools, names)
+      assert.deepEqual(set.tools.map((t) => t.name), names)
+      assert.deepEqual(set.failures, [])
+      assert.notEqual(Number(readFileSync(pidFile, 'utf8')), first)
+      assert.match((await set.call('travel__clock', {}, call)).text, /2026-04-01T09:00:00\.000Z/)
+      assert.equal(changes, 2)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('a url server that stops answering is lost at its next call and reconnected once it answers again', async (t) => {
+    const serve = async (port: number): Promise<{ url: string, stop: () => Promise<void> }> => {
+      const child = spawn(process.execPath, [SERVER, '--http', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const exited = new Promise<void>((resolve) => { child.on('exit', () => { resolve() }) })
+      t.after(() => { child.kill('SIGKILL') })
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (b: Buffer) => { const m = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(b.toString()); if (m !== null) resolve(m[1] as string) })
+        child.on('exit', (code) => { reject(new Error(`the demo server exited with ${String(code)}`)) })
+      })
+      return { url, stop: async () => { child.kill('SIGKILL'); await exited } }
+    }
+    const first = await serve(0)
+    const records: JsonRecord[] = []
+    const log = pino({ level: 'info' }, { write (line: string) { records.push(JSON.parse(line) as JsonRecord) } })
+    const set = await connectMcpServers([{ name: 'web', kind: 'http', url: first.url, headers: {} }], { allow: null, log })
+    try {
+      assert.equal(set.tools.length, 3)
+      await first.stop()
+      await assert.rejects(set.call('web__clock', {}, call), /fetch failed/)
+      const lost = await waitForRecord(records, { event: 'mcp_server_lost', server: 'web' })
+      assert.match(String(lost.reason), /^a request failed: fetch failed: .*ECONNREFUSED/)
+      assert.equal(set.tools.length, 0)
+      await serve(Number(new URL(first.url).port))
+      const restarted = await waitForRecord(records, { event: 'mcp_server_restarted', server: 'web' }, { timeoutMs: 30_000 })
+      assert.deepEqual(restarted.tools, ['web__travel_facts', 'web__convert_currency', 'web__clock'])
+      assert.match((await set.call('web__clock', {}, call)).text, /2026-04-01T09:00:00\.000Z/)
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('restarts 1 s after the loss, then after each failed attempt waits twice as long, up to 30 s', () => {
+    assert.equal(RESTART_FIRST_MS, 1000)
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 20].map(restartWaitMs), [2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000])
   })
 
   it('bounds exposed names and keeps them distinct', () => {

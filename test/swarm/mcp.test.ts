@@ -55,7 +55,11 @@ test('a can_query_api leaf: the executor\'s offline demo model calls the MCP ser
     assert.match(r.output, /\n### Tool calls\n1\. `travel__travel_facts` \{"city":"Kyoto"\} \(\d+ ms\)\n {3}> Travel facts for Kyoto: /)
     // Two model requests: the tool call and the answer.
     assert.equal(r.usage?.calls, 2)
+    assert.deepEqual(r.tools_used, ['travel/travel_facts'])
   }
+  const announced = [...observer.envelopes.values()].flatMap((e) => (e.kind === 'capability' && e.body.peer_id === ex.peerId ? [e.body] : []))
+  assert.ok(announced.length > 0)
+  for (const a of announced) assert.deepEqual([a.capabilities, a.tools], [['can_write_text', 'can_query_api'], ['travel/travel_facts', 'travel/convert_currency', 'travel/clock']])
   assert.ok(ex.logRecords().some((r) => r.event === 'tool_called' && r.tool === 'travel__travel_facts'))
 })
 

@@ -155,7 +155,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     assert.deepEqual(leaf(root.children[0]), {
       kind: 'leaf', id: childId(g.goal_id, pB.proposal_id, 0, 'Research'), goal_id: g.goal_id, text: 'Research',
       required_capability: 'can_write_text', status: 'pending_execution', claimer: null, executor: null,
-      output: null, output_sha256: null, success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null
+      output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null
     })
     const child = goal(root.children[1])
     assert.equal(child.depth, 1)

@@ -30,7 +30,7 @@ import { claimableSince, taskOutcome, type EvaluatorOptions } from '../../plan/s
 import { capabilityTtlMs } from '../../plan/protocol/liveness'
 import { holdLimitText } from '../../plan/state/holdLimit'
 import { contentId } from '../../plan/protocol/ids'
-import { MAX_MODEL_WAIT_MS, stripControlChars, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../plan/protocol/schemas'
+import { MAX_MODEL_WAIT_MS, stripControlChars, wireToolEntries, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../plan/protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
 import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
@@ -50,7 +50,8 @@ import { executorOffer, runCodeLeaf } from './codeRun'
 import { sandboxLimits, type SandboxDetection } from '../sandbox/index'
 import { KeptResults } from './keptResults'
 import { IdentityTwins } from './identityTwins'
-import type { McpToolSet } from '../tools/mcpClients'
+import { toolEntry, type McpToolSet } from '../tools/mcpClients'
+import { toolOffer } from '../tools/offer'
 import { runToolLeaf, type ToolLoopLimits } from '../tools/toolLoop'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
@@ -78,7 +79,11 @@ export interface ExecutorOptions {
    * neither announced nor taken (executorOffer; logged with the reason), and no code is ever run.
    */
   sandbox?: SandboxDetection
-  /** MCP tools for can_query_api leaves (DESIGN "Tools"); absent: such leaves are answered by the model alone. */
+  /**
+   * MCP tools for can_query_api leaves (DESIGN "Tools"); absent: such leaves are answered by the
+   * model alone. Present: can_query_api is offered exactly while the set has a usable tool
+   * (tools/offer.ts toolOffer), following the set as its servers are lost and restarted.
+   */
   tools?: { set: McpToolSet, limits: ToolLoopLimits }
 }
 
@@ -87,8 +92,15 @@ export interface ExecutorTotals extends LeafWork { leaves: number }
 
 /** A running executor: stop it, or read its per-leaf counts. */
 export interface ExecutorHandle extends Disposable {
-  /** What it offers: config.capabilities less can_run_code without a sandbox (what it announces). */
+  /**
+   * What it offers now (what it announces and claims): config.capabilities less can_run_code
+   * without a sandbox; with MCP tools, can_query_api exactly while a tool is usable.
+   */
   readonly capabilities: readonly Capability[]
+  /** Its MCP tools usable now as `server/tool`, in the set's order; empty without tools. */
+  tools(): string[]
+  /** Calls `listener` after each change of `capabilities` or `tools()` (an MCP server lost or restarted). */
+  onOfferChange(listener: () => void): Disposable
   /**
    * The first part of a stop (DESIGN §5 "Stopping keeps finished work"): claims nothing more,
    * aborts calls still running, keeps every finished unpublished result in the data dir at once,
@@ -118,8 +130,8 @@ class Lost extends Error {
   constructor (readonly code: LostCause, message: string, readonly winner: string | null = null) { super(message) }
 }
 
-/** What one finished model call produced, ready to publish. */
-interface CallOutcome { output: string, success: boolean, attempts: number, usage: UsageMeter }
+/** What one finished model call produced, ready to publish; `toolsUsed`: the MCP tools it called (`server/tool`), when any. */
+interface CallOutcome { output: string, success: boolean, attempts: number, usage: UsageMeter, toolsUsed?: string[] }
 
 /** One claim in progress: its call's outcome once the call has finished, and whether it was published. */
 interface Flight {
@@ -152,7 +164,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const { bus, state, config, log } = ctx
   const me = bus.peerId
   const offer = executorOffer(config.capabilities, opts.sandbox)
-  const caps = new Set<Capability>(offer.capabilities)
+  const toolset = opts.tools?.set
+  /** The offer with the MCP tools applied: what this executor claims and announces now. */
+  const offerNow = (): Capability[] => toolset === undefined ? [...offer.capabilities] : toolOffer(offer.capabilities, toolset).capabilities
+  let caps = new Set<Capability>(offerNow())
+  const offerListeners = new Set<() => void>()
   const tools = offer.tools
   const limits = sandboxLimits(config.sandbox)
   if (offer.dropped !== null) {
@@ -513,7 +529,10 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         : null
       if (code !== null && signal.aborted) throw signal.reason
       // A can_query_api leaf with tools: the model calls them and the result ends with their trace.
-      const api = code === null && mine.capability === 'can_query_api' && synthesis === null && opts.tools !== undefined
+      // Claimed just before the last tool's server was lost, it is answered by the model alone.
+      const toolLeaf = code === null && mine.capability === 'can_query_api' && synthesis === null && opts.tools !== undefined
+      if (toolLeaf && opts.tools?.set.tools.length === 0) log.warn({ node_id: node.node_id }, `no MCP tool is usable now: "${excerpt(node.text)}" is answered by the model alone`)
+      const api = toolLeaf && opts.tools !== undefined && opts.tools.set.tools.length > 0
         ? await runToolLeaf(llm, opts.tools.set, { task: node.text, ancestors, dependencies: deps, signal, usage, onWait }, opts.tools.limits, log)
         : null
       if (api !== null && signal.aborted) throw signal.reason
@@ -522,7 +541,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         : await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors, dependencies: deps }), signal, onWait, usage }))
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
-      return { output, success: code?.success ?? api?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage }
+      return { output, success: code?.success ?? api?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage, ...(api === null || api.toolsUsed.length === 0 ? {} : { toolsUsed: api.toolsUsed }) }
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++
@@ -586,6 +605,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const { success, attempts } = out
     // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
+    const toolsUsed = wireToolEntries(out.toolsUsed ?? [])
     const bytes = Buffer.byteLength(output, 'utf8')
     await bus.publish('result', {
       node_id: node.node_id,
@@ -599,7 +619,9 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // Never before our own claim (stamped ahead of our clock after a dependency finished by a
       // clock that runs ahead): result authority places a result in the round of its finished_at.
       finished_at: formatTimestamp(Math.max(ctx.now(), parseTimestamp(claimedAt))),
-      usage: wireUsage(out.usage)
+      usage: wireUsage(out.usage),
+      // Only when a tool was called: a result without tools stays what older peers accept.
+      ...(toolsUsed.length === 0 ? {} : { tools_used: toolsUsed })
     })
     w.results++
     log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w, ...(wasKept ? { kept: true } : {}) },
@@ -638,7 +660,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       publishingKept.add(id)
       guard(log, `publishing the kept result of ${id}`, async () => {
         try {
-          await publishResult(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage } }, counts(id), true)
+          await publishResult(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage }, ...(k.tools_used === undefined ? {} : { toolsUsed: k.tools_used }) }, counts(id), true)
           kept.delete(id)
           await kept.save()
         } finally {
@@ -658,7 +680,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const done = [...flights.values()].filter((f): f is Flight & { mine: ClaimMsg, out: CallOutcome } => f.out !== null && f.mine !== null && !f.published && !f.abort.signal.aborted)
     if (done.length === 0) return
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
-    for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage } })
+    for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage }, ...(f.out.toolsUsed === undefined ? {} : { tools_used: f.out.toolsUsed }) })
     await kept.save()
     const file = kept.file
     const keep = (f: Flight): void => {
@@ -691,6 +713,25 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     return true
   }
 
+  // The tools follow their servers (tools/mcpClients.ts): a lost server's tools go at once, and
+  // with the last of them can_query_api, so no leaf needing it is claimed here meanwhile and
+  // observers see the gap; it comes back with the first restarted tool.
+  const toolWatch = toolset?.onChange(() => {
+    const had = caps.has('can_query_api')
+    const now = toolOffer(offer.capabilities, toolset)
+    caps = new Set(now.capabilities)
+    if (had && !caps.has('can_query_api')) {
+      log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: now.dropped }, now.dropped ?? 'can_query_api is not offered')
+    } else if (!had && caps.has('can_query_api')) {
+      const names = toolset.tools.map((t) => t.name)
+      log.info({ event: 'capability_offered', capability: 'can_query_api', tools: names }, `can_query_api is offered again with ${names.length} MCP tool${names.length === 1 ? '' : 's'}: ${names.join(', ')}`)
+    }
+    for (const fn of offerListeners) {
+      try { fn() } catch (err) { log.error({ err }, 'announcing the executor\'s offer failed') }
+    }
+    schedule()
+  })
+
   schedule()
 
   const totals = (): ExecutorTotals => {
@@ -703,13 +744,20 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
 
   return {
-    capabilities: offer.capabilities,
+    get capabilities () { return [...caps] },
+    tools: () => caps.has('can_query_api') && toolset !== undefined ? toolset.tools.map(toolEntry) : [],
+    onOfferChange (listener) {
+      offerListeners.add(listener)
+      return { dispose () { offerListeners.delete(listener) } }
+    },
     work: () => new Map([...work].map(([k, v]) => [k, { ...v }])),
     totals,
     settleWindowMs: () => settle.windowMs(),
     drain: async (graceMs) => { try { await drain(graceMs) } catch (err) { log.error({ err }, 'stopping the executor\'s work failed') } },
     dispose () {
       sub.dispose()
+      toolWatch?.dispose()
+      offerListeners.clear()
       stopTick()
       gate.dispose()
       for (const abort of working.values()) abort.abort(new Lost('stopped', 'the executor stopped'))

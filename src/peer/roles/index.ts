@@ -1,17 +1,18 @@
 /**
  * Starts the peer's role (DESIGN: decomposer, scorer, executor, observer) on a running bus.
- * Every role also announces itself on the capabilities topic when it starts (its role and
- * capabilities are fixed for the process's life, so that is when they change) and then on a
+ * Every role also announces itself on the capabilities topic when it starts and then on a
  * slow heartbeat, announceIntervalMs (protocol/liveness.ts: the liveness TTL follows it):
  * executors with their capabilities (liveness for capability gaps, DESIGN §5), the others
- * with none (so a submitting peer can see who will act on a goal). A peer that joins later
- * gets the current announcements by sync, so nobody needs a faster heartbeat for it.
+ * with none (so a submitting peer can see who will act on a goal). An executor's offer changes
+ * only with its MCP tools (DESIGN "Tools"): each change is announced at once, not at the next
+ * heartbeat. A peer that joins later gets the current announcements by sync, so nobody needs
+ * a faster heartbeat for it.
  */
 import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
 import { createProvider } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
-import type { Capability } from '../../plan/protocol/schemas'
+import { wireToolEntries, type Capability } from '../../plan/protocol/schemas'
 import { heartbeatFor } from '../../plan/protocol/liveness'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { RoleContext } from './context'
@@ -23,6 +24,8 @@ import { startScorer } from './scorer'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
 import { connectMcpServers, type McpToolSet } from '../tools/mcpClients'
 import { toolOffer } from '../tools/offer'
+import { DEFAULT_MAX_TOOL_CALLS, DEFAULT_TOOL_OUTPUT_CHARS } from '../tools/toolLoop'
+import { DEFAULT_TOOL_CALL_TIMEOUT_MS } from '../tools/mcpClients'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -43,8 +46,11 @@ export interface StartRoleOptions {
 
 /** A started role: stop it; an executor also reports its work (peer status). */
 export interface RoleHandle extends Disposable {
-  /** What the peer offers: config.capabilities, less can_run_code when there is no sandbox. */
-  capabilities: Capability[]
+  /**
+   * What the peer offers now: config.capabilities, less can_run_code when there is no sandbox;
+   * with MCP tools, can_query_api exactly while a tool is usable (read it again for the current set).
+   */
+  readonly capabilities: Capability[]
   /**
    * For an executor asked to offer can_run_code, the sandbox probe's outcome (available, or
    * why not); null otherwise. Fixed for the process's life (the IPC `ready` carries it).
@@ -65,21 +71,39 @@ export interface RoleHandle extends Disposable {
   showPlan?: (goalId: string) => void
 }
 
+/** What an executor offers now, and news of each change (ExecutorHandle). */
+export interface LiveOffer {
+  readonly capabilities: readonly Capability[]
+  /** Its usable MCP tools as `server/tool`. */
+  tools(): readonly string[]
+  onOfferChange(listener: () => void): Disposable
+}
+
 /**
  * Publishes this peer's CapabilityAnnounce now and then on its role's heartbeat
  * (protocol/liveness.ts heartbeatFor: `config.announceIntervalMs`, longer for observers).
+ * An executor announces `offer`'s current capabilities and tools (else config.capabilities),
+ * and announces again at once on each change of the offer. Each announcement is dated after the
+ * one before, so every peer's register (latest announced_at wins) ends on the newest offer.
  */
-export function startAnnouncer (ctx: RoleContext): Disposable {
+export function startAnnouncer (ctx: RoleContext, offer?: LiveOffer): Disposable {
   const timers = new RoleTimers()
   const { config, bus, log } = ctx
   const heartbeatMs = heartbeatFor(config.role, config.announceIntervalMs)
+  let lastUs = -Infinity
   const announce = (): void => {
+    if (timers.isDisposed) return
+    const atUs = Math.max(ctx.now(), lastUs + 1)
+    lastUs = atUs
+    const executor = config.role === 'executor'
+    const tools = executor && offer !== undefined ? wireToolEntries(offer.tools()) : []
     guard(log, 'capability announcement', async () => {
       await bus.publish('capability', {
         peer_id: bus.peerId,
         role: config.role,
-        capabilities: config.role === 'executor' ? [...new Set(config.capabilities)] : [],
-        announced_at: formatTimestamp(ctx.now()),
+        capabilities: executor ? [...new Set(offer?.capabilities ?? config.capabilities)] : [],
+        ...(tools.length === 0 ? {} : { tools }),
+        announced_at: formatTimestamp(atUs),
         heartbeat_ms: heartbeatMs,
         ...(ctx.boot === undefined ? {} : { boot_nonce: ctx.boot.nonce, booted_at: formatTimestamp(ctx.boot.bootedAtUs) }),
         ...(config.displayName === undefined ? {} : { name: config.displayName })
@@ -88,7 +112,8 @@ export function startAnnouncer (ctx: RoleContext): Disposable {
   }
   announce()
   timers.every(heartbeatMs, announce)
-  return { dispose () { timers.dispose() } }
+  const watch = offer?.onOfferChange(announce)
+  return { dispose () { watch?.dispose(); timers.dispose() } }
 }
 
 /**
@@ -118,26 +143,32 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
       // MCP servers are connected before the executor starts: whether it offers can_query_api
       // depends on which tools turn out usable (DESIGN "Tools").
       const mcp = config.mcp === undefined ? (opts.mcp ?? null) : (opts.mcp ?? await connectMcpServers(config.mcp.servers, { allow: config.mcp.allow, log }))
+      // Closed after the executor stops (parts stop in reverse): that also ends every restart.
       if (mcp !== null) parts.push({ dispose () { void mcp.close() } })
       const tooled = toolOffer(config.capabilities, mcp)
       if (tooled.dropped !== null) log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: tooled.dropped }, tooled.dropped)
       if (tooled.note !== null) log.warn({ event: 'capability_without_tools', capability: 'can_query_api' }, tooled.note)
-      const tools = mcp !== null && mcp.tools.length > 0 && config.mcp !== undefined
-        ? { set: mcp, limits: { maxToolCalls: config.mcp.maxToolCalls, callTimeoutMs: config.mcp.callTimeoutMs, maxOutputChars: config.mcp.maxOutputChars } }
-        : null
-      if (tools !== null) log.info({ event: 'tools_ready', tools: mcp?.tools.map((t) => t.name) }, `can_query_api offered with ${tools.set.tools.length} MCP tool${tools.set.tools.length === 1 ? '' : 's'}: ${tools.set.tools.map((t) => t.name).join(', ')}`)
-      executor = startExecutor({ ...ctx, config: { ...config, capabilities: tooled.capabilities } }, llm(), { ...(sandbox === null ? {} : { sandbox }), ...(tools === null ? {} : { tools }) })
+      if (mcp !== null && mcp.tools.length > 0) log.info({ event: 'tools_ready', tools: mcp.tools.map((t) => t.name) }, `can_query_api offered with ${mcp.tools.length} MCP tool${mcp.tools.length === 1 ? '' : 's'}: ${mcp.tools.map((t) => t.name).join(', ')}`)
+      // The executor gets the tools even when none is usable yet: its offer follows them.
+      const tools = mcp === null ? null : {
+        set: mcp,
+        limits: config.mcp === undefined
+          ? { maxToolCalls: DEFAULT_MAX_TOOL_CALLS, callTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS }
+          : { maxToolCalls: config.mcp.maxToolCalls, callTimeoutMs: config.mcp.callTimeoutMs, maxOutputChars: config.mcp.maxOutputChars }
+      }
+      executor = startExecutor(ctx, llm(), { ...(sandbox === null ? {} : { sandbox }), ...(tools === null ? {} : { tools }) })
       parts.push(executor)
       break
     }
     case 'observer': observer = startObserver(ctx, opts.print === undefined ? {} : { print: opts.print }); parts.push(observer); break
   }
-  // An executor announces what it offers (can_run_code only with a sandbox: executorOffer).
-  const offered: readonly Capability[] | null = executor === null ? null : (executor as ExecutorHandle).capabilities
-  parts.push(startAnnouncer(offered === null ? ctx : { ...ctx, config: { ...config, capabilities: [...offered] } }))
+  // An executor announces what it offers now (can_run_code only with a sandbox, can_query_api
+  // only while an MCP tool is usable), and again on each change.
+  const ex = executor as ExecutorHandle | null
+  parts.push(startAnnouncer(ctx, ex ?? undefined))
   log.info({ event: 'role_started', role: config.role, peer_id: ctx.bus.peerId }, `${config.role} started`)
   return {
-    capabilities: [...(offered ?? config.capabilities)],
+    get capabilities () { return [...(ex?.capabilities ?? config.capabilities)] },
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(observer === null ? {} : { showPlan: (observer as ObserverHandle).showPlan }),
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),

@@ -23,7 +23,9 @@ const Kept = z.object({
   output: z.string(),
   success: z.boolean(),
   attempts: z.number().int().min(1),
-  usage: z.object({ calls: z.number().min(0), input_tokens: z.number().min(0), output_tokens: z.number().min(0) })
+  usage: z.object({ calls: z.number().min(0), input_tokens: z.number().min(0), output_tokens: z.number().min(0) }),
+  /** The MCP tools the call used (ResultMsg.tools_used); absent for none, and in files written before it existed. */
+  tools_used: z.array(z.string()).optional()
 })
 
 /** One finished, unpublished result. */
@@ -34,6 +36,7 @@ export interface KeptResult {
   success: boolean
   attempts: number
   usage: { calls: number, input_tokens: number, output_tokens: number }
+  tools_used?: string[]
 }
 
 /** Path of the kept-results file in `dataDir`. */

@@ -139,6 +139,12 @@ export function decomposePrompt (x: DecomposeInput): string {
 /** Start of the score prompt's line naming the capabilities live executors offer (the offline demo model reads it). */
 export const OFFERED_PREFIX = 'Capabilities the live executors offer now:'
 
+/** Start of the score prompt's line naming the MCP tools live executors can call for can_query_api. */
+export const TOOLS_PREFIX = 'Tools the live executors can call for can_query_api subgoals:'
+
+/** Most tool names the score prompt lists. */
+export const MAX_PROMPT_TOOLS = 16
+
 /** What each capability means, as the score prompt (and the benchmark's classification) explains it. */
 export const CAPABILITY_GUIDE = 'can_write_text (writing, planning, analysis from general knowledge), ' +
   'can_query_api (needs live external data: prices, availability, bookings, schedules), ' +
@@ -160,9 +166,11 @@ export const SCORE_SYSTEM = [
 /**
  * Inputs of a score prompt; `forcedLeaves`: the depth cap makes every subgoal a leaf; `dependsOn`:
  * the proposal's dependencies (shown as "(after 1, 2)"); `offered`: capabilities live executors
- * announce now (a line of the prompt when any), so verdicts can favour what can actually run.
+ * announce now (a line of the prompt when any), so verdicts can favour what can actually run;
+ * `tools`: the MCP tools (`server/tool`) live executors announce (a line when any, at most
+ * MAX_PROMPT_TOOLS), so a verdict of can_query_api can weigh whether a tool serves the subgoal.
  */
-export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean, dependsOn?: readonly (readonly number[])[], offered?: readonly Capability[] }): string {
+export function scorePrompt (x: { goal: string, ancestors: readonly string[], subgoals: readonly string[], rationale: string, forcedLeaves?: boolean, dependsOn?: readonly (readonly number[])[], offered?: readonly Capability[], tools?: readonly string[] }): string {
   const after = (i: number): string => {
     const deps = x.dependsOn?.[i] ?? []
     return deps.length === 0 ? '' : ` (after ${deps.map((d) => d + 1).join(', ')})`
@@ -173,6 +181,7 @@ export function scorePrompt (x: { goal: string, ancestors: readonly string[], su
     `Proposed subgoals:\n${numbered(x.subgoals.map((s, i) => s + after(i)))}`,
     `Proposer's rationale: ${x.rationale === '' ? '(none)' : x.rationale}`,
     ...(x.offered !== undefined && x.offered.length > 0 ? [`${OFFERED_PREFIX} ${x.offered.join(', ')}.`] : []),
+    ...(x.tools !== undefined && x.tools.length > 0 ? [`${TOOLS_PREFIX} ${x.tools.slice(0, MAX_PROMPT_TOOLS).join(', ')}.`] : []),
     x.forcedLeaves === true
       ? 'Score this split. These subgoals will not be split again: for each, give only the capability it needs.'
       : 'Score this split, then give your verdict on each subgoal.'

@@ -23,7 +23,7 @@ import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { clipText, excerpt } from '../../plan/protocol/text'
 import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../../plan/protocol/schemas'
 import { contentId } from '../../plan/protocol/ids'
-import { capabilityTtlMs, isLiveAnnouncement } from '../../plan/protocol/liveness'
+import { capabilityTtlMs, isLiveAnnouncement, liveExecutorTools } from '../../plan/protocol/liveness'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, type LlmProvider } from '../llm/provider'
@@ -34,7 +34,7 @@ import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { isLiveGoal, winningFor } from '../../plan/state/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
 import { PlanCalls, PlanGate, wireUsage } from './planGate'
-import { scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
+import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
 /**
  * Votes one scorer runs at once. Votes are its only model calls and are independent, so the
@@ -303,7 +303,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       const out = await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
-        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities() }),
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities(), tools: liveExecutorTools(state.capabilities(), ctx.now(), scorerTtlMs, MAX_PROMPT_TOOLS) }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
         schemaName: 'score',
         signal: call.signal,

@@ -2,9 +2,12 @@
  * The MCP servers of one executor (DESIGN "Tools"): connects each configured server with the
  * SDK's Client (stdio child process or Streamable HTTP), lists its tools and calls them. A server
  * that cannot be reached is reported by name and left out, so one broken entry never keeps the
- * executor from starting with the others. Tools are shown to the model as `<server>__<tool>`.
+ * executor from starting with the others; one that is lost later is restarted with backoff.
+ * Tools are shown to the model as `<server>__<tool>`.
  */
 import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pRetry, { AbortError } from 'p-retry'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -39,18 +42,22 @@ export interface ToolCallResult { text: string, isError: boolean }
 /** A server left out, and why (one sentence). */
 export interface ServerFailure { server: string, reason: string }
 
-/** The connected servers' tools. */
+/** The servers' tools usable now, kept current as servers are lost and restarted. */
 export interface McpToolSet {
+  /** The tools usable now: those of the servers connected at this moment (a new array per change). */
   readonly tools: readonly McpTool[]
+  /** Servers whose tools are not usable now: left out at start, or lost and being restarted. */
   readonly failures: readonly ServerFailure[]
   /**
    * Calls the tool the model knows as `name` with `args`.
-   * @throws Error when the tool is unknown, the call times out (`timeoutMs`), the signal aborts
-   *   (rejects with the signal's reason) or the server fails; a tool that reports an error
-   *   resolves with isError instead
+   * @throws Error when the tool is unknown or its server is not connected now, the call times
+   *   out (`timeoutMs`), the signal aborts (rejects with the signal's reason) or the server
+   *   fails; a tool that reports an error resolves with isError instead
    */
   call(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal, timeoutMs: number }): Promise<ToolCallResult>
-  /** Closes every connection (stdio servers are stopped). Never rejects. */
+  /** Calls `listener` after every change of `tools` (a server lost or restarted). */
+  onChange(listener: () => void): { dispose(): void }
+  /** Closes every connection (stdio servers are stopped) and stops every restart. Never rejects. */
   close(): Promise<void>
 }
 
@@ -91,8 +98,6 @@ function resultText (res: { content?: unknown, structuredContent?: unknown }): s
   return parts.join('\n')
 }
 
-interface Connected { cfg: McpServerConfig, client: Client }
-
 /** The transport for `cfg`; a stdio server's stderr is kept (bounded) for its failure line. */
 function transportFor (cfg: McpServerConfig, stderr: { text: string }): Transport {
   if (cfg.kind === 'http') return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } })
@@ -101,87 +106,248 @@ function transportFor (cfg: McpServerConfig, stderr: { text: string }): Transpor
   return t
 }
 
-/** Connects one server within `timeoutMs`; throws with the reason in words. */
-async function connectOne (cfg: McpServerConfig, timeoutMs: number): Promise<Client> {
+
+/** A server's connection and the tools it lists (before --mcp-allow), with its stderr's tail. */
+interface Session {
+  client: Client
+  stderr: { text: string }
+  listed: { name: string, description?: string, inputSchema: unknown }[]
+}
+
+/** Connects one server and lists its tools, each within `timeoutMs`; throws with the reason in words. */
+async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Session> {
   const stderr = { text: '' }
   const client = new Client({ name: 'goal-swarm-executor', version: '0.1.0' })
   const transport = transportFor(cfg, stderr)
   try {
     await client.connect(transport, { timeout: timeoutMs })
-    return client
   } catch (err) {
     await client.close().catch(() => {})
     const e = err as NodeJS.ErrnoException
     const what = cfg.kind === 'stdio'
       ? e.code === 'ENOENT' ? `command "${cfg.command}" not found` : `"${[cfg.command, ...cfg.args].join(' ')}" did not complete the MCP handshake: ${e.message}`
       : `${cfg.url} did not complete the MCP handshake: ${e.message}`
-    const tail = stderr.text.trim().split('\n').slice(-3).join(' | ')
-    throw new Error(tail === '' ? what : `${what} (stderr: ${tail})`)
+    throw new Error(withStderr(what, stderr))
   }
+  try {
+    const list = await client.listTools(undefined, { timeout: timeoutMs })
+    return { client, stderr, listed: list.tools }
+  } catch (err) {
+    await client.close().catch(() => {})
+    throw new Error(`listing its tools failed: ${(err as Error).message}`)
+  }
+}
+
+/** `what`, with the last lines of a stdio server's stderr when it wrote any. */
+function withStderr (what: string, stderr: { text: string }): string {
+  const tail = stderr.text.trim().split('\n').slice(-3).join(' | ')
+  return tail === '' ? what : `${what} (stderr: ${tail})`
+}
+
+/** First wait before restarting a lost server (ms); each failed attempt doubles the next wait, up to RESTART_MAX_MS. */
+export const RESTART_FIRST_MS = 1000
+/** Longest wait between two restart attempts of a lost server (ms). */
+export const RESTART_MAX_MS = 30_000
+
+/** The wait (ms) after failed restart attempt `attempt` (1-based): 2 s, 4 s, ... up to RESTART_MAX_MS. */
+export function restartWaitMs (attempt: number): number {
+  return Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** Math.max(1, attempt))
+}
+
+/** `server/tool`, the name peers know a tool by (CapabilityAnnounce.tools, ResultMsg.tools_used). */
+export function toolEntry (t: Pick<McpTool, 'server' | 'tool'>): string {
+  return `${t.server}/${t.tool}`
+}
+
+/** One server that connected at start: its session while connected, else why it is down. */
+interface Slot {
+  cfg: McpServerConfig
+  session: Session | null
+  tools: McpTool[]
+  down: string | null
+}
+
+/** The message of a failed request, with its cause (fetch reports ECONNREFUSED there). */
+function requestFailure (err: Error): string {
+  const cause = (err as { cause?: unknown }).cause
+  return cause instanceof Error && cause.message !== '' ? `${err.message}: ${cause.message}` : err.message
 }
 
 /**
  * Connects every server in `servers` at once and lists their tools (filtered by `allow`).
- * Never rejects: a server that fails is in `failures` (logged at warn, `mcp_server_failed`),
- * and an `allow` entry that names no listed tool is logged too.
+ * Never rejects: a server that fails is in `failures` (logged at warn, `mcp_server_failed`)
+ * and stays out, and an `allow` entry that names no listed tool is logged too.
+ *
+ * A server that connected and is then lost (its stdio process ends, or a request to a url
+ * server fails without an answer) is logged (`mcp_server_lost`), its tools leave `tools` at
+ * once (a call in flight rejects, a later one is refused), and it is restarted after
+ * RESTART_FIRST_MS, then after doubling waits up to RESTART_MAX_MS (p-retry), until it
+ * connects (`mcp_server_restarted`) or the set is closed. Each change calls the onChange listeners.
  */
 export async function connectMcpServers (servers: readonly McpServerConfig[], opts: ConnectOptions): Promise<McpToolSet> {
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
-  const failures: ServerFailure[] = []
-  const connected: Connected[] = []
-  const tools: McpTool[] = []
-  const listed = await Promise.all(servers.map(async (cfg) => {
-    try {
-      const client = await connectOne(cfg, timeoutMs)
-      try {
-        const list = await client.listTools(undefined, { timeout: timeoutMs })
-        return { cfg, client, list: list.tools }
-      } catch (err) {
-        await client.close().catch(() => {})
-        throw new Error(`listing its tools failed: ${(err as Error).message}`)
+  const { log } = opts
+  const startFailures: ServerFailure[] = []
+  const slots: Slot[] = []
+  const stop = new AbortController()
+  const listeners = new Set<() => void>()
+  /** Exposed names by server and tool, kept across restarts so a tool keeps its name. */
+  const names = new Map<string, string>()
+  const taken = new Set<string>()
+  let current: McpTool[] = []
+  let byName = new Map<string, McpTool>()
+  /** Every tool ever offered by exposed name: a call to a lost server's tool says why it is refused. */
+  const everOffered = new Map<string, McpTool>()
+
+  const toolsOf = (cfg: McpServerConfig, session: Session): McpTool[] => {
+    const out: McpTool[] = []
+    for (const t of session.listed) {
+      if (!allowed(opts.allow, cfg.name, t.name)) continue
+      const key = `${cfg.name}\0${t.name}`
+      let name = names.get(key)
+      if (name === undefined) {
+        name = exposedToolName(cfg.name, t.name, taken)
+        taken.add(name)
+        names.set(key, name)
       }
+      out.push({ name, server: cfg.name, tool: t.name, description: t.description ?? '', inputSchema: t.inputSchema as Record<string, unknown> })
+    }
+    return out
+  }
+  const rebuild = (): void => {
+    current = slots.flatMap((s) => s.tools)
+    byName = new Map(current.map((t) => [t.name, t]))
+    for (const t of current) everOffered.set(t.name, t)
+  }
+  const emit = (): void => {
+    for (const fn of listeners) {
+      try { fn() } catch (err) { log.error({ err }, 'a listener of the MCP tools failed') }
+    }
+  }
+
+  /** Makes `session` the slot's connection; a connection that closed already is lost at once. */
+  const install = (slot: Slot, session: Session): void => {
+    slot.session = session
+    slot.tools = toolsOf(slot.cfg, session)
+    slot.down = null
+    rebuild()
+    session.client.onclose = () => {
+      if (stop.signal.aborted || slot.session !== session) return
+      lose(slot, slot.cfg.kind === 'stdio' ? withStderr('the server process ended', session.stderr) : 'the connection closed')
+    }
+    if (session.client.transport === undefined) session.client.onclose()
+  }
+
+  const lose = (slot: Slot, reason: string): void => {
+    const session = slot.session
+    slot.session = null
+    slot.tools = []
+    slot.down = reason
+    rebuild()
+    if (session !== null) void session.client.close().catch(() => {})
+    log.warn({ event: 'mcp_server_lost', server: slot.cfg.name, reason }, `MCP server "${slot.cfg.name}" lost: ${reason}; its tools are not offered until it is restarted`)
+    emit()
+    void restart(slot)
+  }
+
+  const restart = async (slot: Slot): Promise<void> => {
+    const server = slot.cfg.name
+    try {
+      await sleep(RESTART_FIRST_MS, undefined, { signal: stop.signal, ref: false })
+      let attempt = 0
+      const session = await pRetry(async (n) => {
+        attempt = n
+        let s: Session
+        // p-retry gives up at once on a TypeError; every failure to start is worth another try.
+        try { s = await openSession(slot.cfg, timeoutMs) } catch (err) { throw new Error((err as Error).message) }
+        if (stop.signal.aborted) {
+          await s.client.close().catch(() => {})
+          throw new AbortError('the MCP tools were closed')
+        }
+        return s
+      }, {
+        forever: true,
+        retries: 10,
+        factor: 2,
+        minTimeout: restartWaitMs(1),
+        maxTimeout: RESTART_MAX_MS,
+        randomize: false,
+        unref: true,
+        signal: stop.signal,
+        onFailedAttempt: (err) => {
+          const waitMs = restartWaitMs(err.attemptNumber)
+          log.info({ event: 'mcp_server_restart_failed', server, attempt: err.attemptNumber, reason: err.message, retry_in_ms: waitMs },
+            `MCP server "${server}" did not restart (attempt ${err.attemptNumber}): ${err.message}; next attempt in ${Math.round(waitMs / 1000)} s`)
+          slot.down = err.message
+        }
+      })
+      install(slot, session)
+      if (slot.session !== session) return
+      const tools = slot.tools.map((t) => t.name)
+      log.info({ event: 'mcp_server_restarted', server, attempt, tools },
+        `MCP server "${server}" restarted (attempt ${attempt}): ${tools.length} tool${tools.length === 1 ? '' : 's'} offered again${tools.length > 0 ? ` (${tools.join(', ')})` : ''}`)
+      emit()
     } catch (err) {
-      failures.push({ server: cfg.name, reason: (err as Error).message })
-      opts.log.warn({ event: 'mcp_server_failed', server: cfg.name, reason: (err as Error).message }, `MCP server "${cfg.name}" left out: ${(err as Error).message}`)
+      if (!stop.signal.aborted) log.error({ err, server }, `restarting MCP server "${server}" stopped`)
+    }
+  }
+
+  const opened = await Promise.all(servers.map(async (cfg) => {
+    try {
+      return { cfg, session: await openSession(cfg, timeoutMs) }
+    } catch (err) {
+      startFailures.push({ server: cfg.name, reason: (err as Error).message })
+      log.warn({ event: 'mcp_server_failed', server: cfg.name, reason: (err as Error).message }, `MCP server "${cfg.name}" left out: ${(err as Error).message}`)
       return null
     }
   }))
-  const taken = new Set<string>()
   const seen = new Set<string>()
-  for (const entry of listed) {
+  for (const entry of opened) {
     if (entry === null) continue
-    connected.push({ cfg: entry.cfg, client: entry.client })
-    const names: string[] = []
-    for (const t of entry.list) {
-      seen.add(`${entry.cfg.name}/${t.name}`)
-      if (!allowed(opts.allow, entry.cfg.name, t.name)) continue
-      const name = exposedToolName(entry.cfg.name, t.name, taken)
-      taken.add(name)
-      names.push(name)
-      tools.push({ name, server: entry.cfg.name, tool: t.name, description: t.description ?? '', inputSchema: t.inputSchema as Record<string, unknown> })
-    }
-    opts.log.info({ event: 'mcp_server_ready', server: entry.cfg.name, tools: names, listed: entry.list.length },
-      `MCP server "${entry.cfg.name}": ${names.length} of ${entry.list.length} tool${entry.list.length === 1 ? '' : 's'} offered${names.length > 0 ? ` (${names.join(', ')})` : ''}`)
+    const slot: Slot = { cfg: entry.cfg, session: null, tools: [], down: null }
+    slots.push(slot)
+    for (const t of entry.session.listed) seen.add(`${entry.cfg.name}/${t.name}`)
+    install(slot, entry.session)
+    const offered = slot.tools.map((t) => t.name)
+    log.info({ event: 'mcp_server_ready', server: entry.cfg.name, tools: offered, listed: entry.session.listed.length },
+      `MCP server "${entry.cfg.name}": ${offered.length} of ${entry.session.listed.length} tool${entry.session.listed.length === 1 ? '' : 's'} offered${offered.length > 0 ? ` (${offered.join(', ')})` : ''}`)
   }
   for (const a of opts.allow ?? []) {
     const [server] = a.split('/')
-    if (!a.endsWith('/*') && !seen.has(a) && connected.some((c) => c.cfg.name === server)) opts.log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
+    if (!a.endsWith('/*') && !seen.has(a) && slots.some((s) => s.cfg.name === server)) log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
   }
-  const byName = new Map(tools.map((t) => [t.name, t]))
-  const clients = new Map(connected.map((c) => [c.cfg.name, c.client]))
   return {
-    tools,
-    failures,
+    get tools () { return current },
+    get failures () {
+      return [...startFailures, ...slots.flatMap((s) => s.down === null ? [] : [{ server: s.cfg.name, reason: `${s.down}; it is being restarted` }])]
+    },
     async call (name, args, { signal, timeoutMs: callMs }) {
       const t = byName.get(name)
-      const client = t === undefined ? undefined : clients.get(t.server)
-      if (t === undefined || client === undefined) throw new Error(`no tool named "${name}" is offered`)
-      const res = await client.callTool({ name: t.tool, arguments: args }, undefined, { signal, timeout: callMs })
-      const r = res as { content?: unknown, structuredContent?: unknown, isError?: unknown }
-      return { text: resultText(r), isError: r.isError === true }
+      const slot = t === undefined ? undefined : slots.find((s) => s.cfg.name === t.server)
+      const session = slot?.session ?? null
+      if (t === undefined || slot === undefined || session === null) {
+        const was = everOffered.get(name)
+        throw new Error(was === undefined ? `no tool named "${name}" is offered` : `MCP server "${was.server}" is not connected now (it is being restarted)`)
+      }
+      try {
+        const res = await session.client.callTool({ name: t.tool, arguments: args }, undefined, { signal, timeout: callMs })
+        const r = res as { content?: unknown, structuredContent?: unknown, isError?: unknown }
+        return { text: resultText(r), isError: r.isError === true }
+      } catch (err) {
+        // A url server has no process to watch: a request that got no answer at all (fetch
+        // fails with a TypeError) is what losing it looks like. A timeout or an MCP error is an answer.
+        if (slot.cfg.kind === 'http' && err instanceof TypeError && !signal.aborted && slot.session === session) lose(slot, `a request failed: ${requestFailure(err)}`)
+        throw err
+      }
+    },
+    onChange (listener) {
+      listeners.add(listener)
+      return { dispose () { listeners.delete(listener) } }
     },
     async close () {
-      await Promise.all(connected.map(async (c) => { await c.client.close().catch(() => {}) }))
+      stop.abort()
+      listeners.clear()
+      await Promise.all(slots.map(async (s) => { await s.session?.client.close().catch(() => {}) }))
     }
   }
 }

@@ -11,7 +11,7 @@ import { TUNABLES } from '../../plan/protocol/tunables'
 import type { Logger } from '../log'
 import type { LlmProvider, ModelWait, ToolResultPart, ToolSpec, ToolTurn, TurnMessage, UsageMeter } from '../llm/provider'
 import { executePrompt } from '../roles/prompts'
-import type { McpToolSet } from './mcpClients'
+import { toolEntry, type McpToolSet } from './mcpClients'
 
 /** Default --mcp-max-tool-calls: tool calls one leaf may make. */
 export const DEFAULT_MAX_TOOL_CALLS = TUNABLES.mcpMaxToolCalls.default
@@ -57,8 +57,11 @@ export interface ToolLoopLimits {
   maxOutputChars: number
 }
 
-/** The leaf's deliverable (with the trace section appended) and the trace itself. */
-export interface ToolLeafOutcome { output: string, success: boolean, trace: ToolTraceEntry[] }
+/**
+ * The leaf's deliverable (with the trace section appended), the trace itself, and the tools it
+ * called as `server/tool` (distinct, first-call order; ResultMsg.tools_used).
+ */
+export interface ToolLeafOutcome { output: string, success: boolean, trace: ToolTraceEntry[], toolsUsed: string[] }
 
 /** JSON-RPC code the MCP SDK rejects a call with when its timeout passes (ErrorCode.RequestTimeout). */
 const MCP_REQUEST_TIMEOUT = -32001
@@ -81,7 +84,10 @@ function failureOf (err: unknown): string {
  * @throws the signal's reason when the leaf is aborted; LlmError when the model fails
  */
 export async function runToolLeaf (llm: LlmProvider, toolset: McpToolSet, leaf: ToolLeaf, limits: ToolLoopLimits, log: Logger): Promise<ToolLeafOutcome> {
-  const tools: ToolSpec[] = toolset.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))
+  // The tools usable when the leaf starts: a server lost meanwhile fails its calls as tool errors.
+  const offered = new Map(toolset.tools.map((t) => [t.name, t]))
+  const tools: ToolSpec[] = [...offered.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))
+  const used = new Set<string>()
   const transcript: TurnMessage[] = [{ role: 'user', text: executePrompt({ task: leaf.task, ancestors: leaf.ancestors, dependencies: leaf.dependencies }) }]
   const trace: ToolTraceEntry[] = []
   let calls = 0
@@ -98,7 +104,7 @@ export async function runToolLeaf (llm: LlmProvider, toolset: McpToolSet, leaf: 
     })
     if (reply.toolUses.length === 0 || turnNo > limits.maxToolCalls + 1) {
       const answer = reply.text !== '' ? reply.text : 'The model asked for more tool calls than allowed and gave no answer.'
-      return { output: `${answer}${traceSection(trace)}`, success: reply.text !== '', trace }
+      return { output: `${answer}${traceSection(trace)}`, success: reply.text !== '', trace, toolsUsed: [...used] }
     }
     transcript.push({ role: 'assistant', text: reply.text, toolUses: reply.toolUses })
     const results: ToolResultPart[] = []
@@ -121,6 +127,8 @@ export async function runToolLeaf (llm: LlmProvider, toolset: McpToolSet, leaf: 
         continue
       }
       const t0 = performance.now()
+      const known = offered.get(use.name)
+      if (known !== undefined) used.add(toolEntry(known))
       try {
         const res = await toolset.call(use.name, use.input as Record<string, unknown>, { signal: leaf.signal, timeoutMs: limits.callTimeoutMs })
         const ms = Math.round(performance.now() - t0)

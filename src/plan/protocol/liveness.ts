@@ -6,6 +6,7 @@
  * on a slow heartbeat (--announce-interval-ms above the default) stays live for everyone.
  * Every place that asks "is this peer live?" uses isLiveAnnouncement.
  */
+import { MAX_TOOL_ENTRIES, type CapabilityAnnounce } from './schemas'
 import { TUNABLES } from './tunables'
 import { msToMicros, parseTimestamp, type Micros } from './time'
 
@@ -63,4 +64,19 @@ export function isLiveAnnouncement (a: Announcement, nowUs: Micros, fallbackTtlM
  */
 export function announcementTtlMs (a: Announcement, fallbackTtlMs: number = capabilityTtlMs()): number {
   return a.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(a.heartbeat_ms)
+}
+
+/**
+ * The MCP tools (`server/tool`) live executors offer now (DESIGN "Tools"): the `tools` of every
+ * executor announcement live at `nowUs` that offers can_query_api, distinct, sorted, at most
+ * `max` (default MAX_TOOL_ENTRIES). Empty when none does, or only older peers that name none.
+ */
+export function liveExecutorTools (announcements: Iterable<CapabilityAnnounce>, nowUs: Micros, fallbackTtlMs: number = capabilityTtlMs(), max: number = MAX_TOOL_ENTRIES): string[] {
+  const out = new Set<string>()
+  for (const a of announcements) {
+    if (a.role !== 'executor' || a.tools === undefined || !a.capabilities.includes('can_query_api')) continue
+    if (!isLiveAnnouncement(a, nowUs, fallbackTtlMs)) continue
+    for (const t of a.tools) out.add(t)
+  }
+  return [...out].sort().slice(0, Math.max(0, max))
 }

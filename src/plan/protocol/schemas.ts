@@ -242,6 +242,32 @@ export const LeaseRenewal = z.strictObject({
 })
 export type LeaseRenewal = z.infer<typeof LeaseRenewal>
 
+/** Most `server/tool` entries an announcement's `tools` or a result's `tools_used` lists. */
+export const MAX_TOOL_ENTRIES = 16
+/** Longest `server/tool` entry, in characters (code points). */
+export const MAX_TOOL_ENTRY_CHARS = 64
+
+/**
+ * One MCP tool as peers name it (DESIGN "Tools"): `<server>/<tool>`, the server's name from the
+ * executor's --mcp-config and the tool's own name on that server. No control character at all,
+ * line breaks included: scorers quote these entries in their prompts.
+ */
+export const ToolEntry = maxChars(MAX_TOOL_ENTRY_CHARS)
+  .regex(/^[A-Za-z0-9_-]{1,32}\/[^\u0000-\u001f\u007f-\u009f\u2028\u2029]+$/, 'expected server/tool: the server\'s name, a slash and the tool\'s name, without control characters')
+
+/**
+ * `entries` as a message may carry them: those that fit ToolEntry (a tool whose own name is too
+ * long or holds control characters is left out rather than clipped into another name),
+ * distinct, the first MAX_TOOL_ENTRIES.
+ */
+export function wireToolEntries (entries: readonly string[]): string[] {
+  return [...new Set(entries.filter((e) => ToolEntry.safeParse(e).success))].slice(0, MAX_TOOL_ENTRIES)
+}
+
+/** A list of distinct tool entries, at most MAX_TOOL_ENTRIES. */
+const ToolEntries = z.array(ToolEntry).max(MAX_TOOL_ENTRIES)
+  .refine((xs) => new Set(xs).size === xs.length, 'tool entries must be distinct')
+
 /** Inline outputs up to this many characters (code points, at most 256 KiB of UTF-8); larger ones travel as a blob (DESIGN §10). */
 export const MAX_INLINE_OUTPUT = 64 * 1024
 
@@ -260,7 +286,12 @@ export const ResultMsg = z.strictObject({
   attempts: z.int().min(1).max(100),
   finished_at: Timestamp,
   /** The model requests behind this result (DESIGN §13). */
-  usage: Usage.optional()
+  usage: Usage.optional(),
+  /**
+   * The MCP tools the leaf's tool loop called (`server/tool`, distinct, in first-call order;
+   * DESIGN "Tools"). Optional: absent when no tool was called, and older peers send none.
+   */
+  tools_used: ToolEntries.min(1).optional()
 })
 export type ResultMsg = z.infer<typeof ResultMsg>
 
@@ -329,7 +360,13 @@ export const CapabilityAnnounce = z.strictObject({
    * (CLI --name, default `<role>-<port>`). Self-chosen, so never an identity: displays tell two
    * peers of one name apart by PeerId. Optional (older peers announce none).
    */
-  name: PeerName.optional()
+  name: PeerName.optional(),
+  /**
+   * An executor's MCP tools usable now (`server/tool`, at most MAX_TOOL_ENTRIES; DESIGN
+   * "Tools"): present exactly while it offers can_query_api with tools. Optional (older peers,
+   * and executors without tools, announce none).
+   */
+  tools: ToolEntries.min(1).optional()
 })
 export type CapabilityAnnounce = z.infer<typeof CapabilityAnnounce>
 

@@ -85,6 +85,13 @@ export interface LeafView {
   /** Output of the shown result (a failure notice's reason when that is all there is). */
   output: string | null
   output_sha256: string | null
+  /**
+   * The MCP tools the shown result's executor called for it (ResultMsg.tools_used: `server/tool`,
+   * distinct, first-call order, at most 16; DESIGN "Tools"), e.g. for a tooltip "Tools used:
+   * travel/travel_facts". Empty when it called none, before a result, and for results from
+   * peers that do not report them.
+   */
+  tools_used: string[]
   /** true for done, false for a failure, null when there is no outcome yet. */
   success: boolean | null
   /**
@@ -160,6 +167,7 @@ function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
     executor: null,
     output: null,
     output_sha256: null,
+    tools_used: [],
     success: null,
     model_wait: null,
     depends_on: [...t.dependsOn],
@@ -172,6 +180,7 @@ function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
     view.executor = shown.executor_peer
     view.output = shown.output
     view.output_sha256 = shown.output_sha256
+    view.tools_used = [...(shown.tools_used ?? [])]
     view.success = shown.success
   } else if (notice !== undefined) {
     // DESIGN §8: an executor that gave up is a visible failure, even without a ResultMsg.
