@@ -327,7 +327,7 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
 /** What the final answer row is (DESIGN §11). */
 const ANSWER_HELP = 'The goal\'s parts, synthesized into one answer by an executor once every part is done.'
 
-/** Leaf tooltip: status, capability, claimer/executor and the start of the output (the final answer's too, with ctx.answer). */
+/** Leaf tooltip: status, capability, claimer/executor, the MCP tools its result used and the start of the output (the final answer's too, with ctx.answer). */
 export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
   const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
@@ -349,6 +349,8 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
     out.push(`- $(watch) ${text[0]?.toUpperCase()}${text.slice(1)}: the executor's model request has not been answered yet`)
   }
   if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
+  // Which MCP tools the answer rests on: live data, not the model's guess (DESIGN "Tools").
+  if (leaf.tools_used.length > 0) out.push(`- Tools used: ${leaf.tools_used.map(code).join(', ')}`)
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {
     const preview = clipLabel(leaf.output, 400)

@@ -73,6 +73,9 @@ describe('plan tree items (views)', () => {
     assert.equal(item.collapsible, 'none')
     assert.match(item.tooltip, /- Executed by: `peer-ex-1`/)
     assert.match(item.tooltip, /\*\*Result:\*\*\n\nFlights: NRT, 14 days/)
+    assert.doesNotMatch(item.tooltip, /Tools used/, 'a result without tool calls names none')
+    const tooled = leafItem({ ...l, tools_used: ['travel/travel_facts', 'travel/convert_currency'] })
+    assert.match(tooled.tooltip, /- Executed by: `peer-ex-1`\n- Tools used: `travel\/travel_facts`, `travel\/convert_currency`\n/)
   })
 
   it('a leaf no live executor can run is a capability gap naming the capability', () => {

@@ -166,7 +166,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const offer = executorOffer(config.capabilities, opts.sandbox)
   const toolset = opts.tools?.set
   /** The offer with the MCP tools applied: what this executor claims and announces now. */
-  const offerNow = (): Capability[] => toolset === undefined ? [...offer.capabilities] : toolOffer(offer.capabilities, toolset).capabilities
+  const offerNow = (): Capability[] => toolOffer(offer.capabilities, toolset ?? null).capabilities
   let caps = new Set<Capability>(offerNow())
   const offerListeners = new Set<() => void>()
   const tools = offer.tools
