@@ -21,7 +21,9 @@ export const Commands = {
   clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
   openResultPreview: 'goalSwarm.openResultPreview',
   openDashboard: 'goalSwarm.openDashboard',
-  cancelPlan: 'goalSwarm.cancelPlan'
+  cancelPlan: 'goalSwarm.cancelPlan',
+  /** Not contributed (no palette entry): the chat's "Show in Plan View" button, with a goal id. */
+  revealPlan: 'goalSwarm.revealPlan'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

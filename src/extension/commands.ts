@@ -15,12 +15,17 @@ import { ResultCommands } from './resultCommands'
 
 /** Registers every command; disposing it unregisters them all. */
 export class ExtensionCommands extends Disposable {
+  /** Submit Goal, also the chat doors' way in. */
+  readonly goals: GoalCommands
+  /** Whole-plan commands (Cancel Plan, also @swarm /cancel's). */
+  readonly plans: PlanCommands
+
   constructor (d: CommandDeps) {
     super()
     const peers = this._register(new PeerCommands(d))
-    this._register(new GoalCommands(d, peers))
+    this.goals = this._register(new GoalCommands(d, peers))
     this._register(new ResultCommands(d))
-    this._register(new PlanCommands(d))
+    this.plans = this._register(new PlanCommands(d))
     this._register(new KeyCommands(d))
     for (const r of registerCommands(d.log, { [Commands.showLog]: () => d.log.show() })) this._register(r)
   }

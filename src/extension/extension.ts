@@ -13,6 +13,7 @@ import { ResultDocuments } from '../views/resultDocuments'
 import { SCHEME } from '../views/resultUri'
 import { StatusBar } from '../views/statusBar'
 import { connectedPeerList, runningPlanCosts, unreachableMessage, type PeersSnapshot } from '../views/statusModel'
+import { ChatDoors } from './chat/chatDoors'
 import { ExtensionCommands } from './commands'
 import { Commands, ContextKeys } from './commandIds'
 import { askMcpConsent, readMcpSetting, SettingsService } from './config'
@@ -44,6 +45,8 @@ export interface GoalSwarmTestApi {
   readonly settings: SettingsService
   /** Where peer identities and data dirs live (context.globalStorageUri). */
   readonly storageDir: string
+  /** The language model tools, the @swarm participant and the MCP server definition. */
+  readonly chat: ChatDoors
 }
 
 class GoalSwarmExtension extends Disposable {
@@ -55,6 +58,7 @@ class GoalSwarmExtension extends Disposable {
   readonly peers: PeerManager
   readonly view: PlanView
   readonly results: ResultDocuments
+  readonly chat: ChatDoors
   private readonly statusBar = this._register(new StatusBar())
   private restartOffered = false
   /** goalSwarm.role as last validated: peers report status every second, settings change rarely. */
@@ -113,7 +117,7 @@ class GoalSwarmExtension extends Disposable {
     const planLog = this.log.for('results')
     this.results = this._register(new ResultDocuments(this.model, (nodeId) => this.fetchOutput(nodeId), (m) => planLog.warn(m), (p) => this.view.provider.peerLabel(p)))
     this._register(vscode.workspace.registerFileSystemProvider(SCHEME, this.results, { isCaseSensitive: true, isReadonly: true }))
-    this._register(new ExtensionCommands({
+    const commands = this._register(new ExtensionCommands({
       log: this.log,
       settings: this.settings,
       keys: this.keys,
@@ -122,6 +126,18 @@ class GoalSwarmExtension extends Disposable {
       view: this.view,
       results: this.results,
       state: context.workspaceState
+    }))
+    this.chat = this._register(new ChatDoors({
+      log: this.log,
+      goals: commands.goals,
+      plans: commands.plans,
+      model: this.model,
+      peers: this.peers,
+      results: this.results,
+      view: this.view,
+      settings: this.settings,
+      extensionUri: context.extensionUri,
+      version: String((context.extension.packageJSON as { version?: unknown }).version ?? '')
     }))
     this._register(registerOpenDashboard({
       startMain: () => this.peers.startMain(),
@@ -184,7 +200,7 @@ class GoalSwarmExtension extends Disposable {
   }
 
   api (): GoalSwarmTestApi {
-    return { model: this.model, tree: this.view.provider, treeView: this.view.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir }
+    return { model: this.model, tree: this.view.provider, treeView: this.view.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir, chat: this.chat }
   }
 
   private fetchOutput (nodeId: string): Promise<string> {

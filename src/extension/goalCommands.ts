@@ -3,14 +3,15 @@
  * plan the goal, publishing it, revealing it in the Plan view, and the progress notification.
  */
 import * as vscode from 'vscode'
-import { goalTextProblem, TEXT_MAX_CHARS } from '../plan/protocol/limits'
-import { firstLine, textLength } from '../plan/protocol/text'
+import { firstLine } from '../plan/protocol/text'
+import type { Budget } from '../plan/protocol/schemas'
 import { planFinishedMessage, progressMessage, progressPercent } from '../views/messages'
 import { planProgress, type GoalView } from '../plan/state/tree'
 import { Commands } from './commandIds'
 import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { PeerCommands } from './peerCommands'
 import { goalBudget } from './settings'
+import { validateGoalText } from './goalInput'
 
 /** What to do when Submit Goal finds no decomposer and scorers online. */
 export type NoWorkersChoice = 'ask' | 'startLocalSwarm' | 'submit'
@@ -21,6 +22,8 @@ export interface SubmitGoalOptions {
   ifNoWorkers?: NoWorkersChoice
   /** Show the progress notification (default true). */
   progress?: boolean
+  /** The goal's budget; default from goalSwarm.budget.* (goalBudget). */
+  budget?: Budget
 }
 
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
@@ -64,7 +67,7 @@ export class GoalCommands extends CommandFeature {
     }
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
-    const budget = goalBudget(this.d.settings.current())
+    const budget = o.budget ?? goalBudget(this.d.settings.current())
     const goalId = await proc.submitGoal(text, budget)
     this.log.info(`submitted goal ${goalId} through ${main.peerId}${budget === undefined ? '' : ` with budget ${JSON.stringify(budget)}`}: ${firstLine(text, 100)}`)
     this.d.view.reveal(goalId).catch((err: unknown) => this.log.debug(`reveal ${goalId}`, err))
@@ -141,12 +144,4 @@ export class GoalCommands extends CommandFeature {
     const a = await vscode.window.showInformationMessage(planFinishedMessage(done), 'Export Plan')
     if (a === 'Export Plan') await vscode.commands.executeCommand(Commands.exportPlan, goalId)
   }
-}
-
-/** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). */
-export function validateGoalText (v: string): string | undefined {
-  if (v.trim() === '') return 'Enter a goal, e.g. "Plan a two-week trip to Japan"'
-  if (textLength(v) > TEXT_MAX_CHARS) return `A goal has at most ${TEXT_MAX_CHARS} characters (this one has ${textLength(v)})`
-  const problem = goalTextProblem(v)
-  return problem === null ? undefined : `Not a valid goal: ${problem}`
 }

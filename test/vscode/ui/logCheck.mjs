@@ -42,11 +42,16 @@ export function errorEntries (text) {
 
 /**
  * Errors the extension-host suite provokes on purpose: its supervision test kills the main
- * peer until the supervisor gives up, and its Connect to Peer test pastes an address without
- * a PeerId; the editor reports both as errors.
+ * peer until the supervisor gives up, its Connect to Peer test pastes an address without a
+ * PeerId, and its chat doors test gives the language model tools bad input; the editor (or
+ * VS Code, for a tool's refusal) reports each as an error.
  */
 export const HOST_SUITE_PROVOKED = [
   /peer main crashed \d+ times within \d+ min; not restarting it again/,
+  // The chat doors' test hands the language model tools bad input; VS Code logs each refusal.
+  /\[LanguageModelToolsService#invokeTool\] Error from tool goalSwarm_submitGoal with parameters \{"goal":"( {2}|x{4001}|Plan\\u0007 a trip)"\}:/,
+  /\[LanguageModelToolsService#invokeTool\] Error from tool goalSwarm_submitGoal with parameters \{"goal":"Plan a trip","budget":\{"max_calls":0\}\}:/,
+  /\[LanguageModelToolsService#invokeTool\] Error from tool goalSwarm_planStatus with parameters \{"goal_id":"(ffffffffffffffff|Lisbon)"\}:/,
   /cannot connect to "\/ip4\/127\.0\.0\.1\/tcp\/4001": The address must end with one \/p2p\/<PeerId>/
 ]
 
