@@ -34,7 +34,8 @@ suite('Goal Swarm: Contribute Executor', () => {
     const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', first.id)
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)
     assert.ok(doc)
-    assert.match(doc.getText(), /This document updates when the result arrives/)
+    // Pending, or a capability gap while a code step waits for an executor offering can_run_code.
+    assert.match(doc.getText(), /this document updates when the result arrives/i)
 
     const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text', 'can_query_api', 'can_run_code'])
     assert.ok(info)
