@@ -175,6 +175,22 @@ function peerListenPort (port) {
   return at < 0 || Number(argv[at + 1]) !== port
 }
 
+/**
+ * Resolves once the Plan view's rows (labels and descriptions) have not changed for `quietMs`,
+ * or after `maxMs` whatever they show; resolves the rows.
+ */
+async function rowsSettled (page, quietMs, maxMs) {
+  const t0 = Date.now()
+  let last = JSON.stringify(await planRows(page))
+  let since = Date.now()
+  while (Date.now() - since < quietMs && Date.now() - t0 < maxMs) {
+    await page.waitForTimeout(250)
+    const now = JSON.stringify(await planRows(page))
+    if (now !== last) { last = now; since = Date.now() }
+  }
+  return JSON.parse(last)
+}
+
 const planRow = (page, label) => page.locator('.pane-body .monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first()
 
 /**
@@ -186,8 +202,11 @@ async function expandAll (page) {
   for (; clicked < 50; clicked++) {
     const collapsed = page.locator('.pane-body .monaco-list-row[aria-expanded="false"]').first()
     if (await collapsed.count() === 0) break
+    const before = (await planRows(page)).length
     await collapsed.locator('.monaco-tl-twistie').click()
-    await page.waitForTimeout(150)
+    // The next row is opened once this one's rows are listed, not while VS Code still asks for them.
+    await page.waitForFunction((n) => document.querySelectorAll('.pane-body .monaco-list-row').length > n, before, { timeout: 5000 }).catch(() => {})
+    await rowsSettled(page, 300, 3000)
   }
   return clicked
 }
@@ -607,6 +626,9 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
             if (waited > 150_000) throw new Error(`the plan "${goal}" did not finish in the second editor: ${JSON.stringify(rowsB)}`)
             await pageB.waitForTimeout(500)
           }
+          // Expanding a row while the view redraws its parent asks VS Code for a row it no longer
+          // knows (an error in the extension host log), so the rows are opened once they settle.
+          await rowsSettled(pageB, 1500, 20_000)
           await expandAll(pageB)
           rowsB = planOf(await planRows(pageB))
           taken = rowsB.filter((r) => /^done · this editor's executor/.test(r.description))
