@@ -21,7 +21,8 @@ import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './execu
 import { startObserver, type ObserverHandle } from './observer'
 import { startScorer } from './scorer'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
-import { connectMcpServers, type McpToolSet } from '../tools/mcpClients'
+import type { McpToolSet } from '../tools/mcpClients'
+import { connectMcpServers } from '../tools/mcpLazy'
 import { toolOffer } from '../tools/offer'
 
 export { startDecomposer } from './decomposer'
