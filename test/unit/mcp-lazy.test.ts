@@ -1,7 +1,8 @@
 /**
  * Cheap peers (DESIGN "Processes and folders"): the built peer (dist/peer.js) requires its
  * separate MCP SDK file (dist/mcp-sdk.js) only in an executor given --mcp-config. A require hook
- * (test/support/require-recorder.mjs) reports whether the file was required.
+ * (test/support/require-recorder.mjs) reports whether the file was required. The executor's start
+ * line lists what it offers.
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -17,7 +18,7 @@ const SERVER = path.join(ROOT, 'scripts', 'mcp-travel-facts.mjs')
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-mcp-lazy-'))
 after(() => { rmSync(tmp, { recursive: true, force: true }) })
 
-/** Runs the built executor with `args` until its log says `until`, then SIGTERM; what it printed and whether it required dist/mcp-sdk.js. */
+/** Runs the built executor with `args` until its stderr has `until`, then SIGTERM; what it printed and whether it required dist/mcp-sdk.js. */
 async function executor (name: string, args: string[], until: string): Promise<{ out: string, required: boolean }> {
   const child = spawn(process.execPath, ['--import', './test/support/require-recorder.mjs', PEER, '--role', 'executor', '--no-mdns', '--llm', 'offline-demo',
     '--host', '127.0.0.1', '--port', '0', '--data-dir', path.join(tmp, name), '--identity-dir', path.join(tmp, 'ids'), ...args], {
@@ -37,6 +38,7 @@ describe('the MCP SDK loads only in an executor with --mcp-config', { timeout: 9
   it('an executor without --mcp-config never requires dist/mcp-sdk.js', async () => {
     const r = await executor('plain', [], 'executor started')
     assert.equal(r.required, false, r.out.slice(-2000))
+    assert.match(r.out, /^goal-swarm-peer: executor "[^"]+" \(can_write_text\) in swarm/m)
   })
 
   it('an executor with --mcp-config requires it and offers the server\'s tools', async () => {
@@ -45,5 +47,7 @@ describe('the MCP SDK loads only in an executor with --mcp-config', { timeout: 9
     const r = await executor('tooled', ['--mcp-config', file], 'executor started')
     assert.equal(r.required, true, r.out.slice(-2000))
     assert.match(r.out, /can_query_api offered with 3 MCP tools: travel__travel_facts, travel__convert_currency, travel__clock/)
+    // The start line lists what the executor offers, can_query_api with its tool count.
+    assert.match(r.out, /^goal-swarm-peer: executor "[^"]+" \(can_write_text, can_query_api with 3 MCP tools\) in swarm "default", PeerId /m)
   })
 })

@@ -50,6 +50,8 @@ export interface RoleHandle extends Disposable {
    */
   codeSandbox: { available: true } | { available: false, reason: string } | null
   executorTotals?: () => ExecutorTotals
+  /** An executor's MCP tools backing can_query_api (the names the model sees); absent without any. */
+  mcpTools?: readonly string[]
   /**
    * The first part of a stop, before dispose, while the bus is still up: an executor publishes
    * or keeps its finished results within `graceMs` (ms; ExecutorHandle.drain). Never rejects.
@@ -106,6 +108,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
   let observer: ObserverHandle | null = null
+  let mcpTools: readonly string[] | null = null
   const llm = (): LlmProvider => {
     provider = opts.llm ?? createProvider(config.llm, log)
     return provider
@@ -124,6 +127,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
       const tools = mcp !== null && mcp.tools.length > 0 && config.mcp !== undefined
         ? { set: mcp, limits: { maxToolCalls: config.mcp.maxToolCalls, callTimeoutMs: config.mcp.callTimeoutMs, maxOutputChars: config.mcp.maxOutputChars } }
         : null
+      if (tools !== null) mcpTools = tools.set.tools.map((t) => t.name)
       if (tools !== null) log.info({ event: 'tools_ready', tools: mcp?.tools.map((t) => t.name) }, `can_query_api offered with ${tools.set.tools.length} MCP tool${tools.set.tools.length === 1 ? '' : 's'}: ${tools.set.tools.map((t) => t.name).join(', ')}`)
       executor = startExecutor({ ...ctx, config: { ...config, capabilities: tooled.capabilities } }, llm(), { ...(sandbox === null ? {} : { sandbox }), ...(tools === null ? {} : { tools }) })
       parts.push(executor)
@@ -139,6 +143,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     capabilities: [...(offered ?? config.capabilities)],
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(observer === null ? {} : { showPlan: (observer as ObserverHandle).showPlan }),
+    ...(mcpTools === null ? {} : { mcpTools }),
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {
       for (const p of parts.reverse()) {
