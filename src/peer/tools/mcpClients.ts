@@ -21,6 +21,8 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000
 export const DEFAULT_TOOL_CALL_TIMEOUT_MS = TUNABLES.mcpCallTimeoutMs.default
 /** Characters of a failing server's stderr quoted in its failure line. */
 const STDERR_QUOTE_CHARS = 300
+/** Characters of a stdio server's stderr kept (its end): room for a crash's error line above its stack trace. */
+const STDERR_KEEP_CHARS = 4000
 
 /** One tool as the model sees it. `inputSchema` is the server's JSON schema for the arguments. */
 export interface McpTool {
@@ -97,7 +99,7 @@ interface Connected { cfg: McpServerConfig, client: Client }
 function transportFor (cfg: McpServerConfig, stderr: { text: string }): Transport {
   if (cfg.kind === 'http') return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } })
   const t = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: { ...getDefaultEnvironment(), ...cfg.env }, stderr: 'pipe' })
-  t.stderr?.on('data', (chunk: Buffer) => { stderr.text = (stderr.text + chunk.toString('utf8')).slice(-STDERR_QUOTE_CHARS) })
+  t.stderr?.on('data', (chunk: Buffer) => { stderr.text = (stderr.text + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS) })
   return t
 }
 
@@ -115,8 +117,14 @@ async function connectOne (cfg: McpServerConfig, timeoutMs: number): Promise<Cli
     const what = cfg.kind === 'stdio'
       ? e.code === 'ENOENT' ? `command "${cfg.command}" not found` : `"${[cfg.command, ...cfg.args].join(' ')}" did not complete the MCP handshake: ${e.message}`
       : `${cfg.url} did not complete the MCP handshake: ${e.message}`
-    const tail = stderr.text.trim().split('\n').slice(-3).join(' | ')
-    throw new Error(tail === '' ? what : `${what} (stderr: ${tail})`)
+    // The line that says what went wrong: a crash prints "Error: ..." above its stack trace, below
+    // the source line that threw, and ends with lines that say nothing ("}", "Node.js v22..."). So:
+    // the first line that starts with an error's name and a colon ("TypeError: ...", "error: ..."),
+    // else the first that mentions an error outside a stack frame, else the last.
+    const lines = stderr.text.split('\n').map((l) => l.trim()).filter((l) => l !== '')
+    const line = lines.find((l) => /^[\w.$]*(?:error|exception):/i.test(l)) ?? lines.find((l) => /error/i.test(l) && !l.startsWith('at ')) ?? lines.at(-1)
+    const quote = line === undefined || line.length <= STDERR_QUOTE_CHARS ? line : `${line.slice(0, STDERR_QUOTE_CHARS - 1)}…`
+    throw new Error(quote === undefined ? what : `${what} (stderr: ${quote})`)
   }
 }
 
