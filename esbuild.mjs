@@ -9,6 +9,8 @@
 //   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
 //   required by dist/peer.js only when a provider makes its first request: a peer that never
 //   calls a model never reads, parses or compiles their source.
+//   dist/mcp-sdk.js — the MCP SDK's client parts (MCP_SDK_PATHS), required by dist/peer.js only
+//   when an executor with --mcp-config connects its servers (src/peer/tools/mcpLazy.ts).
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
 // Usage: node esbuild.mjs [--production] [--watch] [--if-stale]
@@ -57,6 +59,32 @@ const sdkFiles = {
   }
 }
 
+/**
+ * The MCP SDK entry points src/peer/tools/ (the executors' clients) and src/peer/front/ (the
+ * `mcp` front door's server) import (type-only imports need no entry), each a key of
+ * dist/mcp-sdk.js's exports. One file for all of them: they share the SDK's protocol code.
+ */
+const MCP_SDK_PATHS = ['client/index.js', 'client/stdio.js', 'client/streamableHttp.js', 'server/mcp.js', 'server/stdio.js']
+const MCP_SDK_FILE = 'mcp-sdk.js'
+
+/**
+ * Resolves an MCP SDK import in the peer bundle to a two-line module that requires its entry
+ * from dist/mcp-sdk.js. The module runs when its importer does, and src/peer/tools/mcpLazy.ts
+ * imports that importer dynamically, so dist/peer.js requires the file only then.
+ */
+const mcpSdkFile = {
+  name: 'mcp-sdk-file',
+  setup (build) {
+    build.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, (args) => {
+      const entry = args.path.slice('@modelcontextprotocol/sdk/'.length)
+      if (!MCP_SDK_PATHS.includes(entry)) return { errors: [{ text: `${args.path} is not in esbuild.mjs MCP_SDK_PATHS: add it there so dist/${MCP_SDK_FILE} exports it` }] }
+      return { path: entry, namespace: 'mcp-sdk' }
+    })
+    build.onResolve({ filter: /.*/, namespace: 'mcp-sdk' }, (args) => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: 'mcp-sdk' }, (args) => ({ contents: `module.exports = require('./${MCP_SDK_FILE}')[${JSON.stringify(args.path)}]\n`, loader: 'js' }))
+  }
+}
+
 const peerOutput = {
   minify: true,
   // Error and class names stay readable in logs (and for code that inspects them).
@@ -72,7 +100,7 @@ const builds = [
     entryPoints: ['src/peer/main.ts'],
     outfile: 'dist/peer.js',
     banner: { js: `#!/usr/bin/env node\n${withResolversPolyfill}` },
-    plugins: [sdkFiles],
+    plugins: [sdkFiles, mcpSdkFile],
     ...peerOutput
   },
   { ...common, entryPoints: ['src/peer/ipc/parent.ts'], outfile: 'dist/peer-client.js' },
@@ -83,7 +111,15 @@ const builds = [
     // ESM-from-CJS semantics (default = module.exports), which that build is made for.
     stdin: { contents: `module.exports = require('${pkg}')\n`, resolveDir: '.', loader: 'js' },
     outfile: `dist/${file}`
-  }))
+  })),
+  {
+    ...common,
+    ...peerOutput,
+    // The SDK's ESM build, one namespace per entry: esbuild drops what the client parts never
+    // use (from its CommonJS build it would keep all of zod, about three times the size).
+    stdin: { contents: MCP_SDK_PATHS.map((p) => `export * as '${p}' from '@modelcontextprotocol/sdk/${p}'\n`).join(''), resolveDir: '.', loader: 'js' },
+    outfile: `dist/${MCP_SDK_FILE}`
+  }
 ]
 
 /** sha256 of a file's bytes, hex; null when it cannot be read. */
@@ -120,7 +156,7 @@ if (watch) {
   const results = await Promise.all(builds.map((b) => esbuild.build({ ...b, metafile: true })))
   // One character above U+00FF (esbuild leaves regex literals unescaped) would make V8 hold
   // the whole bundle as a two-byte string: refuse such a build.
-  for (const file of ['peer.js', ...Object.values(SDK_FILES)]) {
+  for (const file of ['peer.js', ...Object.values(SDK_FILES), MCP_SDK_FILE]) {
     const text = await readFile(`dist/${file}`, 'utf8')
     const wide = text.search(/[^\u0000-\u00ff]/u)
     if (wide >= 0) {

@@ -6,9 +6,11 @@
 // (the root goal's synthesis); exit 0 when every leaf is done and the answer is synthesized.
 // The executors offer can_run_code when bubblewrap works here, and the demo model then makes
 // one leaf a program run in the sandbox; without it the executors say why and the plan has none.
+// executor-1 also runs the repository's MCP server (scripts/mcp-travel-facts.mjs over stdio), so
+// it offers can_query_api and the demo model makes one leaf a real call of that server's tool.
 import path from 'node:path'
 import { Command } from 'commander'
-import { ensureBuilt, goalProblem, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, REPO_ROOT, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
 
 const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
 const program = new Command('demo')
@@ -47,6 +49,8 @@ await runScriptSwarm({
   peerArgs: ['--llm', 'offline-demo', '--settle-ms', '1000', '--accept-timeout-ms', '5000', '--announce-interval-ms', '2000',
     '--min-splits', '3', '--max-splits', '5'],
   executorArgs: ['--capabilities', 'can_write_text,can_run_code'],
+  // Absolute paths: the server needs no network and starts wherever the peer does.
+  mcpConfig: { mcpServers: { 'travel-facts': { command: process.execPath, args: [path.join(REPO_ROOT, 'scripts', 'mcp-travel-facts.mjs')] } } },
   reportFile,
   timeoutMs: opts.timeoutMs,
   env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },

@@ -3,7 +3,7 @@
 // Used by scripts/demo.mjs (offline demo model) and scripts/swarm.mjs (a real model).
 // No mDNS (peers dial each other), temp data dirs, nothing written outside them but the report.
 import { spawnSync } from 'node:child_process'
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -151,6 +151,8 @@ function heardFrom (holders, announcers, timeoutMs) {
  * @param {{decomposers: number, scorers: number, executors: number}} o.counts
  * @param {string[]} o.peerArgs flags for every peer (LLM, protocol timings, tree shape)
  * @param {string[]} [o.executorArgs] extra flags for executors (e.g. --capabilities)
+ * @param {object} [o.mcpConfig] an --mcp-config file's content ({mcpServers: ...}): written to the
+ *   swarm's temp dir and given to the first executor only, which then offers can_query_api
  * @param {string} o.reportFile
  * @param {number} o.timeoutMs
  * @param {NodeJS.ProcessEnv} o.env environment of the peers (API keys)
@@ -189,7 +191,13 @@ export async function runLocalSwarm (o) {
     if (o.showTree !== false) treeTexts(observer.client, (text) => { view.tree(text) })
     for (let i = 1; i <= o.counts.decomposers; i++) await start('decomposer', `decomposer-${i}`)
     for (let i = 1; i <= o.counts.scorers; i++) await start('scorer', `scorer-${i}`)
-    for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, { extraArgs: o.executorArgs ?? [] })
+    let mcpArgs = []
+    if (o.mcpConfig !== undefined) {
+      const file = path.join(tmp, 'mcp-config.json')
+      writeFileSync(file, JSON.stringify(o.mcpConfig, null, 2) + '\n')
+      mcpArgs = ['--mcp-config', file]
+    }
+    for (let i = 1; i <= o.counts.executors; i++) await start('executor', `executor-${i}`, { extraArgs: [...(o.executorArgs ?? []), ...(i === 1 ? mcpArgs : [])] })
     say(`started ${peers.length} peers on 127.0.0.1: ${peers.map((p) => p.name).join(', ')}`)
     const names = new Map(peers.map((p) => [p.ready.peer_id, p.name]))
     for (const p of peers) {
@@ -243,16 +251,23 @@ export async function runLocalSwarm (o) {
     const results = new Map()
     let answer = null
     let sandboxRuns = 0
+    const toolCalls = new Map()
     for (const e of observer.envelopes) {
       if (e.kind !== 'result') continue
       results.set(e.body.node_id, (results.get(e.body.node_id) ?? 0) + 1)
       if (e.body.node_id === result.answerId && e.body.success) answer = { text: e.body.output, truncated: e.body.output_sha256 !== null }
       // A can_run_code leaf's result starts with the sandbox's run line (DESIGN "Code execution").
       if (e.body.success && e.body.output.startsWith('**Ran in a sandbox:**')) sandboxRuns++
+      // A can_query_api leaf's result ends with its trace, one `1. \`tool\` ...` line per call (DESIGN "Tools").
+      const trace = e.body.success ? /\n### Tool calls\n([\s\S]*)$/.exec(e.body.output)?.[1] : undefined
+      for (const m of trace?.matchAll(/^\d+\. `([^`]+)` /gm) ?? []) toolCalls.set(m[1], (toolCalls.get(m[1]) ?? 0) + 1)
     }
     // Executors that could not offer can_run_code said why in their IPC `ready`.
     const missing = peers.map((p) => p.ready?.code_sandbox).find((s) => s?.available === false)
     const noSandbox = missing === undefined ? null : `can_run_code is not offered: ${missing.reason}`
+    // An executor given MCP servers that could not offer can_query_api logged why.
+    const noTools = o.mcpConfig === undefined ? undefined
+      : peers.flatMap((p) => p.records).find((r) => r.event === 'capability_not_offered' && r.capability === 'can_query_api')?.msg ?? null
     const duplicated = [...results.values()].filter((n) => n > 1).length
     const llm = {}
     for (const p of peers) {
@@ -263,7 +278,7 @@ export async function runLocalSwarm (o) {
       for (const k of ['calls', 'retries', 'failures', 'aborted', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k] ?? 0
       llm[p.role] = agg
     }
-    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox }
+    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox, ...(noTools === undefined ? {} : { tool_calls: Object.fromEntries(toolCalls), no_tools: noTools }) }
     outcome = { ok: result.ok, reason: result.reason, summary }
   } catch (err) {
     outcome = { ok: false, reason: err.message, summary: {} }
@@ -302,6 +317,12 @@ export function printSummary (say, outcome, reportFile) {
   if (s.sandbox_runs !== undefined) {
     say(s.sandbox_runs > 0 ? `can_run_code: ${s.sandbox_runs} leaf program${s.sandbox_runs === 1 ? '' : 's'} ran in the bubblewrap sandbox`
       : `can_run_code: no leaf ran in the sandbox${s.no_sandbox === null ? '' : ` (${s.no_sandbox})`}`)
+  }
+  if (s.tool_calls !== undefined) {
+    const calls = Object.entries(s.tool_calls)
+    const n = calls.reduce((a, [, c]) => a + c, 0)
+    say(n > 0 ? `can_query_api: ${n} MCP tool call${n === 1 ? '' : 's'} (${calls.map(([t, c]) => c === 1 ? t : `${t} ${c} times`).join(', ')})`
+      : `can_query_api: no MCP tool was called${s.no_tools === null ? '' : ` (${s.no_tools})`}`)
   }
   if (s.elapsed_ms !== undefined) {
     say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; syntheses: ${s.syntheses ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)

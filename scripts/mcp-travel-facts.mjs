@@ -7,7 +7,7 @@
 //   --delay-ms N   answer every tool call after N ms (to try per-call timeouts and aborts)
 //   --pid-file F   write this process's pid to F at start; exit 1 when F cannot be written
 //                  (to find the server an executor started, and to make its restart fail)
-// Tools: travel_facts {city}, convert_currency {amount, from, to}, clock {time_zone?}.
+// Tools: travel_facts {city} (a city or a country), convert_currency {amount, from, to}, clock {time_zone?}.
 import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
@@ -21,6 +21,12 @@ const FACTS = {
   osaka: { country: 'Japan', currency: 'JPY', time_zone: 'Asia/Tokyo', rail_pass: 'Shinkansen from Tokyo: 2 h 30 min, 14720 JPY', best_months: 'March-May' },
   paris: { country: 'France', currency: 'EUR', time_zone: 'Europe/Paris', rail_pass: 'Navigo week pass: 31.60 EUR', best_months: 'April-June, September' },
   lisbon: { country: 'Portugal', currency: 'EUR', time_zone: 'Europe/Lisbon', rail_pass: 'Viva Viagem day pass: 7.40 EUR', best_months: 'March-May, September-October' }
+}
+/** A country's facts, for a task that names the country rather than a city ("a trip to Japan"). */
+const COUNTRIES = {
+  japan: { currency: 'JPY', time_zone: 'Asia/Tokyo', rail_pass: 'JR Pass 7 days: 50000 JPY', best_months: 'March-May, October-November', cities: 'Tokyo, Kyoto, Osaka' },
+  france: { currency: 'EUR', time_zone: 'Europe/Paris', rail_pass: 'Navigo week pass in Paris: 31.60 EUR', best_months: 'April-June, September', cities: 'Paris' },
+  portugal: { currency: 'EUR', time_zone: 'Europe/Lisbon', rail_pass: 'Viva Viagem day pass in Lisbon: 7.40 EUR', best_months: 'March-May, September-October', cities: 'Lisbon' }
 }
 /** Units of each currency per 1 USD (fixed, not live). */
 const PER_USD = { USD: 1, EUR: 0.92, JPY: 150, GBP: 0.79, CHF: 0.88 }
@@ -58,11 +64,15 @@ const later = async (value) => {
 function newServer () {
   const server = new McpServer({ name: 'travel-facts', version: '1.0.0' })
   server.registerTool('travel_facts', {
-    description: 'Fixed travel facts for a city: country, currency, time zone, a rail fare and the best months to visit.',
-    inputSchema: { city: z.string().describe('City name, e.g. Tokyo') }
+    description: 'Fixed travel facts for a city (or a country): country, currency, time zone, a rail fare and the best months to visit.',
+    inputSchema: { city: z.string().describe('City name, e.g. Tokyo, or a country, e.g. Japan') }
   }, async ({ city }) => {
-    const f = FACTS[city.trim().toLowerCase()]
-    if (f === undefined) return later(text(`no travel facts for "${city}"; known cities: ${Object.keys(FACTS).map((c) => c[0].toUpperCase() + c.slice(1)).join(', ')}`, true))
+    const key = city.trim().toLowerCase()
+    const f = FACTS[key]
+    const c = COUNTRIES[key]
+    const names = (table) => Object.keys(table).map((k) => k[0].toUpperCase() + k.slice(1)).join(', ')
+    if (f === undefined && c === undefined) return later(text(`no travel facts for "${city}"; known cities: ${names(FACTS)}; countries: ${names(COUNTRIES)}`, true))
+    if (f === undefined) return later(text(`Travel facts for ${city.trim()}: currency ${c.currency}; time zone ${c.time_zone}; ${c.rail_pass}; best months ${c.best_months}; cities with facts: ${c.cities}.`))
     return later(text(`Travel facts for ${city.trim()}: country ${f.country}; currency ${f.currency}; time zone ${f.time_zone}; ${f.rail_pass}; best months ${f.best_months}.`))
   })
   server.registerTool('convert_currency', {

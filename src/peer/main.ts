@@ -157,7 +157,8 @@ async function main (): Promise<void> {
   const dashboardUrl = dashboard?.url
   const listen = rt.listenAddrs()
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
-  if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl).join('\n') + '\n')
+  const offer = role === null ? undefined : { capabilities: role.capabilities, mcpTools: role.mcpTools?.length ?? 0 }
+  if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl, offer).join('\n') + '\n')
   else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   const codeSandbox = role?.codeSandbox ?? null
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))

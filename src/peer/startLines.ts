@@ -4,6 +4,7 @@
  * silent), and one line with its listen multiaddrs that another peer can paste after itself.
  */
 import type { PeerConfig } from './config'
+import type { Capability } from '../plan/protocol/schemas'
 import { isLoopbackHost } from './net/loopback'
 import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
 
@@ -24,9 +25,20 @@ export function llmLine (config: PeerConfig): string {
   }
 }
 
+/** What a started executor offers: the capabilities it announces, and how many MCP tools back can_query_api (0: none). */
+export interface ExecutorOffer { capabilities: readonly Capability[], mcpTools: number }
+
+/** An executor's capabilities as its start line lists them: can_query_api names its MCP tools' count when it has any. */
+export function capabilitiesText (offer: ExecutorOffer): string {
+  return offer.capabilities.map((c) => c === 'can_query_api' && offer.mcpTools > 0 ? `${c} with ${offer.mcpTools} MCP tool${offer.mcpTools === 1 ? '' : 's'}` : c).join(', ')
+}
+
 /**
  * The start lines, e.g.
  *   goal-swarm-peer: executor "executor-4003" (can_write_text) in swarm "default", PeerId 12D3KooW…
+ * An executor lists what it offers (`offer`, the running role's; config.capabilities without it),
+ * e.g. "(can_write_text, can_query_api with 3 MCP tools)": can_run_code only with a sandbox,
+ * can_query_api added by usable MCP tools or dropped for want of them.
  *   LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)
  *   address: /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
  * The address line holds every listen multiaddr, space-separated (each ends in /p2p/<PeerId>),
@@ -36,8 +48,8 @@ export function llmLine (config: PeerConfig): string {
  *   discovery: mDNS off (this peer listens on loopback only); 1 --bootstrap address
  * (or "mDNS off (--no-mdns)" when the flag turned it off).
  */
-export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string): string[] {
-  const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
+export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string, offer?: ExecutorOffer): string[] {
+  const caps = config.role === 'executor' ? ` (${capabilitiesText(offer ?? { capabilities: config.capabilities, mcpTools: 0 })})` : ''
   return [
     `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),

@@ -42,6 +42,20 @@ describe('MCP client manager', () => {
     }
   })
 
+  it('a server that crashes is quoted by its error line, not the end of its stack trace, and a long line is cut', async () => {
+    const set = await connectMcpServers([
+      { name: 'crash', kind: 'stdio', command: process.execPath, args: ['-e', 'console.error("starting"); throw new Error("cannot open the database: DB_URL is not set")'], env: {} },
+      { name: 'chatty', kind: 'stdio', command: process.execPath, args: ['-e', `console.error("E".repeat(1000) + " error"); process.exit(1)`], env: {} }
+    ], { allow: null, log: silent })
+    try {
+      assert.match(set.failures.find((f) => f.server === 'crash')?.reason ?? '', /did not complete the MCP handshake: .*\(stderr: Error: cannot open the database: DB_URL is not set\)$/)
+      const chatty = /\(stderr: (E+…)\)$/.exec(set.failures.find((f) => f.server === 'chatty')?.reason ?? '')
+      assert.equal(chatty?.[1]?.length, 300)
+    } finally {
+      await set.close()
+    }
+  })
+
   it('offers only the tools --mcp-allow names', async () => {
     const set = await connectMcpServers([travel()], { allow: ['travel/clock', 'travel/convert_currency'], log: silent })
     try {

@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
 import { REPO_ROOT } from '../support/peers'
 
-test('npm run demo: real processes plan the default goal offline, with a dependency and a sandboxed leaf, write the report, print the final answer and exit 0', async (t) => {
+test('npm run demo: real processes plan the default goal offline, with a dependency, a sandboxed leaf and an MCP tool call, write the report, print the final answer and exit 0', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-demo-test-'))
   const report = path.join(dir, 'report.md')
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'demo.mjs'), '--quiet', '--report', report, '--timeout-ms', '150000'], {
@@ -43,6 +43,10 @@ test('npm run demo: real processes plan the default goal offline, with a depende
   const sandbox = /can_run_code: (\d+) leaf programs? ran in the bubblewrap sandbox/.exec(out)
   if (sandbox === null) assert.match(out, /can_run_code: no leaf ran in the sandbox \(can_run_code is not offered/)
   else assert.equal(Number(sandbox[1]), 1)
+  // executor-1 runs the repository's MCP server: the top-level split's tool step is a
+  // can_query_api leaf whose answer comes from a real call of its travel_facts tool.
+  assert.match(out, /^can_query_api: 1 MCP tool call \(travel-facts__travel_facts\)$/m)
+  assert.match(answer, /^\d\. \*\*Research the options — Plan a two-week trip to Japan\*\*: Travel facts for Japan: currency JPY; time zone Asia\/Tokyo; JR Pass 7 days: 50000 JPY; .*\(from the MCP tool travel-facts__travel_facts\)$/m)
   assert.match(out, /LLM calls by decomposers \(2 peers\): \d+ calls/)
   assert.match(out, /LLM calls by executors \(2 peers\): \d+ calls/)
   assert.match(out, /=== plan for goal [0-9a-f]{16}: (\d+)\/\1 leaves done, COMPLETE ===/)
@@ -55,6 +59,16 @@ test('npm run demo: real processes plan the default goal offline, with a depende
   // The final answer heads the report, and the plan has at least one dependency.
   assert.ok(md.indexOf('### Final answer') > 0 && md.indexOf('### Final answer') < md.indexOf('### Plan tree'))
   assert.match(md, /— \*done\*, needs `can_\w+`, by `executor-\d`, after (result \d+|")/)
+  // The tool leaf's result, as the report shows it: the model's answer quoting the tool, then the call's trace.
+  const toolLeaf = /^ {2}- \\\[demo output\\\] Research the options — Plan a two-week trip to Japan — \*done\*, needs `can_query_api`, by `executor-1` \(result (\d+)\)$/m.exec(md)
+  assert.ok(toolLeaf !== null, md)
+  const n = Number(toolLeaf[1])
+  const start = md.indexOf(`\n${n}. **`)
+  assert.ok(start >= 0, `result ${n} in the report`)
+  const end = md.indexOf(`\n${n + 1}. **`, start)
+  const result = md.slice(start, end < 0 ? undefined : end)
+  assert.match(result, /^ {3}> - `travel-facts__travel_facts`: Travel facts for Japan: .*JR Pass 7 days: 50000 JPY/m, result)
+  assert.match(result, /^ {3}> 1\. `travel-facts__travel_facts` \{"city":"Japan"\} \(\d+ ms\)\n {3}> {4}> Travel facts for Japan: .*JR Pass 7 days: 50000 JPY/m, result)
 })
 
 test('npm run swarm without a model exits 2 and lists the options', () => {

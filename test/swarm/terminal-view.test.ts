@@ -97,6 +97,9 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
     assert.ok(executors.size >= 1)
     for (const name of executors) assert.ok(events.some((l) => l.startsWith(`  [${name}] finished`)), `${name} in the events`)
     assert.doesNotMatch(r.out, /12D3KooW|…[1-9A-HJ-NP-Za-km-z]{8}\b/, 'peers appear by name, never by PeerId')
+    // The tool step's leaf called the demo MCP server; the final answer quotes what it returned.
+    assert.match(r.out, /^can_query_api: 1 MCP tool call \(travel-facts__travel_facts\)$/m)
+    assert.match(r.out.slice(r.out.indexOf('=== final answer ===')), /: Travel facts for Japan: .*JR Pass 7 days: 50000 JPY.* \(from the MCP tool travel-facts__travel_facts\)$/m)
   })
 
   test('on a terminal: the tree is drawn in place, far fewer full trees than events, with a summary and elapsed time', async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { makeConfig } from '../support/peerConfig'
-import { discoveryLine, llmLine, startLines } from '../../src/peer/startLines'
+import { capabilitiesText, discoveryLine, llmLine, startLines } from '../../src/peer/startLines'
 import { parseCli } from '../../src/peer/cli'
 import type { PeerConfig } from '../../src/peer/config'
 
@@ -37,6 +37,11 @@ describe('peer start lines', () => {
       `address: ${addrs.join(' ')}`,
       'discovery: mDNS on the LAN; no --bootstrap address (others dial this peer)'
     ])
+    // A started executor lists what it offers: can_run_code only with a sandbox, can_query_api with its MCP tools.
+    const offered = startLines(c, ID, addrs, undefined, { capabilities: ['can_write_text', 'can_query_api'], mcpTools: 3 })[0]
+    assert.equal(offered, `goal-swarm-peer: executor "laptop of Ana" (can_write_text, can_query_api with 3 MCP tools) in swarm "default", PeerId ${ID}`)
+    assert.equal(capabilitiesText({ capabilities: ['can_query_api'], mcpTools: 1 }), 'can_query_api with 1 MCP tool')
+    assert.equal(capabilitiesText({ capabilities: ['can_write_text', 'can_query_api'], mcpTools: 0 }), 'can_write_text, can_query_api', 'without tools the model alone answers')
     assert.equal(discoveryLine(makeConfig('observer', { mdns: false })), 'discovery: mDNS off (this peer listens on loopback only); no --bootstrap address (others dial this peer)')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: true, bootstrap: ['/ip4/10.0.0.2/tcp/1'] })), 'discovery: mDNS on the LAN; 1 --bootstrap address')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: false })), 'discovery: mDNS off; no --bootstrap address (others dial this peer)')

@@ -14,8 +14,11 @@
  *    leaf) is a small deterministic node (else python3) program that prints facts about its task.
  *  - decompose also fills an optional `depends_on` (one list per subgoal): the last subgoal
  *    depends on the one before it; a top-level split ("This is a top-level goal.") always holds
- *    CODE_STEP, which votes on a top-level split make an atomic can_run_code leaf when the score
- *    prompt says a live executor offers can_run_code (so a swarm without a sandbox gets none).
+ *    CODE_STEP and TOOL_STEP, which votes on a top-level split make an atomic can_run_code and
+ *    can_query_api leaf when the score prompt says a live executor offers that capability (so a
+ *    swarm without a sandbox, or without an executor with tools, gets none);
+ *  - a tool-use turn (an executor's can_query_api leaf with MCP tools) calls one tool, then
+ *    answers quoting it (offline-demo-tools.ts).
  *  - synthesize (or a prompt with "### Part 1:" blocks): a labelled answer listing each part's
  *    title with one line from its result.
  * The topic is the first prompt line starting with "Goal:", "Task:" or "Subgoal:" (else the first line).
@@ -34,7 +37,7 @@ import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
 import { DEMO_LABEL } from '../../plan/protocol/demoLabel'
 import { demoTurn } from './offline-demo-tools'
-import { CODE_STEP, demoSynthesis, offersCode, proposedSubgoals, withCodeLeaf, withDependencies } from './offline-demo-plan'
+import { CAPABILITY_STEPS, CODE_STEP, demoSynthesis, TOOL_STEP, withCapabilityLeaves, withDependencies } from './offline-demo-plan'
 
 export { DEMO_LABEL }
 
@@ -54,7 +57,7 @@ const NOTES: Record<LlmPurpose, string> = {
   execute: 'Synthetic answer from the offline demo model; no LLM was called.',
   synthesize: 'Synthetic combination of the parts by the offline demo model; no LLM was called.'
 }
-export { CODE_STEP }
+export { CODE_STEP, TOOL_STEP }
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
 /**
@@ -99,7 +102,7 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
   }
   const value = gen(schema, ctx, '', 0, null)
   if (input.purpose === 'decompose') withDependencies(value, schema)
-  if (input.purpose === 'score' && ctx.topLevel && offersCode(input.prompt)) withCodeLeaf(value, schema, proposedSubgoals(input.prompt), DEMO_LABEL)
+  if (input.purpose === 'score' && ctx.topLevel) withCapabilityLeaves(value, schema, input.prompt, DEMO_LABEL)
   return value
 }
 
@@ -269,9 +272,13 @@ function pickSteps (ctx: Ctx, count: number): string[] {
   const candidates = STEPS.filter((step) => !ctx.topic.startsWith(step))
   if (count >= candidates.length) return candidates
   const chosen = new Set<number>()
-  // A top-level split always holds the code step (see CODE_STEP).
-  const code = ctx.purpose === 'decompose' && ctx.topLevel && count > 0 ? candidates.indexOf(CODE_STEP) : -1
-  if (code >= 0) chosen.add(code)
+  // A top-level split always holds the code and tool steps (CAPABILITY_STEPS), room permitting.
+  if (ctx.purpose === 'decompose' && ctx.topLevel) {
+    for (const { step } of CAPABILITY_STEPS) {
+      const i = candidates.indexOf(step)
+      if (i >= 0 && chosen.size < count) chosen.add(i)
+    }
+  }
   while (chosen.size < count) chosen.add(ctx.rng.int(0, candidates.length - 1))
   return [...chosen].sort((a, b) => a - b).map((i) => candidates[i] as string)
 }

@@ -22,10 +22,11 @@ import { startExecutor, type ExecutorHandle, type ExecutorTotals } from './execu
 import { startObserver, type ObserverHandle } from './observer'
 import { startScorer } from './scorer'
 import { detectSandbox, type SandboxDetection } from '../sandbox/detect'
-import { connectMcpServers, type McpToolSet } from '../tools/mcpClients'
+import type { McpToolSet } from '../tools/mcpClients'
+import { connectMcpServers } from '../tools/mcpLazy'
 import { toolOffer } from '../tools/offer'
 import { DEFAULT_MAX_TOOL_CALLS, DEFAULT_TOOL_OUTPUT_CHARS } from '../tools/toolLoop'
-import { DEFAULT_TOOL_CALL_TIMEOUT_MS } from '../tools/mcpClients'
+import { TUNABLES } from '../../plan/protocol/tunables'
 
 export { startDecomposer } from './decomposer'
 export { startScorer } from './scorer'
@@ -57,6 +58,8 @@ export interface RoleHandle extends Disposable {
    */
   codeSandbox: { available: true } | { available: false, reason: string } | null
   executorTotals?: () => ExecutorTotals
+  /** An executor's MCP tools backing can_query_api (the names the model sees); absent without any. */
+  mcpTools?: readonly string[]
   /**
    * The first part of a stop, before dispose, while the bus is still up: an executor publishes
    * or keeps its finished results within `graceMs` (ms; ExecutorHandle.drain). Never rejects.
@@ -132,6 +135,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   let provider: LlmProvider | null = null
   let executor: ExecutorHandle | null = null
   let observer: ObserverHandle | null = null
+  let mcpTools: readonly string[] | null = null
   const llm = (): LlmProvider => {
     provider = opts.llm ?? createProvider(config.llm, log)
     return provider
@@ -152,9 +156,10 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
       const tools = mcp === null ? null : {
         set: mcp,
         limits: config.mcp === undefined
-          ? { maxToolCalls: DEFAULT_MAX_TOOL_CALLS, callTimeoutMs: DEFAULT_TOOL_CALL_TIMEOUT_MS, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS }
+          ? { maxToolCalls: DEFAULT_MAX_TOOL_CALLS, callTimeoutMs: TUNABLES.mcpCallTimeoutMs.default, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS }
           : { maxToolCalls: config.mcp.maxToolCalls, callTimeoutMs: config.mcp.callTimeoutMs, maxOutputChars: config.mcp.maxOutputChars }
       }
+      if (mcp !== null && mcp.tools.length > 0) mcpTools = mcp.tools.map((t) => t.name)
       executor = startExecutor(ctx, llm(), { ...(sandbox === null ? {} : { sandbox }), ...(tools === null ? {} : { tools }) })
       parts.push(executor)
       break
@@ -170,6 +175,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     get capabilities () { return [...(ex?.capabilities ?? config.capabilities)] },
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(observer === null ? {} : { showPlan: (observer as ObserverHandle).showPlan }),
+    ...(mcpTools === null ? {} : { mcpTools }),
     ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
     dispose () {
       for (const p of parts.reverse()) {

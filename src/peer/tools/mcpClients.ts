@@ -13,17 +13,16 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log'
-import { TUNABLES } from '../../plan/protocol/tunables'
 import type { McpServerConfig } from './mcpConfig'
 
 /** Longest tool name a model is shown: OpenAI-compatible servers accept 64, Anthropic 128. */
 export const MAX_TOOL_NAME_CHARS = 64
 /** How long a server may take to start and finish the MCP handshake (ms). */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000
-/** Default bound of one tool call (ms), --mcp-call-timeout-ms. */
-export const DEFAULT_TOOL_CALL_TIMEOUT_MS = TUNABLES.mcpCallTimeoutMs.default
 /** Characters of a failing server's stderr quoted in its failure line. */
 const STDERR_QUOTE_CHARS = 300
+/** Characters of a stdio server's stderr kept (its end): room for a crash's error line above its stack trace. */
+const STDERR_KEEP_CHARS = 4000
 
 /** One tool as the model sees it. `inputSchema` is the server's JSON schema for the arguments. */
 export interface McpTool {
@@ -102,7 +101,7 @@ function resultText (res: { content?: unknown, structuredContent?: unknown }): s
 function transportFor (cfg: McpServerConfig, stderr: { text: string }): Transport {
   if (cfg.kind === 'http') return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers } })
   const t = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: { ...getDefaultEnvironment(), ...cfg.env }, stderr: 'pipe' })
-  t.stderr?.on('data', (chunk: Buffer) => { stderr.text = (stderr.text + chunk.toString('utf8')).slice(-STDERR_QUOTE_CHARS) })
+  t.stderr?.on('data', (chunk: Buffer) => { stderr.text = (stderr.text + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS) })
   return t
 }
 
@@ -140,8 +139,14 @@ async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Se
 
 /** `what`, with the last lines of a stdio server's stderr when it wrote any. */
 function withStderr (what: string, stderr: { text: string }): string {
-  const tail = stderr.text.trim().split('\n').slice(-3).join(' | ')
-  return tail === '' ? what : `${what} (stderr: ${tail})`
+  // The line that says what went wrong: a crash prints "Error: ..." above its stack trace, below
+  // the source line that threw, and ends with lines that say nothing ("}", "Node.js v22..."). So:
+  // the first line that starts with an error's name and a colon ("TypeError: ...", "error: ..."),
+  // else the first that mentions an error outside a stack frame, else the last.
+  const lines = stderr.text.split('\n').map((l) => l.trim()).filter((l) => l !== '')
+  const line = lines.find((l) => /^[\w.$]*(?:error|exception):/i.test(l)) ?? lines.find((l) => /error/i.test(l) && !l.startsWith('at ')) ?? lines.at(-1)
+  const quote = line === undefined || line.length <= STDERR_QUOTE_CHARS ? line : `${line.slice(0, STDERR_QUOTE_CHARS - 1)}…`
+  return quote === undefined ? what : `${what} (stderr: ${quote})`
 }
 
 /** First wait before restarting a lost server (ms); each failed attempt doubles the next wait, up to RESTART_MAX_MS. */
@@ -152,11 +157,6 @@ export const RESTART_MAX_MS = 30_000
 /** The wait (ms) after failed restart attempt `attempt` (1-based): 2 s, 4 s, ... up to RESTART_MAX_MS. */
 export function restartWaitMs (attempt: number): number {
   return Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** Math.max(1, attempt))
-}
-
-/** `server/tool`, the name peers know a tool by (CapabilityAnnounce.tools, ResultMsg.tools_used). */
-export function toolEntry (t: Pick<McpTool, 'server' | 'tool'>): string {
-  return `${t.server}/${t.tool}`
 }
 
 /** One server that connected at start: its session while connected, else why it is down. */

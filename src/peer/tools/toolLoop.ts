@@ -11,7 +11,8 @@ import { TUNABLES } from '../../plan/protocol/tunables'
 import type { Logger } from '../log'
 import type { LlmProvider, ModelWait, ToolResultPart, ToolSpec, ToolTurn, TurnMessage, UsageMeter } from '../llm/provider'
 import { executePrompt } from '../roles/prompts'
-import { toolEntry, type McpToolSet } from './mcpClients'
+import type { McpToolSet } from './mcpClients'
+import { toolEntry } from './toolEntry'
 
 /** Default --mcp-max-tool-calls: tool calls one leaf may make. */
 export const DEFAULT_MAX_TOOL_CALLS = TUNABLES.mcpMaxToolCalls.default
