@@ -21,7 +21,8 @@ export const Commands = {
   clearFinishedPlans: 'goalSwarm.clearFinishedPlans',
   openResultPreview: 'goalSwarm.openResultPreview',
   openDashboard: 'goalSwarm.openDashboard',
-  cancelPlan: 'goalSwarm.cancelPlan'
+  cancelPlan: 'goalSwarm.cancelPlan',
+  chooseChatModel: 'goalSwarm.chooseChatModel'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

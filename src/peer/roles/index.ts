@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
-import { createProvider } from '../llm/index'
+import { createProvider, type ModelChannel } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
 import type { Capability } from '../../plan/protocol/schemas'
 import { heartbeatFor } from '../../plan/protocol/liveness'
@@ -39,6 +39,8 @@ export interface StartRoleOptions {
   mcp?: McpToolSet
   /** Where an observer's tree text goes (default stdout). */
   print?: (text: string) => void
+  /** The editor's IPC channel, for --llm vscode-lm (null or absent: the peer was not forked by the editor). */
+  models?: ModelChannel | null
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -108,7 +110,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   let executor: ExecutorHandle | null = null
   let observer: ObserverHandle | null = null
   const llm = (): LlmProvider => {
-    provider = opts.llm ?? createProvider(config.llm, log)
+    provider = opts.llm ?? createProvider(config.llm, log, { models: opts.models ?? null })
     return provider
   }
   switch (config.role) {
