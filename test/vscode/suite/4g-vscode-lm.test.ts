@@ -44,7 +44,8 @@ suite('Goal Swarm: goalSwarm.llm.provider "vscode" (peers call a VS Code chat mo
     await until(() => a.settings.current().llmProvider === 'vscode', 10_000, 'the provider setting read')
     assert.equal(await vscode.commands.executeCommand<string>('goalSwarm.chooseChatModel', TEST_MODEL), TEST_MODEL)
     await until(() => a.settings.current().llmVscodeModel === TEST_MODEL, 10_000, 'the chosen chat model read')
-    const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text'])
+    // can_run_code too: a plan may hold a code step, which needs an executor offering it to complete.
+    const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text', 'can_run_code'])
     assert.ok(info)
     const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
     assert.ok(Array.isArray(members) && members.length === 4)
