@@ -23,7 +23,8 @@ export const Commands = {
   openDashboard: 'goalSwarm.openDashboard',
   cancelPlan: 'goalSwarm.cancelPlan',
   /** Not contributed (no palette entry): the chat's "Show in Plan View" button, with a goal id. */
-  revealPlan: 'goalSwarm.revealPlan'
+  revealPlan: 'goalSwarm.revealPlan',
+  chooseChatModel: 'goalSwarm.chooseChatModel'
 } as const
 export type CommandId = (typeof Commands)[keyof typeof Commands]
 

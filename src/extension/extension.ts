@@ -27,6 +27,8 @@ import { describeStarted, mergePeerNames, PEER_NAMES_KEY, readPeerNames, readSta
 import { ApiKeys } from './secrets'
 import { ExecutorTools } from './executorTools'
 import { MCP_SERVERS_SETTING } from './mcpSettings'
+import { registerCommands } from './commandRegistry'
+import { CHOOSE_CHAT_MODEL, VscodeModels } from './llm/vscodeModels'
 import type { Settings } from './settings'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
@@ -86,7 +88,14 @@ class GoalSwarmExtension extends Disposable {
     this.settings = this._register(new SettingsService(this.log.for('settings')))
     this.keys = new ApiKeys(context.secrets)
     const wsId = vscode.workspace.workspaceFile?.toString() ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString()
+    const models = this._register(new VscodeModels({
+      chosenModel: () => this.settings.current().llmVscodeModel,
+      log: this.log.for('models'),
+      notify: (message, ...actions) => this.closing ? Promise.resolve(undefined) : vscode.window.showWarningMessage(message, ...actions)
+    }))
+    for (const r of registerCommands(this.log, { [CHOOSE_CHAT_MODEL]: (id?: string) => models.choose(id) })) this._register(r)
     this.peers = this._register(new PeerManager({
+      models,
       log: this.log,
       settings: this.settings,
       keys: this.keys,

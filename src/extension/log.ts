@@ -1,7 +1,7 @@
 import * as vscode from 'vscode'
 
 /** Component names used as `[component]` prefixes in the one output channel. */
-export type LogComponent = 'extension' | 'supervisor' | 'settings' | 'commands' | 'plan' | 'results' | 'ipc' | 'chat' | `peer:${string}`
+export type LogComponent = 'extension' | 'supervisor' | 'settings' | 'commands' | 'plan' | 'results' | 'ipc' | 'chat' | 'models' | `peer:${string}`
 
 /**
  * One LogOutputChannel ("Goal Swarm") for the whole extension; every line carries a

@@ -214,7 +214,9 @@ export class PeerCommands extends CommandFeature {
 
   /** The LLM provider the peers will use, as the user reads it ("offline demo", "anthropic"). */
   async providerLabel (): Promise<string> {
-    const p = effectiveProvider(this.d.settings.current().llmProvider, await this.d.keys.has('anthropic'))
-    return p === 'offline-demo' ? 'offline demo' : p
+    const s = this.d.settings.current()
+    // A missing key is reported when the peers start; the label names the provider chosen.
+    const p = await this.d.peers.provider(s, s.role === 'observer' ? 'executor' : s.role).catch(() => effectiveProvider(s.llmProvider, false))
+    return p === 'offline-demo' ? 'offline demo' : p === 'vscode-lm' ? 'a VS Code chat model' : p
   }
 }

@@ -14,6 +14,7 @@ import { clipLabel } from '../plan/protocol/text'
 import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
+import type { VscodeModels } from './llm/vscodeModels'
 
 export { describeExit, STOP_GRACE_MS, TERM_GRACE_MS }
 
@@ -37,6 +38,8 @@ export interface PeerLaunch {
   env: NodeJS.ProcessEnv
   /** Node executable; undefined = the editor's runtime (Electron as Node or the server's Node). */
   execPath?: string
+  /** Answers the model requests of a peer run with --llm vscode-lm (goalSwarm.llm.provider "vscode"). */
+  models?: VscodeModels
 }
 
 const READY_TIMEOUT_MS = 60_000
@@ -107,6 +110,7 @@ export class PeerProcess extends Disposable {
     client.on('status', (m) => { this.lastStatusMsg = m; this._onStatus.fire(m) })
     client.on('log', (m) => { this.ipcLogs = true; this.peerLog[m.level](`${m.component}: ${m.msg}`) })
     client.on('exit', (e) => { this.onChildExit(e) })
+    this.serveModels(client)
     client.start()
     if (client.pid !== undefined) this.log.info(`${this.label} pid ${client.pid}`)
     try {
@@ -147,6 +151,22 @@ export class PeerProcess extends Disposable {
   /** Asks for an immediate status message (answered asynchronously through onStatus). */
   queryStatus (): void {
     this.client?.send({ type: 'status-query' })
+  }
+
+  /** Model requests of the child go to the bridge; its calls still open when it exits are cancelled. */
+  private serveModels (client: PeerClient): void {
+    const models = this.launch.models
+    const open = new Set<string>()
+    client.on('modelRequest', (m) => {
+      if (models === undefined) {
+        client.send({ type: 'model-error', call_id: m.call_id, code: 'no_model', message: 'this peer was started without the editor\'s chat models: restart it' })
+        return
+      }
+      open.add(m.call_id)
+      void models.answer(this.label, m, (a) => client.send(a)).finally(() => open.delete(m.call_id))
+    })
+    client.on('modelAbort', (id) => { models?.abort(id) })
+    client.on('exit', () => { for (const id of open) models?.abort(id) })
   }
 
   private running (): PeerClient {

@@ -42,7 +42,8 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
     swarmKeyFile: s.swarmKeyFile,
     bootstrap: s.bootstrapPeers,
     mdns: s.mdns,
-    llm: { provider, model: s.llmModel, baseUrl: s.llmBaseUrl, ...(s.llmTimeoutMs !== DEFAULT_SETTINGS.llmTimeoutMs ? { timeoutMs: s.llmTimeoutMs } : {}) },
+    // The editor picks the chat model of vscode-lm for each request (goalSwarm.llm.vscodeModel): the peer gets no --model.
+    llm: { provider, model: provider === 'vscode-lm' ? null : s.llmModel, baseUrl: s.llmBaseUrl, ...(s.llmTimeoutMs !== DEFAULT_SETTINGS.llmTimeoutMs ? { timeoutMs: s.llmTimeoutMs } : {}) },
     maxDepth: s.maxDepth,
     minSplits: s.minSplits,
     maxSplits: s.maxSplits,

@@ -19,6 +19,7 @@ import { LaunchError, SupervisedPeer, type SupervisorDeps } from './supervisor'
 import { tcpPortOf } from './address'
 import { choosePort, rememberPort } from './stablePort'
 import type { ExecutorTools } from './executorTools'
+import type { VscodeModels } from './llm/vscodeModels'
 
 /** Size of a local swarm (2 decomposers, 2 scorers, 2 executors). */
 export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
@@ -36,6 +37,8 @@ export interface PeerManagerDeps {
   notify: SupervisorDeps['notify']
   /** The executors' MCP servers (goalSwarm.executor.mcpServers). */
   tools: ExecutorTools
+  /** VS Code's chat models, for peers run with --llm vscode-lm and for `auto`. */
+  models?: VscodeModels
 }
 
 export class PeerManager extends Disposable {
@@ -234,13 +237,18 @@ export class PeerManager extends Disposable {
   /** What a restart would change, for `staleLabels`. Bootstrap addresses of siblings are left out. */
   private fingerprint (label: string, s: Settings): string {
     // Helpers ignore the main peer's role, capabilities, listen address, mDNS and dashboard; they dial the bootstrap list too.
-    const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = s
+    // The chat model is chosen for each request, so choosing another needs no restart.
+    const { llmVscodeModel: _v, ...all } = s
+    const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = all
     const executor = label === 'executor' || label.startsWith('local-executor-') || (label === 'main' && s.role === 'executor')
-    return JSON.stringify([label === 'main' ? s : shared, executor ? this.deps.tools.fingerprint() : null])
+    return JSON.stringify([label === 'main' ? all : shared, executor ? this.deps.tools.fingerprint() : null])
   }
 
-  private async provider (s: Settings, role: Role): Promise<LlmProviderName> {
-    const provider = effectiveProvider(s.llmProvider, await this.deps.keys.has('anthropic'))
+  /** The provider a peer of `role` runs with; `auto` without a key asks VS Code whether a chat model exists. */
+  async provider (s: Settings, role: Role): Promise<LlmProviderName> {
+    const hasKey = await this.deps.keys.has('anthropic')
+    const hasChatModel = s.llmProvider === 'auto' && !hasKey && roleUsesLlm(role) && this.deps.models !== undefined && await this.deps.models.available()
+    const provider = effectiveProvider(s.llmProvider, hasKey, hasChatModel)
     if (roleUsesLlm(role) && provider === 'anthropic' && !(await this.deps.keys.has('anthropic'))) {
       throw new LaunchError(`the anthropic LLM provider needs an API key: run "Goal Swarm: Set API Key", or set ${Keys.llmProvider} to "offline-demo"`)
     }
@@ -272,7 +280,11 @@ export class PeerManager extends Disposable {
     spec.bootstrap = [...spec.bootstrap, ...siblings]
     if (s.role === 'executor') Object.assign(spec, await this.deps.tools.launchFields(name, s.mcpAllow))
     this.launchedWith.set('main', this.fingerprint('main', s))
-    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
+    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined, ...this.modelsFor(spec) }
+  }
+
+  private modelsFor (spec: PeerSpec): { models?: VscodeModels } {
+    return spec.llm.provider === 'vscode-lm' && this.deps.models !== undefined ? { models: this.deps.models } : {}
   }
 
   /**
@@ -298,7 +310,7 @@ export class PeerManager extends Disposable {
       ...(role === 'executor' ? await this.deps.tools.launchFields(identity, s.mcpAllow) : {})
     }
     this.launchedWith.set(spec.label, this.fingerprint(spec.label, s))
-    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined }
+    return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined, ...this.modelsFor(spec) }
   }
 
   override dispose (): void {

@@ -48,6 +48,7 @@ export const Keys = {
   llmProvider: 'goalSwarm.llm.provider',
   llmModel: 'goalSwarm.llm.model',
   llmBaseUrl: 'goalSwarm.llm.baseUrl',
+  llmVscodeModel: 'goalSwarm.llm.vscodeModel',
   llmTimeoutMs: SETTING_TUNABLES.llmTimeoutMs.setting,
   maxDepth: SETTING_TUNABLES.maxDepth.setting,
   minSplits: SETTING_TUNABLES.minSplits.setting,
@@ -62,7 +63,7 @@ export const Keys = {
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
-/** `auto` resolves to anthropic when an Anthropic key is available, else offline-demo (protocol/limits.ts). */
+/** `auto` resolves to anthropic when an Anthropic key is available, else a VS Code chat model when one exists, else offline-demo (protocol/limits.ts). */
 export { LLM_PROVIDER_SETTINGS }
 export type LlmProviderSetting = (typeof LLM_PROVIDER_SETTINGS)[number]
 
@@ -83,6 +84,8 @@ export interface Settings {
   llmProvider: LlmProviderSetting
   llmModel: string | null
   llmBaseUrl: string | null
+  /** Provider "vscode": the chat model's id or family (vscode.lm); null = the only one there is, or the user picks one. */
+  llmVscodeModel: string | null
   /** Per-request LLM timeout in ms (the peer's --llm-timeout-ms). */
   llmTimeoutMs: number
   maxDepth: number
@@ -114,6 +117,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   llmProvider: 'auto',
   llmModel: null,
   llmBaseUrl: null,
+  llmVscodeModel: null,
   llmTimeoutMs: TUNABLES.llmTimeoutMs.default,
   maxDepth: TUNABLES.maxDepth.default,
   minSplits: TUNABLES.minSplits.default,
@@ -159,6 +163,7 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   llmProvider: z.enum(LLM_PROVIDER_SETTINGS),
   llmModel: optionalText,
   llmBaseUrl: optionalText.refine((s) => s === null || /^https?:\/\/[^\s]+$/.test(s), 'expected an http(s) URL such as http://127.0.0.1:11434/v1'),
+  llmVscodeModel: optionalText,
   llmTimeoutMs: inRange(SETTING_TUNABLES.llmTimeoutMs),
   maxDepth: inRange(SETTING_TUNABLES.maxDepth),
   minSplits: inRange(SETTING_TUNABLES.minSplits),
@@ -239,12 +244,14 @@ export function readSettings (reader: SettingsReader): { settings: Settings, pro
 }
 
 /**
- * The provider a peer actually runs with (DESIGN "LLM": anthropic is the default when a key
- * is set; otherwise the offline demo model, so everything works with no key and no network).
+ * The provider a peer actually runs with (DESIGN "LLM"): `vscode` is the peer's vscode-lm;
+ * `auto` is anthropic when a key is set, else a chat model of VS Code when one is available
+ * (`hasChatModel`), else the offline demo model, so everything works with no key and no network.
  */
-export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey: boolean): LlmProviderName {
+export function effectiveProvider (setting: LlmProviderSetting, hasAnthropicKey: boolean, hasChatModel = false): LlmProviderName {
+  if (setting === 'vscode') return 'vscode-lm'
   if (setting !== 'auto') return setting
-  return hasAnthropicKey ? 'anthropic' : 'offline-demo'
+  return hasAnthropicKey ? 'anthropic' : hasChatModel ? 'vscode-lm' : 'offline-demo'
 }
 
 /** Roles that call the LLM (and can spend money). */

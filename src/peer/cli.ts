@@ -31,6 +31,8 @@ export interface CliIo {
   out: (s: string) => void
   err: (s: string) => void
   env: NodeJS.ProcessEnv
+  /** The process was forked with an IPC channel (by the editor or a test): --llm vscode-lm is allowed. */
+  ipc?: boolean
 }
 
 /** A flag's value as a number of `t`: integers in plain decimal digits, fractions where `t` allows them. @throws InvalidArgumentError with the range in words */
@@ -146,7 +148,7 @@ export function buildProgram (io: CliIo): Command {
     .addOption(tunableOption(TUNABLES.announceIntervalMs))
     .addOption(tunableOption(TUNABLES.maxReproposals))
     .addOption(tunableOption(TUNABLES.proposersPerGoal))
-    .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo)').choices(LLM_PROVIDERS))
+    .addOption(new Option('--llm <provider>', 'LLM provider (default: anthropic when ANTHROPIC_API_KEY is set, else offline-demo; vscode-lm only in a peer the editor starts)').choices(LLM_PROVIDERS))
     .option('--model <model>', 'LLM model name', nonEmpty)
     .option('--llm-base-url <url>', 'LLM server base URL (openai-compatible: required; anthropic: an Anthropic-compatible endpoint or proxy)', url)
     .addOption(tunableOption(TUNABLES.sandboxWallMs))
@@ -235,6 +237,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   // A base URL does not say which API its server speaks, and without --llm it would be ignored.
   if (o.llmBaseUrl !== undefined && o.llm === undefined) return fail('--llm-base-url', `needs --llm openai-compatible or --llm anthropic: a URL alone does not say which API ${String(o.llmBaseUrl)} speaks (without --llm this peer would use ${defaultLlmProvider(io.env)} and ignore it)`)
   if (o.llmBaseUrl !== undefined && o.llm === 'offline-demo') return fail('--llm-base-url', 'has no use with --llm offline-demo, which calls no server')
+  if (o.llmBaseUrl !== undefined && o.llm === 'vscode-lm') return fail('--llm-base-url', 'has no use with --llm vscode-lm: the editor that starts the peer calls its chat model')
+  if (o.llm === 'vscode-lm' && io.ipc !== true) return fail('--llm', 'vscode-lm uses a chat model of the editor that starts this peer, over its IPC channel: it works only in a peer the Goal Swarm extension starts (set goalSwarm.llm.provider to "vscode"); from a shell use anthropic, openai-compatible or offline-demo')
   const provider: LlmProviderName = o.llm ?? defaultLlmProvider(io.env)
   const usesLlm = role !== 'observer'
   const apiKey = apiKeyFromEnv(provider, io.env)

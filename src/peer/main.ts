@@ -34,7 +34,8 @@ function fail (code: number, message: string): never {
 }
 
 async function main (): Promise<void> {
-  const cli = parseCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env })
+  const forked = typeof process.send === 'function'
+  const cli = parseCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env, ipc: forked })
   if (cli.kind === 'exit') process.exit(cli.code)
   let config = cli.config
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
@@ -79,7 +80,7 @@ async function main (): Promise<void> {
   }
   process.on('SIGINT', () => { onSignal('SIGINT') })
   process.on('SIGTERM', () => { onSignal('SIGTERM') })
-  if (typeof process.send === 'function') {
+  if (forked) {
     ipc = new IpcChild(process, {
       submitGoal: async (text, budget) => {
         if (runtime === null) throw new Error('the peer is not running yet')
@@ -119,7 +120,7 @@ async function main (): Promise<void> {
     } catch (err) {
       // Peers on --port 0 started at one moment may pick the same free identity; the later one
       // parses again and gets the next name, as it would have a moment later.
-      const again = err instanceof DataDirLockedError && config.identityPicked === true && attempt < 5 ? parseCli(process.argv.slice(2), { out: () => {}, err: () => {}, env: process.env }) : null
+      const again = err instanceof DataDirLockedError && config.identityPicked === true && attempt < 5 ? parseCli(process.argv.slice(2), { out: () => {}, err: () => {}, env: process.env, ipc: forked }) : null
       if (again?.kind === 'run') { config = again.config; continue }
       const f = startFailure(err, config)
       fail(f.code, f.message)
@@ -134,7 +135,7 @@ async function main (): Promise<void> {
   }
   try {
     // Behind the MCP front door stdout carries MCP messages alone: the tree is never printed.
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, config.frontDoor === 'mcp' ? { print: () => {} } : {})
+    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
   } catch (err) {
     await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)

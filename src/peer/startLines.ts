@@ -22,6 +22,8 @@ export function llmLine (config: PeerConfig): string {
       return `LLM: openai-compatible, model ${llm.model ?? '?'}${at} (${llm.apiKey === null ? 'no API key' : 'API key from OPENAI_API_KEY'})`
     case 'offline-demo':
       return `LLM: offline-demo (synthetic output, no network${llm.chosenBy === 'default' ? '; chosen because ANTHROPIC_API_KEY is not set' : ''})`
+    case 'vscode-lm':
+      return `LLM: vscode-lm, a chat model of the editor that started this peer${llm.model === null ? '' : ` (${llm.model})`}`
   }
 }
 

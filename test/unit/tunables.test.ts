@@ -156,7 +156,7 @@ describe('the tunables table', () => {
       'goalSwarm.acceptance.minScore: the default is 0.5 in package.json, 0.6 in the code',
       `goalSwarm.llm.timeoutMs: the description is "Timeout." in package.json, ${JSON.stringify(TUNABLES.llmTimeoutMs.settingDoc)} in the code`,
       'goalSwarm.settleMs: a numeric setting that is not in the tunables table (src/plan/protocol/tunables.ts)',
-      'goalSwarm.llm.provider: the enum is ["anthropic","auto"] in package.json, ["anthropic","auto","offline-demo","openai-compatible"] in the code'
+      'goalSwarm.llm.provider: the enum is ["anthropic","auto"] in package.json, ["anthropic","auto","offline-demo","openai-compatible","vscode"] in the code'
     ])
     // --write derives the numeric settings from the table again, keeping their other fields.
     delete props['goalSwarm.settleMs']

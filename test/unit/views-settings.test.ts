@@ -88,6 +88,9 @@ describe('extension settings (views tier: pure rules)', () => {
     assert.equal(effectiveProvider('auto', false), 'offline-demo')
     assert.equal(effectiveProvider('openai-compatible', true), 'openai-compatible')
     assert.equal(effectiveProvider('offline-demo', true), 'offline-demo')
+    assert.equal(effectiveProvider('vscode', true), 'vscode-lm')
+    assert.equal(effectiveProvider('auto', false, true), 'vscode-lm', 'auto without a key uses a VS Code chat model when there is one')
+    assert.equal(effectiveProvider('auto', true, true), 'anthropic', 'a stored key still comes first')
   })
 })
 

@@ -68,8 +68,9 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   if (c.mdns === true) args.push('--mdns')
   else if (c.mdns === false) args.push('--no-mdns')
   opt('--model', c.llm?.model)
-  // The offline demo model calls no server: a base URL left in the settings is not passed on (the CLI refuses it).
-  if (c.llm?.provider !== 'offline-demo') opt('--llm-base-url', c.llm?.baseUrl)
+  // The offline demo model and the editor's chat models call no server of the peer's own: a base
+  // URL left in the settings is not passed on (the CLI refuses it).
+  if (c.llm?.provider !== 'offline-demo' && c.llm?.provider !== 'vscode-lm') opt('--llm-base-url', c.llm?.baseUrl)
   opt('--llm-timeout-ms', c.llm?.timeoutMs)
   opt('--report-file', c.reportFile)
   opt('--dashboard-port', c.dashboardPort)

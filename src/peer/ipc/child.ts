@@ -10,6 +10,7 @@ import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/state/planControl'
+import type { ModelAnswer, ModelChannel } from '../llm/vscode-lm'
 import { ParentMessage, type ChildMessage } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -45,6 +46,17 @@ export class IpcChild {
   private timer: NodeJS.Timeout | null = null
   private subscription: Disposable | null = null
   private closed = false
+  private readonly modelListeners = new Set<(answer: ModelAnswer) => void>()
+
+  /** The parent as a chat model (--llm vscode-lm): requests and aborts go out, answers come back through onAnswer. */
+  readonly models: ModelChannel = {
+    request: (msg) => this.send(msg),
+    abort: (callId) => { this.send({ type: 'model-abort', call_id: callId }) },
+    onAnswer: (fn) => {
+      this.modelListeners.add(fn)
+      return { dispose: () => { this.modelListeners.delete(fn) } }
+    }
+  }
 
   constructor (private readonly channel: IpcChannel, private readonly handlers: IpcChildHandlers, private readonly log: Logger) {}
 
@@ -65,6 +77,7 @@ export class IpcChild {
     this.channel.on('message', (raw) => { this.onMessage(raw) })
     this.channel.on('disconnect', () => {
       this.closed = true
+      for (const fn of this.modelListeners) fn({ type: 'model-error', call_id: '*', code: 'failed', message: 'the editor closed the IPC channel' })
       this.handlers.shutdown('the parent process closed the IPC channel')
     })
   }
@@ -147,6 +160,10 @@ export class IpcChild {
         break
       case 'shutdown':
         this.handlers.shutdown('the parent asked to shut down')
+        break
+      case 'model-reply':
+      case 'model-error':
+        for (const fn of this.modelListeners) fn(msg)
         break
     }
   }

@@ -218,6 +218,8 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
         if (ok.length > 0) this.emit('envelopes', ok, m.merged_at === undefined ? undefined : at)
         break
       }
+      case 'model-request': this.emit('modelRequest', m); break
+      case 'model-abort': this.emit('modelAbort', m.call_id); break
       default: this.settle(m.request_id, m, true)
     }
   }

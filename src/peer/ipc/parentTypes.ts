@@ -9,6 +9,7 @@ export type { CodeSandbox, Refusal, UnreachableBootstrap } from './protocol'
 export type ReadyMsg = Extract<ChildMessage, { type: 'ready' }>
 export type StatusMsg = Extract<ChildMessage, { type: 'status' }>
 export type LogMsg = Extract<ChildMessage, { type: 'log' }>
+export type ModelRequestMsg = Extract<ChildMessage, { type: 'model-request' }>
 
 /** How to start one peer child. */
 export interface PeerChildLaunch {
@@ -59,6 +60,10 @@ export interface PeerClientEvents {
   envelopes: [AnyEnvelope[], mergedAt?: number[]]
   status: [StatusMsg]
   log: [LogMsg]
+  /** A --llm vscode-lm peer asks for a model reply (answer with send: model-reply or model-error, same call_id). */
+  modelRequest: [ModelRequestMsg]
+  /** The peer no longer wants the answer to this call. */
+  modelAbort: [callId: string]
   stdout: [line: string]
   stderr: [line: string]
   /** A spawn or send failure (the child may never have started). */

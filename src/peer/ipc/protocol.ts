@@ -19,6 +19,44 @@ import { Budget, Capability, Envelope, Id, maxChars, Role } from '../../plan/pro
 
 const RequestId = z.string().min(1).max(64)
 
+/**
+ * The model bridge (--llm vscode-lm, DESIGN "LLM"): a peer sends each model request to its
+ * parent as `model-request` and the parent answers it with `model-reply` or `model-error`
+ * under the same `call_id` (a namespace of the child's own, apart from the parent's request_id).
+ */
+const CallId = z.string().min(1).max(64)
+const ModelText = z.string().max(2_000_000)
+
+/** A tool call of the model, or one it is told about in a later turn. */
+export const ModelToolUse = z.strictObject({ id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.unknown() })
+export type ModelToolUse = z.infer<typeof ModelToolUse>
+
+/** One message of a model request (the peer's TurnMessage, provider-neutral). */
+export const ModelMessage = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('user'), text: ModelText }),
+  z.strictObject({ role: z.literal('assistant'), text: ModelText, tool_uses: z.array(ModelToolUse).max(100) }),
+  z.strictObject({ role: z.literal('tool_results'), results: z.array(z.strictObject({ id: z.string().min(1).max(200), name: z.string().min(1).max(200), output: ModelText, is_error: z.boolean() })).max(100) })
+])
+export type ModelMessage = z.infer<typeof ModelMessage>
+
+/** A tool offered to the model: `input_schema` is the JSON schema of its arguments. */
+export const ModelTool = z.strictObject({ name: z.string().min(1).max(200), description: z.string().max(10_000), input_schema: z.record(z.string(), z.unknown()) })
+export type ModelTool = z.infer<typeof ModelTool>
+
+/**
+ * Why the parent could not answer a model request: `no_model` (no chat model is available or
+ * none matches goalSwarm.llm.vscodeModel), `no_permissions` (the user did not allow this
+ * extension to use the model), `blocked` (the model refuses requests now, e.g. its quota is
+ * used up), `not_found` (the model went away), `cancelled` (the request was aborted), `failed`
+ * (any other error of the model or its extension).
+ */
+export const ModelErrorCode = z.enum(['no_model', 'no_permissions', 'blocked', 'not_found', 'cancelled', 'failed'])
+export type ModelErrorCode = z.infer<typeof ModelErrorCode>
+
+/** Model token counts of one request; `estimated` when they come from the model's countTokens, not from the model's own report. */
+export const ModelUsage = z.strictObject({ input_tokens: z.int().min(0), output_tokens: z.int().min(0), estimated: z.boolean() })
+export type ModelUsage = z.infer<typeof ModelUsage>
+
 /** Parent → child. */
 export const ParentMessage = z.discriminatedUnion('type', [
   /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
@@ -30,7 +68,11 @@ export const ParentMessage = z.discriminatedUnion('type', [
   /** Ask for an immediate `status`. */
   z.strictObject({ type: z.literal('status-query') }),
   /** Stop the node and exit (within 2 s). */
-  z.strictObject({ type: z.literal('shutdown') })
+  z.strictObject({ type: z.literal('shutdown') }),
+  /** The answer to a `model-request`: the model's text, its tool calls, its usage and which model answered. */
+  z.strictObject({ type: z.literal('model-reply'), call_id: CallId, text: ModelText, tool_uses: z.array(ModelToolUse).max(100), usage: ModelUsage, model: z.string().max(200) }),
+  /** A `model-request` that got no answer; `message` says what to do, for people. */
+  z.strictObject({ type: z.literal('model-error'), call_id: CallId, code: ModelErrorCode, message: z.string().max(4000) })
 ])
 export type ParentMessage = z.infer<typeof ParentMessage>
 
@@ -106,6 +148,24 @@ export const ChildMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
   /** A refused request: `message` in words for people; `refusal`, when the peer knows why, for programs. */
-  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string(), refusal: Refusal.optional() })
+  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string(), refusal: Refusal.optional() }),
+  /**
+   * One model request of a peer run with --llm vscode-lm: `system` and `messages` as the model
+   * should see them (a structured-output request already asks for JSON in its text), `purpose`
+   * what the call is for, `max_tokens` the peer's output cap, `tools` and `tool_choice` for a
+   * tool-use turn. Answered by `model-reply` or `model-error` with the same call_id.
+   */
+  z.strictObject({
+    type: z.literal('model-request'),
+    call_id: CallId,
+    purpose: z.enum(['decompose', 'score', 'classify', 'execute', 'synthesize']),
+    system: ModelText,
+    messages: z.array(ModelMessage).min(1).max(1000),
+    max_tokens: z.int().min(1).max(1_000_000),
+    tools: z.array(ModelTool).max(200).optional(),
+    tool_choice: z.enum(['auto', 'none']).optional()
+  }),
+  /** The peer no longer wants the answer to this call (its claim was lost, the plan was cancelled, or it timed out): cancel it. */
+  z.strictObject({ type: z.literal('model-abort'), call_id: CallId })
 ])
 export type ChildMessage = z.infer<typeof ChildMessage>

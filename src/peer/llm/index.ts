@@ -11,21 +11,27 @@ import type { Logger } from 'pino'
 import { OfflineDemoBackend } from './offline-demo'
 import { ConfigError, DEFAULT_ANTHROPIC_MODEL, type LlmConfig, type LlmProvider } from './provider'
 import { RetryingProvider, type Backend, type BackendReply, type BackendRequest } from './retrying'
+import { VscodeLmBackend, type ModelChannel } from './vscode-lm'
 
 export * from './provider'
 export { countInstruction, parseCountInstruction, type CountRange } from './hints'
 export { DEMO_LABEL } from './offline-demo'
+export type { ModelChannel } from './vscode-lm'
+
+/** What createProvider needs besides the settings: the editor's IPC channel for vscode-lm. */
+export interface ProviderDeps { models?: ModelChannel | null }
 
 /**
  * The provider `cfg.provider` names, with cfg's retry settings.
  * @throws ConfigError naming the missing option: anthropic without a key (ANTHROPIC_API_KEY),
- *   openai-compatible without a base URL (--llm-base-url) or model (--model).
+ *   openai-compatible without a base URL (--llm-base-url) or model (--model), vscode-lm
+ *   without `deps.models` (the peer was not forked by the editor; option --llm).
  */
-export function createProvider (cfg: LlmConfig, log?: Logger): LlmProvider {
+export function createProvider (cfg: LlmConfig, log?: Logger, deps: ProviderDeps = {}): LlmProvider {
   // The role's `component` stays: a second `component` binding would put the key twice in every
   // JSON line, and readers that keep the last one would no longer see whose call it is.
   const childLog = log?.child({ llm: cfg.provider })
-  return new RetryingProvider(backendFor(cfg), {
+  return new RetryingProvider(backendFor(cfg, deps), {
     maxRetries: cfg.maxRetries,
     retryBaseMs: cfg.retryBaseMs,
     ...(cfg.retryMaxMs !== undefined ? { retryMaxMs: cfg.retryMaxMs } : {}),
@@ -34,7 +40,7 @@ export function createProvider (cfg: LlmConfig, log?: Logger): LlmProvider {
   }, childLog)
 }
 
-function backendFor (cfg: LlmConfig): Backend {
+function backendFor (cfg: LlmConfig, deps: ProviderDeps): Backend {
   switch (cfg.provider) {
     case 'anthropic':
       if (!cfg.apiKey) {
@@ -57,8 +63,13 @@ function backendFor (cfg: LlmConfig): Backend {
       }
     case 'offline-demo':
       return new OfflineDemoBackend()
+    case 'vscode-lm':
+      if (deps.models === undefined || deps.models === null) {
+        throw new ConfigError('the vscode-lm provider uses a chat model of the editor that starts this peer: it works only in a peer the Goal Swarm extension forks; from a shell use --llm anthropic, openai-compatible or offline-demo', '--llm')
+      }
+      return new VscodeLmBackend(deps.models, { timeoutMs: cfg.timeoutMs, model: cfg.model })
     default:
-      throw new ConfigError(`unknown LLM provider "${String((cfg as { provider: unknown }).provider)}"; use anthropic, openai-compatible or offline-demo`, '--llm')
+      throw new ConfigError(`unknown LLM provider "${String((cfg as { provider: unknown }).provider)}"; use anthropic, openai-compatible, offline-demo or vscode-lm`, '--llm')
   }
 }
 

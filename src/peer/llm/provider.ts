@@ -1,6 +1,6 @@
 /**
  * The one LLM interface the roles use (DESIGN "LLM"): free text, and a value for a zod schema
- * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo.
+ * with validation and bounded retry. Providers: anthropic, openai-compatible, offline-demo, vscode-lm.
  */
 import type { z } from 'zod'
 import { RATE_LIMIT_RETRIES_MAX, type LlmProviderName } from '../../plan/protocol/limits'
@@ -143,6 +143,11 @@ export interface LlmStats {
   failures: number
   /** Calls ended by their AbortSignal (e.g. an executor that lost its claim). */
   aborted: number
+  /**
+   * Requests whose token figures are estimates (vscode-lm: the editor counts them with the
+   * model's countTokens, as VS Code reports no usage); absent when every figure was reported.
+   */
+  estimated_requests?: number
 }
 
 export interface LlmProvider {

@@ -36,7 +36,8 @@ export interface BackendReply {
   text: string
   /** The structured value when the API returned one natively (Anthropic tool_use input). */
   value?: unknown
-  usage: { input_tokens: number; output_tokens: number }
+  /** `estimated`: counted by the model's tokenizer rather than reported with the reply (vscode-lm). */
+  usage: { input_tokens: number; output_tokens: number; estimated?: boolean }
   /** e.g. 'end_turn', 'tool_use', 'max_tokens', 'stop', 'length'; null when unknown. */
   stopReason: string | null
   /** The tool calls of a tool-use turn's reply (generateTurn). */
@@ -129,13 +130,13 @@ function sleep (ms: number, signal: AbortSignal | undefined): Promise<void> {
 /** LlmProvider over a Backend; every provider (offline-demo too) goes through this class. */
 export class RetryingProvider implements LlmProvider {
   readonly name: LlmProviderName
-  readonly model: string
+  private readonly backendModel: () => string
   private readonly totals: LlmStats = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 0, failures: 0, aborted: 0 }
   private readonly retry: RetryOptions
 
   constructor (private readonly backend: Backend, retry: Partial<RetryOptions> = {}, private readonly log?: Logger) {
     this.name = backend.name
-    this.model = backend.model
+    this.backendModel = () => backend.model
     const base = Math.max(0, retry.retryBaseMs ?? DEFAULT_RETRY_BASE_MS)
     this.retry = {
       maxRetries: Math.max(0, Math.floor(retry.maxRetries ?? DEFAULT_MAX_RETRIES)),
@@ -145,6 +146,11 @@ export class RetryingProvider implements LlmProvider {
       waitNoticeMs: Math.max(0, retry.waitNoticeMs ?? WAIT_NOTICE_MS),
       random: retry.random ?? Math.random
     }
+  }
+
+  /** The backend's model; vscode-lm learns it from the editor's first reply. */
+  get model (): string {
+    return this.backendModel()
   }
 
   stats (): LlmStats {
@@ -231,6 +237,7 @@ export class RetryingProvider implements LlmProvider {
       }
       this.totals.input_tokens += reply.usage.input_tokens
       this.totals.output_tokens += reply.usage.output_tokens
+      if (reply.usage.estimated === true) this.totals.estimated_requests = (this.totals.estimated_requests ?? 0) + 1
       if (call.usage !== undefined) {
         call.usage.input_tokens += reply.usage.input_tokens
         call.usage.output_tokens += reply.usage.output_tokens

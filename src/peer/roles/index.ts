@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Disposable } from '../bus'
-import { createProvider } from '../llm/index'
+import { createProvider, type ModelChannel } from '../llm/index'
 import type { LlmProvider } from '../llm/provider'
 import { wireToolEntries, type Capability } from '../../plan/protocol/schemas'
 import { heartbeatFor } from '../../plan/protocol/liveness'
@@ -43,6 +43,8 @@ export interface StartRoleOptions {
   mcp?: McpToolSet
   /** Where an observer's tree text goes (default stdout). */
   print?: (text: string) => void
+  /** The editor's IPC channel, for --llm vscode-lm (null or absent: the peer was not forked by the editor). */
+  models?: ModelChannel | null
 }
 
 /** A started role: stop it; an executor also reports its work (peer status). */
@@ -137,7 +139,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
   let observer: ObserverHandle | null = null
   let mcpTools: readonly string[] | null = null
   const llm = (): LlmProvider => {
-    provider = opts.llm ?? createProvider(config.llm, log)
+    provider = opts.llm ?? createProvider(config.llm, log, { models: opts.models ?? null })
     return provider
   }
   switch (config.role) {

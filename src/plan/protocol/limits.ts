@@ -18,11 +18,18 @@ export const SWARM_NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/
 export const SWARM_NAME_RULE = '1-64 letters, digits, dot, dash or underscore'
 export const DEFAULT_SWARM = 'default'
 
-/** The LLM providers a peer can run with (`--llm`). */
-export const LLM_PROVIDERS = ['anthropic', 'openai-compatible', 'offline-demo'] as const
+/**
+ * The LLM providers a peer can run with (`--llm`). `vscode-lm` sends each request to the editor
+ * that forked the peer (over its IPC channel), which answers with a chat model of VS Code.
+ */
+export const LLM_PROVIDERS = ['anthropic', 'openai-compatible', 'offline-demo', 'vscode-lm'] as const
 export type LlmProviderName = (typeof LLM_PROVIDERS)[number]
-/** The editor's provider setting adds `auto`: anthropic when a key is available, else offline-demo. */
-export const LLM_PROVIDER_SETTINGS = ['auto', ...LLM_PROVIDERS] as const
+/**
+ * The editor's provider setting: `auto` (anthropic when a key is available, else a VS Code chat
+ * model when one exists, else offline-demo), `vscode` (a VS Code chat model: the peers run
+ * `--llm vscode-lm`) and the peer providers a user picks directly.
+ */
+export const LLM_PROVIDER_SETTINGS = ['auto', 'anthropic', 'openai-compatible', 'offline-demo', 'vscode'] as const
 
 /**
  * The most one cost-bearing message (proposal, score, result, failure notice) can cost

@@ -2,10 +2,11 @@
 // host. The workbench loads the extension from its folder (extensionDevelopmentPath) and the
 // bundled tests (extensionTestsPath) from the URL payload, then reports the exit code to us.
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { launchBrowser } from './browser.mjs'
 import { createSandbox } from './codeServer.mjs'
 import { collectLogErrors, extensionErrors, HOST_SUITE_PROVOKED, recordConsoleErrors } from '../ui/logCheck.mjs'
-import { log, seconds, stopwatch } from './util.mjs'
+import { log, run, seconds, stopwatch } from './util.mjs'
 import { exposeAutomationHooks, remoteUri, waitForWorkbench, workbenchUrl } from './workbench.mjs'
 
 /**
@@ -33,13 +34,28 @@ export function parseMochaCounts (lines) {
 }
 
 /**
+ * Test-only extensions packaged and installed into the sandbox next to the extension under
+ * test (which loads from its folder as extensionDevelopmentPath): the chat model provider the "vscode" LLM provider
+ * tests talk to (vendor goal-swarm-test, forwarding to the loopback LLM stand-in).
+ */
+export const TEST_EXTENSIONS = [path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'lm-provider-extension')]
+
+/** Packages the extension folder `dir` as a .vsix in `outDir` with the repository's vsce; resolves its path. */
+async function packageFolder (dir, outDir, env) {
+  const vsix = path.join(outDir, `${path.basename(dir)}.vsix`)
+  const vsce = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules', '@vscode', 'vsce', 'vsce')
+  await run(process.execPath, [vsce, 'package', '--allow-missing-repository', '--skip-license', '--no-dependencies', '-o', vsix], { cwd: dir, env, timeoutMs: 120_000 })
+  return vsix
+}
+
+/**
  * Runs the suite and resolves `{ ok, exitCode, passed, failed, pending, ms, reason? }`.
  * ok is true only when the host exited 0, mocha reported its counts, no test failed and at least
  * one ran. Everything started here is stopped before it resolves.
  * @param {{ toolchain: import('./toolchain.mjs').Toolchain, extensionPath: string, testsPath: string,
  *   settings?: object, timeoutMs?: number, artifactsDir: string }} opts
  */
-export async function runHostSuite ({ toolchain, extensionPath, testsPath, settings, timeoutMs = 12 * 60_000, artifactsDir }) {
+export async function runHostSuite ({ toolchain, extensionPath, testsPath, settings, timeoutMs = 12 * 60_000, artifactsDir, testExtensions = TEST_EXTENSIONS }) {
   const elapsed = stopwatch()
   const sandbox = await createSandbox(toolchain, { name: 'host', settings })
   let server
@@ -49,6 +65,7 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
   try {
     const version = await sandbox.version()
     log(`host suite: ${version.line}`)
+    for (const dir of testExtensions) await sandbox.installExtension(await packageFolder(dir, sandbox.dirs.tmp, sandbox.env()))
     server = await sandbox.start({ smokeTestDriver: true })
     browser = await launchBrowser({ profileDir: sandbox.dirs.browserProfile, env: sandbox.env() })
     const { page } = browser

@@ -11,7 +11,7 @@ const COMMANDS = [
   'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
   'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
   'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans',
-  'goalSwarm.openResultPreview', 'goalSwarm.openDashboard', 'goalSwarm.cancelPlan'
+  'goalSwarm.openResultPreview', 'goalSwarm.openDashboard', 'goalSwarm.cancelPlan', 'goalSwarm.chooseChatModel'
 ]
 
 suite('Goal Swarm: activation and commands', () => {
