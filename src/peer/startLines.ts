@@ -39,7 +39,7 @@ export function llmLine (config: PeerConfig): string {
 export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string): string[] {
   const caps = config.role === 'executor' ? ` (${config.capabilities.join(', ')})` : ''
   return [
-    `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
+    `goal-swarm-peer: ${config.anchor === true ? 'anchor (relays for the swarm)' : config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),
     `address: ${listen.join(' ')}`,
     ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`]),
@@ -47,11 +47,13 @@ export function startLines (config: PeerConfig, peerId: string, listen: readonly
   ]
 }
 
-/** How the peer finds others: mDNS (or why not) and its --bootstrap addresses. */
+/** How the peer finds others: mDNS (or why not), its --bootstrap and its --anchor addresses. */
 export function discoveryLine (config: PeerConfig): string {
   const n = config.bootstrap.length
   const dials = n === 0 ? 'no --bootstrap address (others dial this peer)' : `${n} --bootstrap address${n === 1 ? '' : 'es'}`
   const why = config.mdnsChosenBy === 'flag' ? ' (--no-mdns)' : isLoopbackHost(config.host) ? ' (this peer listens on loopback only)' : ''
   const mdns = config.mdns ? 'mDNS on the LAN' : `mDNS off${why}`
-  return `discovery: ${mdns}; ${dials}`
+  const a = config.anchors?.length ?? 0
+  const anchors = a === 0 ? '' : `; ${a} --anchor address${a === 1 ? '' : 'es'}`
+  return `discovery: ${mdns}; ${dials}${anchors}`
 }
