@@ -6,11 +6,14 @@
  * and a decomposer; site 2: two scorers; site 3: an executor; each with --no-mdns and
  * --anchor <anchor> only, on the offline demo model (a stand-in on the host's loopback is
  * unreachable from a namespace). With the kernel's netem qdisc each site uplink is delayed
- * 40 ms each way. Needs root, `ip netns` and `nft`; otherwise skipped with the reason printed.
+ * 40 ms each way. Every peer holds the same swarm key (pnet). Needs root, `ip netns` and `nft`; otherwise skipped with the reason printed.
  * Every process is killed and every namespace deleted in `after`, also on failure.
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { after, test } from 'node:test'
 import { ensureTool, netemUnavailable, netnsUnavailable } from '../support/netns'
 import type { TestPeer } from '../support/peers'
@@ -18,6 +21,7 @@ import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
 import { waitUntil } from '../support/wait'
 import { WanNet } from '../support/wanNet'
+import { writeNewSwarmKey } from '../../src/peer/net/swarmKey'
 import { assertOneResultPerLeaf, requireBundle } from '../faults/common'
 
 const DELAY_MS = 40
@@ -31,15 +35,20 @@ if (reason !== null) {
   test('WAN tier: NATed sites joined through an anchor relay', { skip: reason }, () => {})
 } else {
   const net = new WanNet('gswan', SITES.map((s) => s.length))
+  // A private swarm: pnet guards every hop to the anchor and the relayed connections inside them.
+  const keyDir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-wan-key-'))
+  const swarmKey = path.join(keyDir, 'swarm.key')
+  writeNewSwarmKey(swarmKey)
   const swarm = new RoleSwarm({
     // Never called: every peer runs the offline demo model.
     responder: scriptedResponder(),
-    commonArgs: ['--max-depth', '2', '--min-splits', '2', '--max-splits', '3', '--announce-interval-ms', '1000', '--settle-ms', '1000']
+    commonArgs: ['--max-depth', '2', '--min-splits', '2', '--max-splits', '3', '--announce-interval-ms', '1000', '--settle-ms', '1000', '--swarm-key', swarmKey]
   })
   const measured: Record<string, string> = {}
   after(async () => {
     await swarm.close()
     const left = net.destroy()
+    rmSync(keyDir, { recursive: true, force: true })
     if (left.length > 0) console.log(`warning: namespaces left behind: ${left.join(', ')}`)
     console.log('\nMeasured (WAN tier, 3 NATed sites, one anchor relay):')
     for (const [k, v] of Object.entries(measured)) console.log(`  ${k}: ${v}`)
@@ -134,6 +143,20 @@ if (reason !== null) {
     const everyone = [anchor, ...peers]
     const { hash } = await swarm.waitSameTree(goalId, everyone, 60_000)
     const leaves = await assertOneResultPerLeaf(swarm, observer, goalId, everyone)
+    // A peer with another key reaches the anchor's port but never gets a connection, a slot or the plan.
+    const otherKey = path.join(keyDir, 'other.key')
+    writeNewSwarmKey(otherKey)
+    const h = net.host(1, 1)
+    const outsider = (await swarm.add('observer', {
+      name: 'outsider', wrap: ['ip', 'netns', 'exec', h.ns], host: h.ip, port: PORT + 1, bootstrap: 'none', args: ['--anchor', anchorAddr, '--swarm-key', otherKey], readyTimeoutMs: 60_000
+    })).peer
+    assert.equal(outsider.listen.filter((a) => a.includes('/p2p-circuit')).length, 0, 'no relay slot without the swarm key')
+    // stderr and IPC are separate pipes: the record may follow `ready`.
+    await outsider.waitFor(() => outsider.logRecords().some((r) => r.event === 'relay_not_reserved'), 'the outsider saying it has no relay slot', 10_000)
+    await outsider.waitFor(() => (outsider.lastStatus?.unreachable_bootstraps ?? []).some((u) => u.addr === anchorAddr), 'the anchor reported unreachable', 30_000)
+    assert.equal(outsider.connectedPeers(), 0)
+    assert.ok(!(anchor.lastStatus?.connections ?? []).some((c) => c.peer === outsider.peerId), 'the anchor holds no connection from the outsider')
+    assert.ok(![...outsider.envelopes.values()].some((e) => e.kind === 'goal'), 'the outsider never saw the plan')
     measured['leaves done once each, tree hash'] = `${leaves}, ${hash.slice(0, 12)} at all ${everyone.length} peers`
     // The relayed connections outlived the plan: no relay limit cut them.
     await waitUntil('a fresh status at the executor', () => {
