@@ -11,6 +11,7 @@ import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { addr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
+import { multiaddr } from '@multiformats/multiaddr'
 import { clipLabel } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
@@ -18,6 +19,16 @@ import { writeNewSwarmKey } from './net/swarmKey'
 import { isLoopbackHost } from './net/loopback'
 import { firstFreeIdentity } from './net/dataDir'
 import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
+
+/** --role values: the wire's roles plus `anchor`, an observer that also relays (DESIGN "Topology"). */
+export const CLI_ROLES = [...ROLES, 'anchor'] as const
+
+/** An --anchor value: a TCP multiaddr (cliValues addr) that names its PeerId, which relayed addresses through it need. */
+function anchorAddr (v: string, prev: string[] | undefined): string[] {
+  const list = addr(v, prev)
+  if (!multiaddr(v).getComponents().some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
+  return list
+}
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2
@@ -111,7 +122,7 @@ export function shortenQuoted (text: string): string {
 export function buildProgram (io: CliIo): Command {
   const p = new Command('goal-swarm-peer')
   p.description('A Goal Swarm peer: joins a swarm over libp2p, keeps the plan state, and plays one role.')
-    .addOption(new Option('--role <role>', 'role of this peer').choices(ROLES))
+    .addOption(new Option('--role <role>', 'role of this peer (anchor: an observer on a reachable address that relays for members behind NAT)').choices(CLI_ROLES))
     .addOption(tunableOption(TUNABLES.port))
     .option('--host <ip>', 'listen address', host, DEFAULTS.host)
     .option('--identity <name>', 'identity name: key file <identity-dir>/<name>.key (default: <role>-<port>; with --port 0 the first <role>-N no running peer uses)', name)
@@ -126,6 +137,7 @@ export function buildProgram (io: CliIo): Command {
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state and a sync with a peer completed; exit 0 once the connected peers and the plan\'s executors hold the cancel, 1 when that is not confirmed within 30 s, when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
+    .option('--anchor <multiaddr...>', 'anchors (peers started with --role anchor) to dial, reserve a relay slot on and reach other members through; each ends in /p2p/<PeerId> (repeatable)', anchorAddr)
     .option('--mdns', 'mDNS discovery on the LAN (default: on unless --host is a loopback address)')
     .option('--no-mdns', 'disable mDNS discovery (use --bootstrap)')
     .addOption(tunableOption(TUNABLES.mdnsIntervalMs))
@@ -219,8 +231,15 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       if (v !== undefined) return fail(flag, 'has no use with the mcp command: its MCP client submits, cancels and reads goals through the tools')
     }
   }
-  if (o.role === undefined && !mcpFront) return fail('--role', `required, one of ${ROLES.join(', ')} (or the mcp command: goal-swarm-peer mcp)`)
-  const role = (o.role ?? 'observer') as Role
+  if (o.role === undefined && !mcpFront) return fail('--role', `required, one of ${CLI_ROLES.join(', ')} (or the mcp command: goal-swarm-peer mcp)`)
+  const anchor = o.role === 'anchor'
+  // An anchor keeps and serves the plan as an observer does; the relay is what it adds.
+  const role = (anchor ? 'observer' : o.role ?? 'observer') as Role
+  if (anchor) {
+    for (const [flag, v] of [['--submit-goal', o.submitGoal], ['--cancel-goal', o.cancelGoal]] as const) {
+      if (v !== undefined) return fail(flag, 'has no use with --role anchor: an anchor relays and keeps the plan, and publishes nothing of its own (submit from a member)')
+    }
+  }
   if (o.capabilities !== undefined && role === 'executor' && (o.capabilities as Capability[]).length === 0) {
     return fail('--capabilities', `an executor needs at least one of ${CAPABILITIES.join(', ')}`)
   }
@@ -254,7 +273,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   const port = mcpFront && program.getOptionValueSource('port') === 'default' ? 0 : o.port as number
   const identityDir = path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities'))
   const dataDirOf = (name: string): string => path.resolve(DEFAULTS.baseDir, name)
-  const prefix = mcpFront ? 'mcp' : role
+  const prefix = mcpFront ? 'mcp' : anchor ? 'anchor' : role
   const identity = (o.identity as string | undefined) ??
     (port === 0 ? firstFreeIdentity(identityDir, prefix, o.dataDir === undefined ? dataDirOf : null) : `${prefix}-${port}`)
   return {
@@ -278,6 +297,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       mdnsChosenBy: o.mdns === undefined ? 'default' : 'flag',
       mdnsIntervalMs: o.mdnsIntervalMs,
       bootstrap: o.bootstrap ?? [],
+      anchors: o.anchor ?? [],
+      ...(anchor ? { anchor: true } : {}),
       submitGoal: o.submitGoal ?? null,
       submitBudget: o.budgetCalls === undefined && o.budgetTokens === undefined
         ? null

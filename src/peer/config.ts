@@ -47,6 +47,17 @@ export interface PeerConfig {
   mdnsIntervalMs: number
   /** Multiaddrs dialled at start and re-dialled whenever not connected. */
   bootstrap: string[]
+  /**
+   * Anchors (CLI --anchor, DESIGN "Topology"): multiaddrs ending in /p2p/<PeerId> of peers with
+   * a reachable address that relay for the swarm. Dialled like bootstrap addresses; a peer that
+   * is not an anchor itself reserves a relay slot on each and dials other members through them.
+   */
+  anchors?: string[]
+  /**
+   * This peer is an anchor (CLI --role anchor): an observer that also serves circuit relay v2
+   * reservations for the swarm.
+   */
+  anchor?: boolean
   /** A root goal to publish once the node runs (CLI --submit-goal). */
   submitGoal: string | null
   /** The budget of the submitted root goal (CLI --budget-calls / --budget-tokens, DESIGN §13); null = no cap. */

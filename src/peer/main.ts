@@ -20,6 +20,9 @@ import { submitOrResume } from './resume'
 const SIGINT_EXIT = 130
 const SIGTERM_EXIT = 143
 
+/** How long the start line waits for a relay slot on an anchor (--anchor). */
+const RELAY_WAIT_MS = 10_000
+
 /** SIGINT/SIGTERM/IPC close: everything stops within this long, or the process exits anyway. */
 const STOP_DEADLINE_MS = 1800
 /**
@@ -105,6 +108,8 @@ async function main (): Promise<void> {
           drops: s?.drops ?? {},
           state_size: s?.state_size ?? 0,
           unreachable_bootstraps: s?.unreachable_bootstraps ?? [],
+          relay_addrs: s?.relay_addrs ?? [],
+          connections: s?.connections ?? [],
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }
       },
@@ -156,6 +161,12 @@ async function main (): Promise<void> {
     if (stopping) return
   }
   const dashboardUrl = dashboard?.url
+  // With --anchor the address others need is the relayed one: wait briefly for the slot (a later
+  // reservation is logged as relay_reserved).
+  if ((config.anchors ?? []).length > 0 && config.anchor !== true && !await rt.relayReserved(RELAY_WAIT_MS)) {
+    mainLog.warn({ event: 'relay_not_reserved', anchors: config.anchors }, `no relay slot on an anchor within ${RELAY_WAIT_MS / 1000} s: peers behind other NATs cannot reach this one until it has one (still trying)`)
+  }
+  if (stopping) return
   const listen = rt.listenAddrs()
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
   const offer = role === null ? undefined : { capabilities: role.capabilities, mcpTools: role.mcpTools?.length ?? 0 }

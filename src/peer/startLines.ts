@@ -53,7 +53,7 @@ export function capabilitiesText (offer: ExecutorOffer): string {
 export function startLines (config: PeerConfig, peerId: string, listen: readonly string[], dashboardUrl?: string, offer?: ExecutorOffer): string[] {
   const caps = config.role === 'executor' ? ` (${capabilitiesText(offer ?? { capabilities: config.capabilities, mcpTools: 0 })})` : ''
   return [
-    `goal-swarm-peer: ${config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
+    `goal-swarm-peer: ${config.anchor === true ? 'anchor (relays for the swarm)' : config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),
     `address: ${listen.join(' ')}`,
     ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`]),
@@ -61,11 +61,13 @@ export function startLines (config: PeerConfig, peerId: string, listen: readonly
   ]
 }
 
-/** How the peer finds others: mDNS (or why not) and its --bootstrap addresses. */
+/** How the peer finds others: mDNS (or why not), its --bootstrap and its --anchor addresses. */
 export function discoveryLine (config: PeerConfig): string {
   const n = config.bootstrap.length
   const dials = n === 0 ? 'no --bootstrap address (others dial this peer)' : `${n} --bootstrap address${n === 1 ? '' : 'es'}`
   const why = config.mdnsChosenBy === 'flag' ? ' (--no-mdns)' : isLoopbackHost(config.host) ? ' (this peer listens on loopback only)' : ''
   const mdns = config.mdns ? 'mDNS on the LAN' : `mDNS off${why}`
-  return `discovery: ${mdns}; ${dials}`
+  const a = config.anchors?.length ?? 0
+  const anchors = a === 0 ? '' : `; ${a} --anchor address${a === 1 ? '' : 'es'}`
+  return `discovery: ${mdns}; ${dials}${anchors}`
 }

@@ -60,6 +60,6 @@ describe('goal-swarm-peer mcp', () => {
     assert.match(help.out, /serves the Model Context Protocol on stdin\/stdout/)
     const bare = parse([])
     assert.deepEqual(bare.result, { kind: 'exit', code: USAGE_EXIT })
-    assert.match(bare.err, /option '--role': required, one of decomposer, scorer, executor, observer \(or the mcp command: goal-swarm-peer mcp\)/)
+    assert.match(bare.err, /option '--role': required, one of decomposer, scorer, executor, observer, anchor \(or the mcp command: goal-swarm-peer mcp\)/)
   })
 })

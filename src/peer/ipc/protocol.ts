@@ -133,6 +133,10 @@ export const ChildMessage = z.discriminatedUnion('type', [
     state_size: z.int().min(0),
     /** Bootstrap addresses it cannot reach now (it keeps retrying); empty when all were reached or none was given. */
     unreachable_bootstraps: z.array(UnreachableBootstrap),
+    /** Its relayed addresses (<anchor>/p2p-circuit/p2p/<self>), one per anchor it holds a relay slot on (DESIGN "Topology"). */
+    relay_addrs: z.array(z.string().max(1024)).max(64).optional(),
+    /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
+    connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
     /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */
     executor: z.strictObject({
       leaves: z.int().min(0),

@@ -85,7 +85,7 @@ export class BlobService {
   constructor (private readonly node: Libp2p, readonly store: BlobStore, private readonly log: Logger) {}
 
   async start (): Promise<void> {
-    await this.node.handle(BLOB_PROTOCOL, (stream) => { void this.serve(stream) }, { maxInboundStreams: 64 })
+    await this.node.handle(BLOB_PROTOCOL, (stream) => { void this.serve(stream) }, { maxInboundStreams: 64, runOnLimitedConnection: true })
     this.timer = setInterval(() => { this.retryWanted() }, 2000)
     this.timer.unref()
   }
@@ -118,7 +118,7 @@ export class BlobService {
   /** Asks one peer for a blob. @throws when it does not have it or sends something else */
   private async fetchFrom (peer: PeerId, sha: string): Promise<Buffer> {
     const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS)
-    const stream = await this.node.dialProtocol(peer, BLOB_PROTOCOL, { signal })
+    const stream = await this.node.dialProtocol(peer, BLOB_PROTOCOL, { signal, runOnLimitedConnection: true })
     try {
       const frames = jsonFrames(stream)
       await frames.write({ sha256: sha }, { signal })

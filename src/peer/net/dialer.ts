@@ -4,7 +4,10 @@
  * - bootstrap multiaddrs are dialled at start and re-dialled, with backoff, whenever they are
  *   not connected (a restarted bootstrap peer is found again);
  * - every mDNS sighting of an unconnected peer is dialled, by the lower PeerId only, so a pair
- *   does not open two connections at once.
+ *   does not open two connections at once;
+ * - anchors (--anchor) are dialled like bootstrap addresses; a member heard of through gossip
+ *   (its capability announcement) and not connected is dialled through every anchor as
+ *   <anchor>/p2p-circuit/p2p/<member>, by the lower PeerId only, with backoff (DESIGN "Topology").
  */
 import type { Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -14,6 +17,14 @@ import type { Logger } from '../log'
 const FIRST_RETRY_MS = 500
 const MAX_RETRY_MS = 5_000
 const DIAL_TIMEOUT_MS = 5_000
+/** Longest wait before a member that could not be reached through an anchor is tried again. */
+const MAX_MEMBER_RETRY_MS = 30_000
+/**
+ * Relayed dials in a row after which a member is tried again only on its next sighting (about
+ * a minute of retries: long enough for its relay slot to appear, short enough to forget a
+ * member that left).
+ */
+const MEMBER_GIVE_UP_AFTER = 8
 /** Failed dials in a row after which a bootstrap address counts as unreachable (logged and reported over IPC). */
 export const UNREACHABLE_AFTER_FAILURES = 3
 
@@ -24,7 +35,8 @@ export const UNREACHABLE_AFTER_FAILURES = 3
  */
 export interface UnreachableBootstrap { addr: string, failures: number, error: string }
 
-interface Target { addr: Multiaddr, text: string, peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean }
+interface Target { addr: Multiaddr, text: string, flag: '--bootstrap' | '--anchor', peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean }
+interface Member { peerId: PeerId, nextAt: number, delay: number, dialing: boolean, failures: number }
 
 /**
  * The PeerId a dial found instead of the one its /p2p part named, from libp2p's handshake
@@ -39,15 +51,70 @@ export function peerMismatch (err: Error): { actual: string | null } | null {
 
 export class Dialer {
   private readonly targets: Target[]
+  private readonly anchors: Target[]
+  private readonly members = new Map<string, Member>()
   private timer: NodeJS.Timeout | null = null
   private stopped = false
 
-  constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger) {
-    this.targets = bootstrap.map((text) => {
+  /**
+   * @param bootstrap --bootstrap multiaddrs
+   * @param anchors --anchor multiaddrs, each ending in /p2p/<PeerId> (the CLI checks it)
+   */
+  constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger, anchors: string[] = []) {
+    const target = (flag: Target['flag']) => (text: string): Target => {
       const addr = multiaddr(text)
       const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value
-      return { addr, text, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '', wrongPeer: false }
-    })
+      return { addr, text, flag, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '', wrongPeer: false }
+    }
+    this.anchors = anchors.map(target('--anchor'))
+    this.targets = [...bootstrap.map(target('--bootstrap')), ...this.anchors]
+  }
+
+  /** Whether `peerId` is one of the anchors given (by the /p2p part of its --anchor address). */
+  isAnchor (peerId: string): boolean {
+    return this.anchors.some((a) => a.peerId?.toString() === peerId)
+  }
+
+  /**
+   * A member of the swarm was heard of (its signed capability announcement): dial it through
+   * the anchors unless connected, it is this peer or an anchor, or the other of the pair (the
+   * lower PeerId dials) should. A failed dial is retried with backoff doubling up to 30 s (its
+   * relay slot may not exist yet), MEMBER_GIVE_UP_AFTER times, and again on each new sighting.
+   */
+  onMember (id: string): void {
+    if (this.stopped || this.anchors.length === 0) return
+    const self = this.node.peerId.toString()
+    if (id === self || self > id || this.isAnchor(id)) return
+    let m = this.members.get(id)
+    if (m === undefined) {
+      let peerId: PeerId
+      try { peerId = peerIdFromString(id) } catch { return }
+      m = { peerId, nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0 }
+      this.members.set(id, m)
+    }
+    // A sighting proves the member is alive: retries start over.
+    if (m.failures >= MEMBER_GIVE_UP_AFTER) m.failures = 0
+    this.dialMember(id, m)
+  }
+
+  private dialMember (id: string, member: Member): void {
+    if (this.stopped || member.dialing || member.failures >= MEMBER_GIVE_UP_AFTER || member.nextAt > Date.now()) return
+    if (this.connected(member.peerId)) { member.failures = 0; member.delay = FIRST_RETRY_MS; return }
+    const addrs = this.anchors.map((a) => a.addr.encapsulate(`/p2p-circuit/p2p/${id}`))
+    member.dialing = true
+    this.node.dial(addrs, { signal: AbortSignal.timeout(DIAL_TIMEOUT_MS) })
+      .then((conn) => {
+        member.delay = FIRST_RETRY_MS
+        member.failures = 0
+        this.log.info({ event: 'relayed_dial', peer: id, addr: conn.remoteAddr.toString() }, 'connected to a member through an anchor')
+      })
+      .catch((err: Error) => {
+        member.nextAt = Date.now() + member.delay
+        member.delay = Math.min(MAX_MEMBER_RETRY_MS, member.delay * 2)
+        member.failures++
+        this.log.debug({ peer: id, failures: member.failures, err: err.message }, 'relayed dial failed')
+      })
+      .finally(() => { member.dialing = false })
   }
 
   start (): void {
@@ -57,7 +124,7 @@ export class Dialer {
     this.timer.unref()
   }
 
-  /** The bootstrap addresses that count as unreachable now, in --bootstrap order. */
+  /** The bootstrap and anchor addresses that count as unreachable now, --bootstrap ones first, each in flag order. */
   unreachable (): UnreachableBootstrap[] {
     return this.targets.filter((t) => t.failures >= UNREACHABLE_AFTER_FAILURES || t.wrongPeer).map((t) => ({ addr: t.text, failures: t.failures, error: t.lastError }))
   }
@@ -73,6 +140,8 @@ export class Dialer {
   }
 
   private tick (): void {
+    // Members whose relayed dial failed, and members since disconnected, are tried again here.
+    for (const [id, m] of this.members) this.dialMember(id, m)
     const now = Date.now()
     for (const t of this.targets) {
       if (this.stopped || t.wrongPeer || t.dialing || t.nextAt > now) continue
@@ -96,8 +165,8 @@ export class Dialer {
           t.lastError = err.message
           t.nextAt = Date.now() + t.delay
           t.delay = Math.min(MAX_RETRY_MS, t.delay * 2)
-          const line = { addr: t.text, failures: t.failures, err: err.message }
-          if (t.failures === UNREACHABLE_AFTER_FAILURES) this.log.warn({ event: 'bootstrap_unreachable', ...line }, 'bootstrap peer not reachable yet; retrying')
+          const line = { addr: t.text, flag: t.flag, failures: t.failures, err: err.message }
+          if (t.failures === UNREACHABLE_AFTER_FAILURES) this.log.warn({ event: 'bootstrap_unreachable', ...line }, `${t.flag === '--anchor' ? 'anchor' : 'bootstrap peer'} not reachable yet; retrying`)
           else this.log.debug(line, 'bootstrap dial failed')
         })
         .finally(() => { t.dialing = false })
@@ -115,12 +184,12 @@ export class Dialer {
     t.lastError = actual === null
       ? `the peer at this address is not PeerId ${expected}`
       : `the peer at this address is PeerId ${actual}, not ${expected}`
-    this.log.warn({ event: 'bootstrap_wrong_peer', addr: t.text, expected, actual },
-      `--bootstrap ${t.text}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`)
+    this.log.warn({ event: 'bootstrap_wrong_peer', addr: t.text, flag: t.flag, expected, actual },
+      `${t.flag} ${t.text}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`)
   }
 
   private reached (t: Target): void {
-    if (t.failures > 0) this.log.info({ event: 'bootstrap_reached', addr: t.text, failures: t.failures }, 'bootstrap peer reached')
+    if (t.failures > 0) this.log.info({ event: 'bootstrap_reached', addr: t.text, flag: t.flag, failures: t.failures }, `${t.flag === '--anchor' ? 'anchor' : 'bootstrap peer'} reached`)
     t.failures = 0
     t.lastError = ''
     t.delay = FIRST_RETRY_MS

@@ -1,8 +1,11 @@
 /**
  * The libp2p node of a peer (DESIGN "Dependencies"): TCP,
- * noise, yamux, identify (GossipSub needs it), GossipSub with StrictSign, optional mDNS and an
- * optional pre-shared swarm key. Discovery dialling lives in dialer.ts.
+ * noise, yamux, identify (GossipSub needs it), GossipSub with StrictSign, optional mDNS, an
+ * optional pre-shared swarm key, and circuit relay v2 (DESIGN "Topology"): an anchor serves
+ * relay reservations, a member with anchors reserves a slot on them. Discovery dialling lives
+ * in dialer.ts.
  */
+import { circuitRelayServer, circuitRelayTransport, type CircuitRelayService } from '@libp2p/circuit-relay-v2'
 import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
 import { fastMessageId } from './gossipIds'
@@ -15,7 +18,13 @@ import { yamux } from '@libp2p/yamux'
 import { createLibp2p } from 'libp2p'
 import { isIPv6 } from 'node:net'
 
-export type PeerNode = Libp2p<{ identify: unknown, pubsub: GossipSub }>
+export type PeerNode = Libp2p<{ identify: unknown, pubsub: GossipSub, relay?: CircuitRelayService }>
+
+/**
+ * Relay reservations an anchor holds at once: one per member behind NAT. The library's 15 would
+ * refuse the sixteenth member of a swarm.
+ */
+export const ANCHOR_MAX_RESERVATIONS = 1024
 
 /**
  * Gossip frames up to this size are read, so an envelope over verify.ts MAX_ENVELOPE_BYTES
@@ -31,6 +40,10 @@ export interface NodeOptions {
   /** Swarm key file bytes (swarmKey.ts readSwarmKey), or null for an open swarm. */
   psk: Uint8Array | null
   mdns: { intervalMs: number, onPeer: (peer: PeerInfo) => void } | null
+  /** Serve circuit relay v2 reservations (an anchor, --role anchor). */
+  relayServer: boolean
+  /** Relay slots to reserve, one per --anchor (0: dial relayed addresses, reserve nothing). */
+  relaySlots: number
 }
 
 /**
@@ -54,8 +67,12 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
   return await createLibp2p({
     start: false,
     privateKey: opts.privateKey,
-    addresses: { listen: [`/${ip}/${opts.host}/tcp/${opts.port}`] },
-    transports: [tcp()],
+    // Each bare /p2p-circuit asks the relay transport for one reservation on a connected peer
+    // that speaks the relay hop protocol: an anchor the dialer reached. A lost anchor that is
+    // dialled again is reserved on again, so the address returns after an anchor restart.
+    addresses: { listen: [`/${ip}/${opts.host}/tcp/${opts.port}`, ...Array.from({ length: opts.relaySlots }, () => '/p2p-circuit')] },
+    // Every peer can dial a relayed address (a member behind NAT announces only that).
+    transports: [tcp(), circuitRelayTransport({ reservationCompletionTimeout: 10_000 })],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(opts.psk === null ? {} : { connectionProtector: preSharedKey({ psk: opts.psk }) }),
@@ -71,8 +88,25 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
     connectionMonitor: { abortConnectionOnPingFailure: false },
     services: {
       identify: identify(),
+      ...(opts.relayServer
+        ? {
+            relay: circuitRelayServer({
+              reservations: {
+                maxReservations: ANCHOR_MAX_RESERVATIONS,
+                // The default limits (2 min, 128 KiB per relayed connection) would reset a
+                // member's gossip and sync streams mid-plan. Without a limit the relayed
+                // connection is not "limited" and carries every protocol; with a swarm key only
+                // members reach the anchor at all (pnet runs below the relay).
+                applyDefaultLimit: false
+              }
+            })
+          }
+        : {}),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictSign',
+        // A relay of another implementation may still limit relayed connections; gossip must
+        // run on them (a member behind NAT has no other).
+        runOnLimitedConnection: true,
         // GossipSub checks a message's signature before its seen cache, so every copy a peer's
         // mesh neighbours relay would be verified again. StrictSign's message id is the author
         // key and seqno; the same pair as a fast id lets duplicates skip verification. Only a

@@ -5,6 +5,7 @@
  */
 import path from 'node:path'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { multiaddr } from '@multiformats/multiaddr'
 import type { PeerId } from '@libp2p/interface'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
@@ -52,8 +53,12 @@ export interface RuntimeStatus {
   mesh_peers: number
   topics: number
   pending_root_goals: number
-  /** --bootstrap addresses dialled in vain 3 times in a row and not reached since (net/dialer.ts). */
+  /** --bootstrap and --anchor addresses dialled in vain 3 times in a row and not reached since (net/dialer.ts). */
   unreachable_bootstraps: UnreachableBootstrap[]
+  /** This peer's relayed listen addresses (<anchor>/p2p-circuit/p2p/<self>), one per reserved anchor. */
+  relay_addrs: string[]
+  /** Open connections, by remote PeerId then remote address (a relayed one contains /p2p-circuit). */
+  connections: Array<{ peer: string, addr: string }>
 }
 
 export interface PeerRuntime {
@@ -66,8 +71,14 @@ export interface PeerRuntime {
   readonly blobs: BlobService
   readonly sync: SyncService
   now(): Micros
-  /** Listen multiaddrs including /p2p/<PeerId> (dial these). */
+  /** Listen multiaddrs including /p2p/<PeerId> (dial these); relayed ones once reserved. */
   listenAddrs(): string[]
+  /**
+   * Resolves once a relay slot is reserved on an anchor (at once without --anchor, or for an
+   * anchor itself), or after `timeoutMs`: the start line then lists the relayed address.
+   * @returns whether one is reserved
+   */
+  relayReserved(timeoutMs: number): Promise<boolean>
   status(): RuntimeStatus
   /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
   submitGoal(text: string, budget?: Budget): Promise<string>
@@ -143,15 +154,19 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   if (state.size > 0) log.child({ component: 'store' }).info({ event: 'state_log_reloaded', messages: state.size, ms: Date.now() - loadStart }, 'reloaded the state log')
 
   let dialer: Dialer | null = null
+  const anchors = config.anchors ?? []
   const node = await createPeerNode({
     privateKey: identity.key,
     host: config.host,
     port: config.port,
     psk,
-    mdns: config.mdns ? { intervalMs: config.mdnsIntervalMs, onPeer: (p) => dialer?.onDiscovered(p) } : null
+    mdns: config.mdns ? { intervalMs: config.mdnsIntervalMs, onPeer: (p) => dialer?.onDiscovered(p) } : null,
+    relayServer: config.anchor === true,
+    // An anchor is reachable itself: it dials other anchors but needs no relay slot.
+    relaySlots: config.anchor === true ? 0 : anchors.length
   })
   countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
-  dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }))
+  dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors)
   const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs')), log.child({ component: 'blobs' }))
   const bus = new GossipBus({
     pubsub: node.services.pubsub,
@@ -184,7 +199,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
 
   const netLog = log.child({ component: 'net' })
   node.addEventListener('peer:connect', (e) => {
-    netLog.info({ event: 'peer_connected', peer: e.detail.toString(), peers: node.getPeers().length }, 'peer connected')
+    const addr = node.getConnections(e.detail)[0]?.remoteAddr.toString()
+    netLog.info({ event: 'peer_connected', peer: e.detail.toString(), peers: node.getPeers().length, ...(addr === undefined ? {} : { addr, relayed: addr.includes('/p2p-circuit') }) }, 'peer connected')
     blobs.retryWanted(true)
   })
   node.addEventListener('peer:disconnect', (e) => {
@@ -200,6 +216,31 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   node.services.pubsub.addEventListener('gossipsub:graft', onMesh(true))
   node.services.pubsub.addEventListener('gossipsub:prune', onMesh(false))
 
+  // Members learn each other through the anchor's gossip: every capability announcement names
+  // its signer, who is then dialled through the anchors (dialer.ts onMember).
+  const relayedDialer = dialer
+  const members = (): string[] => [...new Set(state.envelopes().flatMap((e) => e.kind === 'capability' ? [e.body.peer_id] : []))]
+  if (anchors.length > 0 && config.anchor !== true) {
+    bus.onMessage((env) => { if (env.kind === 'capability') relayedDialer.onMember(env.body.peer_id) })
+  }
+  const relayAddrs = (): string[] => node.getMultiaddrs().map(String).filter((a) => a.includes('/p2p-circuit'))
+  let reserved = new Set<string>()
+  const reservedWaiters = new Set<() => void>()
+  node.addEventListener('self:peer:update', () => {
+    const now = new Set(relayAddrs())
+    for (const a of now) {
+      if (reserved.has(a)) continue
+      const anchor = multiaddr(a).getComponents().find((c) => c.name === 'p2p')?.value ?? null
+      netLog.info({ event: 'relay_reserved', anchor, addr: a }, `relay slot reserved on anchor ${anchor ?? '?'}: others reach this peer at ${a}`)
+    }
+    for (const a of reserved) if (!now.has(a)) netLog.warn({ event: 'relay_lost', addr: a }, `relay slot lost: ${a} (reserved again once the anchor is reached)`)
+    const gained = [...now].some((a) => !reserved.has(a))
+    reserved = now
+    if (now.size > 0) for (const w of [...reservedWaiters]) w()
+    // Members announced before the slot existed are worth trying now.
+    if (gained) for (const m of members()) relayedDialer.onMember(m)
+  })
+
   await node.start()
   bus.start()
   dialer.start()
@@ -208,7 +249,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     if (env.kind === 'result' && env.body.output_sha256 !== null && !blobs.store.has(env.body.output_sha256)) blobs.want(env.body.output_sha256, [env.body.executor_peer])
   }
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
-  netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length }, 'listening')
+  netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length, anchors: anchors.length, relay_server: config.anchor === true }, 'listening')
 
   let stopping: Promise<void> | null = null
   const runtime: PeerRuntime = {
@@ -222,6 +263,14 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     sync,
     now,
     listenAddrs,
+    relayReserved: async (timeoutMs) => {
+      if (reserved.size > 0 || anchors.length === 0 || config.anchor === true) return reserved.size > 0
+      return await new Promise<boolean>((resolve) => {
+        const done = (): void => { clearTimeout(t); reservedWaiters.delete(done); resolve(reserved.size > 0) }
+        const t = setTimeout(done, timeoutMs)
+        reservedWaiters.add(done)
+      })
+    },
     status: () => ({
       peer_id: peerId.toString(),
       connected_peers: node.getPeers().length,
@@ -231,7 +280,9 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       mesh_peers: mesh.size,
       topics: bus.subscriptions.size,
       pending_root_goals: bus.pendingRootGoals().length,
-      unreachable_bootstraps: dialer?.unreachable() ?? []
+      unreachable_bootstraps: dialer?.unreachable() ?? [],
+      relay_addrs: relayAddrs(),
+      connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr))
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
     cancelGoal: async (goalId, reason) => {

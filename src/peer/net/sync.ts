@@ -88,7 +88,7 @@ export class SyncService {
   async start (): Promise<void> {
     await this.node.handle(SYNC_PROTOCOL, (stream, connection) => {
       void this.respond(stream, connection.remotePeer)
-    }, { maxInboundStreams: 32 })
+    }, { maxInboundStreams: 32, runOnLimitedConnection: true })
     this.node.addEventListener('peer:connect', this.onConnect)
     this.opts.pubsub?.addEventListener('subscription-change', this.onSubscription)
     if (this.opts.intervalMs > 0) {
@@ -160,7 +160,7 @@ export class SyncService {
       const signal = AbortSignal.timeout(SESSION_TIMEOUT_MS)
       let stream: Stream | undefined
       try {
-        stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
+        stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal, runOnLimitedConnection: true })
         const stats = await this.session(jsonFrames(stream), id, signal)
         this.completed(id)
         return stats

@@ -1,0 +1,138 @@
+/**
+ * A simulated internet of network namespaces for the WAN tier (test/wan): an "internet"
+ * namespace holding a bridge on 203.0.113.0/24 (TEST-NET-3), one anchor namespace on it, and
+ * sites, each a router namespace that NATs (nftables masquerade) a private 10.0.<site>.0/24
+ * behind its one internet address and drops what the internet starts towards it, with host
+ * namespaces on that private subnet. Routers know no route to another site's subnet, so hosts
+ * of two sites can reach the anchor but never each other. Names are `<stem><pid>-…`, so
+ * test/support/netns.ts deleteLan and sweepStale remove them; nothing touches the host namespace.
+ */
+import { execFileSync, spawnSync } from 'node:child_process'
+import { deleteLan, namespacesOf, sweepStale } from './netns'
+
+/** What nft needs (nftables) besides `ip netns`; null when usable. */
+export function nftUnavailable (): string | null {
+  const r = spawnSync('nft', ['--version'], { encoding: 'utf8' })
+  if (r.error !== undefined || r.status !== 0) return `\`nft\` (nftables) is not available (${r.error?.message ?? r.stderr.trim()})`
+  return null
+}
+
+export interface WanHost {
+  /** Site index (1-based) and host index within the site (1-based). */
+  site: number
+  index: number
+  ns: string
+  /** Its private address, 10.0.<site>.<10 + index>. */
+  ip: string
+}
+
+/** The NAT masquerade and the stateful drop of a site router, as `nft -f` input. */
+function routerRules (): string {
+  return [
+    'table ip nat {',
+    '  chain postrouting { type nat hook postrouting priority srcnat; policy accept; oifname "wan" masquerade; }',
+    '}',
+    'table ip filter {',
+    '  chain forward {',
+    '    type filter hook forward priority filter; policy accept;',
+    '    iifname "wan" ct state established,related accept',
+    '    iifname "wan" drop',
+    '  }',
+    '}'
+  ].join('\n') + '\n'
+}
+
+export class WanNet {
+  readonly prefix: string
+  private up = false
+
+  /** @param hostsPerSite number of hosts behind each site's router, one entry per site */
+  constructor (readonly stem: string, readonly hostsPerSite: readonly number[]) {
+    this.prefix = `${stem}${process.pid}`
+  }
+
+  get inet (): string { return `${this.prefix}-inet` }
+  get anchorNs (): string { return `${this.prefix}-anchor` }
+  /** The anchor's internet address. */
+  readonly anchorIp = '203.0.113.10'
+  router (site: number): string { return `${this.prefix}-r${site}` }
+  /** Site router's internet address: the source address the anchor sees for the site's hosts. */
+  routerIp (site: number): string { return `203.0.113.${20 + site}` }
+
+  host (site: number, index: number): WanHost {
+    return { site, index, ns: `${this.prefix}-s${site}h${index}`, ip: `10.0.${site}.${10 + index}` }
+  }
+
+  get hosts (): WanHost[] {
+    return this.hostsPerSite.flatMap((n, s) => Array.from({ length: n }, (_, i) => this.host(s + 1, i + 1)))
+  }
+
+  /**
+   * Removes what earlier runs of this stem left, then creates the internet, the anchor, the
+   * routers with their NAT and the hosts.
+   * @throws when an `ip`, `sysctl` or `nft` command fails (what was created stays for destroy)
+   */
+  create (): void {
+    sweepStale(this.stem)
+    this.up = true
+    const ip = (...args: string[]): void => { execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'inherit'] }) }
+    const inNs = (ns: string, ...cmd: string[]): void => { execFileSync('ip', ['netns', 'exec', ns, ...cmd], { stdio: ['ignore', 'ignore', 'inherit'] }) }
+    const bridge = (ns: string, addr: string | null): void => {
+      ip('-n', ns, 'link', 'add', 'br0', 'type', 'bridge')
+      if (addr !== null) ip('-n', ns, 'addr', 'add', addr, 'dev', 'br0')
+      ip('-n', ns, 'link', 'set', 'br0', 'up')
+    }
+    /** A veth pair: `outer` on the bridge of `bridgeNs`, `inner` in `ns` with `addr`. */
+    const plug = (bridgeNs: string, outer: string, ns: string, inner: string, addr: string): void => {
+      ip('-n', bridgeNs, 'link', 'add', outer, 'type', 'veth', 'peer', 'name', inner, 'netns', ns)
+      ip('-n', bridgeNs, 'link', 'set', outer, 'master', 'br0')
+      ip('-n', bridgeNs, 'link', 'set', outer, 'up')
+      ip('-n', ns, 'addr', 'add', addr, 'dev', inner)
+      ip('-n', ns, 'link', 'set', inner, 'up')
+    }
+    const ns = (name: string): void => { ip('netns', 'add', name); ip('-n', name, 'link', 'set', 'lo', 'up') }
+
+    ns(this.inet)
+    bridge(this.inet, null)
+    ns(this.anchorNs)
+    plug(this.inet, 'vanchor', this.anchorNs, 'eth0', `${this.anchorIp}/24`)
+    for (const [s, n] of this.hostsPerSite.entries()) {
+      const site = s + 1
+      const r = this.router(site)
+      ns(r)
+      plug(this.inet, `vsite${site}`, r, 'wan', `${this.routerIp(site)}/24`)
+      bridge(r, `10.0.${site}.1/24`)
+      inNs(r, 'sysctl', '-qw', 'net.ipv4.ip_forward=1')
+      execFileSync('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: routerRules(), stdio: ['pipe', 'ignore', 'inherit'] })
+      for (let i = 1; i <= n; i++) {
+        const h = this.host(site, i)
+        ns(h.ns)
+        plug(r, `h${i}`, h.ns, 'eth0', `${h.ip}/24`)
+        ip('-n', h.ns, 'route', 'add', 'default', 'via', `10.0.${site}.1`)
+      }
+    }
+  }
+
+  /** The router's NAT rules as nft lists them (for the test's record). */
+  natRules (site: number): string {
+    return execFileSync('ip', ['netns', 'exec', this.router(site), 'nft', 'list', 'table', 'ip', 'nat'], { encoding: 'utf8' })
+  }
+
+  /**
+   * Delays every packet over site `site`'s uplink by `delayMs`, each way (a netem qdisc on both
+   * ends of the router's internet link). @returns what tc shows @throws when tc fails
+   */
+  delayUplink (site: number, delayMs: number): string {
+    const ends: Array<[string, string]> = [[this.router(site), 'wan'], [this.inet, `vsite${site}`]]
+    for (const [ns, dev] of ends) execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', `${delayMs}ms`])
+    return ends.map(([ns, dev]) => execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', dev], { encoding: 'utf8' }).trim()).join(' | ')
+  }
+
+  /** Deletes every namespace of this net (their veth pairs go with them). @returns names still present */
+  destroy (): string[] {
+    if (!this.up) return []
+    deleteLan(this.prefix)
+    this.up = false
+    return namespacesOf(this.prefix)
+  }
+}
