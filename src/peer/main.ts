@@ -140,7 +140,7 @@ async function main (): Promise<void> {
   }
   try {
     // Behind the MCP front door stdout carries MCP messages alone: the tree is never printed.
-    role = await startRole({ bus: rt.bus, state: rt.state, config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
+    role = await startRole({ bus: rt.bus, state: rt.state, config: rt.config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
   } catch (err) {
     await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)

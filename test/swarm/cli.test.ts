@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { PEER_BUNDLE, TestSwarm, wallMs } from '../support/peers'
+import { PEER_BUNDLE, TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
@@ -496,5 +496,26 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
     assert.equal(c.connectedPeers(), 0, 'no key: no connection')
     assert.equal(d.connectedPeers(), 0, 'another key: no connection')
     for (const p of [a, b, c, d]) await p.kill()
+  })
+
+  test('a data dir reused with another swarm key, or none, never loads the private swarm\'s plans', async () => {
+    const key = path.join(tmp, 'swarm-reuse.key')
+    assert.equal((await runCli(['--new-swarm-key', key])).code, 0)
+    const goal = 'Plan a private offsite in Porto'
+    const holds = (p: TestPeer): boolean => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.text === goal)
+    const priv = await swarm.start({ name: 'reuse', bootstrap: 'none', args: ['--swarm-key', key, '--submit-goal', goal] })
+    await priv.waitFor(() => holds(priv), 'the private goal')
+    await waitForPeerRecord(priv, { event: 'goal_submitted' })
+    await priv.stop()
+    // Same identity, same data dir, no key: an open-swarm peer that would sync what it loaded.
+    const open = await swarm.start({ name: 'reuse', bootstrap: 'none' })
+    await open.waitFor(() => open.lastStatus !== null, 'a status')
+    assert.equal(holds(open), false, 'the open-swarm peer holds none of the private plans')
+    assert.equal(existsSync(path.join(open.dataDir, 'state.jsonl')) && readFileSync(path.join(open.dataDir, 'state.jsonl'), 'utf8').includes(goal), false)
+    await open.stop()
+    // With the key again it has its plans back.
+    const back = await swarm.start({ name: 'reuse', bootstrap: 'none', args: ['--swarm-key', key] })
+    await back.waitFor(() => holds(back), 'the private goal reloaded from its own folder')
+    await back.stop()
   })
 })

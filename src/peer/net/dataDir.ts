@@ -4,6 +4,7 @@
  * the swarm. A peer holds `<dataDir>/LOCK` and `<identityDir>/<name>.key.lock` (its pid) while
  * it runs. A lock left by a process that no longer exists (kill -9) is taken over.
  */
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { sweepStaleTemps } from './durableFile'
@@ -25,6 +26,18 @@ function alive (pid: number): boolean {
  * (e.g. under /proc); single-level calls fail with an error instead.
  * @throws the first mkdir error, e.g. ENOENT/EACCES/ENOTDIR
  */
+/**
+ * The folder holding a peer's plans (state.jsonl, blobs/, kept results) in `dataDir`: the
+ * folder itself for an open swarm, else `swarm-<first 16 hex of sha256(key)>` inside it. A
+ * private swarm's messages then never reach a peer of another swarm (or of the open one) that
+ * reuses the data folder: that peer would load them and sync them to its own swarm. The swarm
+ * name needs no folder of its own: the state log drops messages of another swarm name on load.
+ * @param psk the swarm key's bytes (swarmKey.ts readSwarmKey), or null for an open swarm
+ */
+export function planDataDir (dataDir: string, psk: Uint8Array | null): string {
+  return psk === null ? dataDir : path.join(dataDir, `swarm-${createHash('sha256').update(psk).digest('hex').slice(0, 16)}`)
+}
+
 export function ensureDir (dir: string, mode = 0o700): void {
   const abs = path.resolve(dir)
   const missing: string[] = []

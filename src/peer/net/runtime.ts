@@ -17,7 +17,7 @@ import { PlanState } from '../../plan/state/planState'
 import { CancelRefused, cancelMessage } from '../../plan/state/planControl'
 import type { Budget, CancelMsg } from '../../plan/protocol/schemas'
 import { BlobService, BlobStore } from './blobs'
-import { lockDataDir, lockIdentity } from './dataDir'
+import { ensureDir, lockDataDir, lockIdentity, planDataDir } from './dataDir'
 import { Dialer, type UnreachableBootstrap } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
@@ -145,6 +145,9 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   const peerId: PeerId = peerIdFromPrivateKey(identity.key)
   log.child({ component: 'identity' }).info({ peer_id: peerId.toString(), file: identity.file, created: identity.created }, identity.created ? 'created a new identity' : 'loaded identity')
   const psk = config.swarmKeyFile === null ? null : readSwarmKey(config.swarmKeyFile)
+  // The lock stays on the data folder; the plans of a private swarm live in their own folder.
+  config = { ...config, dataDir: planDataDir(config.dataDir, psk) }
+  ensureDir(config.dataDir)
 
   const drops = new DropCounters(log.child({ component: 'drops' }))
   const state = new PlanState(undefined, { acceptance: config.acceptance })
