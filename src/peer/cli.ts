@@ -26,7 +26,10 @@ export const CLI_ROLES = [...ROLES, 'anchor'] as const
 /** An --anchor value: a TCP multiaddr (cliValues addr) that names its PeerId, which relayed addresses through it need. */
 function anchorAddr (v: string, prev: string[] | undefined): string[] {
   const list = addr(v, prev)
-  if (!multiaddr(v).getComponents().some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
+  const parts = multiaddr(v).getComponents()
+  // A relayed address is a member's, reached through an anchor: it holds no relay server itself.
+  if (parts.some((c) => c.name === 'p2p-circuit')) throw new InvalidArgumentError('is a relayed address (it contains /p2p-circuit), a member reached through an anchor: give the anchor\'s own address, the address line it prints at start.')
+  if (!parts.some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
   return list
 }
 
@@ -267,6 +270,10 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
 
   const mcp = mcpSettings(o, role, (key) => program.getOptionValueSource(key))
   if ('flag' in mcp) return fail(mcp.flag, mcp.message)
+  // can_query_api is offered only while an MCP tool is usable: without servers it never is.
+  if (role === 'executor' && o.capabilities !== undefined && mcp.settings === null && (o.capabilities as string[]).every((c) => c === 'can_query_api')) {
+    return fail('--capabilities', 'can_query_api alone needs --mcp-config (an executor offers it only while an MCP tool is usable), so this executor would offer nothing: add --mcp-config FILE or another capability')
+  }
 
   // An MCP client may start several servers: each listens on a free port and takes the first
   // free `mcp-N` identity, the same one again on its next start (its goals stay its own to cancel).

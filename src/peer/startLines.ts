@@ -10,7 +10,7 @@ import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
 
 /** The LLM line: provider, model, server, and why the provider was chosen. */
 export function llmLine (config: PeerConfig): string {
-  if (config.role === 'observer') return 'LLM: none (an observer makes no LLM calls)'
+  if (config.role === 'observer') return `LLM: none (${config.anchor === true ? 'an anchor' : config.frontDoor === 'mcp' ? 'the mcp command' : 'an observer'} makes no LLM calls)`
   const llm = config.llm
   const at = llm.baseUrl === null ? '' : ` at ${llm.baseUrl}`
   switch (llm.provider) {

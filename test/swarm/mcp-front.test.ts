@@ -38,6 +38,7 @@ interface Answer {
   done: number
   leaves: number
   final_answer: string | null
+  note?: string
   result: string
   progress: { leaves: number, done: number, complete: boolean }
   spend: { calls: number }
@@ -119,6 +120,10 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   // A second plan, cancelled by the client that submitted it.
   const second = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 } })
   assert.equal(second.status, 'submitted')
+  // A client retrying the call gets the unfinished plan back, not a second one that pays again.
+  const retried = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 } })
+  assert.deepEqual([retried.goal_id, retried.status], [second.goal_id, 'resumed'])
+  assert.match(String(retried.note), /unfinished: resumed it \(new_plan: true starts another\)$/)
   const cancelled = await json(client, 'cancel_goal', { goal_id: second.goal_id })
   assert.equal(cancelled.status, 'cancelled')
   assert.equal((await json(client, 'plan_status', { goal_id: second.goal_id })).state, 'cancelled')

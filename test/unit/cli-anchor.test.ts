@@ -49,5 +49,24 @@ describe('--role anchor and --anchor', () => {
     assert.match(noId.err, /option '--anchor <multiaddr\.\.\.>' argument '\/ip4\/203\.0\.113\.10\/tcp\/4001' is invalid\. needs \/p2p\/<PeerId> at the end/)
     const udp = parse(['--role', 'scorer', '--anchor', '/ip4/203.0.113.10/udp/4001'])
     assert.match(udp.err, /expected a TCP multiaddr/)
+    const relayed = parse(['--role', 'scorer', '--anchor', `${ANCHOR}/p2p-circuit/p2p/12D3KooWExampleMemberxxxxxxxxxxxxxxxxxxxxxxxxxxxx`])
+    assert.deepEqual(relayed.r, { kind: 'exit', code: 2 })
+    assert.match(relayed.err, /is invalid\. is a relayed address \(it contains \/p2p-circuit\), a member reached through an anchor: give the anchor's own address/)
+  })
+
+  it('the start line of an anchor says an anchor makes no LLM calls', () => {
+    const { r } = parse(['--role', 'anchor', '--port', '4001'])
+    assert.ok(r.kind === 'run')
+    assert.ok(startLines(r.config, '12D3KooWExample', []).includes('LLM: none (an anchor makes no LLM calls)'))
+  })
+})
+
+describe('--capabilities can_query_api without --mcp-config', () => {
+  it('is a usage error naming --capabilities: the executor would offer nothing', () => {
+    const { r, err } = parse(['--role', 'executor', '--llm', 'offline-demo', '--capabilities', 'can_query_api'])
+    assert.deepEqual(r, { kind: 'exit', code: 2 })
+    assert.match(err, /^error: option '--capabilities': can_query_api alone needs --mcp-config/)
+    const both = parse(['--role', 'executor', '--llm', 'offline-demo', '--capabilities', 'can_write_text,can_query_api'])
+    assert.equal(both.r.kind, 'run', 'with another capability it starts, and says why can_query_api is not offered')
   })
 })

@@ -20,11 +20,18 @@ import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisVi
 import { announcedNames } from '../../plan/state/peerNames'
 import { peerLabel } from '../../plan/read/report'
 import { CancelRefused } from '../../plan/state/planControl'
+import { resumablePlan } from '../resume'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
 const WAIT_DEBOUNCE_MS = 300
 /** A waiting submit_goal looks at least this often, since time alone moves statuses (ms). */
 const WAIT_TICK_MS = 2000
+/**
+ * Longest quiet time between two progress notifications while submit_goal waits (ms): a plan
+ * can sit at one count for a minute (a fallback accept), and clients reset their request
+ * timeout on progress (the SDK's is 60 s), so the count is sent again when nothing changed.
+ */
+const PROGRESS_KEEPALIVE_MS = 15_000
 /** Longest wait a submit_goal may ask for (ms): one hour. */
 export const MAX_WAIT_MS = 3_600_000
 /** Characters of a prompt's text in plan_status (its full text is in get_result). */
@@ -70,9 +77,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         max_tokens: z.number().int().optional().describe('Most tokens (input + output) the whole plan may use')
       }).optional(),
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
-      wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running')
+      wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
+      new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
     }
-  }, async ({ goal, budget, wait, wait_ms: waitMs }, extra) => {
+  }, async ({ goal, budget, wait, wait_ms: waitMs, new_plan: newPlan }, extra) => {
     try { goalText(goal) } catch (err) { return refuse(`goal: ${(err as Error).message}`) }
     let cap: Budget | undefined
     if (budget !== undefined) {
@@ -80,13 +88,19 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (!parsed.success) return refuse(`budget: ${parsed.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ')}`)
       cap = parsed.data
     }
-    const goalId = await peer.submitGoal(goal, cap)
-    log.info({ event: 'mcp_goal_submitted', goal_id: goalId }, `MCP client submitted goal ${goalId}`)
-    if (wait !== true) return answer({ goal_id: goalId, status: 'submitted' })
+    // A client that retries a call (a timeout, a restart) gets the plan it already started.
+    const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
+    const goalId = resumed?.goal.goal_id ?? await peer.submitGoal(goal, cap)
+    if (resumed !== null) log.info({ event: 'mcp_goal_resumed', goal_id: goalId }, `MCP client resubmitted the unfinished goal ${goalId}: resumed it`)
+    else log.info({ event: 'mcp_goal_submitted', goal_id: goalId }, `MCP client submitted goal ${goalId}`)
+    const submitted = resumed === null
+      ? { status: 'submitted' }
+      : { status: 'resumed', note: `this server submitted the same goal ${Math.round(resumed.ageMs / 1000)} s ago and its plan is unfinished: resumed it (new_plan: true starts another)` }
+    if (wait !== true) return answer({ goal_id: goalId, ...submitted })
     const progressToken = extra._meta?.progressToken
     const done = await waitForPlan(goalId, waitMs ?? 600_000, extra.signal, (p) => {
       if (progressToken === undefined) return
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.done, total: Math.max(p.leaves, p.done), message: p.message } }).catch(() => {})
+      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, total: Math.max(p.leaves, Math.ceil(p.progress)), message: p.message } }).catch(() => {})
     })
     const root = rootOf(goalId)
     if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later' })
@@ -156,9 +170,11 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
    * Resolves true once `goalId`'s plan is complete, false after `timeoutMs` or an abort;
    * `onProgress` gets every change of the done count.
    */
-  async function waitForPlan (goalId: string, timeoutMs: number, signal: AbortSignal, onProgress: (p: { done: number, leaves: number, message: string }) => void): Promise<boolean> {
+  async function waitForPlan (goalId: string, timeoutMs: number, signal: AbortSignal, onProgress: (p: { progress: number, leaves: number, message: string }) => void): Promise<boolean> {
     return await new Promise<boolean>((resolve) => {
       let last = ''
+      let sentAt = 0
+      let beats = 0
       let pending: NodeJS.Timeout | null = null
       const finish = (ok: boolean): void => {
         sub.dispose()
@@ -174,7 +190,8 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         if (root === undefined) return
         const p = planProgress(root)
         const message = p.leaves === 0 ? 'splitting the goal' : `${p.done}/${p.leaves} parts done${p.failed > 0 ? `, ${p.failed} failed` : ''}`
-        if (message !== last) { last = message; onProgress({ done: p.done, leaves: p.leaves, message }) }
+        // MCP wants every notification's progress above the last: a repeat adds a thousandth.
+        if (message !== last) { last = message; beats = 0; sentAt = Date.now(); onProgress({ progress: p.done, leaves: p.leaves, message }) } else if (Date.now() - sentAt >= PROGRESS_KEEPALIVE_MS && beats < 999) { beats++; sentAt = Date.now(); onProgress({ progress: p.done + beats / 1000, leaves: p.leaves, message }) }
         if (p.complete) finish(true)
       }
       const onAbort = (): void => { finish(false) }
