@@ -56,11 +56,17 @@ describe('MCP client manager', () => {
     }
   })
 
-  it('offers only the tools --mcp-allow names', async () => {
-    const set = await connectMcpServers([travel()], { allow: ['travel/clock', 'travel/convert_currency'], log: silent })
+  it('offers only the tools --mcp-allow names, and warns about entries that name no tool or no server', async () => {
+    const records: JsonRecord[] = []
+    const log = pino({ level: 'info' }, { write (line: string) { records.push(JSON.parse(line) as JsonRecord) } })
+    const set = await connectMcpServers([travel()], { allow: ['travel/clock', 'travel/convert_currency', 'travel/nope', 'ghost/*'], log })
     try {
       assert.deepEqual(set.tools.map((t) => t.name), ['travel__convert_currency', 'travel__clock'])
       await assert.rejects(set.call('travel__travel_facts', { city: 'Kyoto' }, call), /no tool named/)
+      assert.deepEqual(records.filter((r) => r.event === 'mcp_allow_unmatched').map((r) => r.msg), [
+        '--mcp-allow travel/nope: no such tool on server "travel"',
+        '--mcp-allow ghost/*: no server "ghost" in the MCP config (its servers: travel)'
+      ])
     } finally {
       await set.close()
     }

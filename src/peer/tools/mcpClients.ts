@@ -314,6 +314,10 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
   }
   for (const a of opts.allow ?? []) {
     const [server] = a.split('/')
+    if (!servers.some((s) => s.name === server)) {
+      log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no server "${server ?? ''}" in the MCP config (its servers: ${servers.map((s) => s.name).join(', ')})`)
+      continue
+    }
     if (!a.endsWith('/*') && !seen.has(a) && slots.some((s) => s.cfg.name === server)) log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
   }
   return {
