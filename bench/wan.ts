@@ -114,7 +114,7 @@ class WanRun {
   crossSite (p: TestPeer): TestPeer[] { return this.peers.filter((q) => this.site.get(q) !== this.site.get(p)) }
 
   /** Every member connected to every member of the other sites (relayed or direct). */
-  async crossConnected (timeoutMs = 90_000): Promise<void> {
+  async crossConnected (timeoutMs = 180_000): Promise<void> {
     for (const p of this.peers) {
       await p.waitFor(() => this.crossSite(p).every((q) => (p.lastStatus?.connections ?? []).some((c) => c.peer === q.peerId)), 'a connection to every member of the other sites', timeoutMs)
     }
