@@ -54,6 +54,8 @@ export interface NodeOptions {
   holePunch?: boolean
 }
 
+const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::'
+
 /**
  * Creates the node, not yet started (so handlers and validators are in place before the
  * first connection).
@@ -78,7 +80,12 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
     // Each bare /p2p-circuit asks the relay transport for one reservation on a connected peer
     // that speaks the relay hop protocol: an anchor the dialer reached. A lost anchor that is
     // dialled again is reserved on again, so the address returns after an anchor restart.
-    addresses: { listen: [`/${ip}/${opts.host}/tcp/${opts.port}`, ...Array.from({ length: opts.relaySlots }, () => '/p2p-circuit')] },
+    addresses: {
+      listen: [`/${ip}/${opts.host}/tcp/${opts.port}`, ...Array.from({ length: opts.relaySlots }, () => '/p2p-circuit')],
+      // libp2p lists a public address only once AutoNAT verified it, so an anchor on a public IP
+      // would list none and give members nothing to dial. An anchor is reachable by definition.
+      ...(opts.relayServer && opts.port > 0 && !isWildcard(opts.host) ? { appendAnnounce: [`/${ip}/${opts.host}/tcp/${opts.port}`] } : {})
+    },
     // Every peer can dial a relayed address (a member behind NAT announces only that).
     transports: [tcp(), circuitRelayTransport({ reservationCompletionTimeout: 10_000 })],
     connectionEncrypters: [noise()],
