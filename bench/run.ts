@@ -23,9 +23,10 @@ import { lateJoin } from './lateJoin'
 import { startup } from './startup'
 import { memory } from './memory'
 import { faults } from './faults'
+import { wan } from './wan'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, memory, faults]
+const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, memory, faults, wan]
 const ORDER = BENCHMARKS.map((b) => b.name)
 
 async function main (): Promise<number> {

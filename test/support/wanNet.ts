@@ -26,17 +26,40 @@ export interface WanHost {
   ip: string
 }
 
-/** The NAT masquerade and the stateful drop of a site router, as `nft -f` input. */
-function routerRules (): string {
+/**
+ * How a site router translates: `masquerade` (the default) rewrites the source and drops what the
+ * internet starts; `port-forward` masquerades too but forwards TCP port `forwardBase + i - 1` of
+ * its internet address to port `forwardTo` of host i and drops nothing: an endpoint-independent
+ * mapping and filtering for the hosts' listen ports (a home router with forwarded ports).
+ */
+export type SiteNat = { kind: 'masquerade' } | { kind: 'port-forward', forwardBase: number, forwardTo: number }
+
+export interface WanNetOptions {
+  /** The router's translation (default masquerade with the stateful drop). */
+  nat?: SiteNat
+  /**
+   * First three octets of the internet's /24 (default 203.0.113, TEST-NET-3). libp2p counts
+   * TEST-NET ranges as private addresses; a public-looking prefix (e.g. 11.0.0) lets DCUtR and
+   * AutoNAT treat the internet addresses as public. The namespaces stay isolated either way.
+   */
+  internet?: string
+}
+
+/** The NAT of a site router with `hosts` hosts, as `nft -f` input. */
+function routerRules (nat: SiteNat, site: number, hosts: number): string {
+  const forwards = nat.kind === 'port-forward'
+    ? Array.from({ length: hosts }, (_, i) => `iifname "wan" tcp dport ${nat.forwardBase + i} dnat to 10.0.${site}.${11 + i}:${nat.forwardTo}`)
+    : []
   return [
     'table ip nat {',
+    `  chain prerouting { type nat hook prerouting priority dstnat; policy accept; ${forwards.map((f) => `${f}; `).join('')}}`,
     '  chain postrouting { type nat hook postrouting priority srcnat; policy accept; oifname "wan" masquerade; }',
     '}',
     'table ip filter {',
     '  chain forward {',
     '    type filter hook forward priority filter; policy accept;',
     '    iifname "wan" ct state established,related accept',
-    '    iifname "wan" drop',
+    ...(nat.kind === 'masquerade' ? ['    iifname "wan" drop'] : ['    iifname "wan" ct status dnat accept', '    iifname "wan" drop']),
     '  }',
     '}'
   ].join('\n') + '\n'
@@ -46,18 +69,24 @@ export class WanNet {
   readonly prefix: string
   private up = false
 
+  readonly nat: SiteNat
+  private readonly internet: string
+
   /** @param hostsPerSite number of hosts behind each site's router, one entry per site */
-  constructor (readonly stem: string, readonly hostsPerSite: readonly number[]) {
+  constructor (readonly stem: string, readonly hostsPerSite: readonly number[], opts: WanNetOptions = {}) {
     this.prefix = `${stem}${process.pid}`
+    this.nat = opts.nat ?? { kind: 'masquerade' }
+    this.internet = opts.internet ?? '203.0.113'
+    this.anchorIp = `${this.internet}.10`
   }
 
   get inet (): string { return `${this.prefix}-inet` }
   get anchorNs (): string { return `${this.prefix}-anchor` }
   /** The anchor's internet address. */
-  readonly anchorIp = '203.0.113.10'
+  readonly anchorIp: string
   router (site: number): string { return `${this.prefix}-r${site}` }
   /** Site router's internet address: the source address the anchor sees for the site's hosts. */
-  routerIp (site: number): string { return `203.0.113.${20 + site}` }
+  routerIp (site: number): string { return `${this.internet}.${20 + site}` }
 
   host (site: number, index: number): WanHost {
     return { site, index, ns: `${this.prefix}-s${site}h${index}`, ip: `10.0.${site}.${10 + index}` }
@@ -103,7 +132,7 @@ export class WanNet {
       plug(this.inet, `vsite${site}`, r, 'wan', `${this.routerIp(site)}/24`)
       bridge(r, `10.0.${site}.1/24`)
       inNs(r, 'sysctl', '-qw', 'net.ipv4.ip_forward=1')
-      execFileSync('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: routerRules(), stdio: ['pipe', 'ignore', 'inherit'] })
+      execFileSync('ip', ['netns', 'exec', r, 'nft', '-f', '-'], { input: routerRules(this.nat, site, n), stdio: ['pipe', 'ignore', 'inherit'] })
       for (let i = 1; i <= n; i++) {
         const h = this.host(site, i)
         ns(h.ns)

@@ -97,9 +97,19 @@ if (reason !== null) {
     for (const p of peers) {
       const relayed = p.listen.filter((a) => a.includes('/p2p-circuit'))
       assert.deepEqual(relayed, [`${anchorAddr}/p2p-circuit/p2p/${p.peerId}`], `${p.name} listens through the anchor`)
+      // stderr and IPC are separate pipes: the record may follow `ready`.
+      await p.waitFor(() => p.logRecords().some((r) => r.event === 'relay_reserved'), 'relay_reserved in the log', 10_000)
       const rec = p.logRecords().find((r) => r.event === 'relay_reserved')
       assert.equal(rec?.anchor, anchor.peerId, `${p.name} logged relay_reserved with the anchor`)
     }
+    // Behind NAT every address of a member is private: AutoNAT v2 has nothing to verify, and the
+    // member says it is reachable only through its anchors; the anchor runs neither DCUtR nor AutoNAT.
+    for (const p of peers) {
+      await p.waitFor(() => p.lastStatus?.reachability === 'private', 'reachability private in the status', 10_000)
+      const rec = p.logRecords().find((r) => r.event === 'reachability')
+      assert.deepEqual([rec?.reachability, rec?.reason], ['private', 'no_public_address'], `${p.name} logged its reachability`)
+    }
+    assert.equal(anchor.lastStatus?.reachability, undefined, 'the anchor reports no reachability')
     const reserveMs = peers.map((p) => {
       const at = (event: string): number => Number(p.logRecords().find((r) => r.event === event)?.time)
       return at('relay_reserved') - at('listening')

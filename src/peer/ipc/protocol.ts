@@ -135,6 +135,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
     unreachable_bootstraps: z.array(UnreachableBootstrap),
     /** Its relayed addresses (<anchor>/p2p-circuit/p2p/<self>), one per anchor it holds a relay slot on (DESIGN "Topology"). */
     relay_addrs: z.array(z.string().max(1024)).max(64).optional(),
+    /** A member with anchors: reachable without a relay (AutoNAT v2 verified a public address), not, or not known yet. */
+    reachability: z.enum(['public', 'private', 'unknown']).optional(),
     /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
     connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
     /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */

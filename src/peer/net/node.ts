@@ -2,10 +2,12 @@
  * The libp2p node of a peer (DESIGN "Dependencies"): TCP,
  * noise, yamux, identify (GossipSub needs it), GossipSub with StrictSign, optional mDNS, an
  * optional pre-shared swarm key, and circuit relay v2 (DESIGN "Topology"): an anchor serves
- * relay reservations, a member with anchors reserves a slot on them. Discovery dialling lives
- * in dialer.ts.
+ * relay reservations, a member with anchors reserves a slot on them and runs DCUtR and AutoNAT
+ * v2 (holePunch.ts watches them). Discovery dialling lives in dialer.ts.
  */
+import { autoNATv2 } from '@libp2p/autonat-v2'
 import { circuitRelayServer, circuitRelayTransport, type CircuitRelayService } from '@libp2p/circuit-relay-v2'
+import { dcutr } from '@libp2p/dcutr'
 import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
 import { fastMessageId } from './gossipIds'
@@ -44,7 +46,15 @@ export interface NodeOptions {
   relayServer: boolean
   /** Relay slots to reserve, one per --anchor (0: dial relayed addresses, reserve nothing). */
   relaySlots: number
+  /**
+   * DCUtR (upgrade a relayed connection to a direct one by hole punching) and AutoNAT v2 (learn
+   * whether this peer's addresses are reachable): for a member with anchors; a LAN peer needs
+   * neither.
+   */
+  holePunch?: boolean
 }
+
+const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::'
 
 /**
  * Creates the node, not yet started (so handlers and validators are in place before the
@@ -70,7 +80,12 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
     // Each bare /p2p-circuit asks the relay transport for one reservation on a connected peer
     // that speaks the relay hop protocol: an anchor the dialer reached. A lost anchor that is
     // dialled again is reserved on again, so the address returns after an anchor restart.
-    addresses: { listen: [`/${ip}/${opts.host}/tcp/${opts.port}`, ...Array.from({ length: opts.relaySlots }, () => '/p2p-circuit')] },
+    addresses: {
+      listen: [`/${ip}/${opts.host}/tcp/${opts.port}`, ...Array.from({ length: opts.relaySlots }, () => '/p2p-circuit')],
+      // libp2p lists a public address only once AutoNAT verified it, so an anchor on a public IP
+      // would list none and give members nothing to dial. An anchor is reachable by definition.
+      ...(opts.relayServer && opts.port > 0 && !isWildcard(opts.host) ? { appendAnnounce: [`/${ip}/${opts.host}/tcp/${opts.port}`] } : {})
+    },
     // Every peer can dial a relayed address (a member behind NAT announces only that).
     transports: [tcp(), circuitRelayTransport({ reservationCompletionTimeout: 10_000 })],
     connectionEncrypters: [noise()],
@@ -102,6 +117,7 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
             })
           }
         : {}),
+      ...(opts.holePunch === true ? { dcutr: dcutr(), autoNAT: autoNATv2() } : {}),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictSign',
         // A relay of another implementation may still limit relayed connections; gossip must

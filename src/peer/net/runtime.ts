@@ -23,6 +23,7 @@ import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
 import { createPeerNode, GOSSIP_MAX_RPC_BYTES, type PeerNode } from './node'
+import { watchHolePunch, type Reachability } from './holePunch'
 import { countOversizedFrames } from './oversizeFrames'
 import { ResultAudit } from './resultAudit'
 import { SplitAudit } from './splitAudit'
@@ -57,6 +58,8 @@ export interface RuntimeStatus {
   unreachable_bootstraps: UnreachableBootstrap[]
   /** This peer's relayed listen addresses (<anchor>/p2p-circuit/p2p/<self>), one per reserved anchor. */
   relay_addrs: string[]
+  /** A member with anchors: whether it is reachable without a relay (holePunch.ts). */
+  reachability?: Reachability
   /** Open connections, by remote PeerId then remote address (a relayed one contains /p2p-circuit). */
   connections: Array<{ peer: string, addr: string }>
 }
@@ -166,7 +169,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     mdns: config.mdns ? { intervalMs: config.mdnsIntervalMs, onPeer: (p) => dialer?.onDiscovered(p) } : null,
     relayServer: config.anchor === true,
     // An anchor is reachable itself: it dials other anchors but needs no relay slot.
-    relaySlots: config.anchor === true ? 0 : anchors.length
+    relaySlots: config.anchor === true ? 0 : anchors.length,
+    holePunch: anchors.length > 0 && config.anchor !== true
   })
   countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
   dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors)
@@ -251,6 +255,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   for (const env of state.envelopes()) {
     if (env.kind === 'result' && env.body.output_sha256 !== null && !blobs.store.has(env.body.output_sha256)) blobs.want(env.body.output_sha256, [env.body.executor_peer])
   }
+  const holePunch = anchors.length > 0 && config.anchor !== true ? watchHolePunch(node, config.host, netLog) : null
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
   netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length, anchors: anchors.length, relay_server: config.anchor === true }, 'listening')
 
@@ -285,6 +290,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       pending_root_goals: bus.pendingRootGoals().length,
       unreachable_bootstraps: dialer?.unreachable() ?? [],
       relay_addrs: relayAddrs(),
+      ...(holePunch === null ? {} : { reachability: holePunch.reachability() }),
       connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr))
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
