@@ -26,3 +26,11 @@ test('a Plan view redraw cancelled while the window closes is not an error of th
     'Unable to refresh tree view goalSwarm.plan: Canceled'
   ])
 })
+
+test('a row asked for just after its redraw is VS Code answering with none, not an error of the extension; a reveal of an unknown row still is', () => {
+  const log = [
+    "2026-12-03 17:36:45.964 [error] No tree item with id '1/545a123d1c4a162a' found.",
+    "2026-12-03 17:36:46.100 [error] Error: Data tree node not found: 1/545a123d1c4a162a"
+  ].join('\n')
+  assert.deepEqual((extensionErrors(logErrors(log)) as string[]).map((e) => e.slice(24)), ['[error] Error: Data tree node not found: 1/545a123d1c4a162a'])
+})
