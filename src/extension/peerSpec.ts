@@ -23,6 +23,8 @@ export interface PeerSpec extends PeerArgvConfig {
   swarm: string
   swarmKeyFile: string | null
   bootstrap: string[]
+  /** Anchors to reserve a relay slot on (goalSwarm.anchors); each becomes its own `--anchor`. */
+  anchors: string[]
   mdns: boolean
   llm: { provider: LlmProviderName, model: string | null, baseUrl: string | null, timeoutMs?: number }
   maxDepth: number
@@ -41,6 +43,7 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
     swarm: s.swarmName,
     swarmKeyFile: s.swarmKeyFile,
     bootstrap: s.bootstrapPeers,
+    anchors: s.anchors,
     mdns: s.mdns,
     // The editor picks the chat model of vscode-lm for each request (goalSwarm.llm.vscodeModel): the peer gets no --model.
     llm: { provider, model: provider === 'vscode-lm' ? null : s.llmModel, baseUrl: s.llmBaseUrl, ...(s.llmTimeoutMs !== DEFAULT_SETTINGS.llmTimeoutMs ? { timeoutMs: s.llmTimeoutMs } : {}) },
