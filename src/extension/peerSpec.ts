@@ -6,6 +6,7 @@ import type { PeerArgvConfig } from '../peer/ipc/argv'
 import type { Capability, Role } from '../plan/protocol/schemas'
 import type { LlmProviderName } from '../plan/protocol/limits'
 import { DEFAULT_SETTINGS, type Settings } from './settings'
+import { isRelayed } from './address'
 
 /** Everything needed to fork one peer. Paths are absolute. */
 export interface PeerSpec extends PeerArgvConfig {
@@ -58,11 +59,13 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
 /**
  * Multiaddrs other local children can dial to reach a peer: its loopback listen addresses
  * (a peer listening on 0.0.0.0 reports concrete interface addresses, loopback among them).
+ * Relayed addresses are left out: a child next to the peer reaches it without the anchor.
  */
 export function loopbackDialAddrs (listen: readonly string[], peerId: string): string[] {
   const withId = (a: string): string => (a.includes('/p2p/') ? a : `${a}/p2p/${peerId}`)
-  const loop = listen.filter((a) => a.startsWith('/ip4/127.') || a.startsWith('/ip6/::1/'))
-  return (loop.length > 0 ? loop : listen).map(withId)
+  const direct = listen.filter((a) => !isRelayed(a))
+  const loop = direct.filter((a) => a.startsWith('/ip4/127.') || a.startsWith('/ip6/::1/'))
+  return (loop.length > 0 ? loop : direct).map(withId)
 }
 
 /**
