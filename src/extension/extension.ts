@@ -239,8 +239,9 @@ class GoalSwarmExtension extends Disposable {
       localSwarmPeers: this.peers.localSwarm.filter((p) => p.isActive).length,
       drops: status?.drops ?? {},
       unreachable: main.phase === 'running' ? [...main.process?.unreachableBootstraps ?? []] : [],
+      anchors: [...main.process?.spec.anchors ?? []],
       runningPlans: runningPlanCosts(this.view.visibleRoots()),
-      connected: connectedPeerList(status?.connected_peer_ids ?? [], this.model.livePeers(), own)
+      connected: connectedPeerList(status?.connected_peer_ids ?? [], this.model.livePeers(), own, status?.connections ?? [])
     }
     // Every child reports its status each second: only touch the UI when something changed.
     const key = JSON.stringify(snapshot)
@@ -282,7 +283,7 @@ class GoalSwarmExtension extends Disposable {
     let message: string | undefined
     if (main.phase === 'failed') message = `Peer stopped: ${main.failure ?? 'unknown reason'}. Fix the cause, then run "Goal Swarm: Start Peer".`
     else if (main.phase === 'stopped' && this.view.visibleRoots().length > 0) message = 'Peer stopped: the plan below no longer updates. Run "Goal Swarm: Start Peer" to rejoin the swarm.'
-    else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [])
+    else if (main.phase === 'running' && (main.process?.unreachableBootstraps.length ?? 0) > 0) message = unreachableMessage(main.process?.unreachableBootstraps ?? [], main.process?.spec.anchors ?? [])
     // With no plan the welcome content says it, with its buttons; a message would replace them.
     else if (!vscode.workspace.isTrusted && this.view.visibleRoots().length > 0) message = 'Restricted Mode: peers use only your user settings (workspace settings cannot choose an LLM provider, Node binary, swarm or MCP servers).'
     this.view.setMessage(message)

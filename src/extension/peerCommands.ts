@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability } from '../plan/protocol/schemas'
-import { peerAddressProblem, shareableAddress } from './address'
+import { peerAddressProblem, relayedAddresses, shareableAddress } from './address'
 import { Commands } from './commandIds'
 import { CommandFeature, type CommandDeps } from './commandRegistry'
 import type { ReadyInfo } from './peerProcess'
@@ -20,7 +20,10 @@ function walkSyntheses (n: TreeNode): SynthesisView[] {
   return [...(n.synthesis === null ? [] : [n.synthesis]), ...n.children.flatMap(walkSyntheses)]
 }
 import { effectiveProvider, Keys } from './settings'
-import { connectedPeerLabel, connectedPeerList } from '../views/statusModel'
+import { connectedPeerLabel, connectedPeerList, shortAddress } from '../views/statusModel'
+
+/** The button of Copy My Address's relayed-address notification that copies the direct address instead. */
+const COPY_DIRECT = 'Copy Direct Address'
 
 /** How long Connect to Peer waits for the connection (and the peer's name) before it stops watching (ms). */
 const CONNECT_WATCH_MS = 60_000
@@ -120,12 +123,30 @@ export class PeerCommands extends CommandFeature {
 
   /**
    * Copies the multiaddr another editor dials to reach this one (with `/p2p/<PeerId>`), starting
-   * the peer first if needed. @returns the address
+   * the peer first if needed. While the main peer holds a relay slot on an anchor
+   * (goalSwarm.anchors) that is its relayed address, which editors on other networks can
+   * reach; the notification offers the direct one too. @returns the address copied
    */
   async copyMyAddress (): Promise<string> {
     const ready = await this.startPeer()
     const shared = shareableAddress(ready.listen, ready.peerId)
+    const relayed = relayedAddresses(this.d.peers.main.status?.relay_addrs ?? ready.listen, ready.peerId)[0]
+    if (relayed !== undefined) {
+      await vscode.env.clipboard.writeText(relayed.address)
+      this.log.info(`copied this editor's relayed address ${relayed.address}`)
+      const direct = shared === undefined ? '' : ` For an editor ${shared.loopbackOnly ? 'on this machine' : 'on your network'}, "Copy Direct Address" copies ${shared.address}.`
+      const buttons = shared === undefined ? [] : [COPY_DIRECT]
+      void vscode.window.showInformationMessage(`Goal Swarm: copied the relayed address ${relayed.address}: it goes through the anchor ${shortAddress(relayed.address)}, so editors on other networks can reach it. Paste it into "Goal Swarm: Connect to Peer..." in the other editor.${direct}`, ...buttons).then(async (a) => {
+        if (a === COPY_DIRECT && shared !== undefined) await this.copyDirect(shared)
+      })
+      return relayed.address
+    }
     if (shared === undefined) throw new Error('the peer reports no TCP listen address')
+    return await this.copyDirect(shared)
+  }
+
+  /** Copies the direct address, saying where it is reachable. @returns the address */
+  private async copyDirect (shared: { address: string, loopbackOnly: boolean }): Promise<string> {
     await vscode.env.clipboard.writeText(shared.address)
     this.log.info(`copied this editor's address ${shared.address}`)
     const scope = shared.loopbackOnly

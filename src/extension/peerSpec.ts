@@ -6,6 +6,7 @@ import type { PeerArgvConfig } from '../peer/ipc/argv'
 import type { Capability, Role } from '../plan/protocol/schemas'
 import type { LlmProviderName } from '../plan/protocol/limits'
 import { DEFAULT_SETTINGS, type Settings } from './settings'
+import { isRelayed } from './address'
 
 /** Everything needed to fork one peer. Paths are absolute. */
 export interface PeerSpec extends PeerArgvConfig {
@@ -23,6 +24,8 @@ export interface PeerSpec extends PeerArgvConfig {
   swarm: string
   swarmKeyFile: string | null
   bootstrap: string[]
+  /** Anchors to reserve a relay slot on (goalSwarm.anchors); each becomes its own `--anchor`. */
+  anchors: string[]
   mdns: boolean
   llm: { provider: LlmProviderName, model: string | null, baseUrl: string | null, timeoutMs?: number }
   maxDepth: number
@@ -41,6 +44,7 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
     swarm: s.swarmName,
     swarmKeyFile: s.swarmKeyFile,
     bootstrap: s.bootstrapPeers,
+    anchors: s.anchors,
     mdns: s.mdns,
     // The editor picks the chat model of vscode-lm for each request (goalSwarm.llm.vscodeModel): the peer gets no --model.
     llm: { provider, model: provider === 'vscode-lm' ? null : s.llmModel, baseUrl: s.llmBaseUrl, ...(s.llmTimeoutMs !== DEFAULT_SETTINGS.llmTimeoutMs ? { timeoutMs: s.llmTimeoutMs } : {}) },
@@ -55,11 +59,13 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
 /**
  * Multiaddrs other local children can dial to reach a peer: its loopback listen addresses
  * (a peer listening on 0.0.0.0 reports concrete interface addresses, loopback among them).
+ * Relayed addresses are left out: a child next to the peer reaches it without the anchor.
  */
 export function loopbackDialAddrs (listen: readonly string[], peerId: string): string[] {
   const withId = (a: string): string => (a.includes('/p2p/') ? a : `${a}/p2p/${peerId}`)
-  const loop = listen.filter((a) => a.startsWith('/ip4/127.') || a.startsWith('/ip6/::1/'))
-  return (loop.length > 0 ? loop : listen).map(withId)
+  const direct = listen.filter((a) => !isRelayed(a))
+  const loop = direct.filter((a) => a.startsWith('/ip4/127.') || a.startsWith('/ip6/::1/'))
+  return (loop.length > 0 ? loop : direct).map(withId)
 }
 
 /**

@@ -13,6 +13,7 @@ import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type 
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { clipLabel } from '../plan/protocol/text'
 import { allowEntryProblem } from '../peer/tools/mcpConfig'
+import { anchor } from '../peer/cliValues'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'
@@ -43,6 +44,7 @@ export const Keys = {
   listenPort: SETTING_TUNABLES.listenPort.setting,
   mdns: 'goalSwarm.mdns',
   bootstrapPeers: 'goalSwarm.bootstrapPeers',
+  anchors: 'goalSwarm.anchors',
   swarmName: 'goalSwarm.swarmName',
   swarmKeyFile: 'goalSwarm.swarmKeyFile',
   llmProvider: 'goalSwarm.llm.provider',
@@ -78,6 +80,8 @@ export interface Settings {
   listenPort: number
   mdns: boolean
   bootstrapPeers: string[]
+  /** Anchors every peer of this editor reserves a relay slot on (their --anchor), each checked by the CLI's rule. */
+  anchors: string[]
   swarmName: string
   /** Absolute path, or null when unset. */
   swarmKeyFile: string | null
@@ -112,6 +116,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   listenPort: TUNABLES.port.default,
   mdns: false,
   bootstrapPeers: [],
+  anchors: [],
   swarmName: DEFAULT_SWARM,
   swarmKeyFile: null,
   llmProvider: 'auto',
@@ -158,6 +163,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   listenPort: inRange(SETTING_TUNABLES.listenPort),
   mdns: z.boolean(),
   bootstrapPeers: z.array(multiaddr),
+  // Each entry is checked by the CLI's --anchor rule in readSettings: a bad one is left out alone.
+  anchors: z.array(z.string().trim()).transform((a) => [...new Set(a)]),
   swarmName: z.string().regex(SWARM_NAME_RE, `expected ${SWARM_NAME_RULE}`),
   swarmKeyFile: optionalText,
   llmProvider: z.enum(LLM_PROVIDER_SETTINGS),
@@ -183,6 +190,16 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
 /** The numeric setting field of a tunable, when the editor offers it. */
 function fieldOf (name: TunableName): NumericField | undefined {
   return (Object.keys(SETTING_TUNABLES) as NumericField[]).find((f) => SETTING_TUNABLES[f] === TUNABLES[name])
+}
+
+/** Why `entry` is no anchor address, by the peer's own --anchor rule (cliValues anchor), or null. */
+function anchorProblem (entry: string): string | null {
+  try {
+    anchor(entry, [])
+    return null
+  } catch (err) {
+    return (err as Error).message.replace(/\.$/, '')
+  }
 }
 
 function describe (value: unknown): string {
@@ -224,6 +241,11 @@ export function readSettings (reader: SettingsReader): { settings: Settings, pro
     problems.push({ key: Keys[lo], message: `${Keys[lo]} (${a}) is larger than ${Keys[hi]} (${b}): ${rule.why}; using ${describe(da)} and ${describe(db)}` })
     Object.assign(settings, { [lo]: da, [hi]: db })
   }
+  settings.anchors = settings.anchors.filter((entry) => {
+    const problem = anchorProblem(entry)
+    if (problem !== null) problems.push({ key: Keys.anchors, message: `${Keys.anchors}: the entry ${describe(entry)} ${problem}; the peers start without it` })
+    return problem === null
+  })
   for (const field of ['swarmKeyFile', 'nodePath'] as const) {
     const p = settings[field]
     if (p === null || path.isAbsolute(p)) continue

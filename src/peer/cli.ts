@@ -10,8 +10,7 @@
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { addr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
-import { multiaddr } from '@multiformats/multiaddr'
+import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
 import { clipLabel } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
@@ -22,16 +21,6 @@ import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
 
 /** --role values: the wire's roles plus `anchor`, an observer that also relays (DESIGN "Topology"). */
 export const CLI_ROLES = [...ROLES, 'anchor'] as const
-
-/** An --anchor value: a TCP multiaddr (cliValues addr) that names its PeerId, which relayed addresses through it need. */
-function anchorAddr (v: string, prev: string[] | undefined): string[] {
-  const list = addr(v, prev)
-  const parts = multiaddr(v).getComponents()
-  // A relayed address is a member's, reached through an anchor: it holds no relay server itself.
-  if (parts.some((c) => c.name === 'p2p-circuit')) throw new InvalidArgumentError('is a relayed address (it contains /p2p-circuit), a member reached through an anchor: give the anchor\'s own address, the address line it prints at start.')
-  if (!parts.some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
-  return list
-}
 
 /** Exit status for usage errors (bad flag or value). */
 export const USAGE_EXIT = 2

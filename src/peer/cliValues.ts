@@ -39,6 +39,19 @@ export function addr (v: string, prev: string[] | undefined): string[] {
   return [...(prev ?? []), v]
 }
 
+/**
+ * One more anchor (`--anchor`, repeatable; the editor's goalSwarm.anchors entries too): a TCP
+ * multiaddr (addr) that names its PeerId, which relayed addresses through it need.
+ */
+export function anchor (v: string, prev: string[] | undefined): string[] {
+  const list = addr(v, prev)
+  const parts = multiaddr(v).getComponents()
+  // A relayed address is a member's, reached through an anchor: it holds no relay server itself.
+  if (parts.some((c) => c.name === 'p2p-circuit')) throw new InvalidArgumentError('is a relayed address (it contains /p2p-circuit), a member reached through an anchor: give the anchor\'s own address, the address line it prints at start.')
+  if (!parts.some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
+  return list
+}
+
 /** An IPv4 or IPv6 address to listen on. */
 export function host (v: string): string {
   if (isIP(v) === 0) throw new InvalidArgumentError('expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0.')

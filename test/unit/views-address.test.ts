@@ -4,9 +4,10 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { describe, it } from 'node:test'
-import { peerAddressProblem, shareableAddress, tcpPortOf } from '../../src/extension/address'
+import { peerAddressProblem, relayedAddresses, shareableAddress, tcpPortOf } from '../../src/extension/address'
+import { loopbackDialAddrs } from '../../src/extension/peerSpec'
 import { choosePort, rememberedPort, rememberPort } from '../../src/extension/stablePort'
-import { connectedPeerLabel, connectedPeerList, statusBarModel, unreachableLine, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'
+import { connectedPeerLabel, connectedPeerList, connectionLink, statusBarModel, unreachableLine, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'
 import type { CapabilityAnnounce } from '../../src/plan/protocol/schemas'
 
 const PEER_ID = '12D3KooWQYhTNQdmr3ArTeUHRYzFg94BKyTkoWBDWez9kSCVe2Xo'
@@ -40,6 +41,47 @@ describe('Copy My Address / Connect to Peer (views tier: pure rules)', () => {
     assert.match(peerAddressProblem('/ip4/192.168.1.20/tcp/4001') ?? '', /\/p2p\/<PeerId>/)
     assert.match(peerAddressProblem(`/ip4/192.168.1.20/tcp/4001/p2p/${OTHER}/p2p/${OTHER}`) ?? '', /one \/p2p\/<PeerId>/)
     assert.match(peerAddressProblem(`/ip4/127.0.0.1/tcp/4001/p2p/${PEER_ID}`, PEER_ID) ?? '', /own address/)
+  })
+
+  it('a peer holding a relay slot: its relayed address names the anchor; the direct address, the port and the siblings\' dial list ignore it', () => {
+    const relayed = `/ip4/127.0.0.1/tcp/4001/p2p/${OTHER}/p2p-circuit/p2p/${PEER_ID}`
+    const listen = [relayed, '/ip4/127.0.0.1/tcp/4100']
+    assert.deepEqual(relayedAddresses(listen, PEER_ID), [{ address: relayed, anchor: OTHER }])
+    assert.deepEqual(relayedAddresses([`/ip4/127.0.0.1/tcp/4001/p2p/${OTHER}/p2p-circuit`], PEER_ID), [{ address: relayed, anchor: OTHER }])
+    assert.deepEqual(relayedAddresses(['/ip4/127.0.0.1/tcp/4100'], PEER_ID), [])
+    assert.deepEqual(shareableAddress(listen, PEER_ID), { address: `/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`, loopbackOnly: true })
+    assert.equal(tcpPortOf(listen), 4100)
+    assert.deepEqual(loopbackDialAddrs(listen, PEER_ID), [`/ip4/127.0.0.1/tcp/4100/p2p/${PEER_ID}`])
+    assert.equal(peerAddressProblem(relayed), undefined, 'Connect to Peer takes what Copy My Address copied')
+    assert.match(peerAddressProblem(relayed, PEER_ID) ?? '', /own address/)
+    assert.match(peerAddressProblem(`/ip4/127.0.0.1/tcp/4001/p2p/${OTHER}/p2p-circuit`) ?? '', /one \/p2p\/<PeerId>/)
+  })
+
+  it('each connected peer reads direct or relayed via its anchor (named by its announcement); an unreachable anchor is named as one', () => {
+    const ANCHOR = '12D3KooWMapdkxEf5LMGcnPzh28jHfKXuLCz93jN7wQMesdBi9yy'
+    const anchorAddr = `/ip4/127.0.0.1/tcp/4001/p2p/${ANCHOR}`
+    const connections = [
+      { peer: ANCHOR, addr: anchorAddr },
+      { peer: OTHER, addr: `${anchorAddr}/p2p-circuit/p2p/${OTHER}` }
+    ]
+    assert.deepEqual(connectionLink(OTHER, connections), { link: 'relayed', relay: ANCHOR })
+    assert.deepEqual(connectionLink(OTHER, [...connections, { peer: OTHER, addr: '/ip4/10.0.0.2/tcp/4100' }]), { link: 'direct', relay: null })
+    assert.deepEqual(connectionLink(PEER_ID, connections), { link: null, relay: null })
+    const announce = (peer: string, name: string): CapabilityAnnounce => ({ peer_id: peer, role: 'observer', capabilities: [], announced_at: '2026-01-01T00:00:00.000000Z', name } as CapabilityAnnounce)
+    const list = connectedPeerList([ANCHOR, OTHER], [announce(ANCHOR, 'anchor-4001'), announce(OTHER, 'editor-1a2b3c4d')], new Map(), connections)
+    const s: PeersSnapshot = { phase: 'running', role: 'observer', peerId: PEER_ID, swarm: 'default', connectedPeers: 2, listen: [], failure: null, contributing: null, localSwarmPeers: 0, drops: {}, unreachable: [], connected: list }
+    const tip = statusBarModel(s).tooltip
+    assert.ok(tip.includes('  - anchor\\-4001 (observer) · direct\n'), tip)
+    assert.ok(tip.includes('  - editor\\-1a2b3c4d (observer) · relayed via anchor\\-4001'), tip)
+    const unnamed = connectedPeerList([OTHER], [], new Map(), connections)
+    assert.ok(statusBarModel({ ...s, connected: unnamed }).tooltip.includes(`  - …${OTHER.slice(-8)} · relayed via …${ANCHOR.slice(-8)}`))
+
+    const down = `/ip4/203.0.113.7/tcp/4001/p2p/${ANCHOR}`
+    const unreachable = [{ addr: down, failures: 3, error: 'connect ETIMEDOUT' }]
+    assert.equal(unreachableLine(down, [down]), 'anchor 203.0.113.7:4001 (…esdBi9yy) unreachable')
+    assert.ok(statusBarModel({ ...s, unreachable, anchors: [down] }).tooltip.includes(`$(warning) anchor 203.0.113.7:4001 (…esdBi9yy) unreachable: \`${down}\``))
+    assert.equal(unreachableMessage(unreachable, [down]), 'anchor 203.0.113.7:4001 (…esdBi9yy) unreachable (connect ETIMEDOUT); retrying. ' +
+      'Check that the anchor runs, that its port is open to this network, and that goalSwarm.anchors holds the address it prints at start.')
   })
 
   it('an unreachable bootstrap peer is named, with its last dial error, in the status bar tooltip and above the plan', () => {

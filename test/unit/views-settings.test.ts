@@ -56,6 +56,25 @@ describe('extension settings (views tier: pure rules)', () => {
     assert.match(problems.find((p) => p.key === Keys.capabilities)?.message ?? '', /\(item 0\)/)
   })
 
+  it('goalSwarm.anchors: each entry is checked by the CLI\'s --anchor rule; a bad one is named and left out, the others kept', () => {
+    const good = `/ip4/203.0.113.7/tcp/4001/p2p/${PEER_ID}`
+    const ok = readSettings(reader({ [Keys.anchors]: [` ${good} `, good] }))
+    assert.deepEqual(ok.problems, [])
+    assert.deepEqual(ok.settings.anchors, [good], 'trimmed, each once')
+    const { settings, problems } = readSettings(reader({ [Keys.anchors]: ['/ip4/203.0.113.7/tcp/4001', good, '/ip4/203.0.113.7/udp/4001/p2p/x', 'anchor.example.org:4001'] }))
+    assert.deepEqual(settings.anchors, [good])
+    assert.deepEqual(problems.map((p) => p.message), [
+      'goalSwarm.anchors: the entry "/ip4/203.0.113.7/tcp/4001" needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start; the peers start without it',
+      'goalSwarm.anchors: the entry "/ip4/203.0.113.7/udp/4001/p2p/x" expected a TCP multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>; the peers start without it',
+      problems[2]?.message ?? ''
+    ])
+    assert.match(problems[2]?.message ?? '', /^goalSwarm\.anchors: the entry "anchor\.example\.org:4001" not a multiaddr \(.+\); the peers start without it$/)
+    assert.deepEqual(problems.map((p) => p.key), [Keys.anchors, Keys.anchors, Keys.anchors])
+    const notList = readSettings(reader({ [Keys.anchors]: good }))
+    assert.deepEqual(notList.settings.anchors, [])
+    assert.match(notList.problems[0]?.message ?? '', /^goalSwarm\.anchors: .*using \[\]$/)
+  })
+
   it('the listen host must be an IP address', () => {
     const { problems } = readSettings(reader({ [Keys.listenHost]: 'my-laptop' }))
     assert.match(problems[0]?.message ?? '', /^goalSwarm\.listenHost: expected an IPv4 or IPv6 address/)
@@ -146,6 +165,19 @@ describe('peer command line built from settings', () => {
     assert.deepEqual(c.bootstrap, s.bootstrap)
     assert.deepEqual([c.llm.provider, c.llm.model, c.llm.baseUrl, c.llm.timeoutMs], ['openai-compatible', 'llama3.1', 'http://127.0.0.1:11434/v1', 30_000])
     assert.deepEqual([c.maxDepth, c.minSplits, c.maxSplits, c.acceptance.quorum, c.acceptance.minScore], [2, 3, 4, 3, 0.7])
+  })
+
+  it('goalSwarm.anchors reach every peer as one --anchor each, which the CLI reads back', () => {
+    assert.equal(peerArgv(spec()).includes('--anchor'), false)
+    const anchors = [`/ip4/203.0.113.7/tcp/4001/p2p/${PEER_ID}`, '/ip4/198.51.100.4/tcp/4001/p2p/12D3KooWLLqeUgzyvjeKfnb7Ce6Ma9WGX9Z851qdkSx9PGf6Murd']
+    const { settings } = readSettings(reader({ [Keys.anchors]: anchors }))
+    for (const role of ['observer', 'executor'] as const) {
+      const args = peerArgv(spec({ ...specFromSettings(settings, 'offline-demo'), role }))
+      assert.deepEqual(args.flatMap((a, i) => (a === '--anchor' ? [args[i + 1]] : [])), anchors)
+      const r = parseCli(args, io().io)
+      assert.ok(r.kind === 'run')
+      assert.deepEqual(r.config.anchors, anchors)
+    }
   })
 
   it('goalSwarm.llm.timeoutMs reaches the peer only when set, and a bad value names the setting', () => {

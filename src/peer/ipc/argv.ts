@@ -24,6 +24,8 @@ export interface PeerArgvConfig {
   swarmKeyFile?: string | null
   /** Multiaddrs to dial; each becomes its own `--bootstrap`. */
   bootstrap?: readonly string[]
+  /** Anchors (multiaddrs ending in /p2p/<PeerId>); each becomes its own `--anchor`. */
+  anchors?: readonly string[]
   /** true adds `--mdns`, false `--no-mdns`; unset leaves the peer's default (on unless it listens on loopback). */
   mdns?: boolean
   llm?: { provider?: LlmProviderName, model?: string | null, baseUrl?: string | null, timeoutMs?: number }
@@ -79,6 +81,7 @@ export function peerArgv (c: PeerArgvConfig): string[] {
     if (c.mcpAllow !== undefined && c.mcpAllow.length > 0) args.push('--mcp-allow', c.mcpAllow.join(','))
   }
   for (const addr of c.bootstrap ?? []) args.push('--bootstrap', addr)
+  for (const addr of c.anchors ?? []) args.push('--anchor', addr)
   if (c.extraArgs !== undefined) args.push(...c.extraArgs)
   return args
 }
