@@ -41,6 +41,7 @@ test(`${COUNT} malformed messages during a plan: no crash, every one counted wit
     return true
   }, { timeoutMs: 60_000, pollMs: 100 })
 
+  const baselineAt = Date.now()
   const before = new Map(await Promise.all(targets.map(async (p) => [p, await swarm.freshDrops(p)] as const)))
   const observer = swarm.of('observer').find((m) => m.peer !== injector)?.peer
   assert.ok(observer !== undefined)
@@ -73,7 +74,13 @@ test(`${COUNT} malformed messages during a plan: no crash, every one counted wit
     // Counting may trail the flood by a moment on a busy machine.
     await p.waitFor(() => { got = delta(p, p.lastStatus?.drops ?? {}); return REASONS.every((r) => got[r] === expected[r]) }, 'every malformed message counted', 30_000).catch(() => {})
     got = delta(p, await swarm.freshDrops(p))
-    assert.deepEqual(got, expected, `${p.name} (${p.role}) counted every bad message under its reason`)
+    // A live claim or renewal must be dated within the tolerance of the receiver's clock: one
+    // from an honest executor held up past it behind the flood is dropped as skewed (and comes
+    // back by sync). Those are logged with their sender; the flood's own messages carry none.
+    const lateHonest = p.logRecords().filter((r) => r.event === 'message_dropped' && r.reason === 'clock_skew' && Number(r.time) >= baselineAt &&
+      r.from !== injector.peerId && /^(claim|renew) timestamp is [\d.]+ s behind local time/.test(String(r.detail))).length
+    if (lateHonest > 0) console.log(`${p.name}: ${lateHonest} honest claim(s) or renewal(s) arrived past the clock tolerance behind the flood`)
+    assert.deepEqual(got, { ...expected, clock_skew: (expected.clock_skew ?? 0) + lateHonest }, `${p.name} (${p.role}) counted every bad message under its reason`)
   }
   console.log(`flood: ${COUNT} messages (${JSON.stringify(expected)}) to ${targets.length} peers in ${floodMs} ms; ${peerStates(targets)}`)
 })
