@@ -23,9 +23,13 @@ import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
 /** --role values: the wire's roles plus `anchor`, an observer that also relays (DESIGN "Topology"). */
 export const CLI_ROLES = [...ROLES, 'anchor'] as const
 
+/** --anchor addresses one peer takes: each costs a relay slot and a dial loop, and IPC status lists each (ipc/protocol.ts). */
+export const MAX_ANCHORS = 64
+
 /** An --anchor value: a TCP multiaddr (cliValues addr) that names its PeerId, which relayed addresses through it need. */
 function anchorAddr (v: string, prev: string[] | undefined): string[] {
   const list = addr(v, prev)
+  if (list.length > MAX_ANCHORS) throw new InvalidArgumentError(`at most ${MAX_ANCHORS} anchors: a few on reachable addresses are enough for a swarm.`)
   if (!multiaddr(v).getComponents().some((c) => c.name === 'p2p')) throw new InvalidArgumentError('needs /p2p/<PeerId> at the end (members reach each other through the anchor as <anchor>/p2p-circuit/p2p/<member>): copy the address line the anchor prints at start.')
   return list
 }

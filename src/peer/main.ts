@@ -109,6 +109,7 @@ async function main (): Promise<void> {
           state_size: s?.state_size ?? 0,
           unreachable_bootstraps: s?.unreachable_bootstraps ?? [],
           relay_addrs: s?.relay_addrs ?? [],
+          anchors: s?.anchors ?? [],
           connections: s?.connections ?? [],
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }

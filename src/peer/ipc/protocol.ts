@@ -135,6 +135,12 @@ export const ChildMessage = z.discriminatedUnion('type', [
     unreachable_bootstraps: z.array(UnreachableBootstrap),
     /** Its relayed addresses (<anchor>/p2p-circuit/p2p/<self>), one per anchor it holds a relay slot on (DESIGN "Topology"). */
     relay_addrs: z.array(z.string().max(1024)).max(64).optional(),
+    /**
+     * Each --anchor as given, in flag order (at most cli.ts MAX_ANCHORS), and how it stands:
+     * `reserved` (a relay slot on it), `connected` (a direct connection, no slot yet) or
+     * `unreachable` (no connection; re-dialled). Empty without --anchor and for an anchor itself.
+     */
+    anchors: z.array(z.strictObject({ addr: z.string().max(1024), state: z.enum(['reserved', 'connected', 'unreachable']) })).max(64).optional(),
     /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
     connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
     /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */
