@@ -43,8 +43,12 @@ export function addr (v: string, prev: string[] | undefined): string[] {
  * One more anchor (`--anchor`, repeatable; the editor's goalSwarm.anchors entries too): a TCP
  * multiaddr (addr) that names its PeerId, which relayed addresses through it need.
  */
+/** --anchor addresses one peer takes: each costs a relay slot and a dial loop, and IPC status lists each (ipc/protocol.ts). */
+export const MAX_ANCHORS = 64
+
 export function anchor (v: string, prev: string[] | undefined): string[] {
   const list = addr(v, prev)
+  if (list.length > MAX_ANCHORS) throw new InvalidArgumentError(`at most ${MAX_ANCHORS} anchors: a few on reachable addresses are enough for a swarm.`)
   const parts = multiaddr(v).getComponents()
   // A relayed address is a member's, reached through an anchor: it holds no relay server itself.
   if (parts.some((c) => c.name === 'p2p-circuit')) throw new InvalidArgumentError('is a relayed address (it contains /p2p-circuit), a member reached through an anchor: give the anchor\'s own address, the address line it prints at start.')

@@ -110,6 +110,7 @@ async function main (): Promise<void> {
           unreachable_bootstraps: s?.unreachable_bootstraps ?? [],
           relay_addrs: s?.relay_addrs ?? [],
           ...(s?.reachability === undefined ? {} : { reachability: s.reachability }),
+          anchors: s?.anchors ?? [],
           connections: s?.connections ?? [],
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }

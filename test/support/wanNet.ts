@@ -1,6 +1,6 @@
 /**
  * A simulated internet of network namespaces for the WAN tier (test/wan): an "internet"
- * namespace holding a bridge on 203.0.113.0/24 (TEST-NET-3), one anchor namespace on it, and
+ * namespace holding a bridge on 203.0.113.0/24 (TEST-NET-3), one or more anchor namespaces on it, and
  * sites, each a router namespace that NATs (nftables masquerade) a private 10.0.<site>.0/24
  * behind its one internet address and drops what the internet starts towards it, with host
  * namespaces on that private subnet. Routers know no route to another site's subnet, so hosts
@@ -43,6 +43,8 @@ export interface WanNetOptions {
    * AutoNAT treat the internet addresses as public. The namespaces stay isolated either way.
    */
   internet?: string
+  /** Anchor namespaces on the internet bridge, 1 to 9 (default 1). */
+  anchors?: number
 }
 
 /** The NAT of a site router with `hosts` hosts, as `nft -f` input. */
@@ -71,19 +73,27 @@ export class WanNet {
 
   readonly nat: SiteNat
   private readonly internet: string
+  /** Anchor namespaces on the internet bridge (1 to 9). */
+  readonly anchors: number
 
   /** @param hostsPerSite number of hosts behind each site's router, one entry per site */
   constructor (readonly stem: string, readonly hostsPerSite: readonly number[], opts: WanNetOptions = {}) {
+    this.anchors = opts.anchors ?? 1
+    if (!Number.isInteger(this.anchors) || this.anchors < 1 || this.anchors > 9) throw new Error(`anchors must be 1..9, got ${this.anchors}`)
     this.prefix = `${stem}${process.pid}`
     this.nat = opts.nat ?? { kind: 'masquerade' }
     this.internet = opts.internet ?? '203.0.113'
-    this.anchorIp = `${this.internet}.10`
   }
 
   get inet (): string { return `${this.prefix}-inet` }
-  get anchorNs (): string { return `${this.prefix}-anchor` }
-  /** The anchor's internet address. */
-  readonly anchorIp: string
+  /** The first anchor's namespace. */
+  get anchorNs (): string { return this.anchorNsOf(1) }
+  /** The first anchor's internet address. */
+  get anchorIp (): string { return this.anchorIpOf(1) }
+  /** Anchor `n`'s namespace (1-based; the first keeps the name of a one-anchor net). */
+  anchorNsOf (n: number): string { return `${this.prefix}-anchor${n === 1 ? '' : n}` }
+  /** Anchor `n`'s internet address, <internet>.<9 + n>. */
+  anchorIpOf (n: number): string { return `${this.internet}.${9 + n}` }
   router (site: number): string { return `${this.prefix}-r${site}` }
   /** Site router's internet address: the source address the anchor sees for the site's hosts. */
   routerIp (site: number): string { return `${this.internet}.${20 + site}` }
@@ -123,8 +133,10 @@ export class WanNet {
 
     ns(this.inet)
     bridge(this.inet, null)
-    ns(this.anchorNs)
-    plug(this.inet, 'vanchor', this.anchorNs, 'eth0', `${this.anchorIp}/24`)
+    for (let n = 1; n <= this.anchors; n++) {
+      ns(this.anchorNsOf(n))
+      plug(this.inet, `vanchor${n}`, this.anchorNsOf(n), 'eth0', `${this.anchorIpOf(n)}/24`)
+    }
     for (const [s, n] of this.hostsPerSite.entries()) {
       const site = s + 1
       const r = this.router(site)

@@ -45,6 +45,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
         self: { peer_id: rt.peerId, role: config.role, swarm: config.swarm, ...(config.displayName === undefined ? {} : { name: config.displayName }) },
         booted_at_ms: bootedAt,
         connected_peers: rt.node.getPeers().length,
+        anchors: rt.anchorStates(),
         drops: rt.drops.snapshot(),
         flow: flow.recent()
       }),

@@ -124,6 +124,8 @@ export interface DashSnapshot {
   booted_at_ms: number
   generated_at_ms: number
   connected_peers: number
+  /** Each --anchor of this peer and how it stands (net/dialer.ts AnchorStatus); empty without --anchor. */
+  anchors: DashAnchor[]
   plans: DashPlan[]
   peers: DashPeer[]
   /** Drop and ignore counters per reason (net/drops.ts). */
@@ -131,6 +133,9 @@ export interface DashSnapshot {
   /** The most recent message and drop events, oldest first. */
   flow: FlowEvent[]
 }
+
+/** One --anchor address and whether this peer holds a relay slot on it. */
+export interface DashAnchor { addr: string, state: 'reserved' | 'connected' | 'unreachable' }
 
 export interface SnapshotInput {
   state: PlanState
@@ -144,6 +149,8 @@ export interface SnapshotInput {
   self: { peer_id: string, role: string, swarm: string, name?: string }
   booted_at_ms: number
   connected_peers: number
+  /** Default none (a peer without --anchor). */
+  anchors?: DashAnchor[]
   drops: Record<string, number>
   flow: FlowEvent[]
 }
@@ -230,6 +237,7 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
     booted_at_ms: input.booted_at_ms,
     generated_at_ms: Math.round(nowMs),
     connected_peers: input.connected_peers,
+    anchors: input.anchors ?? [],
     plans: roots.map((r) => ({
       id: r.id,
       text: r.text,

@@ -137,6 +137,12 @@ export const ChildMessage = z.discriminatedUnion('type', [
     relay_addrs: z.array(z.string().max(1024)).max(64).optional(),
     /** A member with anchors: reachable without a relay (AutoNAT v2 verified a public address), not, or not known yet. */
     reachability: z.enum(['public', 'private', 'unknown']).optional(),
+    /**
+     * Each --anchor as given, in flag order (at most cliValues.ts MAX_ANCHORS), and how it stands:
+     * `reserved` (a relay slot on it), `connected` (a direct connection, no slot yet) or
+     * `unreachable` (no connection; re-dialled). Empty without --anchor and for an anchor itself.
+     */
+    anchors: z.array(z.strictObject({ addr: z.string().max(1024), state: z.enum(['reserved', 'connected', 'unreachable']) })).max(64).optional(),
     /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
     connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
     /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */

@@ -35,6 +35,16 @@ export const UNREACHABLE_AFTER_FAILURES = 3
  */
 export interface UnreachableBootstrap { addr: string, failures: number, error: string }
 
+/**
+ * How one --anchor stands now: `reserved` (this peer holds a relay slot on it, so members at
+ * other sites reach it through it), `connected` (a direct connection, no slot yet), `unreachable`
+ * (no direct connection; re-dialled with backoff).
+ */
+export type AnchorState = 'reserved' | 'connected' | 'unreachable'
+
+/** One --anchor address (as given) and its state. */
+export interface AnchorStatus { addr: string, state: AnchorState }
+
 interface Target { addr: Multiaddr, text: string, flag: '--bootstrap' | '--anchor', peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean }
 interface Member { peerId: PeerId, nextAt: number, delay: number, dialing: boolean, failures: number }
 
@@ -49,12 +59,19 @@ export function peerMismatch (err: Error): { actual: string | null } | null {
   return err.name === 'UnexpectedPeerError' ? { actual: null } : null
 }
 
+/** What a peer says when none of its --anchor addresses is reachable (`addrs` as given). */
+export function anchorsUnreachableLine (addrs: readonly string[]): string {
+  return `no anchor reachable (${addrs.join(', ')}): peers at other sites cannot reach this peer, nor it them, until one is; peers on this network and --bootstrap peers stay connected; retrying`
+}
+
 export class Dialer {
   private readonly targets: Target[]
   private readonly anchors: Target[]
   private readonly members = new Map<string, Member>()
   private timer: NodeJS.Timeout | null = null
   private stopped = false
+  /** Every anchor counted unreachable at once (logged once until one is reached again). */
+  private anchorsLost = false
 
   /**
    * @param bootstrap --bootstrap multiaddrs
@@ -129,6 +146,21 @@ export class Dialer {
     return this.targets.filter((t) => t.failures >= UNREACHABLE_AFTER_FAILURES || t.wrongPeer).map((t) => ({ addr: t.text, failures: t.failures, error: t.lastError }))
   }
 
+  /**
+   * Each --anchor in flag order, `reserved` when `reservedOn` (PeerIds this peer holds a relay
+   * slot on) names it, else `connected` while a direct (not relayed) connection to it is open,
+   * else `unreachable`.
+   */
+  anchorStates (reservedOn: ReadonlySet<string>): AnchorStatus[] {
+    return this.anchors.map((a) => {
+      const id = a.peerId
+      const state: AnchorState = id !== null && reservedOn.has(id.toString())
+        ? 'reserved'
+        : id !== null && this.node.getConnections(id).some((c) => c.status === 'open' && !c.remoteAddr.toString().includes('/p2p-circuit')) ? 'connected' : 'unreachable'
+      return { addr: a.text, state }
+    })
+  }
+
   stop (): void {
     this.stopped = true
     if (this.timer !== null) clearInterval(this.timer)
@@ -168,6 +200,7 @@ export class Dialer {
           const line = { addr: t.text, flag: t.flag, failures: t.failures, err: err.message }
           if (t.failures === UNREACHABLE_AFTER_FAILURES) this.log.warn({ event: 'bootstrap_unreachable', ...line }, `${t.flag === '--anchor' ? 'anchor' : 'bootstrap peer'} not reachable yet; retrying`)
           else this.log.debug(line, 'bootstrap dial failed')
+          if (t.flag === '--anchor') this.checkAnchorsLost()
         })
         .finally(() => { t.dialing = false })
     }
@@ -188,7 +221,24 @@ export class Dialer {
       `${t.flag} ${t.text}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`)
   }
 
+  /**
+   * Says once, in words, when no anchor is reachable any more: this peer then has no relay slot,
+   * so members at other sites neither reach it nor are reached by it, while peers it reaches
+   * directly (mDNS, --bootstrap) stay connected.
+   */
+  private checkAnchorsLost (): void {
+    if (this.anchorsLost || this.anchors.length === 0) return
+    if (!this.anchors.every((a) => a.wrongPeer || a.failures >= UNREACHABLE_AFTER_FAILURES)) return
+    this.anchorsLost = true
+    const addrs = this.anchors.map((a) => a.text)
+    this.log.warn({ event: 'anchors_unreachable', anchors: addrs }, anchorsUnreachableLine(addrs))
+  }
+
   private reached (t: Target): void {
+    if (t.flag === '--anchor' && this.anchorsLost) {
+      this.anchorsLost = false
+      this.log.info({ event: 'anchors_reachable', addr: t.text }, `anchor ${t.text} reached again: reserving a relay slot on it`)
+    }
     if (t.failures > 0) this.log.info({ event: 'bootstrap_reached', addr: t.text, flag: t.flag, failures: t.failures }, `${t.flag === '--anchor' ? 'anchor' : 'bootstrap peer'} reached`)
     t.failures = 0
     t.lastError = ''

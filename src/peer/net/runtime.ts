@@ -18,7 +18,7 @@ import { CancelRefused, cancelMessage } from '../../plan/state/planControl'
 import type { Budget, CancelMsg } from '../../plan/protocol/schemas'
 import { BlobService, BlobStore } from './blobs'
 import { ensureDir, lockDataDir, lockIdentity, planDataDir } from './dataDir'
-import { Dialer, type UnreachableBootstrap } from './dialer'
+import { Dialer, type AnchorStatus, type UnreachableBootstrap } from './dialer'
 import { DropCounters } from './drops'
 import { GossipBus } from './gossipBus'
 import { loadOrCreateIdentity } from './identity'
@@ -60,6 +60,8 @@ export interface RuntimeStatus {
   relay_addrs: string[]
   /** A member with anchors: whether it is reachable without a relay (holePunch.ts). */
   reachability?: Reachability
+  /** Each --anchor in flag order and whether this peer holds a relay slot on it (net/dialer.ts AnchorStatus); empty for an anchor. */
+  anchors: AnchorStatus[]
   /** Open connections, by remote PeerId then remote address (a relayed one contains /p2p-circuit). */
   connections: Array<{ peer: string, addr: string }>
 }
@@ -83,6 +85,8 @@ export interface PeerRuntime {
    */
   relayReserved(timeoutMs: number): Promise<boolean>
   status(): RuntimeStatus
+  /** Each --anchor in flag order and how it stands (net/dialer.ts AnchorStatus); empty without --anchor or for an anchor. */
+  anchorStates(): AnchorStatus[]
   /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
   submitGoal(text: string, budget?: Budget): Promise<string>
   /**
@@ -231,16 +235,19 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     bus.onMessage((env) => { if (env.kind === 'capability') relayedDialer.onMember(env.body.peer_id) })
   }
   const relayAddrs = (): string[] => node.getMultiaddrs().map(String).filter((a) => a.includes('/p2p-circuit'))
+  /** The anchor of a relayed address <anchor>/p2p-circuit/p2p/<self>: its first /p2p part. */
+  const anchorOf = (a: string): string | null => multiaddr(a).getComponents().find((c) => c.name === 'p2p')?.value ?? null
+  const reservedOn = (): Set<string> => new Set(relayAddrs().flatMap((a) => { const id = anchorOf(a); return id === null ? [] : [id] }))
   let reserved = new Set<string>()
   const reservedWaiters = new Set<() => void>()
   node.addEventListener('self:peer:update', () => {
     const now = new Set(relayAddrs())
     for (const a of now) {
       if (reserved.has(a)) continue
-      const anchor = multiaddr(a).getComponents().find((c) => c.name === 'p2p')?.value ?? null
+      const anchor = anchorOf(a)
       netLog.info({ event: 'relay_reserved', anchor, addr: a }, `relay slot reserved on anchor ${anchor ?? '?'}: others reach this peer at ${a}`)
     }
-    for (const a of reserved) if (!now.has(a)) netLog.warn({ event: 'relay_lost', addr: a }, `relay slot lost: ${a} (reserved again once the anchor is reached)`)
+    for (const a of reserved) if (!now.has(a)) netLog.warn({ event: 'relay_lost', anchor: anchorOf(a), addr: a }, `relay slot lost: ${a} (reserved again once the anchor is reached)`)
     const gained = [...now].some((a) => !reserved.has(a))
     reserved = now
     if (now.size > 0) for (const w of [...reservedWaiters]) w()
@@ -259,6 +266,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
   netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length, anchors: anchors.length, relay_server: config.anchor === true }, 'listening')
 
+  const anchorStates = (): AnchorStatus[] => config.anchor === true ? [] : dialer?.anchorStates(reservedOn()) ?? []
   let stopping: Promise<void> | null = null
   const runtime: PeerRuntime = {
     config,
@@ -279,6 +287,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
         reservedWaiters.add(done)
       })
     },
+    anchorStates,
     status: () => ({
       peer_id: peerId.toString(),
       connected_peers: node.getPeers().length,
@@ -291,6 +300,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       unreachable_bootstraps: dialer?.unreachable() ?? [],
       relay_addrs: relayAddrs(),
       ...(holePunch === null ? {} : { reachability: holePunch.reachability() }),
+      anchors: anchorStates(),
       connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr))
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,

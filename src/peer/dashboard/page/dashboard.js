@@ -210,6 +210,20 @@ function renderPeers (snap) {
     el('td', {}, p.live ? ago(p.age_ms + sinceSnapshot()) : `gone (${ago(p.age_ms + sinceSnapshot())})`))))
 }
 
+const ANCHOR_STATE_TEXT = { reserved: 'relay slot reserved', connected: 'connected, no relay slot yet', unreachable: 'unreachable (retrying)' }
+
+/** The --anchor addresses of this peer; when none is reachable, a sentence saying what that costs. */
+function renderAnchors (snap) {
+  const anchors = snap.anchors ?? []
+  document.getElementById('anchors-section').hidden = anchors.length === 0
+  document.getElementById('anchors').replaceChildren(...anchors.map((a) => el('li', { 'data-state': a.state, title: a.addr },
+    el('span', { class: 'anchor-addr' }, a.addr), ` ${ANCHOR_STATE_TEXT[a.state] ?? a.state}`)))
+  const none = anchors.length > 0 && anchors.every((a) => a.state === 'unreachable')
+  document.getElementById('anchors-summary').textContent = none
+    ? 'No anchor reachable: peers at other sites cannot reach this peer until one is; peers on this network stay connected.'
+    : ''
+}
+
 /** Time since the shown snapshot arrived, ms: the server sends none while nothing changes. */
 function sinceSnapshot () {
   return lastAt === 0 ? 0 : Date.now() - lastAt
@@ -246,6 +260,7 @@ function render (snap, force = false) {
   if (force || plansKey !== drawnPlans) drawPlans(plans, snap)
   drawnPlans = plansKey
   renderPeers(snap)
+  renderAnchors(snap)
   renderDrops(snap)
   renderFlow(snap)
 }
