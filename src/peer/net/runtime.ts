@@ -239,6 +239,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   const anchorOf = (a: string): string | null => multiaddr(a).getComponents().find((c) => c.name === 'p2p')?.value ?? null
   const reservedOn = (): Set<string> => new Set(relayAddrs().flatMap((a) => { const id = anchorOf(a); return id === null ? [] : [id] }))
   let reserved = new Set<string>()
+  let stopping: Promise<void> | null = null
   const reservedWaiters = new Set<() => void>()
   node.addEventListener('self:peer:update', () => {
     const now = new Set(relayAddrs())
@@ -247,7 +248,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       const anchor = anchorOf(a)
       netLog.info({ event: 'relay_reserved', anchor, addr: a }, `relay slot reserved on anchor ${anchor ?? '?'}: others reach this peer at ${a}`)
     }
-    for (const a of reserved) if (!now.has(a)) netLog.warn({ event: 'relay_lost', anchor: anchorOf(a), addr: a }, `relay slot lost: ${a} (reserved again once the anchor is reached)`)
+    // A peer that is stopping drops its own slots: that is no loss to warn of.
+    if (stopping === null) for (const a of reserved) if (!now.has(a)) netLog.warn({ event: 'relay_lost', anchor: anchorOf(a), addr: a }, `relay slot lost: ${a} (reserved again once the anchor is reached)`)
     const gained = [...now].some((a) => !reserved.has(a))
     reserved = now
     if (now.size > 0) for (const w of [...reservedWaiters]) w()
@@ -267,7 +269,6 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   netLog.info({ event: 'listening', peer_id: peerId.toString(), listen: listenAddrs(), swarm: config.swarm, private_swarm: psk !== null, mdns: config.mdns, bootstrap: config.bootstrap.length, anchors: anchors.length, relay_server: config.anchor === true }, 'listening')
 
   const anchorStates = (): AnchorStatus[] => config.anchor === true ? [] : dialer?.anchorStates(reservedOn()) ?? []
-  let stopping: Promise<void> | null = null
   const runtime: PeerRuntime = {
     config,
     peerId: peerId.toString(),
