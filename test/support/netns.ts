@@ -122,28 +122,13 @@ export class NetnsLan {
       return ends.map(([ns, dev]) => execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', dev], { encoding: 'utf8' }).trim()).join(' | ')
     }
     await this.startDelayer(i, delayMs, lossPercent)
-    for (const [chain, dir] of [['OUTPUT', '-o'], ['INPUT', '-i']] as const) {
-      execFileSync('ip', ['netns', 'exec', this.ns(i), 'iptables', '-A', chain, dir, 'eth0', '-j', 'NFQUEUE', '--queue-num', String(QUEUE)])
-    }
-    const rules = execFileSync('ip', ['netns', 'exec', this.ns(i), 'iptables', '-S'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('NFQUEUE'))
+    const rules = queueToDelayer(this.ns(i), [['OUTPUT', '-o', 'eth0'], ['INPUT', '-i', 'eth0']])
     return [`nfqueue-netem.py delay ${delayMs}ms loss ${lossPercent}%`, ...rules].join(' | ')
   }
 
   /** Starts nfqueue-netem.py in namespace `i` and waits until it is bound to the queue. */
   private async startDelayer (i: number, delayMs: number, lossPercent: number): Promise<void> {
-    const child = spawn('ip', ['netns', 'exec', this.ns(i), 'python3', NFQUEUE_NETEM, String(QUEUE), String(delayMs), String(lossPercent)], { stdio: ['ignore', 'pipe', 'pipe'] })
-    this.delayers.push(child)
-    const stderr: string[] = []
-    createInterface({ input: child.stderr }).on('line', (l) => { stderr.push(l) })
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => { reject(new Error(`nfqueue-netem.py not ready within 20 s: ${stderr.join(' ')}`)) }, 20_000)
-      createInterface({ input: child.stdout }).on('line', (l) => {
-        if (l === 'ready') { clearTimeout(t); resolve() }
-        const m = /^stats (\d+) (\d+)$/.exec(l)
-        if (m !== null) this.delayerStats.set(i, { passed: Number(m[1]), dropped: Number(m[2]) })
-      })
-      child.once('exit', (code) => { clearTimeout(t); reject(new Error(`nfqueue-netem.py exited (${String(code)}): ${stderr.join(' ')}`)) })
-    })
+    await startNfqueueDelayer(this.ns(i), delayMs, lossPercent, this.delayers, (stats) => { this.delayerStats.set(i, stats) })
   }
 
   /**
@@ -165,14 +150,50 @@ export class NetnsLan {
 
   /** Kills the delayers by pid and deletes every namespace of this LAN. @returns names still present */
   destroy (): string[] {
-    for (const d of this.delayers) {
-      if (d.pid === undefined || d.exitCode !== null || d.signalCode !== null) continue
-      try { process.kill(d.pid, 'SIGKILL') } catch { /* already gone */ }
-    }
+    killDelayers(this.delayers)
     if (!this.up) return []
     deleteLan(this.prefix)
     this.up = false
     return namespacesOf(this.prefix)
+  }
+}
+
+/**
+ * Starts nfqueue-netem.py in namespace `ns` (delay `delayMs` ms, loss `lossPercent` %, queue
+ * QUEUE) and waits until it is bound to the queue; the child is pushed onto `children` first, so
+ * a caller's cleanup kills it even when it never gets ready. `onStats` gets its packet counts.
+ * @throws when it exits or is not ready within 20 s
+ */
+export async function startNfqueueDelayer (ns: string, delayMs: number, lossPercent: number, children: ChildProcess[], onStats: (s: { passed: number, dropped: number }) => void = () => {}): Promise<void> {
+  const child = spawn('ip', ['netns', 'exec', ns, 'python3', NFQUEUE_NETEM, String(QUEUE), String(delayMs), String(lossPercent)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  const stderr: string[] = []
+  createInterface({ input: child.stderr }).on('line', (l) => { stderr.push(l) })
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => { reject(new Error(`nfqueue-netem.py not ready within 20 s: ${stderr.join(' ')}`)) }, 20_000)
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      if (l === 'ready') { clearTimeout(t); resolve() }
+      const m = /^stats (\d+) (\d+)$/.exec(l)
+      if (m !== null) onStats({ passed: Number(m[1]), dropped: Number(m[2]) })
+    })
+    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`nfqueue-netem.py exited (${String(code)}): ${stderr.join(' ')}`)) })
+  })
+}
+
+/**
+ * Queues the packets iptables `chain` sees with `dir dev` (`-i eth0`, `-o wan`, …) in namespace
+ * `ns` to the delayer's queue. @returns the namespace's NFQUEUE rules as `iptables -S` prints them
+ */
+export function queueToDelayer (ns: string, rules: ReadonlyArray<readonly [chain: string, dir: '-i' | '-o', dev: string]>): string[] {
+  for (const [chain, dir, dev] of rules) execFileSync('ip', ['netns', 'exec', ns, 'iptables', '-A', chain, dir, dev, '-j', 'NFQUEUE', '--queue-num', String(QUEUE)])
+  return execFileSync('ip', ['netns', 'exec', ns, 'iptables', '-S'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('NFQUEUE'))
+}
+
+/** Kills by pid every delayer in `children` still running. */
+export function killDelayers (children: readonly ChildProcess[]): void {
+  for (const d of children) {
+    if (d.pid === undefined || d.exitCode !== null || d.signalCode !== null) continue
+    try { process.kill(d.pid, 'SIGKILL') } catch { /* already gone */ }
   }
 }
 

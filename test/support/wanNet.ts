@@ -7,8 +7,8 @@
  * of two sites can reach the anchor but never each other. Names are `<stem><pid>-…`, so
  * test/support/netns.ts deleteLan and sweepStale remove them; nothing touches the host namespace.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
-import { deleteLan, namespacesOf, sweepStale } from './netns'
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process'
+import { deleteLan, killDelayers, namespacesOf, queueToDelayer, startNfqueueDelayer, sweepStale, type ImpairMode } from './netns'
 
 /** What nft needs (nftables) besides `ip netns`; null when usable. */
 export function nftUnavailable (): string | null {
@@ -70,6 +70,8 @@ function routerRules (nat: SiteNat, site: number, hosts: number): string {
 export class WanNet {
   readonly prefix: string
   private up = false
+  /** Userspace delayers of `delayUplink` in nfqueue mode. */
+  private readonly delayers: ChildProcess[] = []
 
   readonly nat: SiteNat
   private readonly internet: string
@@ -160,10 +162,18 @@ export class WanNet {
   }
 
   /**
-   * Delays every packet over site `site`'s uplink by `delayMs`, each way (a netem qdisc on both
-   * ends of the router's internet link). @returns what tc shows @throws when tc fails
+   * Delays every packet over site `site`'s uplink by `delayMs`, each way. `netem`: a netem qdisc
+   * on both ends of the router's internet link. `nfqueue` (kernels without netem): the router's
+   * iptables queues what it forwards in and out of `wan` to nfqueue-netem.py, started in the
+   * router's namespace and killed in `destroy`. @returns what tc or iptables shows
+   * @throws when tc, iptables or the delayer fails
    */
-  delayUplink (site: number, delayMs: number): string {
+  async delayUplink (site: number, delayMs: number, mode: ImpairMode): Promise<string> {
+    if (mode === 'nfqueue') {
+      await startNfqueueDelayer(this.router(site), delayMs, 0, this.delayers)
+      const rules = queueToDelayer(this.router(site), [['FORWARD', '-i', 'wan'], ['FORWARD', '-o', 'wan']])
+      return [`nfqueue-netem.py delay ${delayMs}ms`, ...rules].join(' | ')
+    }
     const ends: Array<[string, string]> = [[this.router(site), 'wan'], [this.inet, `vsite${site}`]]
     for (const [ns, dev] of ends) execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'add', 'dev', dev, 'root', 'netem', 'delay', `${delayMs}ms`])
     return ends.map(([ns, dev]) => execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', dev], { encoding: 'utf8' }).trim()).join(' | ')
@@ -171,6 +181,7 @@ export class WanNet {
 
   /** Deletes every namespace of this net (their veth pairs go with them). @returns names still present */
   destroy (): string[] {
+    killDelayers(this.delayers)
     if (!this.up) return []
     deleteLan(this.prefix)
     this.up = false

@@ -7,7 +7,7 @@
  * keeps the plan through that neighbour. Anchor 1 then restarts with the same identity and port:
  * every member reserves a slot on it again (relay_reserved, status), and an observer at a fourth
  * site that knows only anchor 1 joins late and rebuilds the same tree.
- * Offline demo model, 40 ms netem delay per uplink, one swarm key. Needs root, `ip netns` and
+ * Offline demo model, 40 ms delay per uplink (netem, or NFQUEUE without it), one swarm key. Needs root, `ip netns` and
  * `nft`; otherwise skipped with the reason printed. Every process is killed and every namespace
  * deleted in `after`, also on failure.
  */
@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, test } from 'node:test'
-import { ensureTool, netemUnavailable, netnsUnavailable } from '../support/netns'
+import { ensureTool, impairMode, netnsUnavailable } from '../support/netns'
 import { wallMs, type TestPeer } from '../support/peers'
 import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
@@ -84,12 +84,13 @@ if (reason !== null) {
   test('two anchors: anchor 1 killed mid-plan, the plan completes through anchor 2; restarted, it is reserved on again and serves a late observer', { timeout: 360_000 }, async () => {
     requireBundle()
     net.create()
-    const netem = netemUnavailable()
-    if (netem === null) {
-      for (let s = 1; s <= 4; s++) net.delayUplink(s, DELAY_MS)
-      measured['uplink delay'] = `${DELAY_MS} ms each way on every site uplink (tc netem)`
+    const impair = impairMode()
+    if ('mode' in impair) {
+      for (let s = 1; s <= 4; s++) console.log(`site ${s} uplink: ${await net.delayUplink(s, DELAY_MS, impair.mode)}`)
+      measured['uplink delay'] = `${DELAY_MS} ms each way on every site uplink (${impair.note})`
     } else {
-      measured['uplink delay'] = `none (${netem})`
+      console.log(`WAN tier: uplinks not delayed: ${impair.reason}`)
+      measured['uplink delay'] = `none (${impair.reason})`
     }
     const records = recordsOf()
     const anchorSpec = (n: number): Parameters<RoleSwarm['add']>[1] => ({

@@ -5,8 +5,8 @@
  * and drops what the internet starts (test/support/wanNet.ts). Site 1: an observer that submits
  * and a decomposer; site 2: two scorers; site 3: an executor; each with --no-mdns and
  * --anchor <anchor> only, on the offline demo model (a stand-in on the host's loopback is
- * unreachable from a namespace). With the kernel's netem qdisc each site uplink is delayed
- * 40 ms each way. Every peer holds the same swarm key (pnet). Needs root, `ip netns` and `nft`; otherwise skipped with the reason printed.
+ * unreachable from a namespace). Each site uplink is delayed 40 ms each way: by the kernel's
+ * netem qdisc, or on a kernel without it by a userspace delayer in the router (NFQUEUE). Every peer holds the same swarm key (pnet). Needs root, `ip netns` and `nft`; otherwise skipped with the reason printed.
  * Every process is killed and every namespace deleted in `after`, also on failure.
  */
 import assert from 'node:assert/strict'
@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, test } from 'node:test'
-import { ensureTool, netemUnavailable, netnsUnavailable } from '../support/netns'
+import { ensureTool, impairMode, netnsUnavailable } from '../support/netns'
 import type { TestPeer } from '../support/peers'
 import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
@@ -54,23 +54,25 @@ if (reason !== null) {
     for (const [k, v] of Object.entries(measured)) console.log(`  ${k}: ${v}`)
   })
 
-  /** A TCP connect from namespace `ns` to ip:port: 'connected' or the error code. */
-  const probe = (ns: string, ip: string, port: number): string => {
-    const js = `const c=require('net').connect(${port},'${ip}');c.on('connect',()=>{console.log('connected');process.exit(0)});c.on('error',(e)=>{console.log(e.code);process.exit(0)});setTimeout(()=>{console.log('ETIMEDOUT');process.exit(0)},3000)`
+  /** A TCP connect from namespace `ns` to ip:port: 'connected' or the error code, and how long it took (ms). */
+  const connect = (ns: string, ip: string, port: number): { outcome: string, ms: number } => {
+    const js = `const t=process.hrtime.bigint(),ms=()=>Number(process.hrtime.bigint()-t)/1e6;const c=require('net').connect(${port},'${ip}');c.on('connect',()=>{console.log('connected',ms());process.exit(0)});c.on('error',(e)=>{console.log(e.code,ms());process.exit(0)});setTimeout(()=>{console.log('ETIMEDOUT',ms());process.exit(0)},3000)`
     const r = spawnSync('ip', ['netns', 'exec', ns, process.execPath, '-e', js], { encoding: 'utf8', timeout: 10_000 })
-    return r.stdout.trim()
+    const [outcome = '', ms = 'NaN'] = r.stdout.trim().split(' ')
+    return { outcome, ms: Number(ms) }
   }
+  const probe = (ns: string, ip: string, port: number): string => connect(ns, ip, port).outcome
 
   test('three NATed sites: the plan completes through the anchor relay, one result per leaf, the same tree everywhere, cross-site connections only relayed', { timeout: 240_000 }, async () => {
     requireBundle()
     net.create()
-    const netem = netemUnavailable()
-    if (netem === null) {
-      for (let s = 1; s <= SITES.length; s++) console.log(`site ${s} uplink: ${net.delayUplink(s, DELAY_MS)}`)
-      measured['uplink delay'] = `${DELAY_MS} ms each way on every site uplink (tc netem)`
+    const impair = impairMode()
+    if ('mode' in impair) {
+      for (let s = 1; s <= SITES.length; s++) console.log(`site ${s} uplink: ${await net.delayUplink(s, DELAY_MS, impair.mode)}`)
+      measured['uplink delay'] = `${DELAY_MS} ms each way on every site uplink (${impair.note})`
     } else {
-      console.log(`WAN tier: uplinks not delayed: ${netem}`)
-      measured['uplink delay'] = `none (${netem})`
+      console.log(`WAN tier: uplinks not delayed: ${impair.reason}`)
+      measured['uplink delay'] = `none (${impair.reason})`
     }
     assert.match(net.natRules(1), /oifname "wan" masquerade/)
 
@@ -119,7 +121,11 @@ if (reason !== null) {
     // and the anchor sees each member at its site router's address (NAT).
     const [a1, b1] = [net.host(1, 1), net.host(2, 1)]
     assert.match(probe(a1.ns, b1.ip, PORT), /^(ENETUNREACH|EHOSTUNREACH|ETIMEDOUT)$/, 'site 1 cannot reach site 2 directly')
-    assert.equal(probe(a1.ns, net.anchorIp, PORT), 'connected', 'site 1 reaches the anchor')
+    const toAnchor = connect(a1.ns, net.anchorIp, PORT)
+    assert.equal(toAnchor.outcome, 'connected', 'site 1 reaches the anchor')
+    // The SYN and the SYN-ACK each cross the delayed uplink once.
+    if ('mode' in impair) assert.ok(toAnchor.ms >= 2 * DELAY_MS, `a TCP handshake over the delayed uplink takes at least ${2 * DELAY_MS} ms, took ${toAnchor.ms} ms`)
+    measured['TCP connect, site 1 host -> anchor (ms)'] = toAnchor.ms.toFixed(1)
 
     // Members learn each other through the anchor's gossip and connect through its relay.
     const t1 = Date.now()
