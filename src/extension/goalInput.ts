@@ -2,10 +2,10 @@
  * The rules a goal's input must meet wherever it enters the editor: the Submit Goal input box,
  * the language model tools and the @swarm chat participant. Pure (no vscode), so the exact
  * messages are unit-tested. The text rule is the Goal schema's (protocol/limits.ts), the budget
- * rule the wire schema's Budget.
+ * rule the wire schema's Budget in words (schemas.ts budgetProblem, as the MCP front door says it).
  */
 import { goalTextProblem, TEXT_MAX_CHARS } from '../plan/protocol/limits'
-import { Budget } from '../plan/protocol/schemas'
+import { Budget, budgetProblem } from '../plan/protocol/schemas'
 import { textLength } from '../plan/protocol/text'
 
 /** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). @returns the problem in a sentence, or undefined */
@@ -30,11 +30,9 @@ export function parseGoalInput (input: unknown): GoalInput {
   const invalid = validateGoalText(goal)
   if (invalid !== undefined) throw new Error(`goal: ${invalid}`)
   if (budget === undefined || budget === null) return { goal: goal.trim() }
-  const parsed = Budget.safeParse(budget)
-  if (!parsed.success) {
-    throw new Error(`budget: ${parsed.error.issues.map((i) => `${i.path.length > 0 ? `budget.${i.path.join('.')}: ` : ''}${i.message}`).join('; ')} (max_calls 1-1000000 model requests, max_tokens 1-1000000000000 tokens)`)
-  }
-  return { goal: goal.trim(), budget: parsed.data }
+  const problem = budgetProblem(budget)
+  if (problem !== null) throw new Error(`budget: ${problem}`)
+  return { goal: goal.trim(), budget: Budget.parse(budget) }
 }
 
 /** A goal id as the tools take it: 16 lowercase hex characters. */

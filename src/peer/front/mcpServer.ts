@@ -15,7 +15,8 @@ import type { PeerConfig } from '../config'
 import type { PeerRuntime } from '../net/runtime'
 import { goalText } from '../cliValues'
 import { capabilityTtlMs } from '../../plan/protocol/liveness'
-import { Budget } from '../../plan/protocol/schemas'
+import { Budget, budgetProblem } from '../../plan/protocol/schemas'
+import { TUNABLES } from '../../plan/protocol/tunables'
 import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../plan/state/tree'
 import { announcedNames } from '../../plan/state/peerNames'
 import { peerLabel } from '../../plan/read/report'
@@ -72,10 +73,12 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     description: 'Publishes a root goal. Peers split it into subgoals, run the parts and write one final answer. Returns the goal_id at once, or with wait: true the final answer once the plan is complete (progress notifications meanwhile).',
     inputSchema: {
       goal: z.string().describe('The goal, e.g. "Plan a two-week trip to Japan"'),
-      budget: z.object({
-        max_calls: z.number().int().optional().describe('Most model requests the whole plan may make'),
-        max_tokens: z.number().int().optional().describe('Most tokens (input + output) the whole plan may use')
-      }).optional(),
+      // Loose: an unknown key reaches budgetProblem, which names it (a strict or stripping
+      // schema would refuse it in the SDK's words, or drop it without a word).
+      budget: z.looseObject({
+        max_calls: z.number().int().optional().describe(`Most model requests the whole plan may make (${TUNABLES.budgetCalls.min}-${TUNABLES.budgetCalls.max})`),
+        max_tokens: z.number().int().optional().describe(`Most tokens (input + output) the whole plan may use (${TUNABLES.budgetTokens.min}-${TUNABLES.budgetTokens.max})`)
+      }).optional().describe('Optional cap on the whole plan\'s spend: max_calls and/or max_tokens, no other key'),
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
       wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
       new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
@@ -84,9 +87,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     try { goalText(goal) } catch (err) { return refuse(`goal: ${(err as Error).message}`) }
     let cap: Budget | undefined
     if (budget !== undefined) {
-      const parsed = Budget.safeParse(budget)
-      if (!parsed.success) return refuse(`budget: ${parsed.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ')}`)
-      cap = parsed.data
+      const problem = budgetProblem(budget)
+      if (problem !== null) return refuse(`budget: ${problem}`)
+      cap = Budget.parse(budget)
     }
     // A client that retries a call (a timeout, a restart) gets the plan it already started.
     const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
