@@ -216,7 +216,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         // MCP wants every notification's progress above the last: a new message at an unchanged
         // count, and a repeat, add a thousandth.
         const send = (): void => {
-          const progress = p.done > sent ? p.done : Math.min(sent + 0.001, p.done + 0.999)
+          const progress = p.done > sent ? p.done : Math.round(sent * 1000 + 1) / 1000
           sent = progress
           sentAt = Date.now()
           onProgress({ progress, leaves: p.leaves, message })
