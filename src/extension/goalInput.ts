@@ -21,7 +21,7 @@ export interface GoalInput { goal: string, budget?: Budget }
 
 /**
  * Checks the input of goalSwarm_submitGoal: `{goal: string, budget?: {max_calls?, max_tokens?}}`.
- * @throws Error naming the field (`goal`, `budget`, `budget.max_calls`, ...) and what to change
+ * @throws Error naming the field (`goal`, `budget`, `budget: max_calls`, an unknown key, ...) and what to change
  */
 export function parseGoalInput (input: unknown): GoalInput {
   if (typeof input !== 'object' || input === null) throw new Error('the input must be an object {goal, budget?}')
