@@ -2,10 +2,10 @@
  * The rules a goal's input must meet wherever it enters the editor: the Submit Goal input box,
  * the language model tools and the @swarm chat participant. Pure (no vscode), so the exact
  * messages are unit-tested. The text rule is the Goal schema's (protocol/limits.ts), the budget
- * rule the wire schema's Budget.
+ * rule the wire schema's Budget in words (schemas.ts budgetProblem, as the MCP front door says it).
  */
 import { goalTextProblem, TEXT_MAX_CHARS } from '../plan/protocol/limits'
-import { Budget } from '../plan/protocol/schemas'
+import { Budget, budgetProblem } from '../plan/protocol/schemas'
 import { textLength } from '../plan/protocol/text'
 
 /** Input validation of Submit Goal (the Goal schema's text rule, protocol/limits.ts). @returns the problem in a sentence, or undefined */
@@ -21,7 +21,7 @@ export interface GoalInput { goal: string, budget?: Budget }
 
 /**
  * Checks the input of goalSwarm_submitGoal: `{goal: string, budget?: {max_calls?, max_tokens?}}`.
- * @throws Error naming the field (`goal`, `budget`, `budget.max_calls`, ...) and what to change
+ * @throws Error naming the field (`goal`, `budget`, `budget: max_calls`, an unknown key, ...) and what to change
  */
 export function parseGoalInput (input: unknown): GoalInput {
   if (typeof input !== 'object' || input === null) throw new Error('the input must be an object {goal, budget?}')
@@ -30,11 +30,9 @@ export function parseGoalInput (input: unknown): GoalInput {
   const invalid = validateGoalText(goal)
   if (invalid !== undefined) throw new Error(`goal: ${invalid}`)
   if (budget === undefined || budget === null) return { goal: goal.trim() }
-  const parsed = Budget.safeParse(budget)
-  if (!parsed.success) {
-    throw new Error(`budget: ${parsed.error.issues.map((i) => `${i.path.length > 0 ? `budget.${i.path.join('.')}: ` : ''}${i.message}`).join('; ')} (max_calls 1-1000000 model requests, max_tokens 1-1000000000000 tokens)`)
-  }
-  return { goal: goal.trim(), budget: parsed.data }
+  const problem = budgetProblem(budget)
+  if (problem !== null) throw new Error(`budget: ${problem}`)
+  return { goal: goal.trim(), budget: Budget.parse(budget) }
 }
 
 /** A goal id as the tools take it: 16 lowercase hex characters. */

@@ -110,8 +110,32 @@ export function shortenQuoted (text: string): string {
   return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipLabel(head, 61)}'`)
 }
 
-/** The commander program (exported so --help text can be tested and documented). */
-export function buildProgram (io: CliIo): Command {
+/** Why the mcp command refuses each of these flags: its MCP client does through the tools what they do. */
+const TOOLS_DO_IT = 'has no use with the mcp command: its MCP client submits, cancels and reads goals through the tools'
+const RUNS_NO_PROMPTS = 'has no use with the mcp command: it runs an observer, which runs no prompts (an executor takes it)'
+
+/**
+ * The flags the mcp command refuses, with the reason it gives (--role is refused unless it is
+ * observer, the only role the command runs). They are left out of `mcp --help`, so the help
+ * lists only what the command takes.
+ */
+export const MCP_REFUSED_FLAGS: ReadonlyMap<string, string> = new Map([
+  ['--role', 'the mcp command runs an observer (it submits and reads goals for its MCP client)'],
+  ['--submit-goal', TOOLS_DO_IT],
+  ['--new-plan', `${TOOLS_DO_IT} (submit_goal's new_plan)`],
+  ['--budget-calls', `${TOOLS_DO_IT} (submit_goal's budget.max_calls)`],
+  ['--budget-tokens', `${TOOLS_DO_IT} (submit_goal's budget.max_tokens)`],
+  ['--cancel-goal', TOOLS_DO_IT],
+  ['--exit-when-complete', `${TOOLS_DO_IT} (submit_goal's wait)`],
+  ['--report-file', TOOLS_DO_IT],
+  ['--show-all-plans', `${TOOLS_DO_IT} (list_plans)`],
+  ['--capabilities', RUNS_NO_PROMPTS],
+  ['--mcp-config', `${RUNS_NO_PROMPTS}: --mcp-config gives an executor MCP servers to call, while the mcp command is itself an MCP server`],
+  ['--mcp-allow', RUNS_NO_PROMPTS]
+])
+
+/** The commander program (exported so --help text can be tested and documented); `command` 'mcp' is `goal-swarm-peer mcp`. */
+export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Command {
   const p = new Command('goal-swarm-peer')
   p.description('A Goal Swarm peer: joins a swarm over libp2p, keeps the plan state, and plays one role.')
     .addOption(new Option('--role <role>', 'role of this peer (anchor: an observer on a reachable address that relays for members behind NAT)').choices(CLI_ROLES))
@@ -172,13 +196,21 @@ export function buildProgram (io: CliIo): Command {
     .option('--show-all-plans', 'observer with --submit-goal: print and report every plan held in full, not only its own (the others are one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
-    .addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
-      'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>\n' +
-      'MCP server: goal-swarm-peer mcp [flags] runs an observer that serves MCP on stdio (tools submit_goal, plan_status, get_result, cancel_goal, list_plans).')
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
-  return addMcpOptions(p, tunableOption)
+  addMcpOptions(p, tunableOption)
+  if (command === 'peer') {
+    return p.addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
+      'Example: goal-swarm-peer --role scorer --port 4002 --no-mdns --bootstrap /ip4/127.0.0.1/tcp/4001/p2p/<PeerId>\n' +
+      'MCP server: goal-swarm-peer mcp [flags] runs an observer that serves MCP on stdio (tools submit_goal, plan_status, get_result, cancel_goal, list_plans).')
+  }
+  // The help of the mcp command lists only the flags it takes (commander's own hidden options).
+  for (const o of p.options) if (o.long !== undefined && MCP_REFUSED_FLAGS.has(o.long)) o.hideHelp()
+  return p.name('goal-swarm-peer mcp')
+    .description('An observer peer that serves the Model Context Protocol on stdin/stdout: MCP clients submit goals (submit_goal), read plans (plan_status, get_result, list_plans) and cancel them (cancel_goal). Logs go to stderr.')
+    .addHelpText('after', `\nNot for the mcp command (its MCP client does this through the tools, and it runs no prompts): ${[...MCP_REFUSED_FLAGS.keys()].join(', ')}.\n` +
+      'Example (the command and args of an mcpServers entry): goal-swarm-peer mcp --bootstrap /ip4/192.168.1.20/tcp/4001/p2p/<PeerId>')
 }
 
 /**
@@ -188,10 +220,7 @@ export function buildProgram (io: CliIo): Command {
 export function parseCli (argv: string[], io: CliIo): CliResult {
   // `goal-swarm-peer mcp [flags]`: an observer that serves MCP on stdio (DESIGN "Front doors").
   const mcpFront = argv[0] === 'mcp'
-  const program = buildProgram(io)
-  if (mcpFront) {
-    program.name('goal-swarm-peer mcp').description('An observer peer that serves the Model Context Protocol on stdin/stdout: MCP clients submit goals (submit_goal), read plans (plan_status, get_result, list_plans) and cancel them (cancel_goal). Logs go to stderr.')
-  }
+  const program = buildProgram(io, mcpFront ? 'mcp' : 'peer')
   try {
     program.parse(mcpFront ? argv.slice(1) : argv, { from: 'user' })
   } catch (err) {
@@ -218,9 +247,10 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
     return { kind: 'exit', code: USAGE_EXIT }
   }
   if (mcpFront) {
-    if (o.role !== undefined && o.role !== 'observer') return fail('--role', `the mcp command runs an observer (it submits and reads goals for its MCP client); --role ${String(o.role)} is not for it`)
-    for (const [flag, v] of [['--submit-goal', o.submitGoal], ['--cancel-goal', o.cancelGoal], ['--report-file', o.reportFile]] as const) {
-      if (v !== undefined) return fail(flag, 'has no use with the mcp command: its MCP client submits, cancels and reads goals through the tools')
+    if (o.role !== undefined && o.role !== 'observer') return fail('--role', `${MCP_REFUSED_FLAGS.get('--role') ?? ''}; --role ${String(o.role)} is not for it`)
+    for (const opt of program.options) {
+      const why = opt.long === undefined || opt.long === '--role' ? undefined : MCP_REFUSED_FLAGS.get(opt.long)
+      if (why !== undefined && program.getOptionValueSource(opt.attributeName()) === 'cli') return fail(opt.long ?? '', why)
     }
   }
   if (o.role === undefined && !mcpFront) return fail('--role', `required, one of ${CLI_ROLES.join(', ')} (or the mcp command: goal-swarm-peer mcp)`)

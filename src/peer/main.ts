@@ -166,7 +166,11 @@ async function main (): Promise<void> {
   // With --anchor the address others need is the relayed one: wait briefly for the slot (a later
   // reservation is logged as relay_reserved).
   if ((config.anchors ?? []).length > 0 && config.anchor !== true && !await rt.relayReserved(RELAY_WAIT_MS)) {
-    mainLog.warn({ event: 'relay_not_reserved', anchors: config.anchors }, `no relay slot on an anchor within ${RELAY_WAIT_MS / 1000} s: peers behind other NATs cannot reach this one until it has one (still trying)`)
+    // Anchors that run no relay were named already: no slot will come from them, so no "still trying".
+    const plain = rt.notAnchors()
+    mainLog.warn({ event: 'relay_not_reserved', anchors: config.anchors, not_anchors: plain }, plain.length === (config.anchors ?? []).length
+      ? `no relay slot: no --anchor runs a relay (${plain.join(', ')}), so peers behind other NATs cannot reach this one; give the address of a peer started with --role anchor`
+      : `no relay slot on an anchor within ${RELAY_WAIT_MS / 1000} s: peers behind other NATs cannot reach this one until it has one (still trying)`)
   }
   if (stopping) return
   const listen = rt.listenAddrs()

@@ -11,8 +11,8 @@
  * `tickMs` and fires only when its hash changed.
  */
 import type { AnyEnvelope, CapabilityAnnounce } from '../plan/protocol/schemas'
-import { isLiveAnnouncement } from '../plan/protocol/liveness'
-import { nowMicros, parseTimestamp, type Micros } from '../plan/protocol/time'
+import { liveAnnouncements } from '../plan/protocol/liveness'
+import { nowMicros, type Micros } from '../plan/protocol/time'
 import { PlanState } from '../plan/state/planState'
 import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/state/tree'
 
@@ -142,15 +142,7 @@ export class PlanModel {
    * (its newest announcement). Used to tell whether anyone will act on a submitted goal.
    */
   livePeers (ttlMs = DEFAULT_CAPABILITY_TTL_MS): CapabilityAnnounce[] {
-    const nowUs = this.now()
-    const newest = new Map<string, { at: Micros, a: CapabilityAnnounce }>()
-    for (const a of this.state.capabilities()) {
-      if (!isLiveAnnouncement(a, nowUs, ttlMs)) continue
-      const at = parseTimestamp(a.announced_at)
-      const prev = newest.get(a.peer_id)
-      if (prev === undefined || at > prev.at) newest.set(a.peer_id, { at, a })
-    }
-    return [...newest.values()].map((x) => x.a).sort((x, y) => (x.peer_id < y.peer_id ? -1 : x.peer_id > y.peer_id ? 1 : 0))
+    return liveAnnouncements(this.state.capabilities(), this.now(), ttlMs)
   }
 
   /**

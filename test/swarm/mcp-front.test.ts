@@ -4,6 +4,8 @@
  * swarm of real role peers (stand-in model), submits a goal and waits for its final answer with
  * progress notifications, reads status and results, cancels a plan it submitted, refuses to
  * cancel one another peer submitted, answers every bad input with a tool error and keeps running.
+ * Beside an executor alone it says the plan waits for a decomposer and a scorer, and a plan
+ * cancelled before its split reads cancelled, never complete.
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
@@ -148,7 +150,8 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
     ['submit_goal', { goal: '   ' }, /^goal: the goal is blank \(only spaces\)/],
     ['submit_goal', { goal: 'x'.repeat(TEXT_MAX_CHARS + 1) }, /^goal: expected 1-4000 characters of goal text \(this one has 4001\)\.$/],
     ['submit_goal', { goal: 'Plan\u001b[2J a trip' }, /^goal: control characters are not allowed in goal text/],
-    ['submit_goal', { goal: 'Plan a trip', budget: { max_calls: 0 } }, /^budget: max_calls: /],
+    ['submit_goal', { goal: 'Plan a trip', budget: { max_calls: 0 } }, /^budget: max_calls: 0 is below the minimum of 1; expected an integer number of model calls from 1 to 1000000$/],
+    ['submit_goal', { goal: 'Plan a trip', budget: { calls: 5, foo: 1 } }, /^budget: unknown keys "calls", "foo": a budget takes only max_calls \(most model requests, 1-1000000\) and max_tokens \(most tokens, input \+ output, 1-1000000000000\)$/],
     ['submit_goal', { goal: 'Plan a trip', budget: {} }, /^budget: a budget needs max_calls or max_tokens$/],
     ['submit_goal', {}, /Invalid arguments for tool submit_goal.*goal/],
     ['plan_status', { goal_id: 'not-an-id' }, /expected an id of 16 lowercase hex characters/],
@@ -172,4 +175,62 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   await client.close()
   transport = null
   if (pid !== null) await observer.waitFor(() => { try { process.kill(pid, 0); return false } catch { return true } }, 'the MCP server process to exit once its client closed stdin', 10_000)
+})
+
+test('an MCP client is told why its plan waits (no decomposer or scorer connected), a plan cancelled before its split reads cancelled, not complete, and a second cancel says it was already cancelled', { timeout: 120_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin()
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-wait-'))
+  let transport: StdioClientTransport | null = null
+  t.after(async () => {
+    const pid = transport?.pid ?? null
+    await transport?.close().catch(() => {})
+    if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
+    await swarm.close()
+    await standin.close()
+  })
+  // An executor alone: nobody splits or accepts a goal.
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const executor = await swarm.start({ role: 'executor', name: 'ex', args })
+  transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', executor.addr, ...args],
+    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    stderr: 'pipe'
+  })
+  const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
+  await client.connect(transport)
+
+  const waits = 'the plan waits: no decomposer is connected to split the goal; no scorer is connected to accept a split of it (no live capability announcement from one has reached this peer in swarm "default"); it goes on once one joins'
+  const submitted = await json(client, 'submit_goal', { goal: 'Plan a weekend in Lisbon' }) as Answer & { waiting?: string }
+  assert.equal(submitted.status, 'submitted')
+  // Right after its start the MCP peer may not have synced with the executor yet: then it
+  // says nothing yet (it has heard of nobody), never that the executor is missing.
+  assert.ok(submitted.waiting === undefined || submitted.waiting === waits, String(submitted.waiting))
+  let status = await json(client, 'plan_status', { goal_id: submitted.goal_id }) as Answer & { waiting: string | null }
+  for (const deadline = Date.now() + 20_000; status.waiting !== waits; await delay(200)) {
+    assert.ok(Date.now() < deadline, `plan_status never said only the decomposer and scorer were missing: ${String(status.waiting)}`)
+    status = await json(client, 'plan_status', { goal_id: submitted.goal_id }) as Answer & { waiting: string | null }
+  }
+  assert.equal(status.state, 'running')
+
+  // Waiting on it: the progress says it waits for a split, with no total (not 0/0).
+  const progress: Array<{ progress: number, total?: number, message?: string }> = []
+  const timedOut = await json(client, 'submit_goal', { goal: 'Plan a weekend in Lisbon', wait: true, wait_ms: 1500 }, { onprogress: (p) => { progress.push(p) }, timeout: 30_000 })
+  assert.deepEqual([timedOut.goal_id, timedOut.status], [submitted.goal_id, 'running'])
+  assert.deepEqual(progress[0], { progress: 0, message: `waiting for a split; ${waits}` })
+
+  // Cancelled before its split: cancelled, finished, not complete, and why there is no answer.
+  assert.equal((await json(client, 'cancel_goal', { goal_id: submitted.goal_id })).status, 'cancelled')
+  const cancelled = await json(client, 'plan_status', { goal_id: submitted.goal_id }) as Answer & { waiting: string | null, progress: { finished: boolean } }
+  assert.equal(cancelled.state, 'cancelled')
+  assert.deepEqual({ leaves: cancelled.progress.leaves, done: cancelled.progress.done, complete: cancelled.progress.complete, finished: cancelled.progress.finished }, { leaves: 0, done: 0, complete: false, finished: true })
+  assert.equal(cancelled.note, 'the plan was cancelled before the goal was split: no part of it was run, no final answer')
+  assert.equal(cancelled.waiting, null)
+  assert.equal((await json(client, 'get_result', { goal_id: submitted.goal_id })).note, 'the plan was cancelled before the goal was split: no part of it was run, no final answer')
+
+  // Cancelling again is no error: it says the plan was already cancelled, naming the goal.
+  const again = await call(client, 'cancel_goal', { goal_id: submitted.goal_id })
+  assert.equal(again.isError, false, again.text)
+  assert.deepEqual(JSON.parse(again.text), { goal_id: submitted.goal_id, status: 'already_cancelled', note: 'the plan "Plan a weekend in Lisbon" was already cancelled: nothing more to stop' })
 })

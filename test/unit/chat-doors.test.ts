@@ -8,6 +8,7 @@ import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView } from '../../src/plan/state/tree'
 import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
+import { Budget, budgetProblem } from '../../src/plan/protocol/schemas'
 import { budgetWords, parseGoalId, parseGoalInput, validateGoalText } from '../../src/extension/goalInput'
 import { chatProgressText, planDetailMarkdown, planLineMarkdown, planStateOf, planStatusText, progressText, submittedText } from '../../src/extension/chat/planText'
 import { mcpServerArgs } from '../../src/extension/chat/mcpArgs'
@@ -39,11 +40,21 @@ describe('chat doors: goal input', () => {
     assert.equal(validateGoalText(''), 'Enter a goal, e.g. "Plan a two-week trip to Japan"')
   })
 
-  it('bad budgets are refused by the wire schema, naming budget and its field', () => {
-    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_calls: 0 } }), /^Error: budget: budget\.max_calls: .*>=1.* \(max_calls 1-1000000 model requests, max_tokens 1-1000000000000 tokens\)$/)
-    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_calls: 1.5 } }), /^Error: budget: budget\.max_calls: .*expected int/)
-    assert.throws(() => parseGoalInput({ goal: 'g', budget: {} }), /^Error: budget: a budget needs max_calls or max_tokens/)
-    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_money: 5 } }), /^Error: budget: .*max_money/)
+  it('bad budgets are refused in words naming the key, and the keys a budget takes or the range', () => {
+    const keys = 'max_calls (most model requests, 1-1000000) and max_tokens (most tokens, input + output, 1-1000000000000)'
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_calls: 0 } }), { message: 'budget: max_calls: 0 is below the minimum of 1; expected an integer number of model calls from 1 to 1000000' })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_tokens: 2e12 } }), { message: 'budget: max_tokens: 2000000000000 is above the maximum of 1000000000000; expected an integer number of tokens from 1 to 1000000000000' })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_calls: 1.5 } }), { message: 'budget: max_calls: 1.5 is not a whole number; expected an integer number of model calls from 1 to 1000000' })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_calls: '5' } }), { message: 'budget: max_calls: got a string; expected an integer number of model calls from 1 to 1000000' })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: {} }), { message: 'budget: a budget needs max_calls or max_tokens' })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { max_money: 5 } }), { message: `budget: unknown key "max_money": a budget takes only ${keys}` })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: { calls: 5, foo: 1 } }), { message: `budget: unknown keys "calls", "foo": a budget takes only ${keys}` })
+    assert.throws(() => parseGoalInput({ goal: 'g', budget: 40 }), { message: `budget: expected an object such as {"max_calls": 40}, with ${keys}` })
+    // The words and the wire schema agree: what budgetProblem passes, Budget accepts.
+    for (const ok of [{ max_calls: 1 }, { max_tokens: 1_000_000_000_000 }, { max_calls: 1_000_000, max_tokens: 5 }]) {
+      assert.equal(budgetProblem(ok), null)
+      assert.equal(Budget.safeParse(ok).success, true)
+    }
   })
 
   it('a goal id is 16 lowercase hex characters; absent is the newest plan', () => {

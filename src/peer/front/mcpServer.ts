@@ -14,11 +14,12 @@ import type { Logger } from '../log'
 import type { PeerConfig } from '../config'
 import type { PeerRuntime } from '../net/runtime'
 import { goalText } from '../cliValues'
-import { capabilityTtlMs } from '../../plan/protocol/liveness'
-import { Budget } from '../../plan/protocol/schemas'
-import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../plan/state/tree'
+import { capabilityTtlMs, liveAnnouncements } from '../../plan/protocol/liveness'
+import { Budget, budgetProblem } from '../../plan/protocol/schemas'
+import { TUNABLES } from '../../plan/protocol/tunables'
+import { buildTree, gapCapabilities, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../plan/state/tree'
 import { announcedNames } from '../../plan/state/peerNames'
-import { peerLabel } from '../../plan/read/report'
+import { peerLabel, stoppedBeforeSplit } from '../../plan/read/report'
 import { CancelRefused } from '../../plan/state/planControl'
 import { resumablePlan } from '../resume'
 
@@ -38,7 +39,7 @@ export const MAX_WAIT_MS = 3_600_000
 const STATUS_TEXT_CHARS = 200
 
 /** What the front door needs of the running peer. */
-export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput'>
+export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
 
 /** A tool call's answer: JSON text for a program, or an error sentence. */
 type ToolAnswer = { content: Array<{ type: 'text', text: string }>, isError?: boolean }
@@ -63,6 +64,17 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   })
   const names = (): Map<string, string> => announcedNames(peer.state.capabilities())
   const rootOf = (goalId: string): GoalView | undefined => tree().find((r) => r.id === goalId)
+  const startedAt = Date.now()
+  /**
+   * Why `root` waits for want of a peer, by the announcements this peer holds now; null when
+   * nothing is missing, and before this peer could have heard of anyone: until a first sync
+   * with a peer, or --sync-grace-ms alone (the rule --cancel-goal waits by).
+   */
+  const waits = (root: GoalView): string | null => {
+    if (peer.sync.syncedPeers === 0 && Date.now() - startedAt < config.syncGraceMs) return null
+    const live = new Set(liveAnnouncements(peer.state.capabilities(), peer.now(), capabilityTtlMs(config.announceIntervalMs)).map((a) => a.role))
+    return planWaits(root, live, config.swarm, peer.status().connected_peers)
+  }
   const server = new McpServer({ name: 'goal-swarm', version: '0.1.0' }, {
     instructions: 'Goal Swarm plans a goal with a swarm of peers: submit_goal returns a goal_id at once (or, with wait, the final answer); plan_status shows progress; get_result reads the final answer or one part.'
   })
@@ -72,10 +84,12 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     description: 'Publishes a root goal. Peers split it into subgoals, run the parts and write one final answer. Returns the goal_id at once, or with wait: true the final answer once the plan is complete (progress notifications meanwhile).',
     inputSchema: {
       goal: z.string().describe('The goal, e.g. "Plan a two-week trip to Japan"'),
-      budget: z.object({
-        max_calls: z.number().int().optional().describe('Most model requests the whole plan may make'),
-        max_tokens: z.number().int().optional().describe('Most tokens (input + output) the whole plan may use')
-      }).optional(),
+      // Loose: an unknown key reaches budgetProblem, which names it (a strict or stripping
+      // schema would refuse it in the SDK's words, or drop it without a word).
+      budget: z.looseObject({
+        max_calls: z.number().int().optional().describe(`Most model requests the whole plan may make (${TUNABLES.budgetCalls.min}-${TUNABLES.budgetCalls.max})`),
+        max_tokens: z.number().int().optional().describe(`Most tokens (input + output) the whole plan may use (${TUNABLES.budgetTokens.min}-${TUNABLES.budgetTokens.max})`)
+      }).optional().describe('Optional cap on the whole plan\'s spend: max_calls and/or max_tokens, no other key'),
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
       wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
       new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
@@ -84,9 +98,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     try { goalText(goal) } catch (err) { return refuse(`goal: ${(err as Error).message}`) }
     let cap: Budget | undefined
     if (budget !== undefined) {
-      const parsed = Budget.safeParse(budget)
-      if (!parsed.success) return refuse(`budget: ${parsed.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ')}`)
-      cap = parsed.data
+      const problem = budgetProblem(budget)
+      if (problem !== null) return refuse(`budget: ${problem}`)
+      cap = Budget.parse(budget)
     }
     // A client that retries a call (a timeout, a restart) gets the plan it already started.
     const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
@@ -96,11 +110,15 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const submitted = resumed === null
       ? { status: 'submitted' }
       : { status: 'resumed', note: `this server submitted the same goal ${Math.round(resumed.ageMs / 1000)} s ago and its plan is unfinished: resumed it (new_plan: true starts another)` }
-    if (wait !== true) return answer({ goal_id: goalId, ...submitted })
+    const held = rootOf(goalId)
+    const waiting = held === undefined ? null : waits(held)
+    if (wait !== true) return answer({ goal_id: goalId, ...submitted, ...(waiting === null ? {} : { waiting }) })
     const progressToken = extra._meta?.progressToken
     const done = await waitForPlan(goalId, waitMs ?? 600_000, extra.signal, (p) => {
       if (progressToken === undefined) return
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, total: Math.max(p.leaves, Math.ceil(p.progress)), message: p.message } }).catch(() => {})
+      // No total until the split says how many parts there are (0/0 would read as done).
+      const total = p.leaves === 0 ? {} : { total: Math.max(p.leaves, Math.ceil(p.progress)) }
+      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: p.message } }).catch(() => {})
     })
     const root = rootOf(goalId)
     if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later' })
@@ -114,7 +132,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   }, async ({ goal_id: goalId }) => {
     const root = rootOf(goalId)
     if (root === undefined) return refuse(unknownGoal(goalId))
-    return answer(statusOf(root, names()))
+    return answer({ ...statusOf(root, names()), waiting: waits(root) })
   })
 
   server.registerTool('get_result', {
@@ -141,6 +159,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   }, async ({ goal_id: goalId }) => {
     const root = rootOf(goalId)
     if (root === undefined) return refuse(unknownGoal(goalId))
+    // Cancelling twice is no mistake to refuse: the plan is stopped, as the caller wants.
+    if (root.plan?.state === 'cancelled' && peer.state.goal(goalId)?.origin_peer === peer.peerId) {
+      return answer({ goal_id: goalId, status: 'already_cancelled', note: `the plan "${clip(root.text, 60)}" was already cancelled: nothing more to stop` })
+    }
     try {
       await peer.cancelGoal(goalId, 'cancelled by an MCP client')
     } catch (err) {
@@ -174,7 +196,8 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     return await new Promise<boolean>((resolve) => {
       let last = ''
       let sentAt = 0
-      let beats = 0
+      /** The progress value last sent (-1: none yet). */
+      let sent = -1
       let pending: NodeJS.Timeout | null = null
       const finish = (ok: boolean): void => {
         sub.dispose()
@@ -189,9 +212,16 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         const root = rootOf(goalId)
         if (root === undefined) return
         const p = planProgress(root)
-        const message = p.leaves === 0 ? 'splitting the goal' : `${p.done}/${p.leaves} parts done${p.failed > 0 ? `, ${p.failed} failed` : ''}`
-        // MCP wants every notification's progress above the last: a repeat adds a thousandth.
-        if (message !== last) { last = message; beats = 0; sentAt = Date.now(); onProgress({ progress: p.done, leaves: p.leaves, message }) } else if (Date.now() - sentAt >= PROGRESS_KEEPALIVE_MS && beats < 999) { beats++; sentAt = Date.now(); onProgress({ progress: p.done + beats / 1000, leaves: p.leaves, message }) }
+        const message = progressMessage(p, waits(root))
+        // MCP wants every notification's progress above the last: a new message at an unchanged
+        // count, and a repeat, add a thousandth.
+        const send = (): void => {
+          const progress = p.done > sent ? p.done : Math.round(sent * 1000 + 1) / 1000
+          sent = progress
+          sentAt = Date.now()
+          onProgress({ progress, leaves: p.leaves, message })
+        }
+        if (message !== last) { last = message; send() } else if (Date.now() - sentAt >= PROGRESS_KEEPALIVE_MS) send()
         if (p.complete) finish(true)
       }
       const onAbort = (): void => { finish(false) }
@@ -209,7 +239,8 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const syn = root.synthesis
     const base = { goal: root.text, state: stateOf(root), done: p.done, leaves: p.leaves }
     if (syn?.success === true) return { ...base, final_answer: await peer.getOutput(syn.id) }
-    return { ...base, final_answer: null, note: p.complete ? 'the plan finished without a final answer: see plan_status for the parts' : 'no final answer yet: the plan is still running' }
+    const stopped = stoppedNote(root)
+    return { ...base, final_answer: null, note: stopped ?? (p.complete ? 'the plan finished without a final answer: see plan_status for the parts' : 'no final answer yet: the plan is still running') }
   }
 
   await server.connect(transport)
@@ -262,9 +293,63 @@ function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<s
     goal_id: root.id,
     goal: root.text,
     state: stateOf(root),
-    progress: { leaves: p.leaves, done: p.done, failed: p.failed, running: p.claimed, pending: p.pending, waiting: p.waiting, blocked: p.blocked, capability_gap: p.capability_gap, stopped: p.stopped, complete: p.complete },
+    // complete: ran to its end; a stopped plan (cancelled, budget) is finished, never complete.
+    progress: { leaves: p.leaves, done: p.done, failed: p.failed, running: p.claimed, pending: p.pending, waiting: p.waiting, blocked: p.blocked, capability_gap: p.capability_gap, stopped: p.stopped, complete: stateOf(root) === 'complete', finished: p.complete },
+    ...(stoppedNote(root) === null ? {} : { note: stoppedNote(root) }),
     spend: spend === undefined ? null : { calls: spend.calls, input_tokens: spend.input_tokens, output_tokens: spend.output_tokens },
     budget: root.plan?.budget ?? null,
     tree: node(root)
   }
+}
+
+/** How a stopped plan ended, in words (null while it runs or once it completed): a cancel or budget before the split ran nothing. */
+function stoppedNote (root: GoalView): string | null {
+  const stopped = root.plan?.state ?? 'running'
+  if (stopped === 'running') return null
+  const how = stopped === 'cancelled' ? 'cancelled' : 'stopped at its budget'
+  if (stoppedBeforeSplit(root)) return `the plan was ${how} before the goal was split: no part of it was run, no final answer`
+  const p = planProgress(root)
+  return `the plan was ${how}: ${p.done}/${p.leaves} parts done${root.synthesis?.success === true ? ', final answer ready' : ', no final answer'}`
+}
+
+/** A progress notification's message: the parts done once the goal is split, else that it waits for the split; and why it waits, if a peer is missing. */
+function progressMessage (p: ReturnType<typeof planProgress>, waiting: string | null): string {
+  const counts = p.leaves === 0 ? 'waiting for a split' : `${p.done}/${p.leaves} parts done${p.failed > 0 ? `, ${p.failed} failed` : ''}`
+  return waiting === null ? counts : `${counts}; ${waiting}`
+}
+
+/**
+ * Why `root`'s plan cannot go on for want of a peer, in words, or null: a goal waiting for its
+ * split with no live decomposer (none has proposed) or no live scorer, parts that need a
+ * capability no live executor offers (the tree's capability gaps), or no live executor at all
+ * before the split. `liveRoles`: the roles of the live announcements this peer holds
+ * (liveness.ts liveAnnouncements); `connectedPeers`: its open connections.
+ */
+export function planWaits (root: GoalView, liveRoles: ReadonlySet<string>, swarm: string, connectedPeers: number): string | null {
+  if ((root.plan?.state ?? 'running') !== 'running') return null
+  const p = planProgress(root)
+  if (p.complete) return null
+  /** Goals waiting for a split, and those of them with no proposal yet. */
+  let pending = 0
+  let unproposed = 0
+  let gapParts = 0
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'leaf') { if (n.status === 'capability_gap') gapParts++; return }
+    if (n.status === 'pending_decomposition') { pending++; if (n.proposals.length === 0) unproposed++ }
+    n.children.forEach(walk)
+    if (n.synthesis?.status === 'capability_gap') gapParts++
+  }
+  walk(root)
+  const rootPending = root.status === 'pending_decomposition'
+  const goals = (n: number): string => rootPending && n === 1 ? 'the goal' : `${n} ${n === 1 ? 'subgoal' : 'subgoals'}`
+  const missing: string[] = []
+  if (unproposed > 0 && !liveRoles.has('decomposer')) missing.push(`no decomposer is connected to split ${goals(unproposed)}`)
+  if (pending > 0 && !liveRoles.has('scorer')) missing.push(`no scorer is connected to accept ${rootPending && pending === 1 ? 'a split of it' : 'the splits'}`)
+  const gaps = [...gapCapabilities(root)].sort()
+  if (gaps.length > 0) missing.push(`no executor offering ${gaps.join(' or ')} is connected to run ${gapParts} ${gapParts === 1 ? 'part' : 'parts'}`)
+  else if (pending > 0 && !liveRoles.has('executor')) missing.push('no executor is connected to run its parts')
+  if (missing.length === 0) return null
+  const alone = connectedPeers === 0 ? '. This peer is connected to no peer: give it --bootstrap or --anchor, or --host <LAN address> for mDNS' : ''
+  return `the plan waits: ${missing.join('; ')} (no live capability announcement from one has reached this peer in swarm "${swarm}"); it goes on once one joins${alone}`
 }

@@ -9,7 +9,8 @@
  *   (its capability announcement) and not connected is dialled through every anchor as
  *   <anchor>/p2p-circuit/p2p/<member>, by the lower PeerId only, with backoff (DESIGN "Topology").
  */
-import type { Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
+import { RELAY_V2_HOP_CODEC } from '@libp2p/circuit-relay-v2'
+import type { IdentifyResult, Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { Logger } from '../log'
@@ -45,7 +46,13 @@ export type AnchorState = 'reserved' | 'connected' | 'unreachable'
 /** One --anchor address (as given) and its state. */
 export interface AnchorStatus { addr: string, state: AnchorState }
 
-interface Target { addr: Multiaddr, text: string, flag: '--bootstrap' | '--anchor', peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean }
+interface Target {
+  addr: Multiaddr, text: string, flag: '--bootstrap' | '--anchor', peerId: PeerId | null, nextAt: number, delay: number, dialing: boolean, failures: number, lastError: string, wrongPeer: boolean
+  /** The swarm-key hint was logged (once per run). */
+  handshakeHinted: boolean
+  /** An --anchor whose peer was identified without the relay hop protocol, logged until it speaks it. */
+  notAnchor: boolean
+}
 interface Member { peerId: PeerId, nextAt: number, delay: number, dialing: boolean, failures: number }
 
 /**
@@ -57,6 +64,30 @@ export function peerMismatch (err: Error): { actual: string | null } | null {
   const m = /Payload identity key (\S+) does not match expected remote identity key/.exec(err.message)
   if (m !== null) return { actual: m[1] ?? null }
   return err.name === 'UnexpectedPeerError' ? { actual: null } : null
+}
+
+/**
+ * Whether a dial failed after the TCP connection opened, in the handshake (measured with
+ * libp2p 3 on 127.0.0.1): when the two sides' swarm keys differ, or one side runs one and the
+ * other none, each reads the other's pnet bytes as garbage, so the dial fails with an
+ * EncryptionFailedError ("Message length too long", "Missing newline", "read ECONNRESET") or a
+ * reset connection, between dials that time out. A closed port is ECONNREFUSED instead.
+ */
+export function handshakeFailed (err: Error & { code?: unknown }): boolean {
+  return err.name === 'EncryptionFailedError' || err.code === 'ECONNRESET'
+}
+
+/** What a peer says when a dial to `flag addr` failed in the handshake, by whether it runs a swarm key. */
+export function handshakeHint (flag: string, addr: string, err: string, privateSwarm: boolean): string {
+  const keys = privateSwarm
+    ? 'the swarm keys likely differ (the peer there runs another --swarm-key, or none): give both peers the same key file with --swarm-key'
+    : 'the peer there likely runs a swarm key and this peer none: start this peer with --swarm-key and the same key file'
+  return `${flag} ${addr}: the connection opened but its handshake failed (${err}): ${keys}`
+}
+
+/** What a member says when an --anchor answers but runs no relay server (`addr` as given). */
+export function notAnchorLine (addr: string): string {
+  return `${addr} is not an anchor (it runs no relay): this peer cannot reserve a relay slot on it, so peers at other sites cannot reach this peer through it; start that peer with --role anchor, or give its address as --bootstrap (it stays connected as a plain peer)`
 }
 
 /** What a peer says when none of its --anchor addresses is reachable (`addrs` as given). */
@@ -73,15 +104,18 @@ export class Dialer {
   /** Every anchor counted unreachable at once (logged once until one is reached again). */
   private anchorsLost = false
 
+  private readonly onIdentify = (e: CustomEvent<IdentifyResult>): void => { this.identified(e.detail) }
+
   /**
    * @param bootstrap --bootstrap multiaddrs
    * @param anchors --anchor multiaddrs, each ending in /p2p/<PeerId> (the CLI checks it)
+   * @param privateSwarm this peer runs a swarm key (pnet): words the hint of a failed handshake
    */
-  constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger, anchors: string[] = []) {
+  constructor (private readonly node: Libp2p, bootstrap: string[], private readonly log: Logger, anchors: string[] = [], private readonly privateSwarm = false) {
     const target = (flag: Target['flag']) => (text: string): Target => {
       const addr = multiaddr(text)
       const p2p = addr.getComponents().findLast((c) => c.name === 'p2p')?.value
-      return { addr, text, flag, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '', wrongPeer: false }
+      return { addr, text, flag, peerId: p2p === undefined ? null : peerIdFromString(p2p), nextAt: 0, delay: FIRST_RETRY_MS, dialing: false, failures: 0, lastError: '', wrongPeer: false, handshakeHinted: false, notAnchor: false }
     }
     this.anchors = anchors.map(target('--anchor'))
     this.targets = [...bootstrap.map(target('--bootstrap')), ...this.anchors]
@@ -136,6 +170,7 @@ export class Dialer {
 
   start (): void {
     if (this.targets.length === 0) return
+    if (this.anchors.length > 0) this.node.addEventListener('peer:identify', this.onIdentify)
     this.tick()
     this.timer = setInterval(() => { this.tick() }, 250)
     this.timer.unref()
@@ -161,9 +196,32 @@ export class Dialer {
     })
   }
 
+  /** The --anchor addresses (as given) whose peer was identified without a relay server, in flag order. */
+  notAnchors (): string[] {
+    return this.anchors.filter((a) => a.notAnchor).map((a) => a.text)
+  }
+
   stop (): void {
     this.stopped = true
+    this.node.removeEventListener('peer:identify', this.onIdentify)
     if (this.timer !== null) clearInterval(this.timer)
+  }
+
+  /**
+   * An --anchor that identify shows without the relay hop protocol runs no relay server: the
+   * relay transport never asks it for a slot, and nothing else would say so. Said once (again
+   * only after it spoke the protocol in between, e.g. restarted as an anchor and then not).
+   */
+  private identified (id: IdentifyResult): void {
+    if (this.stopped) return
+    const relays = id.protocols.includes(RELAY_V2_HOP_CODEC)
+    for (const a of this.anchors) {
+      if (a.peerId === null || !a.peerId.equals(id.peerId)) continue
+      if (relays) { a.notAnchor = false; continue }
+      if (a.notAnchor) continue
+      a.notAnchor = true
+      this.log.warn({ event: 'anchor_not_relay', addr: a.text, peer: id.peerId.toString() }, notAnchorLine(a.text))
+    }
   }
 
   /** An open connection to `peerId` exists (a lookup by peer: this runs 4 times a second per target). */
@@ -195,6 +253,10 @@ export class Dialer {
           if (mismatch !== null) { this.wrongPeer(t, mismatch.actual); return }
           t.failures++
           t.lastError = err.message
+          if (handshakeFailed(err) && !t.handshakeHinted) {
+            t.handshakeHinted = true
+            this.log.warn({ event: 'handshake_failed', addr: t.text, flag: t.flag, err: err.message, private_swarm: this.privateSwarm }, handshakeHint(t.flag, t.text, err.message, this.privateSwarm))
+          }
           t.nextAt = Date.now() + t.delay
           t.delay = Math.min(MAX_RETRY_MS, t.delay * 2)
           const line = { addr: t.text, flag: t.flag, failures: t.failures, err: err.message }

@@ -87,6 +87,8 @@ export interface PeerRuntime {
   status(): RuntimeStatus
   /** Each --anchor in flag order and how it stands (net/dialer.ts AnchorStatus); empty without --anchor or for an anchor. */
   anchorStates(): AnchorStatus[]
+  /** The --anchor addresses whose peer runs no relay server (net/dialer.ts notAnchors). */
+  notAnchors(): string[]
   /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
   submitGoal(text: string, budget?: Budget): Promise<string>
   /**
@@ -177,7 +179,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     holePunch: anchors.length > 0 && config.anchor !== true
   })
   countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
-  dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors)
+  dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors, psk !== null)
   const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs')), log.child({ component: 'blobs' }))
   const bus = new GossipBus({
     pubsub: node.services.pubsub,
@@ -289,6 +291,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       })
     },
     anchorStates,
+    notAnchors: () => dialer?.notAnchors() ?? [],
     status: () => ({
       peer_id: peerId.toString(),
       connected_peers: node.getPeers().length,

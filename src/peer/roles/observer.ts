@@ -10,7 +10,7 @@ import type { Disposable } from '../bus'
 import { LatestFileWriter } from '../net/durableFile'
 import { capabilityTtlMs } from '../../plan/protocol/liveness'
 import { formatTimestamp } from '../../plan/protocol/time'
-import { buildTree, planProgress, type GoalView, type TreeNode } from '../../plan/state/tree'
+import { buildTree, gapCapabilities, planProgress, type GoalView } from '../../plan/state/tree'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { excerpt } from '../../plan/protocol/text'
@@ -187,16 +187,4 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
       render(true)
     }
   }
-}
-
-/** Capabilities of the leaves of `root` that show a capability gap. */
-function gapCapabilities (root: GoalView): Set<string> {
-  const out = new Set<string>()
-  const walk = (n: TreeNode): void => {
-    if (n.status === 'superseded') return
-    if (n.kind === 'goal') { n.children.forEach(walk); if (n.synthesis?.status === 'capability_gap') out.add(n.synthesis.required_capability); return }
-    if (n.status === 'capability_gap') out.add(n.required_capability)
-  }
-  walk(root)
-  return out
 }

@@ -58,6 +58,22 @@ export function isLiveAnnouncement (a: Announcement, nowUs: Micros, fallbackTtlM
 }
 
 /**
+ * The newest live announcement (isLiveAnnouncement) of each peer among `announcements`, sorted by
+ * PeerId: who is in the swarm now, by the announcements a peer holds. The editor asks it before
+ * Submit Goal (is a decomposer and a scorer online?) and the MCP front door when a plan waits.
+ */
+export function liveAnnouncements<A extends Announcement & { peer_id: string }> (announcements: Iterable<A>, nowUs: Micros, fallbackTtlMs: number = capabilityTtlMs()): A[] {
+  const newest = new Map<string, { at: Micros, a: A }>()
+  for (const a of announcements) {
+    if (!isLiveAnnouncement(a, nowUs, fallbackTtlMs)) continue
+    const at = parseTimestamp(a.announced_at)
+    const prev = newest.get(a.peer_id)
+    if (prev === undefined || at > prev.at) newest.set(a.peer_id, { at, a })
+  }
+  return [...newest.values()].map((x) => x.a).sort((x, y) => (x.peer_id < y.peer_id ? -1 : x.peer_id > y.peer_id ? 1 : 0))
+}
+
+/**
  * The TTL (ms) of one announcement: capabilityTtlMs of the heartbeat it states, or
  * `fallbackTtlMs` when it states none. isLiveAnnouncement and anything that reports how long
  * past its TTL a peer has been silent read it here.

@@ -9,7 +9,7 @@
 import { z } from 'zod'
 import { MAX_GOAL_DEPTH, TEXT_MAX_CHARS } from './limits'
 import { textLength } from './text'
-import { TUNABLES } from './tunables'
+import { rangeText, TUNABLES } from './tunables'
 import { parseTimestamp } from './time'
 
 /** Capabilities a leaf can need and an executor can offer. */
@@ -70,10 +70,44 @@ export type Usage = z.infer<typeof Usage>
  * over every message of the plan. At least one limit; no budget means no cap.
  */
 export const Budget = z.strictObject({
-  max_calls: z.int().min(1).max(1_000_000).optional(),
-  max_tokens: z.int().min(1).max(1_000_000_000_000).optional()
+  max_calls: z.int().min(TUNABLES.budgetCalls.min).max(TUNABLES.budgetCalls.max).optional(),
+  max_tokens: z.int().min(TUNABLES.budgetTokens.min).max(TUNABLES.budgetTokens.max).optional()
 }).refine((b) => b.max_calls !== undefined || b.max_tokens !== undefined, 'a budget needs max_calls or max_tokens')
 export type Budget = z.infer<typeof Budget>
+
+/** The keys a budget takes, each with its range (the --budget-* flags' rows) and what it caps. */
+const BUDGET_KEYS = [
+  { key: 'max_calls', tunable: TUNABLES.budgetCalls, caps: 'most model requests' },
+  { key: 'max_tokens', tunable: TUNABLES.budgetTokens, caps: 'most tokens, input + output' }
+] as const
+
+/** "max_calls (most model requests, 1-1000000) and max_tokens (most tokens, input + output, 1-1000000000000)". */
+const BUDGET_KEYS_TEXT = BUDGET_KEYS.map((k) => `${k.key} (${k.caps}, ${k.tunable.min}-${k.tunable.max})`).join(' and ')
+
+/**
+ * What keeps `value` from being a Budget, in words a person or a model can act on: an unknown
+ * key named with the keys a budget takes, a value out of range named with its minimum or
+ * maximum; null when Budget accepts it. Every door that takes a budget as JSON (the MCP
+ * front door, the editor's language model tool) refuses with this sentence.
+ */
+export function budgetProblem (value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `expected an object such as {"max_calls": 40}, with ${BUDGET_KEYS_TEXT}`
+  const unknown = Object.keys(value).filter((k) => !BUDGET_KEYS.some((b) => b.key === k))
+  if (unknown.length > 0) {
+    return `unknown ${unknown.length === 1 ? 'key' : 'keys'} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: a budget takes only ${BUDGET_KEYS_TEXT}`
+  }
+  for (const { key, tunable } of BUDGET_KEYS) {
+    const v = (value as Record<string, unknown>)[key]
+    if (v === undefined) continue
+    const expected = `expected ${rangeText(tunable)}`
+    if (typeof v !== 'number') return `${key}: got ${v === null ? 'null' : `a ${typeof v}`}; ${expected}`
+    if (v < tunable.min) return `${key}: ${v} is below the minimum of ${tunable.min}; ${expected}`
+    if (v > tunable.max) return `${key}: ${v} is above the maximum of ${tunable.max}; ${expected}`
+    if (!Number.isSafeInteger(v)) return `${key}: ${v} is not a whole number; ${expected}`
+  }
+  const parsed = Budget.safeParse(value)
+  return parsed.success ? null : parsed.error.issues.map((i) => i.message).join('; ')
+}
 
 /** A goal: the root a user submitted, or a composite child of an accepted split. */
 export const Goal = z.strictObject({

@@ -329,6 +329,22 @@ export function planProgress (root: GoalView): PlanProgress {
   return p
 }
 
+/**
+ * The capabilities the capability-gap leaves and syntheses of `root` need (superseded parts left
+ * out): what no live executor offers. The observer's "plan stuck" line and the MCP front door's
+ * "the plan waits" name them.
+ */
+export function gapCapabilities (root: GoalView): Set<Capability> {
+  const out = new Set<Capability>()
+  const walk = (n: TreeNode): void => {
+    if (n.status === 'superseded') return
+    if (n.kind === 'goal') { n.children.forEach(walk); if (n.synthesis?.status === 'capability_gap') out.add(n.synthesis.required_capability); return }
+    if (n.status === 'capability_gap') out.add(n.required_capability)
+  }
+  walk(root)
+  return out
+}
+
 /** sha256 (hex) of the canonical JSON of the roots: equal trees hash equal on every peer. */
 export function treeHash (roots: readonly GoalView[]): string {
   return createHash('sha256').update(canonicalJson(roots)).digest('hex')
