@@ -70,11 +70,12 @@ export function peerMismatch (err: Error): { actual: string | null } | null {
  * Whether a dial failed after the TCP connection opened, in the handshake (measured with
  * libp2p 3 on 127.0.0.1): when the two sides' swarm keys differ, or one side runs one and the
  * other none, each reads the other's pnet bytes as garbage, so the dial fails with an
- * EncryptionFailedError ("Message length too long", "Missing newline", "read ECONNRESET") or a
- * reset connection, between dials that time out. A closed port is ECONNREFUSED instead.
+ * EncryptionFailedError ("Message length too long", "Missing newline", "read ECONNRESET"),
+ * between dials that time out or are reset. A bare reset is not taken as the sign: a peer that
+ * dies or restarts resets connections too. A closed port is ECONNREFUSED instead.
  */
-export function handshakeFailed (err: Error & { code?: unknown }): boolean {
-  return err.name === 'EncryptionFailedError' || err.code === 'ECONNRESET'
+export function handshakeFailed (err: Error): boolean {
+  return err.name === 'EncryptionFailedError'
 }
 
 /** What a peer says when a dial to `flag addr` failed in the handshake, by whether it runs a swarm key. */
