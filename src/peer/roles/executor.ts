@@ -184,6 +184,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
   const watchers = new Map<string, () => void>()
   const work = new Map<string, LeafWork>()
+  /** Model requests of every execution (a tool leaf or a code leaf makes one per turn), for the totals line. */
+  let modelRequests = 0
   /** Claims in progress, with their finished call's outcome once it is in (drain reads them). */
   const flights = new Map<string, Flight>()
   /** Finished results not yet published: kept across a stop, published after a restart. */
@@ -553,6 +555,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       const llmErr = err instanceof LlmError ? err : null
       log.error({ event: 'execution_failed', node_id: node.node_id, error_kind: llmErr?.kind ?? null, attempts: llmErr?.attempts ?? 1, timed_out: llmErr?.timedOut ?? false }, output)
       return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1, usage }
+    } finally {
+      modelRequests += usage.calls
     }
   }
 
@@ -766,8 +770,10 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       settle.dispose()
       const total = totals()
       const renew = { sent: renewals.count, max_late_ms: Math.round(renewals.maxLateMs), min_lease_left_ms: renewals.count === 0 ? null : Math.round(renewals.minLeftMs) }
-      log.info({ event: 'executor_totals', work: total, renewals: renew, settle: settle.figures() },
-        `executor totals: ${total.leaves} leaves, ${total.claims} claims, ${total.calls_completed} model calls completed and ${total.calls_aborted} aborted, ${total.results} results published`)
+      // Executions, not requests, are what claims and results count; the requests are what the
+      // swarm's LLM totals count, so both are named.
+      log.info({ event: 'executor_totals', work: total, model_requests: modelRequests, renewals: renew, settle: settle.figures() },
+        `executor totals: ${total.leaves} leaves, ${total.claims} claims, ${total.calls_completed} executions completed and ${total.calls_aborted} aborted (${modelRequests} model request${modelRequests === 1 ? '' : 's'}), ${total.results} results published`)
     }
   }
 }
