@@ -67,3 +67,19 @@ test('an --anchor whose handshake fails says the swarm keys differ: to a peer wi
     assert.equal(records(p).filter((r) => r.event === 'handshake_failed').length, 1)
   }
 })
+
+test('an anchor relays only for its own swarm name: a member of another --swarm gets no slot and the anchor names it once', { timeout: 90_000 }, async () => {
+  const anchor = await swarm.start({ name: 'anchor-named', bootstrap: 'none', args: ['--role', 'anchor', '--swarm', 'team-a'] })
+  const own = await swarm.start({ name: 'own-member', bootstrap: 'none', args: ['--swarm', 'team-a', '--anchor', anchor.addr] })
+  const stranger = await swarm.start({ name: 'stranger', bootstrap: 'none', args: ['--swarm', 'team-b', '--anchor', anchor.addr] })
+  await own.waitFor(() => records(own).some((r) => r.event === 'relay_reserved' && r.anchor === anchor.peerId), 'a relay slot for the member of the anchor\'s swarm', 20_000)
+  await anchor.waitFor(() => records(anchor).some((r) => r.event === 'relay_refused' && r.peer === stranger.peerId), 'the anchor refusing the stranger', 30_000)
+  await stranger.waitFor(() => records(stranger).some((r) => r.event === 'relay_not_reserved'), 'the stranger\'s no-slot line', 30_000)
+  assert.equal(records(stranger).some((r) => r.event === 'relay_reserved'), false, 'the stranger holds no slot')
+  assert.deepEqual(records(anchor).filter((r) => r.event === 'relay_refused').map((r) => ({ peer: r.peer, level: r.level, msg: r.msg })), [{
+    peer: stranger.peerId,
+    level: 40,
+    msg: `relay refused for ${stranger.peerId}: it is not subscribed to swarm "team-a" (a peer of another --swarm name, or not a Goal Swarm peer)`
+  }])
+  assert.equal(records(anchor).some((r) => r.event === 'relay_refused' && r.peer === own.peerId), false, 'the anchor\'s own member is never refused')
+})

@@ -11,7 +11,7 @@ import { dcutr } from '@libp2p/dcutr'
 import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
 import { fastMessageId } from './gossipIds'
-import type { Libp2p, PeerDiscovery, PeerInfo, PrivateKey } from '@libp2p/interface'
+import type { ConnectionGater, Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey } from '@libp2p/interface'
 import { mdns, type MulticastDNSComponents } from '@libp2p/mdns'
 import { noise } from '@libp2p/noise'
 import { preSharedKey } from '@libp2p/pnet'
@@ -52,9 +52,26 @@ export interface NodeOptions {
    * neither.
    */
   holePunch?: boolean
+  /**
+   * An anchor's rule for who may use its relay (reserve a slot, or be relayed to or from):
+   * resolves true for a member of this swarm. Without it the relay serves every peer that
+   * connects.
+   */
+  relayMember?: (peer: PeerId) => Promise<boolean>
 }
 
 const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::'
+
+/**
+ * The relay server's gate (libp2p ConnectionGater): a reservation only for a member, a relayed
+ * connection only between two members (the relay already requires the destination's slot).
+ */
+function relayGate (member: (peer: PeerId) => Promise<boolean>): ConnectionGater {
+  return {
+    denyInboundRelayReservation: async (source) => !(await member(source)),
+    denyOutboundRelayedConnection: async (source, destination) => !(await member(source)) || !(await member(destination))
+  }
+}
 
 /**
  * Creates the node, not yet started (so handlers and validators are in place before the
@@ -99,6 +116,7 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
       inboundConnectionThreshold: 10_000,
       maxIncomingPendingConnections: 128
     },
+    ...(opts.relayServer && opts.relayMember !== undefined ? { connectionGater: relayGate(opts.relayMember) } : {}),
     // A busy 2-core machine can miss a ping deadline; a dead peer's TCP connection closes anyway.
     connectionMonitor: { abortConnectionOnPingFailure: false },
     services: {
@@ -106,14 +124,13 @@ export async function createPeerNode (opts: NodeOptions): Promise<PeerNode> {
       ...(opts.relayServer
         ? {
             relay: circuitRelayServer({
-              reservations: {
-                maxReservations: ANCHOR_MAX_RESERVATIONS,
-                // The default limits (2 min, 128 KiB per relayed connection) would reset a
-                // member's gossip and sync streams mid-plan. Without a limit the relayed
-                // connection is not "limited" and carries every protocol; with a swarm key only
-                // members reach the anchor at all (pnet runs below the relay).
-                applyDefaultLimit: false
-              }
+              // With a swarm key only key holders reach the anchor at all (pnet runs below the
+              // relay), so its members get slots without the default limits (2 min, 128 KiB per
+              // relayed connection), which would reset their relayed streams mid-plan. An open
+              // swarm's anchor relays for whoever connects: it keeps js-libp2p's default limits
+              // and reservation count, and its members' gossip and sync still flow through the
+              // anchor's own (unlimited) connections when a relayed one hits a limit.
+              reservations: opts.psk !== null ? { maxReservations: ANCHOR_MAX_RESERVATIONS, applyDefaultLimit: false } : {}
             })
           }
         : {}),

@@ -33,6 +33,9 @@ import { readSwarmKey } from './swarmKey'
 import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './sync'
 import { buildTree, planProgress } from '../../plan/state/tree'
 
+/** How long an anchor waits for a peer's GossipSub subscriptions before it refuses the peer a relay slot (ms). */
+const RELAY_MEMBER_WAIT_MS = 8_000
+
 export interface RuntimeOptions {
   /** Safety-net sync period with one random peer (ms, default SAFETY_SYNC_INTERVAL_MS; 0 = never). */
   syncIntervalMs?: number
@@ -176,7 +179,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     relayServer: config.anchor === true,
     // An anchor is reachable itself: it dials other anchors but needs no relay slot.
     relaySlots: config.anchor === true ? 0 : anchors.length,
-    holePunch: anchors.length > 0 && config.anchor !== true
+    holePunch: anchors.length > 0 && config.anchor !== true,
+    relayMember: async (peer) => await relayMember(peer)
   })
   countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
   dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors, psk !== null)
@@ -196,6 +200,35 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     capabilityTtlMs: opts.capabilityTtlMs ?? capabilityTtlMs(config.announceIntervalMs)
   })
   const planTopic = formatTopic({ swarm: config.swarm, kind: 'plan' })
+  const relayLog = log.child({ component: 'relay' })
+  const refused = new Set<string>()
+  /**
+   * An anchor relays only for members of its swarm name: peers subscribed to its plan topic. A
+   * member asks for its slot right after identify, when its GossipSub subscriptions may still be
+   * on the way, so the answer waits for them up to RELAY_MEMBER_WAIT_MS (the member's own
+   * reservation timeout is 10 s).
+   */
+  const relayMember = async (peer: PeerId): Promise<boolean> => {
+    const pubsub = node.services.pubsub
+    const subscribed = (): boolean => pubsub.getSubscribers(planTopic).some((p) => p.equals(peer))
+    const ok = subscribed() || await new Promise<boolean>((resolve) => {
+      const onChange = (e: CustomEvent<{ peerId: PeerId }>): void => { if (e.detail.peerId.equals(peer) && subscribed()) done() }
+      const timer = setTimeout(() => { done() }, RELAY_MEMBER_WAIT_MS)
+      function done (): void {
+        clearTimeout(timer)
+        pubsub.removeEventListener('subscription-change', onChange)
+        resolve(subscribed())
+      }
+      pubsub.addEventListener('subscription-change', onChange)
+    })
+    if (!ok && !refused.has(peer.toString())) {
+      // Said once per peer; the set is bounded (a public anchor meets any number of strangers).
+      if (refused.size >= 1024) refused.clear()
+      refused.add(peer.toString())
+      relayLog.warn({ event: 'relay_refused', peer: peer.toString(), swarm: config.swarm }, `relay refused for ${peer.toString()}: it is not subscribed to swarm "${config.swarm}" (a peer of another --swarm name, or not a Goal Swarm peer)`)
+    }
+    return ok
+  }
   const sync = new SyncService(node, {
     swarm: config.swarm,
     keys: () => state.keys(),
