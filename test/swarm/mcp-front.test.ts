@@ -126,6 +126,10 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   const retried = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 } })
   assert.deepEqual([retried.goal_id, retried.status], [second.goal_id, 'resumed'])
   assert.match(String(retried.note), /unfinished: resumed it \(new_plan: true starts another\)$/)
+  // Retried with wait, it says so too, whether or not the plan finished meanwhile.
+  const waited = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 }, wait: true, wait_ms: 1000 }) as Answer & { resumed?: boolean, resumed_note?: string }
+  assert.deepEqual([waited.goal_id, waited.resumed], [second.goal_id, true])
+  assert.match(String(waited.resumed_note), /unfinished: resumed it \(new_plan: true starts another\)$/)
   const cancelled = await json(client, 'cancel_goal', { goal_id: second.goal_id })
   assert.equal(cancelled.status, 'cancelled')
   assert.equal((await json(client, 'plan_status', { goal_id: second.goal_id })).state, 'cancelled')
@@ -154,6 +158,11 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
     ['submit_goal', { goal: 'Plan a trip', budget: { calls: 5, foo: 1 } }, /^budget: unknown keys "calls", "foo": a budget takes only max_calls \(most model requests, 1-1000000\) and max_tokens \(most tokens, input \+ output, 1-1000000000000\)$/],
     ['submit_goal', { goal: 'Plan a trip', budget: {} }, /^budget: a budget needs max_calls or max_tokens$/],
     ['submit_goal', {}, /Invalid arguments for tool submit_goal.*goal/],
+    // A misplaced budget must not run a plan without one.
+    ['submit_goal', { goal: 'Plan a trip', max_calls: 3 }, /Invalid arguments for tool submit_goal: unknown argument "max_calls": submit_goal takes goal, budget, wait, wait_ms, new_plan$/],
+    ['submit_goal', { goal: 'Plan a trip', budjet: { max_calls: 3 } }, /unknown argument "budjet": submit_goal takes goal, budget, wait, wait_ms, new_plan$/],
+    ['plan_status', { goal_id: leaves[0]!.node_id }, new RegExp(`^${leaves[0]!.node_id} is a prompt of the plan "Plan a two-week trip to Japan" \\(goal_id ${goalId}\\), not a plan: get_result takes it as node_id$`)],
+    ['get_result', { node_id: goalId }, new RegExp(`^${goalId} is the goal_id of the plan "Plan a two-week trip to Japan", not a prompt: give it as goal_id for the plan's final answer$`)],
     ['plan_status', { goal_id: 'not-an-id' }, /expected an id of 16 lowercase hex characters/],
     ['plan_status', { goal_id: '0123456789abcdef' }, /^no plan with goal_id 0123456789abcdef is held by this peer/],
     ['get_result', {}, /^give exactly one of goal_id/],

@@ -30,6 +30,14 @@ describe('MCP front door: why a plan waits', () => {
       `${SUFFIX}. This peer is connected to no peer: give it --bootstrap or --anchor, or --host <LAN address> for mDNS`)
   })
 
+  it('a peer given --bootstrap or --anchor addresses that do not answer names them', () => {
+    const { root, live } = read([envelopeOf('goal', rootGoal())], T0 + sec(1))
+    assert.match(planWaits(root, live, 'default', 0, ['/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWA']) ?? '',
+      /\. This peer is connected to no peer: its --bootstrap\/--anchor address does not answer \(\/ip4\/127\.0\.0\.1\/tcp\/4001\/p2p\/12D3KooWA\); it keeps dialling$/)
+    assert.match(planWaits(root, live, 'default', 0, ['/ip4/10.0.0.1/tcp/1/p2p/A', '/ip4/10.0.0.2/tcp/1/p2p/B']) ?? '',
+      /\. This peer is connected to no peer: none of its --bootstrap\/--anchor addresses answers \(\/ip4\/10\.0\.0\.1\/tcp\/1\/p2p\/A, \/ip4\/10\.0\.0\.2\/tcp\/1\/p2p\/B\); it keeps dialling$/)
+  })
+
   it('only the roles without a live announcement are named; an announcement past its TTL counts as none', () => {
     const goal = rootGoal()
     const envelopes = [envelopeOf('goal', goal), envelopeOf('capability', capability('peer-ex', T0, ['can_write_text'])), envelopeOf('capability', capability('peer-dec', T0, [], 'decomposer')), envelopeOf('capability', capability('peer-sc', T0 - sec(120), [], 'scorer'))]

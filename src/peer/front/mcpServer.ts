@@ -51,6 +51,19 @@ const refuse = (message: string): ToolAnswer => ({ content: [{ type: 'text', tex
 const NodeId = z.string().regex(/^[0-9a-f]{16}$/, 'expected an id of 16 lowercase hex characters, as submit_goal and list_plans give')
 
 /**
+ * A tool's arguments as a strict object: an unknown argument is refused by name with the ones
+ * the tool takes, since one dropped without a word changes the call (a misplaced `max_calls`
+ * would run the plan with no budget).
+ */
+function toolArgs<T extends z.ZodRawShape> (tool: string, shape: T): z.ZodObject<T, z.core.$strict> {
+  return z.strictObject(shape, {
+    error: (issue) => issue.code === 'unrecognized_keys'
+      ? `unknown argument${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => `"${k}"`).join(', ')}: ${tool} takes ${Object.keys(shape).join(', ')}`
+      : undefined
+  })
+}
+
+/**
  * Starts the MCP server on `transport` (the process's stdio for the CLI).
  * @returns a Disposable that closes the server (the transport with it)
  */
@@ -73,7 +86,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   const waits = (root: GoalView): string | null => {
     if (peer.sync.syncedPeers === 0 && Date.now() - startedAt < config.syncGraceMs) return null
     const live = new Set(liveAnnouncements(peer.state.capabilities(), peer.now(), capabilityTtlMs(config.announceIntervalMs)).map((a) => a.role))
-    return planWaits(root, live, config.swarm, peer.status().connected_peers)
+    return planWaits(root, live, config.swarm, peer.status().connected_peers, [...config.bootstrap, ...config.anchors ?? []])
   }
   const server = new McpServer({ name: 'goal-swarm', version: '0.1.0' }, {
     instructions: 'Goal Swarm plans a goal with a swarm of peers: submit_goal returns a goal_id at once (or, with wait, the final answer); plan_status shows progress; get_result reads the final answer or one part.'
@@ -82,7 +95,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   server.registerTool('submit_goal', {
     title: 'Submit a goal to the swarm',
     description: 'Publishes a root goal. Peers split it into subgoals, run the parts and write one final answer. Returns the goal_id at once, or with wait: true the final answer once the plan is complete (progress notifications meanwhile).',
-    inputSchema: {
+    inputSchema: toolArgs('submit_goal', {
       goal: z.string().describe('The goal, e.g. "Plan a two-week trip to Japan"'),
       // Loose: an unknown key reaches budgetProblem, which names it (a strict or stripping
       // schema would refuse it in the SDK's words, or drop it without a word).
@@ -93,7 +106,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
       wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
       new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
-    }
+    })
   }, async ({ goal, budget, wait, wait_ms: waitMs, new_plan: newPlan }, extra) => {
     try { goalText(goal) } catch (err) { return refuse(`goal: ${(err as Error).message}`) }
     let cap: Budget | undefined
@@ -121,33 +134,40 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: p.message } }).catch(() => {})
     })
     const root = rootOf(goalId)
-    if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later' })
-    return answer({ goal_id: goalId, ...(await finalAnswer(root)) })
+    // A resumed plan says so whether or not the call waited for it.
+    const again = resumed === null ? {} : { resumed: true, resumed_note: submitted.note }
+    if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later', ...again })
+    return answer({ goal_id: goalId, ...(await finalAnswer(root)), ...again })
   })
 
   server.registerTool('plan_status', {
     title: 'Status of a plan',
     description: 'Progress, the status of every prompt (subgoal, leaf, synthesis), who ran it, and the plan\'s spend.',
-    inputSchema: { goal_id: NodeId }
+    inputSchema: toolArgs('plan_status', { goal_id: NodeId })
   }, async ({ goal_id: goalId }) => {
     const root = rootOf(goalId)
-    if (root === undefined) return refuse(unknownGoal(goalId))
+    if (root === undefined) return refuse(unknownGoal(goalId, tree()))
     return answer({ ...statusOf(root, names()), waiting: waits(root) })
   })
 
   server.registerTool('get_result', {
     title: 'Result of a plan or a part',
     description: 'With goal_id: the plan\'s final answer (or its status while there is none). With node_id: one leaf\'s or synthesis\'s full result.',
-    inputSchema: { goal_id: NodeId.optional(), node_id: NodeId.optional() }
+    inputSchema: toolArgs('get_result', { goal_id: NodeId.optional(), node_id: NodeId.optional() })
   }, async ({ goal_id: goalId, node_id: nodeId }) => {
     if ((goalId === undefined) === (nodeId === undefined)) return refuse('give exactly one of goal_id (the final answer) or node_id (one part\'s result)')
     if (goalId !== undefined) {
       const root = rootOf(goalId)
-      if (root === undefined) return refuse(unknownGoal(goalId))
+      if (root === undefined) return refuse(unknownGoal(goalId, tree()))
       return answer({ goal_id: goalId, ...(await finalAnswer(root)) })
     }
     const node = tree().flatMap((r) => promptsOf(r)).find((n) => n.id === nodeId)
-    if (node === undefined) return refuse(`no prompt ${String(nodeId)} in any plan this peer holds: take a node_id from plan_status`)
+    if (node === undefined) {
+      const plan = tree().find((r) => kindIn(r, String(nodeId)) === 'goal')
+      if (plan !== undefined && plan.id === nodeId) return refuse(`${String(nodeId)} is the goal_id of the plan "${clip(plan.text, 60)}", not a prompt: give it as goal_id for the plan's final answer`)
+      if (plan !== undefined) return refuse(`${String(nodeId)} is a goal of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a prompt: its result is the synthesis of its parts; give a leaf's or a synthesis's node_id from plan_status, or the plan's goal_id for its final answer`)
+      return refuse(`no prompt ${String(nodeId)} in any plan this peer holds: take a node_id from plan_status`)
+    }
     if (node.success === null) return refuse(`prompt "${clip(node.text, 60)}" has no result yet (status ${node.status})`)
     return answer({ node_id: node.id, text: node.text, status: node.status, executor: peerLabel(node.executor, names()), result: await peer.getOutput(node.id) })
   })
@@ -155,10 +175,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   server.registerTool('cancel_goal', {
     title: 'Cancel a plan',
     description: 'Stops a plan this server submitted: no new part starts; parts already running finish.',
-    inputSchema: { goal_id: NodeId }
+    inputSchema: toolArgs('cancel_goal', { goal_id: NodeId })
   }, async ({ goal_id: goalId }) => {
     const root = rootOf(goalId)
-    if (root === undefined) return refuse(unknownGoal(goalId))
+    if (root === undefined) return refuse(unknownGoal(goalId, tree()))
     // Cancelling twice is no mistake to refuse: the plan is stopped, as the caller wants.
     if (root.plan?.state === 'cancelled' && peer.state.goal(goalId)?.origin_peer === peer.peerId) {
       return answer({ goal_id: goalId, status: 'already_cancelled', note: `the plan "${clip(root.text, 60)}" was already cancelled: nothing more to stop` })
@@ -252,8 +272,24 @@ function clip (text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`
 }
 
-function unknownGoal (goalId: string): string {
+function unknownGoal (goalId: string, roots: readonly GoalView[] = []): string {
+  for (const plan of roots) {
+    const kind = kindIn(plan, goalId)
+    if (kind === 'goal') return `${goalId} is a subgoal of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a plan: give that plan's goal_id (a subgoal's parts are in its plan_status)`
+    if (kind === 'prompt') return `${goalId} is a prompt of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a plan: get_result takes it as node_id`
+  }
   return `no plan with goal_id ${goalId} is held by this peer: take one from submit_goal or list_plans`
+}
+
+/** What `id` is in `goal`'s tree: a goal (the root or a subgoal), a prompt (a leaf or a synthesis), or nothing. */
+function kindIn (goal: GoalView, id: string): 'goal' | 'prompt' | null {
+  if (goal.id === id) return 'goal'
+  if (goal.synthesis?.id === id) return 'prompt'
+  for (const c of goal.children) {
+    const kind = c.kind === 'leaf' ? (c.id === id ? 'prompt' : null) : kindIn(c, id)
+    if (kind !== null) return kind
+  }
+  return null
 }
 
 /** running, complete, or how the plan was stopped (cancelled, budget_reached). */
@@ -325,7 +361,7 @@ function progressMessage (p: ReturnType<typeof planProgress>, waiting: string | 
  * before the split. `liveRoles`: the roles of the live announcements this peer holds
  * (liveness.ts liveAnnouncements); `connectedPeers`: its open connections.
  */
-export function planWaits (root: GoalView, liveRoles: ReadonlySet<string>, swarm: string, connectedPeers: number): string | null {
+export function planWaits (root: GoalView, liveRoles: ReadonlySet<string>, swarm: string, connectedPeers: number, dialled: readonly string[] = []): string | null {
   if ((root.plan?.state ?? 'running') !== 'running') return null
   const p = planProgress(root)
   if (p.complete) return null
@@ -350,6 +386,10 @@ export function planWaits (root: GoalView, liveRoles: ReadonlySet<string>, swarm
   if (gaps.length > 0) missing.push(`no executor offering ${gaps.join(' or ')} is connected to run ${gapParts} ${gapParts === 1 ? 'part' : 'parts'}`)
   else if (pending > 0 && !liveRoles.has('executor')) missing.push('no executor is connected to run its parts')
   if (missing.length === 0) return null
-  const alone = connectedPeers === 0 ? '. This peer is connected to no peer: give it --bootstrap or --anchor, or --host <LAN address> for mDNS' : ''
+  const alone = connectedPeers === 0
+    ? dialled.length === 0
+      ? '. This peer is connected to no peer: give it --bootstrap or --anchor, or --host <LAN address> for mDNS'
+      : `. This peer is connected to no peer: ${dialled.length === 1 ? 'its --bootstrap/--anchor address does not answer' : 'none of its --bootstrap/--anchor addresses answers'} (${dialled.join(', ')}); it keeps dialling`
+    : ''
   return `the plan waits: ${missing.join('; ')} (no live capability announcement from one has reached this peer in swarm "${swarm}"); it goes on once one joins${alone}`
 }

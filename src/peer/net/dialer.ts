@@ -92,8 +92,11 @@ export function notAnchorLine (addr: string): string {
 }
 
 /** What a peer says when none of its --anchor addresses is reachable (`addrs` as given). */
-export function anchorsUnreachableLine (addrs: readonly string[]): string {
-  return `no anchor reachable (${addrs.join(', ')}): peers at other sites cannot reach this peer, nor it them, until one is; peers on this network and --bootstrap peers stay connected; retrying`
+export function anchorsUnreachableLine (addrs: readonly string[], directPeers: number): string {
+  const rest = directPeers > 0
+    ? `the ${directPeers} peer${directPeers === 1 ? '' : 's'} it reaches directly (this network, --bootstrap) stay${directPeers === 1 ? 's' : ''} connected`
+    : 'it reaches no peer directly either, so it is alone until then'
+  return `no anchor reachable (${addrs.join(', ')}): peers at other sites cannot reach this peer, nor it them, until one is; ${rest}; retrying`
 }
 
 export class Dialer {
@@ -287,14 +290,17 @@ export class Dialer {
   /**
    * Says once, in words, when no anchor is reachable any more: this peer then has no relay slot,
    * so members at other sites neither reach it nor are reached by it, while peers it reaches
-   * directly (mDNS, --bootstrap) stay connected.
+   * directly (mDNS, --bootstrap) stay connected; the line says how many those are.
    */
   private checkAnchorsLost (): void {
     if (this.anchorsLost || this.anchors.length === 0) return
     if (!this.anchors.every((a) => a.wrongPeer || a.failures >= UNREACHABLE_AFTER_FAILURES)) return
     this.anchorsLost = true
     const addrs = this.anchors.map((a) => a.text)
-    this.log.warn({ event: 'anchors_unreachable', anchors: addrs }, anchorsUnreachableLine(addrs))
+    // Peers on open connections that are neither relayed nor to an anchor: what is left.
+    const anchorIds = new Set(this.anchors.flatMap((a) => a.peerId === null ? [] : [a.peerId.toString()]))
+    const direct = new Set(this.node.getConnections().filter((c) => c.status === 'open' && !c.remoteAddr.toString().includes('/p2p-circuit') && !anchorIds.has(c.remotePeer.toString())).map((c) => c.remotePeer.toString())).size
+    this.log.warn({ event: 'anchors_unreachable', anchors: addrs, direct_peers: direct }, anchorsUnreachableLine(addrs, direct))
   }
 
   private reached (t: Target): void {

@@ -773,7 +773,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // Executions, not requests, are what claims and results count; the requests are what the
       // swarm's LLM totals count, so both are named.
       log.info({ event: 'executor_totals', work: total, model_requests: modelRequests, renewals: renew, settle: settle.figures() },
-        `executor totals: ${total.leaves} leaves, ${total.claims} claims, ${total.calls_completed} executions completed and ${total.calls_aborted} aborted (${modelRequests} model request${modelRequests === 1 ? '' : 's'}), ${total.results} results published`)
+        `executor totals: ${total.leaves} prompts (leaves and syntheses), ${total.claims} claims, ${total.calls_completed} executions completed and ${total.calls_aborted} aborted (${modelRequests} model request${modelRequests === 1 ? '' : 's'}), ${total.results} results published`)
     }
   }
 }

@@ -220,7 +220,7 @@ function renderAnchors (snap) {
     el('span', { class: 'anchor-addr' }, a.addr), ` ${ANCHOR_STATE_TEXT[a.state] ?? a.state}`)))
   const none = anchors.length > 0 && anchors.every((a) => a.state === 'unreachable')
   document.getElementById('anchors-summary').textContent = none
-    ? 'No anchor reachable: peers at other sites cannot reach this peer until one is; peers on this network stay connected.'
+    ? 'No anchor reachable: peers at other sites cannot reach this peer until one is; peers it reaches directly (this network, --bootstrap) are not affected.'
     : ''
 }
 
