@@ -161,6 +161,7 @@ test('Streamable HTTP server: every can_query_api leaf calls its tool over HTTP 
   const file = serversFile(tempDir(t), { facts: { url } })
   const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...args, '--capabilities', 'can_write_text', '--mcp-config', file] })
   record(ex)
+  await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 10_000)
   assert.deepEqual(ex.logRecords().find((r) => r.event === 'tools_ready')?.tools, ['facts__travel_facts', 'facts__convert_currency', 'facts__clock'])
   const f = await runPlan(observer, 'Plan a rail trip around Tokyo')
   for (const leaf of f.leaves) {
@@ -263,6 +264,7 @@ test('tool output that orders the model around changes nothing in the plan: it s
   const file = serversFile(dir, { advice: { command: process.execPath, args: [script] } })
   const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...args, '--capabilities', 'can_write_text', '--mcp-config', file] })
   record(ex)
+  await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 10_000)
   assert.deepEqual(ex.logRecords().find((r) => r.event === 'tools_ready')?.tools, ['advice__travel_advice'])
   const f = await runPlan(observer, 'Plan a rail trip around Tokyo')
   const root = treeOf(observer).find((r) => r.id === f.goalId)!

@@ -38,6 +38,8 @@ test('a can_query_api leaf: the executor\'s offline demo model calls the MCP ser
   const file = serversFile({ travel: { command: process.execPath, args: [SERVER] } })
   // can_write_text too: the goal's synthesis is text (DESIGN §11).
   const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...offline(args), '--capabilities', 'can_write_text', '--mcp-config', file] })
+  // stderr and IPC are separate pipes: the record may follow `ready`.
+  await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 10_000)
   const ready = ex.logRecords().find((r) => r.event === 'tools_ready')
   assert.deepEqual(ready?.tools, ['travel__travel_facts', 'travel__convert_currency', 'travel__clock'])
   const goalId = await observer.submitGoal('Collect the travel facts for Kyoto')
@@ -69,6 +71,7 @@ test('an executor whose only MCP server cannot start says why at start and does 
   t.after(async () => { await swarm.close(); await standin.close() })
   const file = serversFile({ broken: { command: 'goal-swarm-no-such-server' } })
   const ex = await swarm.start({ role: 'executor', name: 'untooled', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text,can_query_api', '--mcp-config', file] })
+  await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'capability_not_offered'), 'the capability_not_offered record', 10_000)
   const failed = ex.logRecords().find((r) => r.event === 'mcp_server_failed')
   assert.equal(failed?.msg, 'MCP server "broken" left out: command "goal-swarm-no-such-server" not found')
   const dropped = ex.logRecords().find((r) => r.event === 'capability_not_offered' && r.capability === 'can_query_api')
