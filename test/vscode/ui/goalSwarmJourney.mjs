@@ -494,25 +494,28 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         if (progressButtons === null) throw new Error('the plan\'s progress notification never showed')
         if (!progressButtons.includes('Cancel')) throw new Error(`the progress notification offers ${JSON.stringify(progressButtons)}, no Cancel`)
 
-        // The notification comes from the plan model; the tree renders coalesced refreshes, so
-        // give its rows a moment to catch up before judging them.
+        // The notification comes from the plan model; the tree renders coalesced refreshes (a
+        // row with rows below, like the root, at most once a second), so give its rows, the
+        // root's summary included, a moment to catch up before judging them.
+        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
         let rows = []
         let leaves = []
-        for (let waited = 0; ; waited += 500) {
+        let waited = 0
+        for (; ; waited += 500) {
           await expandAll(page)
           rows = await planRows(page)
           // Leaves of a losing accepted split stay visible as superseded (DESIGN §4); they are not prompts of the plan.
           // The plan's final answer (the root's synthesis, DESIGN §11) is a row of its own, not a prompt.
           leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded') && r.label !== 'Final answer')
           const answerRow = rows.find((r) => r.label === 'Final answer')
-          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done')) break
+          const rootRow = rows.find((r) => r.label.startsWith(GOAL_ROW))
+          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done') && summary.test(rootRow?.description ?? '')) break
           if (waited >= 15_000) break
           await page.waitForTimeout(500)
         }
-        log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
+        log(`ui: finished tree (${waited} ms after the notification):\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
         const root = rows.find((r) => r.label.startsWith(GOAL_ROW))
         // The root row summarises its prompts, status first, then the time it was submitted: "<done>/<all> done · HH:MM".
-        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
         if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · HH:MM", got ${JSON.stringify(root)}`)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         // The final answer is the first row under the root, done once the plan is complete.
