@@ -5,6 +5,7 @@ import { createWriteStream } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { onCleanup } from './cleanup.mjs'
 import { killGroup, log, run, seconds, stopwatch } from './util.mjs'
@@ -122,6 +123,17 @@ class Sandbox {
       [this.toolchain.codeServerEntry, ...this.commonArgs(), '--install-extension', vsix], { env: this.env(), timeoutMs: 120_000 })
     if (!/successfully installed/i.test(stdout)) throw new Error(`code-server did not report the install of ${vsix}:\n${stdout}`)
     log(`installed ${path.basename(vsix)} into code-server in ${seconds(elapsed())}`)
+  }
+
+  /**
+   * Packages the extension folder `dir` as a .vsix (the repository's vsce, into the sandbox's
+   * tmp dir) and installs it as installExtension does.
+   */
+  async installExtensionFolder (dir) {
+    const vsix = path.join(this.dirs.tmp, `${path.basename(dir)}.vsix`)
+    const vsce = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules', '@vscode', 'vsce', 'vsce')
+    await run(process.execPath, [vsce, 'package', '--allow-missing-repository', '--skip-license', '--no-dependencies', '-o', vsix], { cwd: dir, env: this.env(), timeoutMs: 120_000 })
+    await this.installExtension(vsix)
   }
 
   /**

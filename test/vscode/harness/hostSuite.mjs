@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { launchBrowser } from './browser.mjs'
 import { createSandbox } from './codeServer.mjs'
 import { collectLogErrors, extensionErrors, HOST_SUITE_PROVOKED, recordConsoleErrors } from '../ui/logCheck.mjs'
-import { log, run, seconds, stopwatch } from './util.mjs'
+import { log, seconds, stopwatch } from './util.mjs'
 import { exposeAutomationHooks, remoteUri, waitForWorkbench, workbenchUrl } from './workbench.mjs'
 
 /**
@@ -40,14 +40,6 @@ export function parseMochaCounts (lines) {
  */
 export const TEST_EXTENSIONS = [path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'lm-provider-extension')]
 
-/** Packages the extension folder `dir` as a .vsix in `outDir` with the repository's vsce; resolves its path. */
-async function packageFolder (dir, outDir, env) {
-  const vsix = path.join(outDir, `${path.basename(dir)}.vsix`)
-  const vsce = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules', '@vscode', 'vsce', 'vsce')
-  await run(process.execPath, [vsce, 'package', '--allow-missing-repository', '--skip-license', '--no-dependencies', '-o', vsix], { cwd: dir, env, timeoutMs: 120_000 })
-  return vsix
-}
-
 /**
  * Runs the suite and resolves `{ ok, exitCode, passed, failed, pending, ms, reason? }`.
  * ok is true only when the host exited 0, mocha reported its counts, no test failed and at least
@@ -65,7 +57,7 @@ export async function runHostSuite ({ toolchain, extensionPath, testsPath, setti
   try {
     const version = await sandbox.version()
     log(`host suite: ${version.line}`)
-    for (const dir of testExtensions) await sandbox.installExtension(await packageFolder(dir, sandbox.dirs.tmp, sandbox.env()))
+    for (const dir of testExtensions) await sandbox.installExtensionFolder(dir)
     server = await sandbox.start({ smokeTestDriver: true })
     browser = await launchBrowser({ profileDir: sandbox.dirs.browserProfile, env: sandbox.env() })
     const { page } = browser

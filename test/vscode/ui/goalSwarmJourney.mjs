@@ -3,8 +3,11 @@
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { onCleanup } from '../harness/cleanup.mjs'
 import { log } from '../harness/util.mjs'
 import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
 
@@ -272,6 +275,128 @@ function resultTabsAcrossReload (page, screenshot, resultTab) {
   return { before, after }
 }
 
+/** The test-only chat model (vendor goal-swarm-test) the Chat view needs selected before it sends a request. */
+const LM_PROVIDER_FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'lm-provider-extension')
+
+/**
+ * A loopback chat completions endpoint for the test chat model: @swarm calls no model, so
+ * nothing should reach it; whatever the Chat view asks of the model gets a short answer.
+ * Closed at the harness's cleanup (after the editors). Resolves `{ url, requests() }`.
+ */
+async function chatModelStandIn () {
+  let requests = 0
+  const server = createHttpServer((req, res) => {
+    requests++
+    req.resume()
+    req.on('end', () => {
+      log(`ui: the test chat model was asked ${req.method} ${req.url}`)
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ id: 'chat-standin', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }] }))
+    })
+  })
+  await new Promise((resolve, reject) => { server.once('error', reject); server.listen({ host: '127.0.0.1', port: 0 }, resolve) })
+  onCleanup(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+  return { url: `http://127.0.0.1:${server.address().port}`, requests: () => requests }
+}
+
+/** Resolves `value` once `promise` settles either way (a race's loser must not reject unhandled). */
+const settled = (promise, value) => promise.then(() => value, () => null)
+
+/**
+ * The step that asks @swarm through code-server's own Chat view, in an editor of its own (the
+ * Chat view needs AI features on and a chat model selected, which the other steps run without):
+ * the typed request is answered with the plan's final answer and its two buttons, and Open
+ * Final Answer opens the document the Plan view's Final answer row opens.
+ * @param {{ openEditor: import('./suite.mjs').JourneyContext['openEditor'], screenshotOf: (p: import('playwright-core').Page, name: string) => Promise<void> }} ctx
+ */
+export function chatSwarmStep ({ openEditor, screenshotOf }) {
+  return {
+    name: '@swarm in the Chat view plans a goal and answers with its final answer, and Open Final Answer opens what the Plan view\'s Final answer row opens',
+    timeoutMs: 8 * 60_000,
+    run: async () => {
+      const model = await chatModelStandIn()
+      const { page: p } = await openEditor({
+        name: 'ui-chat',
+        extensionFolders: [LM_PROVIDER_FIXTURE],
+        settings: { 'chat.disableAIFeatures': false, 'goalSwarm.listenPort': 0, 'goalSwarmTestLm.baseUrl': model.url }
+      })
+      try {
+        await p.locator('.activitybar [aria-label^="Goal Swarm"]').first().click()
+        await p.locator('.pane', { has: p.locator('.pane-header', { hasText: 'Plan' }) }).first().waitFor({ timeout: 60_000 })
+        await runCommand(p, 'Chat: Open Chat')
+        const input = p.locator('.interactive-input-part').last()
+        await input.waitFor({ timeout: 60_000 })
+        // Without a selected model the Chat view answers "Language model unavailable" itself,
+        // before any participant runs: type once its model picker names the test model.
+        await input.locator('.chat-input-toolbars', { hasText: 'Goal Swarm Test Model' }).first().waitFor({ timeout: 120_000 })
+        await input.locator('.interactive-input-editor .monaco-editor').first().click()
+        await p.keyboard.type(`@swarm ${GOAL}`)
+        // Enter in an open suggest widget accepts a suggestion instead of sending.
+        const suggest = p.locator('.interactive-input-part .suggest-widget.visible')
+        if (await settled(suggest.first().waitFor({ state: 'hidden', timeout: 5000 }), true) === null) {
+          await p.keyboard.press('Escape')
+          await suggest.first().waitFor({ state: 'hidden', timeout: 10_000 })
+        }
+        await p.keyboard.press('Enter')
+        const response = p.locator('.interactive-item-container.interactive-response').last()
+        const openAnswer = response.getByRole('button', { name: 'Open Final Answer' })
+        // This editor runs no swarm yet: Submit Goal's path offers to start one, as from the palette.
+        const start = p.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).getByRole('button', { name: /Start Local Swarm/ })
+        const first = await Promise.race([settled(openAnswer.waitFor({ timeout: 240_000 }), 'answer'), settled(start.first().waitFor({ timeout: 240_000 }), 'toast')])
+        if (first === 'toast') {
+          log('ui: chat: the editor offers a local swarm; starting it')
+          await start.first().click()
+        }
+        if (await settled(openAnswer.waitFor({ timeout: 240_000 }), true) === null) {
+          const said = await response.count() > 0 ? normalize(await response.innerText()) : '(no response)'
+          throw new Error(`@swarm did not answer with Open Final Answer; the Chat view shows:\n${said}`)
+        }
+        await response.getByRole('button', { name: 'Show in Plan View' }).waitFor({ timeout: 10_000 })
+        const said = normalize(await response.innerText())
+        log(`ui: chat: @swarm answered:\n    ${said.split('\n').filter((l) => l.trim() !== '').join('\n    ')}`)
+        const answer = /Final answer \(([^)]*)\):\s*([\s\S]*?)\s*Show in Plan View/.exec(said)
+        // The progress lines fold into "Completed N steps" once the answer is in: read them from the DOM text.
+        const steps = normalize(await response.textContent() ?? '')
+        if (!steps.includes(`Submitted "${GOAL}" to the swarm.`)) throw new Error(`the answer does not say the goal was submitted:\n${steps}`)
+        if (answer === null) throw new Error(`the answer has no final answer before its buttons:\n${said}`)
+        if (!/^\d+\/\d+ done/.test(answer[1]) || !answer[2].includes(GOAL) || !answer[2].includes('no LLM was called')) throw new Error(`the final answer is not the plan's: ${answer[0]}`)
+        // No tooltip of the last click over the answer.
+        await p.mouse.move(700, 500)
+        await screenshotOf(p, 'chat-swarm')
+        // The document the chat's button opens...
+        const finalTab = p.locator('.tabs-container .tab.active', { hasText: 'Final answer' }).first()
+        const lines = p.locator('.editor-instance .monaco-editor .view-lines').first()
+        const documentText = async () => {
+          await finalTab.waitFor({ timeout: 30_000 })
+          await lines.filter({ hasText: 'Final answer' }).waitFor({ timeout: 30_000 })
+          return normalize(await lines.innerText())
+        }
+        await openAnswer.click()
+        const fromChat = await documentText()
+        const flat = (t) => t.replace(/\s+/g, ' ').trim()
+        // The chat renders the answer's Markdown; compare words that survive rendering.
+        const answerLine = answer[2].split('\n').find((l) => l.includes('no LLM was called')) ?? ''
+        if (!flat(fromChat).includes(flat(answerLine).replace(/^\[demo output\] /, ''))) throw new Error(`the document Open Final Answer opens does not hold the chat's final answer "${answerLine}":\n${fromChat}`)
+        // ...is the one the Plan view's Final answer row opens, with the same text.
+        await finalTab.hover()
+        await finalTab.locator('.tab-actions [aria-label^="Close"]').first().click()
+        await finalTab.waitFor({ state: 'detached', timeout: 15_000 })
+        const row = planRow(p, 'Final answer')
+        await row.waitFor({ timeout: 30_000 })
+        const rowText = normalize(await row.locator('.label-description').first().innerText())
+        if (!/^done/.test(rowText)) throw new Error(`the Plan view's Final answer row is not done: ${rowText}`)
+        await row.click()
+        const fromRow = await documentText()
+        if (fromRow !== fromChat) throw new Error(`Open Final Answer and the Plan view's Final answer row open different text:\n--- chat\n${fromChat}\n--- Plan view\n${fromRow}`)
+        log(`ui: chat: Open Final Answer and the Final answer row ("${rowText}") open the same ${fromChat.split('\n').length} lines; the test chat model was asked ${model.requests()} time(s)`)
+      } catch (err) {
+        await screenshotOf(p, 'chat-failure').catch(() => {})
+        throw err
+      }
+    }
+  }
+}
+
 /**
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
@@ -369,25 +494,28 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         if (progressButtons === null) throw new Error('the plan\'s progress notification never showed')
         if (!progressButtons.includes('Cancel')) throw new Error(`the progress notification offers ${JSON.stringify(progressButtons)}, no Cancel`)
 
-        // The notification comes from the plan model; the tree renders coalesced refreshes, so
-        // give its rows a moment to catch up before judging them.
+        // The notification comes from the plan model; the tree renders coalesced refreshes (a
+        // row with rows below, like the root, at most once a second), so give its rows, the
+        // root's summary included, a moment to catch up before judging them.
+        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
         let rows = []
         let leaves = []
-        for (let waited = 0; ; waited += 500) {
+        let waited = 0
+        for (; ; waited += 500) {
           await expandAll(page)
           rows = await planRows(page)
           // Leaves of a losing accepted split stay visible as superseded (DESIGN §4); they are not prompts of the plan.
           // The plan's final answer (the root's synthesis, DESIGN §11) is a row of its own, not a prompt.
           leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded') && r.label !== 'Final answer')
           const answerRow = rows.find((r) => r.label === 'Final answer')
-          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done')) break
+          const rootRow = rows.find((r) => r.label.startsWith(GOAL_ROW))
+          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done') && summary.test(rootRow?.description ?? '')) break
           if (waited >= 15_000) break
           await page.waitForTimeout(500)
         }
-        log(`ui: finished tree:\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
+        log(`ui: finished tree (${waited} ms after the notification):\n${rows.map((r) => `${'  '.repeat(Math.max(0, r.level - 1))}${r.label} — ${r.description}`).join('\n')}`)
         const root = rows.find((r) => r.label.startsWith(GOAL_ROW))
         // The root row summarises its prompts, status first, then the time it was submitted: "<done>/<all> done · HH:MM".
-        const summary = new RegExp(`^${m[1]}/${m[2]} done · \\d\\d:\\d\\d$`)
         if (!root || !summary.test(root.description)) throw new Error(`root goal row should read "${m[1]}/${m[2]} done · HH:MM", got ${JSON.stringify(root)}`)
         if (leaves.length !== Number(m[2])) throw new Error(`expected ${m[2]} leaf rows, the tree shows ${leaves.length}`)
         // The final answer is the first row under the root, done once the plan is complete.
@@ -684,6 +812,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
         await screenshot('after-reload')
       }
     },
-    reloadTabs.after
+    reloadTabs.after,
+    chatSwarmStep({ openEditor, screenshotOf })
   ]
 }

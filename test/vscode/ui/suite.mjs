@@ -15,10 +15,10 @@ import { collectLogErrors, extensionErrors, recordConsoleErrors } from './logChe
  * @property {string} workspace      folder the workbench has open (on this machine)
  * @property {string} artifactsDir   where screenshots go
  * @property {(name: string) => Promise<string>} screenshot  saves `<artifactsDir>/<name>.png`, resolves its path
- * @property {(opts: { name: string, settings?: object, workspaceTrust?: boolean }) => Promise<{ page: import('playwright-core').Page }>} openEditor
+ * @property {(opts: { name: string, settings?: object, workspaceTrust?: boolean, extensionFolders?: string[] }) => Promise<{ page: import('playwright-core').Page }>} openEditor
  *   opens another editor: its own code-server sandbox (user data, extensions, workspace) with the
- *   same .vsix and a Chromium of its own on its workbench; closed, checked for strays and error
- *   lines with the suite's own editor
+ *   same .vsix (and the extensions in `extensionFolders`, packaged) and a Chromium of its own on
+ *   its workbench; closed, checked for strays and error lines with the suite's own editor
  */
 
 /**
@@ -60,10 +60,11 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
       log(`ui suite: screenshot ${path.relative(process.cwd(), file)}`)
       return file
     }
-    const openEditor = async ({ name, settings: extra = {}, workspaceTrust = false }) => {
+    const openEditor = async ({ name, settings: extra = {}, workspaceTrust = false, extensionFolders = [] }) => {
       const other = { sandbox: await createSandbox(toolchain, { name, settings: { ...settings, ...extra } }), server: undefined, browser: undefined, consoleErrors: [] }
       others.push(other)
       await other.sandbox.installExtension(vsix)
+      for (const dir of extensionFolders) await other.sandbox.installExtensionFolder(dir)
       other.server = await other.sandbox.start({ workspaceTrust })
       other.browser = await launchBrowser({ profileDir: other.sandbox.dirs.browserProfile, env: other.sandbox.env() })
       other.browser.page.on('pageerror', (e) => log(`ui suite: ${name}: page error: ${e.message}`))
