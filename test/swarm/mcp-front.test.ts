@@ -55,15 +55,33 @@ async function json (client: Client, name: string, args: Record<string, unknown>
   return JSON.parse(r.text) as Answer
 }
 
+/**
+ * `dist/peer.js mcp` as an MCP client starts it: its identity and data under `dir`, loopback,
+ * mDNS off, bootstrapped to `bootstrap`, JSON logs on a piped stderr.
+ */
+function frontDoor (dir: string, bootstrap: string[], args: string[]): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', ...bootstrap, ...args],
+    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    stderr: 'pipe'
+  })
+}
+
+/** Stops a test's MCP server: closes its stdin, then kills it by pid in case it lingers. */
+async function stopFrontDoor (transport: StdioClientTransport | null): Promise<void> {
+  const pid = transport?.pid ?? null
+  await transport?.close().catch(() => {})
+  if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
+}
+
 test('an MCP client submits a goal, follows its progress, reads the final answer and a part, cancels its own plan and gets a tool error for each bad input', { timeout: 180_000 }, async (t) => {
   const swarm = new TestSwarm()
   const standin = await startStandin()
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-'))
   let transport: StdioClientTransport | null = null
   t.after(async () => {
-    const pid = transport?.pid ?? null
-    await transport?.close().catch(() => {})
-    if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
+    await stopFrontDoor(transport)
     await swarm.close()
     await standin.close()
   })
@@ -72,12 +90,7 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   await swarm.start({ role: 'executor', name: 'ex', args })
 
   let stderr = ''
-  transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', ...swarm.peers.map((p) => p.addr), ...args],
-    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
-    stderr: 'pipe'
-  })
+  transport = frontDoor(dir, swarm.peers.map((p) => p.addr), args)
   transport.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
   const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
   await client.connect(transport)
@@ -192,21 +205,14 @@ test('an MCP client is told why its plan waits (no decomposer or scorer connecte
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-wait-'))
   let transport: StdioClientTransport | null = null
   t.after(async () => {
-    const pid = transport?.pid ?? null
-    await transport?.close().catch(() => {})
-    if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
+    await stopFrontDoor(transport)
     await swarm.close()
     await standin.close()
   })
   // An executor alone: nobody splits or accepts a goal.
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const executor = await swarm.start({ role: 'executor', name: 'ex', args })
-  transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', executor.addr, ...args],
-    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
-    stderr: 'pipe'
-  })
+  transport = frontDoor(dir, [executor.addr], args)
   const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
   await client.connect(transport)
 
