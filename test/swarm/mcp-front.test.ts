@@ -13,7 +13,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -75,22 +75,30 @@ async function stopFrontDoor (transport: StdioClientTransport | null): Promise<v
   if (pid !== null) { try { process.kill(pid, 'SIGKILL') } catch {} }
 }
 
-test('an MCP client submits a goal, follows its progress, reads the final answer and a part, cancels its own plan and gets a tool error for each bad input', { timeout: 180_000 }, async (t) => {
+/**
+ * What each test starts: a swarm, the LLM stand-in and a scratch folder; `door.transport` holds
+ * the test's MCP server, stopped with the rest when the test ends (pass or fail).
+ */
+async function setUp (t: TestContext, stem: string): Promise<{ swarm: TestSwarm, standin: Awaited<ReturnType<typeof startStandin>>, dir: string, door: { transport: StdioClientTransport | null } }> {
   const swarm = new TestSwarm()
   const standin = await startStandin()
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-'))
-  let transport: StdioClientTransport | null = null
+  const door: { transport: StdioClientTransport | null } = { transport: null }
   t.after(async () => {
-    await stopFrontDoor(transport)
+    await stopFrontDoor(door.transport)
     await swarm.close()
     await standin.close()
   })
+  return { swarm, standin, dir: mkdtempSync(path.join(tmpdir(), stem)), door }
+}
+
+test('an MCP client submits a goal, follows its progress, reads the final answer and a part, cancels its own plan and gets a tool error for each bad input', { timeout: 180_000 }, async (t) => {
+  const { swarm, standin, dir, door } = await setUp(t, 'mcp-front-')
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex', args })
 
   let stderr = ''
-  transport = frontDoor(dir, swarm.peers.map((p) => p.addr), args)
+  const transport = door.transport = frontDoor(dir, swarm.peers.map((p) => p.addr), args)
   transport.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
   const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
   await client.connect(transport)
@@ -139,10 +147,6 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   const retried = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 } })
   assert.deepEqual([retried.goal_id, retried.status], [second.goal_id, 'resumed'])
   assert.match(String(retried.note), /unfinished: resumed it \(new_plan: true starts another\)$/)
-  // Retried with wait, it says so too, whether or not the plan finished meanwhile.
-  const waited = await json(client, 'submit_goal', { goal: 'Plan a weekend in Kyoto', budget: { max_calls: 50 }, wait: true, wait_ms: 1000 }) as Answer & { resumed?: boolean, resumed_note?: string }
-  assert.deepEqual([waited.goal_id, waited.resumed], [second.goal_id, true])
-  assert.match(String(waited.resumed_note), /unfinished: resumed it \(new_plan: true starts another\)$/)
   const cancelled = await json(client, 'cancel_goal', { goal_id: second.goal_id })
   assert.equal(cancelled.status, 'cancelled')
   assert.equal((await json(client, 'plan_status', { goal_id: second.goal_id })).state, 'cancelled')
@@ -195,24 +199,16 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_server_started"')), stderr.slice(0, 2000))
   const pid = transport.pid
   await client.close()
-  transport = null
+  door.transport = null
   if (pid !== null) await observer.waitFor(() => { try { process.kill(pid, 0); return false } catch { return true } }, 'the MCP server process to exit once its client closed stdin', 10_000)
 })
 
 test('an MCP client is told why its plan waits (no decomposer or scorer connected), a plan cancelled before its split reads cancelled, not complete, and a second cancel says it was already cancelled', { timeout: 120_000 }, async (t) => {
-  const swarm = new TestSwarm()
-  const standin = await startStandin()
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-front-wait-'))
-  let transport: StdioClientTransport | null = null
-  t.after(async () => {
-    await stopFrontDoor(transport)
-    await swarm.close()
-    await standin.close()
-  })
+  const { swarm, standin, dir, door } = await setUp(t, 'mcp-front-wait-')
   // An executor alone: nobody splits or accepts a goal.
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const executor = await swarm.start({ role: 'executor', name: 'ex', args })
-  transport = frontDoor(dir, [executor.addr], args)
+  const transport = door.transport = frontDoor(dir, [executor.addr], args)
   const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
   await client.connect(transport)
 
@@ -231,8 +227,11 @@ test('an MCP client is told why its plan waits (no decomposer or scorer connecte
 
   // Waiting on it: the progress says it waits for a split, with no total (not 0/0).
   const progress: Array<{ progress: number, total?: number, message?: string }> = []
-  const timedOut = await json(client, 'submit_goal', { goal: 'Plan a weekend in Lisbon', wait: true, wait_ms: 1500 }, { onprogress: (p) => { progress.push(p) }, timeout: 30_000 })
+  const timedOut = await json(client, 'submit_goal', { goal: 'Plan a weekend in Lisbon', wait: true, wait_ms: 1500 }, { onprogress: (p) => { progress.push(p) }, timeout: 30_000 }) as Answer & { resumed?: boolean, resumed_note?: string }
   assert.deepEqual([timedOut.goal_id, timedOut.status], [submitted.goal_id, 'running'])
+  // A retry that waits says it resumed the unfinished plan, as one that does not wait does.
+  assert.equal(timedOut.resumed, true)
+  assert.match(String(timedOut.resumed_note), /unfinished: resumed it \(new_plan: true starts another\)$/)
   assert.deepEqual(progress[0], { progress: 0, message: `waiting for a split; ${waits}` })
 
   // Cancelled before its split: cancelled, finished, not complete, and why there is no answer.
