@@ -65,6 +65,9 @@ export function takeLock (file: string, locked: (pid: number) => Error): () => v
         try { unlinkSync(file) } catch { /* already gone */ }
       }
     } catch (err) {
+      // A failed start beside this one removes the folders it found missing while they are
+      // empty, which this one's folder is until its lock exists: make it again and retry.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') { mkdirSync(path.dirname(file), { recursive: true }); continue }
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     }
     let pid = 0
