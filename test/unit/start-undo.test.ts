@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from 'node:os'
 import path from 'node:path'
 import { after, describe, it } from 'node:test'
-import { firstFreeIdentity } from '../../src/peer/net/dataDir'
+import { spawn } from 'node:child_process'
+import { ensureDir, firstFreeIdentity } from '../../src/peer/net/dataDir'
 import { recordStart } from '../../src/peer/net/startUndo'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'gs-undo-'))
@@ -67,5 +68,31 @@ describe('the default identity on --port 0', () => {
     assert.equal(firstFreeIdentity(ids, 'executor', null), 'executor-1', 'with --data-dir given, only key locks count')
     writeFileSync(path.join(ids, 'executor-0.key.lock'), String(2 ** 22 + 1))
     assert.equal(firstFreeIdentity(ids, 'executor', dataOf), 'executor-0', 'a lock a dead process left is free')
+  })
+})
+
+describe('folders made by peers started side by side', () => {
+  it('each of several processes making the same new folders at the same moment succeeds', async () => {
+    const dir = path.join(tmp, 'side-by-side', '.goal-swarm', 'identities', 'x')
+    const dataDirUrl = new URL('../../src/peer/net/dataDir.ts', import.meta.url).href
+    // Every child spins until one shared moment, then makes the same four missing folders.
+    const at = Date.now() + 1500
+    const script = `const { ensureDir } = await import(${JSON.stringify(dataDirUrl)}); while (Date.now() < ${at}) {}
+      try { ensureDir(${JSON.stringify(dir)}); console.log('ok') } catch (err) { console.log(err.code ?? String(err)) }`
+    const outcomes = await Promise.all(Array.from({ length: 6 }, async () => await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (b: Buffer) => { out += b.toString() })
+      child.on('error', reject)
+      child.on('exit', () => { resolve(out.trim()) })
+    })))
+    assert.deepEqual(outcomes, Array(6).fill('ok'))
+    assert.equal(existsSync(dir), true)
+  })
+
+  it('a file in the way of a folder to make is still an error', () => {
+    const file = path.join(tmp, 'in-the-way')
+    writeFileSync(file, 'x')
+    assert.throws(() => { ensureDir(path.join(file, 'below')) }, { code: 'ENOTDIR' })
   })
 })

@@ -5,7 +5,7 @@
  * it runs. A lock left by a process that no longer exists (kill -9) is taken over.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { sweepStaleTemps } from './durableFile'
 
@@ -22,11 +22,6 @@ function alive (pid: number): boolean {
 }
 
 /**
- * mkdir -p one level at a time. Node 20's recursive mkdir loops forever on some paths
- * (e.g. under /proc); single-level calls fail with an error instead.
- * @throws the first mkdir error, e.g. ENOENT/EACCES/ENOTDIR
- */
-/**
  * The folder holding a peer's plans (state.jsonl, blobs/, kept results) in `dataDir`: the
  * folder itself for an open swarm, else `swarm-<first 16 hex of sha256(key)>` inside it. A
  * private swarm's messages then never reach a peer of another swarm (or of the open one) that
@@ -38,14 +33,35 @@ export function planDataDir (dataDir: string, psk: Uint8Array | null): string {
   return psk === null ? dataDir : path.join(dataDir, `swarm-${createHash('sha256').update(psk).digest('hex').slice(0, 16)}`)
 }
 
+/**
+ * mkdir -p one level at a time. Node 20's recursive mkdir loops forever on some paths
+ * (e.g. under /proc); single-level calls fail with an error instead.
+ * @throws the first mkdir error, e.g. ENOENT/EACCES/ENOTDIR
+ */
 export function ensureDir (dir: string, mode = 0o700): void {
   const abs = path.resolve(dir)
-  const missing: string[] = []
-  for (let p = abs; !existsSync(p); p = path.dirname(p)) {
-    missing.unshift(p)
-    if (path.dirname(p) === p) break
+  // Peers started side by side make the same folders: one that another made first is fine
+  // (EEXIST on a folder), and one whose parent a failed start beside this one just removed
+  // (it was still empty) is made again from the top (ENOENT), a few times at most.
+  for (let attempt = 0; ; attempt++) {
+    const missing: string[] = []
+    for (let p = abs; !existsSync(p); p = path.dirname(p)) {
+      missing.unshift(p)
+      if (path.dirname(p) === p) break
+    }
+    try {
+      for (const p of missing) {
+        try {
+          mkdirSync(p, { mode })
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(p).isDirectory()) throw err
+        }
+      }
+      return
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err
+    }
   }
-  for (const p of missing) mkdirSync(p, { mode })
 }
 
 /**
@@ -67,7 +83,7 @@ export function takeLock (file: string, locked: (pid: number) => Error): () => v
     } catch (err) {
       // A failed start beside this one removes the folders it found missing while they are
       // empty, which this one's folder is until its lock exists: make it again and retry.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') { mkdirSync(path.dirname(file), { recursive: true }); continue }
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') { ensureDir(path.dirname(file)); continue }
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     }
     let pid = 0
