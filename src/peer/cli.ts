@@ -193,7 +193,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.dashboardPort))
     .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', reportPath)
-    .option('--show-all-plans', 'observer with --submit-goal: print and report every plan held in full, not only its own (the others are one line each)', false)
+    .option('--show-all-plans', 'observer: print and report every plan held in full (otherwise a submitting peer shows its own plan, any other the running plans or else the newest, and the rest one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
     .allowExcessArguments(false)
@@ -270,7 +270,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   }
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
   if (o.newPlan === true && o.submitGoal === undefined) return fail('--new-plan', 'needs --submit-goal: it decides whether that goal resumes or starts a fresh plan')
-  if (o.showAllPlans === true && o.submitGoal === undefined) return fail('--show-all-plans', 'needs --submit-goal: a peer that submits nothing already shows every plan it holds in full')
+  if (o.showAllPlans === true && role !== 'observer') return fail('--show-all-plans', `only an observer prints and reports plans; --role ${role} shows none`)
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)

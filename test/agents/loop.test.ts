@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
 import { nowMicros } from '../../src/plan/protocol/time'
+import { cancelMessage } from '../../src/plan/state/planControl'
 import { startAnnouncer, startObserver, startRole } from '../../src/peer/roles/index'
 import { buildTree, planProgress, treeHash } from '../../src/plan/state/tree'
 import { demoResponder } from '../support/llm-standin'
@@ -97,4 +98,41 @@ test('an observer that has seen no goal never replaces an earlier report; the fi
   startObserver(again.ctx, { print: () => {}, debounceMs: 10 }).dispose()
   assert.match(readFileSync(reportFile, 'utf8'), /^## Plan a two-week trip to Japan$/m)
   assert.deepEqual(readdirSync(dir), ['report.md'], 'no temp file left beside the report')
+})
+
+test('an observer that submits nothing shows the running plans in full and each finished one as a line; once all are finished, the newest in full', async (t) => {
+  const w = await World.create()
+  t.after(async () => { await w.close() })
+  const user = await w.hub.addPeer({ label: 'user' })
+  const cancel = async (goal: Awaited<ReturnType<World['submit']>>): Promise<void> => {
+    await user.publish('cancel', cancelMessage(goal, user.peerId, nowMicros(), 'stop'))
+  }
+  // Two finished (cancelled) plans and one still waiting for a split, before the observer starts.
+  const older = await w.submit(user, 'Plan a trip to Peru')
+  await cancel(older)
+  const old2 = await w.submit(user, 'Plan a trip to Chile')
+  await cancel(old2)
+  const live = await w.submit(user, 'Plan a trip to Japan')
+  const printed: string[] = []
+  const last = (): string => printed.at(-1) ?? ''
+  const treeOf = (goal: { goal_id: string }, s: string): boolean => s.includes(`=== plan for goal ${goal.goal_id}`)
+  for (const showAllPlans of [false, true]) {
+    printed.length = 0
+    const observer = await w.agent('observer', { showAllPlans }, `observer-${String(showAllPlans)}`)
+    const handle = startObserver(observer.ctx, { print: (s) => printed.push(s), debounceMs: 20 })
+    try {
+      await waitUntil('a tree with all three plans', () => [older, old2, live].every((g) => last().includes(g.goal_id)), 10_000)
+      assert.deepEqual([older, old2, live].map((g) => treeOf(g, last())), showAllPlans ? [true, true, true] : [false, false, true], last())
+      if (!showAllPlans) assert.match(last(), /=== other plans held here: 2, one line each \(--show-all-plans shows them in full\) ===/)
+    } finally {
+      handle.dispose()
+    }
+  }
+  // All finished: the newest plan is shown in full, the older ones as lines.
+  await cancel(live)
+  printed.length = 0
+  const observer = await w.agent('observer', {}, 'observer-after')
+  w.track(startObserver(observer.ctx, { print: (s) => printed.push(s), debounceMs: 20 }))
+  await waitUntil('a tree after every plan finished', () => /cancelled/i.test(last()) && last().includes(live.goal_id), 10_000)
+  assert.deepEqual([older, old2, live].map((g) => treeOf(g, last())), [false, false, true], last())
 })

@@ -42,8 +42,8 @@ test('one decomposer answered HTTP 400: the other one\'s split is used and the p
   await observer.waitFor(() => observer.logRecords().some((r) => r.event === 'plan_complete'), 'plan complete', 10_000)
   const done = observer.logRecords().filter((r) => r.event === 'plan_complete')
   assert.equal(done.length, 1)
-  assert.deepEqual({ leaves: done[0]!.leaves, done: done[0]!.done, failed: done[0]!.failed, failed_goals: done[0]!.failed_goals },
-    { leaves: 2, done: 2, failed: 0, failed_goals: 0 })
+  assert.deepEqual({ stopped: done[0]!.stopped, split: done[0]!.split, leaves: done[0]!.leaves, done: done[0]!.done, failed: done[0]!.failed, failed_goals: done[0]!.failed_goals },
+    { stopped: null, split: true, leaves: 2, done: 2, failed: 0, failed_goals: 0 }, 'nothing stopped the plan: stopped is null, never "running"')
 })
 
 test('a model that never answers: the executor warns "waiting for the model", the observer\'s tree shows the leaf waiting, and the request times out per --llm-timeout-ms', async (t) => {

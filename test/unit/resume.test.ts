@@ -58,10 +58,11 @@ describe('--new-plan and --show-all-plans', () => {
     assert.equal(r.code, 2)
     assert.match(r.err, /option '--new-plan': needs --submit-goal/)
   })
-  it('--show-all-plans needs --submit-goal too: without one every plan is shown in full already', () => {
+  it('--show-all-plans is an observer\'s, with or without --submit-goal', () => {
     const r = parse(['--role', 'executor', '--show-all-plans'])
     assert.equal(r.code, 2)
-    assert.match(r.err, /option '--show-all-plans': needs --submit-goal/)
+    assert.match(r.err, /option '--show-all-plans': only an observer prints and reports plans; --role executor shows none/)
+    assert.equal(parse(['--role', 'observer', '--show-all-plans']).config?.showAllPlans, true)
   })
   it('both are off unless given', () => {
     assert.deepEqual([parse(['--role', 'observer', '--submit-goal', TEXT]).config?.newPlan, parse(['--role', 'observer']).config?.showAllPlans], [false, false])

@@ -64,6 +64,20 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
    */
   const following = config.submitGoal !== null && config.showAllPlans !== true
   let own: string | null = null
+  /**
+   * A peer that submits nothing shows in full the plans still running and, once all are
+   * finished, the newest; every other plan held is one line (unless --show-all-plans), so a
+   * data dir full of finished plans does not reprint them all on each change of a live one.
+   */
+  const current = (roots: readonly GoalView[]): Set<string> => {
+    if (config.showAllPlans === true) return new Set(roots.map((r) => r.id))
+    const running = roots.filter((r) => !planProgress(r).complete).map((r) => r.id)
+    if (running.length > 0) return new Set(running)
+    // created_at is an ISO timestamp of fixed width (protocol/time.ts), so it sorts as text.
+    const created = (r: GoalView): string => state.goal(r.id)?.created_at ?? ''
+    const newest = roots.reduce<GoalView | null>((a, r) => (a === null || created(r) > created(a) ? r : a), null)
+    return new Set(newest === null ? [] : [newest.id])
+  }
 
   const sub = bus.onMessage(() => { schedule() })
   const stopTick = timers.every(TICK_MS, () => { render() })
@@ -84,8 +98,9 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     }
     if (following && own === null) return
     const names = announcedNames(state.capabilities())
-    const shown = following ? roots.filter((r) => r.id === own) : roots
-    const others = following ? roots.filter((r) => r.id !== own) : []
+    const full = following ? new Set([own]) : current(roots)
+    const shown = roots.filter((r) => full.has(r.id))
+    const others = roots.filter((r) => !full.has(r.id))
     const text = renderTreeText(shown, { names, others })
     if (text !== lastText && roots.length > 0) {
       lastText = text
@@ -99,9 +114,11 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
         const badGoals = failedGoals(root)
         // scripts/local-swarm.mjs reads this record (its event and fields).
         const answer = root.synthesis
-        const stopped = root.plan?.state ?? 'running'
-        const how = stopped === 'running' ? 'plan complete' : `plan ${stopped === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
-        log.info({ event: 'plan_complete', goal_id: root.id, stopped, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
+        const state = root.plan?.state ?? 'running'
+        const how = state === 'running' ? 'plan complete' : `plan ${state === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+        // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did,
+        // as in main.ts's plan_complete_exit record.
+        log.info({ event: 'plan_complete', goal_id: root.id, stopped: state === 'running' ? null : state, split: root.accepted !== null, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
           answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
           stoppedBeforeSplit(root)
             ? `${how} for "${excerpt(root.text)}" before the goal was split: no part of it was run, no final answer`
