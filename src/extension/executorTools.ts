@@ -69,20 +69,20 @@ export class ExecutorTools {
   /** Changes whenever what an executor would start with changes (for "restart to apply?"); 16 hex characters. */
   fingerprint (): string {
     const c = this.choice()
-    return createHash('sha256').update(JSON.stringify([c.servers, c.needConsent.map((s) => s.name), c.problem])).digest('hex').slice(0, 16)
+    return createHash('sha256').update(JSON.stringify([c.servers, c.needConsent.map((s) => s.name), c.problems])).digest('hex').slice(0, 16)
   }
 
   /**
    * The servers file for the executor `identity` and the tools it may call, as peer argv fields:
-   * `{ mcpConfig, mcpAllow }`, or `{}` when no server is to run (no setting, a bad value, or
-   * every server left out). Never throws for the setting's sake: a problem is reported and the
-   * executor starts without MCP servers.
+   * `{ mcpConfig, mcpAllow }`, or `{}` when no server is to run (no setting, or every server
+   * left out). Never throws for the setting's sake: each bad entry is reported and the executor
+   * starts without that server.
    * @param allow goalSwarm.executor.mcpAllow, validated ([] = every tool)
    */
   async launchFields (identity: string, allow: readonly string[]): Promise<{ mcpConfig?: string, mcpAllow?: string[] }> {
     const choice = this.choice()
     const file = path.join(this.deps.storageDir, 'mcp', `${identity}.json`)
-    if (choice.problem !== null) this.report(`${choice.problem}; the executors start without MCP servers`, true)
+    for (const problem of choice.problems) this.report(problem, true)
     if (choice.untrusted.length > 0) this.report(`MCP servers ${names(choice.untrusted)} from the workspace settings are left out: this workspace is not trusted (Restricted Mode)`, false)
     const allowed = choice.needConsent.length === 0 ? true : await this.consent(choice.needConsent)
     const servers = serversToRun(choice, allowed)

@@ -2,7 +2,7 @@
  * The editor's MCP servers for its executors (goalSwarm.executor.mcpServers, DESIGN "Tools"):
  * which servers run, and which need the user's consent first. Pure, so the rules are
  * unit-tested without VS Code. The entries are checked by the same rule as a peer's
- * --mcp-config file (src/peer/tools/mcpConfig.ts parseMcpServers).
+ * --mcp-config file (src/peer/tools/mcpConfig.ts readMcpServers).
  *
  * A server is a program this machine runs (or a URL it sends its headers to), so a checked-out
  * repository must not start one on its own: servers from workspace settings are left out in an
@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { clipLabel } from '../plan/protocol/text'
-import { McpConfigError, parseMcpServers, type McpServerConfig } from '../peer/tools/mcpConfig'
+import { readMcpServers, type McpServerConfig } from '../peer/tools/mcpConfig'
 
 /** The setting's key, as written in settings.json. */
 export const MCP_SERVERS_SETTING = 'goalSwarm.executor.mcpServers'
@@ -21,14 +21,14 @@ export interface ScopedValues { globalValue?: unknown, workspaceValue?: unknown,
 
 /** What the executors may run from the setting. */
 export interface McpServersChoice {
-  /** Every server to run, in name order of first appearance (user, then workspace, then folder); [] with a problem. */
+  /** Every server to run, in name order of first appearance (user, then workspace, then folder), less those with a problem. */
   servers: McpServerConfig[]
   /** Those of `servers` that workspace or folder settings define (or change from the user's): they run only once allowed. */
   needConsent: McpServerConfig[]
   /** Names workspace or folder settings define that are left out because the workspace is not trusted. */
   untrusted: string[]
-  /** Why the setting cannot be used, naming it, the settings level, the server and the field; null when it can. */
-  problem: string | null
+  /** One per entry left out (or per settings level whose value is not an object of servers), naming the setting, the level, the server and the field, and what runs without it. */
+  problems: string[]
 }
 
 const LEVELS = [
@@ -40,21 +40,23 @@ const LEVELS = [
 /**
  * The servers the executors run from the setting's values at each level: a name defined at a
  * narrower level replaces the wider one's entry (as VS Code merges object settings). In an
- * untrusted workspace only user settings count. A bad entry at any level that counts makes the
- * whole setting unusable (`problem`, `servers` []), so the executors start without MCP servers
- * rather than with a set the user did not write.
+ * untrusted workspace only user settings count. A bad entry at a level that counts leaves that
+ * server out at every level (`problems` says why): the executors start with the other servers,
+ * never with an entry of that name the user did not mean (a wider level's, say).
  */
 export function chooseMcpServers (values: ScopedValues, trusted: boolean): McpServersChoice {
   const byLevel: Array<Map<string, McpServerConfig>> = []
+  const problems: string[] = []
+  const bad = new Set<string>()
   for (const level of LEVELS) {
     const raw = values[level.key]
     if (raw === undefined || raw === null || (!trusted && level.key !== 'globalValue')) { byLevel.push(new Map()); continue }
-    try {
-      byLevel.push(new Map(parseMcpServers(raw, level.where).map((s) => [s.name, s])))
-    } catch (err) {
-      if (!(err instanceof McpConfigError)) throw err
-      return { servers: [], needConsent: [], untrusted: [], problem: err.message }
+    const read = readMcpServers(raw, level.where)
+    for (const p of read.problems) {
+      problems.push(`${p.message}; ${p.server === null ? 'no server of these settings runs' : 'the executors start without that server'}`)
+      if (p.server !== null) bad.add(p.server)
     }
+    byLevel.push(new Map(read.servers.map((s) => [s.name, s])))
   }
   const [user = new Map(), workspace, folder] = byLevel
   const effective = new Map(user)
@@ -67,12 +69,12 @@ export function chooseMcpServers (values: ScopedValues, trusted: boolean): McpSe
       else fromWorkspace.add(name)
     }
   }
-  const servers = [...effective.values()]
+  const servers = [...effective.values()].filter((s) => !bad.has(s.name))
   return {
     servers,
     needConsent: servers.filter((s) => fromWorkspace.has(s.name)),
     untrusted: trusted ? [] : workspaceNames(values).filter((n) => !sameAsUser(values, n)),
-    problem: null
+    problems
   }
 }
 

@@ -80,15 +80,34 @@ test('an executor whose only MCP server cannot start says why at start and does 
   assert.deepEqual(ex.lastStatus?.capabilities, ['can_write_text'])
 })
 
-test('a bad servers file or a tool flag without --mcp-config is a usage error naming the flag', () => {
+test('a bad entry in the servers file is named with its field and left out: the executor starts with the good server; an unreadable file starts it without tools', { timeout: 60_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin()
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const file = serversFile({ travel: { command: process.execPath, args: [SERVER] }, both: { command: 'node', url: 'http://127.0.0.1:1/mcp' }, typo: { command: 'node', cwd: '/tmp' } })
+  const ex = await swarm.start({ role: 'executor', name: 'half-tooled', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text', '--mcp-config', file] })
+  await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 30_000)
+  assert.deepEqual(ex.logRecords().filter((r) => r.event === 'mcp_server_failed').map((r) => r.msg), [
+    `MCP server "both" left out: ${file}: server "both": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)`,
+    `MCP server "typo" left out: ${file}: server "typo": unknown field "cwd"`
+  ])
+  assert.ok((ex.logRecords().find((r) => r.event === 'tools_ready')?.tools as string[]).every((name) => name.startsWith('travel__')))
+  await ex.waitFor(() => ex.lastStatus?.capabilities.includes('can_query_api') === true, 'can_query_api offered')
+
+  const missing = path.join(path.dirname(file), 'missing.json')
+  const bare = await swarm.start({ role: 'executor', name: 'untooled-file', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text', '--mcp-config', missing] })
+  await bare.waitFor(() => bare.logRecords().some((r) => r.event === 'capability_not_offered'), 'the capability_not_offered record', 10_000)
+  assert.match(String(bare.logRecords().find((r) => r.event === 'capability_not_offered')?.msg), new RegExp(`^can_query_api is not offered: no MCP tool is usable \\(cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`))
+  await bare.waitFor(() => bare.lastStatus !== null, 'a status')
+  assert.deepEqual(bare.lastStatus?.capabilities, ['can_write_text'])
+})
+
+test('a tool flag without --mcp-config, or a bad --mcp-allow, is a usage error naming the flag', () => {
   const run = (args: string[]): { status: number | null, stderr: string } => {
     const r = spawnSync(process.execPath, [PEER, '--role', 'executor', '--llm', 'offline-demo', ...args], { encoding: 'utf8', timeout: 30_000 })
     return { status: r.status, stderr: r.stderr }
   }
   const both = serversFile({ travel: { command: 'node', url: 'http://127.0.0.1:1/mcp' } })
-  const a = run(['--mcp-config', both])
-  assert.equal(a.status, 2)
-  assert.match(a.stderr, new RegExp(`^error: option '--mcp-config': ${both.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: server "travel": has both "command" and "url"`))
   const b = run(['--mcp-allow', 'travel/clock'])
   assert.equal(b.status, 2)
   assert.match(b.stderr, /^error: option '--mcp-allow': needs --mcp-config/)

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { loadMcpConfig, McpConfigError, parseMcpConfig } from '../../src/peer/tools/mcpConfig'
+import { loadMcpConfig, McpConfigError, parseMcpConfig, readMcpConfigFile } from '../../src/peer/tools/mcpConfig'
 
 const bad = (value: unknown, message: RegExp): void => {
   assert.throws(() => parseMcpConfig(value, 'mcp.json'), (err: unknown) => err instanceof McpConfigError && message.test(err.message))
@@ -55,5 +55,20 @@ describe('MCP servers file', () => {
     const good = path.join(dir, 'good.json')
     writeFileSync(good, JSON.stringify({ mcpServers: { travel: { command: 'node' } } }))
     assert.equal(loadMcpConfig(good)[0]?.name, 'travel')
+  })
+
+  it('read entry by entry, a bad entry is left out with its problem and the good ones are kept; an unreadable file is one problem', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mcp-config-'))
+    const mixed = path.join(dir, 'mixed.json')
+    writeFileSync(mixed, JSON.stringify({ mcpServers: { travel: { command: 'node' }, 'a b': { command: 'x' }, web: { url: 'ftp://x' }, remote: { url: 'http://127.0.0.1:1/mcp' } } }))
+    const read = readMcpConfigFile(mixed)
+    assert.deepEqual(read.servers.map((s) => s.name), ['travel', 'remote'])
+    assert.deepEqual(read.problems.map((p) => p.server), ['a b', 'web'])
+    assert.match(read.problems[0]?.message ?? '', new RegExp(`^${mixed.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: server "a b": the name must be`))
+    assert.match(read.problems[1]?.message ?? '', /: server "web": "url": /)
+    const missing = path.join(dir, 'missing.json')
+    assert.deepEqual(readMcpConfigFile(missing).servers, [])
+    assert.deepEqual(readMcpConfigFile(missing).problems.map((p) => p.server), [null])
+    assert.throws(() => loadMcpConfig(mixed), (e: unknown) => e instanceof McpConfigError && e.message.includes('server "a b"'), 'the strict reading still refuses the file')
   })
 })

@@ -15,7 +15,7 @@ const remote = { url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Be
 describe('goalSwarm.executor.mcpServers: which servers the executors run', () => {
   it('user settings run without a question; the entries are checked by the servers file rule', () => {
     const c = chooseMcpServers({ globalValue: { travel, remote } }, true)
-    assert.equal(c.problem, null)
+    assert.deepEqual(c.problems, [])
     assert.deepEqual(c.servers.map((s) => s.name), ['travel', 'remote'])
     assert.deepEqual(c.needConsent, [])
     assert.deepEqual(c.untrusted, [])
@@ -28,7 +28,7 @@ describe('goalSwarm.executor.mcpServers: which servers the executors run', () =>
       workspaceValue: { travel: { command: 'node', args: ['/opt/other.mjs'] }, web: { url: 'https://tools.example/mcp' } },
       workspaceFolderValue: { remote: { ...remote } }
     }, true)
-    assert.equal(c.problem, null)
+    assert.deepEqual(c.problems, [])
     assert.deepEqual(c.servers.map((s) => [s.name, s.kind === 'stdio' ? s.args.join(' ') : s.url]), [['travel', '/opt/other.mjs'], ['remote', remote.url], ['web', 'https://tools.example/mcp']])
     assert.deepEqual(c.needConsent.map((s) => s.name), ['travel', 'web'])
     assert.deepEqual(serversToRun(c, false).map((s) => s.name), ['remote'], 'Don\'t Allow keeps the user\'s servers only')
@@ -37,26 +37,28 @@ describe('goalSwarm.executor.mcpServers: which servers the executors run', () =>
 
   it('an untrusted workspace runs the user\'s servers only and names the ones it leaves out; its bad entries are not even read', () => {
     const c = chooseMcpServers({ globalValue: { travel }, workspaceValue: { travel: { command: 'evil' }, web: { url: 'nope' } } }, false)
-    assert.equal(c.problem, null)
+    assert.deepEqual(c.problems, [])
     assert.deepEqual(c.servers.map((s) => [s.name, s.kind === 'stdio' ? s.command : '']), [['travel', 'node']])
     assert.deepEqual(c.needConsent, [])
     assert.deepEqual(c.untrusted, ['travel', 'web'])
     assert.deepEqual(chooseMcpServers({ globalValue: { travel }, workspaceValue: { travel } }, false).untrusted, [], 'the user\'s own entry is not left out')
   })
 
-  it('a bad value names the setting, the settings level, the server and the field, and no server runs', () => {
-    const problem = (values: Parameters<typeof chooseMcpServers>[0]): string | null => {
+  it('a bad entry names the setting, the settings level, the server and the field, and only that server is left out', () => {
+    const problem = (values: Parameters<typeof chooseMcpServers>[0], running: string[] = []): string | null => {
       const c = chooseMcpServers(values, true)
-      if (c.problem !== null) assert.deepEqual([c.servers, c.needConsent], [[], []])
-      return c.problem
+      assert.deepEqual(c.servers.map((s) => s.name), running, 'the servers that still run')
+      assert.ok(c.problems.length <= 1, c.problems.join('\n'))
+      return c.problems[0] ?? null
     }
-    assert.equal(problem({ globalValue: { travel, both: { command: 'node', url: 'http://127.0.0.1:1/mcp' } } }),
-      `${MCP_SERVERS_SETTING} (user settings): server "both": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)`)
-    assert.match(problem({ globalValue: { travel }, workspaceValue: { travel: { command: 'node', env: { TOKEN: 7 } } } }) ?? '',
-      /^goalSwarm\.executor\.mcpServers \(workspace settings\): server "travel": "env\.TOKEN": .*string/)
+    assert.equal(problem({ globalValue: { travel, both: { command: 'node', url: 'http://127.0.0.1:1/mcp' } } }, ['travel']),
+      `${MCP_SERVERS_SETTING} (user settings): server "both": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP); the executors start without that server`)
+    // A bad workspace entry for a name the user also defines leaves that name out altogether, not the user's entry in its place.
+    assert.match(problem({ globalValue: { travel, remote }, workspaceValue: { travel: { command: 'node', env: { TOKEN: 7 } } } }, ['remote']) ?? '',
+      /^goalSwarm\.executor\.mcpServers \(workspace settings\): server "travel": "env\.TOKEN": .*string.*; the executors start without that server$/)
     assert.match(problem({ workspaceFolderValue: { 'a b': { command: 'x' } } }) ?? '', /^goalSwarm\.executor\.mcpServers \(folder settings\): server "a b": the name must be/)
-    assert.equal(problem({ globalValue: ['travel'] }), `${MCP_SERVERS_SETTING} (user settings): expected an object of servers by name, {"<name>": {"command": ...} or {"url": ...}}`)
-    assert.match(problem({ globalValue: { travel: { ...travel, cwd: '/tmp' } } }) ?? '', /server "travel": unknown field "cwd"$/)
+    assert.equal(problem({ globalValue: ['travel'], workspaceValue: { remote } }, ['remote']), `${MCP_SERVERS_SETTING} (user settings): expected an object of servers by name, {"<name>": {"command": ...} or {"url": ...}}; no server of these settings runs`)
+    assert.match(problem({ globalValue: { travel: { ...travel, cwd: '/tmp' } } }) ?? '', /server "travel": unknown field "cwd"; the executors start without that server$/)
     // Secrets stay out of every message.
     const withSecret = problem({ globalValue: { travel: { command: 'node', env: { TOKEN: 'secret-token-3', N: 1 } } } }) ?? ''
     assert.ok(withSecret !== '' && !withSecret.includes('secret-token-3'), withSecret)

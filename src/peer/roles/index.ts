@@ -148,7 +148,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     case 'executor': {
       // MCP servers are connected before the executor starts: whether it offers can_query_api
       // depends on which tools turn out usable (DESIGN "Tools").
-      const mcp = config.mcp === undefined ? (opts.mcp ?? null) : (opts.mcp ?? await connectMcpServers(config.mcp.servers, { allow: config.mcp.allow, log }))
+      const mcp = config.mcp === undefined ? (opts.mcp ?? null) : (opts.mcp ?? await connectMcpServers(config.mcp.servers, { allow: config.mcp.allow, log, leftOut: config.mcp.problems }))
       // Closed after the executor stops (parts stop in reverse): that also ends every restart.
       if (mcp !== null) parts.push({ dispose () { void mcp.close() } })
       const tooled = toolOffer(config.capabilities, mcp)

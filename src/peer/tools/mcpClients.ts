@@ -38,8 +38,8 @@ export interface McpTool {
 /** What a tool call gave back: its content as text (non-text parts named, not inlined); isError when the tool said it failed. */
 export interface ToolCallResult { text: string, isError: boolean }
 
-/** A server left out, and why (one sentence). */
-export interface ServerFailure { server: string, reason: string }
+/** A server left out, and why (one sentence); `server` null when the reason names its source itself (a problem in the servers file). */
+export interface ServerFailure { server: string | null, reason: string }
 
 /** The servers' tools usable now, kept current as servers are lost and restarted. */
 export interface McpToolSet {
@@ -68,6 +68,8 @@ export interface ConnectOptions {
   allow: readonly string[] | null
   connectTimeoutMs?: number
   log: Logger
+  /** Entries of the servers file already left out (McpSettings.problems): logged and kept among the failures. */
+  leftOut?: ReadonlyArray<{ server: string | null, message: string }>
 }
 
 /** `<server>__<tool>` made safe and bounded: other characters become `_`; a long or clashing name ends in a short hash. */
@@ -188,6 +190,10 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
   const timeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const { log } = opts
   const startFailures: ServerFailure[] = []
+  for (const p of opts.leftOut ?? []) {
+    startFailures.push({ server: null, reason: p.message })
+    log.warn({ event: 'mcp_server_failed', server: p.server, reason: p.message }, p.server === null ? `MCP servers left out: ${p.message}` : `MCP server "${p.server}" left out: ${p.message}`)
+  }
   const slots: Slot[] = []
   const stop = new AbortController()
   const listeners = new Set<() => void>()

@@ -42,39 +42,76 @@ function issueText (err: z.ZodError): string {
  *   a server with both or neither of command and url, a bad server name
  */
 export function parseMcpConfig (value: unknown, where: string): McpServerConfig[] {
+  return strict(readMcpConfig(value, where))
+}
+
+/** A servers file or setting read entry by entry: the good servers, and each problem (with the server it left out). */
+export interface McpServersRead {
+  /** The entries that are fine, in key order. */
+  servers: McpServerConfig[]
+  /**
+   * One per entry left out, naming `where`, the server and the field; `server` null when the
+   * source as a whole is unusable (unreadable, not JSON, not an object of servers).
+   */
+  problems: Array<{ server: string | null, message: string }>
+}
+
+function strict (read: McpServersRead): McpServerConfig[] {
+  const first = read.problems[0]
+  if (first !== undefined) throw new McpConfigError(first.message)
+  return read.servers
+}
+
+/**
+ * `readMcpServers` of a parsed `{"mcpServers": {...}}` value: a value of another shape is one
+ * problem for the whole source.
+ */
+export function readMcpConfig (value: unknown, where: string): McpServersRead {
   const file = FileShape.safeParse(value)
-  if (!file.success) throw new McpConfigError(`${where}: ${issueText(file.error)} (expected {"mcpServers": {"<name>": {"command": ...} or {"url": ...}}})`)
-  return parseMcpServers(file.data.mcpServers, where)
+  if (!file.success) return { servers: [], problems: [{ server: null, message: `${where}: ${issueText(file.error)} (expected {"mcpServers": {"<name>": {"command": ...} or {"url": ...}}})` }] }
+  return readMcpServers(file.data.mcpServers, where)
 }
 
 /**
  * The servers of an in-memory `{"<name>": {"command", "args"?, "env"?} | {"url", "headers"?}}`
  * map (the value of "mcpServers", e.g. the editor's goalSwarm.executor.mcpServers setting), in
- * key order. Messages carry names and fields only, never a value: env and headers hold secrets.
+ * key order, each bad entry left out with its problem: one broken entry never costs the others.
+ * Messages carry names and fields only, never a value: env and headers hold secrets.
  * @param where what to call the source in messages (a file's path, a setting's key)
- * @throws McpConfigError naming `where`, the server and the field
  */
-export function parseMcpServers (servers: unknown, where: string): McpServerConfig[] {
-  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new McpConfigError(`${where}: expected an object of servers by name, {"<name>": {"command": ...} or {"url": ...}}`)
+export function readMcpServers (servers: unknown, where: string): McpServersRead {
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
+    return { servers: [], problems: [{ server: null, message: `${where}: expected an object of servers by name, {"<name>": {"command": ...} or {"url": ...}}` }] }
+  }
   const out: McpServerConfig[] = []
+  const problems: McpServersRead['problems'] = []
   for (const [name, raw] of Object.entries(servers)) {
     const at = `${where}: server "${name}"`
-    if (!SERVER_NAME.test(name)) throw new McpConfigError(`${at}: the name must be 1-32 letters, digits, "_" or "-" (it prefixes the tool names the model sees)`)
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new McpConfigError(`${at}: expected an object with "command" or "url"`)
+    const problem = (text: string): void => { problems.push({ server: name, message: `${at}: ${text}` }) }
+    if (!SERVER_NAME.test(name)) { problem('the name must be 1-32 letters, digits, "_" or "-" (it prefixes the tool names the model sees)'); continue }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) { problem('expected an object with "command" or "url"'); continue }
     const has = (k: string): boolean => Object.hasOwn(raw, k)
-    if (has('command') && has('url')) throw new McpConfigError(`${at}: has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)`)
-    if (!has('command') && !has('url')) throw new McpConfigError(`${at}: needs "command" (a local server) or "url" (a server over HTTP)`)
+    if (has('command') && has('url')) { problem('has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)'); continue }
+    if (!has('command') && !has('url')) { problem('needs "command" (a local server) or "url" (a server over HTTP)'); continue }
     if (has('command')) {
       const s = StdioShape.safeParse(raw)
-      if (!s.success) throw new McpConfigError(`${at}: ${issueText(s.error)}`)
+      if (!s.success) { problem(issueText(s.error)); continue }
       out.push({ name, kind: 'stdio', command: s.data.command, args: s.data.args ?? [], env: s.data.env ?? {} })
     } else {
       const s = HttpShape.safeParse(raw)
-      if (!s.success) throw new McpConfigError(`${at}: ${issueText(s.error)}`)
+      if (!s.success) { problem(issueText(s.error)); continue }
       out.push({ name, kind: 'http', url: s.data.url, headers: s.data.headers ?? {} })
     }
   }
-  return out
+  return { servers: out, problems }
+}
+
+/**
+ * `readMcpServers` that accepts no problem.
+ * @throws McpConfigError naming `where`, the server and the field of the first bad entry
+ */
+export function parseMcpServers (servers: unknown, where: string): McpServerConfig[] {
+  return strict(readMcpServers(servers, where))
 }
 
 /** The servers file (`--mcp-config`) that parses back to `servers`: the inverse of parseMcpConfig. */
@@ -100,17 +137,25 @@ export function allowEntryProblem (entry: string): string | null {
  * @throws McpConfigError when the file cannot be read, is not JSON, or has a bad server entry
  */
 export function loadMcpConfig (file: string): McpServerConfig[] {
+  return strict(readMcpConfigFile(file))
+}
+
+/**
+ * Reads the servers file at `file` entry by entry (readMcpConfig): a file that cannot be read
+ * or is not JSON is one problem naming it, with no servers.
+ */
+export function readMcpConfigFile (file: string): McpServersRead {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new McpConfigError(`cannot read ${file}: ${(err as Error).message}`)
+    return { servers: [], problems: [{ server: null, message: `cannot read ${file}: ${(err as Error).message}` }] }
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (err) {
-    throw new McpConfigError(`${file} is not valid JSON: ${(err as Error).message}`)
+    return { servers: [], problems: [{ server: null, message: `${file} is not valid JSON: ${(err as Error).message}` }] }
   }
-  return parseMcpConfig(value, file)
+  return readMcpConfig(value, file)
 }

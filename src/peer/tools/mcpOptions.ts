@@ -5,7 +5,7 @@
 import path from 'node:path'
 import { InvalidArgumentError, type Command, type Option } from 'commander'
 import { TUNABLES, type Tunable } from '../../plan/protocol/tunables'
-import { allowEntryProblem, loadMcpConfig, McpConfigError, type McpServerConfig } from './mcpConfig'
+import { allowEntryProblem, readMcpConfigFile, type McpServerConfig, type McpServersRead } from './mcpConfig'
 import { DEFAULT_TOOL_OUTPUT_CHARS } from './toolLoop'
 
 /** An executor's MCP settings (PeerConfig.mcp): the servers read from --mcp-config and the loop's bounds. */
@@ -13,6 +13,8 @@ export interface McpSettings {
   /** The --mcp-config file, absolute. */
   file: string
   servers: McpServerConfig[]
+  /** Entries of the file left out (or the whole file, server null), each naming the server and the field: reported at start. */
+  problems: McpServersRead['problems']
   /** --mcp-allow entries (`server/tool`, `server/*`); null = every listed tool. */
   allow: string[] | null
   maxToolCalls: number
@@ -44,7 +46,9 @@ export function addMcpOptions (p: Command, tunableOption: (t: Tunable) => Option
 
 /**
  * The MCP settings from the parsed options, or the flag and message of a usage error:
- * --mcp-config is for executors and must read and parse, --mcp-allow needs it.
+ * --mcp-config is for executors, --mcp-allow needs it. A servers file that cannot be read or
+ * parsed, or a bad entry in it, is no usage error: the executor starts without those servers
+ * and says why (settings.problems), as it does for a server that fails to start.
  */
 export function mcpSettings (o: Record<string, unknown>, role: string, sources: (key: string) => string | undefined): { settings: McpSettings | null } | { flag: string, message: string } {
   const file = o.mcpConfig as string | undefined
@@ -55,13 +59,7 @@ export function mcpSettings (o: Record<string, unknown>, role: string, sources: 
   }
   if (role !== 'executor') return { flag: '--mcp-config', message: `only an executor calls tools; --role ${role} takes no MCP servers` }
   const abs = path.resolve(file)
-  let servers: McpServerConfig[]
-  try {
-    servers = loadMcpConfig(abs)
-  } catch (err) {
-    if (err instanceof McpConfigError) return { flag: '--mcp-config', message: err.message }
-    throw err
-  }
-  if (servers.length === 0) return { flag: '--mcp-config', message: `${abs} names no server in "mcpServers"` }
-  return { settings: { file: abs, servers, allow: (o.mcpAllow as string[] | undefined) ?? null, maxToolCalls: o.mcpMaxToolCalls as number, callTimeoutMs: o.mcpCallTimeoutMs as number, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS } }
+  const read = readMcpConfigFile(abs)
+  const problems = read.servers.length === 0 && read.problems.length === 0 ? [{ server: null, message: `${abs} names no server in "mcpServers"` }] : read.problems
+  return { settings: { file: abs, servers: read.servers, problems, allow: (o.mcpAllow as string[] | undefined) ?? null, maxToolCalls: o.mcpMaxToolCalls as number, callTimeoutMs: o.mcpCallTimeoutMs as number, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS } }
 }

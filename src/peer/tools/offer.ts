@@ -26,7 +26,7 @@ export function toolOffer (wanted: readonly Capability[], tools: Pick<McpToolSet
   }
   if (tools.tools.length > 0) return { capabilities: wanted.includes('can_query_api') ? [...wanted] : [...wanted, 'can_query_api'], dropped: null }
   const why = tools.failures.length > 0
-    ? tools.failures.map((f) => `server "${f.server}": ${f.reason}`).join('; ')
+    ? tools.failures.map((f) => (f.server === null ? f.reason : `server "${f.server}": ${f.reason}`)).join('; ')
     : 'the servers list no tool that --mcp-allow lets through'
   return { capabilities: wanted.filter((c) => c !== 'can_query_api'), dropped: `can_query_api is not offered: no MCP tool is usable (${why})` }
 }
