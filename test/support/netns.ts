@@ -4,7 +4,7 @@
  * runs never collide and a later run can remove what a killed run left behind. Also link faults
  * on one peer's veth pair: down/up, and delay plus loss, by `tc netem` or, on kernels built
  * without netem, by the same fault in userspace (iptables NFQUEUE and nfqueue-netem.py).
- * Needs Linux, root and iproute2; `netnsUnavailable()` says why not, for a test to skip with
+ * Needs Linux, root and iproute2 (installed when missing); `netnsUnavailable()` says why not, for a test to skip with
  * the reason printed.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -19,10 +19,15 @@ const QUEUE = 7
 /** How a link is impaired: the kernel's netem qdisc, or NFQUEUE with a userspace delayer. */
 export type ImpairMode = 'netem' | 'nfqueue'
 
-/** Why namespaces cannot be used here (not Linux, not root, no `ip netns`), or null when they can. */
+/**
+ * Why namespaces cannot be used here (not Linux, not root, no `ip netns`), or null when they
+ * can. A root run without `ip` installs iproute2 first (ensureTool).
+ */
 export function netnsUnavailable (): string | null {
   if (process.platform !== 'linux') return 'network namespaces need Linux'
   if (process.getuid?.() !== 0) return 'not root (network namespaces need root)'
+  const ip = ensureTool('ip', 'iproute2', ['-V'])
+  if (ip !== null) return ip
   const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
   if (r.error !== undefined || r.status !== 0) return `\`ip netns\` is not available (${r.error?.message ?? r.stderr.trim()})`
   return null

@@ -3,7 +3,7 @@
  * only through an anchor's circuit relay (DESIGN "Topology"). An "internet" namespace bridges
  * the anchor and three site routers; each router masquerades its private subnet with nftables
  * and drops what the internet starts (test/support/wanNet.ts). Site 1: an observer that submits
- * and a decomposer; site 2: two scorers; site 3: an executor; each with --no-mdns and
+ * and a decomposer; site 2: two scorers and a decomposer; site 3: two executors; each with --no-mdns and
  * --anchor <anchor> only, on the offline demo model (a stand-in on the host's loopback is
  * unreachable from a namespace). Each site uplink is delayed 40 ms each way: by the kernel's
  * netem qdisc, or on a kernel without it by a userspace delayer in the router (NFQUEUE). Every peer holds the same swarm key (pnet). Needs root, `ip netns` and `nft`; otherwise skipped with the reason printed.
@@ -17,6 +17,7 @@ import path from 'node:path'
 import { after, test } from 'node:test'
 import { ensureTool, impairMode, netnsUnavailable } from '../support/netns'
 import type { TestPeer } from '../support/peers'
+import { TestSwarm } from '../support/peers'
 import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
 import { waitUntil } from '../support/wait'
@@ -27,7 +28,7 @@ import { assertOneResultPerLeaf, requireBundle } from '../faults/common'
 const DELAY_MS = 40
 const PORT = 4001
 /** Roles by site (site 1 first); the observer of site 1 submits the goal. */
-const SITES = [['observer', 'decomposer'], ['scorer', 'scorer'], ['executor']] as const
+const SITES = [['observer', 'decomposer'], ['scorer', 'scorer', 'decomposer'], ['executor', 'executor']] as const
 
 const reason = netnsUnavailable() ?? ensureTool('nft', 'nftables', ['--version'])
 if (reason !== null) {
@@ -44,9 +45,12 @@ if (reason !== null) {
     responder: scriptedResponder(),
     commonArgs: ['--max-depth', '2', '--min-splits', '2', '--max-splits', '3', '--announce-interval-ms', '1000', '--settle-ms', '1000', '--swarm-key', swarmKey]
   })
+  // Peers started without the swarm's flags: one holds no swarm key at all.
+  const strangers = new TestSwarm({ commonArgs: ['--announce-interval-ms', '1000'] })
   const measured: Record<string, string> = {}
   after(async () => {
     await swarm.close()
+    await strangers.close()
     const left = net.destroy()
     rmSync(keyDir, { recursive: true, force: true })
     if (left.length > 0) console.log(`warning: namespaces left behind: ${left.join(', ')}`)
@@ -93,7 +97,7 @@ if (reason !== null) {
       return m
     })))
     const peers = members.map((m) => m.peer)
-    measured['anchor + 5 members started, each ready with its relayed address (ms)'] = String(Date.now() - t0)
+    measured[`anchor + ${peers.length} members started, each ready with its relayed address (ms)`] = String(Date.now() - t0)
 
     // Every member announces the relayed address once reserved, in its ready message, and logs it.
     for (const p of peers) {
@@ -159,20 +163,24 @@ if (reason !== null) {
     const everyone = [anchor, ...peers]
     const { hash } = await swarm.waitSameTree(goalId, everyone, 60_000)
     const leaves = await assertOneResultPerLeaf(swarm, observer, goalId, everyone)
-    // A peer with another key reaches the anchor's port but never gets a connection, a slot or the plan.
+    // A peer with another key, and one with no key, reach the anchor's port but never get a
+    // connection, a slot or the plan.
     const otherKey = path.join(keyDir, 'other.key')
     writeNewSwarmKey(otherKey)
     const h = net.host(1, 1)
-    const outsider = (await swarm.add('observer', {
-      name: 'outsider', wrap: ['ip', 'netns', 'exec', h.ns], host: h.ip, port: PORT + 1, bootstrap: 'none', args: ['--anchor', anchorAddr, '--swarm-key', otherKey], readyTimeoutMs: 60_000
-    })).peer
-    assert.equal(outsider.listen.filter((a) => a.includes('/p2p-circuit')).length, 0, 'no relay slot without the swarm key')
-    // stderr and IPC are separate pipes: the record may follow `ready`.
-    await outsider.waitFor(() => outsider.logRecords().some((r) => r.event === 'relay_not_reserved'), 'the outsider saying it has no relay slot', 10_000)
-    await outsider.waitFor(() => (outsider.lastStatus?.unreachable_bootstraps ?? []).some((u) => u.addr === anchorAddr), 'the anchor reported unreachable', 30_000)
-    assert.equal(outsider.connectedPeers(), 0)
-    assert.ok(!(anchor.lastStatus?.connections ?? []).some((c) => c.peer === outsider.peerId), 'the anchor holds no connection from the outsider')
-    assert.ok(![...outsider.envelopes.values()].some((e) => e.kind === 'goal'), 'the outsider never saw the plan')
+    const outsiders = await Promise.all([
+      swarm.add('observer', { name: 'outsider-other-key', wrap: ['ip', 'netns', 'exec', h.ns], host: h.ip, port: PORT + 1, bootstrap: 'none', args: ['--anchor', anchorAddr, '--swarm-key', otherKey], readyTimeoutMs: 60_000 }).then((m) => m.peer),
+      strangers.start({ role: 'observer', name: 'outsider-no-key', wrap: ['ip', 'netns', 'exec', h.ns], host: h.ip, port: PORT + 2, bootstrap: 'none', args: ['--anchor', anchorAddr], readyTimeoutMs: 60_000 })
+    ])
+    for (const outsider of outsiders) {
+      assert.equal(outsider.listen.filter((a) => a.includes('/p2p-circuit')).length, 0, `${outsider.name}: no relay slot without the swarm key`)
+      // stderr and IPC are separate pipes: the record may follow `ready`.
+      await outsider.waitFor(() => outsider.logRecords().some((r) => r.event === 'relay_not_reserved'), `${outsider.name} saying it has no relay slot`, 10_000)
+      await outsider.waitFor(() => (outsider.lastStatus?.unreachable_bootstraps ?? []).some((u) => u.addr === anchorAddr), `${outsider.name}: the anchor reported unreachable`, 30_000)
+      assert.equal(outsider.connectedPeers(), 0, `${outsider.name} holds no connection`)
+      assert.ok(!(anchor.lastStatus?.connections ?? []).some((c) => c.peer === outsider.peerId), `the anchor holds no connection from ${outsider.name}`)
+      assert.ok(![...outsider.envelopes.values()].some((e) => e.kind === 'goal'), `${outsider.name} never saw the plan`)
+    }
     measured['leaves done once each, tree hash'] = `${leaves}, ${hash.slice(0, 12)} at all ${everyone.length} peers`
     // The relayed connections outlived the plan: no relay limit cut them.
     await waitUntil('a fresh status at the executor', () => {
