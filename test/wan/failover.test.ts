@@ -30,7 +30,7 @@ const DELAY_MS = 40
 const PORT = 4001
 const DASHBOARD_PORT = 4100
 /** Roles by site (site 1 first); the observer of site 1 submits the goal. */
-const SITES = [['observer', 'decomposer'], ['scorer', 'scorer'], ['executor']] as const
+const SITES = [['observer', 'decomposer'], ['scorer', 'scorer', 'decomposer'], ['executor', 'executor']] as const
 
 type Records = Array<Record<string, unknown>>
 
@@ -55,7 +55,7 @@ if (reason !== null) {
   test('WAN tier: relay loss and failover between two anchors', { skip: reason }, () => {})
 } else {
   // Site 1 has a third host (the peer that knows only anchor 1); site 4 is the late observer's.
-  const net = new WanNet('gswfo', [3, 2, 1, 1], { anchors: 2 })
+  const net = new WanNet('gswfo', [3, 3, 2, 1], { anchors: 2 })
   const keyDir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-wan-key-'))
   const swarmKey = path.join(keyDir, 'swarm.key')
   writeNewSwarmKey(swarmKey)
