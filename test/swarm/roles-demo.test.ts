@@ -53,6 +53,11 @@ test('npm run demo: real processes plan the default goal offline, with a depende
   assert.ok(existsSync(report))
   const md = readFileSync(report, 'utf8')
   assert.match(md, /## Plan a two-week trip to Japan/)
+  // The terminal's call counts add up to the report's spend once the aborted calls (in no result) are taken out.
+  const byRole = [...out.matchAll(/^LLM calls by (\w+)s \(\d+ peers?\): (\d+) calls(?: \((\d+) aborted: not in the report's spend\))?, (\d+) retries/gm)]
+  assert.deepEqual(byRole.map((m) => m[1]), ['decomposer', 'scorer', 'executor'], out.slice(-2000))
+  const spent = Number(/^\*\*Cost:\*\* (\d+) calls/m.exec(md)?.[1])
+  assert.equal(byRole.reduce((sum, m) => sum + Number(m[2]) - Number(m[3] ?? 0), 0), spent, `terminal: ${byRole.map((m) => m[0]).join(' | ')}; report: ${spent} calls`)
   assert.match(md, new RegExp(`\\*\\*complete\\*\\*, ${leaves} of ${leaves} leaves done`))
   assert.equal((md.match(/— \*done\*/g) ?? []).length, leaves)
   assert.match(md, /\[demo output\]/)
