@@ -65,9 +65,12 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
   const e3Drops = await swarm.freshDrops(e3.peer)
   assert.equal(e3Drops.clock_skew ?? 0, 0, 'the +3 s executor drops no claim for skew')
   assert.ok(ownClaims(e3).length > 0, 'the +3 s executor made claims')
+  // Counted over every prompt node: a split accepted first may lose to one with more proven
+  // votes (DESIGN §4), and the +3 s executor's claims on its leaves are just as valid.
   const atObserver = swarm.mirror(observer).update()
-  const e3Seen = liveLeaves(done.root).flatMap((l) => atObserver.claimsFor(l.id)).filter((c) => c.claimer_peer === e3.peer.peerId)
-  assert.ok(e3Seen.length > 0, 'the observer holds claims of the +3 s executor')
+  const e3Seen = atObserver.nodes().flatMap((n) => atObserver.claimsFor(n.node_id)).filter((c) => c.claimer_peer === e3.peer.peerId)
+  const e3Dropped = observer.logRecords().filter((r) => r.event === 'message_dropped' && r.reason === 'clock_skew' && r.from === e3.peer.peerId)
+  assert.ok(e3Seen.length > 0, `the observer holds claims of the +3 s executor (it made ${ownClaims(e3).length}, on leaves ${JSON.stringify(liveLeaves(done.root).map((l) => l.id))}; the observer dropped ${e3Dropped.length} of them: ${e3Dropped.map((r) => String(r.detail)).join('; ')})`)
 
   const executions = new Map<string, number>()
   for (const m of [e0, e3, e7]) {
