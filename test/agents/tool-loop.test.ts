@@ -68,6 +68,22 @@ for (const api of ['anthropic', 'openai-compatible'] as const) {
       assert.match(out.output, /### Tool calls\n1\. `travel__travel_facts` \{"city":"Atlantis"\} \(\d+ ms, error: the tool reported an error\)/)
     })
 
+    it('caps the tool output one task feeds its model: the call that crosses the cap is clipped, later ones show nothing', async () => {
+      standin.reset().reply({ toolCalls: [{ name: 'travel__travel_facts', input: { city: 'Kyoto' } }, { name: 'travel__travel_facts', input: { city: 'Kyoto' } }] }, { text: 'Kyoto it is.' })
+      const cap = 60
+      const out = await runToolLeaf(createProvider(standin.llmConfig(api)), tools, leaf(), { ...LIMITS, maxOutputChars: cap }, silent)
+      assert.equal(out.success, true)
+      const fed = (standin.requests[1]?.toolResults ?? []).map((r) => r.content)
+      assert.equal(fed.length, 2)
+      assert.ok(KYOTO.length > cap)
+      // The cap counts the clipping note too: what the model gets from all calls is at most `cap` characters.
+      const note = '… [clipped: tool output cap for this task]'
+      assert.equal(fed[0], KYOTO.slice(0, cap - note.length) + note)
+      assert.equal(fed[1], '[tool output cap for this task reached; nothing more is shown]')
+      // The trace keeps what each call returned, so the result shows the tools' real output.
+      assert.deepEqual(out.trace.map((t) => t.output), [KYOTO, KYOTO])
+    })
+
     it('stops at --mcp-max-tool-calls: calls past it get an error result, then the model must answer', async () => {
       standin.reset().respondWith((req) => req.toolChoice === 'none'
         ? { text: 'Answer from what the tools gave.' }
