@@ -178,7 +178,7 @@ test('Streamable HTTP server: every can_query_api leaf calls its tool over HTTP 
   assert.deepEqual([...resultsPerNode(observer).values()], [1, 1, 1])
 })
 
-test('a tool that never answers: each call ends at --mcp-call-timeout-ms, the trace and the log say so, and the leaf is answered without the data', { timeout: 180_000 }, async (t) => {
+test('a tool that never answers: each call ends at --mcp-call-timeout-ms, the trace and the log say so, the lease is renewed meanwhile, and the leaf is answered without the data', { timeout: 180_000 }, async (t) => {
   const CALL_TIMEOUT_MS = 1000
   const url = await startHttpFacts(t, ['--delay-ms', '60000'])
   const standin = await toolStandin({ name: 'facts__travel_facts', input: { city: 'Tokyo' } }, (results) => `The rail fare could not be looked up (${results.map((r) => r.content).join(' | ')}); check the JR Pass price before booking.`)
@@ -187,7 +187,8 @@ test('a tool that never answers: each call ends at --mcp-call-timeout-ms, the tr
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
   const file = serversFile(tempDir(t), { facts: { url } })
-  const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...args, '--capabilities', 'can_write_text', '--mcp-config', file, '--mcp-call-timeout-ms', String(CALL_TIMEOUT_MS)] })
+  // A lease as long as one tool call: the leaf is held only if the executor renews it while the call waits.
+  const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...args, '--capabilities', 'can_write_text', '--mcp-config', file, '--mcp-call-timeout-ms', String(CALL_TIMEOUT_MS), '--lease-ms', String(CALL_TIMEOUT_MS)] })
   record(ex)
   const f = await runPlan(observer, 'Plan a rail trip around Tokyo')
   const why = `timed out after ${CALL_TIMEOUT_MS} ms without an answer (--mcp-call-timeout-ms)`
@@ -213,6 +214,8 @@ test('a tool that never answers: each call ends at --mcp-call-timeout-ms, the tr
   }
   assert.ok(ex.logRecords().every((r) => r.event !== 'tool_called'))
   assert.deepEqual([...resultsPerNode(observer).values()], [1, 1, 1])
+  const renewals = (nodeId: string): number => [...observer.envelopes.values()].filter((e) => e.kind === 'renew' && e.body.node_id === nodeId && e.body.claimer_peer === ex.peerId).length
+  for (const leaf of f.leaves) assert.ok(renewals(leaf.id) >= 1, `the executor renewed its lease on "${leaf.text}" during the tool call`)
 })
 
 /**
