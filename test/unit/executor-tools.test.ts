@@ -88,14 +88,19 @@ describe('the executors\' MCP servers in the editor (executorTools.ts)', () => {
     assert.ok(t.lines.includes('MCP servers "web" from the workspace settings are left out: this workspace is not trusted (Restricted Mode)'))
   })
 
-  it('a bad value is shown once naming the setting, the executor gets no servers, and a servers file left from before is removed', async () => {
+  it('a bad entry is shown once naming the setting, the server and the field; the executor gets the other servers, and with none left a servers file from before is removed', async () => {
     const t = setup({ globalValue: { travel } })
     const before = await t.tools.launchFields('e', [])
     assert.ok(before.mcpConfig !== undefined && existsSync(before.mcpConfig))
+    const why = 'goalSwarm.executor.mcpServers (user settings): server "travel": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP); the executors start without that server'
+    t.current.values = { globalValue: { travel: { ...travel, url: 'http://127.0.0.1:1/mcp' }, web } }
+    const withWeb = await t.tools.launchFields('e', [])
+    assert.ok(withWeb.mcpConfig !== undefined)
+    assert.deepEqual(Object.keys((JSON.parse(readFileSync(withWeb.mcpConfig, 'utf8')) as { mcpServers: Record<string, unknown> }).mcpServers), ['web'])
     t.current.values = { globalValue: { travel: { ...travel, url: 'http://127.0.0.1:1/mcp' } } }
     assert.deepEqual(await t.tools.launchFields('e', ['travel/*']), {})
     assert.deepEqual(await t.tools.launchFields('e', []), {})
-    assert.deepEqual(t.warned, ['goalSwarm.executor.mcpServers (user settings): server "travel": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP); the executors start without MCP servers'])
+    assert.deepEqual(t.warned, [why])
     assert.equal(existsSync(before.mcpConfig), false)
     assert.ok(!t.warned.join('\n').includes(SECRET))
   })
