@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
 import { clipLabel } from '../plan/protocol/text'
-import { readMcpServers, type McpServerConfig } from '../peer/tools/mcpConfig'
+import { readMcpServers, shownUrl, type McpServerConfig } from '../peer/tools/mcpConfig'
 
 /** The setting's key, as written in settings.json. */
 export const MCP_SERVERS_SETTING = 'goalSwarm.executor.mcpServers'
@@ -105,11 +105,12 @@ export function consentKey (servers: readonly McpServerConfig[]): string {
 
 /**
  * One line per server for the consent question and the log: its name and what runs (the
- * command with its arguments, or the URL). Environment values and headers are never shown:
- * they hold secrets. Each line is at most 200 characters.
+ * command with its arguments, or the URL without credentials, query or fragment, shownUrl).
+ * Environment values and headers are never shown: they hold secrets. Each line is at most
+ * 200 characters.
  */
 export function serverLines (servers: readonly McpServerConfig[]): string[] {
-  return servers.map((s) => clipLabel(s.kind === 'stdio' ? `${s.name}: ${[s.command, ...s.args].join(' ')}` : `${s.name}: ${s.url}`, 200, '...'))
+  return servers.map((s) => clipLabel(s.kind === 'stdio' ? `${s.name}: ${[s.command, ...s.args].join(' ')}` : `${s.name}: ${shownUrl(s.url)}`, 200, '...'))
 }
 
 /** What the executors run after the consent question: `choice.servers`, less the ones needing consent unless `allowed`. */

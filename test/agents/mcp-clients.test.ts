@@ -11,6 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, it } from 'node:test'
 import pino from 'pino'
+import { toolOffer } from '../../src/peer/tools/offer'
 import { connectMcpServers, exposedToolName, MAX_TOOL_NAME_CHARS, RESTART_FIRST_MS, restartWaitMs } from '../../src/peer/tools/mcpClients'
 import type { McpServerConfig } from '../../src/peer/tools/mcpConfig'
 import { waitForRecord, waitUntil, type JsonRecord } from '../support/wait'
@@ -65,8 +66,19 @@ describe('MCP client manager', () => {
       await assert.rejects(set.call('travel__travel_facts', { city: 'Kyoto' }, call), /no tool named/)
       assert.deepEqual(records.filter((r) => r.event === 'mcp_allow_unmatched').map((r) => r.msg), [
         '--mcp-allow travel/nope: no such tool on server "travel"',
-        '--mcp-allow ghost/*: no server "ghost" in the MCP config (its servers: travel)'
+        '--mcp-allow ghost/*: no server "ghost" among the MCP config\'s valid entries (travel)'
       ])
+    } finally {
+      await set.close()
+    }
+  })
+
+  it('an --mcp-allow that lets no tool through is the reason given for not offering can_query_api', async () => {
+    const set = await connectMcpServers([travel()], { allow: ['travel/nope'], log: pino({ level: 'silent' }) })
+    try {
+      assert.deepEqual(set.tools, [])
+      assert.deepEqual(set.connected, ['travel'])
+      assert.equal(toolOffer(['can_write_text'], set).dropped, 'can_query_api is not offered: no MCP tool is usable (--mcp-allow lets no tool of "travel" through)')
     } finally {
       await set.close()
     }

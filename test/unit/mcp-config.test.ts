@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { loadMcpConfig, McpConfigError, parseMcpConfig, readMcpConfigFile } from '../../src/peer/tools/mcpConfig'
+import { loadMcpConfig, McpConfigError, parseMcpConfig, readMcpConfigFile, shownUrl } from '../../src/peer/tools/mcpConfig'
 
 const bad = (value: unknown, message: RegExp): void => {
   assert.throws(() => parseMcpConfig(value, 'mcp.json'), (err: unknown) => err instanceof McpConfigError && message.test(err.message))
@@ -39,8 +39,19 @@ describe('MCP servers file', () => {
     bad({ mcpServers: { travel: 'node facts.mjs' } }, /server "travel": expected an object/)
   })
 
+  it('names the key when the file has VS Code\'s "servers", and asks for http(s) URLs', () => {
+    bad({ servers: { travel: { command: 'node' } } }, /^mcp\.json: has "servers" \(the key of VS Code's mcp\.json\) where this file takes "mcpServers"; rename the key$/)
+    bad({ mcpServers: { web: { url: 'ftp://tools.example/mcp' } } }, /^mcp\.json: server "web": "url": expected an http:\/\/ or https:\/\/ URL$/)
+  })
+
+  it('shows a URL without its credentials, query or fragment', () => {
+    assert.equal(shownUrl('https://user:pw@tools.example:8443/mcp?api_key=SECRET#x'), 'https://tools.example:8443/mcp?…')
+    assert.equal(shownUrl('http://127.0.0.1:8931/mcp'), 'http://127.0.0.1:8931/mcp')
+    assert.equal(shownUrl('not a url'), 'a URL that does not parse')
+  })
+
   it('says what the file must look like when the top level is wrong', () => {
-    bad({ servers: {} }, /^mcp\.json: "mcpServers": .*expected \{"mcpServers"/)
+    bad({ other: {} }, /^mcp\.json: .*expected \{"mcpServers"/)
     bad({ mcpServers: [] }, /^mcp\.json: "mcpServers": .*expected \{"mcpServers"/)
     bad([], /^mcp\.json: .*expected \{"mcpServers"/)
   })
@@ -51,7 +62,12 @@ describe('MCP servers file', () => {
     assert.throws(() => loadMcpConfig(missing), (e: unknown) => e instanceof McpConfigError && e.message.startsWith(`cannot read ${missing}: ENOENT`))
     const broken = path.join(dir, 'broken.json')
     writeFileSync(broken, '{"mcpServers": {')
-    assert.throws(() => loadMcpConfig(broken), (e: unknown) => e instanceof McpConfigError && e.message.startsWith(`${broken} is not valid JSON: `))
+    assert.throws(() => loadMcpConfig(broken), (e: unknown) => e instanceof McpConfigError && e.message === `${broken} is not valid JSON: close brace expected at line 1, column 17`)
+    // The file holds secrets (env, headers): a parse error says where, never what the text around it is.
+    const secret = path.join(dir, 'secret.json')
+    writeFileSync(secret, '{"mcpServers": {\n  "web": {"url": "https://tools.example/mcp",\n    "headers": {"X-Api-Key": \'hunter2\'}}}}')
+    const [problem] = readMcpConfigFile(secret).problems
+    assert.equal(problem?.message, `${secret} is not valid JSON: invalid symbol at line 3, column 30`)
     const good = path.join(dir, 'good.json')
     writeFileSync(good, JSON.stringify({ mcpServers: { travel: { command: 'node' } } }))
     assert.equal(loadMcpConfig(good)[0]?.name, 'travel')

@@ -13,7 +13,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log'
-import type { McpServerConfig } from './mcpConfig'
+import { shownUrl, type McpServerConfig } from './mcpConfig'
 
 /** Longest tool name a model is shown: OpenAI-compatible servers accept 64, Anthropic 128. */
 export const MAX_TOOL_NAME_CHARS = 64
@@ -47,6 +47,8 @@ export interface McpToolSet {
   readonly tools: readonly McpTool[]
   /** Servers whose tools are not usable now: left out at start, or lost and being restarted. */
   readonly failures: readonly ServerFailure[]
+  /** Names of the servers connected now, whether or not --mcp-allow lets any of their tools through. */
+  readonly connected: readonly string[]
   /**
    * Calls the tool the model knows as `name` with `args`.
    * @throws Error when the tool is unknown or its server is not connected now, the call times
@@ -115,6 +117,12 @@ interface Session {
   listed: { name: string, description?: string, inputSchema: unknown }[]
 }
 
+/** " (ECONNREFUSED)" for an error whose cause has a code (fetch's "fetch failed" says no more), else "". */
+function causeOf (err: Error): string {
+  const code = (err.cause as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' ? ` (${code})` : ''
+}
+
 /** Connects one server and lists its tools, each within `timeoutMs`; throws with the reason in words. */
 async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Session> {
   const stderr = { text: '' }
@@ -127,7 +135,7 @@ async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Se
     const e = err as NodeJS.ErrnoException
     const what = cfg.kind === 'stdio'
       ? e.code === 'ENOENT' ? `command "${cfg.command}" not found` : `"${[cfg.command, ...cfg.args].join(' ')}" did not complete the MCP handshake: ${e.message}`
-      : `${cfg.url} did not complete the MCP handshake: ${e.message}`
+      : `${shownUrl(cfg.url)} did not complete the MCP handshake: ${e.message}${causeOf(e)}`
     throw new Error(withStderr(what, stderr))
   }
   try {
@@ -321,13 +329,14 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
   for (const a of opts.allow ?? []) {
     const [server] = a.split('/')
     if (!servers.some((s) => s.name === server)) {
-      log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no server "${server ?? ''}" in the MCP config (its servers: ${servers.map((s) => s.name).join(', ')})`)
+      log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no server "${server ?? ''}" among the MCP config's valid entries (${servers.length === 0 ? 'none' : servers.map((s) => s.name).join(', ')})`)
       continue
     }
     if (!a.endsWith('/*') && !seen.has(a) && slots.some((s) => s.cfg.name === server)) log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
   }
   return {
     get tools () { return current },
+    get connected () { return slots.filter((s) => s.session !== null).map((s) => s.cfg.name) },
     get failures () {
       return [...startFailures, ...slots.flatMap((s) => s.down === null ? [] : [{ server: s.cfg.name, reason: `${s.down}; it is being restarted` }])]
     },

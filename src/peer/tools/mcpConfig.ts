@@ -5,6 +5,7 @@
  * hand and the executor must say which line to fix instead of starting without tools silently.
  */
 import { readFileSync } from 'node:fs'
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser'
 import { z } from 'zod'
 
 /** A server the executor starts as a child process and talks to over stdin/stdout. */
@@ -23,7 +24,7 @@ export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
 
 const StringMap = z.record(z.string(), z.string())
 const StdioShape = z.strictObject({ command: z.string().min(1), args: z.array(z.string()).optional(), env: StringMap.optional() })
-const HttpShape = z.strictObject({ url: z.url({ protocol: /^https?$/ }), headers: StringMap.optional() })
+const HttpShape = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }), headers: StringMap.optional() })
 const FileShape = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) })
 
 /** "field: problem" for the first zod issue; the path is dotted, array indices in brackets. */
@@ -67,6 +68,10 @@ function strict (read: McpServersRead): McpServerConfig[] {
  * problem for the whole source.
  */
 export function readMcpConfig (value: unknown, where: string): McpServersRead {
+  // VS Code's own mcp.json keeps its servers under "servers": say which key this file takes.
+  if (typeof value === 'object' && value !== null && Object.hasOwn(value, 'servers') && !Object.hasOwn(value, 'mcpServers')) {
+    return { servers: [], problems: [{ server: null, message: `${where}: has "servers" (the key of VS Code's mcp.json) where this file takes "mcpServers"; rename the key` }] }
+  }
   const file = FileShape.safeParse(value)
   if (!file.success) return { servers: [], problems: [{ server: null, message: `${where}: ${issueText(file.error)} (expected {"mcpServers": {"<name>": {"command": ...} or {"url": ...}}})` }] }
   return readMcpServers(file.data.mcpServers, where)
@@ -154,8 +159,38 @@ export function readMcpConfigFile (file: string): McpServersRead {
   let value: unknown
   try {
     value = JSON.parse(text)
-  } catch (err) {
-    return { servers: [], problems: [{ server: null, message: `${file} is not valid JSON: ${(err as Error).message}` }] }
+  } catch {
+    return { servers: [], problems: [{ server: null, message: `${file} is not valid JSON: ${jsonProblem(text)}` }] }
   }
   return readMcpConfig(value, file)
+}
+
+/**
+ * Where and why `text` is not JSON, as "property name expected at line 3, column 5". Never
+ * quotes the text: JSON.parse's own message does, and this file holds secrets (env, headers).
+ */
+function jsonProblem (text: string): string {
+  const errors: ParseError[] = []
+  parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false })
+  const first = errors[0]
+  if (first === undefined) return 'it does not parse'
+  const before = text.slice(0, first.offset).split('\n')
+  const what = printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()
+  return `${what} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`
+}
+
+/**
+ * `url` as messages and questions may show it: without a user name, password, query or
+ * fragment (where credentials go), e.g. `https://tools.example/mcp?…`. Text that is not a
+ * URL is returned as "a URL that does not parse".
+ */
+export function shownUrl (url: string): string {
+  let u: URL
+  try { u = new URL(url) } catch { return 'a URL that does not parse' }
+  const hidden = u.search !== '' || u.hash !== ''
+  u.username = ''
+  u.password = ''
+  u.search = ''
+  u.hash = ''
+  return `${u.toString()}${hidden ? '?…' : ''}`
 }

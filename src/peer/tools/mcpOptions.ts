@@ -58,6 +58,7 @@ export function mcpSettings (o: Record<string, unknown>, role: string, sources: 
     return { settings: null }
   }
   if (role !== 'executor') return { flag: '--mcp-config', message: `only an executor calls tools; --role ${role} takes no MCP servers` }
+  if (file.trim() === '') return { flag: '--mcp-config', message: 'expected the path of a JSON file of MCP servers, got an empty value' }
   const abs = path.resolve(file)
   const read = readMcpConfigFile(abs)
   const problems = read.servers.length === 0 && read.problems.length === 0 ? [{ server: null, message: `${abs} names no server in "mcpServers"` }] : read.problems

@@ -18,15 +18,15 @@ export interface ToolOffer {
  * `wanted` with can_query_api added when `tools` has at least one tool and removed when it has
  * none; `tools` null means no --mcp-config (then a can_query_api in `wanted` is dropped, saying so).
  */
-export function toolOffer (wanted: readonly Capability[], tools: Pick<McpToolSet, 'tools' | 'failures'> | null): ToolOffer {
+export function toolOffer (wanted: readonly Capability[], tools: Pick<McpToolSet, 'tools' | 'failures' | 'connected'> | null): ToolOffer {
   if (tools === null) {
     return wanted.includes('can_query_api')
       ? { capabilities: wanted.filter((c) => c !== 'can_query_api'), dropped: 'can_query_api is not offered: it needs an MCP tool for live data and this executor has no MCP servers (--mcp-config; in the editor goalSwarm.executor.mcpServers)' }
       : { capabilities: [...wanted], dropped: null }
   }
   if (tools.tools.length > 0) return { capabilities: wanted.includes('can_query_api') ? [...wanted] : [...wanted, 'can_query_api'], dropped: null }
-  const why = tools.failures.length > 0
-    ? tools.failures.map((f) => (f.server === null ? f.reason : `server "${f.server}": ${f.reason}`)).join('; ')
-    : 'the servers list no tool that --mcp-allow lets through'
+  const reasons = tools.failures.map((f) => (f.server === null ? f.reason : `server "${f.server}": ${f.reason}`))
+  if (tools.connected.length > 0) reasons.push(`--mcp-allow lets no tool of ${tools.connected.map((n) => `"${n}"`).join(', ')} through`)
+  const why = reasons.length > 0 ? reasons.join('; ') : 'no MCP server is connected'
   return { capabilities: wanted.filter((c) => c !== 'can_query_api'), dropped: `can_query_api is not offered: no MCP tool is usable (${why})` }
 }
