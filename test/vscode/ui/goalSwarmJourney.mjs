@@ -2,7 +2,7 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
@@ -401,7 +401,7 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
-export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }) {
+export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, extensionsDir }) {
   let leaf = null
   /** This editor's address, as Copy My Address copied it. */
   let address = ''
@@ -421,6 +421,25 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir }
     log(`ui: screenshot ${path.relative(process.cwd(), file)}`)
   }
   return [
+    {
+      name: 'the installed package is a user\'s: its README has no developer links, a CHANGELOG and a PNG icon come with it',
+      timeoutMs: 10_000,
+      run: async () => {
+        const dir = readdirSync(extensionsDir).find((d) => d.startsWith('goal-swarm.goal-swarm-'))
+        if (dir === undefined) throw new Error(`no goal-swarm.goal-swarm-* folder in ${extensionsDir}: ${readdirSync(extensionsDir).join(', ')}`)
+        const root = path.join(extensionsDir, dir)
+        const file = (name) => readdirSync(root).find((f) => f.toLowerCase() === name)
+        const readme = readFileSync(path.join(root, file('readme.md') ?? 'README.md'), 'utf8')
+        if (!readme.startsWith('# Goal Swarm\n')) throw new Error(`the README starts with ${JSON.stringify(readme.slice(0, 80))}`)
+        const local = [...readme.matchAll(/\]\((?!https?:|#)([^)]+)\)/g)].map((m) => m[1])
+        if (local.length > 0 || /DESIGN\.md|npm (ci|test|run)/.test(readme)) throw new Error(`the README links to files outside the package or reads as a developer's: ${local.join(', ')}`)
+        const changelog = file('changelog.md')
+        if (changelog === undefined || readFileSync(path.join(root, changelog), 'utf8').trim() === '') throw new Error('no CHANGELOG in the package')
+        const icon = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).icon
+        const png = readFileSync(path.join(root, icon))
+        if (!icon.endsWith('.png') || png.subarray(1, 4).toString('latin1') !== 'PNG') throw new Error(`the icon ${icon} is not a PNG`)
+      }
+    },
     {
       name: 'the Goal Swarm view opens from the activity bar and invites a goal',
       timeoutMs: 90_000,

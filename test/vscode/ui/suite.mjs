@@ -13,6 +13,7 @@ import { collectLogErrors, extensionErrors, recordConsoleErrors } from './logChe
  * @typedef {object} JourneyContext
  * @property {import('playwright-core').Page} page
  * @property {string} workspace      folder the workbench has open (on this machine)
+ * @property {string} extensionsDir  where code-server installed the .vsix (one folder per extension)
  * @property {string} artifactsDir   where screenshots go
  * @property {(name: string) => Promise<string>} screenshot  saves `<artifactsDir>/<name>.png`, resolves its path
  * @property {(opts: { name: string, settings?: object, workspaceTrust?: boolean, extensionFolders?: string[] }) => Promise<{ page: import('playwright-core').Page }>} openEditor
@@ -74,7 +75,7 @@ export async function runUiSuite ({ toolchain, vsix, artifactsDir, settings, jou
       return { page: other.browser.page }
     }
     /** @type {JourneyContext} */
-    const ctx = { page, workspace: sandbox.dirs.workspace, artifactsDir, screenshot, openEditor }
+    const ctx = { page, workspace: sandbox.dirs.workspace, extensionsDir: sandbox.dirs.extensions, artifactsDir, screenshot, openEditor }
     const steps = [
       {
         name: 'the workbench opens on a workspace',
