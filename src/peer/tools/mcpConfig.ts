@@ -5,7 +5,8 @@
  * hand and the executor must say which line to fix instead of starting without tools silently.
  */
 import { readFileSync } from 'node:fs'
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser'
+// The ES module build: the package's main entry is a UMD wrapper whose require() calls the bundler cannot follow.
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js'
 import { z } from 'zod'
 
 /** A server the executor starts as a child process and talks to over stdin/stdout. */
