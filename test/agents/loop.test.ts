@@ -12,6 +12,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { cancelMessage } from '../../src/plan/state/planControl'
+import { rootGoal } from '../support/fixtures'
 import { startAnnouncer, startObserver, startRole } from '../../src/peer/roles/index'
 import { buildTree, planProgress, treeHash } from '../../src/plan/state/tree'
 import { demoResponder } from '../support/llm-standin'
@@ -104,12 +105,15 @@ test('an observer that submits nothing shows the running plans in full and each 
   const w = await World.create()
   t.after(async () => { await w.close() })
   const user = await w.hub.addPeer({ label: 'user' })
-  const cancel = async (goal: Awaited<ReturnType<World['submit']>>): Promise<void> => {
-    await user.publish('cancel', cancelMessage(goal, user.peerId, nowMicros(), 'stop'))
+  const cancel = async (goal: Awaited<ReturnType<World['submit']>>, at = nowMicros()): Promise<void> => {
+    await user.publish('cancel', cancelMessage(goal, user.peerId, at, 'stop'))
   }
   // Two finished (cancelled) plans and one still waiting for a split, before the observer starts.
-  const older = await w.submit(user, 'Plan a trip to Peru')
-  await cancel(older)
+  // The oldest claims to be made an hour from now: a date ahead of the observer's clock counts as now.
+  const hourAhead = nowMicros() + 3_600_000_000
+  const older = rootGoal('Plan a trip to Peru', user.peerId, hourAhead)
+  await user.publish('goal', older)
+  await cancel(older, hourAhead + 1)
   const old2 = await w.submit(user, 'Plan a trip to Chile')
   await cancel(old2)
   const live = await w.submit(user, 'Plan a trip to Japan')

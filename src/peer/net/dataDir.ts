@@ -33,24 +33,28 @@ export function planDataDir (dataDir: string, psk: Uint8Array | null): string {
   return psk === null ? dataDir : path.join(dataDir, `swarm-${createHash('sha256').update(psk).digest('hex').slice(0, 16)}`)
 }
 
+/** The folders of `dir`'s path that do not exist yet, outermost first (absolute). */
+export function missingDirs (dir: string): string[] {
+  const missing: string[] = []
+  for (let p = path.resolve(dir); !existsSync(p); p = path.dirname(p)) {
+    missing.unshift(p)
+    if (path.dirname(p) === p) break
+  }
+  return missing
+}
+
 /**
  * mkdir -p one level at a time. Node 20's recursive mkdir loops forever on some paths
  * (e.g. under /proc); single-level calls fail with an error instead.
  * @throws the first mkdir error, e.g. ENOENT/EACCES/ENOTDIR
  */
 export function ensureDir (dir: string, mode = 0o700): void {
-  const abs = path.resolve(dir)
   // Peers started side by side make the same folders: one that another made first is fine
   // (EEXIST on a folder), and one whose parent a failed start beside this one just removed
   // (it was still empty) is made again from the top (ENOENT), a few times at most.
   for (let attempt = 0; ; attempt++) {
-    const missing: string[] = []
-    for (let p = abs; !existsSync(p); p = path.dirname(p)) {
-      missing.unshift(p)
-      if (path.dirname(p) === p) break
-    }
     try {
-      for (const p of missing) {
+      for (const p of missingDirs(dir)) {
         try {
           mkdirSync(p, { mode })
         } catch (err) {

@@ -6,17 +6,9 @@
  */
 import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
 import path from 'node:path'
+import { missingDirs } from './dataDir'
 import { identityFile } from './identity'
 
-/** The folders of `dir`'s path that do not exist yet, outermost first. */
-function missingDirs (dir: string): string[] {
-  const missing: string[] = []
-  for (let p = path.resolve(dir); !existsSync(p); p = path.dirname(p)) {
-    missing.unshift(p)
-    if (path.dirname(p) === p) break
-  }
-  return missing
-}
 
 /** `inner` is `outer` or lies inside it. */
 function within (inner: string, outer: string): boolean {

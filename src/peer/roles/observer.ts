@@ -8,9 +8,10 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
 import { LatestFileWriter } from '../net/durableFile'
+import { notFromFuture } from '../../plan/protocol/claims'
 import { capabilityTtlMs } from '../../plan/protocol/liveness'
-import { formatTimestamp } from '../../plan/protocol/time'
-import { buildTree, gapCapabilities, planProgress, type GoalView } from '../../plan/state/tree'
+import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'
+import { buildTree, gapCapabilities, planProgress, type GoalView, type PlanProgress } from '../../plan/state/tree'
 import type { RoleContext } from './context'
 import { guard, RoleTimers } from './common'
 import { excerpt } from '../../plan/protocol/text'
@@ -69,12 +70,19 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
    * finished, the newest; every other plan held is one line (unless --show-all-plans), so a
    * data dir full of finished plans does not reprint them all on each change of a live one.
    */
-  const current = (roots: readonly GoalView[]): Set<string> => {
+  const current = (roots: readonly GoalView[], progress: ReadonlyMap<string, PlanProgress>): Set<string> => {
     if (config.showAllPlans === true) return new Set(roots.map((r) => r.id))
-    const running = roots.filter((r) => !planProgress(r).complete).map((r) => r.id)
+    const running = roots.filter((r) => progress.get(r.id)?.complete !== true).map((r) => r.id)
     if (running.length > 0) return new Set(running)
-    // created_at is an ISO timestamp of fixed width (protocol/time.ts), so it sorts as text.
-    const created = (r: GoalView): string => state.goal(r.id)?.created_at ?? ''
+    // A goal's created_at is its author's word: one dated ahead of this clock (past the
+    // tolerance) counts as oldest, so a member cannot keep its plan the one shown by dating it
+    // in the future (claims.ts notFromFuture, the time rule of DESIGN §5).
+    const nowUs = ctx.now()
+    const created = (r: GoalView): number => {
+      const at = state.goal(r.id)?.created_at
+      const us = at === undefined ? 0 : parseTimestamp(at)
+      return notFromFuture(us, nowUs) ? us : 0
+    }
     const newest = roots.reduce<GoalView | null>((a, r) => (a === null || created(r) > created(a) ? r : a), null)
     return new Set(newest === null ? [] : [newest.id])
   }
@@ -98,7 +106,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     }
     if (following && own === null) return
     const names = announcedNames(state.capabilities())
-    const full = following ? new Set([own]) : current(roots)
+    const progress = new Map(roots.map((r) => [r.id, planProgress(r)]))
+    const full = following ? new Set([own]) : current(roots, progress)
     const shown = roots.filter((r) => full.has(r.id))
     const others = roots.filter((r) => !full.has(r.id))
     const text = renderTreeText(shown, { names, others })
@@ -108,17 +117,17 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     }
     // A submitting peer says when its own plan ends; the others it holds are one line each.
     for (const root of shown) {
-      const p = planProgress(root)
+      const p = progress.get(root.id) ?? planProgress(root)
       if (p.complete && !completed.has(root.id)) {
         completed.add(root.id)
         const badGoals = failedGoals(root)
         // scripts/local-swarm.mjs reads this record (its event and fields).
         const answer = root.synthesis
-        const state = root.plan?.state ?? 'running'
-        const how = state === 'running' ? 'plan complete' : `plan ${state === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
+        const runState = root.plan?.state ?? 'running'
+        const how = runState === 'running' ? 'plan complete' : `plan ${runState === 'cancelled' ? 'cancelled' : 'stopped (budget reached)'}`
         // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did,
         // as in main.ts's plan_complete_exit record.
-        log.info({ event: 'plan_complete', goal_id: root.id, stopped: state === 'running' ? null : state, split: root.accepted !== null, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
+        log.info({ event: 'plan_complete', goal_id: root.id, stopped: runState === 'running' ? null : runState, split: root.accepted !== null, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
           answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
           stoppedBeforeSplit(root)
             ? `${how} for "${excerpt(root.text)}" before the goal was split: no part of it was run, no final answer`
