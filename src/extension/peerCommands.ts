@@ -12,7 +12,7 @@ import { DEFAULT_LOCAL_SWARM, type LocalSwarmSize } from './peers'
 import { recordStarted } from './restore'
 import { leavesOf } from '../views/planModel'
 import { stoppedContributingMessage } from '../views/messages'
-import type { SynthesisView, TreeNode } from '../plan/state/tree'
+import type { SynthesisView, TreeNode } from '../plan/read/tree'
 
 /** Every synthesis task in a tree (a goal's parts combined), depth first. */
 function walkSyntheses (n: TreeNode): SynthesisView[] {

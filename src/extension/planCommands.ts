@@ -4,7 +4,7 @@
  * View, Clear Finished Plans; the swarm keeps them).
  */
 import * as vscode from 'vscode'
-import { planProgress, type GoalView } from '../plan/state/tree'
+import { planProgress, type GoalView } from '../plan/read/tree'
 import { firstLine } from '../plan/protocol/text'
 import { goalName, nothingToCancelMessage, planFileName, planPickDescription } from '../views/messages'
 import { PeerClientError } from '../peer/ipc/parent'

@@ -3,7 +3,7 @@
  * the prompt. Each takes a tree element, a node id or a result URI, or asks with a quick pick.
  */
 import * as vscode from 'vscode'
-import type { LeafView } from '../plan/state/tree'
+import type { LeafView } from '../plan/read/tree'
 import { firstLine } from '../plan/protocol/text'
 import { slug, STATUS_LABEL } from '../views/format'
 import { goalName } from '../views/messages'
@@ -104,7 +104,7 @@ export class ResultCommands extends CommandFeature {
     return picked?.leaf
   }
 
-  private goalById (id: string): import('../plan/state/tree').GoalView | undefined {
+  private goalById (id: string): import('../plan/read/tree').GoalView | undefined {
     const n = this.d.model.find(id)?.node
     return n?.kind === 'goal' ? n : undefined
   }

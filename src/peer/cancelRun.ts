@@ -9,7 +9,7 @@ import type { PeerRuntime } from './net/runtime'
 import type { PeerSyncView } from './roles/context'
 import { whenFirstSynced } from './roles/syncGate'
 import { messageKey } from '../plan/protocol/envelope'
-import { cancelMessage, CancelRefused, planMembers, type CancelRefusal } from '../plan/state/planControl'
+import { cancelMessage, CancelRefused, planMembers, type CancelRefusal } from '../plan/rules/planControl'
 import type { Goal } from '../plan/protocol/schemas'
 
 /** --cancel-goal gives up on a goal it never hears of after at most this long, even while connected peers never complete a sync (ms). */

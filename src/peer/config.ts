@@ -3,7 +3,7 @@
  * a peer run in-process, by the tests (test/support/peerConfig.ts). Roles and the extension use these exact names.
  */
 import type { LlmConfig } from './llm/provider'
-import type { AcceptanceConfig } from '../plan/protocol/acceptance'
+import type { AcceptanceConfig } from '../plan/rules/acceptance'
 import { LLM_PROVIDERS, type LlmProviderName } from '../plan/protocol/limits'
 import { TUNABLES } from '../plan/protocol/tunables'
 import type { Budget, Capability, Role } from '../plan/protocol/schemas'

@@ -6,9 +6,9 @@
 import type { Bus, Disposable } from './bus'
 import type { Micros } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
-import { buildTree, planProgress, type GoalView } from '../plan/state/tree'
+import { buildTree, planProgress, type GoalView } from '../plan/read/tree'
 import { failedGoals } from '../plan/read/report'
-import type { PlanRunState } from '../plan/state/planControl'
+import type { PlanRunState } from '../plan/rules/planControl'
 
 /**
  * How a completed plan ended. ok when every leaf and every synthesis (the final answer

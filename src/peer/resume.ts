@@ -11,7 +11,7 @@ import type { Budget, Goal } from '../plan/protocol/schemas'
 import { clipLabel } from '../plan/protocol/text'
 import { parseTimestamp } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
-import { buildTree, planProgress, type TreeOptions } from '../plan/state/tree'
+import { buildTree, planProgress, type TreeOptions } from '../plan/read/tree'
 
 /** Whether a goal's budget is the one asked for (null: none), limit by limit. */
 function sameBudget (a: Budget | undefined, b: Budget | null): boolean {

@@ -6,8 +6,8 @@
  */
 import { withoutDemoLabel } from '../plan/protocol/demoLabel'
 import { firstLine } from '../plan/protocol/text'
-import { costSummary } from '../plan/state/planCost'
-import { promptCounts, type GoalView } from '../plan/state/tree'
+import { costSummary } from '../plan/read/planCost'
+import { promptCounts, type GoalView } from '../plan/read/tree'
 import { slug } from './format'
 
 /** Characters of a goal's or prompt's text in a message (its first line, then an ellipsis). */

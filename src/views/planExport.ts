@@ -3,7 +3,7 @@
  * Pure; the command in src/extension/commands.ts writes the text to a file.
  */
 import { planSection } from '../plan/read/planMarkdown'
-import { planProgress, type GoalView, type TreeNode } from '../plan/state/tree'
+import { planProgress, type GoalView, type TreeNode } from '../plan/read/tree'
 
 /**
  * Markdown of a plan, the same rendering as the observer's report (read/planMarkdown.ts): the

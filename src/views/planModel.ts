@@ -11,10 +11,10 @@
  * `tickMs` and fires only when its hash changed.
  */
 import type { AnyEnvelope, CapabilityAnnounce } from '../plan/protocol/schemas'
-import { liveAnnouncements } from '../plan/protocol/liveness'
+import { liveAnnouncements } from '../plan/rules/liveness'
 import { nowMicros, type Micros } from '../plan/protocol/time'
 import { PlanState } from '../plan/state/planState'
-import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/state/tree'
+import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/read/tree'
 
 export interface PlanModelOptions {
   /** Quiet time before a change is announced, ms (default 150). */

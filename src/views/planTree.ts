@@ -13,10 +13,10 @@
  * redrawn at most once a second (a row without any, at once).
  */
 import * as vscode from 'vscode'
-import { announcedNames } from '../plan/state/peerNames'
-import type { GoalView, TreeNode } from '../plan/state/tree'
+import { announcedNames } from '../plan/read/peerNames'
+import type { GoalView, TreeNode } from '../plan/read/tree'
 import type { PlanModel } from './planModel'
-import { DEFAULT_ACCEPTANCE } from '../plan/protocol/acceptance'
+import { DEFAULT_ACCEPTANCE } from '../plan/rules/acceptance'
 import { peerLabel, planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode'
 import { Disposable } from '../common/disposable'
-import type { GoalView } from '../plan/state/tree'
+import type { GoalView } from '../plan/read/tree'
 import type { PlanModel } from './planModel'
 import { PlanTreeProvider, revealWhenPresent, type PlanElement } from './planTree'
 

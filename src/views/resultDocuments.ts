@@ -10,7 +10,7 @@
  * Outputs that travelled as blobs are fetched in full from the main peer.
  */
 import * as vscode from 'vscode'
-import type { GoalView, LeafView } from '../plan/state/tree'
+import type { GoalView, LeafView } from '../plan/read/tree'
 import type { PlanModel } from './planModel'
 import { lineageOf, resultMarkdown } from './resultText'
 import { nodeIdFromPath, resultPath, SCHEME, ServedVersions, titleFromPath } from './resultUri'

@@ -2,7 +2,7 @@
  * The Markdown of a result document (`goal-swarm:/result/<node_id>.md`): a header with the
  * prompt, who executed it and the status, then the output. Pure; resultDocuments.ts serves it.
  */
-import type { GoalView, LeafView } from '../plan/state/tree'
+import type { GoalView, LeafView } from '../plan/read/tree'
 import { STATUS_LABEL } from './format'
 import { firstLine } from '../plan/protocol/text'
 

@@ -1,9 +1,9 @@
 /** Text and tooltip of the status bar item, and the unreachable-bootstrap line above the plan; pure, unit-tested. */
 import type { UnreachableBootstrap } from '../peer/ipc/protocol'
-import { announcedNames, peerSuffix } from '../plan/state/peerNames'
+import { announcedNames, peerSuffix } from '../plan/read/peerNames'
 import type { CapabilityAnnounce } from '../plan/protocol/schemas'
-import { costSummary } from '../plan/state/planCost'
-import { planProgress, type GoalView } from '../plan/state/tree'
+import { costSummary } from '../plan/read/planCost'
+import { planProgress, type GoalView } from '../plan/read/tree'
 import { firstLine } from '../plan/protocol/text'
 import { escapeMarkdown } from './format'
 

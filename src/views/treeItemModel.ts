@@ -7,13 +7,13 @@
  * progress, hold limit and model wait) from the same ItemContext, so the rules sit side by side;
  * tooltips apart would import those helpers back from the rows. Shared wording lives in format.ts.
  */
-import { holdLimitText } from '../plan/state/holdLimit'
-import { modelWaitText } from '../plan/state/modelWait'
-import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/state/tree'
-import { peerSuffix } from '../plan/state/peerNames'
+import { holdLimitText } from '../plan/read/holdLimit'
+import { modelWaitText } from '../plan/read/modelWait'
+import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/read/tree'
+import { peerSuffix } from '../plan/read/peerNames'
 import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
 import { clipLabel, firstLine, textLength } from '../plan/protocol/text'
-import { costMarkdown } from '../plan/state/planCost'
+import { costMarkdown } from '../plan/read/planCost'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
 /** A codicon id and an optional theme color id. */

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import type { AcceptanceRule } from '../../src/plan/protocol/acceptance'
+import type { AcceptanceRule } from '../../src/plan/rules/acceptance'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { childId } from '../../src/plan/protocol/ids'
 import { nowMicros, parseTimestamp } from '../../src/plan/protocol/time'

@@ -5,7 +5,7 @@
  */
 import type { PromptNode } from '../../src/plan/protocol/schemas'
 import type { Micros } from '../../src/plan/protocol/time'
-import { evaluate, type EvaluatorOptions } from '../../src/plan/state/evaluator'
+import { evaluate, type EvaluatorOptions } from '../../src/plan/rules/evaluator'
 import type { PlanState } from '../../src/plan/state/planState'
 import { isSynthesisTask, liveTasks, type SynthesisTask } from '../../src/plan/read/synthesis'
 

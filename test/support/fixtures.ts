@@ -7,7 +7,8 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { acceptedSplitFor, compareStrings, meanScore } from '../../src/plan/protocol/acceptance'
+import { acceptedSplitFor, meanScore } from '../../src/plan/rules/acceptance'
+import { compareStrings } from '../../src/plan/protocol/ids'
 import { claimedAuthor } from '../../src/plan/protocol/envelope'
 import { childId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
 import type {

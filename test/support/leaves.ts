@@ -3,7 +3,7 @@
  * tree marks everything under a losing accepted split superseded (DESIGN §4), so the live
  * leaves are all leaves (src/views/planModel.ts leavesOf) minus the superseded ones.
  */
-import type { GoalView, LeafView, TreeNode } from '../../src/plan/state/tree'
+import type { GoalView, LeafView, TreeNode } from '../../src/plan/read/tree'
 import { leavesOf } from '../../src/views/planModel'
 
 /** Every non-superseded leaf under `root`, depth first in tree order. */

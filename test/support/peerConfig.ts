@@ -4,7 +4,7 @@
  */
 import path from 'node:path'
 import { apiKeyFromEnv, defaultLlmProvider, DEFAULT_EXECUTOR_CAPABILITIES, DEFAULTS, type PeerConfig } from '../../src/peer/config'
-import { DEFAULT_ACCEPTANCE } from '../../src/plan/protocol/acceptance'
+import { DEFAULT_ACCEPTANCE } from '../../src/plan/rules/acceptance'
 import type { Role } from '../../src/plan/protocol/schemas'
 
 /**

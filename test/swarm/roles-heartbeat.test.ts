@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { capabilityTtlMs } from '../../src/plan/protocol/liveness'
+import { capabilityTtlMs } from '../../src/plan/rules/liveness'
 import { parseTimestamp } from '../../src/plan/protocol/time'
 import { demoResponder } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'

@@ -5,8 +5,8 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/plan/state/planState'
-import { DEFAULT_ACCEPTANCE } from '../../src/plan/protocol/acceptance'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/plan/state/tree'
+import { DEFAULT_ACCEPTANCE } from '../../src/plan/rules/acceptance'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/plan/read/tree'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { TestPeer, TestSwarm } from '../support/peers'

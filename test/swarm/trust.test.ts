@@ -20,7 +20,7 @@ import { formatTimestamp, nowMicros } from '../../src/plan/protocol/time'
 import { INJECTOR_SPEC, TestSwarm, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
-import { planProgress, type GoalView, type LeafView } from '../../src/plan/state/tree'
+import { planProgress, type GoalView, type LeafView } from '../../src/plan/read/tree'
 
 const progressComplete = (root: GoalView): boolean => planProgress(root).complete
 import { liveLeaves } from '../support/leaves'

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { acceptedSplitFor, decideAcceptance, splitDecisions } from '../../src/plan/protocol/acceptance'
+import { acceptedSplitFor, decideAcceptance, splitDecisions } from '../../src/plan/rules/acceptance'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { CAPABILITIES, type Capability, type ScoreMsg, type SubgoalProposal } from '../../src/plan/protocol/schemas'
 import { proposal, rootGoal, score, sec, T0 } from '../support/fixtures'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { acceptedSplitFor, DEFAULT_ACCEPTANCE, decideAcceptance, distinctVotes, meanScore, splitDecisions, votesComplete, type Acceptance } from '../../src/plan/protocol/acceptance'
+import { acceptedSplitFor, DEFAULT_ACCEPTANCE, decideAcceptance, distinctVotes, meanScore, splitDecisions, votesComplete, type Acceptance } from '../../src/plan/rules/acceptance'
 import { childId } from '../../src/plan/protocol/ids'
 import type { Capability, ScoreMsg } from '../../src/plan/protocol/schemas'
 import { proposal, rootGoal, score, sec, T0 } from '../support/fixtures'

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, type GoalView } from '../../src/plan/state/tree'
+import { buildTree, type GoalView } from '../../src/plan/read/tree'
 import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
 import { Budget, budgetProblem } from '../../src/plan/protocol/schemas'
 import { budgetWords, parseGoalId, parseGoalInput, validateGoalText } from '../../src/extension/goalInput'

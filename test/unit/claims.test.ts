@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { CLAIM_TOLERANCE_MS, DEFAULT_MAX_HOLD_MS, SETTLE_FLOOR_MS, claimRounds, claimStamp, claimWithinTolerance, leaseEnd, resolveClaims, stampWithinTolerance, wonRoundAt, type LeaseState } from '../../src/plan/protocol/claims'
+import { CLAIM_TOLERANCE_MS, DEFAULT_MAX_HOLD_MS, SETTLE_FLOOR_MS, claimRounds, claimStamp, claimWithinTolerance, leaseEnd, resolveClaims, stampWithinTolerance, wonRoundAt, type LeaseState } from '../../src/plan/rules/claims'
 import { TUNABLES } from '../../src/plan/protocol/tunables'
 import { T0, claim, ms, renewal, sec } from '../support/fixtures'
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { acceptedSplitFor } from '../../src/plan/protocol/acceptance'
+import { acceptedSplitFor } from '../../src/plan/rules/acceptance'
 import { checkEnvelope } from '../../src/plan/protocol/envelope'
 import { childId, proposalId, synthesisId } from '../../src/plan/protocol/ids'
 import { SubgoalProposal, type AnyEnvelope } from '../../src/plan/protocol/schemas'
@@ -14,9 +14,9 @@ import { dependencyResults, synthesisInputs } from '../../src/plan/read/synthesi
 import { claimableSyntheses, leafReady } from '../support/claimable'
 import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } from '../../src/peer/roles/synthesisPrompts'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/plan/state/tree'
-import { claimableSince, taskOutcome } from '../../src/plan/state/evaluator'
-import { holdLimitText } from '../../src/plan/state/holdLimit'
+import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/plan/read/tree'
+import { claimableSince, taskOutcome } from '../../src/plan/rules/evaluator'
+import { holdLimitText } from '../../src/plan/read/holdLimit'
 import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, renewal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()

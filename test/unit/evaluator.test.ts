@@ -15,9 +15,9 @@ import { synthesisId } from '../../src/plan/protocol/ids'
 import type { AcceptedSplit, AnyEnvelope, Capability, Goal, ResultMsg } from '../../src/plan/protocol/schemas'
 import { dependencyResults, liveTasks } from '../../src/plan/read/synthesis'
 import { claimableTasks, leafReady } from '../support/claimable'
-import { evaluate, type Evaluation, type TaskAnswer } from '../../src/plan/state/evaluator'
+import { evaluate, type Evaluation, type TaskAnswer } from '../../src/plan/rules/evaluator'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../src/plan/state/tree'
+import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../src/plan/read/tree'
 import {
   T0, accepted, acceptedEnvelopes, cancel, capability, childGoal, claim, envelopeOf, failure, ms, proposal, renewal, result, rootGoal, sec
 } from '../support/fixtures'

@@ -7,7 +7,7 @@ import { checkEnvelope } from '../../src/plan/protocol/envelope'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { parseJsonl, toJsonlLine } from '../../src/plan/state/jsonl'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, treeHash } from '../../src/plan/state/tree'
+import { buildTree, treeHash } from '../../src/plan/read/tree'
 import { envelopeOf, rootGoal, samplePlan } from '../support/fixtures'
 
 function reload (text: string): PlanState {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 // @ts-expect-error the harness is plain JavaScript without type declarations
-import { extensionErrors, logErrors } from '../../test/vscode/ui/logCheck.mjs'
+import { extensionErrors, logErrors } from '../vscode/ui/logCheck.mjs'
 
 const LOG = [
   '2026-12-03 07:28:10.035 [info] Extension host with pid 3540 started',

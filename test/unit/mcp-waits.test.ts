@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { planWaits } from '../../src/peer/front/mcpServer'
-import { liveAnnouncements } from '../../src/plan/protocol/liveness'
+import { liveAnnouncements } from '../../src/plan/rules/liveness'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, type GoalView } from '../../src/plan/state/tree'
+import { buildTree, type GoalView } from '../../src/plan/read/tree'
 import { cancel, capability, envelopeOf, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 /** The root of `envelopes` at `nowUs` and the roles of the live announcements among them. */

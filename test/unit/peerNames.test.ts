@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { CapabilityAnnounce } from '../../src/plan/protocol/schemas'
-import { announcedNames } from '../../src/plan/state/peerNames'
+import { announcedNames } from '../../src/plan/read/peerNames'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
-import type { GoalView } from '../../src/plan/state/tree'
+import type { GoalView } from '../../src/plan/read/tree'
 import { leafItem } from '../../src/views/treeItemModel'
 import { T0, capability } from '../support/fixtures'
 

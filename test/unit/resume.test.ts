@@ -9,7 +9,7 @@ import { parseCli } from '../../src/peer/cli'
 import { ageText, latestSubmission, resumablePlan } from '../../src/peer/resume'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree } from '../../src/plan/state/tree'
+import { buildTree } from '../../src/plan/read/tree'
 import { T0, cancel, envelopeOf, rootGoal, sec } from '../support/fixtures'
 
 const ME = 'peer-user'

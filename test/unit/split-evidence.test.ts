@@ -10,13 +10,14 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { reorderedArb } from '../support/reorder'
 import {
-  acceptedSplitFor, compareStrings, countedVotes, decideAcceptance, DEFAULT_ACCEPTANCE, meanScore, splitEvidence,
+  acceptedSplitFor, countedVotes, decideAcceptance, DEFAULT_ACCEPTANCE, meanScore, splitEvidence,
   type AcceptanceRule, type SplitEvidence
-} from '../../src/plan/protocol/acceptance'
+} from '../../src/plan/rules/acceptance'
+import { compareStrings } from '../../src/plan/protocol/ids'
 import { canonicalJson } from '../../src/plan/protocol/envelope'
 import type { AcceptedSplit, AnyEnvelope, Capability, ScoreMsg, SubgoalProposal } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
-import { winningSplit } from '../../src/plan/state/tree'
+import { winningSplit } from '../../src/plan/read/tree'
 import { accepted, acceptedEnvelopes, envelopeOf, evidenceOf, proposal, rootGoal, score, sec, T0, ts } from '../support/fixtures'
 
 const RULE: AcceptanceRule = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }

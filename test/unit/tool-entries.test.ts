@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CapabilityAnnounce, MAX_TOOL_ENTRIES, MAX_TOOL_ENTRY_CHARS, ResultMsg, ToolEntry, wireToolEntries } from '../../src/plan/protocol/schemas'
-import { liveExecutorTools } from '../../src/plan/protocol/liveness'
+import { liveExecutorTools } from '../../src/plan/rules/liveness'
 import { scorePrompt, TOOLS_PREFIX } from '../../src/peer/roles/prompts'
-import { buildTree, type GoalView, type LeafView } from '../../src/plan/state/tree'
+import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tree'
 import { PlanState } from '../../src/plan/state/planState'
 import { T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, promptNode, proposal, result, rootGoal, sec } from '../support/fixtures'
 

@@ -6,7 +6,7 @@ import type { AcceptedSplit, AnyEnvelope, LeaseRenewal } from '../../src/plan/pr
 import { PlanState } from '../../src/plan/state/planState'
 import {
   buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
-} from '../../src/plan/state/tree'
+} from '../../src/plan/read/tree'
 import {
   T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
 } from '../support/fixtures'

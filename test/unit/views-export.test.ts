@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, type GoalView, type LeafView } from '../../src/plan/state/tree'
+import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tree'
 import { demoteHeadings, mdEscape } from '../../src/plan/read/planMarkdown'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { planJson, planMarkdown } from '../../src/views/planExport'

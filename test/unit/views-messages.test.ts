@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, planProgress, type GoalView } from '../../src/plan/state/tree'
+import { buildTree, planProgress, type GoalView } from '../../src/plan/read/tree'
 import { goalName, nothingToCancelMessage, planFileName, planFinishedMessage, planPickDescription, progressMessage, progressPercent, stoppedContributingMessage } from '../../src/views/messages'
 import { cancel, claim, envelopeOf, result, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 

@@ -3,7 +3,7 @@
  * plan model: every root this editor holds, the ones its own peer submitted (the only ones it
  * may cancel, DESIGN §13), lookups by goal id or goal text, and a plan's final answer text.
  */
-import { planProgress, type GoalView } from '../../plan/state/tree'
+import { planProgress, type GoalView } from '../../plan/read/tree'
 import { answerLeaf, type PlanModel } from '../../views/planModel'
 import type { ResultDocuments } from '../../views/resultDocuments'
 import type { PeerManager } from '../peers'

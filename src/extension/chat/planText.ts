@@ -6,8 +6,8 @@
  */
 import { withoutDemoLabel } from '../../plan/protocol/demoLabel'
 import { firstLine } from '../../plan/protocol/text'
-import { costSummary } from '../../plan/state/planCost'
-import { planProgress, type GoalView } from '../../plan/state/tree'
+import { costSummary } from '../../plan/read/planCost'
+import { planProgress, type GoalView } from '../../plan/read/tree'
 import { escapeMarkdown, STATUS_LABEL } from '../../views/format'
 import { leavesOf } from '../../views/planModel'
 import { goalSummary } from '../../views/treeItemModel'

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../log'
 import type { PeerRuntime } from '../net/runtime'
-import { buildTree } from '../../plan/state/tree'
+import { buildTree } from '../../plan/read/tree'
 import { FlowLog } from './flow'
 import { startDashboard, type DashboardServer } from './server'
 import { dashboardSnapshot, findTask } from './snapshot'

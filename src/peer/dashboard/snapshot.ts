@@ -9,14 +9,14 @@
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
  */
-import { announcementTtlMs, capabilityTtlMs, isLiveAnnouncement } from '../../plan/protocol/liveness'
-import { modelWaitText } from '../../plan/state/modelWait'
-import { announcedNames, peerSuffix } from '../../plan/state/peerNames'
+import { announcementTtlMs, capabilityTtlMs, isLiveAnnouncement } from '../../plan/rules/liveness'
+import { modelWaitText } from '../../plan/read/modelWait'
+import { announcedNames, peerSuffix } from '../../plan/read/peerNames'
 import type { PlanState } from '../../plan/state/planState'
 import type { Budget } from '../../plan/protocol/schemas'
-import type { PlanSpend } from '../../plan/state/planControl'
-import { costSummary, stopLine } from '../../plan/state/planCost'
-import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../../plan/state/tree'
+import type { PlanSpend } from '../../plan/rules/planControl'
+import { costSummary, stopLine } from '../../plan/read/planCost'
+import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../../plan/read/tree'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'
 import { textLength } from '../../plan/protocol/text'
 import type { FlowEvent } from './flow'

@@ -9,7 +9,7 @@
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
-import { CancelRefused } from '../../plan/state/planControl'
+import { CancelRefused } from '../../plan/rules/planControl'
 import type { ModelAnswer, ModelChannel } from '../llm/vscode-lm'
 import { ParentMessage, type ChildMessage } from './protocol'
 

@@ -7,7 +7,7 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { Logger } from '../log'
-import { isLiveAnnouncement } from '../../plan/protocol/liveness'
+import { isLiveAnnouncement } from '../../plan/rules/liveness'
 import type { Micros } from '../../plan/protocol/time'
 import { formatTopic } from '../../plan/protocol/topics'
 import type { PlanState } from '../../plan/state/planState'

@@ -10,7 +10,7 @@
  * already held is dropped either way (counted as duplicate).
  */
 import { checkEnvelope, messageKey, type DropReason } from '../../plan/protocol/envelope'
-import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../../plan/protocol/claims'
+import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../../plan/rules/claims'
 import type { AnyEnvelope } from '../../plan/protocol/schemas'
 import { verifyEnvelopeSignature } from '../../plan/protocol/signing'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'

@@ -8,7 +8,7 @@
  * others for each. The claim rule still decides any race; the ranking only makes races rare.
  */
 import { contentId } from '../../plan/protocol/ids'
-import { capabilityTtlMs } from '../../plan/protocol/liveness'
+import { capabilityTtlMs } from '../../plan/rules/liveness'
 import type { Capability } from '../../plan/protocol/schemas'
 import { msToMicros, parseTimestamp, type Micros } from '../../plan/protocol/time'
 import type { PlanState } from '../../plan/state/planState'

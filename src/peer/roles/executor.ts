@@ -25,16 +25,16 @@
  * sandboxed call and executorOffer), synthesis, planGate, keptResults (the kept results' file)
  * and identityTwins (a second live process with this identity).
  */
-import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../../plan/protocol/claims'
-import { claimableSince, taskOutcome, type EvaluatorOptions } from '../../plan/state/evaluator'
-import { capabilityTtlMs } from '../../plan/protocol/liveness'
-import { holdLimitText } from '../../plan/state/holdLimit'
+import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../../plan/rules/claims'
+import { claimableSince, taskOutcome, type EvaluatorOptions } from '../../plan/rules/evaluator'
+import { capabilityTtlMs } from '../../plan/rules/liveness'
+import { holdLimitText } from '../../plan/read/holdLimit'
 import { contentId } from '../../plan/protocol/ids'
 import { MAX_MODEL_WAIT_MS, stripControlChars, wireToolEntries, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../plan/protocol/schemas'
 import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
 import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../llm/provider'
-import { isCancelled, rootGoalOf } from '../../plan/state/planControl'
+import { isCancelled, rootGoalOf } from '../../plan/rules/planControl'
 import { PlanGate, wireUsage } from './planGate'
 import { excerpt } from '../../plan/protocol/text'
 import type { RoleContext } from './context'

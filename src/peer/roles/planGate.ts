@@ -5,8 +5,8 @@
 import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
 import type { Usage } from '../../plan/protocol/schemas'
-import { mayStartModelWork } from '../../plan/state/evaluator'
-import { rootGoalOf } from '../../plan/state/planControl'
+import { mayStartModelWork } from '../../plan/rules/evaluator'
+import { rootGoalOf } from '../../plan/rules/planControl'
 import type { PlanState } from '../../plan/state/planState'
 
 /** A meter's figures as the wire's `usage` field (clamped to the schema's bounds). */

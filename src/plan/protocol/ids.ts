@@ -49,3 +49,8 @@ export function childId (parentGoalId: string, proposalId: string, index: number
 export function synthesisId (goalId: string, proposalId: string): string {
   return contentId('synthesis', goalId, proposalId)
 }
+
+/** Code-unit string order (what `<` does), independent of locale: every deterministic ordering of ids and peers uses it. */
+export function compareStrings (a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}

@@ -4,12 +4,12 @@
  * DESIGN §11), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Pure.
  */
-import { holdLimitText } from '../state/holdLimit'
-import { modelWaitText } from '../state/modelWait'
-import { describeSpend } from '../state/planControl'
-import { costMarkdown } from '../state/planCost'
+import { holdLimitText } from './holdLimit'
+import { modelWaitText } from './modelWait'
+import { describeSpend } from '../rules/planControl'
+import { costMarkdown } from './planCost'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
-import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../state/tree'
+import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from './tree'
 
 /** Options of planSection. */
 export interface PlanSectionOptions {

@@ -3,12 +3,12 @@
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result.
  */
-import { holdLimitText } from '../state/holdLimit'
-import { modelWaitText } from '../state/modelWait'
-import type { GoalView, LeafView, SynthesisView, TreeNode } from '../state/tree'
-import { planProgress } from '../state/tree'
-import { peerSuffix } from '../state/peerNames'
-import { describeSpend } from '../state/planControl'
+import { holdLimitText } from './holdLimit'
+import { modelWaitText } from './modelWait'
+import type { GoalView, LeafView, SynthesisView, TreeNode } from './tree'
+import { planProgress } from './tree'
+import { peerSuffix } from './peerNames'
+import { describeSpend } from '../rules/planControl'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 

@@ -7,7 +7,7 @@
 import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, Goal, PromptNode } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
-import { evaluate, type EvaluatorOptions, type TaskClaim, type TaskInput } from '../state/evaluator'
+import { evaluate, type EvaluatorOptions, type TaskClaim, type TaskInput } from '../rules/evaluator'
 import type { PlanState } from '../state/planState'
 import { ancestorTexts } from './lineage'
 

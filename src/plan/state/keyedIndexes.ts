@@ -3,7 +3,7 @@
  * an id, each read in messageKey order whatever order they were added in, so what a reader
  * sees depends only on the set of messages held (DESIGN §6).
  */
-import { compareStrings } from '../protocol/acceptance'
+import { compareStrings } from '../protocol/ids'
 
 /** A body with its envelope's messageKey. */
 interface Keyed<T> { key: string, body: T }

@@ -11,7 +11,8 @@
  * rules read from the state live in the modules that read it (tree, dependencies, planControl).
  */
 import { messageKey } from '../protocol/envelope'
-import { compareStrings, DEFAULT_ACCEPTANCE, splitEvidence, type AcceptanceRule, type SplitEvidence } from '../protocol/acceptance'
+import { compareStrings } from '../protocol/ids'
+import { DEFAULT_ACCEPTANCE, splitEvidence, type AcceptanceRule, type SplitEvidence } from '../rules/acceptance'
 import { ByNaturalId, Groups } from './keyedIndexes'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,

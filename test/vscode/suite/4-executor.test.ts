@@ -2,7 +2,7 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
-import { planProgress, type TreeNode } from '../../../src/plan/state/tree'
+import { planProgress, type TreeNode } from '../../../src/plan/read/tree'
 import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, withShownMessages } from './helpers'
 
 const GOAL2 = 'Write a short guide to brewing green tea'

@@ -1,7 +1,7 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import { planProgress } from '../../../src/plan/state/tree'
+import { planProgress } from '../../../src/plan/read/tree'
 import { api, applySettings, ensurePlan, ensureSwarm, GOAL, rootById, until, waitForPlan, withShownMessages } from './helpers'
 
 suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
-import type { GoalView } from '../../../src/plan/state/tree'
+import type { GoalView } from '../../../src/plan/read/tree'
 import { demoResponder, LlmStandin, type StandinRequest } from '../../support/llm-standin'
 import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan } from './helpers'
 

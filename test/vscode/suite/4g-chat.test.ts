@@ -2,7 +2,7 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
-import { planProgress } from '../../../src/plan/state/tree'
+import { planProgress } from '../../../src/plan/read/tree'
 import { HELP_MARKDOWN } from '../../../src/extension/chat/swarmParticipant'
 import { api, ensureSwarm, leaves, rootById, until, waitForPlan } from './helpers'
 

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
-import { planProgress } from '../../../src/plan/state/tree'
+import { planProgress } from '../../../src/plan/read/tree'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../../support/llm-standin'
 import { alive, api, applySettings, EXTENSION_ID, leaves, rootById, TEST_SETTINGS, until, waitForPlan, withShownMessages } from './helpers'
 

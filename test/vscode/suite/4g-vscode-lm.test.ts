@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { NO_CHAT_MODEL } from '../../../src/extension/llm/vscodeModels'
-import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/state/tree'
+import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/read/tree'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../../support/llm-standin'
 import { api, applySettings, rootById, TEST_SETTINGS, until, waitForPlan, walk, withShownMessages } from './helpers'
 

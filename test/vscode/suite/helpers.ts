@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import * as vscode from 'vscode'
 import type { GoalSwarmTestApi } from '../../../src/extension/extension'
-import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/state/tree'
+import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/read/tree'
 import { liveLeaves } from '../../support/leaves'
 import { waitUntil } from '../../support/wait'
 

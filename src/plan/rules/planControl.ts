@@ -7,13 +7,14 @@
  * which results count is a task rule. Like the tree, every answer depends only on the set of
  * messages held, never on their order.
  */
-import { compareStrings, countedVotes } from '../protocol/acceptance'
+import { compareStrings } from '../protocol/ids'
+import { countedVotes } from './acceptance'
 import { synthesisId } from '../protocol/ids'
 import { CANCEL_REASON_MAX, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import { clipText } from '../protocol/text'
 import type { LeafOutcome } from './leafOutcome'
-import type { PlanState } from './planState'
+import type { PlanState } from '../state/planState'
 
 /** Longest parent chain followed (deeper only in a corrupt state). */
 const MAX_CHAIN = 32

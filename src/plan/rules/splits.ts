@@ -3,7 +3,7 @@
  * splits held. Apart from the tree so the task evaluator (evaluator.ts) reads it without
  * importing the tree that reads them.
  */
-import { compareStrings } from '../protocol/acceptance'
+import { compareStrings } from '../protocol/ids'
 import { messageKey } from '../protocol/envelope'
 import type { AcceptedSplit } from '../protocol/schemas'
 

@@ -5,11 +5,11 @@
  * result a leaf shows. The tree, the executor and the peer runtime all read a leaf through it,
  * so they agree on what counts.
  */
-import { compareStrings } from '../protocol/acceptance'
-import { claimRounds, CLAIM_TOLERANCE_MS, leaseAt, SETTLE_FLOOR_MS, wonRoundAt, type LeaseState } from '../protocol/claims'
+import { compareStrings } from '../protocol/ids'
+import { claimRounds, CLAIM_TOLERANCE_MS, leaseAt, SETTLE_FLOOR_MS, wonRoundAt, type LeaseState } from './claims'
 import type { FailureMsg, ResultMsg } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
-import type { PlanState } from './planState'
+import type { PlanState } from '../state/planState'
 
 export interface LeafOutcome {
   lease: LeaseState

@@ -14,18 +14,18 @@
  * three. Most of its length is the view types' field docs.
  */
 import { createHash } from 'node:crypto'
-import { distinctVotes, meanScore, type Vote } from '../protocol/acceptance'
+import { distinctVotes, meanScore, type Vote } from '../rules/acceptance'
 import { canonicalJson } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, FailureMsg } from '../protocol/schemas'
-import { DEFAULT_MAX_HOLD_MS } from '../protocol/claims'
-import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type TaskAnswer, type TaskStatus } from './evaluator'
-import { rankSplits, winningSplit } from './splits'
+import { DEFAULT_MAX_HOLD_MS } from '../rules/claims'
+import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type TaskAnswer, type TaskStatus } from '../rules/evaluator'
+import { rankSplits, winningSplit } from '../rules/splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
-import type { PlanState } from './planState'
-import type { PlanControl } from './planControl'
+import type { PlanState } from '../state/planState'
+import type { PlanControl } from '../rules/planControl'
 import type { Micros } from '../protocol/time'
 
-export { DEFAULT_CAPABILITY_TTL_MS } from './evaluator'
+export { DEFAULT_CAPABILITY_TTL_MS } from '../rules/evaluator'
 /** A goal's status (evaluator.ts GoalStatus). */
 export type { GoalStatus }
 /** A leaf's or synthesis task's status (evaluator.ts TaskStatus). */

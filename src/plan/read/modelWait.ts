@@ -3,8 +3,8 @@
  * renewals and a clock reading: the holder's newest live renewal of its claim says so when it
  * carries `model_wait`. The tree shows it; the tree item and the report phrase it.
  */
-import { compareStrings } from '../protocol/acceptance'
-import { CLAIM_TOLERANCE_MS, notFromFuture } from '../protocol/claims'
+import { compareStrings } from '../protocol/ids'
+import { CLAIM_TOLERANCE_MS, notFromFuture } from '../rules/claims'
 import { messageKey } from '../protocol/envelope'
 import type { ClaimMsg, LeaseRenewal } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'

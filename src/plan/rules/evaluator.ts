@@ -18,9 +18,9 @@
  * one memo of one Evaluation; split apart, every part would take the memo and call back into
  * the others.
  */
-import { DEFAULT_ACCEPTANCE, distinctVotes } from '../protocol/acceptance'
+import { DEFAULT_ACCEPTANCE, distinctVotes } from './acceptance'
 import { synthesisId } from '../protocol/ids'
-import { capabilityTtlMs, isLiveAnnouncement } from '../protocol/liveness'
+import { capabilityTtlMs, isLiveAnnouncement } from './liveness'
 import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg } from '../protocol/schemas'
 import { msToMicros, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome, type LeafOutcome, type LeafOutcomeOptions } from './leafOutcome'
@@ -28,7 +28,7 @@ import {
   modelWorkGate, planControlOf, rootGoalOf, spendOf, stoppedStatus,
   type ModelWorkGate, type PlanControl, type PlanRunState, type PlanSpend
 } from './planControl'
-import type { PlanState } from './planState'
+import type { PlanState } from '../state/planState'
 import { rankSplits } from './splits'
 
 /**

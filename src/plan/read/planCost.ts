@@ -3,7 +3,7 @@
  * plan stopped, as Markdown for the root's tooltip, the plan report and Export Plan, and as one
  * short line for the status bar. Pure text of the plan state (no vscode), unit-tested.
  */
-import { describeSpend, totalTokens, type PlanControl, type SpendingRole, type UsageTotals } from './planControl'
+import { describeSpend, totalTokens, type PlanControl, type SpendingRole, type UsageTotals } from '../rules/planControl'
 import { peerSuffix } from './peerNames'
 
 /** Markdown-inert text: a cancel's reason comes from another peer. */

@@ -6,9 +6,9 @@
  * on a slow heartbeat (--announce-interval-ms above the default) stays live for everyone.
  * Every place that asks "is this peer live?" uses isLiveAnnouncement.
  */
-import { MAX_TOOL_ENTRIES, type CapabilityAnnounce } from './schemas'
-import { TUNABLES } from './tunables'
-import { msToMicros, parseTimestamp, type Micros } from './time'
+import { MAX_TOOL_ENTRIES, type CapabilityAnnounce } from '../protocol/schemas'
+import { TUNABLES } from '../protocol/tunables'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 
 /** Default heartbeat period of capability announcements (ms). */
 export const ANNOUNCE_HEARTBEAT_MS = TUNABLES.announceIntervalMs.default

@@ -2,11 +2,11 @@
  * Claim rule (DESIGN §5) as pure functions: who holds a leaf's lease at a given time, decided
  * only from the set of claims and renewals, so every peer with the same messages agrees.
  */
-import { compareStrings } from './acceptance'
-import { messageKey } from './envelope'
-import { TUNABLES } from './tunables'
-import type { ClaimMsg, LeaseRenewal } from './schemas'
-import { msToMicros, parseTimestamp, type Micros } from './time'
+import { compareStrings } from '../protocol/ids'
+import { messageKey } from '../protocol/envelope'
+import { TUNABLES } from '../protocol/tunables'
+import type { ClaimMsg, LeaseRenewal } from '../protocol/schemas'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 
 /** Claims whose claimed_at is further than this from the receiver's clock are dropped (ms). */
 export const CLAIM_TOLERANCE_MS = 5000

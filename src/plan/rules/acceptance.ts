@@ -9,11 +9,11 @@
  * split through the same steps as the decision (countedVotes, the private outcome,
  * acceptedSplitFor); a change to the rule then changes both at once.
  */
-import { canonicalJson } from './envelope'
-import { childId } from './ids'
-import { TUNABLES } from './tunables'
-import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from './schemas'
-import { formatTimestamp, parseTimestamp, type Micros } from './time'
+import { canonicalJson } from '../protocol/envelope'
+import { childId, compareStrings } from '../protocol/ids'
+import { TUNABLES } from '../protocol/tunables'
+import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
+import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 
 /** Tunables of the acceptance rule (DESIGN §3). */
 export interface AcceptanceConfig {
@@ -84,11 +84,6 @@ export function meanScore (votes: readonly Vote[]): number {
   let sum = 0
   for (const v of votes) sum += v.score
   return sum / votes.length
-}
-
-/** Code-unit string order (what `<` does), independent of locale. */
-export function compareStrings (a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 function resolveConfig (cfg: Partial<AcceptanceConfig> | undefined): AcceptanceConfig {
