@@ -2,7 +2,7 @@
  * Benchmark 4, late join: a finished plan of 100 and of 1000 tree nodes is signed and written
  * straight into one peer's state log; that peer starts on it (reload + re-verification), then a
  * fresh observer process that bootstraps only to it is started and timed until it holds every
- * message of the plan and its tree is complete (anti-entropy sync, DESIGN §7). Each join uses
+ * message of the plan and its tree is complete (anti-entropy sync, DESIGN R7). Each join uses
  * a new observer with a new identity and an empty data dir. The join is timed from the
  * joiner's `ready` (listening, role started: when it can first connect) and, for reference,
  * from spawning its process (which adds Node's start-up and loading the bundle).

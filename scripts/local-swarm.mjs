@@ -224,7 +224,7 @@ export async function runLocalSwarm (o) {
       const offs = []
       const finish = (r) => { clearTimeout(timer); for (const off of offs) off(); resolve(r) }
       const timer = setTimeout(() => finish({ ok: false, reason: `timed out after ${o.timeoutMs} ms (see the report for how far the plan got)` }), o.timeoutMs)
-      // The observer's tree decides (DESIGN §8): one peer's failure message is not the end of the
+      // The observer's tree decides (DESIGN R8): one peer's failure message is not the end of the
       // plan while another decomposer or scorer can still move it on.
       offs.push(observer.on((m) => {
         if (m.type === '@stderr' && m.rec.event === 'plan_complete' && m.rec.goal_id === goalId) {

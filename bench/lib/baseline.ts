@@ -9,7 +9,7 @@
  * into, so one call per open subgoal is its cheapest honest equivalent of the swarm's
  * verdicts-in-the-vote); execute every leaf, each after the siblings it depends on; synthesize
  * every decomposed goal from its children's results once they are all done (the swarm's
- * synthesis tasks, DESIGN §11), so both sides do the same work. Parallelism matches the swarm's distinct work: at
+ * synthesis tasks, DESIGN R12), so both sides do the same work. Parallelism matches the swarm's distinct work: at
  * most `decompose` decompositions (one decomposer's concurrency), `classify` classifications
  * (one scorer's) and `execute` executions (executors x 1 leaf each) at once, pipelined like the
  * swarm (a branch is decomposed as soon as it is classified).
@@ -25,7 +25,7 @@ import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/p
 export interface BaselineOptions {
   llm: LlmProvider
   goal: string
-  /** Depth cap (DESIGN §4): children of a goal at depth maxDepth-1 are leaves. */
+  /** Depth cap (DESIGN R4): children of a goal at depth maxDepth-1 are leaves. */
   maxDepth: number
   minSplits: number
   maxSplits: number

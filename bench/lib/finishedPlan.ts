@@ -5,10 +5,10 @@
  *
  * Shape: fan-outs per level, e.g. [9, 10] = root -> 9 goals -> 10 leaves each (100 tree nodes),
  * [9, 10, 10] = 1000 tree nodes. Every goal has a proposal, two votes, an accepted split and a
- * claimed, successful synthesis (DESIGN §11: a plan is complete once every goal is
+ * claimed, successful synthesis (DESIGN R11, R12: a plan is complete once every goal is
  * synthesized); every leaf a node, claim, renewal and successful result. Each split is
  * confirmed by the peer's vote and a second scorer's (an identity that is not online, which
- * signs only its votes), so peers on the default quorum of 2 hold every split proven (DESIGN §4
+ * signs only its votes), so peers on the default quorum of 2 hold every split proven (DESIGN R4
  * "Evidence") and act on it. No capability announcement: those are
  * liveness, not plan, and the runtime neither persists nor needs them for a finished plan. Ids are derived as the protocol derives
  * them (test/support/fixtures.ts builders), so every message passes verification.
@@ -81,7 +81,7 @@ export async function buildFinishedPlan (key: PrivateKey, peer: string, text: st
         expand(g, level + 1)
       }
     }
-    // A synthesis is claimable once its children are done (DESIGN §5): each level's is claimed
+    // A synthesis is claimable once its children are done (DESIGN R5): each level's is claimed
     // after the one below it finished (leaves at +2 ms, a goal h levels above them at +3h ms).
     const sid = synthesisId(goal.goal_id, p.proposal_id)
     const h = fanouts.length - level

@@ -267,7 +267,7 @@ class GoalSwarmExtension extends Disposable {
   private onPlanChanged (): void {
     if (this.closing) return
     this.setContext(ContextKeys.hasPlan, this.view.visibleRoots().length > 0)
-    // The status bar shows the running plans' cost (DESIGN §13); onPeersChanged redraws it when it changed.
+    // The status bar shows the running plans' cost (DESIGN R13); onPeersChanged redraws it when it changed.
     this.onPeersChanged()
   }
 

@@ -106,7 +106,7 @@ export class GoalCommands extends CommandFeature {
 
   /**
    * Notification with leaf counts until the plan completes. Its Cancel button cancels the plan
-   * swarm-wide (Cancel Plan, DESIGN §13); closing (hiding) it leaves the plan running and
+   * swarm-wide (Cancel Plan, DESIGN R13); closing (hiding) it leaves the plan running and
    * "plan complete" still follows.
    */
   private async showPlanProgress (goalId: string, text: string): Promise<void> {

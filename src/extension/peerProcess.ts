@@ -136,7 +136,7 @@ export class PeerProcess extends Disposable {
   }
 
   /**
-   * Publishes the cancel of a plan this peer submitted (DESIGN §13).
+   * Publishes the cancel of a plan this peer submitted (DESIGN R13).
    * @throws Error with the child's message (unknown goal, not this peer's goal), or on timeout / exit.
    */
   async cancelGoal (goalId: string, reason?: string): Promise<void> {

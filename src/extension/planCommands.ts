@@ -108,7 +108,7 @@ export class PlanCommands extends CommandFeature {
   }
 
   /**
-   * Cancel Plan (DESIGN §13): publishes the cancel of a root goal's plan through this editor's
+   * Cancel Plan (DESIGN R13): publishes the cancel of a root goal's plan through this editor's
    * main peer, which must be the goal's origin (other peers drop anyone else's cancel). Asks to
    * confirm unless `opts.confirm` is false. A plan that is over already (complete, cancelled,
    * stopped at its budget) is not an error: an information message says so, naming it.

@@ -97,7 +97,7 @@ export interface Settings {
   maxSplits: number
   quorum: number
   minScore: number
-  /** Budget of each submitted goal (DESIGN §13): most model requests, null = no cap. */
+  /** Budget of each submitted goal (DESIGN R13): most model requests, null = no cap. */
   budgetMaxCalls: number | null
   /** Budget of each submitted goal: most tokens (input + output), null = no cap. */
   budgetMaxTokens: number | null
@@ -281,7 +281,7 @@ export function roleUsesLlm (role: Role): boolean {
   return role !== 'observer'
 }
 
-/** The budget a submitted goal carries from the settings (DESIGN §13), or undefined for none. */
+/** The budget a submitted goal carries from the settings (DESIGN R13), or undefined for none. */
 export function goalBudget (s: Pick<Settings, 'budgetMaxCalls' | 'budgetMaxTokens'>): { max_calls?: number, max_tokens?: number } | undefined {
   if (s.budgetMaxCalls === null && s.budgetMaxTokens === null) return undefined
   return { ...(s.budgetMaxCalls !== null ? { max_calls: s.budgetMaxCalls } : {}), ...(s.budgetMaxTokens !== null ? { max_tokens: s.budgetMaxTokens } : {}) }

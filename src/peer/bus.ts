@@ -1,5 +1,5 @@
 /**
- * The contract between the roles and the network (DESIGN §2, §6, §9). The libp2p gossip bus
+ * The contract between the roles and the network (DESIGN R2, R6, R9). The libp2p gossip bus
  * implements it for real peers; an in-process hub implements it for the agents test tier.
  * Every envelope a Bus hands to a listener has passed schema, id, authorship and signature
  * checks, and has already been merged into the peer's plan state.
@@ -22,7 +22,7 @@ export interface Bus {
    * Signs `body` with this peer's key, merges it into the local plan state, delivers it to
    * this peer's own listeners (roles count their own votes) and gossips it. A result may carry
    * its whole output: one longer than MAX_INLINE_OUTPUT is stored as a blob and published as
-   * its first part with output_sha256 (DESIGN §10, net/outbound.ts prepareOutgoing, which every
+   * its first part with output_sha256 (DESIGN R10, net/outbound.ts prepareOutgoing, which every
    * Bus runs). @returns the envelope as published
    * @throws Error when the body fails its own schema/id checks (a bug in the caller).
    */
@@ -35,7 +35,7 @@ export interface Bus {
   onMessage(listener: MessageListener): Disposable
   /**
    * Evidence that this peer's clock runs ahead of a competitor's for one leaf: a live claim or
-   * renewal for it arrived more than the claim tolerance in our past and was dropped (DESIGN §5).
+   * renewal for it arrived more than the claim tolerance in our past and was dropped (DESIGN R5).
    * Such a peer cannot rank claims for that leaf, so its executor stands down while the evidence
    * is fresh (the competitor's lease). Optional: buses without live clock checks omit it.
    */

@@ -1,5 +1,5 @@
 /**
- * CLI --cancel-goal (DESIGN §13 "Where it shows", "Confirmed exit"): the cancel goes out only
+ * CLI --cancel-goal (DESIGN R13 "Where it shows", "Confirmed exit"): the cancel goes out only
  * from a connected peer that has synced, and the run ends only once the peers that could still
  * work on the plan show they hold it, or says it could not confirm that.
  */

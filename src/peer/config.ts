@@ -60,7 +60,7 @@ export interface PeerConfig {
   anchor?: boolean
   /** A root goal to publish once the node runs (CLI --submit-goal). */
   submitGoal: string | null
-  /** The budget of the submitted root goal (CLI --budget-calls / --budget-tokens, DESIGN §13); null = no cap. */
+  /** The budget of the submitted root goal (CLI --budget-calls / --budget-tokens, DESIGN R13); null = no cap. */
   submitBudget: Budget | null
   /** A root goal id whose plan this peer (its origin) cancels once the goal is in its state (CLI --cancel-goal). */
   cancelGoal: string | null
@@ -69,34 +69,34 @@ export interface PeerConfig {
   logFormat: 'text' | 'json'
   /** Debug logging. */
   verbose: boolean
-  /** Depth cap: goals at this depth are split only into atomic leaves (DESIGN §4). */
+  /** Depth cap: goals at this depth are split only into atomic leaves (DESIGN R4). */
   maxDepth: number
   minSplits: number
   maxSplits: number
   /** Exact number of subgoals for a root goal; null = between minSplits and maxSplits. */
   rootSplitCount: number | null
-  /** Acceptance rule tunables (DESIGN §3): --quorum, --min-score, --accept-timeout-ms. */
+  /** Acceptance rule tunables (DESIGN R3): --quorum, --min-score, --accept-timeout-ms. */
   acceptance: AcceptanceConfig
-  /** Claim lease length in ms (DESIGN §5); at most maxHoldMs. */
+  /** Claim lease length in ms (DESIGN R5); at most maxHoldMs. */
   leaseMs: number
   /**
-   * Longest hold of one claim round in ms, renewals included (DESIGN §5): every peer of a swarm
+   * Longest hold of one claim round in ms, renewals included (DESIGN R5): every peer of a swarm
    * uses the same value, since the claim rule reads it.
    */
   maxHoldMs: number
   /**
-   * Floor of the claim settle window in ms (`--settle-ms`, DESIGN §5): the window itself is
+   * Floor of the claim settle window in ms (`--settle-ms`, DESIGN R5): the window itself is
    * adaptive, measured delivery latency and event-loop lag clamped to [settleFloorMs,
    * settleMaxMs] (roles/settleWindow.ts); the CLI refuses a floor above the ceiling.
    */
   settleFloorMs: number
-  /** Ceiling of the claim settle window in ms (`--settle-max-ms`, DESIGN §5). */
+  /** Ceiling of the claim settle window in ms (`--settle-max-ms`, DESIGN R5). */
   settleMaxMs: number
-  /** Leaves one executor runs at once (DESIGN §5). */
+  /** Leaves one executor runs at once (DESIGN R5). */
   maxConcurrentLeaves: number
   /**
    * An executor claims nothing before its first sync with a peer, unless it has been alone
-   * (no peer connected) for this long, ms (DESIGN §5).
+   * (no peer connected) for this long, ms (DESIGN R5).
    */
   syncGraceMs: number
   /** Capability heartbeat period in ms (protocol/liveness.ts; the liveness TTL follows it). */
@@ -105,7 +105,7 @@ export interface PeerConfig {
   maxReproposals: number
   /**
    * Decomposers that propose at once for a goal below the root, ranked per goal by
-   * H(goal_id, peer); the others stand by (DESIGN §3). The root goal: every decomposer proposes.
+   * H(goal_id, peer); the others stand by (DESIGN R3). The root goal: every decomposer proposes.
    */
   proposersPerGoal: number
   /** Limits of a can_run_code program run (--sandbox-* flags); unset fields take DEFAULT_SANDBOX_LIMITS. */
@@ -120,7 +120,7 @@ export interface PeerConfig {
   exitWhenComplete?: boolean
   /**
    * With submitGoal: submit a fresh plan even when this identity's latest plan of the same goal
-   * text and budget is unfinished (CLI --new-plan); otherwise that plan is resumed (DESIGN §13).
+   * text and budget is unfinished (CLI --new-plan); otherwise that plan is resumed (DESIGN R13).
    */
   newPlan?: boolean
   /**

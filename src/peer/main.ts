@@ -27,7 +27,7 @@ const RELAY_WAIT_MS = 10_000
 const STOP_DEADLINE_MS = 1800
 /**
  * The part of the stop grace in which an executor may still publish finished results whose
- * settle window ends (DESIGN §5); the rest is for the dashboard, the state log and libp2p.
+ * settle window ends (DESIGN R5); the rest is for the dashboard, the state log and libp2p.
  */
 const DRAIN_MS = 1000
 
@@ -44,7 +44,7 @@ async function main (): Promise<void> {
   const { log, forward } = createLogger({ format: config.logFormat, verbose: config.verbose })
   const mainLog = log.child({ component: 'main' })
   process.on('unhandledRejection', (err) => { mainLog.error({ err }, 'unhandled rejection (the peer keeps running)') })
-  // DESIGN §9: nothing a remote peer sends may take the process down; sync repairs whatever a
+  // DESIGN R9: nothing a remote peer sends may take the process down; sync repairs whatever a
   // failed handler missed. Logged with its stack so it gets fixed.
   process.on('uncaughtException', (err) => { mainLog.error({ err }, 'uncaught exception (the peer keeps running)') })
   // A reader that went away (closed pipe) must not crash the peer.
@@ -55,7 +55,7 @@ async function main (): Promise<void> {
   let ipc: IpcChild | null = null
   let dashboard: DashboardServer | null = null
   let stopping = false
-  /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail or stop (DESIGN §13). */
+  /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail or stop (DESIGN R13). */
   let exitCode = 0
   const shutdown = (reason: string): void => {
     if (stopping) return
@@ -76,7 +76,7 @@ async function main (): Promise<void> {
   }
   // A run that waits for its plan (--exit-when-complete) and is stopped before the plan completed
   // did not succeed: it exits 128 + the signal's number, as a shell reports an interrupted
-  // command (DESIGN §13 "Exit status").
+  // command (DESIGN R13 "Exit status").
   const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
     if (!stopping && config.exitWhenComplete === true) exitCode = signal === 'SIGINT' ? SIGINT_EXIT : SIGTERM_EXIT
     shutdown(signal)

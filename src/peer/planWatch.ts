@@ -1,7 +1,7 @@
 /**
  * Waits for one root goal's plan to be complete (CLI --exit-when-complete): rebuilds the plan
  * tree after messages (debounced) and on a slow tick, since time alone can fail a goal
- * (DESIGN §8), and reports the outcome once.
+ * (DESIGN R8), and reports the outcome once.
  */
 import type { Bus, Disposable } from './bus'
 import type { Micros } from '../plan/protocol/time'
@@ -13,20 +13,20 @@ import type { PlanRunState } from '../plan/rules/planControl'
 /**
  * How a completed plan ended. ok when every leaf and every synthesis (the final answer
  * included) is done and no goal failed or was stopped: any part cancelled or held back by the
- * budget makes it not ok (DESIGN §13), whatever the plan's run state says.
+ * budget makes it not ok (DESIGN R13), whatever the plan's run state says.
  */
 export interface PlanOutcome {
   ok: boolean
   leaves: number
   done: number
   failed: number
-  /** Leaves, syntheses and goals cancelled or held back by the budget (DESIGN §13). */
+  /** Leaves, syntheses and goals cancelled or held back by the budget (DESIGN R13). */
   stoppedParts: number
   /** Status of the root's synthesis (the final answer); null when the root was never split. */
   answer: string | null
-  /** Goals whose decomposition gave up (DESIGN §8). */
+  /** Goals whose decomposition gave up (DESIGN R8). */
   failedGoals: number
-  /** running, or how the plan was stopped (DESIGN §13). */
+  /** running, or how the plan was stopped (DESIGN R13). */
   stopped: PlanRunState
   /** Whether the root goal has an accepted split: false when the plan stopped before the split or the goal could not be split (nothing was run). */
   split: boolean
@@ -38,7 +38,7 @@ export interface PlanWatchOptions {
   /** The peer's clock, µs. */
   now: () => Micros
   goalId: string
-  /** Longest hold of one claim round, ms (DESIGN §5); default DEFAULT_MAX_HOLD_MS. */
+  /** Longest hold of one claim round, ms (DESIGN R5); default DEFAULT_MAX_HOLD_MS. */
   maxHoldMs?: number
   acceptTimeoutMs: number
   /** Called once, when the plan is complete (planProgress().complete). */

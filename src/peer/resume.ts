@@ -1,6 +1,6 @@
 /**
  * Re-running `--submit-goal` from the same identity and data dir resumes the plan it left
- * unfinished instead of paying for a second one (DESIGN §13 "Resume"). The key is the
+ * unfinished instead of paying for a second one (DESIGN R13 "Resume"). The key is the
  * identity (origin_peer), the goal text and the budget; a finished plan (complete, failed or
  * stopped) is never resumed.
  */

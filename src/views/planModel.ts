@@ -1,6 +1,6 @@
 /**
  * The plan model the views render: a PlanState fed with the verified envelopes the main peer
- * child streams over IPC, and the pure tree built from it (DESIGN §6). Pure (no vscode), so it
+ * child streams over IPC, and the pure tree built from it (DESIGN R6). Pure (no vscode), so it
  * is unit-tested; the tree view and result documents subscribe to `onDidChange`.
  *
  * Refreshes are coalesced: a burst of gossip fires one change after `debounceMs` of quiet (and
@@ -46,7 +46,7 @@ export const FINAL_ANSWER = 'Final answer'
 
 /**
  * A root goal's synthesis as the leaf-shaped node the tree and result documents show (DESIGN
- * §11: the root's synthesis result is the plan's final answer): "Final answer: <goal>".
+ * R12: the root's synthesis result is the plan's final answer): "Final answer: <goal>".
  */
 export function answerLeaf (s: SynthesisView): LeafView {
   return { ...s, kind: 'leaf', text: `${FINAL_ANSWER}: ${s.text}` }

@@ -140,7 +140,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const kids = entry.node.children
       .filter((c) => this.model.find(c.id)?.parentId === element.id)
       .map((c) => this.element(c.id))
-    // A root's final answer comes first (DESIGN §11), once the root has a synthesis task.
+    // A root's final answer comes first (DESIGN R12), once the root has a synthesis task.
     const s = entry.node.synthesis
     return s !== null && this.model.find(s.id)?.answer === true ? [this.element(s.id), ...kids] : kids
   }
@@ -286,7 +286,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
 
   /**
    * Acceptance rule of this editor's settings: the "waiting for votes" line, and what the plan
-   * state judges accepted splits by (DESIGN §4 "Evidence"), as the editor's peers do.
+   * state judges accepted splits by (DESIGN R4 "Evidence"), as the editor's peers do.
    */
   get acceptance (): { quorum: number, minScore: number } { return this.rule }
   set acceptance (rule: { quorum: number, minScore: number }) {

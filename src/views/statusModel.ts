@@ -24,7 +24,7 @@ export interface PeersSnapshot {
   unreachable: UnreachableBootstrap[]
   /** The anchors the main peer was started with (goalSwarm.anchors): which of `unreachable` are anchors. */
   anchors?: string[]
-  /** Plans still running, newest first, with their cost so far (planCost costSummary, DESIGN §13). */
+  /** Plans still running, newest first, with their cost so far (planCost costSummary, DESIGN R13). */
   runningPlans?: RunningPlanCost[]
   /** The peers the main peer is connected to, other editors' and headless peers first (connectedPeerList). */
   connected?: ConnectedPeer[]

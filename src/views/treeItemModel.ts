@@ -148,7 +148,7 @@ function stoppedAs (plan: GoalView['plan']): string {
 /**
  * Goal description: a decomposed goal shows its prompts' progress (goalSummary); a subgoal then
  * its accepted score, marked "fallback" when the timeout fallback chose the split instead of a
- * quorum (DESIGN §3), while a root leaves the score to its tooltip (goalItem adds the time it
+ * quorum (DESIGN R3), while a root leaves the score to its tooltip (goalItem adds the time it
  * was submitted). Other goals show their status. A stopped plan's root names the stop first,
  * and the rows it stopped are the rest of the count ("budget reached · 1/3 done").
  */
@@ -242,7 +242,7 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
   // The reason quotes the dependency's text: without the demo label, as its own row shows it.
   else if (leaf.status === 'blocked') description = `blocked: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
-  // DESIGN §5: its last claim round ended at the hold limit; say who held it, as the report does.
+  // DESIGN R5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   const shown = withDemoMark(description, isDemo(leaf))
   return {
@@ -299,7 +299,7 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
 
 /**
  * What a goal with proposals waits for: `quorum` distinct votes of at least `minScore` on one
- * proposal (acceptance rule, DESIGN §3), or the timeout fallback (best mean) when it is due.
+ * proposal (acceptance rule, DESIGN R3), or the timeout fallback (best mean) when it is due.
  */
 export function waitingLine (goal: GoalView, w: NonNullable<ItemContext['waiting']>): string {
   const best = Math.max(0, ...goal.proposals.map((p) => p.votes.filter((v) => v.score >= w.minScore).length))
@@ -324,7 +324,7 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
   blocked: 'Something it builds on failed, so it is never run.'
 }
 
-/** What the final answer row is (DESIGN §11). */
+/** What the final answer row is (DESIGN R12). */
 const ANSWER_HELP = 'The goal\'s parts, synthesized into one answer by an executor once every part is done.'
 
 /** Leaf tooltip: status, capability, claimer/executor, the MCP tools its result used and the start of the output (the final answer's too, with ctx.answer). */

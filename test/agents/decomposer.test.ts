@@ -223,7 +223,7 @@ test('re-proposal: no acceptance in time => one re-proposal with the scorers\' n
   assert.ok(d1.records.some((r) => r.reproposal === 'bound_reached' && r.max_reproposals === 1))
 })
 
-test('control characters in the model\'s split are dropped before proposing (the wire refuses them, DESIGN §1)', async (t) => {
+test('control characters in the model\'s split are dropped before proposing (the wire refuses them, DESIGN R1)', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
@@ -246,7 +246,7 @@ async function childSetup (w: World, labels: { user: string, sc: string }) {
   const sc2 = await w.hub.addPeer({ label: `${labels.sc}-2` })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], other.peerId)
-  // The split with its evidence (DESIGN §4): its proposal and a quorum of two votes.
+  // The split with its evidence (DESIGN R4): its proposal and a quorum of two votes.
   const a = accepted(p, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await other.publish('proposal', p)

@@ -1,5 +1,5 @@
 /**
- * Dependencies and synthesis (DESIGN §11) with each role on the in-process bus and the real
+ * Dependencies and synthesis (DESIGN R11, R12) with each role on the in-process bus and the real
  * SDK against the stand-in: the decomposer's dependencies are validated (a forward one is sent
  * back to the model), travel through the scorer's accepted split into the prompt nodes, and
  * the executor runs a chain A -> B -> C in order with each result inside the next prompt, then

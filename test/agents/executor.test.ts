@@ -42,7 +42,7 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
   const scB = await w.hub.addPeer({ label: 'sc-b' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, texts, dec.peerId, { at: nowMicros() })
-  // A quorum of two confirming votes, published with the split (its evidence, DESIGN §4).
+  // A quorum of two confirming votes, published with the split (its evidence, DESIGN R4).
   const a = accepted(p, { atomic: true, capability: caps, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: scB.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)
@@ -55,7 +55,7 @@ async function seedLeaves (w: World, texts: string[], caps: Capability[], opts: 
 
 /**
  * Claims on leaves (not on synthesis tasks: once a plan's leaves are done an executor also
- * synthesizes the goal, DESIGN §11, which these tests about leaves do not count).
+ * synthesizes the goal, DESIGN R12, which these tests about leaves do not count).
  */
 function leafClaims (peer: MemoryPeer): ClaimMsg[] {
   return publishedOf(peer, 'claim').filter((c) => c.node_id !== synthesisOf(peer, c.goal_id))
@@ -273,7 +273,7 @@ test('superseded leaves (children of a losing split) are never claimed', async (
   const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const sc3 = await w.hub.addPeer({ label: 'sc3' })
   const dec2 = await w.hub.addPeer({ label: 'dec2' })
-  // A competing proven split with a lower score (0.7 < 0.9): it loses (DESIGN §4) and its leaves are superseded.
+  // A competing proven split with a lower score (0.7 < 0.9): it loses (DESIGN R4) and its leaves are superseded.
   const p2 = proposal(root.goal_id, ['Arrange travel', 'Arrange lodging'], dec2.peerId, { at: nowMicros() })
   const a2 = accepted(p2, { atomic: true, confirming: [{ scorer_peer: sc2.peerId, score: 0.7 }, { scorer_peer: sc3.peerId, score: 0.7 }] })
   await dec2.publish('proposal', p2)
@@ -478,7 +478,7 @@ test('a competitor\'s live heartbeat widens the settle window before the first c
   assert.ok(settle.windowMs >= 2 * 300 + 20 && settle.windowMs < 10_000, `window covers the rival's link: ${JSON.stringify(settle)}`)
 })
 
-test('the executor publishes once its claim stops settling by the window it reports, the window its peer\'s tree labels settling with (DESIGN §5)', async (t) => {
+test('the executor publishes once its claim stops settling by the window it reports, the window its peer\'s tree labels settling with (DESIGN R5)', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
   // Floor = ceiling: the window is exactly 1.5 s whatever is measured, far above a loopback call.
@@ -530,7 +530,7 @@ test('ranked claims with quick calls: each leaf is claimed once, by its ranked e
   assert.deepEqual(kinds.slice(0, 2), ['claim', 'claim'], `its second claim went out before its first result: ${kinds.join(' ')}`)
 })
 
-test('an executor whose own round reaches the hold limit aborts its call and publishes nothing; the tree says who held it (DESIGN §5)', async (t) => {
+test('an executor whose own round reaches the hold limit aborts its call and publishes nothing; the tree says who held it (DESIGN R5)', async (t) => {
   const w = await World.create()
   t.after(() => w.close())
   const { user, nodes } = await seedLeaves(w, ['Compare rail passes'], ['can_write_text'])

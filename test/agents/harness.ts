@@ -56,7 +56,7 @@ export class World {
   /** A peer with a role context, synced with the hub (the role itself is started by the caller). */
   async agent (role: Role, over: Partial<PeerConfig> = {}, label: string = role): Promise<Agent> {
     const peer = await this.hub.addPeer({ label })
-    // A peer that joins late first syncs what the others hold (DESIGN §7).
+    // A peer that joins late first syncs what the others hold (DESIGN R7).
     await this.hub.syncInto(peer)
     const cfg = this.config(role, over)
     const { ctx, records } = roleContext(peer, cfg)
@@ -89,7 +89,7 @@ export function publishedOf<K extends Kind> (peer: MemoryPeer, kind: K): BodyOf<
 }
 
 /**
- * Publishes a split made by `accepted` (test/support/fixtures.ts) with its evidence (DESIGN §4
+ * Publishes a split made by `accepted` (test/support/fixtures.ts) with its evidence (DESIGN R4
  * "Evidence"): first each confirming vote, signed by the scorer among `scorers` whose PeerId it
  * names, then the split, signed by `by` (default the scorer it is named after, `scorer_peer`;
  * any confirming scorer may sign it). The split's proposal is the caller's to publish.

@@ -1,5 +1,5 @@
 /**
- * One identity, one process (DESIGN §5), in-process: two executors on one key (a key file copied
+ * One identity, one process (DESIGN R5), in-process: two executors on one key (a key file copied
  * to a second machine) announce different boot nonces; the newer one logs an error naming its
  * key file and claims nothing, the older one runs every leaf. A restart, whose predecessor's
  * last announcement is older than its own, is not taken for a second process.

@@ -58,7 +58,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   for (const n of nodes) assert.ok(observer.peer.state.resultsFor(n.node_id).length <= 1, `results for ${n.text}`)
   const executeCalls = w.standin.requests.filter((r) => r.purpose === 'execute').length
   assert.equal(executeCalls, done.leaves)
-  // One synthesis call per decomposed goal, the root's last (DESIGN §11).
+  // One synthesis call per decomposed goal, the root's last (DESIGN R12).
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'synthesize').length, done.syntheses)
   assert.equal(done.syntheses_done, done.syntheses)
 

@@ -1,5 +1,5 @@
 /**
- * Cancel and budget in the roles (DESIGN §13), on the in-process bus with the real SDK against
+ * Cancel and budget in the roles (DESIGN R13), on the in-process bus with the real SDK against
  * the stand-in: the origin's cancel aborts an executor's and a decomposer's call in flight and
  * nothing is published for it; scorers cast no vote on a plan whose recorded spend has reached
  * its budget, nor accept a split for it; the messages a role publishes carry the usage of their calls.
@@ -42,7 +42,7 @@ test('executor: the origin\'s cancel aborts the call in flight, nothing is publi
   const sc2 = await w.hub.addPeer({ label: 'sc2' })
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   const p = proposal(root.goal_id, ['Book flights', 'Book hotels'], dec.peerId, { at: nowMicros() })
-  // The split with its evidence (DESIGN §4): the proposal and a quorum of two votes.
+  // The split with its evidence (DESIGN R4): the proposal and a quorum of two votes.
   const a = accepted(p, { atomic: true, confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await dec.publish('proposal', p)

@@ -216,7 +216,7 @@ test('a can_run_code leaf end to end: the demo model writes a program, the sandb
   assert.ok(r.output.includes('### stdout\n```\n[demo output] Synthetic program from the offline demo model; no LLM was called.\n' +
     `Task: Count the words of the trip title\nWords: 7, longest: Count\nChecksum: ${sum}\n\`\`\`\n`), r.output)
   assert.match(r.output, /### stderr\n_\(empty\)_/)
-  // The goal's synthesis follows the leaf (DESIGN §11); the leaf itself took one call.
+  // The goal's synthesis follows the leaf (DESIGN R12); the leaf itself took one call.
   const reqs = w.standin.requests.filter((q) => q.purpose !== 'synthesize')
   assert.equal(reqs.length, 1)
   assert.equal(reqs[0]!.schemaName, PROGRAM_SCHEMA_NAME)

@@ -1,5 +1,5 @@
 /**
- * Fault tier: clock skew (DESIGN §5). Three executors race for the leaves: one with a correct
+ * Fault tier: clock skew (DESIGN R5). Three executors race for the leaves: one with a correct
  * clock, one 3 s ahead and one 7 s ahead (GOAL_SWARM_CLOCK_OFFSET_MS, honoured by the peer's
  * protocol clock). Claims within ±5 s are valid, so the +3 s executor takes part normally; the
  * +7 s executor's live claims are rejected by every correctly clocked peer and counted as
@@ -55,7 +55,7 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
     assert.ok(logged.length >= 1, `${m.peer.name} logged its clock_skew drops`)
     // The +3 s executor takes the +7 s one's claims (4 s apart, within its tolerance), so it may
     // stamp a claim just after a result dated by the +7 s clock (a claim counts only after its
-    // task's inputs, DESIGN §5): such a claim is ahead of a correct clock by more than the tolerance.
+    // task's inputs, DESIGN R5): such a claim is ahead of a correct clock by more than the tolerance.
     const from = new Set(logged.map((r) => r.from))
     assert.ok(from.has(e7.peer.peerId), `${m.peer.name}: the +7 s executor's claims are among the clock_skew drops`)
     assert.deepEqual([...from].filter((p) => p !== e7.peer.peerId && p !== e3.peer.peerId), [], `${m.peer.name}: every clock_skew drop is a skewed executor's`)
@@ -66,7 +66,7 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
   assert.equal(e3Drops.clock_skew ?? 0, 0, 'the +3 s executor drops no claim for skew')
   assert.ok(ownClaims(e3).length > 0, 'the +3 s executor made claims')
   // Counted over every prompt node: a split accepted first may lose to one with more proven
-  // votes (DESIGN §4), and the +3 s executor's claims on its leaves are just as valid.
+  // votes (DESIGN R4), and the +3 s executor's claims on its leaves are just as valid.
   const atObserver = swarm.mirror(observer).update()
   const e3Seen = atObserver.nodes().flatMap((n) => atObserver.claimsFor(n.node_id)).filter((c) => c.claimer_peer === e3.peer.peerId)
   const e3Dropped = observer.logRecords().filter((r) => r.event === 'message_dropped' && r.reason === 'clock_skew' && r.from === e3.peer.peerId)

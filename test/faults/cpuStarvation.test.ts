@@ -55,7 +55,7 @@ test('CPU starvation: two busy loops beside the swarm on its two CPUs, the plan 
 
   const leaves = await assertOneResultPerLeaf(swarm, editor, goalId, swarm.peers)
   // One completed model call per leaf over both executors: starvation never made a lease lapse
-  // into a rerun. A racing loser's call may start and is aborted (DESIGN §5); it never completes.
+  // into a rerun. A racing loser's call may start and is aborted (DESIGN R5); it never completes.
   const calls = new Map<string, number>(leafTexts(root).map((t) => [t, 0]))
   for (const m of swarm.of('executor')) {
     for (const r of m.llm?.requests ?? []) {

@@ -1,5 +1,5 @@
 /**
- * Fault tier: malformed traffic (DESIGN §9). While a plan runs, a test peer (the injector,
+ * Fault tier: malformed traffic (DESIGN R9). While a plan runs, a test peer (the injector,
  * test/support/injector.ts: the real runtime plus raw publishing) floods 10,000 random,
  * truncated, oversized and impersonating messages (test/support/malformed.ts) on the base topics.
  * No peer crashes, every peer counts every bad message under the expected drop reason, and the

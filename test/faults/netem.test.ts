@@ -31,7 +31,7 @@ const LOSS_PERCENT = 5
  * node_ids an executor published a result for (its `result_published` records), with
  * repeats. Not its `executing` records: claimers race and start their calls at once, and the
  * offline demo model answers instantly, so a loser's call is done before it hears the earlier
- * claim; it then publishes nothing (DESIGN §5). Completed-call counts are measured with a model
+ * claim; it then publishes nothing (DESIGN R5). Completed-call counts are measured with a model
  * that takes time (the exactly-once benchmark, the swarm tier's race tests).
  */
 function executions (p: TestPeer): string[] {
@@ -48,7 +48,7 @@ if ('reason' in impair) {
   test(`one executor's link delayed ${DELAY_MS} ms with ${LOSS_PERCENT}% loss: the plan completes, one result per leaf`, { skip: reason }, () => {})
 } else {
   // Offline demo model: small plans (2-3 subgoals per split, depth 2), no network needed. The
-  // claim settle window is the protocol's default (2 s, DESIGN §5), not the tier's 300 ms: a
+  // claim settle window is the protocol's default (2 s, DESIGN R5), not the tier's 300 ms: a
   // claim round picks one winner only when competing claims arrive within the window, and
   // here a claim takes 200 ms, or a TCP retransmit more, to reach or leave the slow executor.
   const swarm = faultSwarm(['--min-splits', '2', '--max-splits', '3', '--mdns-interval-ms', '1000', '--settle-ms', '2000'])

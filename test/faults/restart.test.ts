@@ -2,7 +2,7 @@
  * Fault tier: restart every peer after the plan finished. Each peer is SIGKILLed, then started
  * again alone (no bootstrap peers, so nothing can be synced in from others) with its identity,
  * port and data dir: it must reload every plan message it held from its state log and show
- * the same tree (DESIGN §7 "late join and restart lose nothing").
+ * the same tree (DESIGN R7 "late join and restart lose nothing").
  */
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'

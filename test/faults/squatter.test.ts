@@ -2,7 +2,7 @@
  * Fault tier: a swarm member that claims a claimable leaf legitimately (its claim wins) and
  * renews the lease forever without ever publishing a result, then claims again 1 µs after its
  * round ends (the earliest claim of the next round). A round's hold is bounded (DESIGN
- * §5): at claimed_at + --max-hold-ms the round ends whatever it renews, and the honest executor
+ * R5): at claimed_at + --max-hold-ms the round ends whatever it renews, and the honest executor
  * claims the leaf and runs it, since a holder sits the round after its limit out. Measures the time from the hold limit to the honest claim
  * (logged as hold_limit_to_claim_ms). Real peer processes on 127.0.0.1 and the injector peer
  * (test/support/injector.ts); run `npm run build` first.

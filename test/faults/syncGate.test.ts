@@ -1,5 +1,5 @@
 /**
- * Fault tier: a restarted executor does not re-run finished work (DESIGN §5, "no claim before a
+ * Fault tier: a restarted executor does not re-run finished work (DESIGN R5, "no claim before a
  * first sync"). Executor B holds a leaf (its model call hangs) and is stopped; executor A
  * finishes the plan, including B's leaf once B's lease lapsed, so B's state log on disk lacks
  * those results. B restarted alone claims nothing (it logs that it waits for a sync); B restarted

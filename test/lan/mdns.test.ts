@@ -71,7 +71,7 @@ if (reason !== null) {
       const plan = syntheticPlan(inj.peerId, { text: 'A plan on the LAN', shape: [2, 2], nowUs: nowMicros(), cancel: true })
       const r = await inj.request({ type: 'inject-many', items: [{ kind: 'capability', body: capability(inj.peerId, nowMicros(), [], 'scorer') }, ...plan] }, 60_000)
       assert.equal(r.type, 'inject-done')
-      // Capability announcements are last-writer-wins per peer (DESIGN §6): the injector's newer
+      // Capability announcements are last-writer-wins per peer (DESIGN R6): the injector's newer
       // ones supersede those injected here, so only the other kinds' keys must all arrive.
       const items = [{ kind: 'capability' }, ...plan]
       const planKeys = (r.keys as string[]).filter((_, i) => items[i]?.kind !== 'capability')

@@ -18,7 +18,7 @@ export function claimableTasks (state: PlanState, nowUs: Micros, opts: Evaluator
   return liveTasks(state, nowUs, opts).filter((t) => t.task.runnable).map((t) => t.node)
 }
 
-/** Synthesis tasks of live decomposed goals whose children are all done and whose own answer is not decided yet (DESIGN §11), by node_id. */
+/** Synthesis tasks of live decomposed goals whose children are all done and whose own answer is not decided yet (DESIGN R12), by node_id. */
 export function claimableSyntheses (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): SynthesisTask[] {
   return claimableTasks(state, nowUs, opts).filter(isSynthesisTask)
 }

@@ -40,7 +40,7 @@ export function rootGoal (text = 'Plan a two-week trip to Japan', origin = 'peer
   }
 }
 
-/** A proposal; `dependsOn` lists, per subgoal, the earlier indices it needs (DESIGN §11). */
+/** A proposal; `dependsOn` lists, per subgoal, the earlier indices it needs (DESIGN R11). */
 export function proposal (goalId: string, subgoals: string[], proposer = 'peer-dec-1', opts: { attempt?: number, at?: Micros, rationale?: string, dependsOn?: number[][] } = {}): SubgoalProposal {
   return {
     goal_id: goalId,
@@ -106,7 +106,7 @@ export function decisions (goalId: string, p: Pick<SubgoalProposal, 'proposal_id
   })
 }
 
-/** The proposal and votes that prove each split `accepted` built (DESIGN §4 "Evidence"). */
+/** The proposal and votes that prove each split `accepted` built (DESIGN R4 "Evidence"). */
 const EVIDENCE = new WeakMap<AcceptedSplit, { proposal: SubgoalProposal, votes: ScoreMsg[] }>()
 
 /**
@@ -190,7 +190,7 @@ export function failure (goalId: string, reporter: string, opts: { nodeId?: stri
   }
 }
 
-/** The origin's cancel of root goal `g` (DESIGN §13); `origin` other than g's makes an id mismatch. */
+/** The origin's cancel of root goal `g` (DESIGN R13); `origin` other than g's makes an id mismatch. */
 export function cancel (g: Goal, opts: { at?: Micros, reason?: string, origin?: string } = {}): CancelMsg {
   return {
     goal_id: g.goal_id, origin_peer: opts.origin ?? g.origin_peer, goal_text: g.text, goal_created_at: g.created_at,

@@ -1,5 +1,5 @@
 /**
- * Malformed gossip traffic for the fault tier (DESIGN §9): random junk, truncated envelopes,
+ * Malformed gossip traffic for the fault tier (DESIGN R9): random junk, truncated envelopes,
  * oversized messages and impersonations, each with the drop reason a receiving peer must count
  * it under. Sent by the test injector peer (test/support/injector.ts `inject-raw`), which signs
  * the gossip frame itself correctly (StrictSign), so every message reaches the peers' own

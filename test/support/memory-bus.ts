@@ -168,7 +168,7 @@ export class MemoryHub {
 
   /**
    * Late-join sync: gives `peer` every envelope any running peer holds that it lacks,
-   * re-verified on receipt (DESIGN §7).
+   * re-verified on receipt (DESIGN R7).
    */
   async syncInto (peer: MemoryPeer): Promise<number> {
     const seen = new Set<string>()

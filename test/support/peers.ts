@@ -195,7 +195,7 @@ export class TestPeer {
   }
 
   /**
-   * Cancels a plan this peer submitted, over IPC (DESIGN §13).
+   * Cancels a plan this peer submitted, over IPC (DESIGN R13).
    * @throws PeerClientError 'refused' on an `error` reply, with the peer's `refusal` (e.g. 'not_origin')
    */
   async cancelGoal (goalId: string, reason?: string): Promise<void> {

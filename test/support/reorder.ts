@@ -1,5 +1,5 @@
 /**
- * Arrival orders for property tests of order independence (DESIGN §6): a message pool
+ * Arrival orders for property tests of order independence (DESIGN R6): a message pool
  * shuffled, with some entries delivered again as copies that must count as the same message.
  */
 import fc from 'fast-check'

@@ -55,7 +55,7 @@ export interface AddOptions extends Omit<TestPeerSpec, 'role'> {
 /**
  * The acceptance rule peers started with `args` judge accepted splits by (their --quorum,
  * --min-score and --accept-timeout-ms, else the defaults): a mirror of their state judges by it
- * too, as every peer of a swarm does (DESIGN §4 "Evidence"). The last occurrence of a flag wins.
+ * too, as every peer of a swarm does (DESIGN R4 "Evidence"). The last occurrence of a flag wins.
  */
 export function acceptanceOfArgs (args: readonly string[]): AcceptanceRule {
   const last = (flag: string): number | undefined => {
@@ -290,7 +290,7 @@ export function isPlanMessage (env: AnyEnvelope): boolean {
   return env.kind !== 'capability'
 }
 
-/** Ids of the synthesis tasks of the non-superseded goals under `root` (DESIGN §11). */
+/** Ids of the synthesis tasks of the non-superseded goals under `root` (DESIGN R12). */
 function synthesisIds (root: GoalView): string[] {
   const out: string[] = []
   const walk = (n: TreeNode): void => {

@@ -5,7 +5,7 @@
  * of messages (late join, restart, delivery latency, drops).
  *
  * Each accepted split is confirmed by that one peer's vote (published before it), so a state
- * proves the splits (DESIGN §4 "Evidence") only under a quorum of 1: `SYNTHETIC_ACCEPTANCE`.
+ * proves the splits (DESIGN R4 "Evidence") only under a quorum of 1: `SYNTHETIC_ACCEPTANCE`.
  * A reader with the default quorum of 2 holds every message but acts on none of the splits.
  */
 import type { Goal, BodyOf, Kind } from '../../src/plan/protocol/schemas'

@@ -100,7 +100,7 @@ describe('gossip bus and runtime, in-process', { timeout: 90_000 }, () => {
     for (const it of plan) await a.bus.publish(it.kind, it.body)
     const node = plan.find((i) => i.kind === 'node')?.body as { node_id: string, goal_id: string }
     const output = 'ü'.repeat(MAX_INLINE_OUTPUT) + ' and the end'
-    // A result counts only from its claim round's winner (DESIGN §5).
+    // A result counts only from its claim round's winner (DESIGN R5).
     await a.bus.publish('claim', claim(node.node_id, node.goal_id, a.peerId, nowMicros() - 1000))
     const env = await a.bus.publish('result', { node_id: node.node_id, goal_id: node.goal_id, executor_peer: a.peerId, success: true, output, output_sha256: null, output_bytes: Buffer.byteLength(output), attempts: 1, finished_at: formatTimestamp(nowMicros()) })
     assert.equal(env.body.output.length, MAX_INLINE_OUTPUT)

@@ -1,6 +1,6 @@
 /**
  * Re-running a CLI command does not pay twice, a submitter's views follow its own plan, and
- * --cancel-goal exits once the swarm holds its cancel (DESIGN §13 "Resume", "Cancel message"):
+ * --cancel-goal exits once the swarm holds its cancel (DESIGN R13 "Resume", "Cancel message"):
  * real peer processes with the LLM stand-in, one swarm for the whole file.
  * (a) `--submit-goal X --exit-when-complete`, SIGINT once the split is accepted, the same
  *     command again: it resumes the same goal (logged with the id), exits 0, the report holds

@@ -1,5 +1,5 @@
 /**
- * Evidence rules on real peer processes (DESIGN §4 "Evidence", §13 "Spend"), attacked by an
+ * Evidence rules on real peer processes (DESIGN R4 "Evidence", R13 "Spend"), attacked by an
  * injector peer (test/support/injector.ts: an ordinary member that speaks the wire format and
  * signs with its own key):
  * (1) after the honest split of a goal is accepted, the injector signs an accepted split of its

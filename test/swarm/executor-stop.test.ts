@@ -1,5 +1,5 @@
 /**
- * An executor stopped with SIGTERM inside its settle window keeps its finished work (DESIGN §5
+ * An executor stopped with SIGTERM inside its settle window keeps its finished work (DESIGN R5
  * "Stopping keeps finished work"): the result it holds is published within the stop grace or
  * kept in its data dir and published after the restart, so a restart never repeats a model call
  * that already finished. Real peer processes, the LLM stand-in counting the requests per task.

@@ -2,7 +2,7 @@
  * Two live processes with one identity (the same key file, e.g. copied to a second machine):
  * each run announces a random boot nonce with its capabilities, and the newer process, on
  * seeing a second live nonce for its own PeerId, logs an error naming the key file and claims
- * nothing (DESIGN §5). Real peer processes on 127.0.0.1 with the LLM stand-in; run
+ * nothing (DESIGN R5). Real peer processes on 127.0.0.1 with the LLM stand-in; run
  * `npm run build` first.
  */
 import assert from 'node:assert/strict'

@@ -36,7 +36,7 @@ test('a can_query_api leaf: the executor\'s offline demo model calls the MCP ser
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
   const file = serversFile({ travel: { command: process.execPath, args: [SERVER] } })
-  // can_write_text too: the goal's synthesis is text (DESIGN §11).
+  // can_write_text too: the goal's synthesis is text (DESIGN R12).
   const ex = await swarm.start({ role: 'executor', name: 'tools', args: [...offline(args), '--capabilities', 'can_write_text', '--mcp-config', file] })
   // stderr and IPC are separate pipes: the record may follow `ready`.
   await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 10_000)

@@ -1,5 +1,5 @@
 /**
- * Cancel and budget on real peer processes with the LLM stand-in (DESIGN §13):
+ * Cancel and budget on real peer processes with the LLM stand-in (DESIGN R13):
  * (1) a forged cancel (signed by another peer, or naming itself as origin) is dropped and counted
  *     by every peer and the plan runs on; the origin's cancel mid-plan aborts every model call in
  *     flight within 2 s, every peer's tree shows the plan cancelled, and the stand-in sees no new
@@ -173,13 +173,13 @@ test('(3) three executors, a budget of 12 calls: requests within budget - 1 + (2
   const requests = standin.requests.length
   await waitHeartbeats(observer, execs, 3)
   assert.equal(standin.requests.length, requests, 'no model request once the budget is reached')
-  // Bound (DESIGN §13): when the last call starts its peer has recorded at most BUDGET - 1; the
+  // Bound (DESIGN R13): when the last call starts its peer has recorded at most BUDGET - 1; the
   // rest are calls in flight (every executor's slots) and results still in transit to that peer
   // (at most one per slot of each other executor while a result travels faster than a call).
   const bound = BUDGET - 1 + (2 * EXECUTORS - 1) * SLOTS
   t.diagnostic(`budget ${BUDGET} calls, ${EXECUTORS} executors x ${SLOTS} slot: ${requests} requests (over-spend ${requests - BUDGET}, bound ${bound - BUDGET})`)
   assert.ok(requests >= BUDGET && requests <= bound, `${requests} requests`)
-  // A call that lost its claim round publishes nothing, so no peer can count it (DESIGN §13):
+  // A call that lost its claim round publishes nothing, so no peer can count it (DESIGN R13):
   // those are the calls an executor started for a leaf beyond the results it published for it,
   // each followed by its claim given up. Every other request is in the plan's spend.
   const unpublished: string[] = []

@@ -1,6 +1,6 @@
 /**
  * The --report-file on disk when `--submit-goal ... --exit-when-complete` exits is the final
- * state of the plan (DESIGN §7: the newest report write wins): real peer processes, the LLM
+ * state of the plan (DESIGN R7: the newest report write wins): real peer processes, the LLM
  * stand-in failing one leaf, so the plan ends with exit 1, a failed leaf and (where the demo
  * split makes the next leaf depend on it) a blocked one. Many leaves finishing close together
  * mean many renders and report writes just before the exit, the moment an older write still

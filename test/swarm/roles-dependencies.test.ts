@@ -1,5 +1,5 @@
 /**
- * Dependencies and synthesis (DESIGN §11) on real peer processes on 127.0.0.1 with the LLM
+ * Dependencies and synthesis (DESIGN R11, R12) on real peer processes on 127.0.0.1 with the LLM
  * stand-in: a plan whose leaves form a chain A -> B -> C runs in that order across two racing
  * executors, with A's result inside B's prompt and B's inside C's; then the root's synthesis
  * arrives, identical on every peer; one completed model call per leaf and one for the synthesis.

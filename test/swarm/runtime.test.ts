@@ -202,7 +202,7 @@ describe('peer runtime on loopback (4 peers + injector, bootstrap dialling, no m
     for (let i = 0; text.length < 5 * 1024 * 1024; i++) text += `line ${i}: Goal Swarm großes Ergebnis 🐝 ${'x'.repeat(i % 50)}\n`
     const bytes = Buffer.byteLength(text, 'utf8')
     const sha = createHash('sha256').update(text, 'utf8').digest('hex')
-    // A result counts only from its claim round's winner (DESIGN §5).
+    // A result counts only from its claim round's winner (DESIGN R5).
     await publish('claim', claim(node.node_id, node.goal_id, inj.peerId, nowMicros() - 1000))
     const r = await publish('result', { node_id: node.node_id, goal_id: node.goal_id, executor_peer: inj.peerId, success: true, output: text, output_sha256: null, output_bytes: bytes, attempts: 1, finished_at: formatTimestamp(nowMicros()) })
     const env = r.envelope as Envelope<'result'>

@@ -25,7 +25,7 @@ test('a plan of can_run_code leaves: the executor process runs each program in i
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   const observer = await startPlanners(swarm, args)
-  // can_write_text too: the goal's synthesis is text (DESIGN §11).
+  // can_write_text too: the goal's synthesis is text (DESIGN R12).
   const ex = await swarm.start({ role: 'executor', name: 'coder', args: [...args, '--capabilities', 'can_run_code,can_write_text', '--sandbox-wall-ms', '5000'] })
   const goalId = await observer.submitGoal('Tabulate the distances between Tokyo, Kyoto and Osaka')
   const p = await waitComplete(observer, goalId, 90_000)

@@ -1,5 +1,5 @@
 /**
- * Authority and time rules on real peer processes (DESIGN §5), attacked by an injector peer
+ * Authority and time rules on real peer processes (DESIGN R5), attacked by an injector peer
  * (test/support/injector.ts: the same runtime, signing its own messages with its own key):
  * (1) a forged success result for every leaf, from a peer that never claimed one, is ignored by
  *     every peer's tree and counted as `unauthorized_result`; the real executor runs each leaf
@@ -36,7 +36,7 @@ async function injected (inj: TestPeer, msg: Record<string, unknown>): Promise<D
 }
 
 /** A plan waiting for executors: observer, decomposer, two scorers, the injector; no executor yet. */
-/** Two leaves, the second needing the first's result (DESIGN §11). */
+/** Two leaves, the second needing the first's result (DESIGN R11). */
 const CHAIN = ['Pick the travel dates', 'Book flights for those dates']
 
 /** A stand-in whose decomposer splits the goal into CHAIN, B depending on A; the rest as the demo model. */

@@ -1,5 +1,5 @@
 /**
- * Property tests of the acceptance decisions (DESIGN §3, §4): for any set of proposals and
+ * Property tests of the acceptance decisions (DESIGN R3, R4): for any set of proposals and
  * votes (with per-subgoal verdicts), any order and duplication of the votes gives the same
  * accepted proposal, the same confirming votes, the same classifications and the same
  * AcceptedSplit message (same content key), and each classification is the majority of the

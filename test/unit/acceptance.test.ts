@@ -24,7 +24,7 @@ function permutations<T> (xs: T[]): T[][] {
   return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]))
 }
 
-describe('acceptance rule (DESIGN §3)', () => {
+describe('acceptance rule (DESIGN R3)', () => {
   it('has the documented defaults', () => {
     assert.deepEqual(DEFAULT_ACCEPTANCE, { quorum: 2, minScore: 0.6, timeoutMs: 45_000 })
   })
@@ -180,7 +180,7 @@ describe('acceptance rule (DESIGN §3)', () => {
   })
 })
 
-describe('accepted split from the confirming votes (DESIGN §4)', () => {
+describe('accepted split from the confirming votes (DESIGN R4)', () => {
   const p3 = proposal(g.goal_id, ['Book flights', 'Plan days', 'Pack'], 'peer-dec-1')
   const v = (by: string, atomic: boolean[], caps: Capability[], at = 2): ScoreMsg => score(p3, by, 0.8, { atomic, capability: caps, at: T0 + sec(at) })
 

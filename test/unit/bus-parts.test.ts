@@ -1,5 +1,5 @@
 /**
- * The gossip bus's parts without libp2p (DESIGN §5, §6, §10): ingest merges before it tells
+ * The gossip bus's parts without libp2p (DESIGN R5, R6, R10): ingest merges before it tells
  * listeners, logs and fetches blobs only for news; skew evidence counts only claims from our
  * past and expires with the lease; outbound signs, checks and moves long outputs to blobs.
  */
@@ -106,7 +106,7 @@ describe('ingest: merge, log, blobs, fan-out', () => {
   })
 })
 
-describe('skew evidence (DESIGN §5)', () => {
+describe('skew evidence (DESIGN R5)', () => {
   const skewed = (offsetMs: number, leaseMs: number | null): { nodeId: string, peer: string, offsetMs: number, leaseMs: number | null } => ({ nodeId: 'leaf', peer: 'p', offsetMs, leaseMs })
 
   it('counts only claims from our past, for their lease', () => {
@@ -139,7 +139,7 @@ describe('skew evidence (DESIGN §5)', () => {
   })
 })
 
-describe('outbound: sign, check, inline (DESIGN §2, §10)', () => {
+describe('outbound: sign, check, inline (DESIGN R2, R10)', () => {
   it('signs a valid body as this peer', async () => {
     const id = await newIdentity()
     const g = rootGoal()

@@ -1,5 +1,5 @@
 /**
- * The gossip validator's verdicts (DESIGN §9): each drop reason maps to GossipSub's Accept,
+ * The gossip validator's verdicts (DESIGN R9): each drop reason maps to GossipSub's Accept,
  * Ignore or Reject through one table, so peer scoring punishes only peers that send what no
  * correct peer sends. Real signed messages go through the real ingest (PlanIngest) and the
  * validator adapter; no libp2p node is needed.
@@ -49,7 +49,7 @@ async function rig (): Promise<{
 const wire = (env: AnyEnvelope): Uint8Array => enc.encode(canonicalJson(env))
 const topicOf = (env: AnyEnvelope): string => topicFor(SWARM, env)
 
-describe('gossip verdicts per drop reason (DESIGN §9)', () => {
+describe('gossip verdicts per drop reason (DESIGN R9)', () => {
   it('has one verdict for every drop reason', () => {
     for (const r of DROP_REASONS) assert.ok(r in GOSSIP_VERDICT, `${r} has a verdict`)
     assert.equal(GOSSIP_VERDICT.duplicate, TopicValidatorResult.Ignore)

@@ -17,7 +17,7 @@ function permutations<T> (xs: T[]): T[][] {
   return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]))
 }
 
-describe('claim tolerance (DESIGN §5)', () => {
+describe('claim tolerance (DESIGN R5)', () => {
   it('accepts claims within ±5 s of local time, inclusive', () => {
     assert.equal(CLAIM_TOLERANCE_MS, 5000)
     assert.equal(claimWithinTolerance(T0, T0), true)
@@ -34,7 +34,7 @@ describe('claim tolerance (DESIGN §5)', () => {
   })
 })
 
-describe('resolveClaims (DESIGN §5)', () => {
+describe('resolveClaims (DESIGN R5)', () => {
   it('is unclaimed with no claims', () => {
     assert.deepEqual(resolveClaims([], [], T0), { state: 'unclaimed' })
   })
@@ -171,7 +171,7 @@ describe('resolveClaims (DESIGN §5)', () => {
   })
 })
 
-describe('claims before the task is claimable (DESIGN §5)', () => {
+describe('claims before the task is claimable (DESIGN R5)', () => {
   it('a claim dated before the claimable instant does not count, nor do its renewals; one at or after it does', () => {
     const early = c('squatter', T0 + sec(1), 5000)
     const renewals = [3, 7, 11, 15, 19].map((t) => renewal(early, T0 + sec(t)))
@@ -207,7 +207,7 @@ describe('claims before the task is claimable (DESIGN §5)', () => {
   })
 })
 
-describe('the hold limit of a round (DESIGN §5)', () => {
+describe('the hold limit of a round (DESIGN R5)', () => {
   it('renewals extend a lease only up to claimed_at + max hold; then the round ends and a later claim wins the next', () => {
     const squat = c('squatter', T0, 5000)
     const renewals = Array.from({ length: 30 }, (_, i) => renewal(squat, T0 + sec(2 * (i + 1))))

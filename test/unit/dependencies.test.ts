@@ -1,5 +1,5 @@
 /**
- * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN §11) as
+ * Dependencies between sibling leaves and the synthesis of decomposed goals (DESIGN R11, R12) as
  * pure functions of the plan state: validation on the wire, the accepted split carrying them,
  * waiting / blocked statuses, which tasks are claimable, and the prompts built from results.
  */
@@ -36,7 +36,7 @@ const leafAt = (root: GoalView, i: number): LeafView => root.children[i] as Leaf
 const done = (id: string, at: number, output = `output of ${id}`, success = true): AnyEnvelope[] =>
   [envelopeOf('claim', claim(id, g.goal_id, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, g.goal_id, 'peer-ex-1', { at, output, success }))]
 
-describe('dependencies on the wire (DESIGN §11)', () => {
+describe('dependencies on the wire (DESIGN R11)', () => {
   it('a proposal may depend only on earlier subgoals; the ids cover the dependencies', () => {
     assert.equal(SubgoalProposal.safeParse(chain).success, true)
     for (const bad of [[[], [1], []], [[0], [], []], [[], [0, 0], []], [[], [0]]]) {
@@ -70,7 +70,7 @@ describe('dependencies on the wire (DESIGN §11)', () => {
   })
 })
 
-describe('waiting and blocked statuses (DESIGN §11)', () => {
+describe('waiting and blocked statuses (DESIGN R11)', () => {
   it('a chain A -> B -> C: B and C wait, the synthesis waits on all three', () => {
     const root = tree()
     assert.deepEqual([leafAt(root, 0).status, leafAt(root, 1).status, leafAt(root, 2).status], ['pending_execution', 'waiting', 'waiting'])
@@ -147,7 +147,7 @@ describe('waiting and blocked statuses (DESIGN §11)', () => {
   })
 })
 
-describe('a composite subgoal with a dependency holds its whole subtree (DESIGN §11)', () => {
+describe('a composite subgoal with a dependency holds its whole subtree (DESIGN R11)', () => {
   const p4 = proposal(g.goal_id, ['Pick the travel dates', 'Plan the Tokyo days'], 'peer-dec-1', { dependsOn: [[], [0]] })
   const a4 = accepted(p4, { atomic: [true, false] })
   const dates = a4.children[0]!.child_id
@@ -183,11 +183,11 @@ describe('a composite subgoal with a dependency holds its whole subtree (DESIGN 
   })
 })
 
-describe('synthesis and dependency prompts (DESIGN §11)', () => {
+describe('synthesis and dependency prompts (DESIGN R12)', () => {
   it('the synthesis prompt holds the goal, its ancestors and every child result in split order', () => {
     const sid = synthesisId(g.goal_id, chain.proposal_id)
     const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), live,
-      // Listed out of order; in a chain each claim follows its input's result (DESIGN §5).
+      // Listed out of order; in a chain each claim follows its input's result (DESIGN R5).
       ...done(C, T0 + sec(14), 'hotels: Narita'), ...done(A, T0 + sec(12), 'dates: 1-14 April'), ...done(B, T0 + sec(13), 'flights: NH 10')])
     const [task] = claimableSyntheses(state, NOW)
     assert.equal(task?.node_id, sid)
@@ -225,7 +225,7 @@ describe('synthesis and dependency prompts (DESIGN §11)', () => {
   })
 })
 
-describe('a claim counts only once its task is claimable (DESIGN §5, §11)', () => {
+describe('a claim counts only once its task is claimable (DESIGN R5, R11)', () => {
   const squat = claim(B, g.goal_id, 'peer-squat', T0 + sec(2), 5000)
   // Renewed every 4 s from before A was done until now: without the rule it would hold B throughout.
   const squatRenewals = [5, 9, 13, 17].map((t) => envelopeOf('renew', renewal(squat, T0 + sec(t))))

@@ -64,7 +64,7 @@ describe('checkEnvelope', () => {
     }
   })
 
-  it('accepts an accepted split from any of its confirming scorers, and from nobody else (DESIGN §4)', () => {
+  it('accepts an accepted split from any of its confirming scorers, and from nobody else (DESIGN R4)', () => {
     assert.equal(checkEnvelope(envelopeOf('accepted', a, 'peer-sc-2')).ok, true)
     assert.equal(reason(envelopeOf('accepted', a, 'peer-outsider')), 'impersonation')
   })

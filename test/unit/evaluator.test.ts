@@ -1,5 +1,5 @@
 /**
- * The task evaluator (DESIGN §4, §5, §11, §13): one set of answers for every reader. Random
+ * The task evaluator (DESIGN R4, R5, R11, R12, R13): one set of answers for every reader. Random
  * plans (a root split with dependencies between siblings, composite children that are split,
  * fail to split or wait, a competing split that wins or loses, claims and results, a cancel or
  * a budget) must give identical answers for any order and repetition of their messages, the tree
@@ -97,7 +97,7 @@ function buildPlan (spec: PlanSpec): { envs: AnyEnvelope[], nowUs: number, root:
         splits.push(sc)
         envs.push(...acceptedEnvelopes(sc))
       } else if (c.kind === 'failed') {
-        // Its only live decomposer gave up: nobody can move it on (DESIGN §8).
+        // Its only live decomposer gave up: nobody can move it on (DESIGN R8).
         envs.push(envelopeOf('failure', failure(child.goal_id, 'peer-dec-1', { role: 'decomposer', at: T0 + sec(5) })))
       }
     }
@@ -158,7 +158,7 @@ function viewsOf (roots: readonly GoalView[]): { goals: GoalView[], tasks: (Leaf
 const claimableInTree = (t: LeafView | SynthesisView): boolean =>
   t.status === 'pending_execution' || t.status === 'claimed' || (t.status === 'capability_gap' && t.waiting_on.length === 0)
 
-describe('the task evaluator (DESIGN §4, §5, §11, §13)', () => {
+describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
   it('gives identical answers for any order and repetition of a plan\'s messages', () => {
     fc.assert(fc.property(
       planArb.chain((spec) => {
@@ -187,7 +187,7 @@ describe('the task evaluator (DESIGN §4, §5, §11, §13)', () => {
         const t = ev.task(view.id) as TaskAnswer
         assert.deepEqual([view.status, view.waiting_on, view.blocked_by, view.depends_on], [t.status, t.waitingOn, t.blockedBy, t.dependsOn], view.text)
         assert.equal(view.status === 'superseded', t.superseded)
-        // What each status means, by the claim rule (DESIGN §5, §11).
+        // What each status means, by the claim rule (DESIGN R5, R11).
         if (view.status === 'waiting') assert.ok(view.waiting_on.length > 0 && !t.claimable.open)
         if (view.status === 'blocked') assert.ok(view.blocked_by !== null && !t.claimable.open && view.claimer === null)
         if (view.status === 'pending_execution' || view.status === 'claimed') assert.ok(t.claimable.open)
@@ -267,7 +267,7 @@ describe('the task evaluator (DESIGN §4, §5, §11, §13)', () => {
   })
 })
 
-describe('a sibling goal that could not be split (DESIGN §8, §11)', () => {
+describe('a sibling goal that could not be split (DESIGN R8, R11)', () => {
   // The root: a composite "Plan the Tokyo days" its only live decomposer gave up on, and a leaf
   // that needs it.
   const root = rootGoal()

@@ -1,5 +1,5 @@
 /**
- * Goal text from the command line follows the wire's text rule (DESIGN §1): control
+ * Goal text from the command line follows the wire's text rule (DESIGN R1): control
  * characters other than tab, newline and carriage return are refused with exit 2, naming the flag.
  */
 import assert from 'node:assert/strict'

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import { childId, contentId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
 import { parseTimestamp } from '../../src/plan/protocol/time'
 
-describe('content ids (DESIGN §1)', () => {
+describe('content ids (DESIGN R1)', () => {
   it('matches fixed reference vectors, so ids never drift between versions', () => {
     assert.equal(rootGoalId('Plan a two-week trip to Japan', parseTimestamp('2025-01-02T03:04:05.678901Z'), '12D3KooWExamplePeer'), '2b4512f72b81c2c5')
     assert.equal(rootGoalId('Build a todo app', parseTimestamp('2025-01-02T03:04:05Z'), 'peer-1'), '02c040468a6cbbc6')

@@ -1,5 +1,5 @@
 /**
- * The offline demo model's share of dependencies and synthesis (DESIGN §11): its splits carry a
+ * The offline demo model's share of dependencies and synthesis (DESIGN R11, R12): its splits carry a
  * dependency, a top-level split holds the code step (a can_run_code leaf where a live executor
  * offers it) and the tool step (a can_query_api leaf where one offers it), and its synthesis
  * visibly combines the parts, quoting programs' and tools' output, while saying it is synthetic.

@@ -185,7 +185,7 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       assert.ok(s.latency_ms >= 3 * 40 - 5, `latency_ms ${s.latency_ms}`)
     })
 
-    test('a call\'s usage meter gets every request and the tokens the SDK response reported (DESIGN §13)', async () => {
+    test('a call\'s usage meter gets every request and the tokens the SDK response reported (DESIGN R13)', async () => {
       llm.reply(
         { json: { score: 7, notes: 'bad' }, usage: { input_tokens: 100, output_tokens: 20 } },
         { status: 500, message: 'overloaded' },

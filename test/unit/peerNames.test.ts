@@ -58,7 +58,7 @@ describe('announced peer names', () => {
     assert.match(renderReportMarkdown([root], { generatedAt: 'now', names }), /Book flights\*\* — done, by `executor-1`/)
   })
 
-  test('a leaf held to the hold limit without a result reads the same in the text tree, the report and the editor tree (DESIGN §5)', () => {
+  test('a leaf held to the hold limit without a result reads the same in the text tree, the report and the editor tree (DESIGN R5)', () => {
     const held = { kind: 'leaf' as const, id: 'n3', goal_id: 'g1', text: 'Book a tour', required_capability: 'can_write_text' as const, status: 'pending_execution' as const, claimer: EX2, executor: null, output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: { holder: EX2, held_ms: 240_000 } }
     const root: GoalView = { kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null, children: [held] }
     const names = new Map([[EX2, 'squatter']])

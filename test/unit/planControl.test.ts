@@ -1,5 +1,5 @@
 /**
- * Cancel and budget (DESIGN §13) as pure functions of the plan state: who may cancel (checked
+ * Cancel and budget (DESIGN R13) as pure functions of the plan state: who may cancel (checked
  * from the message alone), spend sums by role, budget reached, the one model-work gate, and
  * the statuses the tree shows, for any order of the messages.
  */
@@ -49,7 +49,7 @@ function leaves (n: TreeNode): LeafView[] {
   return n.kind === 'leaf' ? [n] : n.children.flatMap(leaves)
 }
 
-describe('cancel authorship (checkEnvelope, DESIGN §13)', () => {
+describe('cancel authorship (checkEnvelope, DESIGN R13)', () => {
   const g = rootGoal('Plan a trip', 'peer-user')
 
   it('accepts a cancel signed by the root goal\'s origin', () => {
@@ -100,7 +100,7 @@ describe('cancel authorship (checkEnvelope, DESIGN §13)', () => {
   })
 })
 
-describe('plan spend and budget (DESIGN §13)', () => {
+describe('plan spend and budget (DESIGN R13)', () => {
   it('sums usage by role over proposals, scores, failures and results of every goal and leaf', () => {
     const x = plan()
     const st = new PlanState(x.envs)
@@ -117,7 +117,7 @@ describe('plan spend and budget (DESIGN §13)', () => {
   it('counts only results with authority, every re-published proposal body, and marks messages without usage as unreported', () => {
     const x = plan()
     const st = new PlanState(x.envs)
-    // peer-ex-2 never claimed leaf 0: its result is ignored, so it costs the plan nothing (DESIGN §13 "Spend").
+    // peer-ex-2 never claimed leaf 0: its result is ignored, so it costs the plan nothing (DESIGN R13 "Spend").
     st.add(envelopeOf('result', { ...result(x.leaf0.node_id, x.root.goal_id, 'peer-ex-2'), usage: u(1, 300, 600) }))
     st.add(envelopeOf('proposal', { ...proposal(x.root.goal_id, ['Book flights', 'Plan Tokyo', 'Book hotels'], 'peer-dec-1', { attempt: 1 }), usage: u(1, 5, 5) }))
     st.add(envelopeOf('claim', claim(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1', T0 + sec(6))))
@@ -168,7 +168,7 @@ describe('plan spend and budget (DESIGN §13)', () => {
   })
 })
 
-describe('stopped plans in the tree (DESIGN §13)', () => {
+describe('stopped plans in the tree (DESIGN R13)', () => {
   const now = T0 + sec(21)
 
   it('shows every unfinished goal and leaf of a cancelled plan as cancelled, finished ones as they were', () => {

@@ -10,7 +10,7 @@ import {
 const g = rootGoal()
 const p = proposal(g.goal_id, ['a', 'b'], 'peer-dec-1')
 
-describe('PlanState G-Sets (DESIGN §6)', () => {
+describe('PlanState G-Sets (DESIGN R6)', () => {
   it('adds a message once: add is idempotent and reports what was new', () => {
     const s = new PlanState()
     const e = envelopeOf('goal', g)
@@ -140,7 +140,7 @@ describe('PlanState G-Sets (DESIGN §6)', () => {
   })
 })
 
-describe('PlanState capability announcements: a last-writer-wins register per peer (DESIGN §6)', () => {
+describe('PlanState capability announcements: a last-writer-wins register per peer (DESIGN R6)', () => {
   const old = envelopeOf('capability', capability('peer-ex-1', T0 + sec(5), ['can_write_text']), 'peer-ex-1')
   const mid = envelopeOf('capability', capability('peer-ex-1', T0 + sec(10), ['can_write_text']), 'peer-ex-1')
   const newer = envelopeOf('capability', capability('peer-ex-1', T0 + sec(15), ['can_write_text', 'can_run_code']), 'peer-ex-1')

@@ -1,5 +1,5 @@
 /**
- * Property tests (DESIGN §3, §5, §6): random but protocol-valid message sets built from a
+ * Property tests (DESIGN R3, R5, R6): random but protocol-valid message sets built from a
  * random sequence of operations; any permutation or repetition of a set must give the same
  * state and the same tree, and merge must be a semilattice join.
  */
@@ -33,7 +33,7 @@ const peer = (xs: string[]): fc.Arbitrary<string> => fc.constantFrom(...xs)
 const op = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('propose' as const), goal: fc.nat(), by: peer(DECS), n: fc.integer({ min: 1, max: 3 }), seed: fc.nat(), attempt: fc.nat(1) }), weight: 3 },
   { arbitrary: fc.record({ t: fc.constant('score' as const), prop: fc.nat(), by: peer(SCORERS), value: fc.constantFrom(...VALUES), dt: fc.nat(9) }), weight: 5 },
-  // A split and its evidence (DESIGN §4): honest derives it from the votes held, as a scorer
+  // A split and its evidence (DESIGN R4): honest derives it from the votes held, as a scorer
   // does; otherwise it names `confirm` at `value`, proof is how many of those votes are
   // published (3: all; fewer leaves it pending) and fb makes one below the minimum a fallback.
   {
@@ -95,7 +95,7 @@ function buildPool (rootCount: number, ops: Op[]): AnyEnvelope[] {
         const caps = p.subgoals.map((_, i) => CAPABILITIES[Math.floor(o.caps / 3 ** i) % 3] as Capability)
         let a: AcceptedSplit
         if (o.honest) {
-          // As a scorer decides (DESIGN §3): the confirming scorers that have not voted on p yet
+          // As a scorer decides (DESIGN R3): the confirming scorers that have not voted on p yet
           // vote now, and the split derives from the votes held (valid unless a confirming
           // scorer later votes lower on p).
           for (const sc of o.confirm) {
@@ -197,7 +197,7 @@ function walk (n: TreeNode, f: (n: TreeNode) => void): void {
   if (n.kind === 'goal') for (const c of n.children) walk(c, f)
 }
 
-describe('properties of the plan state (DESIGN §6)', () => {
+describe('properties of the plan state (DESIGN R6)', () => {
   it('any permutation and any duplication gives the identical state and tree', () => {
     fc.assert(fc.property(
       poolArb.chain((pool) => fc.tuple(fc.constant(pool), reorderedArb(pool), nowArb)),
@@ -277,7 +277,7 @@ describe('properties of the plan state (DESIGN §6)', () => {
   })
 })
 
-describe('properties of the decision rules (DESIGN §3, §5)', () => {
+describe('properties of the decision rules (DESIGN R3, R5)', () => {
   const g = rootGoal()
   const props = [proposal(g.goal_id, ['a'], 'dec-1'), proposal(g.goal_id, ['b'], 'dec-2'), proposal(g.goal_id, ['a', 'b'], 'dec-3')]
   const voteArb = fc.array(fc.record({ p: fc.nat(2), s: peer(SCORERS), v: fc.constantFrom(...VALUES) }), { maxLength: 14 })
@@ -312,13 +312,13 @@ describe('properties of the decision rules (DESIGN §3, §5)', () => {
         const want = resolveClaims(cs, renewals, T0 + ms(nowMs))
         assert.deepEqual(resolveClaims([...shuffled, ...extra], [...renewals].reverse(), T0 + ms(nowMs)), want)
         if (want.state === 'held') assert.ok(T0 + ms(nowMs) < want.leaseUntilUs)
-        // A claim dated beyond the tolerance after now is not live yet (DESIGN §5).
+        // A claim dated beyond the tolerance after now is not live yet (DESIGN R5).
         assert.equal(want.state === 'unclaimed', cs.every((c) => parseTimestamp(c.claimed_at) > T0 + ms(nowMs) + sec(5)))
       }
     ), { numRuns: RUNS * 2 })
   })
 
-  it('a forged result is ignored whatever the arrival order and repetition (result authority, DESIGN §5)', () => {
+  it('a forged result is ignored whatever the arrival order and repetition (result authority, DESIGN R5)', () => {
     const plan = { g: rootGoal(), p: undefined as unknown as SubgoalProposal }
     plan.p = proposal(plan.g.goal_id, ['Book flights'], 'dec-1')
     const split = accepted(plan.p)
@@ -358,7 +358,7 @@ describe('properties of the decision rules (DESIGN §3, §5)', () => {
     ), { numRuns: RUNS * 2 })
   })
 
-  it('claimable-since and the hold limit give one outcome for any order and repetition of claims, renewals and results (DESIGN §5)', () => {
+  it('claimable-since and the hold limit give one outcome for any order and repetition of claims, renewals and results (DESIGN R5)', () => {
     const g = rootGoal()
     const p = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'dec-1', { dependsOn: [[], [0]] })
     const split = accepted(p)

@@ -1,5 +1,5 @@
 /**
- * ResultAudit (DESIGN §5 result authority): the results a peer holds but ignores are counted
+ * ResultAudit (DESIGN R5 result authority): the results a peer holds but ignores are counted
  * as `unauthorized_result` with the drop counters and each is logged once; a result whose
  * claim arrives later stops being counted.
  */
@@ -24,7 +24,7 @@ function setup (): { state: PlanState, audit: ResultAudit, drops: DropCounters, 
   return { state, audit, drops, warnings }
 }
 
-describe('ResultAudit (DESIGN §5)', () => {
+describe('ResultAudit (DESIGN R5)', () => {
   it('counts and logs once a result from a peer that never won the claim round', () => {
     const { state, audit, drops, warnings } = setup()
     const mine = envelopeOf('claim', claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(10)))
@@ -57,7 +57,7 @@ describe('ResultAudit (DESIGN §5)', () => {
     audit.stop()
   })
 
-  it('re-judges a dependent leaf when its input\'s result arrives: a result held before it starts counting (DESIGN §5)', () => {
+  it('re-judges a dependent leaf when its input\'s result arrives: a result held before it starts counting (DESIGN R5)', () => {
     const { state, audit, drops } = setup()
     const chain = proposal(g.goal_id, ['Pick the dates', 'Book flights for the dates'], 'peer-dec-1', { dependsOn: [[], [0]] })
     const split = accepted(chain)

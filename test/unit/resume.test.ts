@@ -1,5 +1,5 @@
 /**
- * Which plan a re-run of `--submit-goal` resumes (DESIGN §13 "Resume"): the newest root goal of
+ * Which plan a re-run of `--submit-goal` resumes (DESIGN R13 "Resume"): the newest root goal of
  * this identity with the same text and budget while its plan is unfinished; the --new-plan and
  * --show-all-plans flags; and the one-line rendering of the plans a submitter does not follow.
  */

@@ -107,7 +107,7 @@ describe('wire schemas', () => {
     rejects(SubgoalProposal, { ...p, subgoals: Array.from({ length: 13 }, (_, i) => `s${i}`) }, '13 subgoals')
   })
 
-  it('rejects control characters in every text field, but keeps tab, newline and carriage return (DESIGN §1)', () => {
+  it('rejects control characters in every text field, but keeps tab, newline and carriage return (DESIGN R1)', () => {
     const controls = ['\u0000', '\u0001', '\u0008', '\u000b', '\u000c', '\u001b', '\u001f', '\u007f']
     const r = result(n.node_id, g.goal_id, 'peer-ex-1')
     const s = score(p, 'peer-sc-1', 0.75)

@@ -1,4 +1,4 @@
-/** Adaptive claim settle window (DESIGN §5): floor, growth with claim ages and loop lag, ceiling. */
+/** Adaptive claim settle window (DESIGN R5): floor, growth with claim ages and loop lag, ceiling. */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { SettleWindow } from '../../src/peer/roles/settleWindow'

@@ -1,5 +1,5 @@
 /**
- * What spend counts (DESIGN §13 "Spend", "What one message can cost"): a message states no more
+ * What spend counts (DESIGN R13 "Spend", "What one message can cost"): a message states no more
  * than one model call can cost, and the plan's spend counts only messages that belong to it
  * (scores on proposals it holds, outcomes with result authority), by peer as well as by role,
  * the same for any order and repetition of the messages.

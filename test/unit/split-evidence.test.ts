@@ -1,5 +1,5 @@
 /**
- * An accepted split counts only with its evidence (DESIGN §4 "Evidence"): `splitEvidence`
+ * An accepted split counts only with its evidence (DESIGN R4 "Evidence"): `splitEvidence`
  * verdicts (valid, pending, forged) for honest, incomplete and tampered splits, how
  * `PlanState.acceptedFor` / `splitsWithEvidence` apply them as messages arrive, and that
  * validity and the winning split depend only on the set of messages held, never on their order
@@ -45,7 +45,7 @@ const forged = (e: SplitEvidence): string => {
   return e.verdict === 'forged' ? e.detail : ''
 }
 
-describe('splitEvidence verdicts (DESIGN §4 "Evidence")', () => {
+describe('splitEvidence verdicts (DESIGN R4 "Evidence")', () => {
   const v1 = score(pA, 'sc-1', 0.8, { atomic: [true, false, true], at: T0 + sec(2) })
   const v2 = score(pA, 'sc-2', 0.7, { atomic: [true, false, true], capability: ['can_query_api', 'can_write_text', 'can_write_text'], at: T0 + sec(3) })
   const honest = splitFrom(pA, [v1, v2])
@@ -295,7 +295,7 @@ function build (w: World): { pool: AnyEnvelope[], held: ScoreMsg[], splits: { sp
 }
 
 
-describe('properties of split evidence (DESIGN §4 "Evidence", §6)', () => {
+describe('properties of split evidence (DESIGN R4 "Evidence", R6)', () => {
   it('validity (acceptedFor) and the winning split are the same for any order and duplication of votes, proposals and splits', () => {
     let valid = 0
     let judged = 0

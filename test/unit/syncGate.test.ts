@@ -1,5 +1,5 @@
 /**
- * SyncGate (DESIGN §5 "No claim before a first sync"): an executor's gate stays closed until a
+ * SyncGate (DESIGN R5 "No claim before a first sync"): an executor's gate stays closed until a
  * sync session with a peer has completed, or until no peer at all has been connected for the
  * grace period (logged as claiming alone); a connected peer that never syncs keeps it closed.
  */
@@ -38,7 +38,7 @@ function gate (sync: PeerSyncView | undefined, graceMs: number): { gate: SyncGat
   return { gate: g, opened: () => opened, records }
 }
 
-describe('SyncGate (DESIGN §5)', () => {
+describe('SyncGate (DESIGN R5)', () => {
   it('is open at once without a sync view, or when a sync already completed', () => {
     assert.equal(gate(undefined, 1000).gate.open, true)
     const s = new FakeSync()

@@ -1,5 +1,5 @@
 /**
- * Counting and cutting text (src/plan/protocol/text.ts; DESIGN §1 "Processes and folders"):
+ * Counting and cutting text (src/plan/protocol/text.ts; DESIGN "Processes and folders"):
  * characters are code points, a surrogate pair is never split, and what is shown as a label or
  * an excerpt keeps every grapheme cluster whole.
  */

@@ -1,5 +1,5 @@
 /**
- * Claim time rules on every ingest path (DESIGN §5): verifyIncoming refuses a claim or renewal
+ * Claim time rules on every ingest path (DESIGN R5): verifyIncoming refuses a claim or renewal
  * dated beyond the tolerance in the future whether it comes live (gossip, push) or as history
  * (sync, the state log on disk), and refuses old ones only when live. Real Ed25519 signatures.
  */
@@ -37,7 +37,7 @@ const verdict = async (env: AnyEnvelope, live: boolean): Promise<{ ok: boolean, 
   return v.ok ? { ok: true } : { ok: false, reason: v.reason, detail: v.detail }
 }
 
-describe('votes and accepted splits from the future (DESIGN §4 "Evidence")', () => {
+describe('votes and accepted splits from the future (DESIGN R4 "Evidence")', () => {
   it('refuses a score or an accepted split dated beyond the tolerance ahead, live and as history, and takes an old one', async () => {
     const { key, peerId } = await newIdentity()
     const g = rootGoal()
@@ -56,7 +56,7 @@ describe('votes and accepted splits from the future (DESIGN §4 "Evidence")', ()
   })
 })
 
-describe('claim time rules on every path (DESIGN §5)', () => {
+describe('claim time rules on every path (DESIGN R5)', () => {
   it('refuses a claim or renewal from an hour in the future live and as history alike', async () => {
     const { sign } = await setup()
     for (const kind of ['claim', 'renew'] as const) {

@@ -100,7 +100,7 @@ describe('plan tree', () => {
     const [n0, n1] = [promptNode(a, 0), promptNode(a, 1)]
     const state = new PlanState([
       envelopeOf('goal', g), envelopeOf('proposal', p), ...acceptedEnvelopes(a),
-      // Only the winner of a claim round has its result shown (DESIGN §5).
+      // Only the winner of a claim round has its result shown (DESIGN R5).
       envelopeOf('claim', claim(n0.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))), envelopeOf('claim', claim(n1.node_id, g.goal_id, 'peer-ex-2', T0 + sec(5))),
       envelopeOf('result', { ...result(n0.node_id, g.goal_id, 'peer-ex-1'), tools_used: ['travel/travel_facts', 'travel/convert_currency'] })
     ])

@@ -35,7 +35,7 @@ function withSplit (a: AcceptedSplit, extra: AnyEnvelope[] = []): PlanState {
   return new PlanState([envelopeOf('goal', g), envelopeOf('proposal', pA), envelopeOf('proposal', pB), ...acceptedEnvelopes(a), live, ...extra])
 }
 
-describe('winningSplit (DESIGN §4)', () => {
+describe('winningSplit (DESIGN R4)', () => {
   // rankSplits is a pure function of the splits: these need no state, so no evidence.
   const conf = (score: number, ...peers: string[]): { scorer_peer: string, score: number }[] => peers.map((scorer_peer) => ({ scorer_peer, score }))
   it('prefers more distinct confirming scorers', () => {
@@ -88,7 +88,7 @@ describe('winningSplit (DESIGN §4)', () => {
   })
 })
 
-describe('buildTree (DESIGN §4, §6)', () => {
+describe('buildTree (DESIGN R4, R6)', () => {
   it('is empty for an empty state and lists one view per root goal', () => {
     assert.deepEqual(buildTree(new PlanState(), { nowUs: NOW }), [])
     const other = rootGoal('Another goal', 'peer-user', T0 + 1)
@@ -238,7 +238,7 @@ describe('buildTree (DESIGN §4, §6)', () => {
     }
   })
 
-  it('shows only results from the winner of their claim round (result authority, DESIGN §5)', () => {
+  it('shows only results from the winner of their claim round (result authority, DESIGN R5)', () => {
     const a = accepted(pA)
     const nodeId = a.children[0]!.child_id
     const c = envelopeOf('claim', claim(nodeId, g.goal_id, 'peer-ex-1', T0 + sec(10)))
@@ -494,7 +494,7 @@ describe('treeHash', () => {
   })
 })
 
-describe('goal failure follows the live decomposers, not the first failure (DESIGN §8)', () => {
+describe('goal failure follows the live decomposers, not the first failure (DESIGN R8)', () => {
   const dec = (peer: string, at = T0 + sec(15)) => envelopeOf('capability', capability(peer, at, [], 'decomposer'))
   const scorerLive = (peer: string) => envelopeOf('capability', capability(peer, T0 + sec(15), [], 'scorer'))
   const gaveUp = (peer: string, role: 'decomposer' | 'scorer' = 'decomposer') =>
@@ -538,7 +538,7 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
   })
 })
 
-/** A claim and a successful result on a goal's synthesis task (DESIGN §11). */
+/** A claim and a successful result on a goal's synthesis task (DESIGN R12). */
 function synthesized (goalId: string, proposalId: string, at: number): AnyEnvelope[] {
   const id = synthesisId(goalId, proposalId)
   return [envelopeOf('claim', claim(id, goalId, 'peer-ex-1', at - sec(1))), envelopeOf('result', result(id, goalId, 'peer-ex-1', { at }))]

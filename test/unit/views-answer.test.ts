@@ -1,5 +1,5 @@
 /**
- * The editor's pure view models for dependencies and synthesis (DESIGN §11): waiting and
+ * The editor's pure view models for dependencies and synthesis (DESIGN R11, R12): waiting and
  * blocked prompts, and the plan's final answer as the first item under its root goal.
  */
 import assert from 'node:assert/strict'

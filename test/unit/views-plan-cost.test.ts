@@ -1,5 +1,5 @@
 /**
- * The cost view and stopped plans in the editor's pure models (DESIGN §13): the root's row and
+ * The cost view and stopped plans in the editor's pure models (DESIGN R13): the root's row and
  * tooltip, a cancelled leaf's row, the status bar while plans run, the plan report and Export Plan.
  */
 import assert from 'node:assert/strict'
@@ -65,7 +65,7 @@ describe('the final answer of a finished plan without one says why, never "yet"'
   })
 })
 
-describe('cost view (DESIGN §13)', () => {
+describe('cost view (DESIGN R13)', () => {
   it('sums the sample plan by role: 3 proposals, 6 votes, 1 result of 2 requests', () => {
     const { root } = costedPlan()
     const s = root.plan!.spend

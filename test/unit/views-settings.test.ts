@@ -25,7 +25,7 @@ describe('extension settings (views tier: pure rules)', () => {
     assert.equal(settings.llmProvider, 'auto')
   })
 
-  it('the budget settings give each submitted goal its budget; a bad one is reported naming it (DESIGN §13)', () => {
+  it('the budget settings give each submitted goal its budget; a bad one is reported naming it (DESIGN R13)', () => {
     assert.equal(goalBudget(DEFAULT_SETTINGS), undefined)
     const { settings, problems } = readSettings(reader({ [Keys.budgetMaxCalls]: 40, [Keys.budgetMaxTokens]: 250_000 }))
     assert.deepEqual(problems, [])

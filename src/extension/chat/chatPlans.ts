@@ -1,7 +1,7 @@
 /**
  * The plans the chat doors (language model tools, @swarm) talk about, read from the extension's
  * plan model: every root this editor holds, the ones its own peer submitted (the only ones it
- * may cancel, DESIGN §13), lookups by goal id or goal text, and a plan's final answer text.
+ * may cancel, DESIGN R13), lookups by goal id or goal text, and a plan's final answer text.
  */
 import { planProgress, type GoalView } from '../../plan/read/tree'
 import { answerLeaf, type PlanModel } from '../../views/planModel'

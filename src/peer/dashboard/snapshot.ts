@@ -65,12 +65,12 @@ export interface DashLeaf {
 
 export type DashNode = DashGoal | DashLeaf
 
-/** A plan's final answer: the root's synthesis task (DESIGN §11), shown like a leaf; its text is fetched from /api/result/<id>. */
+/** A plan's final answer: the root's synthesis task (DESIGN R12), shown like a leaf; its text is fetched from /api/result/<id>. */
 export interface DashAnswer extends Omit<DashLeaf, 'kind'> {
   kind: 'answer'
 }
 
-/** A plan's recorded spend against its budget (DESIGN §13). */
+/** A plan's recorded spend against its budget (DESIGN R13). */
 export interface DashCost {
   /** "12/20 calls · 3.4k tokens" (planCost.ts costSummary). */
   summary: string
@@ -86,7 +86,7 @@ export interface DashPlan {
   /** created_at of the root goal, ms since the epoch. */
   created_at_ms: number
   progress: PlanProgress
-  /** running, or how the plan stopped (DESIGN §13). */
+  /** running, or how the plan stopped (DESIGN R13). */
   state: 'running' | 'cancelled' | 'budget_reached'
   root: DashGoal
   /** The final answer task once the root has a split, else null. */
@@ -104,7 +104,7 @@ export interface DashPeer {
   /** The latest announcement's age by this peer's clock, ms. */
   age_ms: number
   /**
-   * Live by the liveness rule (DESIGN §6: within three of the heartbeats its announcement
+   * Live by the liveness rule (DESIGN R6: within three of the heartbeats its announcement
    * states, so an observer on its slow heartbeat stays live); the dashboard's own peer is live
    * while it serves.
    */

@@ -133,7 +133,7 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
   }
 
   /**
-   * Publishes a root goal through this peer, with an optional budget (DESIGN §13).
+   * Publishes a root goal through this peer, with an optional budget (DESIGN R13).
    * @returns its goal_id @throws PeerClientError
    */
   async submitGoal (text: string, budget?: Budget, timeoutMs?: number): Promise<string> {
@@ -143,7 +143,7 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
   }
 
   /**
-   * Publishes the cancel of a plan this peer submitted (DESIGN §13).
+   * Publishes the cancel of a plan this peer submitted (DESIGN R13).
    * @throws PeerClientError 'refused' with the child's reason in words and as `refusal`
    *   (unknown_goal, not_root_goal, not_origin, plan_complete)
    */

@@ -61,7 +61,7 @@ export type ModelUsage = z.infer<typeof ModelUsage>
 export const ParentMessage = z.discriminatedUnion('type', [
   /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
   z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional() }),
-  /** Publish the cancel of a plan this peer submitted (DESIGN §13); answered by `cancelled` or `error`. */
+  /** Publish the cancel of a plan this peer submitted (DESIGN R13); answered by `cancelled` or `error`. */
   z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
   z.strictObject({ type: z.literal('get-output'), request_id: RequestId, node_id: z.string() }),
@@ -78,7 +78,7 @@ export type ParentMessage = z.infer<typeof ParentMessage>
 
 export const LogLevel = z.enum(['debug', 'info', 'warn', 'error'])
 
-/** Drop counters per reason (DESIGN §9). */
+/** Drop counters per reason (DESIGN R9). */
 export const DropCounters = z.record(z.string(), z.int().min(0))
 
 /**
@@ -145,7 +145,7 @@ export const ChildMessage = z.discriminatedUnion('type', [
     anchors: z.array(z.strictObject({ addr: z.string().max(1024), state: z.enum(['reserved', 'connected', 'unreachable']) })).max(64).optional(),
     /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
     connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
-    /** Executors: their work summed over leaves (DESIGN §5; per-leaf figures are in the log). */
+    /** Executors: their work summed over leaves (DESIGN R5; per-leaf figures are in the log). */
     executor: z.strictObject({
       leaves: z.int().min(0),
       claims: z.int().min(0),

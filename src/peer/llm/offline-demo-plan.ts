@@ -1,5 +1,5 @@
 /**
- * The offline demo model's plan shapes (DESIGN §11): every split's last subgoal depends on the
+ * The offline demo model's plan shapes (DESIGN R11, R12): every split's last subgoal depends on the
  * one before it, a top-level split's CODE_STEP becomes an atomic can_run_code leaf where a live
  * executor offers can_run_code and its TOOL_STEP an atomic can_query_api leaf where one offers
  * can_query_api, and a synthesis lists each part's title with a line of its result.

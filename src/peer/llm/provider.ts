@@ -49,7 +49,7 @@ export const REQUEST_TIMEOUT_MS = TUNABLES.llmTimeoutMs.default
 export const DEFAULT_RETRY_MAX_MS = TUNABLES.llmRetryMaxMs.default
 /**
  * Rate-limited attempts retried before giving up, besides DEFAULT_MAX_RETRIES for other
- * failures; also the most any peer makes, which bounds what one message can cost (DESIGN §13).
+ * failures; also the most any peer makes, which bounds what one message can cost (DESIGN R13).
  */
 export const DEFAULT_RATE_LIMIT_RETRIES = RATE_LIMIT_RETRIES_MAX
 /** Interval of the "waiting for the model" warning while a request is outstanding (ms). */
@@ -82,7 +82,7 @@ export interface LlmCall {
   /**
    * Added to as the call runs: `calls` +1 per request sent (every attempt), the tokens of every
    * reply as the SDK's response reports them. A role puts the figures on the message the call
-   * produced (its `usage`, DESIGN §13); share one meter over several calls for one message.
+   * produced (its `usage`, DESIGN R13); share one meter over several calls for one message.
    */
   usage?: UsageMeter
 }

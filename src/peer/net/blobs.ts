@@ -1,5 +1,5 @@
 /**
- * Large results (DESIGN §10). A result whose output is longer than MAX_INLINE_OUTPUT
+ * Large results (DESIGN R10). A result whose output is longer than MAX_INLINE_OUTPUT
  * characters (code points) travels as a Result envelope carrying its first MAX_INLINE_OUTPUT
  * characters plus output_sha256; the full UTF-8 text is a blob, stored under
  * `<dataDir>/blobs/<sha256>` and fetched by sha256 from other peers over the stream protocol

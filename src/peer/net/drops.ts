@@ -1,5 +1,5 @@
 /**
- * Drop counters per reason (DESIGN §9): every message the bus refuses is counted here and
+ * Drop counters per reason (DESIGN R9): every message the bus refuses is counted here and
  * logged, so a status query and the logs show what was dropped and why.
  */
 import type { DropReason } from '../../plan/protocol/envelope'
@@ -10,8 +10,8 @@ export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismat
 
 /**
  * Why a message is kept but ignored by the plan, counted as a number held now, next to the
- * drop counts: a result without authority (DESIGN §5), an accepted split its held votes
- * contradict, or one naming votes or a proposal not held (DESIGN §4 "Evidence").
+ * drop counts: a result without authority (DESIGN R5), an accepted split its held votes
+ * contradict, or one naming votes or a proposal not held (DESIGN R4 "Evidence").
  */
 export type IgnoreReason = 'unauthorized_result' | 'forged_split' | 'unproven_split'
 export const IGNORE_REASONS: readonly IgnoreReason[] = ['unauthorized_result', 'forged_split', 'unproven_split']

@@ -130,7 +130,7 @@ export async function writeFileDurable (file: string, data: string | Uint8Array,
 }
 
 /**
- * Whole-file writes of one file where the newest data wins (DESIGN §7): a file rewritten on
+ * Whole-file writes of one file where the newest data wins (DESIGN R7): a file rewritten on
  * every change (the report) whose final write at shutdown must not be overtaken by an earlier
  * write still in flight. Writes run one at a time; one queued behind a newer write is skipped;
  * one that a newer write overtook meanwhile (writeSync at shutdown) removes its temp file

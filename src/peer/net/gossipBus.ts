@@ -1,5 +1,5 @@
 /**
- * The verified gossip bus (DESIGN §2, §6, §9, §10): implements the roles' Bus over libp2p
+ * The verified gossip bus (DESIGN R2, R6, R9, R10): implements the roles' Bus over libp2p
  * GossipSub by composing small parts: outbound.ts signs and inlines what this peer publishes,
  * ingest.ts verifies, merges and fans out what it receives (gossip through validator.ts,
  * sync), skewEvidence.ts keeps the clock-skew evidence executors consult, subscriptions.ts
@@ -97,7 +97,7 @@ export class GossipBus implements Bus {
   /**
    * Signs, stores, delivers to this peer's listeners, and gossips (Bus.publish). A result
    * whose output is longer than MAX_INLINE_OUTPUT is stored as a blob and published truncated
-   * with output_sha256 (DESIGN §10). A root goal is gossiped once a decomposer or scorer is in
+   * with output_sha256 (DESIGN R10). A root goal is gossiped once a decomposer or scorer is in
    * the mesh (RootGoalGate); until then it is kept, never lost.
    * Every peer subscribes the swarm's topics at start, so the message reaches every
    * subscribed peer in the mesh at once; sync (on connect) covers peers that were not there.
@@ -115,7 +115,7 @@ export class GossipBus implements Bus {
     return env
   }
 
-  /** Publishes a new root goal for `text` (DESIGN §1 id), with an optional budget (DESIGN §13), see publish. */
+  /** Publishes a new root goal for `text` (DESIGN R1 id), with an optional budget (DESIGN R13), see publish. */
   async submitGoal (text: string, budget?: Budget): Promise<Envelope<'goal'>> {
     const at = this.deps.now()
     const body: Goal = {

@@ -1,5 +1,5 @@
 /**
- * Ingest, merge and fan-out (DESIGN §6, §9): every received message, from gossip, push or sync,
+ * Ingest, merge and fan-out (DESIGN R6, R9): every received message, from gossip, push or sync,
  * runs the verify.ts pipeline; a valid new one is merged into the plan state, appended to the
  * state log, has its result blob fetched, and reaches every listener, in that order, so a
  * listener always finds it in the state. Every drop is counted with its reason.

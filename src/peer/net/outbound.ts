@@ -1,5 +1,5 @@
 /**
- * The outbound half of the bus (DESIGN §2, §10): a body this peer publishes is checked like a
+ * The outbound half of the bus (DESIGN R2, R10): a body this peer publishes is checked like a
  * received one, a result too long to inline is stored as a blob and goes out truncated with
  * output_sha256, and the envelope is signed with this peer's key and serialized once.
  */

@@ -1,5 +1,5 @@
 /**
- * Counts gossip frames over GOSSIP_MAX_RPC_BYTES as `too_large` (DESIGN §9). GossipSub refuses
+ * Counts gossip frames over GOSSIP_MAX_RPC_BYTES as `too_large` (DESIGN R9). GossipSub refuses
  * such a frame in its length-prefixed reader, before any validator runs, and then drops the
  * sender's gossip stream; without this hook the drop would be invisible. The frame's bytes are
  * never buffered (the length prefix alone decides), so counting costs nothing.

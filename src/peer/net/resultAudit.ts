@@ -1,5 +1,5 @@
 /**
- * Watches for leaf outcomes the plan ignores (DESIGN §5 result authority): a result or executor
+ * Watches for leaf outcomes the plan ignores (DESIGN R5 result authority): a result or executor
  * failure notice whose author did not win the claim round it belongs to. The tree already
  * leaves them out (state/leafOutcome.ts); this makes them visible: each is logged once, and
  * `count` (reported as `unauthorized_result` with the drop counters) is how many the peer
@@ -9,7 +9,7 @@
  * delivered before its claim is judged once the whole batch is in; should the claim come even
  * later, the result stops being counted when it does. A result also re-checks every leaf with
  * ignored outcomes: a dependent task's claims count only after its dependencies' results
- * (DESIGN §5), so one that arrives late can make a held result count.
+ * (DESIGN R5), so one that arrives late can make a held result count.
  */
 import type { Logger } from '../log'
 import { messageKey } from '../../plan/protocol/envelope'

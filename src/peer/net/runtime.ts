@@ -95,7 +95,7 @@ export interface PeerRuntime {
   /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
   submitGoal(text: string, budget?: Budget): Promise<string>
   /**
-   * Publishes the cancel of a plan this peer submitted (DESIGN §13). @returns the cancel
+   * Publishes the cancel of a plan this peer submitted (DESIGN R13). @returns the cancel
    * @throws CancelRefused when the goal is unknown here, not a root goal, not this peer's, or its plan is complete
    */
   cancelGoal(goalId: string, reason?: string): Promise<CancelMsg>

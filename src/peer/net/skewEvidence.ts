@@ -1,5 +1,5 @@
 /**
- * Clock-skew evidence per leaf (DESIGN §5 time rules): when a live claim or renewal for a leaf
+ * Clock-skew evidence per leaf (DESIGN R5 time rules): when a live claim or renewal for a leaf
  * is dropped for being dated further in our past than the tolerance, our clock runs ahead of
  * its author's and we cannot rank claims for that leaf fairly, so our executor stands down
  * while the evidence is fresh (the competitor's lease, as far as we know it).

@@ -1,5 +1,5 @@
 /**
- * Watches for accepted splits the plan does not act on (DESIGN §4 "Evidence"): one whose held
+ * Watches for accepted splits the plan does not act on (DESIGN R4 "Evidence"): one whose held
  * votes contradict it (`forged_split`) and one that names votes or a proposal this peer does
  * not hold (`unproven_split`; a sync may still bring them). The plan state already leaves both
  * out (PlanState.acceptedFor); this makes them visible: each is logged once per verdict, and

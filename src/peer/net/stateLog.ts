@@ -1,5 +1,5 @@
 /**
- * The peer's durable copy of its plan state (DESIGN §7): `<dataDir>/state.jsonl`, one signed
+ * The peer's durable copy of its plan state (DESIGN R7): `<dataDir>/state.jsonl`, one signed
  * envelope per line, appended as messages are accepted and re-verified on reload, so a
  * restarted peer resumes where it was and a tampered file cannot inject anything.
  *

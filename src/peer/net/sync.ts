@@ -1,5 +1,5 @@
 /**
- * Anti-entropy sync over the libp2p stream protocol /goal-swarm/sync/1.0.0 (DESIGN §7).
+ * Anti-entropy sync over the libp2p stream protocol /goal-swarm/sync/1.0.0 (DESIGN R7).
  * Gossip never replays, so two peers compare their plan states and send each other what the
  * other lacks when they connect, again when the peer's subscription to the plan topic arrives
  * (what was published between the two reached neither by gossip), and, as a safety net only,

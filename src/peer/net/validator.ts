@@ -1,5 +1,5 @@
 /**
- * The GossipSub validator adapter (DESIGN §9): every gossip message runs the bus's ingest, and
+ * The GossipSub validator adapter (DESIGN R9): every gossip message runs the bus's ingest, and
  * its outcome becomes GossipSub's verdict through one table. The verdict matters beyond
  * delivery: with peer scoring enabled, Reject counts against the peer that forwarded the
  * message (an invalid-message penalty) while Ignore costs nobody anything. So a drop an honest
@@ -15,7 +15,7 @@ import type { IngestOutcome, IngestVia } from './ingest'
  * - duplicate: republished derived content, a sync that raced gossip, an announcement older than
  *   the held one; honest peers send these all the time.
  * - clock_skew: the sender's clock (or ours) is off; its message is well formed and signed, and
- *   sync still carries it as history where the time rules allow (DESIGN §5).
+ *   sync still carries it as history where the time rules allow (DESIGN R5).
  * - closed: this peer is stopping; nothing to do with the sender.
  * - invalid_schema, id_mismatch, impersonation, bad_signature, too_large: a message no correct
  *   peer of this protocol version produces (malformed, forged, or over the envelope limit).

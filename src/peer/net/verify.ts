@@ -1,8 +1,8 @@
 /**
  * The one verification pipeline every received message goes through, whether it came by
- * gossip, by sync or from the state log on disk (DESIGN §1, §2, §5, §7, §9):
+ * gossip, by sync or from the state log on disk (DESIGN R1, R2, R5, R7, R9):
  * size -> JSON -> checkEnvelope (schema, ids, authorship vs the gossip author) -> topic ->
- * dedupe by messageKey -> signature -> claim/renewal time rules (DESIGN §5): dated further in
+ * dedupe by messageKey -> signature -> claim/renewal time rules (DESIGN R5): dated further in
  * the future than the tolerance is refused on every path (gossip, push, sync, disk); dated
  * further in the past only on the live paths (gossip, push), since synced and stored history
  * is old by nature.
@@ -39,7 +39,7 @@ export interface VerifyContext {
   has(key: string): boolean
   /** This peer's clock in µs (protocol/time nowMicros, which honours the test clock offset). */
   now(): Micros
-  /** Claim clock tolerance in ms (DESIGN §5, default 5000). */
+  /** Claim clock tolerance in ms (DESIGN R5, default 5000). */
   toleranceMs?: number
 }
 
@@ -107,7 +107,7 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
     }
   }
   if (env.kind === 'score' || env.kind === 'accepted') {
-    // A fallback split may exist only once the acceptance timeout has passed (DESIGN §4
+    // A fallback split may exist only once the acceptance timeout has passed (DESIGN R4
     // "Evidence"), and its time is its votes': neither may be dated ahead of this clock.
     const at = parseTimestamp(env.kind === 'score' ? env.body.scored_at : env.body.accepted_at)
     const now = ctx.now()

@@ -1,7 +1,7 @@
 /**
- * Who claims a task first (DESIGN §5 "Ranked claims"). Every live executor offering a task's
+ * Who claims a task first (DESIGN R5 "Ranked claims"). Every live executor offering a task's
  * capability is ranked for it by H(node_id, peer), lowest first, the rule the decomposers and
- * the synthesis already use (DESIGN §3, §11). The ranked one claims at once; the others stand
+ * the synthesis already use (DESIGN R3, R12). The ranked one claims at once; the others stand
  * by until the task has stayed open for two settle windows (the ranked one may be busy or
  * gone). So executors that see a leaf at the same moment mostly go for different leaves, and
  * an executor whose calls are quick can run its own leaves back to back without racing the

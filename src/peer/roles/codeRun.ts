@@ -48,7 +48,7 @@ export interface CodeLeaf {
   task: string
   ancestors: readonly string[]
   signal: AbortSignal
-  /** Counts the model requests of the call (DESIGN §13). */
+  /** Counts the model requests of the call (DESIGN R13). */
   usage?: UsageMeter
 }
 

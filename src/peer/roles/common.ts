@@ -1,6 +1,6 @@
 /**
  * Small pieces every role uses: timers that die with the role, error text for failure
- * notices, and a guard so nothing a role does can crash the peer (DESIGN §9).
+ * notices, and a guard so nothing a role does can crash the peer (DESIGN R9).
  */
 import type { Logger } from 'pino'
 import { LlmError } from '../llm/provider'

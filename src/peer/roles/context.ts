@@ -8,7 +8,7 @@ import type { Logger } from '../log'
 import type { Micros } from '../../plan/protocol/time'
 import type { PlanState } from '../../plan/state/planState'
 
-/** What a role may know about anti-entropy sync (DESIGN §5: an executor claims only after a first sync). */
+/** What a role may know about anti-entropy sync (DESIGN R5: an executor claims only after a first sync). */
 export interface PeerSyncView {
   /** Distinct peers a sync session completed with since this process started. */
   syncedPeers(): number

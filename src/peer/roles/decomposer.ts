@@ -1,8 +1,8 @@
 /**
- * Decomposer role (DESIGN §3, §4, §8): proposes a split for live goals below the depth cap, once
+ * Decomposer role (DESIGN R3, R4, R8): proposes a split for live goals below the depth cap, once
  * per goal, and re-proposes with the scorers' notes when no split was accepted in time.
  *
- * Who proposes (DESIGN §3): every decomposer for a root goal (its split shapes the whole plan,
+ * Who proposes (DESIGN R3): every decomposer for a root goal (its split shapes the whole plan,
  * so the scorers get several to choose from); below the root only the `proposersPerGoal` live
  * decomposers ranked first by H(goal_id, peer), the way scorers rank. The others stand by: one
  * proposes when a ranked proposer reports that it gave up (its failure notice leaves the
@@ -102,7 +102,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     try {
       const gid = goalIdOf(env)
       // Which split wins can change on an accepted split (its child goal may have arrived first)
-      // and on a score (a split counts only once the votes it names are held, DESIGN §4): the
+      // and on a score (a split counts only once the votes it names are held, DESIGN R4): the
       // winner's child goals become live then, with no message of their own to wake us.
       if (gid !== null && (env.kind === 'accepted' || env.kind === 'score')) {
         for (const a of state.acceptedFor(gid)) for (const c of a.children) if (!c.is_atomic) consider(c.child_id)
@@ -136,7 +136,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     return [...live].map((p) => ({ p, k: contentId(goalId, p) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((x) => x.p)
   }
 
-  /** true when this decomposer proposes for `goal` at once (DESIGN §3: all at the root, the ranked first below). */
+  /** true when this decomposer proposes for `goal` at once (DESIGN R3: all at the root, the ranked first below). */
   function rankedToPropose (goal: Goal): boolean {
     if (goal.parent_id === null) return true
     return proposersFor(goal.goal_id).indexOf(me) < config.proposersPerGoal
@@ -287,7 +287,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
       return
     }
-    // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
+    // The wire refuses control characters in text (DESIGN R1); a model's stray ones are dropped.
     const subgoals = out.subgoals.map((s) => stripControlChars(s).trim().replace(/\s+/g, ' '))
     const dependsOn = proposalDependencies(out.depends_on, subgoals.length)
     const pid = proposalId(goal.goal_id, subgoals, me, dependsOn)

@@ -1,5 +1,5 @@
 /**
- * Executor role (DESIGN §5, §8): announces its capabilities, claims live leaves it can do with
+ * Executor role (DESIGN R5, R8): announces its capabilities, claims live leaves it can do with
  * the claim rule (µs claim, settle window, earliest (claimed_at, peer) wins), holds the lease
  * by renewing it while it works, and publishes one result per leaf it executes: success, or a
  * failure after the provider's retries, never a failure shown as done.
@@ -58,7 +58,7 @@ import { runToolLeaf, type ToolLoopLimits } from '../tools/toolLoop'
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen). */
 const MAX_TICK_MS = 1000
 
-/** Per-leaf counts of this executor's work (DESIGN §5: a started-then-aborted call is allowed, counted). */
+/** Per-leaf counts of this executor's work (DESIGN R5: a started-then-aborted call is allowed, counted). */
 export interface LeafWork {
   /** Claims this executor published for the leaf. */
   claims: number
@@ -103,7 +103,7 @@ export interface ExecutorHandle extends Disposable {
   /** Calls `listener` after each change of `capabilities` or `tools()` (an MCP server lost or restarted). */
   onOfferChange(listener: () => void): Disposable
   /**
-   * The first part of a stop (DESIGN §5 "Stopping keeps finished work"): claims nothing more,
+   * The first part of a stop (DESIGN R5 "Stopping keeps finished work"): claims nothing more,
    * aborts calls still running, keeps every finished unpublished result in the data dir at once,
    * then publishes those whose settle window ends within `graceMs` (ms) and still win. Resolves
    * within about `graceMs`; the bus must stay up until then. Never rejects (failures are logged).
@@ -158,7 +158,7 @@ interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: n
  * Starts the executor on `ctx`: claims live leaves whose capability is in
  * `ctx.config.capabilities`, up to `config.maxConcurrentLeaves` at once. Announcing the
  * capabilities is startAnnouncer's job (index.ts).
- * @returns a handle stopping it: drain first publishes or keeps finished results (DESIGN §5
+ * @returns a handle stopping it: drain first publishes or keeps finished results (DESIGN R5
  *   "Stopping keeps finished work"); dispose aborts whatever is still in progress (its lease lapses)
  */
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
@@ -198,7 +198,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const warnedSkew = new Set<string>()
   /** Lease renewals sent, how late the latest-firing one was against its plan, and the least lease left at a renewal (ms). */
   const renewals = { count: 0, maxLateMs: 0, minLeftMs: Infinity }
-  /** Set when a newer process with this identity must stop claiming (DESIGN §5). */
+  /** Set when a newer process with this identity must stop claiming (DESIGN R5). */
   const twins = new IdentityTwins(ctx, me)
   let scheduled = false
   /** What the last look decided and saw (looked). */
@@ -214,7 +214,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /**
    * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
    * current adaptive window, on the protocol clock, the same instant the tree's settling label
-   * ends with that window (protocol/claims.ts leaseAt; DESIGN §5).
+   * ends with that window (protocol/claims.ts leaseAt; DESIGN R5).
    */
   const settleLeftMs = (mine: ClaimMsg): number => (settleEndUs(parseTimestamp(mine.claimed_at), settle.windowMs()) - ctx.now()) / 1000
   const longestCallMs = (config.llm.timeoutMs ?? REQUEST_TIMEOUT_MS) * (1 + config.llm.maxRetries)
@@ -259,7 +259,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
         else if (arrival.live) settle.observeAge((ctx.now() - parseTimestamp(env.body.announced_at)) / 1000, undefined, env.body.peer_id)
         break
       case 'cancel':
-        // DESIGN §13: calls for a cancelled plan stop now, not at the next look.
+        // DESIGN R13: calls for a cancelled plan stop now, not at the next look.
         for (const [nodeId, abort] of working) {
           const node = state.node(nodeId)
           if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('cancelled', 'the plan was cancelled'))
@@ -286,7 +286,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * true when the leaf has a result that counts: from the winner of the claim round it belongs
-   * to (DESIGN §5 result authority). A result from anyone else must not stop the real claimer.
+   * to (DESIGN R5 result authority). A result from anyone else must not stop the real claimer.
    */
   function finished (nodeId: string): boolean {
     if (state.resultsFor(nodeId).length === 0) return false
@@ -294,7 +294,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   }
 
   /**
-   * The lease of a task by the claim rule every peer applies (DESIGN §5): only claims made after
+   * The lease of a task by the claim rule every peer applies (DESIGN R5): only claims made after
    * the task became claimable count, and a round ends at its hold limit.
    */
   function leaseOf (nodeId: string): LeaseState {
@@ -308,7 +308,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * Live leaves whose dependencies are done and synthesis tasks whose children are done
-   * (DESIGN §11) that this executor could do and nobody has finished or holds.
+   * (DESIGN R11) that this executor could do and nobody has finished or holds.
    */
   function openLeaves (): { node: PromptNode, cap: Capability }[] {
     const out: { node: PromptNode, cap: Capability }[] = []
@@ -327,7 +327,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       if (!task.runnable) continue
       const { lease } = task.outcome
       if (lease.state === 'settling' || lease.state === 'held') continue
-      // Our round ran into the hold limit: we sit out one more hold period (DESIGN §5), as our
+      // Our round ran into the hold limit: we sit out one more hold period (DESIGN R5), as our
       // claims in it would not count; the task is others' meanwhile.
       if (lease.state === 'lapsed' && lease.capped && lease.lastHolder.claimer_peer === me) {
         const back = (parseTimestamp(lease.lastHolder.claimed_at) + 2 * config.maxHoldMs * 1000 - nowUs) / 1000
@@ -383,7 +383,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * Claims and works on one leaf. Its call slot is freed as soon as its model call has ended
-   * (DESIGN §5 "Parallelism"): a claim that only waits out its settle window makes no call, so
+   * (DESIGN R5 "Parallelism"): a claim that only waits out its settle window makes no call, so
    * the executor may start on its next leaf meanwhile.
    */
   function claim (node: PromptNode, cap: Capability): void {
@@ -426,14 +426,14 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const h = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
     if (isMine(h, mine)) return null
     if (h !== null) return new Lost('lost_claim', `lost the claim to ${h.claimer_peer}`, h.claimer_peer)
-    // DESIGN §5: a round ends at its hold limit however it renews; the leaf is open to others again.
+    // DESIGN R5: a round ends at its hold limit however it renews; the leaf is open to others again.
     if (lease.state === 'lapsed' && lease.capped && isMine(lease.lastHolder, mine)) return new Lost('hold_limit', `${holdLimitText({ holder: me, held_ms: config.maxHoldMs }, () => 'this executor')} (the hold limit)`)
     return new Lost('lease_lapsed', 'the lease lapsed')
   }
 
   async function claimAndRun (node: PromptNode, cap: Capability, flight: Flight, releaseSlot: () => void): Promise<void> {
     const abort = flight.abort
-    // DESIGN §5: a claim counts only when dated after its task became claimable, by the
+    // DESIGN R5: a claim counts only when dated after its task became claimable, by the
     // finished_at of its inputs' results, whoever's clock stamped them.
     const nowUs = ctx.now()
     const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, evalOpts).sinceUs)
@@ -477,7 +477,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       call.then((out) => { flight.out = out }, () => {})
       // A budgeted plan counts spend from published results: a finished call whose result still
       // waits out the window keeps its slot there, so the calls not yet recorded stay within
-      // the slots (the over-spend bound, DESIGN §13).
+      // the slots (the over-spend bound, DESIGN R13).
       if (rootGoalOf(state, node.goal_id)?.budget === undefined) call.then(releaseSlot, releaseSlot)
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
@@ -566,14 +566,14 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * busy loop still renews before the lease lapses. A renewal more than half its slack late is
    * logged with how late it was. While `waiting` holds an outstanding model request, each
    * renewal carries it as `model_wait` (ms waited at renewed_at), so every peer's tree shows the
-   * leaf waiting on its model (DESIGN §5).
+   * leaf waiting on its model (DESIGN R5).
    */
   function renewWhileWorking (node: PromptNode, mine: ClaimMsg, signal: AbortSignal, waiting: WaitSlot): () => void {
     let stopped = false
     const capUs = parseTimestamp(mine.claimed_at) + config.maxHoldMs * 1000
     let endUs = Math.min(capUs, parseTimestamp(mine.claimed_at) + config.leaseMs * 1000)
     const next = (): void => {
-      // A lease that reaches the hold limit cannot be extended further (DESIGN §5).
+      // A lease that reaches the hold limit cannot be extended further (DESIGN R5).
       if (stopped || signal.aborted || timers.isDisposed || endUs >= capUs) return
       // Normally every lease/3 (two thirds of the lease left); more often when the loop lags.
       const slackMs = Math.min(config.leaseMs - 100, Math.max((2 * config.leaseMs) / 3, 2 * settle.loopLagMs() + 100))
@@ -604,11 +604,11 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
 
   /**
    * Publishes the whole output; the bus sends a long one as its excerpt and a blob (Bus.publish,
-   * DESIGN §10).
+   * DESIGN R10).
    */
   async function publishResult (node: PromptNode, claimedAt: string, out: CallOutcome, w: LeafWork, wasKept = false): Promise<void> {
     const { success, attempts } = out
-    // The wire refuses control characters in text (DESIGN §1); a model's stray ones are dropped.
+    // The wire refuses control characters in text (DESIGN R1); a model's stray ones are dropped.
     const output = stripControlChars(out.output)
     const toolsUsed = wireToolEntries(out.toolsUsed ?? [])
     const bytes = Buffer.byteLength(output, 'utf8')
@@ -633,7 +633,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"${wasKept ? ' (the result kept from before the restart)' : ''}`)
   }
 
-  /** true when this executor's claim dated `claimedAt` holds, or last held, the task's latest round (DESIGN §5). */
+  /** true when this executor's claim dated `claimedAt` holds, or last held, the task's latest round (DESIGN R5). */
   function ownsLatestRound (nodeId: string, claimedAt: string): boolean {
     const lease = leaseOf(nodeId)
     const holder = lease.state === 'settling' || lease.state === 'held' ? lease.holder : lease.state === 'lapsed' ? lease.lastHolder : null
@@ -644,7 +644,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   const publishingKept = new Set<string>()
 
   /**
-   * Publishes each kept result that still counts (DESIGN §5 result authority: the claim it ran
+   * Publishes each kept result that still counts (DESIGN R5 result authority: the claim it ran
    * under still owns the leaf's latest round, no result counts yet, the plan is not cancelled);
    * drops the others, whose leaf someone else now runs. Called by a look once claiming is allowed
    * (after the first sync), so it sees the claims made while this executor was down.
@@ -705,7 +705,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   /**
    * true when a competitor's live claim on this leaf looked older than the claim tolerance: our
    * clock runs ahead, we dropped its claim and cannot rank claims for this leaf, so we stand down
-   * until its lease would have lapsed (DESIGN §5; the competitor keeps the leaf).
+   * until its lease would have lapsed (DESIGN R5; the competitor keeps the leaf).
    */
   function skewedOut (node: PromptNode): boolean {
     const skew = bus.clockSkewEvidence?.(node.node_id)

@@ -1,6 +1,6 @@
 /**
  * Two live processes with one PeerId (a key file copied to a second data dir or machine,
- * DESIGN §5): both would claim under one name, so the rule "earliest claim wins" could not
+ * DESIGN R5): both would claim under one name, so the rule "earliest claim wins" could not
  * tell them apart. Each announcement carries its process's boot nonce and start time; the newer
  * process (later booted_at, tie: greater nonce) logs an error naming the key file and stops
  * claiming, the older one warns and goes on. The executor asks `stopped` before every claim.

@@ -2,7 +2,7 @@
  * Starts the peer's role (DESIGN: decomposer, scorer, executor, observer) on a running bus.
  * Every role also announces itself on the capabilities topic when it starts and then on a
  * slow heartbeat, announceIntervalMs (protocol/liveness.ts: the liveness TTL follows it):
- * executors with their capabilities (liveness for capability gaps, DESIGN §5), the others
+ * executors with their capabilities (liveness for capability gaps, DESIGN R5), the others
  * with none (so a submitting peer can see who will act on a goal). An executor's offer changes
  * only with its MCP tools (DESIGN "Tools"): each change is announced at once, not at the next
  * heartbeat. A peer that joins later gets the current announcements by sync, so nobody needs
@@ -69,7 +69,7 @@ export interface RoleHandle extends Disposable {
   drain?: (graceMs: number) => Promise<void>
   /**
    * An executor's current adaptive settle window, ms (ExecutorHandle.settleWindowMs): the
-   * window its trees label settling with, so they agree with its wait (DESIGN §5).
+   * window its trees label settling with, so they agree with its wait (DESIGN R5).
    */
   settleWindowMs?: () => number
   /** An observer's: the root goal id of the plan this peer submitted or resumed, which its views follow (ObserverHandle.showPlan). */

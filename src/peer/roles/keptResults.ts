@@ -1,5 +1,5 @@
 /**
- * Results an executor finished but could not publish before it stopped (DESIGN §5 "Stopping
+ * Results an executor finished but could not publish before it stopped (DESIGN R5 "Stopping
  * keeps finished work"): a call that completed inside its settle window when SIGTERM came, whose
  * window did not end within the stop grace. They are kept in the data dir
  * (`kept-results.json`, a durable whole-file write) and published after the restart, so a

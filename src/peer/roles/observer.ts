@@ -76,7 +76,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     if (running.length > 0) return new Set(running)
     // A goal's created_at is its author's word: one dated ahead of this clock (past the
     // tolerance) counts as oldest, so a member cannot keep its plan the one shown by dating it
-    // in the future (claims.ts notFromFuture, the time rule of DESIGN §5).
+    // in the future (claims.ts notFromFuture, the time rule of DESIGN R5).
     const nowUs = ctx.now()
     const created = (r: GoalView): number => {
       const at = state.goal(r.id)?.created_at

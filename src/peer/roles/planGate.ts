@@ -1,5 +1,5 @@
 /**
- * The roles' side of cancel and budget (DESIGN §13): one gate every role asks before it starts
+ * The roles' side of cancel and budget (DESIGN R13): one gate every role asks before it starts
  * model work, the in-flight calls a cancel aborts, and the usage a message carries.
  */
 import type { Logger } from 'pino'
@@ -31,7 +31,7 @@ export class PlanGate {
 
   constructor (private readonly state: PlanState, private readonly log: Logger) {}
 
-  /** true when the role may start model work for `goalId` now (DESIGN §13). */
+  /** true when the role may start model work for `goalId` now (DESIGN R13). */
   allows (goalId: string): boolean {
     const rootGoal = rootGoalOf(this.state, goalId)
     if (rootGoal === undefined) return true

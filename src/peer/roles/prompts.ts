@@ -1,7 +1,7 @@
 /**
  * What the roles ask the LLM and the
  * zod schemas its answers must match. The provider sends each schema as JSON Schema, validates
- * with it and retries with the validation error fed back (DESIGN "LLM", §8), so every rule a
+ * with it and retries with the validation error fed back (DESIGN "LLM", R8), so every rule a
  * role relies on (subgoal count, score range) is in the schema, not checked afterwards.
  */
 import { z } from 'zod'
@@ -42,7 +42,7 @@ export function decompositionSchema (min: number, max: number) {
 
 /**
  * A model's 1-based dependency lists as the proposal's 0-based, sorted, de-duplicated indices
- * (DESIGN §11), or undefined when no subgoal depends on another (the proposal then has no field).
+ * (DESIGN R11), or undefined when no subgoal depends on another (the proposal then has no field).
  * Lists beyond `count` and numbers outside 1..own position are dropped (the schema refuses them).
  */
 export function proposalDependencies (dependsOn: readonly (readonly number[])[] | undefined, count: number): number[][] | undefined {
@@ -53,7 +53,7 @@ export function proposalDependencies (dependsOn: readonly (readonly number[])[] 
 }
 
 /**
- * A scorer's answer on one proposal (DESIGN §3, §4): one overall score 0.0 (unusable) .. 1.0
+ * A scorer's answer on one proposal (DESIGN R3, R4): one overall score 0.0 (unusable) .. 1.0
  * (excellent) against the rubric, and one verdict per subgoal, in order: atomic or composite
  * and the capability it needs. With `forcedLeaves` (the depth cap makes every subgoal a leaf)
  * only the capability is asked.

@@ -1,5 +1,5 @@
 /**
- * Scorer role (DESIGN §3, §4): votes once on every proposal with one model call that returns
+ * Scorer role (DESIGN R3, R4): votes once on every proposal with one model call that returns
  * the score and, per subgoal, atomic or composite and the capability it needs. On the vote that
  * completes the information (every live scorer has voted on every proposal of the goal, and a
  * proposal has its quorum) it publishes the accepted split at once, followed by the children:
@@ -57,7 +57,7 @@ export interface ScorerOptions {
   quorumGraceMs?: number
 }
 
-/** The Goal / PromptNode bodies an accepted split's children are published as (DESIGN §1, §4). */
+/** The Goal / PromptNode bodies an accepted split's children are published as (DESIGN R1, R4). */
 export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal', body: Goal } | { kind: 'node', body: PromptNode })[] {
   return split.children.map((c) => c.is_atomic
     ? {
@@ -101,7 +101,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const random = opts.random ?? Math.random
   const grace = opts.quorumGraceMs ?? QUORUM_GRACE_MS
   const scorerTtlMs = capabilityTtlMs(config.announceIntervalMs)
-  /** Local monotonic ms when this scorer started waiting on each goal (DESIGN §3 timeout). */
+  /** Local monotonic ms when this scorer started waiting on each goal (DESIGN R3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Local monotonic ms when a goal first had a quorum here while some live scorer's votes were missing. */
   const quorumSince = new Map<string, number>()
@@ -157,7 +157,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (timers.isDisposed) return
     const goal = state.goal(goalId)
     if (goal === undefined || !isLiveGoal(state, goalId)) return
-    // A cancelled plan gets no new votes, splits or children (DESIGN §13).
+    // A cancelled plan gets no new votes, splits or children (DESIGN R13).
     if (isCancelled(state, goalId)) return
     const winner = winningFor(state, goalId)
     if (winner !== undefined) {
@@ -166,7 +166,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       return
     }
     // Nor does a plan stopped by its budget: accepting costs no call, but a split now would only
-    // add stopped parts after every peer has judged the plan over (DESIGN §13).
+    // add stopped parts after every peer has judged the plan over (DESIGN R13).
     if (!gate.allows(goalId)) { evaluated(goalId, 'plan_stopped'); return }
     const proposals = state.proposalsFor(goalId)
     if (proposals.length === 0) return
@@ -333,7 +333,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       log.debug({ goal_id: goal.goal_id, proposal_id: decision.proposal_id }, 'split accepted without this scorer\'s vote: a confirming scorer publishes it')
       return
     }
-    // A fallback is dated no earlier than the goal's start + the timeout, as receivers check (DESIGN §4).
+    // A fallback is dated no earlier than the goal's start + the timeout, as receivers check (DESIGN R4).
     const start = decision.fallback ? state.goalStartUs(goal.goal_id) : null
     const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth, start === null ? null : start + config.acceptance.timeoutMs * 1000)
     accepting.add(goal.goal_id)

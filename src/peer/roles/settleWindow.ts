@@ -1,5 +1,5 @@
 /**
- * Adaptive claim settle window (DESIGN §5). A claimer may trust that it won once every claim
+ * Adaptive claim settle window (DESIGN R5). A claimer may trust that it won once every claim
  * stamped earlier than its own has had time to arrive. That time is the age a competitor's claim
  * has on arrival (delivery latency plus any clock offset between the two peers) plus this peer's
  * event-loop lag (a message already on the socket waits for the loop), measured with a probe timer. So the window follows the

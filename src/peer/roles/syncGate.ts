@@ -1,5 +1,5 @@
 /**
- * No claim before a first sync (DESIGN §5): an executor that restarts, or starts cut off, may
+ * No claim before a first sync (DESIGN R5): an executor that restarts, or starts cut off, may
  * hold a stale plan state in which finished leaves look open. It claims nothing until one
  * anti-entropy sync with a peer has completed since it started, or until it has been provably
  * alone (no peer connected at all) for the grace period, which it logs as such. The same wait

@@ -1,6 +1,6 @@
 /**
  * What an executor asks the model for a synthesis task and for a leaf with dependencies
- * (DESIGN §11): the earlier results a task builds on go into its prompt, within a character
+ * (DESIGN R12): the earlier results a task builds on go into its prompt, within a character
  * budget so a long chain cannot grow a prompt without bound.
  */
 import type { PartResult } from '../../plan/read/synthesis'
@@ -52,7 +52,7 @@ export function budgetedParts (parts: readonly PartResult[], budget: number, lab
 
 /**
  * The prompt of a synthesis task: the goal, its ancestors (outermost first), and every child's
- * result in split order (DESIGN §11).
+ * result in split order (DESIGN R12).
  */
 export function synthesisPrompt (x: { goal: string, ancestors: readonly string[], parts: readonly PartResult[], budget?: number }): string {
   const blocks = budgetedParts(x.parts, x.budget ?? RESULTS_BUDGET_CHARS, (i, p) => `### Part ${i + 1}: ${p.title}`)

@@ -1,5 +1,5 @@
 /**
- * Envelope checks shared by gossip, sync and the state log (DESIGN §1, §2, §9): schema,
+ * Envelope checks shared by gossip, sync and the state log (DESIGN R1, R2, R9): schema,
  * recomputed ids and authorship. Signature verification needs libp2p keys and lives in the
  * network layer; this module only defines the bytes that are signed.
  */
@@ -23,14 +23,14 @@ export function signingBytes (kind: Kind, body: unknown): Uint8Array {
 
 /**
  * Content key of a message: H(kind, canonical body). The G-Sets of the plan state are keyed
- * by it (DESIGN §6), so a repeated message is one element and two different bodies never
+ * by it (DESIGN R6), so a repeated message is one element and two different bodies never
  * overwrite each other.
  */
 export function messageKey (env: { kind: Kind, body: unknown }): string {
   return contentId(env.kind, canonicalJson(env.body))
 }
 
-/** Why a message was dropped (counted per reason, DESIGN §9). */
+/** Why a message was dropped (counted per reason, DESIGN R9). */
 export type DropReason = 'invalid_schema' | 'id_mismatch' | 'impersonation' | 'too_large' | 'clock_skew' | 'bad_signature' | 'duplicate' | 'overstated_usage'
 
 export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: DropReason, detail: string }
@@ -39,7 +39,7 @@ export type CheckResult = { ok: true, env: AnyEnvelope } | { ok: false, reason: 
  * The peer a body names as its author, which must equal the envelope's signer; null when the
  * body is derived content anyone may republish (child goals, prompt nodes), which the id check
  * covers instead. Accepted splits are a deterministic function of the confirming votes
- * (DESIGN §4), so any confirming scorer may sign one (checkEnvelope), but nobody else.
+ * (DESIGN R4), so any confirming scorer may sign one (checkEnvelope), but nobody else.
  */
 export function claimedAuthor (env: AnyEnvelope): string | null {
   switch (env.kind) {
@@ -58,7 +58,7 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
 }
 
 /**
- * Why a message's `usage` is more than one message of its kind can cost, or null (DESIGN §13
+ * Why a message's `usage` is more than one message of its kind can cost, or null (DESIGN R13
  * "Spend"): every cost-bearing message is one model call, so at most CALLS_PER_MESSAGE_MAX
  * requests, each of at most TOKENS_PER_REQUEST_MAX tokens. A message stating more would let one
  * member stop any budgeted plan with a single vote.
@@ -98,7 +98,7 @@ function idProblem (env: AnyEnvelope): string | null {
         if (c.index !== i || c.text !== a.subgoals[i]) return `child ${i} does not match subgoal ${i}`
         if (c.child_id !== childId(a.goal_id, a.proposal_id, i, c.text)) return `child ${i} has a wrong child_id`
         if (c.is_atomic !== (c.required_capability !== null)) return `child ${i}: an atomic child needs a capability, a composite none`
-        // Dependencies name earlier siblings only (DESIGN §11), so they form no cycle.
+        // Dependencies name earlier siblings only (DESIGN R11), so they form no cycle.
         const earlier = new Set(a.children.slice(0, i).map((x) => x.child_id))
         if (c.depends_on !== undefined && (new Set(c.depends_on).size !== c.depends_on.length || !c.depends_on.every((d) => earlier.has(d)))) {
           return `child ${i}: depends_on must name distinct earlier siblings`
@@ -112,7 +112,7 @@ function idProblem (env: AnyEnvelope): string | null {
       return want === n.node_id ? null : `node_id ${n.node_id} != ${want}`
     }
     case 'cancel': {
-      // Only the origin may cancel (DESIGN §13): the root id binds text, created_at and origin.
+      // Only the origin may cancel (DESIGN R13): the root id binds text, created_at and origin.
       const c = env.body
       const want = rootGoalId(c.goal_text, parseTimestamp(c.goal_created_at), c.origin_peer)
       return want === c.goal_id ? null : `cancel names goal ${c.goal_id}, but its origin, text and created_at give ${want}: not the root goal's origin`
@@ -123,7 +123,7 @@ function idProblem (env: AnyEnvelope): string | null {
 }
 
 /**
- * Schema, id and authorship checks of one received envelope (DESIGN §1, §2, §9).
+ * Schema, id and authorship checks of one received envelope (DESIGN R1, R2, R9).
  * @param raw parsed JSON of unknown shape
  * @param transportAuthor the gossip message's signed author (StrictSign), when it came by gossip
  * @returns the typed envelope, or the drop reason with a human-readable detail. Never throws.

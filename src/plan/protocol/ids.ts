@@ -1,5 +1,5 @@
 /**
- * Content ids (DESIGN §1): sha256 over the parts, each part's UTF-8 bytes followed by one
+ * Content ids (DESIGN R1): sha256 over the parts, each part's UTF-8 bytes followed by one
  * NUL byte, lowercase hex, first 16 characters. Every receiver recomputes them.
  */
 import { createHash } from 'node:crypto'
@@ -42,7 +42,7 @@ export function childId (parentGoalId: string, proposalId: string, index: number
 }
 
 /**
- * Id of the synthesis task of a decomposed goal (DESIGN §11): H("synthesis", goal_id,
+ * Id of the synthesis task of a decomposed goal (DESIGN R12): H("synthesis", goal_id,
  * proposal_id of the winning accepted split). Every peer derives it from the same split, and
  * claims, renewals and results for it use it as their node_id, like a leaf's.
  */

@@ -9,7 +9,7 @@
 import { TUNABLES } from './tunables'
 import { textLength } from './text'
 
-/** Longest text of any free-text wire field and of a submitted goal, in characters (Unicode code points, textLength; DESIGN §1). */
+/** Longest text of any free-text wire field and of a submitted goal, in characters (Unicode code points, textLength; DESIGN R1). */
 export const TEXT_MAX_CHARS = 4000
 
 /** A swarm name (the topic namespace): 1-64 letters, digits, dot, dash or underscore. */
@@ -33,7 +33,7 @@ export const LLM_PROVIDER_SETTINGS = ['auto', 'anthropic', 'openai-compatible', 
 
 /**
  * The most one cost-bearing message (proposal, score, result, failure notice) can cost
- * (DESIGN §13 "Spend"): each is one model call, so at most its attempts — the first, up to
+ * (DESIGN R13 "Spend"): each is one model call, so at most its attempts — the first, up to
  * TUNABLES.llmMaxRetries.max retries, and up to RATE_LIMIT_RETRIES_MAX answers of HTTP 429 —
  * and per request at most TOKENS_PER_REQUEST_MAX input + output tokens (the largest context
  * window a model offers holds both). A message stating more is dropped as overstated_usage.
@@ -45,7 +45,7 @@ export const TOKENS_PER_REQUEST_MAX = 1_000_000
 /** Deepest goal depth a message may carry (Goal.depth); the depth cap cannot exceed it. */
 export const MAX_GOAL_DEPTH = TUNABLES.maxDepth.max
 
-/** C0 controls except tab, LF and CR, plus DEL (DESIGN §1); the wire schema refuses them in text. */
+/** C0 controls except tab, LF and CR, plus DEL (DESIGN R1); the wire schema refuses them in text. */
 const GOAL_CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
 
 /**

@@ -27,7 +27,7 @@ export const Timestamp = z.string().max(40).refine((s) => {
 }, 'expected an ISO-8601 timestamp with offset, e.g. 2025-01-02T03:04:05.678901Z')
 
 /**
- * Control characters refused in every text field (DESIGN §1): C0 (U+0000-U+001F) except tab,
+ * Control characters refused in every text field (DESIGN R1): C0 (U+0000-U+001F) except tab,
  * line feed and carriage return, plus DEL (U+007F). Id parts are joined with NUL, so a text
  * holding NUL could make two different messages share an id; the other controls (escape
  * sequences, backspace, form feed) only serve to disguise text in terminals and logs.
@@ -54,7 +54,7 @@ export function stripControlChars (text: string): string {
 const Text = plainText(TEXT_MAX_CHARS).min(1)
 
 /**
- * What producing one message cost in model requests (DESIGN §13): `calls` counts requests sent
+ * What producing one message cost in model requests (DESIGN R13): `calls` counts requests sent
  * to the model (every attempt, retries included), the tokens are those the provider's replies
  * reported. Optional on every cost-bearing message (older peers send none).
  */
@@ -66,7 +66,7 @@ export const Usage = z.strictObject({
 export type Usage = z.infer<typeof Usage>
 
 /**
- * A root goal's spending cap (DESIGN §13): model requests and/or tokens (input + output) summed
+ * A root goal's spending cap (DESIGN R13): model requests and/or tokens (input + output) summed
  * over every message of the plan. At least one limit; no budget means no cap.
  */
 export const Budget = z.strictObject({
@@ -151,10 +151,10 @@ export const SubgoalProposal = z.strictObject({
   /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
   attempt: z.int().min(0).max(16),
   proposed_at: Timestamp,
-  /** The model requests behind this proposal (DESIGN §13). */
+  /** The model requests behind this proposal (DESIGN R13). */
   usage: Usage.optional(),
   /**
-   * Per subgoal, the indices (0-based) of earlier subgoals whose results it needs (DESIGN §11).
+   * Per subgoal, the indices (0-based) of earlier subgoals whose results it needs (DESIGN R11).
    * Optional: absent means no dependency. Only earlier indices, so there is no cycle.
    */
   depends_on: z.array(z.array(z.int().min(0).max(63)).max(12)).max(12).optional()
@@ -162,7 +162,7 @@ export const SubgoalProposal = z.strictObject({
 export type SubgoalProposal = z.infer<typeof SubgoalProposal>
 
 /**
- * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN §4): atomic or
+ * One scorer's verdict on one subgoal of the proposal it votes on (DESIGN R4): atomic or
  * composite, and the capability producing it needs (for a composite one, its main part's).
  * Where the depth cap forces leaves, is_atomic is true and only the capability was asked.
  */
@@ -174,7 +174,7 @@ export const SubgoalVerdict = z.strictObject({
 
 /**
  * One scorer's vote on one proposal, with its verdict on every subgoal (`decisions[i]` is about
- * subgoal i, index = i), so acceptance needs no further model call (DESIGN §3, §4).
+ * subgoal i, index = i), so acceptance needs no further model call (DESIGN R3, R4).
  */
 export const ScoreMsg = z.strictObject({
   goal_id: Id,
@@ -185,12 +185,12 @@ export const ScoreMsg = z.strictObject({
   decisions: z.array(SubgoalVerdict).min(1).max(12)
     .refine((ds) => ds.every((d, i) => d.index === i), 'decisions must be in index order 0..n-1'),
   scored_at: Timestamp,
-  /** The model requests behind this vote; absent or zero for a reused answer (DESIGN §13). */
+  /** The model requests behind this vote; absent or zero for a reused answer (DESIGN R13). */
   usage: Usage.optional()
 })
 export type ScoreMsg = z.infer<typeof ScoreMsg>
 
-/** The accepting scorer's decision for one slot of the split (DESIGN §4). */
+/** The accepting scorer's decision for one slot of the split (DESIGN R4). */
 export const ChildDecision = z.strictObject({
   index: z.int().min(0).max(63),
   child_id: Id,
@@ -198,7 +198,7 @@ export const ChildDecision = z.strictObject({
   is_atomic: z.boolean(),
   /** The capability an atomic child needs; null for a composite child. */
   required_capability: Capability.nullable(),
-  /** child_ids of the earlier siblings this child needs done first (DESIGN §11); absent for none. */
+  /** child_ids of the earlier siblings this child needs done first (DESIGN R11); absent for none. */
   depends_on: z.array(Id).min(1).max(12).optional()
 })
 export type ChildDecision = z.infer<typeof ChildDecision>
@@ -207,7 +207,7 @@ export type ChildDecision = z.infer<typeof ChildDecision>
  * An accepted split, with the atomic/composite decisions inside it. Every field is a
  * deterministic function of the proposal and the confirming votes (protocol/acceptance.ts
  * acceptedSplitFor), so any peer may publish it and two scorers that accept on the same votes
- * publish the same message (DESIGN §4).
+ * publish the same message (DESIGN R4).
  */
 export const AcceptedSplit = z.strictObject({
   goal_id: Id,
@@ -217,7 +217,7 @@ export const AcceptedSplit = z.strictObject({
   subgoals: z.array(Text).min(1).max(12),
   final_score: z.number().min(0).max(1),
   confirming_scores: z.array(z.strictObject({ scorer_peer: PeerIdStr, score: z.number().min(0).max(1) })).min(1).max(64),
-  /** true when accepted by the timeout fallback rather than the quorum rule (DESIGN §3). */
+  /** true when accepted by the timeout fallback rather than the quorum rule (DESIGN R3). */
   fallback: z.boolean(),
   children: z.array(ChildDecision).min(1).max(12),
   /** The latest scored_at among the confirming votes. */
@@ -239,7 +239,7 @@ export const PromptNode = z.strictObject({
 })
 export type PromptNode = z.infer<typeof PromptNode>
 
-/** An executor's claim on a leaf: a lease of `lease_ms` from claimed_at (DESIGN §5). */
+/** An executor's claim on a leaf: a lease of `lease_ms` from claimed_at (DESIGN R5). */
 export const ClaimMsg = z.strictObject({
   node_id: Id,
   goal_id: Id,
@@ -254,7 +254,7 @@ export type ClaimMsg = z.infer<typeof ClaimMsg>
 export const MAX_MODEL_WAIT_MS = 86_400_000
 
 /**
- * The holder's model request for a leaf, outstanding past its wait-notice interval (DESIGN §5):
+ * The holder's model request for a leaf, outstanding past its wait-notice interval (DESIGN R5):
  * how long it had waited at the renewal's renewed_at (ms) and which attempt it is.
  */
 export const ModelWaitReport = z.strictObject({
@@ -302,10 +302,10 @@ export function wireToolEntries (entries: readonly string[]): string[] {
 const ToolEntries = z.array(ToolEntry).max(MAX_TOOL_ENTRIES)
   .refine((xs) => new Set(xs).size === xs.length, 'tool entries must be distinct')
 
-/** Inline outputs up to this many characters (code points, at most 256 KiB of UTF-8); larger ones travel as a blob (DESIGN §10). */
+/** Inline outputs up to this many characters (code points, at most 256 KiB of UTF-8); larger ones travel as a blob (DESIGN R10). */
 export const MAX_INLINE_OUTPUT = 64 * 1024
 
-/** A leaf's outcome. success=false is a failure after retries, never shown as done (DESIGN §8). */
+/** A leaf's outcome. success=false is a failure after retries, never shown as done (DESIGN R8). */
 export const ResultMsg = z.strictObject({
   node_id: Id,
   goal_id: Id,
@@ -319,7 +319,7 @@ export const ResultMsg = z.strictObject({
   output_bytes: z.int().min(0),
   attempts: z.int().min(1).max(100),
   finished_at: Timestamp,
-  /** The model requests behind this result (DESIGN §13). */
+  /** The model requests behind this result (DESIGN R13). */
   usage: Usage.optional(),
   /**
    * The MCP tools the leaf's tool loop called (`server/tool`, distinct, in first-call order;
@@ -337,7 +337,7 @@ export const FailureMsg = z.strictObject({
   reporter_peer: PeerIdStr,
   reason: plainText(TEXT_MAX_CHARS).min(1),
   failed_at: Timestamp,
-  /** The model requests spent before giving up (DESIGN §13). */
+  /** The model requests spent before giving up (DESIGN R13). */
   usage: Usage.optional()
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
@@ -346,7 +346,7 @@ export type FailureMsg = z.infer<typeof FailureMsg>
 export const CANCEL_REASON_MAX = 500
 
 /**
- * The origin's order to stop a plan (DESIGN §13). It repeats the root goal's text and created_at
+ * The origin's order to stop a plan (DESIGN R13). It repeats the root goal's text and created_at
  * so every receiver can recompute the root id from it and check that the signer is the goal's
  * origin peer with the message alone, before it knows the goal: a cancel from anyone else has
  * an id that does not match and is dropped.
@@ -385,7 +385,7 @@ export const CapabilityAnnounce = z.strictObject({
   heartbeat_ms: z.int().min(TUNABLES.announceIntervalMs.min).max(TUNABLES.announceIntervalMs.max).optional(),
   /**
    * Random per process start, with the start time: two live nonces for one peer_id mean one
-   * key file runs twice, and the newer process stops claiming (DESIGN §5). Optional (older peers).
+   * key file runs twice, and the newer process stops claiming (DESIGN R5). Optional (older peers).
    */
   boot_nonce: z.string().regex(/^[0-9a-f]{16}$/).optional(),
   booted_at: Timestamp.optional(),
@@ -424,7 +424,7 @@ export type BodyOf<K extends Kind> = z.infer<(typeof BODY_SCHEMAS)[K]>
 
 /**
  * The signed unit that travels over gossip, is stored in the state log and is exchanged by
- * sync (DESIGN §7): the body, its author's PeerId, and an Ed25519 signature by the author's
+ * sync (DESIGN R7): the body, its author's PeerId, and an Ed25519 signature by the author's
  * libp2p key over `signingBytes(kind, body)` (base64).
  */
 export const Envelope = z.strictObject({

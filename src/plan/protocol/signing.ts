@@ -1,5 +1,5 @@
 /**
- * Envelope signatures (DESIGN §2, §7): an Ed25519 signature by the author's libp2p key over
+ * Envelope signatures (DESIGN R2, R7): an Ed25519 signature by the author's libp2p key over
  * `signingBytes(kind, body)`, carried in the envelope so a message re-verifies after sync.
  */
 import type { PrivateKey } from '@libp2p/interface'

@@ -1,5 +1,5 @@
 /**
- * Counting and cutting text (DESIGN §1 "Processes and folders", the text rule). A character is
+ * Counting and cutting text (DESIGN "Processes and folders", the text rule). A character is
  * a Unicode code point: every limit, budget and count shown to a user ("n more characters")
  * counts code points, so an emoji or a CJK character outside the BMP is one character, not two
  * UTF-16 units. Nothing here splits a surrogate pair; what is shown as a label, an excerpt or a

@@ -1,5 +1,5 @@
 /**
- * Protocol timestamps (DESIGN §1, §5): ISO-8601 UTC strings with microsecond precision,
+ * Protocol timestamps (DESIGN R1, R5): ISO-8601 UTC strings with microsecond precision,
  * e.g. `2025-01-02T03:04:05.678901Z`. Internally a timestamp is an integer count of
  * microseconds since the Unix epoch (µs, a JS number: exact up to year 2255). Parsing and
  * comparison never go through a JS Date, which only keeps milliseconds.
@@ -69,7 +69,7 @@ export function formatTimestamp (us: Micros): string {
 }
 
 /**
- * Form hashed into root goal ids (DESIGN §1): Python's `datetime.isoformat()` of a UTC
+ * Form hashed into root goal ids (DESIGN R1): Python's `datetime.isoformat()` of a UTC
  * datetime, `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`: the fraction is omitted at 0 µs and the zone is
  * spelled +00:00, so every peer hashes one spelling of an instant.
  */
@@ -95,7 +95,7 @@ export const WALL_STEP_US = 1_000_000
 /**
  * A µs clock that reads the system wall clock with the monotonic clock's sub-millisecond
  * resolution. Peers compare each other's timestamps (claims, scores, the 5 s future rule of
- * DESIGN §5), so a process must keep to the wall clock its neighbours read: when the wall clock
+ * DESIGN R5), so a process must keep to the wall clock its neighbours read: when the wall clock
  * steps (NTP or the hypervisor correcting it after boot or a pause) by more than WALL_STEP_US,
  * the clock re-anchors to it; a process anchored once would lag or lead every process started
  * after the step. Between steps the readings never decrease.

@@ -53,7 +53,7 @@ const MAX_PORT = 65_535
  *   only split into prompts, and the root is at depth 0), so the plan would never start; at
  *   most 16, the deepest goal the wire allows (MAX_GOAL_DEPTH).
  * - maxHoldMs default: the longest an honest call takes at the default LLM settings, the
- *   request timeout x its attempts, plus slack: 120 s x (1 + 3) + 60 s = 540 s (DESIGN §5).
+ *   request timeout x its attempts, plus slack: 120 s x (1 + 3) + 60 s = 540 s (DESIGN R5).
  * - settleFloorMs is `--settle-ms`: the floor of the adaptive settle window
  *   (roles/settleWindow.ts), not the window itself.
  */
@@ -156,7 +156,7 @@ export function settingDefault (t: Tunable): number | null {
  */
 export interface TunableOrder { readonly low: TunableName, readonly high: TunableName, readonly why: string }
 
-/** The pairs (DESIGN §5 for the settle window and the claim round; `why` is shown to the user). */
+/** The pairs (DESIGN R5 for the settle window and the claim round; `why` is shown to the user). */
 export const TUNABLE_ORDER: readonly TunableOrder[] = [
   { low: 'minSplits', high: 'maxSplits', why: 'a split has at least the fewest and at most the most subgoals' },
   { low: 'settleFloorMs', high: 'settleMaxMs', why: 'the adaptive settle window lies between its floor and its ceiling' },

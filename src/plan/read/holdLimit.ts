@@ -1,5 +1,5 @@
 /**
- * How every view words a claim round that ended at the hold limit without a result (DESIGN §5
+ * How every view words a claim round that ended at the hold limit without a result (DESIGN R5
  * "A round's hold is bounded"): the tree item, the terminal tree, the report and the executor's
  * log all say "held 9 min without a result by <name>".
  */

@@ -1,5 +1,5 @@
 /**
- * Whether a held leaf waits on its model (DESIGN §5, §6), as a pure function of the leaf's
+ * Whether a held leaf waits on its model (DESIGN R5, R6), as a pure function of the leaf's
  * renewals and a clock reading: the holder's newest live renewal of its claim says so when it
  * carries `model_wait`. The tree shows it; the tree item and the report phrase it.
  */

@@ -1,5 +1,5 @@
 /**
- * The cost view of a plan (DESIGN §13): calls and tokens by role, with the budget and why the
+ * The cost view of a plan (DESIGN R13): calls and tokens by role, with the budget and why the
  * plan stopped, as Markdown for the root's tooltip, the plan report and Export Plan, and as one
  * short line for the status bar. Pure text of the plan state (no vscode), unit-tested.
  */

@@ -1,7 +1,7 @@
 /**
  * The one Markdown rendering of a plan (state/tree.ts GoalView), used by the observer's report
  * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
- * DESIGN §11), then the progress, the goal tree with statuses, each decomposed goal's
+ * DESIGN R12), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Pure.
  */
 import { holdLimitText } from './holdLimit'
@@ -94,7 +94,7 @@ function quoteBlock (text: string, pad = '   '): string {
   return text.split('\n').map((l) => (l.trim() === '' ? `${pad}>` : `${pad}> ${l}`)).join('\n')
 }
 
-/** Goals of the winning tree whose decomposition gave up (DESIGN §8: failure is visible). */
+/** Goals of the winning tree whose decomposition gave up (DESIGN R8: failure is visible). */
 export function failedGoals (root: GoalView): number {
   let n = 0
   const walk = (g: TreeNode): void => {
@@ -108,7 +108,7 @@ export function failedGoals (root: GoalView): number {
 
 /**
  * How a stopped plan is named: "cancelled" or "stopped: budget reached"; null while it runs
- * (DESIGN §13). A stopped plan is over for good, so nothing about it is "yet".
+ * (DESIGN R13). A stopped plan is over for good, so nothing about it is "yet".
  */
 export function stoppedWords (root: GoalView): string | null {
   const st = root.plan?.state
@@ -134,7 +134,7 @@ function waitNote (t: LeafView | SynthesisView): string {
 
 /**
  * The reason after a status: what a waiting task waits for, why a blocked one is blocked, who
- * held an open one to the hold limit without a result (DESIGN §5).
+ * held an open one to the hold limit without a result (DESIGN R5).
  */
 function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string, label: (peer: string) => string = String): string {
   if (t.held_out !== null && t.status !== 'claimed') return ` (${mdEscape(holdLimitText(t.held_out, label))})`
@@ -203,7 +203,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   const textOf = (id: string): string => texts.get(id) ?? id
   const out: string[] = [`${h(0)} ${mdEscape(root.text)}`, '', progressSentence(root), '']
   out.push(`${h(1)} Final answer`, '', ...answerBlock(root, opts, textOf), '')
-  // Calls and tokens by role, and the budget (DESIGN §13).
+  // Calls and tokens by role, and the budget (DESIGN R13).
   if (root.plan !== undefined) out.push(...costMarkdown(root.plan, (p) => label(p)), '')
   out.push(`${h(1)} Plan tree`, '')
   const leaves: LeafView[] = []

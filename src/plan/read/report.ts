@@ -28,7 +28,7 @@ function waitNote (leaf: LeafView | SynthesisView): string {
   return leaf.status === 'claimed' && leaf.model_wait !== null ? `, ${modelWaitText(leaf.model_wait)}` : ''
 }
 
-/** ": held 9 min without a result by ex-1" for an open task whose last round ended at the hold limit (DESIGN §5), else "". */
+/** ": held 9 min without a result by ex-1" for an open task whose last round ended at the hold limit (DESIGN R5), else "". */
 function holdNote (t: LeafView | SynthesisView, names: PeerNames | undefined): string {
   return t.held_out !== null && t.status !== 'claimed' ? `: ${holdLimitText(t.held_out, (p) => peerLabel(p, names))}` : ''
 }
@@ -83,7 +83,7 @@ export function otherPlanLines (others: readonly GoalView[]): string[] {
   return others.map((r) => `${r.id} "${excerpt(r.text, 60)}": ${progressLine(r)}`)
 }
 
-/** " score 0.83" for a goal's accepted split, " score 0.39 fallback" when the timeout fallback took it (DESIGN §3), "" without one. */
+/** " score 0.83" for a goal's accepted split, " score 0.39 fallback" when the timeout fallback took it (DESIGN R3), "" without one. */
 function acceptedText (g: GoalView): string {
   return g.accepted === null ? '' : ` score ${g.accepted.final_score.toFixed(2)}${g.accepted.fallback ? ' fallback' : ''}`
 }

@@ -1,5 +1,5 @@
 /**
- * The executor's view of the tasks it may run (DESIGN §5, §11): leaves and synthesis tasks in
+ * The executor's view of the tasks it may run (DESIGN R5, R11, R12): leaves and synthesis tasks in
  * the shape its claim loop handles, which of them are claimable, and the earlier results a
  * prompt carries. Every answer is the task evaluator's (state/evaluator.ts), the one the tree
  * shows, so the executor claims exactly what every view calls claimable.
@@ -43,7 +43,7 @@ export function isSynthesisTask (node: PromptNode): node is SynthesisTask {
 
 /**
  * The node the claim loop handles for a task: a leaf's prompt node as its accepted split derives
- * it (the body any peer republishes, DESIGN §1), a goal's synthesis task.
+ * it (the body any peer republishes, DESIGN R1), a goal's synthesis task.
  */
 export function taskNodeOf (t: TaskClaim): PromptNode {
   if (t.kind === 'synthesis') return synthesisTaskOf({ goal_id: t.goalId, text: t.text }, t.split)
@@ -69,7 +69,7 @@ function partOf (input: TaskInput): PartResult {
 }
 
 /**
- * The results of a leaf's dependencies for its prompt (DESIGN §11): its own, nearest sibling
+ * The results of a leaf's dependencies for its prompt (DESIGN R12): its own, nearest sibling
  * first, then those of the composite goals above it, nearest level first.
  */
 export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: EvaluatorOptions = {}): PartResult[] {

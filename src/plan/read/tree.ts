@@ -1,5 +1,5 @@
 /**
- * The plan tree as a pure function of the plan state and a clock reading (DESIGN §4, §6):
+ * The plan tree as a pure function of the plan state and a clock reading (DESIGN R4, R6):
  * for the same set of messages and the same `nowUs`, every peer builds the identical tree,
  * whatever order or repetition the messages arrived in.
  *
@@ -31,7 +31,7 @@ export type { GoalStatus }
 /** A leaf's or synthesis task's status (evaluator.ts TaskStatus). */
 export type LeafStatus = TaskStatus
 
-/** A proposal for a goal with its effective votes (one per scorer, DESIGN §3). */
+/** A proposal for a goal with its effective votes (one per scorer, DESIGN R3). */
 export interface ProposalView {
   proposal_id: string
   proposer_peer: string
@@ -60,7 +60,7 @@ export interface GoalView {
   failures: FailureMsg[]
   /** The winning split's children in index order, then every losing split's, superseded. */
   children: TreeNode[]
-  /** Root goals only: cancel, budget and recorded spend of the plan (DESIGN §13). */
+  /** Root goals only: cancel, budget and recorded spend of the plan (DESIGN R13). */
   plan?: PlanControl
   /** The goal's synthesis task under the winning split; null while the goal has none. */
   synthesis: SynthesisView | null
@@ -79,7 +79,7 @@ export interface LeafView {
   claimer: string | null
   /**
    * Executor of the shown result (success, else failure), else null. Only results from the
-   * winner of their claim round are shown (DESIGN §5 result authority).
+   * winner of their claim round are shown (DESIGN R5 result authority).
    */
   executor: string | null
   /** Output of the shown result (a failure notice's reason when that is all there is). */
@@ -107,7 +107,7 @@ export interface LeafView {
   blocked_by: string | null
   /**
    * Claimable again because its last claim round ended at the hold limit without a result
-   * (DESIGN §5): who held it and for how long (ms); shown as holdLimitText. Else null.
+   * (DESIGN R5): who held it and for how long (ms); shown as holdLimitText. Else null.
    */
   held_out: HeldOut | null
 }
@@ -116,7 +116,7 @@ export interface LeafView {
 export interface HeldOut { holder: string, held_ms: number }
 
 /**
- * The synthesis task of a decomposed goal (DESIGN §11): claimable like a leaf once every child
+ * The synthesis task of a decomposed goal (DESIGN R12): claimable like a leaf once every child
  * is done; its result is the goal's deliverable (the root's is the plan's final answer). `id`
  * is synthesisId(goal_id, winning proposal_id), `text` the goal's text, `depends_on` the children.
  */
@@ -143,7 +143,7 @@ export interface TreeOptions {
   acceptTimeoutMs?: number
   /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
-  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN §5). */
+  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN R5). */
   maxHoldMs?: number
 }
 
@@ -175,7 +175,7 @@ function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
     blocked_by: t.blockedBy,
     held_out: null
   }
-  // DESIGN §5 result authority: only outcomes from the winner of their claim round count.
+  // DESIGN R5 result authority: only outcomes from the winner of their claim round count.
   if (shown !== undefined) {
     view.executor = shown.executor_peer
     view.output = shown.output
@@ -183,7 +183,7 @@ function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
     view.tools_used = [...(shown.tools_used ?? [])]
     view.success = shown.success
   } else if (notice !== undefined) {
-    // DESIGN §8: an executor that gave up is a visible failure, even without a ResultMsg.
+    // DESIGN R8: an executor that gave up is a visible failure, even without a ResultMsg.
     view.executor = notice.reporter_peer
     view.output = notice.reason
     view.success = false
@@ -234,7 +234,7 @@ function goalView (ev: Evaluation, g: GoalAnswer, opts: TreeOptions, path: Set<s
 }
 
 /**
- * The plan tree (DESIGN §4, §6): one GoalView per root goal (parent_id null), ordered by
+ * The plan tree (DESIGN R4, R6): one GoalView per root goal (parent_id null), ordered by
  * (created_at µs, goal_id). Child goals and leaves come from each goal's accepted splits; they
  * need no Goal/PromptNode message of their own since every peer derives them from the split.
  * Every status is the task evaluator's (evaluator.ts) for the same state, clock and options.
@@ -258,20 +258,20 @@ export interface PlanProgress {
   /** Leaves pending execution. */
   pending: number
   claimed: number
-  /** Leaves waiting on a dependency (DESIGN §11). */
+  /** Leaves waiting on a dependency (DESIGN R11). */
   waiting: number
   /** Leaves blocked by a failed dependency: they never run. */
   blocked: number
   /** Non-superseded goals still waiting for an accepted split. */
   pending_goals: number
-  /** Leaves cancelled or held back by the budget (DESIGN §13). */
+  /** Leaves cancelled or held back by the budget (DESIGN R13). */
   stopped: number
-  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN §11). */
+  /** Synthesis tasks of decomposed goals, and how many are done (DESIGN R12). */
   syntheses: number
   syntheses_done: number
-  /** Syntheses cancelled or held back by the budget: their goal has no answer (DESIGN §13). */
+  /** Syntheses cancelled or held back by the budget: their goal has no answer (DESIGN R13). */
   syntheses_stopped: number
-  /** Goals cancelled or held back by the budget before their split (DESIGN §13). */
+  /** Goals cancelled or held back by the budget before their split (DESIGN R13). */
   goals_stopped: number
   /**
    * No goal is pending decomposition, every leaf is done, failed, blocked or stopped, and every
@@ -368,7 +368,7 @@ export interface PromptCounts {
   pending: number
   waiting: number
   blocked: number
-  /** Cancelled or held back by the budget (DESIGN §13). */
+  /** Cancelled or held back by the budget (DESIGN R13). */
   stopped: number
 }
 

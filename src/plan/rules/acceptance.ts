@@ -1,5 +1,5 @@
 /**
- * Acceptance rule (DESIGN §3, §4) as pure functions of (proposals, votes, elapsed time). Every
+ * Acceptance rule (DESIGN R3, R4) as pure functions of (proposals, votes, elapsed time). Every
  * scorer runs them on its own view; the result never depends on the order messages arrived in,
  * only on the set of messages, so two scorers with the same messages accept the same split and
  * publish the same AcceptedSplit (same content key: it collapses as a duplicate).
@@ -15,7 +15,7 @@ import { TUNABLES } from '../protocol/tunables'
 import { CAPABILITIES, type AcceptedSplit, type Capability, type ChildDecision, type ScoreMsg, type SubgoalProposal } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 
-/** Tunables of the acceptance rule (DESIGN §3). */
+/** Tunables of the acceptance rule (DESIGN R3). */
 export interface AcceptanceConfig {
   /** Distinct scorers needed (N, default 2); an integer >= 1. */
   quorum: number
@@ -51,7 +51,7 @@ function votesOn (proposal: ProposalRef, v: ScoreMsg): boolean {
 }
 
 /**
- * The one vote that counts per scorer for a proposal (DESIGN §3: one vote per (scorer,
+ * The one vote that counts per scorer for a proposal (DESIGN R3: one vote per (scorer,
  * proposal)). A scorer that sent several different votes counts with the lowest score: the
  * minimum is the only pick that is both independent of arrival order and cannot be gamed
  * upwards by re-voting; equal scores fall to the lowest canonical JSON. Votes whose verdict
@@ -107,7 +107,7 @@ function better (a: Acceptance, b: Acceptance | null): boolean {
 }
 
 /**
- * Decides which proposal of one goal is accepted (DESIGN §3).
+ * Decides which proposal of one goal is accepted (DESIGN R3).
  *
  * Votes for proposals not in `proposals`, whose goal_id differs from their proposal's, or whose
  * verdict count differs from its subgoal count, are ignored; each scorer counts once per
@@ -173,10 +173,10 @@ function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
 const ATOMIC_FIRST = [true, false] as const
 
 /**
- * The children of an accepted split (DESIGN §4) as a pure function of the confirming votes:
+ * The children of an accepted split (DESIGN R4) as a pure function of the confirming votes:
  * per subgoal, atomic when the majority of the confirming votes say so (a tie counts as atomic),
  * and the capability most of them name (a tie goes to the earlier one in CAPABILITIES order:
- * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN §4) makes
+ * can_write_text, can_query_api, can_run_code). `forcedLeaves` (the depth cap, DESIGN R4) makes
  * every child atomic whatever the votes say. Composite children carry no capability. A child
  * with dependencies in the proposal carries them as `depends_on` (earlier siblings' child_ids).
  * @param confirming votes on `proposal`, each with one verdict per subgoal
@@ -199,7 +199,7 @@ export function splitDecisions (proposal: ProposalRef, confirming: readonly Scor
       is_atomic: isAtomic,
       required_capability: isAtomic ? capability : null
     }
-    // The proposal's dependencies travel inside the split as sibling ids (DESIGN §11); none: no field.
+    // The proposal's dependencies travel inside the split as sibling ids (DESIGN R11); none: no field.
     const deps = proposal.depends_on?.[index] ?? []
     if (deps.length > 0) d.depends_on = [...deps].sort((a, b) => a - b).map((i) => ids[i] as string)
     return d
@@ -237,7 +237,7 @@ export function acceptedSplitFor (proposal: ProposalRef, acceptance: Acceptance,
 
 /**
  * true when every scorer in `scorers` has a counted vote on every proposal in `proposals`: the
- * information is complete, so every scorer with these messages decides the same (DESIGN §3).
+ * information is complete, so every scorer with these messages decides the same (DESIGN R3).
  */
 export function votesComplete (proposals: readonly ProposalRef[], votes: readonly ScoreMsg[], scorers: Iterable<string>): boolean {
   const expected = [...scorers]
@@ -249,13 +249,13 @@ export function votesComplete (proposals: readonly ProposalRef[], votes: readonl
 }
 
 /**
- * The part of the acceptance rule a receiver checks an accepted split against (DESIGN §3, §4):
+ * The part of the acceptance rule a receiver checks an accepted split against (DESIGN R3, R4):
  * the quorum, the minimum score and (for fallback splits) the acceptance timeout, ms.
  */
 export type AcceptanceRule = Pick<AcceptanceConfig, 'quorum' | 'minScore'> & Partial<Pick<AcceptanceConfig, 'timeoutMs'>>
 
 /**
- * What the votes a peer holds say of one accepted split (DESIGN §4 "Evidence"):
+ * What the votes a peer holds say of one accepted split (DESIGN R4 "Evidence"):
  * - valid: every confirming vote it names is held (a signed score by that scorer on that
  *   proposal, counted as `countedVotes` counts it), they make a quorum under the receiver's
  *   rule, and the split is exactly what `acceptedSplitFor` derives from them;
@@ -275,7 +275,7 @@ function firstDifference (a: Record<string, unknown>, b: Record<string, unknown>
 }
 
 /**
- * Checks an accepted split against the evidence held (DESIGN §4 "Evidence"): a pure function
+ * Checks an accepted split against the evidence held (DESIGN R4 "Evidence"): a pure function
  * of the split, its proposal and the goal's votes, so every peer holding the same messages
  * reaches the same verdict in any arrival order.
  * @param proposal the split's proposal, or undefined while it is not held
@@ -299,7 +299,7 @@ export function splitEvidence (split: AcceptedSplit, proposal: SubgoalProposal |
     if (low !== undefined) return { verdict: 'forged', detail: `confirming vote ${low.score} by ${low.scorer_peer} is below the minimum score ${rule.minScore}` }
   }
   if (proposal === undefined || proposal.goal_id !== split.goal_id) return { verdict: 'pending', missing: [`proposal ${split.proposal_id}`] }
-  // A fallback may be taken only once the timeout has passed since the goal began (DESIGN §3).
+  // A fallback may be taken only once the timeout has passed since the goal began (DESIGN R3).
   const fallbackAtUs = split.fallback && goalStartUs !== undefined && goalStartUs !== null ? goalStartUs + Math.round((rule.timeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs) * 1000) : null
   if (split.fallback) {
     if (fallbackAtUs === null) return { verdict: 'pending', missing: ['the goal it splits'] }

@@ -1,5 +1,5 @@
 /**
- * Claim rule (DESIGN §5) as pure functions: who holds a leaf's lease at a given time, decided
+ * Claim rule (DESIGN R5) as pure functions: who holds a leaf's lease at a given time, decided
  * only from the set of claims and renewals, so every peer with the same messages agrees.
  */
 import { compareStrings } from '../protocol/ids'
@@ -20,7 +20,7 @@ export const CLAIM_TOLERANCE_MS = 5000
 export const SETTLE_FLOOR_MS = TUNABLES.settleFloorMs.default
 
 /**
- * Default longest hold of one claim round (ms, DESIGN §5 "A round's hold is bounded"): the
+ * Default longest hold of one claim round (ms, DESIGN R5 "A round's hold is bounded"): the
  * default LLM request timeout x its attempts + slack, 540 s (protocol/tunables.ts maxHoldMs).
  * Every peer of a swarm must use the same value (`--max-hold-ms`), like the acceptance quorum:
  * rounds are part of the claim rule.
@@ -29,7 +29,7 @@ export const DEFAULT_MAX_HOLD_MS = TUNABLES.maxHoldMs.default
 
 /**
  * true when a claim's timestamp is within `toleranceMs` (inclusive) of the receiver's clock,
- * in either direction (DESIGN §5). Applied on receipt of a live (gossiped or pushed) claim;
+ * in either direction (DESIGN R5). Applied on receipt of a live (gossiped or pushed) claim;
  * synced history and the state log only get the future half of it (notFromFuture).
  */
 export function claimWithinTolerance (claimedAtUs: Micros, nowUs: Micros, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
@@ -71,7 +71,7 @@ function orderClaims (claims: readonly ClaimMsg[]): ParsedClaim[] {
 /**
  * End of a claim's lease in µs: claimed_at + lease_ms, pushed forward by each renewal of this
  * claim (same claimer_peer and claimed_at) to renewed_at + lease_ms, never past claimed_at +
- * `maxHoldMs` (DESIGN §5 "A round's hold is bounded"). Renewals are taken in renewed_at order
+ * `maxHoldMs` (DESIGN R5 "A round's hold is bounded"). Renewals are taken in renewed_at order
  * and only count while the lease they extend still runs (renewed_at <= the end so far): a
  * lease that lapsed stays lapsed, so a stalled executor that wakes up and renews cannot take a
  * leaf back from whoever reclaimed it.
@@ -109,7 +109,7 @@ export interface ClaimRound {
 }
 
 /**
- * What makes a claim count in a round beyond its own timestamp (DESIGN §5):
+ * What makes a claim count in a round beyond its own timestamp (DESIGN R5):
  * - claimableSinceUs: the task is claimable only since this instant (µs; the latest finished_at
  *   of the results its dependencies are done by): claims dated before it, and their
  *   renewals, are ignored. null or absent: no dependency, every claim counts. A task whose
@@ -124,7 +124,7 @@ export interface RoundRule {
 
 /**
  * true when a claim or renewal timestamp is not further in the future than `toleranceMs`
- * (inclusive) by the receiver's clock: only such a claim can be live now (DESIGN §5 time rules).
+ * (inclusive) by the receiver's clock: only such a claim can be live now (DESIGN R5 time rules).
  * A claim dated later has not started yet by this clock, so it blocks nobody.
  */
 export function notFromFuture (atUs: Micros, nowUs: Micros, toleranceMs: number = CLAIM_TOLERANCE_MS): boolean {
@@ -132,7 +132,7 @@ export function notFromFuture (atUs: Micros, nowUs: Micros, toleranceMs: number 
 }
 
 /**
- * The claim rounds of one leaf as seen at `nowUs` (DESIGN §5), oldest first. Claims and
+ * The claim rounds of one leaf as seen at `nowUs` (DESIGN R5), oldest first. Claims and
  * renewals dated more than `toleranceMs` after `nowUs` are left out (not live by this clock),
  * and so are claims dated before `rule.claimableSinceUs` (the task was not claimable
  * yet). Claims are ordered by (claimed_at µs, claimer_peer), a peer's repeated claims with one
@@ -201,7 +201,7 @@ export function leaseAt (rounds: readonly ClaimRound[], nowUs: Micros, settleWin
 }
 
 /**
- * Result authority (DESIGN §5): true when `peer` won the claim round that an outcome finished
+ * Result authority (DESIGN R5): true when `peer` won the claim round that an outcome finished
  * at `atUs` belongs to, the last round whose winning claim is dated at or before `atUs`. A
  * winner whose lease lapsed without anybody claiming after it still owns its round, so a slow
  * but uncontested executor's result counts; an outcome dated before any claim, or inside a
@@ -218,7 +218,7 @@ export function wonRoundAt (rounds: readonly ClaimRound[], peer: string, atUs: M
 }
 
 /**
- * Who holds the lease of one leaf at `nowUs` (DESIGN §5): leaseAt(claimRounds(...)).
+ * Who holds the lease of one leaf at `nowUs` (DESIGN R5): leaseAt(claimRounds(...)).
  *
  * Claims are ordered by (claimed_at µs, claimer_peer); a peer's repeated claims with the same
  * claimed_at count once. Round 1: the earliest claim wins. Before claimed_at + settle window
@@ -245,7 +245,7 @@ export function resolveClaims (
 }
 
 /**
- * The timestamp (µs) an honest executor stamps its claim with (DESIGN §5): now, or just after
+ * The timestamp (µs) an honest executor stamps its claim with (DESIGN R5): now, or just after
  * the instant its task became claimable when that is later by this clock (the dependency's
  * executor's clock ran ahead), so its own claim is never ignored as made before its inputs.
  * @param sinceUs the task's claimable-since instant, null without dependencies

@@ -1,5 +1,5 @@
 /**
- * The one evaluator of the plan's task rules (DESIGN §4, §5, §8, §11, §13): for every goal, leaf
+ * The one evaluator of the plan's task rules (DESIGN R4, R5, R8, R11, R12, R13): for every goal, leaf
  * and synthesis task of the plan state it answers where the task sits (in the winning tree or
  * superseded), when it became claimable (claimableSince) and which claims and results count
  * (its outcome), and the status every view shows: open, claimed, waiting on which tasks,
@@ -35,9 +35,9 @@ import { rankSplits } from './splits'
  * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
  * - decomposed: has a winning accepted split; its children are the tree below.
  * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
- *   goal on (DESIGN §8): one peer's failure never fails a goal another peer may still split.
- * - superseded: the goal belongs to a losing accepted split (DESIGN §4).
- * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN §13); no
+ *   goal on (DESIGN R8): one peer's failure never fails a goal another peer may still split.
+ * - superseded: the goal belongs to a losing accepted split (DESIGN R4).
+ * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN R13); no
  *   split comes after that (scorers accept none for a stopped plan), so the status is final.
  */
 export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
@@ -47,13 +47,13 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * - done: a successful result counts. failed: only failed results / executor failure notices.
  * - claimed: a lease is settling or held. capability_gap: no live executor offers the task's
  *   capability. pending_execution: claimable. superseded: under a losing accepted split.
- * - waiting: a task it depends on (`waitingOn`) is not done yet (DESIGN §11); not claimable.
+ * - waiting: a task it depends on (`waitingOn`) is not done yet (DESIGN R11); not claimable.
  *   A leaf whose capability no live executor offers shows capability_gap instead (still with
  *   `waitingOn`): the gap is what needs someone to act.
  * - blocked: a task it depends on failed, is blocked itself or is a goal that could not be split
  *   (`blockedBy` says which); it never runs, and it is never shown as pending.
  * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort).
- *   budget_reached: not started when its plan's budget ran out (DESIGN §13).
+ *   budget_reached: not started when its plan's budget ran out (DESIGN R13).
  * A synthesis task takes the same statuses: waiting on (or blocked by) its goal's children.
  */
 export type TaskStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked' | 'cancelled' | 'budget_reached'
@@ -70,7 +70,7 @@ export interface EvaluatorOptions extends LeafOutcomeOptions {
 export const DEFAULT_CAPABILITY_TTL_MS = capabilityTtlMs()
 
 /**
- * When a task became claimable (DESIGN §5): `open` false while a dependency is not done;
+ * When a task became claimable (DESIGN R5): `open` false while a dependency is not done;
  * `sinceUs` the latest finished_at (µs) of the results its dependencies are done by, null for
  * a task without dependencies.
  */
@@ -81,7 +81,7 @@ export interface GoalSlot {
   decision: ChildDecision
   /** The split the slot belongs to (the best-ranked one of its proposal). */
   split: AcceptedSplit
-  /** true under a losing split or a superseded goal (DESIGN §4): shown, never acted on. */
+  /** true under a losing split or a superseded goal (DESIGN R4): shown, never acted on. */
   superseded: boolean
 }
 
@@ -95,9 +95,9 @@ export interface GoalAnswer {
   rootId: string
   /** When the goal began, µs: the root's created_at, a child's accepted split; null unknown. */
   sinceUs: Micros | null
-  /** true when the goal belongs to a losing accepted split or sits under a superseded goal (DESIGN §4). */
+  /** true when the goal belongs to a losing accepted split or sits under a superseded goal (DESIGN R4). */
   superseded: boolean
-  /** The valid accepted splits (DESIGN §4 "Evidence"), best first (rankSplits). */
+  /** The valid accepted splits (DESIGN R4 "Evidence"), best first (rankSplits). */
   splits: AcceptedSplit[]
   /** The split every peer adopts (splits[0]), or null. */
   winner: AcceptedSplit | null
@@ -128,10 +128,10 @@ export interface TaskClaim {
   /** A leaf: the earlier siblings it needs (from the split); a synthesis: its goal's children, split order. */
   dependsOn: string[]
   superseded: boolean
-  /** The claim rule's claimable instant (DESIGN §5). */
+  /** The claim rule's claimable instant (DESIGN R5). */
   claimable: Claimable
   /**
-   * true when an executor may claim the task, lease and the plan gate (DESIGN §13) permitting:
+   * true when an executor may claim the task, lease and the plan gate (DESIGN R13) permitting:
    * in the winning tree, every dependency done, and no outcome (result or failure notice) yet.
    */
   runnable: boolean
@@ -254,7 +254,7 @@ interface SlotState { state: 'done' | 'failed' | 'open', note: string }
 
 /**
  * Statuses the dependencies no longer change: an outcome, a supersession, a stop, and a live
- * claim (claims count only once every dependency is done, DESIGN §5, so a claimed task's are).
+ * claim (claims count only once every dependency is done, DESIGN R5, so a claimed task's are).
  */
 function settled (s: TaskStatus): boolean {
   return s === 'done' || s === 'failed' || s === 'claimed' || s === 'superseded' || s === 'cancelled' || s === 'budget_reached'
@@ -303,14 +303,14 @@ export class Evaluation {
   /** A goal of a plan whose root is held (superseded ones included), or undefined. */
   goal (goalId: string): GoalAnswer | undefined { return this.shape.goals.get(goalId) }
 
-  /** true for a goal of the winning tree of a held root: not superseded (DESIGN §4). */
+  /** true for a goal of the winning tree of a held root: not superseded (DESIGN R4). */
   isLive (goalId: string): boolean {
     const g = this.shape.goals.get(goalId)
     return g !== undefined && !g.superseded
   }
 
   /**
-   * The goal's status (DESIGN §4, §8, §13); undefined for a goal of no held plan.
+   * The goal's status (DESIGN R4, R8, R13); undefined for a goal of no held plan.
    */
   goalStatus (goalId: string): GoalStatus | undefined {
     const held = this.goalStatuses.get(goalId)
@@ -384,7 +384,7 @@ export class Evaluation {
 
   /**
    * The lease and outcomes of task `id` (a leaf's node_id or a synthesis id, any task the state
-   * holds messages for) at this clock reading (DESIGN §5): leafOutcome with the claims made before
+   * holds messages for) at this clock reading (DESIGN R5): leafOutcome with the claims made before
    * the task became claimable left out (none count while a dependency is not done), and rounds
    * bounded by the hold limit.
    */
@@ -398,7 +398,7 @@ export class Evaluation {
   }
 
   /**
-   * When task `id` became claimable (DESIGN §5 "A claim counts only once its task is claimable"):
+   * When task `id` became claimable (DESIGN R5 "A claim counts only once its task is claimable"):
    * a leaf once every sibling it depends on (and every one a composite goal above it depends on)
    * is done, a synthesis once every child of its goal is done; since the latest finished_at among
    * the results they are done by (a composite child: its goal's synthesis result). A task the
@@ -423,7 +423,7 @@ export class Evaluation {
   }
 
   /**
-   * The inputs of a task's prompt (DESIGN §11): a leaf's dependencies, nearest sibling first,
+   * The inputs of a task's prompt (DESIGN R12): a leaf's dependencies, nearest sibling first,
    * then those of each composite goal above it, nearest level first; a synthesis's children in
    * split order. Empty for a task not in the winning tree.
    */
@@ -438,7 +438,7 @@ export class Evaluation {
     return out
   }
 
-  /** Cancel, budget and spend of the plan of root goal `rootId` (DESIGN §13); undefined for a root not held. */
+  /** Cancel, budget and spend of the plan of root goal `rootId` (DESIGN R13); undefined for a root not held. */
   plan (rootId: string): PlanControl | undefined {
     const held = this.plans.get(rootId)
     if (held !== undefined) return held
@@ -498,7 +498,7 @@ export class Evaluation {
   }
 
   /**
-   * Whether a goal with no accepted split and no vote has been given up for good (DESIGN §8):
+   * Whether a goal with no accepted split and no vote has been given up for good (DESIGN R8):
    * - no proposal yet: failed when no live decomposer can still propose, that is every live
    *   decomposer has published a failure for the goal and at least one decomposer did, or no
    *   decomposer is live at all once the acceptance timeout has passed since the goal began.
@@ -548,7 +548,7 @@ export class Evaluation {
     const { lease } = o
     let s: TaskStatus = 'pending_execution'
     if (o.shown !== undefined) s = o.shown.success ? 'done' : 'failed'
-    // DESIGN §8: an executor that gave up is a visible failure, even without a ResultMsg.
+    // DESIGN R8: an executor that gave up is a visible failure, even without a ResultMsg.
     else if (o.notices.length > 0) s = 'failed'
     else if (lease.state === 'settling' || lease.state === 'held') s = 'claimed'
     else if (!this.liveCapabilities().has(this.capabilityOf(t))) s = 'capability_gap'
@@ -559,7 +559,7 @@ export class Evaluation {
   /**
    * The dependency levels of a live leaf, nearest first: its own dependencies in its goal's
    * winning split, then, for each composite goal above it, that goal's dependencies in its
-   * parent's winning split (DESIGN §11: a composite subgoal with dependencies holds its subtree).
+   * parent's winning split (DESIGN R11: a composite subgoal with dependencies holds its subtree).
    */
   private levels (t: TaskNode): { goalId: string, split: AcceptedSplit, decision: ChildDecision }[] {
     const out = [{ goalId: t.goalId, split: t.split, decision: t.decision as ChildDecision }]
@@ -649,7 +649,7 @@ function optionsKey (nowUs: Micros, o: EvaluatorOptions): string {
 }
 
 /**
- * The answers of the plan's rules over `state` at `nowUs` (µs) with `opts` (DESIGN §4-§13): the
+ * The answers of the plan's rules over `state` at `nowUs` (µs) with `opts` (DESIGN R4-R13): the
  * same Evaluation as the last call while the state's version, the clock reading and the options
  * are the same, else a new one. Read it at once: it is stale once the state changes.
  */
@@ -664,25 +664,25 @@ export function evaluate (state: PlanState, nowUs: Micros, opts: EvaluatorOption
 
 /**
  * The lease and outcomes of task `id` at `nowUs` (µs): `evaluate(...).outcome(id)`. The one
- * reading of a task for the tree, the executor, the result audit and the report (DESIGN §5).
+ * reading of a task for the tree, the executor, the result audit and the report (DESIGN R5).
  */
 export function taskOutcome (state: PlanState, id: string, nowUs: Micros, opts: EvaluatorOptions = {}): LeafOutcome {
   return evaluate(state, nowUs, opts).outcome(id)
 }
 
-/** When task `id` became claimable at `nowUs` (µs): `evaluate(...).claimable(id)` (DESIGN §5). */
+/** When task `id` became claimable at `nowUs` (µs): `evaluate(...).claimable(id)` (DESIGN R5). */
 export function claimableSince (state: PlanState, id: string, nowUs: Micros, opts: EvaluatorOptions = {}): Claimable {
   return evaluate(state, nowUs, opts).claimable(id)
 }
 
-/** true for a goal of the winning tree of a held root plan (DESIGN §4); false for a superseded or unplaced one. Needs no clock. */
+/** true for a goal of the winning tree of a held root plan (DESIGN R4); false for a superseded or unplaced one. Needs no clock. */
 export function isLiveGoal (state: PlanState, goalId: string): boolean {
   const g = shapeOf(state).goals.get(goalId)
   return g !== undefined && !g.superseded
 }
 
 /**
- * true for a goal that still needs a split: in the winning tree of a held plan (DESIGN §4) and
+ * true for a goal that still needs a split: in the winning tree of a held plan (DESIGN R4) and
  * without a valid accepted split. What the decomposer proposes for. Needs no clock.
  */
 export function needsSplit (state: PlanState, goalId: string): boolean {
@@ -690,14 +690,14 @@ export function needsSplit (state: PlanState, goalId: string): boolean {
   return g !== undefined && !g.superseded && g.winner === null
 }
 
-/** The accepted split every peer acts on for this goal (DESIGN §4), if any. Needs no clock. */
+/** The accepted split every peer acts on for this goal (DESIGN R4), if any. Needs no clock. */
 export function winningFor (state: PlanState, goalId: string): AcceptedSplit | undefined {
   const g = shapeOf(state).goals.get(goalId)
   return g !== undefined ? g.winner ?? undefined : rankSplits(state.acceptedFor(goalId))[0]
 }
 
 /**
- * A plan's recorded spend at `nowUs` (DESIGN §13 "Spend"; state/planControl.ts spendOf): its
+ * A plan's recorded spend at `nowUs` (DESIGN R13 "Spend"; state/planControl.ts spendOf): its
  * results count by the claim rule of this evaluator.
  */
 export function planSpend (state: PlanState, rootId: string, nowUs: Micros = nowMicros(), opts: EvaluatorOptions = {}): PlanSpend {
@@ -714,7 +714,7 @@ export function planControl (state: PlanState, root: Goal, nowUs: Micros = nowMi
 /**
  * The one check every role makes before it starts model work on something of a plan (a
  * proposal, a vote, a claim and its call, a synthesis): no once the plan is cancelled or its
- * recorded spend has reached its budget (DESIGN §13). A goal whose root is not known yet is
+ * recorded spend has reached its budget (DESIGN R13). A goal whose root is not known yet is
  * allowed (the roles' own liveness checks hold it back).
  * @param goalId the goal the work is for (a leaf's parent goal for a leaf)
  */

@@ -1,6 +1,6 @@
 /**
  * A leaf's lease and its outcomes as a pure function of the plan state and a clock reading
- * (DESIGN §5 result authority, §6): which results and executor failure notices count, which
+ * (DESIGN R5 result authority, R6): which results and executor failure notices count, which
  * are ignored because their author did not win the claim round they belong to, and the one
  * result a leaf shows. The tree, the executor and the peer runtime all read a leaf through it,
  * so they agree on what counts.
@@ -34,7 +34,7 @@ export interface LeafOutcomeOptions {
   settleWindowMs?: number
   /** Claims/renewals dated further than this in the future are not live, ms (default CLAIM_TOLERANCE_MS). */
   toleranceMs?: number
-  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN §5). */
+  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN R5). */
   maxHoldMs?: number
 }
 
@@ -52,7 +52,7 @@ export function firstResult (results: readonly ResultMsg[]): ResultMsg | undefin
 }
 
 /**
- * The lease and the outcomes of task `nodeId` at `nowUs` (DESIGN §5, §6), given when it became
+ * The lease and the outcomes of task `nodeId` at `nowUs` (DESIGN R5, R6), given when it became
  * claimable (`opts.claimableSinceUs`). A result counts only when its executor_peer won the
  * claim round its finished_at belongs to (wonRoundAt), and only claims made after the task
  * became claimable make rounds; the same rule holds for executor failure notices

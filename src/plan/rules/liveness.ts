@@ -1,5 +1,5 @@
 /**
- * Capability liveness (DESIGN §5, §6 "Announcements"): a peer announces its role and
+ * Capability liveness (DESIGN R5, R6 "Announcements"): a peer announces its role and
  * capabilities when it starts and then on a slow heartbeat, whose period it states in the
  * announcement (`heartbeat_ms`). An announcement counts as live for three of its sender's
  * heartbeats, so one lost or late announcement never makes a live peer look dead, and a peer

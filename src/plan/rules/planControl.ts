@@ -1,5 +1,5 @@
 /**
- * Cancel and budget of a plan (DESIGN §13) as pure functions of the plan state: whether a plan
+ * Cancel and budget of a plan (DESIGN R13) as pure functions of the plan state: whether a plan
  * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry, counted
  * through the task outcomes that carry result authority), and the gate's answer from that. The
  * task evaluator (state/evaluator.ts) puts them together: planSpend, planControl and the one
@@ -25,7 +25,7 @@ export interface UsageTotals { calls: number, input_tokens: number, output_token
 /** The roles whose messages carry usage. */
 export type SpendingRole = Exclude<Role, 'observer'>
 
-/** A plan's recorded spend (DESIGN §13). */
+/** A plan's recorded spend (DESIGN R13). */
 export interface PlanSpend extends UsageTotals {
   /** The same sums by the role that made the calls (proposals: decomposer, scores: scorer, results: executor; failures: their role). */
   by_role: Record<SpendingRole, UsageTotals>
@@ -79,7 +79,7 @@ export function planMembers (state: PlanState, rootId: string): { goals: Set<str
   while (todo.length > 0) {
     const id = todo.pop() as string
     for (const split of state.acceptedFor(id)) {
-      // The goal's synthesis task under this split is executor work of the plan too (DESIGN §11).
+      // The goal's synthesis task under this split is executor work of the plan too (DESIGN R12).
       leaves.add(synthesisId(id, split.proposal_id))
       for (const c of split.children) {
         if (c.is_atomic) leaves.add(c.child_id)
@@ -99,15 +99,15 @@ function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage 
   }
 }
 
-/** The outcomes of one task that carry result authority (DESIGN §5), as the task evaluator reads them. */
+/** The outcomes of one task that carry result authority (DESIGN R5), as the task evaluator reads them. */
 export type AuthorizedOutcomes = Pick<LeafOutcome, 'results' | 'notices'>
 
 /**
- * A plan's recorded spend (DESIGN §13 "Spend"): the usage of what belongs to the plan, found
+ * A plan's recorded spend (DESIGN R13 "Spend"): the usage of what belongs to the plan, found
  * from its root through its proven accepted splits: every distinct proposal for its goals, the
  * counted vote of each scorer on each proposal held (one per scorer and proposal), every goal failure notice (node_id null), and
  * the results and executor failure notices of its leaves and syntheses that carry result
- * authority (§5). A score on a proposal that does not exist, or a result from a peer that did
+ * authority (R5). A score on a proposal that does not exist, or a result from a peer that did
  * not win its claim round, costs the plan nothing; no message states more than one call can
  * cost (checkEnvelope drops it). Work aborted before it published anything is not recorded.
  * Callers go through state/evaluator.ts planSpend, whose task outcomes say which results count.
@@ -118,7 +118,7 @@ export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: s
   const { goals, leaves } = planMembers(state, rootId)
   for (const g of goals) {
     for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.proposer_peer, p.usage)
-    // One vote per (scorer, proposal) counts (DESIGN §3), and so does its cost: re-sent votes add nothing.
+    // One vote per (scorer, proposal) counts (DESIGN R3), and so does its cost: re-sent votes add nothing.
     const votes = state.scoresFor(g)
     for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(spend, 'scorer', v.scorer_peer, v.usage)
     for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
@@ -156,7 +156,7 @@ export function planControlOf (state: PlanState, root: Goal, spend: PlanSpend): 
 /** The answer of mayStartModelWork (state/evaluator.ts): when no, why (`state`, `detail` in words) and the plan's spend and budget then. */
 export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string, spend: UsageTotals, budget: Budget | null }
 
-/** The gate's answer for a plan as `c` says it stands (DESIGN §13). */
+/** The gate's answer for a plan as `c` says it stands (DESIGN R13). */
 export function modelWorkGate (c: PlanControl): ModelWorkGate {
   const spend = { calls: c.spend.calls, input_tokens: c.spend.input_tokens, output_tokens: c.spend.output_tokens }
   if (c.state === 'cancelled') return { ok: false, state: 'cancelled', detail: `the plan was cancelled by its origin${c.cancel?.reason ? `: ${c.cancel.reason}` : ''}`, spend, budget: c.budget }
@@ -178,7 +178,7 @@ export function describeSpend (spend: UsageTotals, budget: Budget | null): strin
 }
 
 /**
- * The status a node shows once its plan stopped (DESIGN §13): a cancel stops everything
+ * The status a node shows once its plan stopped (DESIGN R13): a cancel stops everything
  * unfinished, claimed leaves too (their calls abort); a reached budget stops what had not
  * started (a claimed leaf's call in flight may still finish). Finished and superseded parts keep
  * their status.
@@ -200,7 +200,7 @@ export class CancelRefused extends Error {
 }
 
 /**
- * The cancel `me` publishes for root goal `root` (DESIGN §13).
+ * The cancel `me` publishes for root goal `root` (DESIGN R13).
  * @throws CancelRefused when `root` is not a root goal or `me` is not its origin peer (every
  *   other peer would drop the message)
  */

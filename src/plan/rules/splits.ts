@@ -1,5 +1,5 @@
 /**
- * Which accepted split of a goal every peer adopts (DESIGN §4), as a pure function of the
+ * Which accepted split of a goal every peer adopts (DESIGN R4), as a pure function of the
  * splits held. Apart from the tree so the task evaluator (evaluator.ts) reads it without
  * importing the tree that reads them.
  */
@@ -13,7 +13,7 @@ function confirmCount (a: AcceptedSplit): number {
 }
 
 /**
- * Ranks competing accepted splits of one goal (DESIGN §4), best first: most distinct
+ * Ranks competing accepted splits of one goal (DESIGN R4), best first: most distinct
  * confirming scorers, then highest final_score, then lowest proposal_id, then lowest messageKey.
  */
 export function rankSplits (accepted: readonly AcceptedSplit[]): AcceptedSplit[] {
@@ -26,7 +26,7 @@ export function rankSplits (accepted: readonly AcceptedSplit[]): AcceptedSplit[]
     .map((x) => x.a)
 }
 
-/** The one accepted split every peer adopts for a goal (DESIGN §4), or undefined for none. */
+/** The one accepted split every peer adopts for a goal (DESIGN R4), or undefined for none. */
 export function winningSplit (accepted: readonly AcceptedSplit[]): AcceptedSplit | undefined {
   return rankSplits(accepted)[0]
 }

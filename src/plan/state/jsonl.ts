@@ -1,5 +1,5 @@
 /**
- * The append-only state log (DESIGN §7): one canonical JSON envelope per line. Reading never
+ * The append-only state log (DESIGN R7): one canonical JSON envelope per line. Reading never
  * throws: a crash mid-append leaves a truncated last line, which is reported apart from real
  * errors so the writer can terminate it before appending again.
  */

@@ -1,7 +1,7 @@
 /**
  * The indexes PlanState (planState.ts) keeps per kind: bodies by a natural id, or grouped by
  * an id, each read in messageKey order whatever order they were added in, so what a reader
- * sees depends only on the set of messages held (DESIGN §6).
+ * sees depends only on the set of messages held (DESIGN R6).
  */
 import { compareStrings } from '../protocol/ids'
 

@@ -4,7 +4,7 @@ import * as vscode from 'vscode'
 import { planProgress } from '../../../src/plan/read/tree'
 import { api, applySettings, ensurePlan, ensureSwarm, GOAL, rootById, until, waitForPlan, withShownMessages } from './helpers'
 
-suite('Goal Swarm: Cancel Plan and budget (DESIGN §13)', () => {
+suite('Goal Swarm: Cancel Plan and budget (DESIGN R13)', () => {
   test('Cancel Plan on a root goal cancels its plan; the row says cancelled, shows the cost and no longer offers Cancel Plan', async function () {
     this.timeout(300_000)
     const a = await api()

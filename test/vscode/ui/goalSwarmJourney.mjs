@@ -523,8 +523,8 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
         for (; ; waited += 500) {
           await expandAll(page)
           rows = await planRows(page)
-          // Leaves of a losing accepted split stay visible as superseded (DESIGN §4); they are not prompts of the plan.
-          // The plan's final answer (the root's synthesis, DESIGN §11) is a row of its own, not a prompt.
+          // Leaves of a losing accepted split stay visible as superseded (DESIGN R4); they are not prompts of the plan.
+          // The plan's final answer (the root's synthesis, DESIGN R12) is a row of its own, not a prompt.
           leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded') && r.label !== 'Final answer')
           const answerRow = rows.find((r) => r.label === 'Final answer')
           const rootRow = rows.find((r) => r.label.startsWith(GOAL_ROW))
