@@ -1,5 +1,5 @@
 /**
- * Plan state (DESIGN §6): grow-only sets of verified envelopes keyed by `messageKey`, with
+ * Plan state (DESIGN R6): grow-only sets of verified envelopes keyed by `messageKey`, with
  * per-kind indexes, plus one last-writer-wins register per peer for capability announcements.
  * Merge is set union for the G-Sets and max for the registers, so it is commutative,
  * associative and idempotent, and nothing read from it depends on the order or repetition of
@@ -25,7 +25,7 @@ interface HeldAnnouncement { key: string, at: Micros, body: CapabilityAnnounce }
 
 /**
  * Order of capability announcements of one peer: greater announced_at wins, on a tie the lower
- * messageKey. A total order, so keeping the maximum is a semilattice join (DESIGN §6).
+ * messageKey. A total order, so keeping the maximum is a semilattice join (DESIGN R6).
  * @returns true when (at, key) beats `held`
  */
 function supersedes (at: Micros, key: string, held: HeldAnnouncement): boolean {
@@ -35,7 +35,7 @@ function supersedes (at: Micros, key: string, held: HeldAnnouncement): boolean {
 /** Options of a PlanState. */
 export interface PlanStateOptions {
   /**
-   * The acceptance rule accepted splits are checked against (DESIGN §4 "Evidence"): the quorum
+   * The acceptance rule accepted splits are checked against (DESIGN R4 "Evidence"): the quorum
    * and minimum score this peer runs with (default DEFAULT_ACCEPTANCE). A swarm shares them.
    */
   acceptance?: AcceptanceRule
@@ -54,7 +54,7 @@ function signerTag (env: AnyEnvelope): string {
 }
 
 /**
- * The plan state of one peer: every verified envelope it has seen, as G-Sets (DESIGN §6),
+ * The plan state of one peer: every verified envelope it has seen, as G-Sets (DESIGN R6),
  * except capability announcements: those are liveness re-sent every few seconds, so only the
  * newest per peer_id is held (a last-writer-wins register: greatest announced_at, tie -> lowest
  * messageKey). An older announcement is not new (`add` returns false, `has` is false for its
@@ -124,12 +124,12 @@ export class PlanState {
 
   /**
    * Bumped by every goal, proposal, score or accepted split and by another acceptance rule: what
-   * the plan's shape (which splits count and win, DESIGN §4) is a function of.
+   * the plan's shape (which splits count and win, DESIGN R4) is a function of.
    */
   get shapeVersion (): number { return this.shapeChanges }
 
   /**
-   * When a goal began, µs (DESIGN §3, §4): a root's created_at; a child's, the accepted_at of
+   * When a goal began, µs (DESIGN R3, R4): a root's created_at; a child's, the accepted_at of
    * the earliest valid split of its parent that made it (so a fallback for it is due a timeout
    * later); null while that is not held.
    */
@@ -239,7 +239,7 @@ export class PlanState {
     return this.keys().map((k) => this.byKey.get(k) as AnyEnvelope)
   }
 
-  /** Join of two states as a new instance (union; newest announcement per peer); neither input changes (DESIGN §6 merge). */
+  /** Join of two states as a new instance (union; newest announcement per peer); neither input changes (DESIGN R6 merge). */
   static merge (a: PlanState, b: PlanState): PlanState {
     const out = new PlanState(undefined, { acceptance: a.rule })
     for (const s of [a, b]) for (const [key, env] of s.byKey) out.addKeyed(key, env)
@@ -277,7 +277,7 @@ export class PlanState {
     return [...p.map.keys()].sort(compareStrings).map((id) => p.get(id) as SubgoalProposal)
   }
 
-  /** Every proposal body for a goal, also several sharing a proposal_id (messageKey order; spend sums, DESIGN §13). */
+  /** Every proposal body for a goal, also several sharing a proposal_id (messageKey order; spend sums, DESIGN R13). */
   proposalBodiesFor (goalId: string): SubgoalProposal[] { return this.proposalBodiesByGoal.get(goalId) }
 
   /** Cancel messages for a root goal (messageKey order); checkEnvelope let only its origin's through. */
@@ -287,7 +287,7 @@ export class PlanState {
   scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }
 
   /**
-   * The accepted splits of a goal that its held votes prove (DESIGN §4 "Evidence"), messageKey
+   * The accepted splits of a goal that its held votes prove (DESIGN R4 "Evidence"), messageKey
    * order; pick with winningSplit. A split whose votes are missing or contradict it is left out:
    * nothing ranks or acts on it.
    */
