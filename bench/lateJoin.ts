@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import path from 'node:path'
-import { loadOrCreateIdentity } from '../src/peer/net/identity'
+import { loadOrCreateIdentity } from '../src/peer/net/storage/identity'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { messageKey } from '../src/plan/protocol/envelope'
 import { nowMicros } from '../src/plan/protocol/time'

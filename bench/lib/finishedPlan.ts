@@ -23,7 +23,7 @@ import type { AnyEnvelope, BodyOf, Goal, Kind } from '../../src/plan/protocol/sc
 import { signEnvelope } from '../../src/plan/protocol/signing'
 import type { Micros } from '../../src/plan/protocol/time'
 import { toJsonlLine } from '../../src/plan/state/jsonl'
-import { STATE_FILE } from '../../src/peer/net/stateLog'
+import { STATE_FILE } from '../../src/peer/net/storage/stateLog'
 import { accepted, childGoal, claim, evidenceOf, promptNode, proposal, renewal, result, rootGoal } from '../../test/support/fixtures'
 
 /** Tree nodes (goals + leaves) of a shape: 1 + f1 + f1*f2 + ... */

@@ -14,9 +14,9 @@ import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, 
 import { clipLabel } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
-import { writeNewSwarmKey } from './net/swarmKey'
-import { isLoopbackHost } from './net/loopback'
-import { firstFreeIdentity } from './net/dataDir'
+import { writeNewSwarmKey } from './net/transport/swarmKey'
+import { isLoopbackHost } from './net/transport/loopback'
+import { firstFreeIdentity } from './net/storage/dataDir'
 import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
 
 /** --role values: the wire's roles plus `anchor`, an observer that also relays (DESIGN "Topology"). */

@@ -13,7 +13,7 @@ import { SWARM_NAME_RE, TEXT_MAX_CHARS } from '../plan/protocol/limits'
 import { textLength } from '../plan/protocol/text'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, type Capability } from '../plan/protocol/schemas'
 import { checkSwarmName } from '../plan/protocol/topics'
-import { readSwarmKey } from './net/swarmKey'
+import { readSwarmKey } from './net/transport/swarmKey'
 
 /** Identity names follow the swarm-name rule: both become file or topic names. */
 const NAME_RE = SWARM_NAME_RE

@@ -5,9 +5,9 @@
  * running (port, data dir, identity in use) or a broken file.
  */
 import type { PeerConfig } from './config'
-import { DataDirLockedError } from './net/dataDir'
-import { IdentityError } from './net/identity'
-import { SwarmKeyError } from './net/swarmKey'
+import { DataDirLockedError } from './net/storage/dataDir'
+import { IdentityError } from './net/storage/identity'
+import { SwarmKeyError } from './net/transport/swarmKey'
 
 /** libp2p's listen errors carry the socket's error code only in their message text. */
 function hasCode (err: NodeJS.ErrnoException, code: string): boolean {

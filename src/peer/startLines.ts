@@ -5,7 +5,7 @@
  */
 import type { PeerConfig } from './config'
 import type { Capability } from '../plan/protocol/schemas'
-import { isLoopbackHost } from './net/loopback'
+import { isLoopbackHost } from './net/transport/loopback'
 import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
 
 /** The LLM line: provider, model, server, and why the provider was chosen. */

@@ -11,7 +11,7 @@ import type { DropReason } from '../../src/plan/protocol/envelope'
 import { canonicalJson } from '../../src/plan/protocol/envelope'
 import { formatTimestamp, nowMicros } from '../../src/plan/protocol/time'
 import { swarmTopics } from '../../src/plan/protocol/topics'
-import { MAX_ENVELOPE_BYTES } from '../../src/peer/net/verify'
+import { MAX_ENVELOPE_BYTES } from '../../src/peer/net/checks/verify'
 
 export type MalformedCategory = 'random' | 'truncated' | 'oversized' | 'impersonating'
 

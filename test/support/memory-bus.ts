@@ -1,9 +1,9 @@
 /**
  * An in-process hub that implements the Bus contract (src/peer/bus.ts) for several simulated
  * peers, for the agents test tier: real Ed25519 keys, every envelope prepared by the gossip
- * bus's own outbound step (src/peer/net/outbound.ts: the body's checks, a long result's blob
+ * bus's own outbound step (src/peer/net/transport/outbound.ts: the body's checks, a long result's blob
  * and excerpt, signing, the size limit; blobs kept in memory per peer) and received through the
- * gossip bus's own ingest (src/peer/net/ingest.ts: the verify.ts
+ * gossip bus's own ingest (src/peer/net/ingest/ingest.ts: the verify.ts
  * pipeline as live gossip, then merge and fan-out), a PlanState per peer, delivery to every
  * peer including the sender, optional per-peer delay and partitions. It stands in for libp2p
  * gossip only; the roles above it and the ingest below them are the real ones.
@@ -12,11 +12,11 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { Bus, Disposable, MessageListener } from '../../src/peer/bus'
-import { DropCounters, type DropSource } from '../../src/peer/net/drops'
-import { PlanIngest } from '../../src/peer/net/ingest'
-import { SkewEvidence } from '../../src/peer/net/skewEvidence'
-import { sha256Hex } from '../../src/peer/net/blobs'
-import { prepareOutgoing } from '../../src/peer/net/outbound'
+import { DropCounters, type DropSource } from '../../src/peer/net/checks/drops'
+import { PlanIngest } from '../../src/peer/net/ingest/ingest'
+import { SkewEvidence } from '../../src/peer/net/ingest/skewEvidence'
+import { sha256Hex } from '../../src/peer/net/storage/blobs'
+import { prepareOutgoing } from '../../src/peer/net/transport/outbound'
 import { canonicalJson, messageKey, type DropReason } from '../../src/plan/protocol/envelope'
 import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'

@@ -9,8 +9,8 @@ import { rmSync } from 'node:fs'
 import path from 'node:path'
 import { after, test } from 'node:test'
 import { TestSwarm, type TestPeer } from '../support/peers'
-import { writeNewSwarmKey } from '../../src/peer/net/swarmKey'
-import { notAnchorLine } from '../../src/peer/net/dialer'
+import { writeNewSwarmKey } from '../../src/peer/net/transport/swarmKey'
+import { notAnchorLine } from '../../src/peer/net/transport/dialer'
 
 const swarm = new TestSwarm()
 after(async () => { await swarm.close(); rmSync(swarm.baseDir, { recursive: true, force: true }) })

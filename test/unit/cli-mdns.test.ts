@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseCli } from '../../src/peer/cli'
-import { isLoopbackHost } from '../../src/peer/net/loopback'
+import { isLoopbackHost } from '../../src/peer/net/transport/loopback'
 
 const mdnsOf = (argv: string[]): boolean => {
   const r = parseCli(['--role', 'observer', ...argv], { out: () => {}, err: () => {}, env: {} })

@@ -6,8 +6,8 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { appendFileDurable, LatestFileWriter, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/durableFile'
-import { lockDataDir } from '../../src/peer/net/dataDir'
+import { appendFileDurable, LatestFileWriter, sweepStaleTemps, writeFileDurable, writeFileDurableSync } from '../../src/peer/net/storage/durableFile'
+import { lockDataDir } from '../../src/peer/net/storage/dataDir'
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'gs-durable-'))
 after(() => { rmSync(base, { recursive: true, force: true }) })
@@ -48,7 +48,7 @@ describe('durable file writes', () => {
   test('SIGINT during writes (exit through process.exit) leaves no temp file', async () => {
     const dir = freshDir()
     const file = path.join(dir, 'big.bin')
-    const mod = path.resolve('src/peer/net/durableFile.ts')
+    const mod = path.resolve('src/peer/net/storage/durableFile.ts')
     // Large writes in a loop, so one is in flight when the signal lands.
     const script = `
       const { writeFileDurable } = await import(${JSON.stringify(mod)})
@@ -84,7 +84,7 @@ describe('durable file writes', () => {
     const fifo = path.join(dir, 'pool-blocker')
     const marker = path.join(dir, 'queue-drained')
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo')
-    const mod = path.resolve('src/peer/net/durableFile.ts')
+    const mod = path.resolve('src/peer/net/storage/durableFile.ts')
     const script = `
       import { closeSync, existsSync, openSync } from 'node:fs'
       import { mkdir, open } from 'node:fs/promises'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { fastMessageId } from '../../src/peer/net/gossipIds'
+import { fastMessageId } from '../../src/peer/net/transport/gossipIds'
 
 test('GossipSub fast message id: the author key and seqno StrictSign\'s id is made of, read at the view\'s own offset', () => {
   const from = Uint8Array.from([0, 36, 8, 1, 18, 32])

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { GossipSub } from '@libp2p/gossipsub'
-import { RootGoalGate } from '../../src/peer/net/rootGoalGate'
+import { RootGoalGate } from '../../src/peer/net/ingest/rootGoalGate'
 import { capabilityTtlMs, heartbeatFor, isLiveAnnouncement, OBSERVER_HEARTBEAT_FACTOR } from '../../src/plan/rules/liveness'
 import { TUNABLES } from '../../src/plan/protocol/tunables'
 import { PlanState } from '../../src/plan/state/planState'

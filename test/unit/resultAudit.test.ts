@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { pino } from 'pino'
-import { DropCounters } from '../../src/peer/net/drops'
-import { ResultAudit } from '../../src/peer/net/resultAudit'
+import { DropCounters } from '../../src/peer/net/checks/drops'
+import { ResultAudit } from '../../src/peer/net/ingest/resultAudit'
 import { PlanState } from '../../src/plan/state/planState'
 import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 

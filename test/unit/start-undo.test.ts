@@ -1,5 +1,5 @@
 /**
- * What a failed start removes (src/peer/net/startUndo.ts): only what appeared since it began,
+ * What a failed start removes (src/peer/net/storage/startUndo.ts): only what appeared since it began,
  * and of that only what it owned: its key and its data dir when it held their locks, and
  * folders it made while they are empty. Real files in a temp dir.
  */
@@ -9,8 +9,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, describe, it } from 'node:test'
 import { spawn } from 'node:child_process'
-import { ensureDir, firstFreeIdentity } from '../../src/peer/net/dataDir'
-import { recordStart } from '../../src/peer/net/startUndo'
+import { ensureDir, firstFreeIdentity } from '../../src/peer/net/storage/dataDir'
+import { recordStart } from '../../src/peer/net/storage/startUndo'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'gs-undo-'))
 after(() => { rmSync(tmp, { recursive: true, force: true }) })
@@ -74,7 +74,7 @@ describe('the default identity on --port 0', () => {
 describe('folders made by peers started side by side', () => {
   it('each of several processes making the same new folders at the same moment succeeds', async () => {
     const dir = path.join(tmp, 'side-by-side', '.goal-swarm', 'identities', 'x')
-    const dataDirUrl = new URL('../../src/peer/net/dataDir.ts', import.meta.url).href
+    const dataDirUrl = new URL('../../src/peer/net/storage/dataDir.ts', import.meta.url).href
     // Every child spins until one shared moment, then makes the same four missing folders.
     const at = Date.now() + 1500
     const script = `const { ensureDir } = await import(${JSON.stringify(dataDirUrl)}); while (Date.now() < ${at}) {}

@@ -22,8 +22,8 @@ import { wallMs, type TestPeer } from '../support/peers'
 import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
 import { WanNet } from '../support/wanNet'
-import { anchorsUnreachableLine } from '../../src/peer/net/dialer'
-import { writeNewSwarmKey } from '../../src/peer/net/swarmKey'
+import { anchorsUnreachableLine } from '../../src/peer/net/transport/dialer'
+import { writeNewSwarmKey } from '../../src/peer/net/transport/swarmKey'
 import { assertOneResultPerLeaf, requireBundle } from '../faults/common'
 
 const DELAY_MS = 40

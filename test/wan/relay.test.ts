@@ -22,7 +22,7 @@ import { RoleSwarm, type RolePeer } from '../support/roleSwarm'
 import { scriptedResponder } from '../support/scriptedPlan'
 import { waitUntil } from '../support/wait'
 import { WanNet } from '../support/wanNet'
-import { writeNewSwarmKey } from '../../src/peer/net/swarmKey'
+import { writeNewSwarmKey } from '../../src/peer/net/transport/swarmKey'
 import { assertOneResultPerLeaf, requireBundle } from '../faults/common'
 
 const DELAY_MS = 40

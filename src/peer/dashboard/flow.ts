@@ -5,7 +5,7 @@
  * are only counted, not listed.
  */
 import type { Disposable } from '../bus'
-import type { DropCounters } from '../net/drops'
+import type { DropCounters } from '../net/checks/drops'
 import type { AnyEnvelope } from '../../plan/protocol/schemas'
 
 /** Events kept for the strip. */

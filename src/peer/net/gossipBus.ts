@@ -14,17 +14,17 @@ import type { AnyEnvelope, BodyOf, Budget, Envelope, Goal, Kind } from '../../pl
 import { formatTimestamp, type Micros } from '../../plan/protocol/time'
 import { topicFor } from '../../plan/protocol/topics'
 import type { PlanState } from '../../plan/state/planState'
-import type { BlobService } from './blobs'
-import type { DropCounters, DropSource } from './drops'
-import { PlanIngest, type IngestOutcome, type IngestVia } from './ingest'
-import { prepareOutgoing } from './outbound'
-import { RootGoalGate } from './rootGoalGate'
-import { SkewEvidence } from './skewEvidence'
-import type { StateLog } from './stateLog'
-import { SwarmSubscriptions } from './subscriptions'
-import { gossipValidator } from './validator'
+import type { BlobService } from './storage/blobs'
+import type { DropCounters, DropSource } from './checks/drops'
+import { PlanIngest, type IngestOutcome, type IngestVia } from './ingest/ingest'
+import { prepareOutgoing } from './transport/outbound'
+import { RootGoalGate } from './ingest/rootGoalGate'
+import { SkewEvidence } from './ingest/skewEvidence'
+import type { StateLog } from './storage/stateLog'
+import { SwarmSubscriptions } from './transport/subscriptions'
+import { gossipValidator } from './ingest/validator'
 
-export type { IngestOutcome } from './ingest'
+export type { IngestOutcome } from './ingest/ingest'
 
 export interface GossipBusDeps {
   pubsub: GossipSub

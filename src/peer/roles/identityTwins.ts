@@ -5,7 +5,7 @@
  * process (later booted_at, tie: greater nonce) logs an error naming the key file and stops
  * claiming, the older one warns and goes on. The executor asks `stopped` before every claim.
  */
-import { identityFile } from '../net/identity'
+import { identityFile } from '../net/storage/identity'
 import type { CapabilityAnnounce } from '../../plan/protocol/schemas'
 import { parseTimestamp } from '../../plan/protocol/time'
 import type { RoleContext } from './context'

@@ -9,7 +9,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import type { Logger } from '../log'
-import { writeFileDurable } from '../net/durableFile'
+import { writeFileDurable } from '../net/storage/durableFile'
 import type { PromptNode } from '../../plan/protocol/schemas'
 
 /** Name of the file in the executor's data dir. */

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
-import { LatestFileWriter } from '../net/durableFile'
+import { LatestFileWriter } from '../net/storage/durableFile'
 import { notFromFuture } from '../../plan/rules/claims'
 import { capabilityTtlMs } from '../../plan/rules/liveness'
 import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'

@@ -6,7 +6,7 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { PeerId } from '@libp2p/interface'
-import type { DropCounters } from './drops'
+import type { DropCounters } from '../checks/drops'
 
 /** it-length-prefixed's error for a frame whose length prefix exceeds the reader's limit. */
 const TOO_LONG = 'InvalidDataLengthError'

@@ -4,8 +4,8 @@
  * its author's and we cannot rank claims for that leaf fairly, so our executor stands down
  * while the evidence is fresh (the competitor's lease, as far as we know it).
  */
-import { TUNABLES } from '../../plan/protocol/tunables'
-import type { SkewedClaim } from './verify'
+import { TUNABLES } from '../../../plan/protocol/tunables'
+import type { SkewedClaim } from '../checks/verify'
 
 /** How long a skewed renewal counts as evidence when its claim's lease is unknown (ms): the default lease. */
 export const DEFAULT_SKEW_LEASE_MS = TUNABLES.leaseMs.default

@@ -4,7 +4,7 @@
  * subscribed later, so no message waits on a subscription to propagate through the mesh.
  */
 import type { GossipSub, TopicValidatorFn } from '@libp2p/gossipsub'
-import { swarmTopics } from '../../plan/protocol/topics'
+import { swarmTopics } from '../../../plan/protocol/topics'
 
 export class SwarmSubscriptions {
   /** The subscribed topic strings (plan first). */

@@ -6,8 +6,8 @@
  * peer can cause is Ignore, and one only a faulty or hostile peer causes is Reject.
  */
 import { TopicValidatorResult, type Message, type TopicValidatorFn } from '@libp2p/gossipsub'
-import type { DropReason } from '../../plan/protocol/envelope'
-import type { DropCounters } from './drops'
+import type { DropReason } from '../../../plan/protocol/envelope'
+import type { DropCounters } from '../checks/drops'
 import type { IngestOutcome, IngestVia } from './ingest'
 
 /**

@@ -6,11 +6,11 @@
  * Sync would also carry it to every peer that connects later: it is never lost.
  */
 import type { GossipSub } from '@libp2p/gossipsub'
-import type { Logger } from '../log'
-import { isLiveAnnouncement } from '../../plan/rules/liveness'
-import type { Micros } from '../../plan/protocol/time'
-import { formatTopic } from '../../plan/protocol/topics'
-import type { PlanState } from '../../plan/state/planState'
+import type { Logger } from '../../log'
+import { isLiveAnnouncement } from '../../../plan/rules/liveness'
+import type { Micros } from '../../../plan/protocol/time'
+import { formatTopic } from '../../../plan/protocol/topics'
+import type { PlanState } from '../../../plan/state/planState'
 
 /** After this long without an actor, the wait is logged as a warning (it goes on). */
 export const ROOT_GOAL_WAIT_WARN_MS = 10_000

@@ -13,7 +13,7 @@ import { RELAY_V2_HOP_CODEC } from '@libp2p/circuit-relay-v2'
 import type { IdentifyResult, Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
-import type { Logger } from '../log'
+import type { Logger } from '../../log'
 
 const FIRST_RETRY_MS = 500
 const MAX_RETRY_MS = 5_000

@@ -11,13 +11,13 @@
  * ignored outcomes: a dependent task's claims count only after its dependencies' results
  * (DESIGN R5), so one that arrives late can make a held result count.
  */
-import type { Logger } from '../log'
-import { messageKey } from '../../plan/protocol/envelope'
-import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import type { Micros } from '../../plan/protocol/time'
-import { taskOutcome } from '../../plan/rules/evaluator'
-import type { LeafOutcomeOptions } from '../../plan/rules/leafOutcome'
-import type { PlanState } from '../../plan/state/planState'
+import type { Logger } from '../../log'
+import { messageKey } from '../../../plan/protocol/envelope'
+import type { AnyEnvelope } from '../../../plan/protocol/schemas'
+import type { Micros } from '../../../plan/protocol/time'
+import { taskOutcome } from '../../../plan/rules/evaluator'
+import type { LeafOutcomeOptions } from '../../../plan/rules/leafOutcome'
+import type { PlanState } from '../../../plan/state/planState'
 import { RecheckQueue } from './recheckQueue'
 
 

@@ -9,12 +9,12 @@
  * Dedupe comes before the signature check only to save its cost: a message whose content is
  * already held is dropped either way (counted as duplicate).
  */
-import { checkEnvelope, messageKey, type DropReason } from '../../plan/protocol/envelope'
-import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../../plan/rules/claims'
-import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import { verifyEnvelopeSignature } from '../../plan/protocol/signing'
-import { parseTimestamp, type Micros } from '../../plan/protocol/time'
-import { topicFor } from '../../plan/protocol/topics'
+import { checkEnvelope, messageKey, type DropReason } from '../../../plan/protocol/envelope'
+import { claimWithinTolerance, CLAIM_TOLERANCE_MS, notFromFuture } from '../../../plan/rules/claims'
+import type { AnyEnvelope } from '../../../plan/protocol/schemas'
+import { verifyEnvelopeSignature } from '../../../plan/protocol/signing'
+import { parseTimestamp, type Micros } from '../../../plan/protocol/time'
+import { topicFor } from '../../../plan/protocol/topics'
 
 /**
  * Largest serialized envelope accepted (UTF-8 bytes). Bigger than any legitimate message

@@ -13,11 +13,11 @@
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Logger } from '../log'
-import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import { parseJsonl, toJsonlLine } from '../../plan/state/jsonl'
-import { verifyIncoming, type VerifyContext } from './verify'
-import type { DropCounters } from './drops'
+import type { Logger } from '../../log'
+import type { AnyEnvelope } from '../../../plan/protocol/schemas'
+import { parseJsonl, toJsonlLine } from '../../../plan/state/jsonl'
+import { verifyIncoming, type VerifyContext } from '../checks/verify'
+import type { DropCounters } from '../checks/drops'
 import { appendFileDurable, writeFileDurable } from './durableFile'
 
 /**

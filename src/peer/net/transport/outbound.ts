@@ -4,11 +4,11 @@
  * output_sha256, and the envelope is signed with this peer's key and serialized once.
  */
 import type { PrivateKey } from '@libp2p/interface'
-import { canonicalJson, checkEnvelope } from '../../plan/protocol/envelope'
-import type { BodyOf, Envelope, Kind, ResultMsg } from '../../plan/protocol/schemas'
-import { signEnvelope } from '../../plan/protocol/signing'
-import { inlineResult, type BlobStore } from './blobs'
-import { MAX_ENVELOPE_BYTES } from './verify'
+import { canonicalJson, checkEnvelope } from '../../../plan/protocol/envelope'
+import type { BodyOf, Envelope, Kind, ResultMsg } from '../../../plan/protocol/schemas'
+import { signEnvelope } from '../../../plan/protocol/signing'
+import { inlineResult, type BlobStore } from '../storage/blobs'
+import { MAX_ENVELOPE_BYTES } from '../checks/verify'
 
 const encoder = new TextEncoder()
 

@@ -8,10 +8,10 @@
  * A goal is re-checked shortly after any proposal, score or split for it, so a split that
  * arrived a moment before its last vote is judged once the vote is in.
  */
-import type { Logger } from '../log'
-import { messageKey } from '../../plan/protocol/envelope'
-import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import type { PlanState } from '../../plan/state/planState'
+import type { Logger } from '../../log'
+import { messageKey } from '../../../plan/protocol/envelope'
+import type { AnyEnvelope } from '../../../plan/protocol/schemas'
+import type { PlanState } from '../../../plan/state/planState'
 import { RecheckQueue } from './recheckQueue'
 
 export interface SplitAuditDeps {

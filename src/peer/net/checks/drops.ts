@@ -2,9 +2,9 @@
  * Drop counters per reason (DESIGN R9): every message the bus refuses is counted here and
  * logged, so a status query and the logs show what was dropped and why.
  */
-import type { DropReason } from '../../plan/protocol/envelope'
-import type { Logger } from '../log'
-import { clipText } from '../../plan/protocol/text'
+import type { DropReason } from '../../../plan/protocol/envelope'
+import type { Logger } from '../../log'
+import { clipText } from '../../../plan/protocol/text'
 
 export const DROP_REASONS: readonly DropReason[] = ['invalid_schema', 'id_mismatch', 'impersonation', 'too_large', 'clock_skew', 'bad_signature', 'duplicate', 'overstated_usage']
 

@@ -4,17 +4,17 @@
  * state log, has its result blob fetched, and reaches every listener, in that order, so a
  * listener always finds it in the state. Every drop is counted with its reason.
  */
-import type { Arrival, Disposable, MessageListener } from '../bus'
-import type { Logger } from '../log'
-import type { DropReason } from '../../plan/protocol/envelope'
-import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import type { Micros } from '../../plan/protocol/time'
-import type { PlanState } from '../../plan/state/planState'
-import type { BlobService } from './blobs'
-import type { DropCounters, DropSource } from './drops'
+import type { Arrival, Disposable, MessageListener } from '../../bus'
+import type { Logger } from '../../log'
+import type { DropReason } from '../../../plan/protocol/envelope'
+import type { AnyEnvelope } from '../../../plan/protocol/schemas'
+import type { Micros } from '../../../plan/protocol/time'
+import type { PlanState } from '../../../plan/state/planState'
+import type { BlobService } from '../storage/blobs'
+import type { DropCounters, DropSource } from '../checks/drops'
 import type { SkewEvidence } from './skewEvidence'
-import type { StateLog } from './stateLog'
-import { verifyIncoming, type VerifyContext } from './verify'
+import type { StateLog } from '../storage/stateLog'
+import { verifyIncoming, type VerifyContext } from '../checks/verify'
 
 /**
  * What happened to one received message: 'new' (merged), 'closed' (the bus is stopped, nothing
