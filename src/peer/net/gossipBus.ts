@@ -14,7 +14,7 @@ import type { AnyEnvelope, BodyOf, Budget, Envelope, Goal, Kind } from '../../pl
 import { formatTimestamp, type Micros } from '../../plan/protocol/time'
 import { topicFor } from '../../plan/protocol/topics'
 import type { PlanState } from '../../plan/state/planState'
-import type { BlobService } from './storage/blobs'
+import type { BlobService } from './transport/blobService'
 import type { DropCounters, DropSource } from './checks/drops'
 import { PlanIngest, type IngestOutcome, type IngestVia } from './ingest/ingest'
 import { prepareOutgoing } from './transport/outbound'
