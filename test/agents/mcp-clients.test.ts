@@ -64,9 +64,9 @@ describe('MCP client manager', () => {
     try {
       assert.deepEqual(set.tools.map((t) => t.name), ['travel__convert_currency', 'travel__clock'])
       await assert.rejects(set.call('travel__travel_facts', { city: 'Kyoto' }, call), /no tool named/)
-      assert.deepEqual(records.filter((r) => r.event === 'mcp_allow_unmatched').map((r) => r.msg), [
-        '--mcp-allow travel/nope: no such tool on server "travel"',
-        '--mcp-allow ghost/*: no server "ghost" among the MCP config\'s valid entries (travel)'
+      assert.deepEqual(records.filter((r) => r.event === 'mcp_allow_unmatched').map(({ entry, server, missing, servers }) => ({ entry, server, missing, servers })), [
+        { entry: 'travel/nope', server: 'travel', missing: 'tool', servers: undefined },
+        { entry: 'ghost/*', server: 'ghost', missing: 'server', servers: ['travel'] }
       ])
     } finally {
       await set.close()
@@ -133,9 +133,9 @@ describe('MCP client manager', () => {
       process.kill(first, 'SIGKILL')
       await assert.rejects(inFlight, /Connection closed/)
       const lost = await waitForRecord(records, { event: 'mcp_server_lost', server: 'travel' })
-      assert.equal(lost.msg, 'MCP server "travel" lost: the server process ended; its tools are not offered until it is restarted')
+      assert.deepEqual({ cause: lost.cause, stderr: lost.stderr }, { cause: 'process_ended', stderr: undefined })
       await waitUntil('the lost server\'s tools to leave the set', () => set.tools.length === 0)
-      assert.deepEqual(set.failures, [{ server: 'travel', reason: 'the server process ended; it is being restarted' }])
+      assert.deepEqual(set.failures, [{ server: 'travel', reason: 'the server process ended; it is being restarted', restarting: true }])
       await assert.rejects(set.call('travel__clock', {}, call), /MCP server "travel" is not connected now \(it is being restarted\)/)
       const failed = await waitForRecord(records, { event: 'mcp_server_restart_failed', server: 'travel', attempt: 1 }, { timeoutMs: 30_000 })
       assert.equal(failed.retry_in_ms, 2000)

@@ -210,7 +210,7 @@ test('a tool that never answers: each call ends at --mcp-call-timeout-ms, the tr
   assert.equal(failed.length, 2)
   for (const r of failed) {
     assert.equal(r.reason, why)
-    assert.match(String(r.msg), new RegExp(`^tool facts__travel_facts failed after \\d+ ms: ${why.replace(/[()]/g, '\\$&')}$`))
+    assert.ok(Number.isInteger(r.duration_ms), `duration_ms ${String(r.duration_ms)}`)
   }
   assert.ok(ex.logRecords().every((r) => r.event !== 'tool_called'))
   assert.deepEqual([...resultsPerNode(observer).values()], [1, 1, 1])

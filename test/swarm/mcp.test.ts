@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +15,8 @@ import { test } from 'node:test'
 import { TestSwarm } from '../support/peers'
 import { roleArgs, startStandin, startStandinRequiring, treeOf, waitComplete, startPlanners } from './roles-support'
 import { liveLeaves } from '../support/leaves'
+import { commandNotFound, leftOutLine } from '../../src/peer/tools/mcpClients'
+import { BOTH_COMMAND_AND_URL, entryProblem, unknownFields, unreadableFile } from '../../src/peer/tools/mcpConfig'
 
 const SERVER = fileURLToPath(new URL('../../scripts/mcp-travel-facts.mjs', import.meta.url))
 const PEER = fileURLToPath(new URL('../../dist/peer.js', import.meta.url))
@@ -73,9 +75,9 @@ test('an executor whose only MCP server cannot start says why at start and does 
   const ex = await swarm.start({ role: 'executor', name: 'untooled', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text,can_query_api', '--mcp-config', file] })
   await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'capability_not_offered'), 'the capability_not_offered record', 10_000)
   const failed = ex.logRecords().find((r) => r.event === 'mcp_server_failed')
-  assert.equal(failed?.msg, 'MCP server "broken" left out: command "goal-swarm-no-such-server" not found')
+  assert.deepEqual({ server: failed?.server, msg: failed?.msg }, { server: 'broken', msg: leftOutLine('broken', commandNotFound('goal-swarm-no-such-server')) })
   const dropped = ex.logRecords().find((r) => r.event === 'capability_not_offered' && r.capability === 'can_query_api')
-  assert.equal(dropped?.msg, 'can_query_api is not offered: no MCP tool is usable (server "broken": command "goal-swarm-no-such-server" not found)')
+  assert.deepEqual({ cause: dropped?.cause, down: dropped?.down, hidden: dropped?.hidden }, { cause: 'no_usable_tool', down: [{ server: 'broken', restarting: false }], hidden: [] })
   await ex.waitFor(() => ex.lastStatus !== null, 'a status')
   assert.deepEqual(ex.lastStatus?.capabilities, ['can_write_text'])
 })
@@ -87,9 +89,9 @@ test('a bad entry in the servers file is named with its field and left out: the 
   const file = serversFile({ travel: { command: process.execPath, args: [SERVER] }, both: { command: 'node', url: 'http://127.0.0.1:1/mcp' }, typo: { command: 'node', cwd: '/tmp' } })
   const ex = await swarm.start({ role: 'executor', name: 'half-tooled', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text', '--mcp-config', file] })
   await ex.waitFor(() => ex.logRecords().some((r) => r.event === 'tools_ready'), 'the tools_ready record', 30_000)
-  assert.deepEqual(ex.logRecords().filter((r) => r.event === 'mcp_server_failed').map((r) => r.msg), [
-    `MCP server "both" left out: ${file}: server "both": has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)`,
-    `MCP server "typo" left out: ${file}: server "typo": unknown field "cwd"`
+  assert.deepEqual(ex.logRecords().filter((r) => r.event === 'mcp_server_failed').map((r) => ({ server: r.server, msg: r.msg })), [
+    { server: 'both', msg: leftOutLine('both', entryProblem(file, 'both', BOTH_COMMAND_AND_URL)) },
+    { server: 'typo', msg: leftOutLine('typo', entryProblem(file, 'typo', unknownFields(['cwd']))) }
   ])
   assert.ok((ex.logRecords().find((r) => r.event === 'tools_ready')?.tools as string[]).every((name) => name.startsWith('travel__')))
   await ex.waitFor(() => ex.lastStatus?.capabilities.includes('can_query_api') === true, 'can_query_api offered')
@@ -97,7 +99,10 @@ test('a bad entry in the servers file is named with its field and left out: the 
   const missing = path.join(path.dirname(file), 'missing.json')
   const bare = await swarm.start({ role: 'executor', name: 'untooled-file', args: [...offline(roleArgs(standin)), '--capabilities', 'can_write_text', '--mcp-config', missing] })
   await bare.waitFor(() => bare.logRecords().some((r) => r.event === 'capability_not_offered'), 'the capability_not_offered record', 10_000)
-  assert.match(String(bare.logRecords().find((r) => r.event === 'capability_not_offered')?.msg), new RegExp(`^can_query_api is not offered: no MCP tool is usable \\(cannot read ${missing.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ENOENT`))
+  const notOffered = bare.logRecords().find((r) => r.event === 'capability_not_offered')
+  assert.deepEqual({ capability: notOffered?.capability, cause: notOffered?.cause, down: notOffered?.down, hidden: notOffered?.hidden }, { capability: 'can_query_api', cause: 'no_usable_tool', down: [{ server: null, restarting: false }], hidden: [] })
+  const unreadable = ((): string => { try { readFileSync(missing); return 'readable' } catch (err) { return (err as Error).message } })()
+  assert.deepEqual(bare.logRecords().filter((r) => r.event === 'mcp_server_failed').map((r) => ({ server: r.server, msg: r.msg })), [{ server: null, msg: leftOutLine(null, unreadableFile(missing, unreadable)) }])
   await bare.waitFor(() => bare.lastStatus !== null, 'a status')
   assert.deepEqual(bare.lastStatus?.capabilities, ['can_write_text'])
 })

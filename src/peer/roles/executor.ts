@@ -726,7 +726,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const now = toolOffer(offer.capabilities, toolset)
     caps = new Set(now.capabilities)
     if (had && !caps.has('can_query_api')) {
-      log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: now.dropped }, now.dropped ?? 'can_query_api is not offered')
+      log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: now.dropped, ...now.why }, now.dropped ?? 'can_query_api is not offered')
     } else if (!had && caps.has('can_query_api')) {
       const names = toolset.tools.map((t) => t.name)
       log.info({ event: 'capability_offered', capability: 'can_query_api', tools: names }, `can_query_api is offered again with ${names.length} MCP tool${names.length === 1 ? '' : 's'}: ${names.join(', ')}`)

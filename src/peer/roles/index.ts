@@ -152,7 +152,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
       // Closed after the executor stops (parts stop in reverse): that also ends every restart.
       if (mcp !== null) parts.push({ dispose () { void mcp.close() } })
       const tooled = toolOffer(config.capabilities, mcp)
-      if (tooled.dropped !== null) log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: tooled.dropped }, tooled.dropped)
+      if (tooled.dropped !== null) log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: tooled.dropped, ...tooled.why }, tooled.dropped)
       if (mcp !== null && mcp.tools.length > 0) log.info({ event: 'tools_ready', tools: mcp.tools.map((t) => t.name) }, `can_query_api offered with ${mcp.tools.length} MCP tool${mcp.tools.length === 1 ? '' : 's'}: ${mcp.tools.map((t) => t.name).join(', ')}`)
       // The executor gets the tools even when none is usable yet: its offer follows them.
       const tools = mcp === null ? null : {

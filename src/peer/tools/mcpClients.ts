@@ -38,8 +38,25 @@ export interface McpTool {
 /** What a tool call gave back: its content as text (non-text parts named, not inlined); isError when the tool said it failed. */
 export interface ToolCallResult { text: string, isError: boolean }
 
-/** A server left out, and why (one sentence); `server` null when the reason names its source itself (a problem in the servers file). */
-export interface ServerFailure { server: string | null, reason: string }
+/**
+ * A server left out, and why (one sentence); `server` null when the reason names its source
+ * itself (a problem in the servers file); `restarting` when it was connected, was lost and is
+ * being restarted.
+ */
+export interface ServerFailure { server: string | null, reason: string, restarting: boolean }
+
+/** How a connected server was lost (`mcp_server_lost` `cause`). */
+export type LostCause = 'process_ended' | 'connection_closed' | 'request_failed'
+
+/** The reason `mcp_server_failed` gives for a stdio server whose command does not exist. */
+export function commandNotFound (command: string): string {
+  return `command "${command}" not found`
+}
+
+/** The `mcp_server_failed` line: `server` left out for `reason` (`server` null: a problem of the servers file as a whole). */
+export function leftOutLine (server: string | null, reason: string): string {
+  return server === null ? `MCP servers left out: ${reason}` : `MCP server "${server}" left out: ${reason}`
+}
 
 /** The servers' tools usable now, kept current as servers are lost and restarted. */
 export interface McpToolSet {
@@ -134,7 +151,7 @@ async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Se
     await client.close().catch(() => {})
     const e = err as NodeJS.ErrnoException
     const what = cfg.kind === 'stdio'
-      ? e.code === 'ENOENT' ? `command "${cfg.command}" not found` : `"${[cfg.command, ...cfg.args].join(' ')}" did not complete the MCP handshake: ${e.message}`
+      ? e.code === 'ENOENT' ? commandNotFound(cfg.command) : `"${[cfg.command, ...cfg.args].join(' ')}" did not complete the MCP handshake: ${e.message}`
       : `${shownUrl(cfg.url)} did not complete the MCP handshake: ${e.message}${causeOf(e)}`
     throw new Error(withStderr(what, stderr))
   }
@@ -149,14 +166,19 @@ async function openSession (cfg: McpServerConfig, timeoutMs: number): Promise<Se
 
 /** `what`, with the last lines of a stdio server's stderr when it wrote any. */
 function withStderr (what: string, stderr: { text: string }): string {
+  const quote = stderrQuote(stderr)
+  return quote === undefined ? what : `${what} (stderr: ${quote})`
+}
+
+/** The line of a stdio server's stderr that says what went wrong, clipped; undefined when it wrote none. */
+function stderrQuote (stderr: { text: string }): string | undefined {
   // The line that says what went wrong: a crash prints "Error: ..." above its stack trace, below
   // the source line that threw, and ends with lines that say nothing ("}", "Node.js v22..."). So:
   // the first line that starts with an error's name and a colon ("TypeError: ...", "error: ..."),
   // else the first that mentions an error outside a stack frame, else the last.
   const lines = stderr.text.split('\n').map((l) => l.trim()).filter((l) => l !== '')
   const line = lines.find((l) => /^[\w.$]*(?:error|exception):/i.test(l)) ?? lines.find((l) => /error/i.test(l) && !l.startsWith('at ')) ?? lines.at(-1)
-  const quote = line === undefined || line.length <= STDERR_QUOTE_CHARS ? line : `${line.slice(0, STDERR_QUOTE_CHARS - 1)}…`
-  return quote === undefined ? what : `${what} (stderr: ${quote})`
+  return line === undefined || line.length <= STDERR_QUOTE_CHARS ? line : `${line.slice(0, STDERR_QUOTE_CHARS - 1)}…`
 }
 
 /** First wait before restarting a lost server (ms); each failed attempt doubles the next wait, up to RESTART_MAX_MS. */
@@ -199,8 +221,8 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
   const { log } = opts
   const startFailures: ServerFailure[] = []
   for (const p of opts.leftOut ?? []) {
-    startFailures.push({ server: null, reason: p.message })
-    log.warn({ event: 'mcp_server_failed', server: p.server, reason: p.message }, p.server === null ? `MCP servers left out: ${p.message}` : `MCP server "${p.server}" left out: ${p.message}`)
+    startFailures.push({ server: null, reason: p.message, restarting: false })
+    log.warn({ event: 'mcp_server_failed', server: p.server, reason: p.message }, leftOutLine(p.server, p.message))
   }
   const slots: Slot[] = []
   const stop = new AbortController()
@@ -247,19 +269,22 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
     rebuild()
     session.client.onclose = () => {
       if (stop.signal.aborted || slot.session !== session) return
-      lose(slot, slot.cfg.kind === 'stdio' ? withStderr('the server process ended', session.stderr) : 'the connection closed')
+      if (slot.cfg.kind === 'stdio') lose(slot, 'process_ended', 'the server process ended', stderrQuote(session.stderr))
+      else lose(slot, 'connection_closed', 'the connection closed')
     }
     if (session.client.transport === undefined) session.client.onclose()
   }
 
-  const lose = (slot: Slot, reason: string): void => {
+  /** `what` happened to the slot's connection (`cause`); a stdio server's `stderr` line is quoted after it. */
+  const lose = (slot: Slot, cause: LostCause, what: string, stderr?: string): void => {
+    const reason = stderr === undefined ? what : `${what} (stderr: ${stderr})`
     const session = slot.session
     slot.session = null
     slot.tools = []
     slot.down = reason
     rebuild()
     if (session !== null) void session.client.close().catch(() => {})
-    log.warn({ event: 'mcp_server_lost', server: slot.cfg.name, reason }, `MCP server "${slot.cfg.name}" lost: ${reason}; its tools are not offered until it is restarted`)
+    log.warn({ event: 'mcp_server_lost', server: slot.cfg.name, cause, reason, ...(stderr === undefined ? {} : { stderr }) }, `MCP server "${slot.cfg.name}" lost: ${reason}; its tools are not offered until it is restarted`)
     emit()
     void restart(slot)
   }
@@ -310,8 +335,8 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
     try {
       return { cfg, session: await openSession(cfg, timeoutMs) }
     } catch (err) {
-      startFailures.push({ server: cfg.name, reason: (err as Error).message })
-      log.warn({ event: 'mcp_server_failed', server: cfg.name, reason: (err as Error).message }, `MCP server "${cfg.name}" left out: ${(err as Error).message}`)
+      startFailures.push({ server: cfg.name, reason: (err as Error).message, restarting: false })
+      log.warn({ event: 'mcp_server_failed', server: cfg.name, reason: (err as Error).message }, leftOutLine(cfg.name, (err as Error).message))
       return null
     }
   }))
@@ -329,16 +354,16 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
   for (const a of opts.allow ?? []) {
     const [server] = a.split('/')
     if (!servers.some((s) => s.name === server)) {
-      log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no server "${server ?? ''}" among the MCP config's valid entries (${servers.length === 0 ? 'none' : servers.map((s) => s.name).join(', ')})`)
+      log.warn({ event: 'mcp_allow_unmatched', entry: a, server: server ?? '', missing: 'server', servers: servers.map((s) => s.name) }, `--mcp-allow ${a}: no server "${server ?? ''}" among the MCP config's valid entries (${servers.length === 0 ? 'none' : servers.map((s) => s.name).join(', ')})`)
       continue
     }
-    if (!a.endsWith('/*') && !seen.has(a) && slots.some((s) => s.cfg.name === server)) log.warn({ event: 'mcp_allow_unmatched', entry: a }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
+    if (!a.endsWith('/*') && !seen.has(a) && slots.some((s) => s.cfg.name === server)) log.warn({ event: 'mcp_allow_unmatched', entry: a, server: server ?? '', missing: 'tool' }, `--mcp-allow ${a}: no such tool on server "${server ?? ''}"`)
   }
   return {
     get tools () { return current },
     get connected () { return slots.filter((s) => s.session !== null).map((s) => s.cfg.name) },
     get failures () {
-      return [...startFailures, ...slots.flatMap((s) => s.down === null ? [] : [{ server: s.cfg.name, reason: `${s.down}; it is being restarted` }])]
+      return [...startFailures, ...slots.flatMap((s) => s.down === null ? [] : [{ server: s.cfg.name, reason: `${s.down}; it is being restarted`, restarting: true }])]
     },
     async call (name, args, { signal, timeoutMs: callMs }) {
       const t = byName.get(name)
@@ -355,7 +380,7 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
       } catch (err) {
         // A url server has no process to watch: a request that got no answer at all (fetch
         // fails with a TypeError) is what losing it looks like. A timeout or an MCP error is an answer.
-        if (slot.cfg.kind === 'http' && err instanceof TypeError && !signal.aborted && slot.session === session) lose(slot, `a request failed: ${requestFailure(err)}`)
+        if (slot.cfg.kind === 'http' && err instanceof TypeError && !signal.aborted && slot.session === session) lose(slot, 'request_failed', `a request failed: ${requestFailure(err)}`)
         throw err
       }
     },

@@ -28,12 +28,30 @@ const StdioShape = z.strictObject({ command: z.string().min(1), args: z.array(z.
 const HttpShape = z.strictObject({ url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }), headers: StringMap.optional() })
 const FileShape = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) })
 
+/** The problem of an entry that names fields it does not take (`fields` dotted from the entry). */
+export function unknownFields (fields: readonly string[]): string {
+  return `unknown field${fields.length === 1 ? '' : 's'} ${fields.map((f) => `"${f}"`).join(', ')}`
+}
+
+/** The problem of an entry with both "command" and "url". */
+export const BOTH_COMMAND_AND_URL = 'has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)'
+
+/** A problem of server `name`'s entry in `where` (a file's path, a setting's key), as reported. */
+export function entryProblem (where: string, name: string, problem: string): string {
+  return `${where}: server "${name}": ${problem}`
+}
+
+/** The problem of a servers file that cannot be read (`message`: the read error's). */
+export function unreadableFile (file: string, message: string): string {
+  return `cannot read ${file}: ${message}`
+}
+
 /** "field: problem" for the first zod issue; the path is dotted, array indices in brackets. */
 function issueText (err: z.ZodError): string {
   const issue = err.issues[0]
   if (issue === undefined) return 'invalid'
   const path = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('')
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => `"${path === '' ? k : `${path}.${k}`}"`).join(', ')}`
+  if (issue.code === 'unrecognized_keys') return unknownFields(issue.keys.map((k) => (path === '' ? k : `${path}.${k}`)))
   return `${path === '' ? '' : `"${path}": `}${issue.message}`
 }
 
@@ -92,12 +110,11 @@ export function readMcpServers (servers: unknown, where: string): McpServersRead
   const out: McpServerConfig[] = []
   const problems: McpServersRead['problems'] = []
   for (const [name, raw] of Object.entries(servers)) {
-    const at = `${where}: server "${name}"`
-    const problem = (text: string): void => { problems.push({ server: name, message: `${at}: ${text}` }) }
+    const problem = (text: string): void => { problems.push({ server: name, message: entryProblem(where, name, text) }) }
     if (!SERVER_NAME.test(name)) { problem('the name must be 1-32 letters, digits, "_" or "-" (it prefixes the tool names the model sees)'); continue }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) { problem('expected an object with "command" or "url"'); continue }
     const has = (k: string): boolean => Object.hasOwn(raw, k)
-    if (has('command') && has('url')) { problem('has both "command" and "url"; give one (a local command, or the URL of a server over HTTP)'); continue }
+    if (has('command') && has('url')) { problem(BOTH_COMMAND_AND_URL); continue }
     if (!has('command') && !has('url')) { problem('needs "command" (a local server) or "url" (a server over HTTP)'); continue }
     if (has('command')) {
       const s = StdioShape.safeParse(raw)
@@ -155,7 +172,7 @@ export function readMcpConfigFile (file: string): McpServersRead {
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    return { servers: [], problems: [{ server: null, message: `cannot read ${file}: ${(err as Error).message}` }] }
+    return { servers: [], problems: [{ server: null, message: unreadableFile(file, (err as Error).message) }] }
   }
   let value: unknown
   try {
