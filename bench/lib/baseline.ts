@@ -17,8 +17,9 @@
 import pLimit from 'p-limit'
 import type { LlmProvider, LlmPurpose } from '../../src/peer/llm/provider'
 import {
-  decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, executePrompt, EXECUTE_SYSTEM, proposalDependencies
+  decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, EXECUTE_SYSTEM, proposalDependencies
 } from '../../src/peer/roles/prompts'
+import { executePrompt } from '../../src/peer/llm/taskPrompt'
 import { classifyPrompt, CLASSIFY_SYSTEM, ClassifyOutput } from './classify'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 

@@ -7,7 +7,8 @@
  */
 import { z } from 'zod'
 import { CAPABILITIES, Capability } from '../../src/plan/protocol/schemas'
-import { CAPABILITY_GUIDE, contextBlock, numbered } from '../../src/peer/roles/prompts'
+import { CAPABILITY_GUIDE, contextBlock } from '../../src/peer/roles/prompts'
+import { numbered } from '../../src/peer/llm/taskPrompt'
 
 /** A centralized planner's decision for one subgoal. */
 export const ClassifyOutput = z.object({

@@ -9,7 +9,8 @@ import type { LlmProvider, UsageMeter } from '../llm/provider'
 import type { Capability } from '../../plan/protocol/schemas'
 import { detectSandbox, runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
 import { runMarkdown } from '../sandbox/markdown'
-import { executePrompt, PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'
+import { executePrompt } from '../llm/taskPrompt'
+import { PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'
 
 /** What an executor offers: the capabilities it announces and claims, and the sandbox its code runs in. */
 export interface ExecutorOffer {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { countInstruction } from '../llm/hints'
+import { numbered } from '../llm/taskPrompt'
 import { CAPABILITIES, Capability } from '../../plan/protocol/schemas'
 import type { SandboxLimits } from '../sandbox/limits'
 import { LANGUAGES, MAX_PROGRAM_CHARS } from '../sandbox/run'
@@ -81,11 +82,6 @@ export type ScoreOutput = z.infer<ReturnType<typeof scoreSchema>>
 /** Whitespace- and case-insensitive form of a text, for duplicate checks. */
 export function normalizeText (s: string): string {
   return s.trim().replace(/\s+/g, ' ').toLowerCase()
-}
-
-/** Lines numbered from 1, one per line. */
-export function numbered (lines: readonly string[]): string {
-  return lines.map((l, i) => `${i + 1}. ${l}`).join('\n')
 }
 
 /** The prompt paragraph placing a goal in its plan: its ancestors, outermost first, or "top-level". */
@@ -194,15 +190,6 @@ export const EXECUTE_SYSTEM = [
   'Stay within the task; other tasks of the plan are done by others.',
   'If the task needs something you cannot access (live prices, bookings, running code), say so in one line and give the most useful offline substitute.'
 ].join(' ')
-
-/** `dependencies`: the earlier results the task builds on (synthesisPrompts.ts dependencyBlock), '' for none. */
-export function executePrompt (x: { task: string, ancestors: readonly string[], dependencies?: string }): string {
-  return [
-    `Task: ${x.task}`,
-    x.ancestors.length === 0 ? '' : `The task belongs to this plan (outermost goal first):\n${numbered(x.ancestors)}`,
-    x.dependencies ?? ''
-  ].filter((s) => s !== '').join('\n\n')
-}
 
 /** Name of the program schema; "execute" in it tells providers and stand-ins the call's purpose. */
 export const PROGRAM_SCHEMA_NAME = 'execute_program'

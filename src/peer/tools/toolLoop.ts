@@ -10,7 +10,7 @@ import { clipText, excerpt } from '../../plan/protocol/text'
 import { TUNABLES } from '../../plan/protocol/tunables'
 import type { Logger } from '../log'
 import type { LlmProvider, ModelWait, ToolResultPart, ToolSpec, ToolTurn, TurnMessage, UsageMeter } from '../llm/provider'
-import { executePrompt } from '../roles/prompts'
+import { executePrompt } from '../llm/taskPrompt'
 import type { McpToolSet } from './mcpClients'
 import { toolEntry } from './toolEntry'
 
