@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode'
 import { CAPABILITIES, type Capability, type Role } from '../plan/protocol/schemas'
-import { codeNotOfferedText } from '../peer/roles/codeRun'
+import { codeNotOfferedText } from '../peer/ipc/protocol'
 import { Disposable } from '../common/disposable'
 import type { Log } from './log'
 import { ensurePeerDirs, type PeerPaths } from './paths'

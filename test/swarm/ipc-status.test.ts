@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { codeNotOfferedText } from '../../src/peer/roles/codeRun'
+import { codeNotOfferedText } from '../../src/peer/ipc/protocol'
 import { detectSandbox } from '../../src/peer/sandbox/detect'
 import { peerSuffix } from '../../src/plan/read/peerNames'
 import { statusBarModel, unreachableMessage, type PeersSnapshot } from '../../src/views/statusModel'

@@ -99,6 +99,14 @@ export const CodeSandbox = z.discriminatedUnion('available', [
 ])
 export type CodeSandbox = z.infer<typeof CodeSandbox>
 
+/**
+ * "can_run_code is not offered: <reason>", the sentence the executor logs and the editor shows
+ * when `reason` (SandboxDetection's) keeps it from running code.
+ */
+export function codeNotOfferedText (reason: string): string {
+  return `can_run_code is not offered: ${reason}`
+}
+
 /** Why a peer refused a cancel-goal (state/planControl.ts CancelRefusal). */
 export const Refusal = z.enum(['unknown_goal', 'not_root_goal', 'not_origin', 'plan_complete'])
 export type Refusal = z.infer<typeof Refusal>

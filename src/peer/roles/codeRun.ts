@@ -10,6 +10,7 @@ import type { Capability } from '../../plan/protocol/schemas'
 import { detectSandbox, runInSandbox, type SandboxDetection, type SandboxLimits, type SandboxTools } from '../sandbox/index'
 import { runMarkdown } from '../sandbox/markdown'
 import { executePrompt } from '../llm/taskPrompt'
+import { codeNotOfferedText } from '../ipc/protocol'
 import { PROGRAM_SCHEMA_NAME, programSchema, runCodeSystem } from './prompts'
 
 /** What an executor offers: the capabilities it announces and claims, and the sandbox its code runs in. */
@@ -34,14 +35,6 @@ export function executorOffer (wanted: readonly Capability[], sandbox?: SandboxD
   const found = sandbox ?? detectSandbox()
   if (found.available) return { capabilities: [...wanted], tools: found.tools, dropped: null, reason: null }
   return { capabilities: wanted.filter((c) => c !== 'can_run_code'), tools: null, dropped: codeNotOfferedText(found.reason), reason: found.reason }
-}
-
-/**
- * "can_run_code is not offered: <reason>", the sentence the executor logs and the editor shows
- * when `reason` (SandboxDetection's) keeps it from running code.
- */
-export function codeNotOfferedText (reason: string): string {
-  return `can_run_code is not offered: ${reason}`
 }
 
 /** One can_run_code leaf's inputs. `signal` aborts the model call and kills the sandbox. */
