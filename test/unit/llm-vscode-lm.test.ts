@@ -2,9 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { z } from 'zod'
 import { parseCli } from '../../src/peer/cli'
-import { ChildMessage, ParentMessage } from '../../src/peer/ipc/protocol'
+import { ChildMessage, ParentMessage, type ModelAnswer, type ModelChannel, type ModelRequest } from '../../src/peer/ipc/protocol'
 import { ConfigError, createProvider, LlmError, newUsageMeter, type LlmProvider } from '../../src/peer/llm/index'
-import type { ModelAnswer, ModelChannel, ModelRequest } from '../../src/peer/llm/vscode-lm'
 
 /** An answer before its call id is filled in. */
 type Reply = ModelAnswer extends infer T ? T extends unknown ? Omit<T, 'call_id'> : never : never

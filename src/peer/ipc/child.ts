@@ -10,8 +10,7 @@ import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/rules/planControl'
-import type { ModelAnswer, ModelChannel } from '../llm/vscode-lm'
-import { ParentMessage, type ChildMessage } from './protocol'
+import { ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
 const BATCH = 200

@@ -14,6 +14,7 @@
  * and folders").
  */
 import { z } from 'zod'
+import type { Disposable } from '../bus'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { Budget, Capability, Envelope, Id, maxChars, Role } from '../../plan/protocol/schemas'
 
@@ -189,3 +190,15 @@ export const ChildMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('model-abort'), call_id: CallId })
 ])
 export type ChildMessage = z.infer<typeof ChildMessage>
+
+/** What the parent answers to a model request. `call_id` "*" answers every open call (the channel closed). */
+export type ModelAnswer = Extract<ParentMessage, { type: 'model-reply' | 'model-error' }>
+export type ModelRequest = Extract<ChildMessage, { type: 'model-request' }>
+
+/** The IPC channel as the backend sees it (ipc/child.ts IpcChild.models). */
+export interface ModelChannel {
+  /** Sends a request; false when the channel is gone. */
+  request(msg: ModelRequest): boolean
+  abort(callId: string): void
+  onAnswer(fn: (answer: ModelAnswer) => void): Disposable
+}

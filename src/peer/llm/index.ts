@@ -11,12 +11,13 @@ import type { Logger } from 'pino'
 import { OfflineDemoBackend } from './offline-demo'
 import { ConfigError, DEFAULT_ANTHROPIC_MODEL, type LlmConfig, type LlmProvider } from './provider'
 import { RetryingProvider, type Backend, type BackendReply, type BackendRequest } from './retrying'
-import { VscodeLmBackend, type ModelChannel } from './vscode-lm'
+import type { ModelChannel } from '../ipc/protocol'
+import { VscodeLmBackend } from './vscode-lm'
 
 export * from './provider'
 export { countInstruction, parseCountInstruction, type CountRange } from './hints'
 export { DEMO_LABEL } from './offline-demo'
-export type { ModelChannel } from './vscode-lm'
+export type { ModelChannel } from '../ipc/protocol'
 
 /** What createProvider needs besides the settings: the editor's IPC channel for vscode-lm. */
 export interface ProviderDeps { models?: ModelChannel | null }

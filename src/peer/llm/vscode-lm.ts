@@ -7,22 +7,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Disposable } from '../bus'
-import type { ChildMessage, ModelErrorCode, ModelMessage, ParentMessage } from '../ipc/protocol'
+import type { ModelChannel, ModelErrorCode, ModelMessage, ModelRequest } from '../ipc/protocol'
 import { REQUEST_TIMEOUT_MS, type TurnMessage } from './provider'
 import { abortReason, BackendFailure, type Backend, type BackendReply, type BackendRequest } from './retrying'
 import type { JsonSpec } from './structured'
-
-/** What the parent answers to a model request. `call_id` "*" answers every open call (the channel closed). */
-export type ModelAnswer = Extract<ParentMessage, { type: 'model-reply' | 'model-error' }>
-export type ModelRequest = Extract<ChildMessage, { type: 'model-request' }>
-
-/** The IPC channel as the backend sees it (ipc/child.ts IpcChild.models). */
-export interface ModelChannel {
-  /** Sends a request; false when the channel is gone. */
-  request(msg: ModelRequest): boolean
-  abort(callId: string): void
-  onAnswer(fn: (answer: ModelAnswer) => void): Disposable
-}
 
 /** Shown as the backend's model until the editor names the model that answered. */
 export const VSCODE_LM_MODEL = 'vscode-chat-model'
