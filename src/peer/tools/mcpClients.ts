@@ -134,10 +134,16 @@ interface Session {
   listed: { name: string, description?: string, inputSchema: unknown }[]
 }
 
-/** " (ECONNREFUSED)" for an error whose cause has a code (fetch's "fetch failed" says no more), else "". */
-function causeOf (err: Error): string {
+/** The code of an error's cause (fetch's "fetch failed" says no more), e.g. ECONNREFUSED, or undefined. */
+function errorCode (err: Error): string | undefined {
   const code = (err.cause as { code?: unknown } | undefined)?.code
-  return typeof code === 'string' ? ` (${code})` : ''
+  return typeof code === 'string' ? code : undefined
+}
+
+/** " (ECONNREFUSED)" for an error whose cause has a code, else "". */
+function causeOf (err: Error): string {
+  const code = errorCode(err)
+  return code === undefined ? '' : ` (${code})`
 }
 
 /** Connects one server and lists its tools, each within `timeoutMs`; throws with the reason in words. */
@@ -269,14 +275,18 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
     rebuild()
     session.client.onclose = () => {
       if (stop.signal.aborted || slot.session !== session) return
-      if (slot.cfg.kind === 'stdio') lose(slot, 'process_ended', 'the server process ended', stderrQuote(session.stderr))
+      if (slot.cfg.kind === 'stdio') lose(slot, 'process_ended', 'the server process ended', { stderr: stderrQuote(session.stderr) })
       else lose(slot, 'connection_closed', 'the connection closed')
     }
     if (session.client.transport === undefined) session.client.onclose()
   }
 
-  /** `what` happened to the slot's connection (`cause`); a stdio server's `stderr` line is quoted after it. */
-  const lose = (slot: Slot, cause: LostCause, what: string, stderr?: string): void => {
+  /**
+   * `what` happened to the slot's connection (`cause`); a stdio server's `stderr` line is quoted
+   * after it, and a failed request's `error_code` (e.g. ECONNREFUSED) is a field of the record.
+   */
+  const lose = (slot: Slot, cause: LostCause, what: string, facts: { stderr?: string, error_code?: string } = {}): void => {
+    const { stderr } = facts
     const reason = stderr === undefined ? what : `${what} (stderr: ${stderr})`
     const session = slot.session
     slot.session = null
@@ -284,7 +294,7 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
     slot.down = reason
     rebuild()
     if (session !== null) void session.client.close().catch(() => {})
-    log.warn({ event: 'mcp_server_lost', server: slot.cfg.name, cause, reason, ...(stderr === undefined ? {} : { stderr }) }, `MCP server "${slot.cfg.name}" lost: ${reason}; its tools are not offered until it is restarted`)
+    log.warn({ event: 'mcp_server_lost', server: slot.cfg.name, cause, reason, ...facts }, `MCP server "${slot.cfg.name}" lost: ${reason}; its tools are not offered until it is restarted`)
     emit()
     void restart(slot)
   }
@@ -380,7 +390,7 @@ export async function connectMcpServers (servers: readonly McpServerConfig[], op
       } catch (err) {
         // A url server has no process to watch: a request that got no answer at all (fetch
         // fails with a TypeError) is what losing it looks like. A timeout or an MCP error is an answer.
-        if (slot.cfg.kind === 'http' && err instanceof TypeError && !signal.aborted && slot.session === session) lose(slot, 'request_failed', `a request failed: ${requestFailure(err)}`)
+        if (slot.cfg.kind === 'http' && err instanceof TypeError && !signal.aborted && slot.session === session) lose(slot, 'request_failed', `a request failed: ${requestFailure(err)}`, { error_code: errorCode(err) })
         throw err
       }
     },

@@ -3,6 +3,7 @@
  * logged, so a status query and the logs show what was dropped and why.
  */
 import type { DropReason } from '../../../plan/protocol/envelope'
+import type { Kind } from '../../../plan/protocol/schemas'
 import type { Logger } from '../../log'
 import { clipText } from '../../../plan/protocol/text'
 
@@ -23,6 +24,12 @@ export type DropSource = 'gossip' | 'push' | 'sync' | 'disk'
 const LOG_BURST = 20
 const LOG_WINDOW_MS = 10_000
 
+/**
+ * Facts of a drop logged as fields of its `message_dropped` record: for clock_skew, the
+ * message's `kind` and how far its timestamp was from local time (`offset_ms`; negative = behind).
+ */
+export interface DropFields { kind?: Kind, offset_ms?: number }
+
 /** One counted drop, as handed to DropCounters.onDrop listeners. */
 export interface DropEvent { reason: DropReason, source: DropSource, from?: string }
 
@@ -35,8 +42,8 @@ export class DropCounters {
 
   constructor (private readonly log: Logger) {}
 
-  /** Counts one drop and logs it (duplicates at debug: they are normal in gossip). */
-  count (reason: DropReason, detail: string, source: DropSource, from?: string): void {
+  /** Counts one drop and logs it with `fields` (duplicates at debug: they are normal in gossip). */
+  count (reason: DropReason, detail: string, source: DropSource, from?: string, fields: DropFields = {}): void {
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
     for (const l of this.listeners) {
       try { l({ reason, source, ...(from === undefined ? {} : { from }) }) } catch { /* a viewer's bug must not stop the count */ }
@@ -53,7 +60,7 @@ export class DropCounters {
     }
     const n = (this.logged.get(reason) ?? 0) + 1
     this.logged.set(reason, n)
-    if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, detail: clipText(detail, 300) }, 'dropped message')
+    if (n <= LOG_BURST) this.log.warn({ event: 'message_dropped', reason, source, from, ...fields, detail: clipText(detail, 300) }, 'dropped message')
   }
 
   /** Calls `fn` for every counted drop (duplicates included), e.g. for a live view. */

@@ -15,6 +15,7 @@ import type { AnyEnvelope } from '../../../plan/protocol/schemas'
 import { verifyEnvelopeSignature } from '../../../plan/protocol/signing'
 import { parseTimestamp, type Micros } from '../../../plan/protocol/time'
 import { topicFor } from '../../../plan/protocol/topics'
+import type { DropFields } from './drops'
 
 /**
  * Largest serialized envelope accepted (UTF-8 bytes). Bigger than any legitimate message
@@ -25,7 +26,7 @@ export const MAX_ENVELOPE_BYTES = 1024 * 1024
 
 export type Verdict =
   | { ok: true, env: AnyEnvelope, key: string }
-  | { ok: false, reason: DropReason, detail: string, from?: string, skew?: SkewedClaim }
+  | { ok: false, reason: DropReason, detail: string, from?: string, skew?: SkewedClaim, fields?: DropFields }
 
 /**
  * A live claim or renewal dropped for clock skew: which leaf, whose, and how far its timestamp
@@ -103,7 +104,7 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
       const skew: SkewedClaim = { nodeId: env.body.node_id, peer: env.from, offsetMs: (at - now) / 1000, leaseMs: env.kind === 'claim' ? env.body.lease_ms : null }
       const off = (at - now) / 1e6
       const dir = off > 0 ? 'ahead of' : 'behind'
-      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${Math.abs(off).toFixed(3)} s ${dir} local time (tolerance ${tolerance / 1000} s)`, from: env.from, skew }
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${Math.abs(off).toFixed(3)} s ${dir} local time (tolerance ${tolerance / 1000} s)`, from: env.from, skew, fields: { kind: env.kind, offset_ms: skew.offsetMs } }
     }
   }
   if (env.kind === 'score' || env.kind === 'accepted') {
@@ -113,7 +114,7 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
     const now = ctx.now()
     const tolerance = ctx.toleranceMs ?? CLAIM_TOLERANCE_MS
     if (!notFromFuture(at, now, tolerance)) {
-      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s ahead of local time (tolerance ${tolerance / 1000} s)`, from: env.from }
+      return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${((at - now) / 1e6).toFixed(3)} s ahead of local time (tolerance ${tolerance / 1000} s)`, from: env.from, fields: { kind: env.kind, offset_ms: (at - now) / 1000 } }
     }
   }
   return { ok: true, env, key }

@@ -61,7 +61,7 @@ export class PlanIngest {
     const live = source === 'gossip' || source === 'push'
     const v = await verifyIncoming({ data, transportAuthor: via.transportAuthor, topic: via.topic, live }, this.verifyCtx)
     if (!v.ok) {
-      this.deps.drops.count(v.reason, v.detail, source, v.from)
+      this.deps.drops.count(v.reason, v.detail, source, v.from, v.fields)
       if (v.skew !== undefined) this.deps.skew.note(v.skew)
       return v.reason
     }

@@ -79,7 +79,7 @@ export class StateLog {
         out.push(v.env)
       } else if (v.reason !== 'duplicate') {
         const line = parsed.valueLines[i] ?? 0
-        drops.count(v.reason, `state log line ${line}: ${v.detail}`, 'disk', v.from)
+        drops.count(v.reason, `state log line ${line}: ${v.detail}`, 'disk', v.from, v.fields)
         rejected.push({ line, raw: parsed.rawLines[i] ?? '' })
       }
     }
