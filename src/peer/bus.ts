@@ -22,7 +22,7 @@ export interface Bus {
    * Signs `body` with this peer's key, merges it into the local plan state, delivers it to
    * this peer's own listeners (roles count their own votes) and gossips it. A result may carry
    * its whole output: one longer than MAX_INLINE_OUTPUT is stored as a blob and published as
-   * its first part with output_sha256 (DESIGN R10, net/outbound.ts prepareOutgoing, which every
+   * its first part with output_sha256 (DESIGN R10, net/transport/outbound.ts prepareOutgoing, which every
    * Bus runs). @returns the envelope as published
    * @throws Error when the body fails its own schema/id checks (a bug in the caller).
    */

@@ -80,7 +80,7 @@ export function swarm (v: string): string {
   try { return checkSwarmName(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
 }
 
-/** A readable swarm key file (net/swarmKey.ts). */
+/** A readable swarm key file (net/transport/swarmKey.ts). */
 export function swarmKey (v: string): string {
   try { readSwarmKey(v) } catch (err) { throw new InvalidArgumentError(`${(err as Error).message}.`) }
   return v

@@ -17,7 +17,7 @@ export interface PeerConfig {
   role: Role
   /** 'mcp': the observer serves MCP on stdio for an MCP client (`goal-swarm-peer mcp`, DESIGN "Front doors"); its trees are not printed. */
   frontDoor?: 'mcp'
-  /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`, with port 0 the first free `${role}-N` (net/dataDir.ts firstFreeIdentity). */
+  /** Identity name: the key file is `<identityDir>/<name>.key`; default `${role}-${port}`, with port 0 the first free `${role}-N` (net/storage/dataDir.ts firstFreeIdentity). */
   name: string
   /** The CLI picked `name` as the first free `${role}-N` (--port 0 without --identity): a peer started at the same moment may take it first. */
   identityPicked?: boolean

@@ -84,7 +84,7 @@ export const DropCounters = z.record(z.string(), z.int().min(0))
 
 /**
  * A --bootstrap address the peer dialled in vain 3 times in a row and has not reached since
- * (net/dialer.ts): `addr` as given, `failures` in a row so far, `error` the last dial's error.
+ * (net/transport/dialer.ts): `addr` as given, `failures` in a row so far, `error` the last dial's error.
  */
 export const UnreachableBootstrap = z.strictObject({ addr: z.string(), failures: z.int().min(1), error: z.string() })
 export type UnreachableBootstrap = z.infer<typeof UnreachableBootstrap>
