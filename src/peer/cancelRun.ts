@@ -16,6 +16,11 @@ import type { Goal } from '../plan/protocol/schemas'
 const CANCEL_WAIT_MAX_MS = 60_000
 /** --cancel-goal waits this long after publishing for the peers it is connected to to show they hold the cancel (ms). */
 export const CANCEL_CONFIRM_MS = 30_000
+/** The line a --cancel-goal run logs (`cancel_confirmed`) as it exits: `peers` connected peers showed they hold the cancel. */
+export function cancelConfirmedLine (peers: number): string {
+  return `the plan is cancelled: ${peers} connected peer${peers === 1 ? '' : 's'} hold${peers === 1 ? 's' : ''} the cancel; exiting`
+}
+
 /** While unconfirmed, each connected peer that has not shown the cancel is asked for a sync this often (ms). */
 const CANCEL_RESYNC_MS = 500
 

@@ -1,19 +1,20 @@
 // Entry of dist/peer.js: the `goal-swarm-peer` CLI and the child process the extension forks.
 import './polyfill' // FIRST: libp2p 3's dependencies need Promise.withResolvers on Node 20
 import path from 'node:path'
-import { escapeControls, parseCli, USAGE_EXIT } from './cli'
+import { parseCli, USAGE_EXIT } from './cli'
 import { startPeerDashboard, type DashboardServer } from './dashboard/index'
 import { IpcChild } from './ipc/child'
 import { DataDirLockedError } from './net/storage/dataDir'
 import { ConfigError } from './llm/provider'
 import { createLogger } from './log'
 import { startRuntime, type PeerRuntime } from './net/runtime'
-import { startFailure } from './startErrors'
-import { watchPlanCompletion } from './planWatch'
+import { noAnchorRelaysLine, noRelaySlotYetLine } from './net/transport/dialer'
+import { dashboardInUseLine, errorLine, startFailure } from './startErrors'
+import { planExitLine, watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
 import type { PeerSyncView } from './roles/context'
 import { llmLine, startLines } from './startLines'
-import { CANCEL_CONFIRM_MS, cancelWhenKnown } from './cancelRun'
+import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cancelRun'
 import { submitOrResume } from './resume'
 
 /** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
@@ -32,7 +33,7 @@ const STOP_DEADLINE_MS = 1800
 const DRAIN_MS = 1000
 
 function fail (code: number, message: string): never {
-  process.stderr.write(`goal-swarm-peer: error: ${escapeControls(message)}\n`)
+  process.stderr.write(errorLine(message))
   process.exit(code)
 }
 
@@ -157,7 +158,7 @@ async function main (): Promise<void> {
       role?.dispose()
       await rt.discard()
       const e = err as NodeJS.ErrnoException
-      if (e.code === 'EADDRINUSE') fail(1, `cannot serve the dashboard on ${host}:${port}: address in use (--dashboard-port)`)
+      if (e.code === 'EADDRINUSE') fail(1, dashboardInUseLine(host, port))
       fail(1, `cannot serve the dashboard on ${host}:${port}: ${e.message} (--dashboard-port, --dashboard-host)`)
     }
     if (stopping) return
@@ -168,9 +169,7 @@ async function main (): Promise<void> {
   if ((config.anchors ?? []).length > 0 && config.anchor !== true && !await rt.relayReserved(RELAY_WAIT_MS)) {
     // Anchors that run no relay were named already: no slot will come from them, so no "still trying".
     const plain = rt.notAnchors()
-    mainLog.warn({ event: 'relay_not_reserved', anchors: config.anchors, not_anchors: plain }, plain.length === (config.anchors ?? []).length
-      ? `no relay slot: no --anchor runs a relay (${plain.join(', ')}), so peers behind other NATs cannot reach this one; give the address of a peer started with --role anchor`
-      : `no relay slot on an anchor within ${RELAY_WAIT_MS / 1000} s: peers behind other NATs cannot reach this one until it has one (still trying)`)
+    mainLog.warn({ event: 'relay_not_reserved', anchors: config.anchors, not_anchors: plain }, plain.length === (config.anchors ?? []).length ? noAnchorRelaysLine(plain) : noRelaySlotYetLine(RELAY_WAIT_MS))
   }
   if (stopping) return
   const listen = rt.listenAddrs()
@@ -191,7 +190,7 @@ async function main (): Promise<void> {
     cancelWhenKnown(rt, peerSync, goalId, config.syncGraceMs, mainLog, {
       failed: (why, fields) => { exitCode = 1; mainLog.error({ event: 'cancel_failed', goal_id: goalId, ...fields }, `cannot cancel: ${why}`); shutdown('cannot cancel') },
       confirmed: (peers) => {
-        mainLog.info({ event: 'cancel_confirmed', goal_id: goalId, peers }, `the plan is cancelled: ${peers.length} connected peer${peers.length === 1 ? '' : 's'} hold${peers.length === 1 ? 's' : ''} the cancel; exiting`)
+        mainLog.info({ event: 'cancel_confirmed', goal_id: goalId, peers }, cancelConfirmedLine(peers.length))
         shutdown('cancel confirmed')
       },
       unconfirmed: (confirmed, missing) => {
@@ -214,16 +213,8 @@ async function main (): Promise<void> {
         maxHoldMs: config.maxHoldMs,
         acceptTimeoutMs: config.acceptance.timeoutMs,
         onComplete: (o) => {
-          const how = `plan ${o.stopped === 'cancelled' ? 'cancelled' : o.stopped === 'budget_reached' && (o.stoppedParts > 0 || !o.split) ? 'stopped (budget reached)' : 'complete'}`
-          const text = !o.split
-            ? o.stopped === 'running'
-              ? 'plan failed: the goal could not be split, so no part of it was run and there is no final answer'
-              : `${how} before the goal was split: no part of it was run, no final answer`
-            : `${how}: ${o.done}/${o.leaves} leaves done` +
-              `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
-              `${o.stoppedParts > 0 ? `, ${o.stoppedParts} part${o.stoppedParts === 1 ? '' : 's'} not run` : ''}${o.answer !== null && o.answer !== 'done' ? ', no final answer' : ''}`
           // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did.
-          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped === 'running' ? null : o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, `${text}; exiting (--exit-when-complete)`)
+          mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped === 'running' ? null : o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, planExitLine(o))
           exitCode = o.ok ? 0 : 1
           shutdown('plan complete')
         }

@@ -71,6 +71,19 @@ export function planOutcome (root: GoalView): PlanOutcome | null {
   }
 }
 
+/** The line --exit-when-complete logs (`plan_complete_exit`) as the peer exits after plan `o`. */
+export function planExitLine (o: PlanOutcome): string {
+  const how = `plan ${o.stopped === 'cancelled' ? 'cancelled' : o.stopped === 'budget_reached' && (o.stoppedParts > 0 || !o.split) ? 'stopped (budget reached)' : 'complete'}`
+  const text = !o.split
+    ? o.stopped === 'running'
+      ? 'plan failed: the goal could not be split, so no part of it was run and there is no final answer'
+      : `${how} before the goal was split: no part of it was run, no final answer`
+    : `${how}: ${o.done}/${o.leaves} leaves done` +
+      `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
+      `${o.stoppedParts > 0 ? `, ${o.stoppedParts} part${o.stoppedParts === 1 ? '' : 's'} not run` : ''}${o.answer !== null && o.answer !== 'done' ? ', no final answer' : ''}`
+  return `${text}; exiting (--exit-when-complete)`
+}
+
 /** Starts watching; dispose stops it (it also stops itself after onComplete). */
 export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   let done = false

@@ -52,6 +52,11 @@ export function ageText (ms: number): string {
   return `${Math.round(s / 86_400)} days`
 }
 
+/** The line `goal_resumed` logs: the unfinished plan of `text`, root goal `goalId`, submitted `ageMs` ago, is resumed. */
+export function resumeLine (text: string, goalId: string, ageMs: number): string {
+  return `resuming the unfinished plan '${clipLabel(text, 60)}' (goal ${goalId}, submitted ${ageText(ageMs)} ago); pass --new-plan to submit a fresh one`
+}
+
 /**
  * CLI --submit-goal: takes up this identity's unfinished plan of the same goal text and budget
  * (resume.ts; logged as `goal_resumed` with its id and age), or, with --new-plan or when there
@@ -63,7 +68,7 @@ export async function submitOrResume (rt: PeerRuntime, config: PeerConfig, log: 
   if (resumed !== null) {
     const id = resumed.goal.goal_id
     log.info({ event: 'goal_resumed', goal_id: id, age_ms: resumed.ageMs, budget: config.submitBudget },
-      `resuming the unfinished plan '${clipLabel(text, 60)}' (goal ${id}, submitted ${ageText(resumed.ageMs)} ago); pass --new-plan to submit a fresh one`)
+      resumeLine(text, id, resumed.ageMs))
     return id
   }
   const goalId = await rt.submitGoal(text, config.submitBudget ?? undefined)

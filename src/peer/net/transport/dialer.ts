@@ -91,6 +91,24 @@ export function notAnchorLine (addr: string): string {
   return `${addr} is not an anchor (it runs no relay): this peer cannot reserve a relay slot on it, so peers at other sites cannot reach this peer through it; start that peer with --role anchor, or give its address as --bootstrap (it stays connected as a plain peer)`
 }
 
+/** What a member says at start when it has no relay slot because none of its --anchor addresses (`notAnchors`, as given) runs a relay. */
+export function noAnchorRelaysLine (notAnchors: readonly string[]): string {
+  return `no relay slot: no --anchor runs a relay (${notAnchors.join(', ')}), so peers behind other NATs cannot reach this one; give the address of a peer started with --role anchor`
+}
+
+/** What a member says at start when no anchor gave it a relay slot within `waitMs` (it keeps trying). */
+export function noRelaySlotYetLine (waitMs: number): string {
+  return `no relay slot on an anchor within ${waitMs / 1000} s: peers behind other NATs cannot reach this one until it has one (still trying)`
+}
+
+/**
+ * What a peer says when the peer at `flag addr` has another PeerId (`actual`, null when the
+ * handshake did not name it) than the address's `expected` one.
+ */
+export function wrongPeerLine (flag: string, addr: string, expected: string, actual: string | null): string {
+  return `${flag} ${addr}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`
+}
+
 /** What a peer says when none of its --anchor addresses is reachable (`addrs` as given). */
 export function anchorsUnreachableLine (addrs: readonly string[], directPeers: number): string {
   const rest = directPeers > 0
@@ -283,8 +301,7 @@ export class Dialer {
     t.lastError = actual === null
       ? `the peer at this address is not PeerId ${expected}`
       : `the peer at this address is PeerId ${actual}, not ${expected}`
-    this.log.warn({ event: 'bootstrap_wrong_peer', addr: t.text, flag: t.flag, expected, actual },
-      `${t.flag} ${t.text}: PeerId does not match: ${actual === null ? `the peer there is not ${expected}` : `expected ${expected}, the peer there is ${actual}`}; not dialling this address again (copy the address line the peer prints at start)`)
+    this.log.warn({ event: 'bootstrap_wrong_peer', addr: t.text, flag: t.flag, expected, actual }, wrongPeerLine(t.flag, t.text, expected, actual))
   }
 
   /**
