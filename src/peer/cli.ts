@@ -69,6 +69,20 @@ function attributeOf (t: Tunable): string {
   return new Option(`${t.flag} <v>`).attributeName()
 }
 
+/** The usage error of one flag: `flag` and what is wrong with it (`msg`). */
+export function usageErrorLine (flag: string, msg: string): string {
+  return `error: option '${flag}': ${msg}\n(run with --help for usage)\n`
+}
+
+/** One flag of a broken TUNABLE_ORDER pair as its usage error shows it: its value, and whether that is its default. */
+export interface OrderSide { flag: string, value: number, isDefault: boolean }
+
+/** The usage error of a broken TUNABLE_ORDER pair: `low` is more than `high`, and `why` that breaks something. */
+export function orderErrorLine (low: OrderSide, high: OrderSide, why: string): string {
+  const shown = (s: OrderSide): string => `${s.flag} ${s.value}${s.isDefault ? ' (its default)' : ''}`
+  return `error: options '${low.flag}' and '${high.flag}': ${shown(low)} is more than ${shown(high)}; ${why}\n(run with --help for usage)\n`
+}
+
 /**
  * The first TUNABLE_ORDER rule the parsed values break, as a message naming both flags and
  * which value is a default, or null. Defaults count: `--settle-ms 3000` alone breaks the
@@ -81,8 +95,8 @@ function orderError (program: Command): string | null {
   if (p === undefined) return null
   const lo: Tunable = TUNABLES[p.rule.low]
   const hi: Tunable = TUNABLES[p.rule.high]
-  const shown = (t: Tunable, v: number): string => `${t.flag} ${v}${program.getOptionValueSource(attributeOf(t)) === 'default' ? ' (its default)' : ''}`
-  return `error: options '${lo.flag}' and '${hi.flag}': ${shown(lo, p.low)} is more than ${shown(hi, p.high)}; ${p.rule.why}\n(run with --help for usage)\n`
+  const side = (t: Tunable, value: number): OrderSide => ({ flag: t.flag, value, isDefault: program.getOptionValueSource(attributeOf(t)) === 'default' })
+  return orderErrorLine(side(lo, p.low), side(hi, p.high), p.rule.why)
 }
 
 /**
@@ -232,7 +246,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   }
   const o = program.opts()
   const fail = (flag: string, msg: string): CliResult => {
-    io.err(escapeControls(`error: option '${flag}': ${msg}\n(run with --help for usage)\n`))
+    io.err(escapeControls(usageErrorLine(flag, msg)))
     return { kind: 'exit', code: USAGE_EXIT }
   }
 

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { buildProgram, parseCli } from '../../src/peer/cli'
+import { buildProgram, orderErrorLine, parseCli } from '../../src/peer/cli'
 import { DEFAULTS } from '../../src/peer/config'
 import { DEFAULT_SETTINGS, Keys, readSettings, SETTING_TUNABLES, type SettingKey } from '../../src/extension/settings'
 import { DEFAULT_ACCEPTANCE } from '../../src/plan/rules/acceptance'
@@ -211,7 +211,8 @@ describe('rules between two tunables (TUNABLE_ORDER)', () => {
         () => ({ code: 0, stderr: '' }),
         (err: { code: number, stderr: string }) => ({ code: err.code, stderr: err.stderr }))
       assert.equal(r.code, 2, r.stderr)
-      assert.match(r.stderr, /error: options '--settle-ms' and '--settle-max-ms': --settle-ms 500 is more than --settle-max-ms 100; the adaptive settle window lies between its floor and its ceiling/)
+      const rule = TUNABLE_ORDER.find((o) => o.low === 'settleFloorMs' && o.high === 'settleMaxMs')
+      assert.ok(rule !== undefined && r.stderr.includes(orderErrorLine({ flag: '--settle-ms', value: 500, isDefault: false }, { flag: '--settle-max-ms', value: 100, isDefault: false }, rule.why)), r.stderr)
     })
   }
 })

@@ -44,6 +44,9 @@ export function addMcpOptions (p: Command, tunableOption: (t: Tunable) => Option
     .addOption(tunableOption(TUNABLES.mcpCallTimeoutMs))
 }
 
+/** The usage error of --mcp-allow without --mcp-config. */
+export const MCP_ALLOW_NEEDS_CONFIG = 'needs --mcp-config: it picks among the tools of the MCP servers that file names'
+
 /**
  * The MCP settings from the parsed options, or the flag and message of a usage error:
  * --mcp-config is for executors, --mcp-allow needs it. A servers file that cannot be read or
@@ -54,7 +57,7 @@ export function mcpSettings (o: Record<string, unknown>, role: string, sources: 
   const file = o.mcpConfig as string | undefined
   if (file === undefined) {
     // The numeric bounds are ignored without servers, like the sandbox limits without can_run_code.
-    if (sources('mcpAllow') === 'cli') return { flag: '--mcp-allow', message: 'needs --mcp-config: it picks among the tools of the MCP servers that file names' }
+    if (sources('mcpAllow') === 'cli') return { flag: '--mcp-allow', message: MCP_ALLOW_NEEDS_CONFIG }
     return { settings: null }
   }
   if (role !== 'executor') return { flag: '--mcp-config', message: `only an executor calls tools; --role ${role} takes no MCP servers` }
