@@ -3,6 +3,7 @@
  * `npm run bench -- --only NAME` rewrites that benchmark's section and keeps the others.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { clipText } from '../../src/plan/protocol/text'
 
 export interface Table {
   /** Column titles. */
@@ -137,7 +138,7 @@ export function writeDoc (file: string, machine: string, sections: Section[], or
 export function shortError (err: unknown, max = 160): string {
   const line = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
   const cut = line.replace(/; status \{.*$/, '')
-  return cut.length > max ? cut.slice(0, max - 1) + '…' : cut
+  return clipText(cut, max, '…')
 }
 
 /** Formats ms as seconds with `digits` decimals. */

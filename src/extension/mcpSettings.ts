@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto'
 import { isDeepStrictEqual } from 'node:util'
-import { clipLabel } from '../plan/protocol/text'
+import { clipText } from '../plan/protocol/text'
 import { readMcpServers, shownUrl, type McpServerConfig } from '../peer/tools/mcpConfig'
 
 /** The setting's key, as written in settings.json. */
@@ -110,7 +110,7 @@ export function consentKey (servers: readonly McpServerConfig[]): string {
  * 200 characters.
  */
 export function serverLines (servers: readonly McpServerConfig[]): string[] {
-  return servers.map((s) => clipLabel(s.kind === 'stdio' ? `${s.name}: ${[s.command, ...s.args].join(' ')}` : `${s.name}: ${shownUrl(s.url)}`, 200, '...'))
+  return servers.map((s) => clipText(s.kind === 'stdio' ? `${s.name}: ${[s.command, ...s.args].join(' ')}` : `${s.name}: ${shownUrl(s.url)}`, 200, '...'))
 }
 
 /** What the executors run after the consent question: `choice.servers`, less the ones needing consent unless `allowed`. */

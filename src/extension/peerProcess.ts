@@ -10,7 +10,7 @@ import * as vscode from 'vscode'
 import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type CodeSandbox, type ExitInfo, type StatusMsg, type UnreachableBootstrap } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
 import type { AnyEnvelope, Budget, Role } from '../plan/protocol/schemas'
-import { clipLabel } from '../plan/protocol/text'
+import { clipText } from '../plan/protocol/text'
 import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
 import type { PeerSpec } from './peerSpec'
@@ -196,7 +196,7 @@ export class PeerProcess extends Disposable {
   }
 
   private remember (line: string, level: keyof ComponentLog = 'info'): void {
-    this.lastLines.push({ line: clipLabel(line, 501), level })
+    this.lastLines.push({ line: clipText(line, 501, '…'), level })
     if (this.lastLines.length > KEEP_LINES) this.lastLines.shift()
   }
 

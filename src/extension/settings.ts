@@ -11,7 +11,7 @@ import { z } from 'zod'
 import { DEFAULT_SWARM, LLM_PROVIDER_SETTINGS, SWARM_NAME_RE, SWARM_NAME_RULE, type LlmProviderName } from '../plan/protocol/limits'
 import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
-import { clipLabel } from '../plan/protocol/text'
+import { clipText } from '../plan/protocol/text'
 import { allowEntryProblem } from '../peer/tools/mcpConfig'
 import { anchor } from '../peer/cliValues'
 
@@ -204,7 +204,7 @@ function anchorProblem (entry: string): string | null {
 
 function describe (value: unknown): string {
   const s = JSON.stringify(value)
-  return s === undefined ? String(value) : clipLabel(s, 80, '...')
+  return s === undefined ? String(value) : clipText(s, 80, '...')
 }
 
 /**

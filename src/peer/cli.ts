@@ -11,7 +11,7 @@ import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
-import { clipLabel } from '../plan/protocol/text'
+import { clipText } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/transport/swarmKey'
@@ -121,7 +121,7 @@ export function escapeControls (text: string): string {
  * or the end, so the text between two short quoted values is never taken for one.
  */
 export function shortenQuoted (text: string): string {
-  return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipLabel(head, 61)}'`)
+  return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipText(head, 61, '…')}'`)
 }
 
 /** Why the mcp command refuses each of these flags: its MCP client does through the tools what they do. */

@@ -8,7 +8,7 @@ import type { PeerConfig } from './config'
 import type { Logger } from './log'
 import type { PeerRuntime } from './net/runtime'
 import type { Budget, Goal } from '../plan/protocol/schemas'
-import { clipLabel } from '../plan/protocol/text'
+import { clipText } from '../plan/protocol/text'
 import { parseTimestamp } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
 import { buildTree, planProgress, type TreeOptions } from '../plan/read/tree'
@@ -54,7 +54,7 @@ export function ageText (ms: number): string {
 
 /** The line `goal_resumed` logs: the unfinished plan of `text`, root goal `goalId`, submitted `ageMs` ago, is resumed. */
 export function resumeLine (text: string, goalId: string, ageMs: number): string {
-  return `resuming the unfinished plan '${clipLabel(text, 60)}' (goal ${goalId}, submitted ${ageText(ageMs)} ago); pass --new-plan to submit a fresh one`
+  return `resuming the unfinished plan '${clipText(text, 60, '…')}' (goal ${goalId}, submitted ${ageText(ageMs)} ago); pass --new-plan to submit a fresh one`
 }
 
 /**

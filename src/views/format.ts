@@ -1,4 +1,5 @@
 /** Small text helpers shared by the view models (pure). */
+import { clipText } from '../plan/protocol/text'
 
 /** A score 0..1 with two decimals. */
 export function formatScore (score: number): string {
@@ -13,7 +14,7 @@ export function escapeMarkdown (text: string): string {
 /** A file-name-safe slug of `text` (for Save As / Export defaults). */
 export function slug (text: string, max = 48): string {
   const s = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
-  return (s.slice(0, max).replace(/-+$/, '') || 'goal-swarm')
+  return (clipText(s, max).replace(/-+$/, '') || 'goal-swarm')
 }
 
 /** Human words for the status enums. */

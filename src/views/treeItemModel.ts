@@ -12,7 +12,7 @@ import { modelWaitText } from '../plan/read/modelWait'
 import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/read/tree'
 import { peerSuffix } from '../plan/read/peerNames'
 import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
-import { clipLabel, firstLine, textLength } from '../plan/protocol/text'
+import { clipText, firstLine, textLength } from '../plan/protocol/text'
 import { costMarkdown } from '../plan/read/planCost'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
@@ -353,7 +353,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   if (leaf.tools_used.length > 0) out.push(`- Tools used: ${leaf.tools_used.map(code).join(', ')}`)
   out.push(`- Node id: ${code(leaf.id)}`)
   if (leaf.output !== null) {
-    const preview = clipLabel(leaf.output, 400)
+    const preview = clipText(leaf.output, 400, '…')
     out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', tooltipMarkdown(preview))
   }
   return out.join('\n')

@@ -1,12 +1,12 @@
 /**
  * Counting and cutting text (src/plan/protocol/text.ts; DESIGN "Processes and folders"):
- * characters are code points, a surrogate pair is never split, and what is shown as a label or
- * an excerpt keeps every grapheme cluster whole.
+ * characters are code points, and the one cut, clipText (for the wire, prompts, labels, logs and
+ * answers alike), never splits a surrogate pair nor a grapheme cluster.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { clipLabel, clipText, excerpt, firstLine, textLength } from '../../src/plan/protocol/text'
+import { clipText, excerpt, firstLine, textLength } from '../../src/plan/protocol/text'
 
 const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 300)
 
@@ -15,12 +15,17 @@ const FAMILY = '👨‍👩‍👧' // ZWJ sequence: 5 code points, 1 grapheme
 const FLAG_JP = '🇯🇵' // two regional indicators: 2 code points, 1 grapheme
 const FLAG_FR = '🇫🇷'
 const E_ACUTE = 'e\u0301' // e + combining acute accent: 2 code points, 1 grapheme
-const CLUSTERS = [THUMB, FAMILY, FLAG_JP, FLAG_FR, E_ACUTE, '🗾', 'a', ' ', '\n', '東', '\u0301', '\u200d', '🏽', '🇯', 'ก\u0e33', '\r\n', 'क्ष']
+const CODER = '👩🏽‍💻' // woman, skin tone, ZWJ, laptop: 4 code points, 1 grapheme
+const JAPAN_TRIP = '日本語の旅行計画' // 8 code points, 8 graphemes
+const CLUSTERS = [THUMB, CODER, FAMILY, FLAG_JP, FLAG_FR, E_ACUTE, '🗾', 'a', ' ', '\n', '東', '\u0301', '\u200d', '🏽', '🇯', 'ก\u0e33', '\r\n', 'क्ष']
 
 const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff
 const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 const clusters = (s: string): string[] => Array.from(segmenter.segment(s), (x) => x.segment)
+
+/** UTF-16 offsets where a grapheme cluster of `s` starts, and its end. */
+const boundaries = (s: string): Set<number> => new Set([...Array.from(segmenter.segment(s), (x) => x.index), s.length])
 
 /** True when cutting `text` after `units` UTF-16 units separates the two halves of a surrogate pair. */
 const splitsPair = (text: string, units: number): boolean => units > 0 && isHigh(text.charCodeAt(units - 1)) && isLow(text.charCodeAt(units))
@@ -32,6 +37,8 @@ const text = fc.array(fc.oneof(
   fc.string({ unit: 'binary', maxLength: 3 }),
   fc.string({ unit: fc.integer({ min: 0xd7f0, max: 0xe010 }).map((c) => String.fromCharCode(c)), maxLength: 2 })
 ), { maxLength: 40 }).map((xs) => xs.join(''))
+/** Well-formed text people write: emoji with skin tones and ZWJ sequences, flags, Japanese, accents, plain words. */
+const readable = fc.array(fc.constantFrom(THUMB, CODER, FAMILY, FLAG_JP, FLAG_FR, E_ACUTE, '👋🏿', '🏳️‍🌈', ...JAPAN_TRIP, 'Tokyo', ' ', '\n', 'a', 'é', '🗾'), { maxLength: 30 }).map((xs) => xs.join(''))
 const limit = fc.integer({ min: 0, max: 60 })
 const marker = fc.constantFrom('', '…', '...', ' …', THUMB)
 
@@ -45,8 +52,8 @@ describe('textLength: characters are Unicode code points', () => {
   })
 })
 
-describe('clipText: wire fields and prompt budgets, in code points', () => {
-  it('keeps the first max characters and never cuts a surrogate pair in half', () => {
+describe('clipText: the one cut, counted in code points, only between grapheme clusters', () => {
+  it('keeps the first max characters (code points) and never cuts a surrogate pair in half', () => {
     assert.equal(clipText('a🗾b🗾', 2), 'a🗾')
     assert.equal(clipText('🗾'.repeat(4000) + 'x', 4000), '🗾'.repeat(4000))
     assert.equal(clipText('short', 10), 'short')
@@ -55,37 +62,25 @@ describe('clipText: wire fields and prompt budgets, in code points', () => {
     assert.equal(clipText('abcdef', 2, '...'), 'ab', 'a marker longer than the limit is left out')
     assert.equal(clipText('abc', -1), '')
     assert.equal(clipText('abc', 2.9), 'ab')
+    assert.equal(clipText('abcdef', 0, '…'), '')
   })
 
-  it('is a prefix (then the marker) of at most max code points, as long as allowed, never ending in half a pair', () => {
-    fc.assert(fc.property(text, limit, marker, (s, max, m) => {
-      const out = clipText(s, max, m)
-      if (textLength(s) <= max) return out === s
-      const kept = m !== '' && textLength(m) <= max && out.endsWith(m) ? out.slice(0, out.length - m.length) : out
-      assert.ok(s.startsWith(kept), 'a prefix of the input')
-      assert.ok(textLength(out) <= max, 'within the limit')
-      assert.equal(textLength(kept), textLength(m) <= max ? max - textLength(m) : max, 'no shorter than it must be')
-      assert.equal(splitsPair(s, kept.length), false, 'a surrogate pair stays whole')
-      return true
-    }), { numRuns: RUNS })
-  })
-})
-
-describe('clipLabel, firstLine, excerpt: text shown to a user keeps its grapheme clusters whole', () => {
-  it('leaves out a cluster straddling the cut: an emoji with its skin tone, a flag, a letter with its accent', () => {
-    assert.equal(clipLabel(`ok ${THUMB}!`, 5), 'ok …', 'not "ok 👍…" without its skin tone')
-    assert.equal(clipText(`ok ${THUMB}!`, 4), 'ok 👍', 'the wire cut keeps only code points whole')
-    assert.equal(clipLabel(FLAG_JP + FLAG_FR, 4), FLAG_JP + FLAG_FR, 'fits exactly')
-    assert.equal(clipLabel(FLAG_JP + FLAG_FR + FLAG_JP, 4), FLAG_JP + '…', 'not half of the French flag')
-    assert.equal(clipLabel(`Caf${E_ACUTE} au lait`, 5), 'Caf…', 'not an "e" stripped of its accent')
-    assert.equal(clipLabel(`My ${FAMILY} trip`, 7), 'My …')
-    assert.equal(clipLabel('abcdef', 5, '...'), 'ab...')
-    assert.equal(clipLabel('abcdef', 0), '')
+  it('leaves out a cluster straddling the cut: an emoji with its skin tone, a ZWJ sequence, a flag, a letter with its accent', () => {
+    assert.equal(clipText(`ok ${THUMB}!`, 5, '…'), 'ok …', 'not "ok 👍…" without its skin tone')
+    assert.equal(clipText(`ok ${THUMB}!`, 4), 'ok ', 'a wire cut backs off to the cluster\'s start too, within the limit')
+    assert.equal(clipText(`${CODER} at work`, 3), '', 'not the woman without her laptop')
+    assert.equal(clipText(`${CODER} at work`, 8, '…'), `${CODER} at…`)
+    assert.equal(clipText(FLAG_JP + FLAG_FR, 4, '…'), FLAG_JP + FLAG_FR, 'fits exactly')
+    assert.equal(clipText(FLAG_JP + FLAG_FR + FLAG_JP, 4, '…'), FLAG_JP + '…', 'not half of the French flag')
+    assert.equal(clipText(`Caf${E_ACUTE} au lait`, 5, '…'), 'Caf…', 'not an "e" stripped of its accent')
+    assert.equal(clipText(`My ${FAMILY} trip`, 7, '…'), 'My …')
+    assert.equal(clipText(JAPAN_TRIP, 5, '…'), '日本語の…', 'CJK: one character per code point')
+    assert.equal(clipText(JAPAN_TRIP, 8, '…'), JAPAN_TRIP)
   })
 
   it('is a run of whole clusters of the input (then the marker), at most max code points, no cluster fewer than it must be', () => {
     fc.assert(fc.property(text, limit, marker, (s, max, m) => {
-      const out = clipLabel(s, max, m)
+      const out = clipText(s, max, m)
       if (textLength(s) <= max) return out === s
       const room = textLength(m) <= max ? max - textLength(m) : max
       const kept = room < max ? out.slice(0, out.length - m.length) : out
@@ -97,11 +92,25 @@ describe('clipLabel, firstLine, excerpt: text shown to a user keeps its grapheme
       while (k < all.length && prefix.length < kept.length) prefix += all[k++]
       assert.equal(prefix, kept, 'whole clusters from the start of the input')
       assert.ok(textLength(kept + (all[k] ?? '')) > room, 'the next cluster would not have fit')
-      assert.equal(splitsPair(s, kept.length), false)
+      assert.equal(splitsPair(s, kept.length), false, 'a surrogate pair stays whole')
       return true
     }), { numRuns: RUNS })
   })
 
+  it('never yields a lone surrogate nor cuts inside a grapheme of well-formed text (emoji with skin tones and ZWJ, flags, Japanese, combining marks)', () => {
+    fc.assert(fc.property(readable, limit, marker, (s, max, m) => {
+      const out = clipText(s, max, m)
+      assert.equal(out.isWellFormed(), true, `a lone surrogate in ${JSON.stringify(out)}`)
+      const cut = out === s ? s.length : out.length - (out.endsWith(m) && textLength(m) <= max ? m.length : 0)
+      assert.ok(s.startsWith(out.slice(0, cut)), 'a prefix of the input')
+      assert.ok(boundaries(s).has(cut), `cut inside a grapheme cluster at ${cut} of ${JSON.stringify(s)}`)
+      assert.ok(textLength(out) <= max || out === s, 'within the limit')
+      return true
+    }), { numRuns: RUNS })
+  })
+})
+
+describe('firstLine, excerpt: one line of text shown to a user, cut by clipText', () => {
   it('a long label never ends in a lone surrogate: firstLine of emoji text', () => {
     const label = firstLine('🗾'.repeat(100), 80)
     assert.equal(label, '🗾'.repeat(79) + '…')

@@ -24,6 +24,7 @@ import path from 'node:path'
 import type { Disposable } from '../bus'
 import type { Logger } from '../log'
 import { snapshotKey, type DashSnapshot } from './snapshot'
+import { clipText } from '../../plan/protocol/text'
 
 /** What the server shows; implemented by dashboard/index.ts over a running peer. */
 export interface DashboardSource {
@@ -188,7 +189,7 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!hostAllowed(req.headers.host, opts.host)) {
-      fail(res, 421, `this dashboard answers only to 127.0.0.1, localhost, [::1] or its listen address ${opts.host}, not to Host ${JSON.stringify((req.headers.host ?? '').slice(0, 100))}`)
+      fail(res, 421, `this dashboard answers only to 127.0.0.1, localhost, [::1] or its listen address ${opts.host}, not to Host ${JSON.stringify(clipText(req.headers.host ?? '', 100, '…'))}`)
       return
     }
     let url: URL
@@ -199,12 +200,12 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
     if (url.pathname === '/api/state') { send(res, 200, 'application/json; charset=utf-8', snapshotJson()); return }
     if (url.pathname === '/api/events') { events(req, res); return }
     if (url.pathname.startsWith('/api/result/')) { await result(res, url.pathname.slice('/api/result/'.length)); return }
-    fail(res, 404, `not found: ${url.pathname.slice(0, 200)}`)
+    fail(res, 404, `not found: ${clipText(url.pathname, 200, '…')}`)
   }
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      log.warn({ err: (err as Error).message, path: req.url?.slice(0, 200) }, 'dashboard request failed')
+      log.warn({ err: (err as Error).message, path: req.url === undefined ? undefined : clipText(req.url, 200, '…') }, 'dashboard request failed')
       if (!res.headersSent) fail(res, 500, `the peer could not answer: ${(err as Error).message}`)
       else res.end()
     })

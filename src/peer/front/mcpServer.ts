@@ -21,6 +21,7 @@ import { buildTree, gapCapabilities, planProgress, type GoalView, type LeafView,
 import { announcedNames } from '../../plan/read/peerNames'
 import { peerLabel, stoppedBeforeSplit } from '../../plan/read/report'
 import { CancelRefused } from '../../plan/rules/planControl'
+import { clipText } from '../../plan/protocol/text'
 import { resumablePlan } from '../resume'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
@@ -164,11 +165,11 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const node = tree().flatMap((r) => promptsOf(r)).find((n) => n.id === nodeId)
     if (node === undefined) {
       const plan = tree().find((r) => kindIn(r, String(nodeId)) === 'goal')
-      if (plan !== undefined && plan.id === nodeId) return refuse(`${String(nodeId)} is the goal_id of the plan "${clip(plan.text, 60)}", not a prompt: give it as goal_id for the plan's final answer`)
-      if (plan !== undefined) return refuse(`${String(nodeId)} is a goal of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a prompt: its result is the synthesis of its parts; give a leaf's or a synthesis's node_id from plan_status, or the plan's goal_id for its final answer`)
+      if (plan !== undefined && plan.id === nodeId) return refuse(`${String(nodeId)} is the goal_id of the plan "${clipText(plan.text, 60, '…')}", not a prompt: give it as goal_id for the plan's final answer`)
+      if (plan !== undefined) return refuse(`${String(nodeId)} is a goal of the plan "${clipText(plan.text, 60, '…')}" (goal_id ${plan.id}), not a prompt: its result is the synthesis of its parts; give a leaf's or a synthesis's node_id from plan_status, or the plan's goal_id for its final answer`)
       return refuse(`no prompt ${String(nodeId)} in any plan this peer holds: take a node_id from plan_status`)
     }
-    if (node.success === null) return refuse(`prompt "${clip(node.text, 60)}" has no result yet (status ${node.status})`)
+    if (node.success === null) return refuse(`prompt "${clipText(node.text, 60, '…')}" has no result yet (status ${node.status})`)
     return answer({ node_id: node.id, text: node.text, status: node.status, executor: peerLabel(node.executor, names()), result: await peer.getOutput(node.id) })
   })
 
@@ -181,7 +182,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     if (root === undefined) return refuse(unknownGoal(goalId, tree()))
     // Cancelling twice is no mistake to refuse: the plan is stopped, as the caller wants.
     if (root.plan?.state === 'cancelled' && peer.state.goal(goalId)?.origin_peer === peer.peerId) {
-      return answer({ goal_id: goalId, status: 'already_cancelled', note: `the plan "${clip(root.text, 60)}" was already cancelled: nothing more to stop` })
+      return answer({ goal_id: goalId, status: 'already_cancelled', note: `the plan "${clipText(root.text, 60, '…')}" was already cancelled: nothing more to stop` })
     }
     try {
       await peer.cancelGoal(goalId, 'cancelled by an MCP client')
@@ -190,7 +191,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       const why = err.refusal === 'plan_complete'
         ? 'the plan had already finished: nothing to cancel'
         : err.refusal === 'not_origin' ? 'another peer submitted it; only the peer that submits a goal can cancel its plan' : err.message
-      return refuse(`cannot cancel "${clip(root.text, 60)}": ${why}`)
+      return refuse(`cannot cancel "${clipText(root.text, 60, '…')}": ${why}`)
     }
     log.info({ event: 'mcp_goal_cancelled', goal_id: goalId }, `MCP client cancelled goal ${goalId}`)
     return answer({ goal_id: goalId, status: 'cancelled' })
@@ -268,15 +269,11 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   return { dispose () { void server.close().catch(() => {}) } }
 }
 
-function clip (text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
-}
-
 function unknownGoal (goalId: string, roots: readonly GoalView[] = []): string {
   for (const plan of roots) {
     const kind = kindIn(plan, goalId)
-    if (kind === 'goal') return `${goalId} is a subgoal of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a plan: give that plan's goal_id (a subgoal's parts are in its plan_status)`
-    if (kind === 'prompt') return `${goalId} is a prompt of the plan "${clip(plan.text, 60)}" (goal_id ${plan.id}), not a plan: get_result takes it as node_id`
+    if (kind === 'goal') return `${goalId} is a subgoal of the plan "${clipText(plan.text, 60, '…')}" (goal_id ${plan.id}), not a plan: give that plan's goal_id (a subgoal's parts are in its plan_status)`
+    if (kind === 'prompt') return `${goalId} is a prompt of the plan "${clipText(plan.text, 60, '…')}" (goal_id ${plan.id}), not a plan: get_result takes it as node_id`
   }
   return `no plan with goal_id ${goalId} is held by this peer: take one from submit_goal or list_plans`
 }
@@ -314,11 +311,11 @@ function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<s
   const p = planProgress(root)
   const node = (n: TreeNode): Record<string, unknown> | null => {
     if (n.status === 'superseded') return null
-    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clip(n.text, STATUS_TEXT_CHARS), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names) }
+    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clipText(n.text, STATUS_TEXT_CHARS, '…'), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names) }
     return {
       goal_id: n.id,
       kind: 'goal',
-      text: clip(n.text, STATUS_TEXT_CHARS),
+      text: clipText(n.text, STATUS_TEXT_CHARS, '…'),
       status: n.status,
       children: n.children.map(node).filter((c) => c !== null),
       ...(n.synthesis === null ? {} : { synthesis: { node_id: n.synthesis.id, status: n.synthesis.status, executor: n.synthesis.executor === null ? null : peerLabel(n.synthesis.executor, names) } })

@@ -31,7 +31,7 @@
  */
 import { createHash } from 'node:crypto'
 import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
-import { clipLabel } from '../../plan/protocol/text'
+import { clipText, textLength } from '../../plan/protocol/text'
 import { parseCountInstruction, type CountRange } from './hints'
 import type { Backend, BackendReply, BackendRequest } from './retrying'
 import type { JsonSchema } from './structured'
@@ -197,7 +197,7 @@ function topicOf (prompt: string): string {
   const line = /^[\s>*-]*(?:goal|task|subgoal)\s*:\s*(.+)$/im.exec(prompt)?.[1] ??
     prompt.split('\n').find((l) => l.trim() !== '') ?? 'the goal'
   const clean = line.split(DEMO_LABEL).join('').replace(/\s+/g, ' ').trim().replace(/^"(.*)"$/, '$1')
-  return clipLabel(clean, 140) || 'the goal'
+  return clipText(clean, 140, '…') || 'the goal'
 }
 
 function gen (s: JsonSchema, ctx: Ctx, key: string, depth: number, slot: Slot | null): unknown {
@@ -315,6 +315,7 @@ function text (ctx: Ctx, key: string, slot: Slot | null): string {
 function fitLength (t: string, s: JsonSchema): string {
   const min = typeof s.minLength === 'number' ? s.minLength : 0
   const max = typeof s.maxLength === 'number' ? s.maxLength : Infinity
-  const padded = t.length < min ? t + ' ' + '.'.repeat(min - t.length - 1) : t
-  return padded.length > max ? padded.slice(0, max) : padded
+  const chars = textLength(t)
+  const padded = chars < min ? t + ' ' + '.'.repeat(min - chars - 1) : t
+  return clipText(padded, max)
 }

@@ -43,7 +43,8 @@ export function budgetedParts (parts: readonly PartResult[], budget: number, lab
       out.push(`${head}\n${body}`)
       left -= chars
     } else {
-      out.push(`${head}\n${clipText(body, left)}\n[truncated: ${chars - left} more characters not shown]`)
+      const kept = clipText(body, left)
+      out.push(`${head}\n${kept}\n[truncated: ${chars - textLength(kept)} more characters not shown]`)
       left = 0
     }
   }

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { Logger } from '../log'
 import { shownUrl, type McpServerConfig } from './mcpConfig'
+import { clipText } from '../../plan/protocol/text'
 
 /** Longest tool name a model is shown: OpenAI-compatible servers accept 64, Anthropic 128. */
 export const MAX_TOOL_NAME_CHARS = 64
@@ -184,7 +185,7 @@ function stderrQuote (stderr: { text: string }): string | undefined {
   // else the first that mentions an error outside a stack frame, else the last.
   const lines = stderr.text.split('\n').map((l) => l.trim()).filter((l) => l !== '')
   const line = lines.find((l) => /^[\w.$]*(?:error|exception):/i.test(l)) ?? lines.find((l) => /error/i.test(l) && !l.startsWith('at ')) ?? lines.at(-1)
-  return line === undefined || line.length <= STDERR_QUOTE_CHARS ? line : `${line.slice(0, STDERR_QUOTE_CHARS - 1)}…`
+  return line === undefined ? line : clipText(line, STDERR_QUOTE_CHARS, '…')
 }
 
 /** First wait before restarting a lost server (ms); each failed attempt doubles the next wait, up to RESTART_MAX_MS. */

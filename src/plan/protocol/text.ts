@@ -2,9 +2,11 @@
  * Counting and cutting text (DESIGN "Processes and folders", the text rule). A character is
  * a Unicode code point: every limit, budget and count shown to a user ("n more characters")
  * counts code points, so an emoji or a CJK character outside the BMP is one character, not two
- * UTF-16 units. Nothing here splits a surrogate pair; what is shown as a label, an excerpt or a
- * one-line cell (clipLabel, firstLine, excerpt) also keeps every grapheme cluster whole (an
- * emoji with its skin tone or ZWJ sequence, a flag, a letter with its combining accents).
+ * UTF-16 units. One function cuts text, clipText, for the wire, prompts and everything shown to
+ * a person alike: it counts its limit in code points and cuts only between grapheme clusters, so
+ * it never splits a surrogate pair, an emoji with its skin tone or ZWJ sequence, a flag or a
+ * letter and its combining accents. firstLine and excerpt shape a text into one line and leave
+ * the cut to clipText.
  * A leaf module: it imports nothing, so every layer (and the built client) can use it.
  */
 
@@ -19,27 +21,19 @@ export function textLength (text: string): number {
 }
 
 /**
- * `text` cut to at most `max` characters (code points), for wire fields and prompt budgets:
- * unchanged when it fits; otherwise its first `max - textLength(marker)` characters followed
- * by `marker` (e.g. '...'), so the result still fits. A surrogate pair is never cut in half.
- * When the marker alone is longer than `max` the text is cut without it.
- * @param max characters; fractions are rounded down and below 0 counts as 0
+ * The one cut for text: `text` unchanged when it has at most `max` characters (code points);
+ * otherwise its start followed by `marker` (e.g. '…' for text shown to a person, '' for a wire
+ * field), at most `max` characters in all, marker included. The cut falls only between grapheme
+ * clusters (Intl.Segmenter, granularity 'grapheme'): a surrogate pair, an emoji with its skin
+ * tone or ZWJ sequence, a flag or a letter with its combining accents is kept whole or left out
+ * whole, so a cluster straddling the limit is left out and the result can be a few characters
+ * shorter than `max`. The limit still counts code points, as the wire schemas do: a clipped wire
+ * field always fits its schema. When the marker alone is longer than `max` the text is cut
+ * without it.
+ * @param max characters (code points); fractions are rounded down and below 0 counts as 0
+ * @param marker appended when the text is cut; its characters count within `max`
  */
 export function clipText (text: string, max: number, marker = ''): string {
-  const limit = Math.max(0, Math.floor(max))
-  if (text.length <= limit || textLength(text) <= limit) return text
-  const m = textLength(marker)
-  return m > limit ? text.slice(0, unitsOf(text, limit)) : text.slice(0, unitsOf(text, limit - m)) + marker
-}
-
-/**
- * `text` cut for display as a label, an excerpt or a table cell: like clipText (at most `max`
- * characters, marker included, default '…'), but it also cuts only between grapheme clusters
- * (Intl.Segmenter), so a user never sees half an emoji, a flag's first half or a letter
- * stripped of its accent. A cluster straddling the cut is left out whole.
- * @param max characters (code points); fractions are rounded down and below 0 counts as 0
- */
-export function clipLabel (text: string, max: number, marker = '…'): string {
   const limit = Math.max(0, Math.floor(max))
   if (text.length <= limit || textLength(text) <= limit) return text
   const m = textLength(marker)
@@ -54,18 +48,18 @@ export function clipLabel (text: string, max: number, marker = '…'): string {
  */
 export const TREE_TEXT_CHARS = 110
 
-/** The first line of `text` (up to the first LF or CRLF), clipped with clipLabel to `max` characters. */
+/** The first line of `text` (up to the first LF or CRLF), cut with clipText to `max` characters (code points), '…' when cut. */
 export function firstLine (text: string, max = 80): string {
-  return clipLabel(text.split(/\r?\n/, 1)[0] ?? '', max)
+  return clipText(text.split(/\r?\n/, 1)[0] ?? '', max, '…')
 }
 
 /**
  * `text` as one line for logs and one-line report cells: every run of whitespace (newlines
- * included) becomes one space, the ends are trimmed, and it is clipped with clipLabel to `max`
- * characters.
+ * included) becomes one space, the ends are trimmed, and it is cut with clipText to `max`
+ * characters (code points), '…' when cut.
  */
 export function excerpt (text: string, max = 60): string {
-  return clipLabel(text.replace(/\s+/g, ' ').trim(), max)
+  return clipText(text.replace(/\s+/g, ' ').trim(), max, '…')
 }
 
 function isHigh (c: number): boolean { return c >= 0xd800 && c <= 0xdbff }
