@@ -5,7 +5,8 @@
 import * as vscode from 'vscode'
 import type { LeafView } from '../plan/read/tree'
 import { firstLine } from '../plan/protocol/text'
-import { slug, STATUS_LABEL } from '../views/format'
+import { slug } from '../views/format'
+import { statusWord } from '../plan/read/statusWords'
 import { goalName } from '../views/messages'
 import { withoutDemoLabel } from '../plan/protocol/demoLabel'
 import { leavesOf } from '../views/planModel'
@@ -100,7 +101,7 @@ export class ResultCommands extends CommandFeature {
       void vscode.window.showInformationMessage(onlyWithResult ? 'Goal Swarm: no results yet.' : 'Goal Swarm: no prompts in the plan yet.')
       return undefined
     }
-    const picked = await vscode.window.showQuickPick(leaves.map((l) => ({ label: firstLine(withoutDemoLabel(l.text), 100), description: STATUS_LABEL[l.status] ?? l.status, leaf: l })), { title, matchOnDescription: true })
+    const picked = await vscode.window.showQuickPick(leaves.map((l) => ({ label: firstLine(withoutDemoLabel(l.text), 100), description: statusWord(l.status), leaf: l })), { title, matchOnDescription: true })
     return picked?.leaf
   }
 

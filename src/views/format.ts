@@ -16,19 +16,3 @@ export function slug (text: string, max = 48): string {
   const s = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
   return (clipText(s, max).replace(/-+$/, '') || 'goal-swarm')
 }
-
-/** Human words for the status enums. */
-export const STATUS_LABEL: Record<string, string> = {
-  pending_decomposition: 'pending',
-  decomposed: 'decomposed',
-  failed: 'failed',
-  superseded: 'superseded',
-  pending_execution: 'pending',
-  claimed: 'running',
-  done: 'done',
-  capability_gap: 'capability gap',
-  cancelled: 'cancelled',
-  budget_reached: 'budget reached',
-  waiting: 'waiting',
-  blocked: 'blocked'
-}

@@ -8,6 +8,7 @@ import { withoutDemoLabel } from '../plan/protocol/demoLabel'
 import { firstLine } from '../plan/protocol/text'
 import { costSummary } from '../plan/read/planCost'
 import { promptCounts, type GoalView } from '../plan/read/tree'
+import { statusWord } from '../plan/read/statusWords'
 import { slug } from './format'
 
 /** Characters of a goal's or prompt's text in a message (its first line, then an ellipsis). */
@@ -24,14 +25,14 @@ function prompts (n: number): string {
 }
 
 /**
- * The progress notification's line: "decomposing…" before the first split, then
- * "2/5 prompts done, 1 failed, 1 waiting for a capability".
+ * The progress notification's line: "splitting…" (the root's status word) before the first split, then
+ * "2/5 prompts done, 1 failed, 1 capability gap" (the counts in status words).
  */
 export function progressMessage (root: GoalView): string {
   const p = promptCounts(root)
-  if (p.total === 0) return 'decomposing…'
-  return `${p.done}/${p.total} prompts done${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}` +
-    `${p.capability_gap > 0 ? `, ${p.capability_gap} waiting for a capability` : ''}`
+  if (p.total === 0) return `${statusWord('pending_decomposition')}…`
+  return `${p.done}/${p.total} prompts done${p.failed > 0 ? `, ${p.failed} ${statusWord('failed')}` : ''}${p.blocked > 0 ? `, ${p.blocked} ${statusWord('blocked')}` : ''}` +
+    `${p.capability_gap > 0 ? `, ${p.capability_gap} ${statusWord('capability_gap')}` : ''}`
 }
 
 /** Percent (0..100) of a plan's prompt rows that are finished (done, failed or blocked). */
@@ -70,10 +71,10 @@ export function nothingToCancelMessage (root: GoalView, complete: boolean): stri
   return null
 }
 
-/** A quick pick row's description of a root goal: its prompts' progress ("3/5 done"). */
+/** A quick pick row's description of a root goal: its prompts' progress ("3/5 done"), its status word before it has prompts ("splitting", "cancelled"). */
 export function planPickDescription (root: GoalView): string {
   const p = promptCounts(root)
-  return p.total === 0 ? 'not split yet' : `${p.done}/${p.total} done`
+  return p.total === 0 ? statusWord(root.status) : `${p.done}/${p.total} done`
 }
 
 /**

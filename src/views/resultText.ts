@@ -3,7 +3,7 @@
  * prompt, who executed it and the status, then the output. Pure; resultDocuments.ts serves it.
  */
 import type { GoalView, LeafView } from '../plan/read/tree'
-import { STATUS_LABEL } from './format'
+import { statusWord } from '../plan/read/statusWords'
 import { firstLine } from '../plan/protocol/text'
 
 export interface ResultTextInput {
@@ -28,7 +28,7 @@ export function resultMarkdown ({ leaf, lineage, fullOutput, peerLabel = String 
   out.push('**Prompt**', '', quote(leaf.text), '')
   if (lineage.length > 0) out.push(`**Goal:** ${lineage.join(' › ')}`, '')
   out.push(`| Status | Capability | Executor | Node |`, `|---|---|---|---|`)
-  out.push(`| ${STATUS_LABEL[leaf.status] ?? leaf.status} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${peerLabel(leaf.executor)}\``} | \`${leaf.id}\` |`, '')
+  out.push(`| ${statusWord(leaf.status)} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${peerLabel(leaf.executor)}\``} | \`${leaf.id}\` |`, '')
   out.push('---', '')
   const output = fullOutput ?? leaf.output
   switch (leaf.status) {

@@ -11,7 +11,8 @@ import { holdLimitText } from '../plan/read/holdLimit'
 import { modelWaitText } from '../plan/read/modelWait'
 import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/read/tree'
 import { peerSuffix } from '../plan/read/peerNames'
-import { escapeMarkdown, formatScore, STATUS_LABEL } from './format'
+import { escapeMarkdown, formatScore } from './format'
+import { statusWord } from '../plan/read/statusWords'
 import { clipText, firstLine, textLength } from '../plan/protocol/text'
 import { costMarkdown } from '../plan/read/planCost'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
@@ -154,8 +155,8 @@ function stoppedAs (plan: GoalView['plan']): string {
  */
 export function goalDescription (goal: GoalView): string {
   // A stopped plan says so on its root row, whatever the root's own status.
-  const stopped = goal.plan !== undefined && goal.plan.state !== 'running' ? STATUS_LABEL[goal.plan.state] : undefined
-  if (goal.status !== 'decomposed' || goal.accepted === null) return stopped ?? STATUS_LABEL[goal.status] ?? goal.status
+  const stopped = goal.plan !== undefined && goal.plan.state !== 'running' ? statusWord(goal.plan.state) : undefined
+  if (goal.status !== 'decomposed' || goal.accepted === null) return stopped ?? statusWord(goal.status)
   if (goal.parent_id === null) return stopped === undefined ? goalSummary(goal) : `${stopped} · ${goalSummary(goal, null)}`
   return `${goalSummary(goal, stoppedAs(goal.plan))} · ${formatScore(goal.accepted.final_score)}${goal.accepted.fallback ? ' fallback' : ''}`
 }
@@ -233,15 +234,16 @@ export const RESTORING_LABEL = 'waiting for executors to restart'
  * "running · local-executor-1 · waiting for the model (45 s, attempt 1/3)".
  */
 export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel {
-  let description = STATUS_LABEL[leaf.status] ?? leaf.status
+  const word = statusWord(leaf.status)
+  let description = word
   if (leaf.status === 'claimed' && leaf.claimer !== null) {
-    description = `running · ${peerLabel(leaf.claimer, ctx)}${leaf.model_wait === null ? '' : ` · ${modelWaitText(leaf.model_wait)}`}`
+    description = `${word} · ${peerLabel(leaf.claimer, ctx)}${leaf.model_wait === null ? '' : ` · ${modelWaitText(leaf.model_wait)}`}`
   }
-  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `capability gap · ${leaf.required_capability}`
+  else if (leaf.status === 'capability_gap') description = ctx.restoring === true ? RESTORING_LABEL : `${word} · ${leaf.required_capability}`
   else if ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null) description += ` · ${peerLabel(leaf.executor, ctx)}`
-  else if (leaf.status === 'waiting') description = ctx.answer === true ? `waiting for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `waiting for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
+  else if (leaf.status === 'waiting') description = ctx.answer === true ? `${word} for ${leaf.waiting_on.length} of ${leaf.depends_on.length} parts` : `${word} for ${leaf.waiting_on.length} earlier prompt${leaf.waiting_on.length === 1 ? '' : 's'}`
   // The reason quotes the dependency's text: without the demo label, as its own row shows it.
-  else if (leaf.status === 'blocked') description = `blocked: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
+  else if (leaf.status === 'blocked') description = `${word}: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN R5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   const shown = withDemoMark(description, isDemo(leaf))
@@ -267,7 +269,7 @@ export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel 
  */
 export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []
-  out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${STATUS_LABEL[goal.status]}`, '', escapeMarkdown(goal.text), '')
+  out.push(`**${goal.parent_id === null ? 'Goal' : `Subgoal (depth ${goal.depth})`}** · ${statusWord(goal.status)}`, '', escapeMarkdown(goal.text), '')
   if (goal.status === 'decomposed') out.push(`Prompts: ${goalSummary(goal, stoppedAs(goal.plan))}`, '')
   if (isDemoText(goal.text)) out.push(DEMO_HELP, '')
   const a = goal.accepted
@@ -331,7 +333,7 @@ const ANSWER_HELP = 'The goal\'s parts, synthesized into one answer by an execut
 export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
   const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
-  out.push(`**${ctx.answer === true ? 'Final answer' : 'Prompt'}** · ${restoring ? RESTORING_LABEL : STATUS_LABEL[leaf.status]}`, '', escapeMarkdown(leaf.text), '')
+  out.push(`**${ctx.answer === true ? 'Final answer' : 'Prompt'}** · ${restoring ? RESTORING_LABEL : statusWord(leaf.status)}`, '', escapeMarkdown(leaf.text), '')
   const help = ctx.answer === true ? ANSWER_HELP : LEAF_STATUS_HELP[leaf.status]
   out.push(`_${restoring ? 'The executors this editor runs are restarting after a reload; it runs once they are back.' : help}_`, '')
   if (isDemo(leaf)) out.push(DEMO_HELP, '')

@@ -15,6 +15,7 @@ import { cancelMessage } from '../../src/plan/rules/planControl'
 import { rootGoal } from '../support/fixtures'
 import { startAnnouncer, startObserver, startRole } from '../../src/peer/roles/index'
 import { buildTree, planProgress, treeHash } from '../../src/plan/read/tree'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { demoResponder } from '../support/llm-standin'
 import { waitUntil } from '../support/wait'
 import { FAST, World, type Agent } from './harness'
@@ -66,7 +67,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   await waitUntil('the printed complete tree', () => printed.some((p) => p.includes('COMPLETE')), 5000)
   const last = printed.at(-1)!
   assert.match(last, new RegExp(`=== plan for goal ${goal.goal_id}: ${done.leaves}/${done.leaves} leaves done, COMPLETE ===`))
-  assert.match(last, /\[done by /)
+  assert.ok(last.includes(`[${statusWord('done')} by `), last)
   const md = await waitUntil('the complete report', () => {
     const text = existsSync(reportFile) ? readFileSync(reportFile, 'utf8') : ''
     return text.includes('**complete**') && text

@@ -20,6 +20,7 @@ import { INJECTOR_SPEC, REPO_ROOT, TestSwarm } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
 import { waitForPeerRecord } from '../support/wait'
 import { roleArgs, startStandin, treeOf, waitComplete } from './roles-support'
+import { statusWord } from '../../src/plan/read/statusWords'
 
 /** Markup in swarm text: shown as text, it never runs nor becomes an element. */
 const GOAL = 'Plan a <b>trip</b> <img src=x onerror="window.__pwned=1">'
@@ -131,7 +132,7 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   assert.equal(leaves.length, progress.leaves)
   const pageLeaves = await plan.locator('li.node.leaf').evaluateAll((els) => els.map((e) => [e.getAttribute('data-id'), e.getAttribute('data-status')]))
   assert.deepEqual(pageLeaves.sort(), leaves.map((l) => [l.id, 'done']).sort())
-  assert.equal(await plan.locator('li.node.leaf .status').first().textContent(), 'done')
+  assert.equal(await plan.locator('li.node.leaf .status').first().textContent(), statusWord('done'), 'the word of the snapshot, from the one table')
 
   // Peers and message flow.
   for (const role of ['observer', 'decomposer', 'scorer', 'executor']) assert.ok(await page.locator(`#peers tbody tr[data-role="${role}"]`).count() >= 1, role)

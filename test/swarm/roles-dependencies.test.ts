@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { demoResponder, scoreReply, type StandinRequest } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { hashes, resultsPerNode, roleArgs, startPlanners, startStandin, treeOf, waitComplete } from './roles-support'
 
 const CHAIN = ['Pick the travel dates', 'Book flights for those dates', 'Book hotels near the arrival airport']
@@ -60,5 +61,5 @@ test('a chain A -> B -> C executes in order with each result in the next prompt;
   assert.equal(new Set(answers.map((s) => s?.output)).size, 1)
   assert.match(answers[0]?.output ?? '', /Synthetic combination of the parts/)
   assert.ok([ex1.peerId, ex2.peerId].includes(answers[0]?.executor ?? ''))
-  await observer.waitFor(() => observer.stdout.some((l) => l.includes('> final answer [done by ')), 'the printed final answer', 10_000)
+  await observer.waitFor(() => observer.stdout.some((l) => l.includes(`> final answer [${statusWord('done')} by `)), 'the printed final answer', 10_000)
 })

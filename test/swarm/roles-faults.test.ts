@@ -14,6 +14,7 @@ import { TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord } from '../support/wait'
 import { executedTasks, LEASE_MS, resultsPerNode, roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 import { liveLeaves } from '../support/leaves'
+import { statusWord } from '../../src/plan/read/statusWords'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -38,7 +39,7 @@ test('(4) capability gap: leaves needing can_run_code wait visibly until a capab
   }
   await observer.waitFor(() => gapLeaves().length === 2, 'two leaves in a capability gap', 30_000)
   assert.ok(gapLeaves().every((l) => l.required_capability === 'can_run_code'))
-  await observer.waitFor(() => observer.stdout.some((l) => l.includes('[capability_gap: needs can_run_code]')), 'the gap in the printed tree', 10_000)
+  await observer.waitFor(() => observer.stdout.some((l) => l.includes(`[${statusWord('capability_gap')}: needs can_run_code]`)), 'the gap in the printed tree', 10_000)
   // The writer looked with both leaves in its state and found nothing it can do.
   await waitForPeerRecord(writer, { look: 'nothing_open', working: 0, leaves: 2 }, 10_000)
   assert.equal(claimsOf(observer).length, 0, 'the text-only executor claims nothing')

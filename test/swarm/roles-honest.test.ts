@@ -8,6 +8,7 @@ import { test } from 'node:test'
 import { demoResponder, type StandinReply } from '../support/llm-standin'
 import { TestSwarm } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { roleArgs, startStandin, treeOf, waitComplete, startPlanners } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -63,7 +64,7 @@ test('a model that never answers: the executor warns "waiting for the model", th
   const waiting = (r: Record<string, unknown>) => r.component === 'executor' && r.level === 40 && r.event === 'llm_waiting' && r.purpose === 'execute' && r.attempt === 1 && r.max_attempts === 1
   await ex.waitFor(() => ex.logRecords().some(waiting), 'a "waiting for the model" warning', 30_000)
   // Another process's view: the executor's lease renewals carry the wait, the observer prints it.
-  const shown = /^\s+- .+ \[claimed by \S+, waiting for the model \(\d\.\d s, attempt 1\/1\)\]$/
+  const shown = new RegExp(`^\\s+- .+ \\[${statusWord('claimed')} on \\S+, waiting for the model \\(\\d\\.\\d s, attempt 1/1\\)\\]$`)
   await observer.waitFor(() => observer.stdout.some((l) => shown.test(l)), 'the observer\'s tree showing a leaf waiting on its model', 30_000)
   const failed = await waitForPeerRecord(ex, { component: 'executor', event: 'execution_failed', timed_out: true }, 30_000)
   assert.equal(failed.error_kind, 'network')

@@ -11,6 +11,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, describe, test } from 'node:test'
 import { REPO_ROOT } from '../support/peers'
+import { statusWord } from '../../src/plan/read/statusWords'
+
+/** A task the tree shows done, and by whom (report.ts renderTreeText: "[done by executor-1]"). */
+const DONE_BY = `[${statusWord('done')} by `
 
 const DEMO = path.join(REPO_ROOT, 'scripts', 'demo.mjs')
 const GOAL = 'Plan a two-week trip to Japan'
@@ -93,7 +97,7 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
     assert.deepEqual(progress.map((m) => Number(m[1])), progress.map((m) => Number(m[1])).sort((a, b) => a - b), 'done never goes down')
     assert.match(during.at(-1) === undefined ? '' : during.join('\n'), new RegExp(`plan [0-9a-f]{16}: ${leaves}/${leaves} leaves done, COMPLETE`))
     // Names: whoever the tree says ran a leaf is a name that also appears in the events; no PeerIds.
-    const executors = new Set([...r.out.matchAll(/\[done by ([^\]]+)\]/g)].map((m) => m[1]))
+    const executors = new Set([...r.out.matchAll(new RegExp(`\\[${statusWord('done')} by ([^\\]]+)\\]`, 'g'))].map((m) => m[1]))
     assert.ok(executors.size >= 1)
     for (const name of executors) assert.ok(events.some((l) => l.startsWith(`  [${name}] finished`)), `${name} in the events`)
     assert.doesNotMatch(r.out, /12D3KooW|…[1-9A-HJ-NP-Za-km-z]{8}\b/, 'peers appear by name, never by PeerId')
@@ -124,7 +128,7 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
     const summaries = [...plain.matchAll(/^(\d+\.\d) s elapsed · (.+) · 7 peers$/gm)]
     assert.ok(summaries.some((m) => m[2] === `${leaves}/${leaves} leaves done, COMPLETE`), 'the last summary says complete')
     assert.ok(new Set(summaries.map((m) => m[1])).size >= 2, 'the elapsed time moves')
-    const executors = new Set([...plain.matchAll(/\[done by ([^\]]+)\]/g)].map((m) => m[1]))
+    const executors = new Set([...plain.matchAll(new RegExp(`\\[${statusWord('done')} by ([^\\]]+)\\]`, 'g'))].map((m) => m[1]))
     for (const name of executors) assert.ok([...events].some((l) => l.startsWith(`  [${name}] `)), `${name} in the events`)
     // What the user sees at the end: the tree once, complete, its summary under it, then the totals.
     const seen = screen(r.out)
@@ -132,8 +136,8 @@ describe('npm run demo in a terminal and in a pipe', { timeout: 240_000 }, () =>
     writeFileSync(path.join(ARTIFACTS, 'demo-live-view.txt'), seen.join('\n') + '\n')
     writeFileSync(path.join(ARTIFACTS, 'demo-live-view.typescript'), r.out)
     assert.equal(seen.filter((l) => l.startsWith(`${GOAL} [`)).length, 1, seen.join('\n'))
-    assert.equal(seen.filter((l) => / \[done by [^\]]+\]$/.test(l) && !l.includes('> final answer')).length, leaves, seen.join('\n'))
-    assert.equal(seen.filter((l) => /^ {2}> final answer \[done by [^\]]+\]$/.test(l)).length, 1, 'the final answer under the root')
+    assert.equal(seen.filter((l) => l.includes(` ${DONE_BY}`) && l.endsWith(']') && !l.includes('> final answer')).length, leaves, seen.join('\n'))
+    assert.equal(seen.filter((l) => l.startsWith(`  > final answer ${DONE_BY}`) && l.endsWith(']')).length, 1, 'the final answer under the root')
     const last = seen.findIndex((l) => l.includes(' s elapsed · '))
     assert.match(seen[last] ?? '', new RegExp(`^\\d+\\.\\d s elapsed · ${leaves}/${leaves} leaves done, COMPLETE · 7 peers$`))
     assert.equal(seen.filter((l) => l.includes(' s elapsed · ')).length, 1, 'one summary line left on screen')

@@ -12,6 +12,7 @@ import { Budget, budgetProblem } from '../../src/plan/protocol/schemas'
 import { budgetWords, parseGoalId, parseGoalInput, validateGoalText } from '../../src/extension/goalInput'
 import { chatProgressText, planDetailMarkdown, planLineMarkdown, planStateOf, planStatusText, progressText, submittedText } from '../../src/extension/chat/planText'
 import { mcpServerArgs } from '../../src/extension/chat/mcpArgs'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { cancel, envelopeOf, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 const plan = samplePlan()
@@ -84,20 +85,20 @@ describe('chat doors: plan text', () => {
       'progress: 1/4 done · 1 gap',
       'spend: 0 calls · 0 tokens',
       'prompts:',
-      '- [done] Book flights',
-      '- [pending] Day 1: Asakusa and Ueno',
-      '- [pending] Day 2: Shibuya and Harajuku',
-      '- [capability gap] Plan Kyoto days',
+      `- [${statusWord('done')}] Book flights`,
+      `- [${statusWord('pending_execution')}] Day 1: Asakusa and Ueno`,
+      `- [${statusWord('pending_execution')}] Day 2: Shibuya and Harajuku`,
+      `- [${statusWord('capability_gap')}] Plan Kyoto days`,
       'final answer: none yet (the plan is still running; ask goalSwarm_planStatus again later)'
     ].join('\n'))
   })
 
-  it('a final answer ends the status; a goal not split yet is decomposing', () => {
+  it('a final answer ends the status; a goal not split yet says so in its status word', () => {
     const root = rootOf()
     assert.ok(planStatusText(root, '# Japan in 14 days\nDay 1: Tokyo').endsWith('final answer:\n# Japan in 14 days\nDay 1: Tokyo'))
     const fresh = rootOf([envelopeOf('goal', rootGoal('Learn Go'))], T0 + sec(1))
-    assert.equal(progressText(fresh), 'decomposing')
-    assert.equal(chatProgressText(fresh), 'Learn Go: decomposing')
+    assert.equal(progressText(fresh), statusWord('pending_decomposition'))
+    assert.equal(chatProgressText(fresh), `Learn Go: ${statusWord('pending_decomposition')}`)
   })
 
   it('a cancelled plan says so, with its spend', () => {
@@ -114,7 +115,7 @@ describe('chat doors: plan text', () => {
   it('chat lines escape the goal\'s Markdown and list the prompts under the plan', () => {
     const root = rootOf()
     assert.equal(planLineMarkdown(root), '- **"Plan a two\\-week trip to Japan"**: running, 1/4 done · 1 gap')
-    assert.equal(planDetailMarkdown(root).split('\n')[1], '  - done: Book flights')
+    assert.equal(planDetailMarkdown(root).split('\n')[1], `  - ${statusWord('done')}: Book flights`)
     assert.equal(submittedText('0123456789abcdef', 'Learn Go').split('\n').slice(0, 3).join('|'), 'goal_id: 0123456789abcdef|goal: Learn Go|state: submitted')
   })
 })

@@ -4,6 +4,7 @@
  * close), the message-flow log with drops, and the CLI flags and start line.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { connect } from 'node:net'
 import path from 'node:path'
@@ -11,16 +12,17 @@ import { describe, test } from 'node:test'
 import { pino } from 'pino'
 import { parseCli } from '../../src/peer/cli'
 import { makeConfig } from '../support/peerConfig'
-import { FlowLog } from '../../src/peer/dashboard/flow'
+import { FlowLog, type FlowEvent } from '../../src/peer/dashboard/flow'
 import { hostAllowed, MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
 import { dashboardSnapshot, findTask, GONE_LISTED_MS, snapshotKey, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
 import { DropCounters } from '../../src/peer/net/checks/drops'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { costSummary } from '../../src/plan/read/planCost'
+import { STATUS_WORDS, statusWord } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree } from '../../src/plan/read/tree'
 import { startLines } from '../../src/peer/startLines'
-import { capability, envelopeOf, sec, T0 } from '../support/fixtures'
+import { cancel, capability, envelopeOf, rootGoal, sec, T0 } from '../support/fixtures'
 import { REPO_ROOT } from '../support/peers'
 import { SYNTHETIC_ACCEPTANCE, syntheticPlan } from '../support/syntheticPlan'
 import { waitUntil } from '../support/wait'
@@ -35,11 +37,11 @@ function planState (): PlanState {
   return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope), { acceptance: SYNTHETIC_ACCEPTANCE })
 }
 
-function snap (state: PlanState): DashSnapshot {
+function snap (state: PlanState, flow: FlowEvent[] = []): DashSnapshot {
   return dashboardSnapshot({
     state, nowUs: NOW, tree: {}, announceIntervalMs: 10_000,
     self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
-    booted_at_ms: 1, connected_peers: 3, drops: { invalid_schema: 2 }, flow: []
+    booted_at_ms: 1, connected_peers: 3, drops: { invalid_schema: 2 }, flow
   })
 }
 
@@ -55,12 +57,16 @@ describe('dashboard snapshot', () => {
     const plan = s.plans[0]!
     assert.equal(plan.text, 'Plan a <b>trip</b>')
     assert.equal(plan.root.status, 'decomposed')
+    assert.equal(plan.root.status_word, statusWord('decomposed'), 'the page shows the word the snapshot carries')
+    assert.equal(plan.state_word, null, 'a running plan has no stop word')
+    assert.equal(plan.progress_text, '4/4 done · 0/3 synthesized')
     // Every leaf is done; the goals' syntheses have no result in this state, so the plan is not complete yet.
     assert.deepEqual({ leaves: plan.progress.leaves, done: plan.progress.done, syntheses: plan.progress.syntheses, complete: plan.progress.complete }, { leaves: 4, done: 4, syntheses: 3, complete: false })
     const ls = leaves(plan.root)
     assert.equal(ls.length, 4)
     for (const l of ls) {
       assert.equal(l.status, 'done')
+      assert.equal(l.status_word, statusWord('done'))
       assert.equal(l.has_result, true)
       assert.equal(l.executor, PEER, 'a peer without an announced name shows as its PeerId (short ids whole)')
       assert.ok((l.output_chars ?? 0) > 0)
@@ -70,6 +76,30 @@ describe('dashboard snapshot', () => {
     assert.deepEqual(s.peers.map((p) => [p.peer_id, p.role, p.live]), [[PEER, 'executor', true]])
     assert.deepEqual(s.drops, { invalid_schema: 2 })
     assert.equal(s.connected_peers, 3)
+  })
+
+  test('the page gets every status word from the snapshot: a goal still splitting, a cancelled plan, the flow\'s peer labels', () => {
+    const g = rootGoal('Learn Go')
+    const fresh = snap(new PlanState([envelopeOf('goal', g)])).plans[0]!
+    assert.deepEqual([fresh.root.status, fresh.root.status_word, fresh.state_word], ['pending_decomposition', statusWord('pending_decomposition'), null])
+    assert.equal(fresh.progress_text, `0/0 done · 1 goal ${statusWord('pending_decomposition')}`)
+    const stopped = snap(new PlanState([envelopeOf('goal', g), envelopeOf('cancel', cancel(g, { at: T0 + sec(2) }))])).plans[0]!
+    assert.deepEqual([stopped.state, stopped.state_word, stopped.root.status_word], ['cancelled', statusWord('cancelled'), statusWord('cancelled')])
+    const long = '12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz'
+    const s = snap(new PlanState([envelopeOf('capability', { ...capability(PEER, NOW - sec(1)), name: 'executor-1' })]), [
+      { seq: 1, at_ms: 1, type: 'message', kind: 'result', from: PEER, source: null },
+      { seq: 2, at_ms: 2, type: 'drop', kind: 'invalid_schema', from: long, source: 'gossip' },
+      { seq: 3, at_ms: 3, type: 'drop', kind: 'invalid_schema', from: null, source: 'disk' }
+    ])
+    assert.deepEqual(s.flow.map((f) => f.from_label), ['executor-1', `…${long.slice(-8)}`, null], 'an announced name, else the PeerId suffix the trees show')
+  })
+
+  test('the page holds no status words and cuts no text of its own', () => {
+    const page = readFileSync(path.join(PAGE_DIR, 'dashboard.js'), 'utf8')
+    for (const [status, word] of Object.entries(STATUS_WORDS)) {
+      for (const literal of [status, word]) assert.doesNotMatch(page, new RegExp(`['"\`]${literal}['"\`]`), `the page spells ${literal} itself`)
+    }
+    assert.doesNotMatch(page, /\.(slice|substring|substr)\(/, 'no cutting')
   })
 })
 
@@ -113,7 +143,7 @@ describe('dashboard snapshot: final answer and cost', () => {
     assert.ok(root?.synthesis !== null && root?.synthesis !== undefined && root.plan !== undefined)
     const plan = snap(state).plans[0]!
     assert.deepEqual(plan.answer, {
-      kind: 'answer', id: root.synthesis.id, text: root.text, status: root.synthesis.status, capability: 'can_write_text',
+      kind: 'answer', id: root.synthesis.id, text: root.text, status: root.synthesis.status, status_word: statusWord(root.synthesis.status), capability: 'can_write_text',
       claimer: null, executor: null, has_result: false, success: null, output_chars: null, model_wait: null
     })
     assert.deepEqual(plan.cost, { summary: costSummary(root.plan), stop: null, spend: root.plan.spend, budget: null })

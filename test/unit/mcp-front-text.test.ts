@@ -1,8 +1,8 @@
 /**
  * What the MCP front door (src/peer/front/mcpServer.ts) says about a plan's texts and statuses,
  * through a real MCP client over the SDK's in-memory transport: goal and prompt texts are cut by
- * the one cut (text.ts clipText), never through an emoji, while the JSON fields keep the
- * evaluator's status values.
+ * the one cut (text.ts clipText), never through an emoji, and statuses in sentences are the words
+ * of statusWords.ts while the JSON fields keep the evaluator's values.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { startMcpFrontDoor, type FrontDoorPeer } from '../../src/peer/front/mcpServer'
 import type { Disposable } from '../../src/peer/bus'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
 import { accepted, capability, envelopeOf, evidenceOf, promptNode, proposal, rootGoal, sec, T0 } from '../support/fixtures'
 import { makeConfig } from '../support/peerConfig'
@@ -43,7 +44,7 @@ async function call (client: Client, name: string, args: Record<string, unknown>
   return { text: r.content.map((c) => c.text).join(''), isError: r.isError === true }
 }
 
-describe('MCP front door: texts', () => {
+describe('MCP front door: texts and status words', () => {
   const plan = planEnvelopes()
   let client: Client
   let server: Disposable
@@ -87,5 +88,11 @@ describe('MCP front door: texts', () => {
     assert.equal(first?.text, `${'b'.repeat(198)}…`, 'the family is left out whole, not cut')
     assert.equal(second?.text, 'Book it')
     assert.deepEqual([status.tree.status, first?.status], ['decomposed', 'pending_execution'], 'machine-readable values as README documents')
+  })
+
+  it('a sentence names a status by its word', async () => {
+    const r = await call(client, 'get_result', { node_id: plan.promptIds[1] })
+    assert.equal(r.isError, true)
+    assert.equal(r.text, `prompt "Book it" has no result yet: it is ${statusWord('pending_execution')}`)
   })
 })

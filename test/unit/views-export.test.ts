@@ -4,6 +4,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tree'
 import { demoteHeadings, mdEscape } from '../../src/plan/read/planMarkdown'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
+import { statusWord as w } from '../../src/plan/read/statusWords'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { leavesOf } from '../../src/views/planModel'
 import { lineageOf, resultMarkdown } from '../../src/views/resultText'
@@ -27,17 +28,17 @@ describe('Export Plan (views)', () => {
     assert.deepEqual(lines.slice(4, 7), ['## Final answer', '', '_No final answer yet: waiting for "Plan Tokyo days", "Plan Kyoto days"._'])
     const tree = lines.slice(lines.indexOf('## Plan tree') + 2, lines.indexOf('## Accepted splits and votes') - 1)
     assert.deepEqual(tree, [
-      '- Plan a two-week trip to Japan — *decomposed, score 0.75*, synthesis *waiting*',
-      '  - Book flights — *done*, needs `can_write_text`, by `peer-ex-1` (result 1)',
-      '  - Plan Tokyo days — *decomposed, score 0.75*, synthesis *waiting*',
-      '    - Day 1: Asakusa and Ueno — *pending execution*, needs `can_write_text`',
-      '    - Day 2: Shibuya and Harajuku — *pending execution*, needs `can_write_text`',
-      '  - Plan Kyoto days — *capability gap*, needs `can_query_api`'
+      `- Plan a two-week trip to Japan — *${w('decomposed')}, score 0.75*, synthesis *${w('waiting')}*`,
+      `  - Book flights — *${w('done')}*, needs \`can_write_text\`, by \`peer-ex-1\` (result 1)`,
+      `  - Plan Tokyo days — *${w('decomposed')}, score 0.75*, synthesis *${w('waiting')}*`,
+      `    - Day 1: Asakusa and Ueno — *${w('pending_execution')}*, needs \`can_write_text\``,
+      `    - Day 2: Shibuya and Harajuku — *${w('pending_execution')}*, needs \`can_write_text\``,
+      `  - Plan Kyoto days — *${w('capability_gap')}*, needs \`can_query_api\``
     ])
     const results = lines.slice(lines.indexOf('## Results'))
     assert.equal(results.filter((l) => /^\d+\. \*\*/.test(l)).length, 4)
-    assert.ok(md.includes('1. **Book flights** — done, by `peer-ex-1`\n\n   > Flights: NRT, 14 days\n'))
-    assert.ok(md.includes('2. **Day 1: Asakusa and Ueno** — pending execution\n'))
+    assert.ok(md.includes(`1. **Book flights** — ${w('done')}, by \`peer-ex-1\`\n\n   > Flights: NRT, 14 days\n`))
+    assert.ok(md.includes(`2. **Day 1: Asakusa and Ueno** — ${w('pending_execution')}\n`))
   })
 
   it('Markdown: a done root synthesis is the final answer at the top', () => {
@@ -55,7 +56,7 @@ describe('Export Plan (views)', () => {
     // Export Plan: the goal is `#`, "Final answer" `##`, so the answer's headings start at `###`.
     const md = planMarkdown(answer, new Map([[flights.id, '## Outbound\n\nNRT\n\n### Return\n\nHND']]))
     assert.ok(md.includes('## Final answer\n\nIntro\n\n### Plan\n\n#### Week 1\n\n```sh\n# a comment, not a heading\n```\n\n### Kyoto days\n\nText\n\n---\n\n###### Deepest\n'), md)
-    assert.ok(md.includes('1. **Book flights** — done, by `peer-ex-1`\n\n   > ### Outbound\n   >\n   > NRT\n   >\n   > #### Return\n   >\n   > HND\n'), md)
+    assert.ok(md.includes(`1. **Book flights** — ${w('done')}, by \`peer-ex-1\`\n\n   > ### Outbound\n   >\n   > NRT\n   >\n   > #### Return\n   >\n   > HND\n`), md)
     // The report nests one level deeper (the goal is `##`): so does the answer.
     const report = renderReportMarkdown([answer], { generatedAt: 'now' })
     assert.ok(report.includes('### Final answer\n\nIntro\n\n#### Plan\n\n##### Week 1\n'), report)
@@ -111,7 +112,7 @@ describe('result documents (views)', () => {
       '',
       '| Status | Capability | Executor | Node |',
       '|---|---|---|---|',
-      `| done | \`can_write_text\` | \`peer-ex-1\` | \`${flights.id}\` |`,
+      `| ${w('done')} | \`can_write_text\` | \`peer-ex-1\` | \`${flights.id}\` |`,
       '',
       '---',
       '',
@@ -123,7 +124,7 @@ describe('result documents (views)', () => {
   it('a leaf under a subgoal lists the whole lineage; a pending one says the document will update', () => {
     const md = resultMarkdown({ leaf: day1, lineage: lineageOf(day1, (id) => goals.get(id)), fullOutput: null })
     assert.ok(md.includes('**Goal:** Plan a two-week trip to Japan › Plan Tokyo days'))
-    assert.ok(md.includes('| pending | `can_write_text` | — |'))
+    assert.ok(md.includes(`| ${w('pending_execution')} | \`can_write_text\` | — |`))
     assert.ok(md.endsWith('_Waiting for an executor to claim this prompt. This document updates when the result arrives._\n'))
   })
 
@@ -147,7 +148,7 @@ describe('result documents (views)', () => {
     const names = new Map([['peer-ex-1', 'local-executor-1']])
     const peerLabel = (p: string): string => names.get(p) ?? p
     const md = resultMarkdown({ leaf: flights, lineage: [], fullOutput: null, peerLabel })
-    assert.ok(md.includes(`| done | \`can_write_text\` | \`local-executor-1\` | \`${flights.id}\` |`), md)
+    assert.ok(md.includes(`| ${w('done')} | \`can_write_text\` | \`local-executor-1\` | \`${flights.id}\` |`), md)
     const running = resultMarkdown({ leaf: { ...day1, status: 'claimed', claimer: 'peer-ex-1' }, lineage: [], fullOutput: null, peerLabel })
     assert.ok(running.endsWith('_Running on local-executor-1. This document updates when the result arrives._\n'), running)
   })
@@ -180,15 +181,15 @@ describe('long goal text in trees', () => {
 
   it('the terminal tree shows the root goal and every prompt cut to 110 characters with an ellipsis', () => {
     const lines = renderTreeText([big]).split('\n')
-    assert.equal(lines[1], `${cut} [decomposed score 0.80]`)
-    assert.equal(lines[2], '  > final answer [waiting for 2]')
-    assert.equal(lines[3], `  - Draft the route ${'with many stops '.repeat(5)}with many sto… [pending_execution]`)
+    assert.equal(lines[1], `${cut} [${w('decomposed')} score 0.80]`)
+    assert.equal(lines[2], `  > final answer [${w('waiting')} for 2]`)
+    assert.equal(lines[3], `  - Draft the route ${'with many stops '.repeat(5)}with many sto… [${w('pending_execution')}]`)
     assert.ok(lines.every((l) => l.length < 160), lines.map((l) => l.length).join(','))
   })
 
   it('the terminal tree marks a split the timeout fallback accepted', () => {
     const fell = { ...big, accepted: big.accepted === null ? null : { ...big.accepted, fallback: true } }
-    assert.equal(renderTreeText([fell]).split('\n')[1], `${cut} [decomposed score 0.80 fallback]`)
+    assert.equal(renderTreeText([fell]).split('\n')[1], `${cut} [${w('decomposed')} score 0.80 fallback]`)
   })
 
   it('the report has the full goal once, in its heading; tree lines and split headings are cut', () => {
@@ -196,9 +197,9 @@ describe('long goal text in trees', () => {
     const full = mdEscape(long)
     assert.equal(md.split(full).length - 1, 1, 'the full text once')
     assert.ok(md.includes(`\n## ${full}\n`))
-    assert.ok(md.includes(`\n- ${mdEscape(cut)} — *decomposed, score 0.80*, synthesis *waiting*\n`), md)
+    assert.ok(md.includes(`\n- ${mdEscape(cut)} — *${w('decomposed')}, score 0.80*, synthesis *${w('waiting')}*\n`), md)
     assert.ok(md.includes(`\n#### ${mdEscape(cut)}\n`))
     // The prompt's full text stays in its Results entry.
-    assert.ok(md.includes(`1. **Draft the route ${'with many stops '.repeat(20).trim()}** — pending execution`))
+    assert.ok(md.includes(`1. **Draft the route ${'with many stops '.repeat(20).trim()}** — ${w('pending_execution')}`))
   })
 })

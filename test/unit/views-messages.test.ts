@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, planProgress, type GoalView } from '../../src/plan/read/tree'
+import { statusWord } from '../../src/plan/read/statusWords'
 import { goalName, nothingToCancelMessage, planFileName, planFinishedMessage, planPickDescription, progressMessage, progressPercent, stoppedContributingMessage } from '../../src/views/messages'
 import { cancel, claim, envelopeOf, result, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
@@ -27,11 +28,11 @@ describe('editor messages (views)', () => {
 
   it('progress while the plan runs counts the prompt rows; the percentage counts finished ones', () => {
     const root = rootOf(plan.envelopes, plan.nowUs)
-    assert.equal(progressMessage(root), '1/4 prompts done, 1 waiting for a capability')
+    assert.equal(progressMessage(root), `1/4 prompts done, 1 ${statusWord('capability_gap')}`)
     assert.equal(progressPercent(root), 25)
-    assert.equal(progressMessage(rootOf([envelopeOf('goal', rootGoal('Learn Go'))], T0 + sec(1))), 'decomposing…')
+    assert.equal(progressMessage(rootOf([envelopeOf('goal', rootGoal('Learn Go'))], T0 + sec(1))), `${statusWord('pending_decomposition')}…`)
     assert.equal(planPickDescription(root), '1/4 done')
-    assert.equal(planPickDescription(rootOf([envelopeOf('goal', rootGoal('Learn Go'))], T0 + sec(1))), 'not split yet')
+    assert.equal(planPickDescription(rootOf([envelopeOf('goal', rootGoal('Learn Go'))], T0 + sec(1))), statusWord('pending_decomposition'))
   })
 
   it('a finished plan\'s notification names the goal; a stopped one counts a subgoal it stopped before its split as a prompt', () => {

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope, Usage } from '../../src/plan/protocol/schemas'
 import { renderReportMarkdown, renderTreeText, stoppedBeforeSplit } from '../../src/plan/read/report'
 import { compactCount, costMarkdown, costSummary, stopLine } from '../../src/plan/read/planCost'
+import { statusWord as w } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView, type TreeNode } from '../../src/plan/read/tree'
 import { planJson, planMarkdown } from '../../src/views/planExport'
@@ -94,14 +95,14 @@ describe('cost view (DESIGN R13)', () => {
     assert.equal(root.plan!.state, 'budget_reached')
     const item = goalItem(root)
     // The stop first; the three rows it held back are the rest of the count.
-    assert.equal(item.description, 'budget reached · 1/4 done')
+    assert.equal(item.description, `${w('budget_reached')} · 1/4 done`)
     assert.match(item.tooltip, /\nPrompts: 1\/4 done · 3 over budget\n/)
     assert.equal(item.contextValue, 'goal.decomposed.stopped.root')
     assert.match(item.tooltip, /\*\*Budget reached: 11\/11 calls, 13300 tokens; no new model work starts\*\*/)
     const pending = leaves(root).filter((l) => l.status === 'budget_reached')
     assert.equal(pending.length, 3)
     const row = leafItem(pending[0]!)
-    assert.equal(row.description, 'budget reached')
+    assert.equal(row.description, w('budget_reached'))
     assert.deepEqual(row.icon, { id: 'credit-card', color: 'list.warningForeground' })
     assert.match(row.tooltip, /spent its budget before this prompt started/)
   })
@@ -109,7 +110,7 @@ describe('cost view (DESIGN R13)', () => {
   it('a cancelled plan: stopped root, cancelled rows, the reason in the tooltip, and no longer in the status bar', () => {
     const plan = samplePlan()
     const { root } = costedPlan(undefined, [envelopeOf('cancel', cancel(plan.root, { at: T0 + sec(20), reason: 'changed *my* mind' }))])
-    assert.equal(goalItem(root).description.split(' · ')[0], 'cancelled')
+    assert.equal(goalItem(root).description.split(' · ')[0], w('cancelled'))
     assert.match(goalItem(root).tooltip, /Cancelled by its origin at .*: changed \\\*my\\\* mind/)
     const cancelled = leaves(root).filter((l) => l.status === 'cancelled')
     assert.equal(cancelled.length, 3)
@@ -133,11 +134,11 @@ describe('cost view (DESIGN R13)', () => {
     const plan = samplePlan()
     const { root } = costedPlan({ max_tokens: 20_000 }, [envelopeOf('cancel', cancel(plan.root))])
     const report = renderReportMarkdown([root], { generatedAt: 'now' })
-    assert.match(report, /Goal `[0-9a-f]{16}`: \*\*cancelled\*\*, 1 of 4 leaves done/)
+    assert.ok(report.includes(`: **${w('cancelled')}**, 1 of 4 leaves done`), report)
     assert.match(report, /\| \*\*total\*\* \| 11 \| 9000 \| 4300 \|/)
-    assert.match(renderTreeText([root]), /1\/4 leaves done, .*3 stopped, CANCELLED ===/)
+    assert.match(renderTreeText([root]), new RegExp(`1/4 leaves done, .*3 stopped, ${w('cancelled').toUpperCase()} ===`))
     const md = planMarkdown(root)
-    assert.match(md, /Goal `[0-9a-f]{16}`: \*\*cancelled\*\*, 1 of 4 leaves done, 3 stopped/)
+    assert.ok(md.includes(`: **${w('cancelled')}**, 1 of 4 leaves done, 3 stopped`), md)
     assert.match(md, /\*\*Cost:\*\* 11 calls · 13k\/20k tokens · budget: 20000 tokens/)
     const json = JSON.parse(planJson(root)) as { progress: { stopped: number }, goal: GoalView }
     assert.equal(json.progress.stopped, 3)
@@ -153,11 +154,13 @@ describe('cost view (DESIGN R13)', () => {
     assert.deepEqual([root.status, root.plan?.state, planProgress(root).complete], ['budget_reached', 'budget_reached', true])
     assert.equal(stoppedBeforeSplit(root), true)
     const report = renderReportMarkdown([root], { generatedAt: 'now' })
-    assert.match(report, /Goal `[0-9a-f]{16}`: \*\*stopped: budget reached\*\* before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, and there is no final answer\./)
+    assert.match(report, new RegExp(`Goal \`[0-9a-f]{16}\`: \\*\\*stopped: ${w('budget_reached')}\\*\\* before the goal was split`))
+    assert.match(report, /before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, and there is no final answer\./)
     assert.match(report, /_No final answer: the plan reached its budget before the goal was split\._/)
     assert.match(report, /No leaves: the plan stopped before the goal was split\./)
     assert.doesNotMatch(report, /yet|0 of 0/)
-    assert.match(renderTreeText([root]), /=== plan for goal [0-9a-f]{16}: BUDGET REACHED before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, no final answer ===/)
+    assert.match(renderTreeText([root]), new RegExp(`=== plan for goal [0-9a-f]{16}: ${w('budget_reached').toUpperCase()} before the goal was split`))
+    assert.match(renderTreeText([root]), / before the goal was split \(1\/1 call, 300 tokens\): no part of it was run, no final answer ===/)
     // With a split, the parts left unsynthesized say the plan stopped, not that the answer is still to come.
     const plan = samplePlan()
     const { root: cancelled } = costedPlan(undefined, [envelopeOf('cancel', cancel(plan.root))])

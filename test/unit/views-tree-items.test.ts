@@ -7,6 +7,8 @@ import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/plan/read/peerNames'
 import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, labelBudget, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
+import { statusWord as w } from '../../src/plan/read/statusWords'
+import { textLength } from '../../src/plan/protocol/text'
 import { accepted, acceptedEnvelopes, cancel, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
@@ -60,14 +62,14 @@ describe('plan tree items (views)', () => {
     assert.equal(item.id, plan.tokyo.goal_id)
     assert.equal(item.description, '0/2 done · 0.75')
     assert.equal(item.collapsible, 'collapsed')
-    assert.match(item.tooltip, /^\*\*Subgoal \(depth 1\)\*\* · decomposed/)
+    assert.ok(item.tooltip.startsWith(`**Subgoal (depth 1)** · ${w('decomposed')}\n`), item.tooltip)
   })
 
   it('a done leaf: executor in the description, pass icon, result context, output in the tooltip', () => {
     const l = leaf(root, 'Book flights')
     const item = leafItem(l)
     assert.equal(item.id, plan.rootSplit.children[0]?.child_id)
-    assert.equal(item.description, 'done · peer-ex-1')
+    assert.equal(item.description, `${w('done')} · peer-ex-1`)
     assert.deepEqual(item.icon, { id: 'pass', color: 'testing.iconPassed' })
     assert.equal(item.contextValue, 'leaf.done.result')
     assert.equal(item.collapsible, 'none')
@@ -80,7 +82,7 @@ describe('plan tree items (views)', () => {
 
   it('a leaf no live executor can run is a capability gap naming the capability', () => {
     const item = leafItem(leaf(root, 'Plan Kyoto days'))
-    assert.equal(item.description, 'capability gap · can_query_api')
+    assert.equal(item.description, `${w('capability_gap')} · can_query_api`)
     assert.deepEqual(item.icon, { id: 'warning', color: 'list.warningForeground' })
     assert.equal(item.contextValue, 'leaf.capability_gap')
     assert.match(item.tooltip, /Contribute Executor/)
@@ -97,7 +99,7 @@ describe('plan tree items (views)', () => {
 
   it('a claimable leaf is pending with an empty circle', () => {
     const item = leafItem(leaf(root, 'Day 1: Asakusa and Ueno'))
-    assert.equal(item.description, 'pending')
+    assert.equal(item.description, w('pending_execution'))
     assert.equal(item.icon.id, 'circle-large-outline')
     assert.equal(item.contextValue, 'leaf.pending_execution')
   })
@@ -108,11 +110,11 @@ describe('plan tree items (views)', () => {
     const [r] = tree([envelopeOf('goal', g)], T0 + sec(1))
     assert.ok(r)
     const item = goalItem(r)
-    const max = labelBudget('pending')
-    assert.equal(max, 19)
+    const max = labelBudget(w('pending_decomposition'))
+    assert.equal(max, 26 - textLength(w('pending_decomposition')), 'a root row of 27 characters: the label, a space and the status')
     assert.equal(item.label.length, max)
     assert.equal(item.label, long.slice(0, max - 1) + '…')
-    assert.equal(item.description, 'pending')
+    assert.equal(item.description, w('pending_decomposition'))
     assert.ok(item.tooltip.includes(escapeMarkdown(long)))
     const short = leafItem(leaf(root, 'Book flights'))
     assert.equal(short.label, 'Book flights', 'short texts stay whole')
@@ -128,7 +130,7 @@ describe('plan tree items (views)', () => {
     assert.ok(labelBudget('', 0) <= LABEL_MAX)
     assert.equal(labelBudget('waiting for 2 earlier prompts', 2), LABEL_MIN)
     const deep = leafItem({ ...leaf(root, 'Book flights'), text: 'Estimate the total budget for the trip' }, { level: 3 })
-    assert.equal(deep.description, 'done · peer-ex-1')
+    assert.equal(deep.description, `${w('done')} · peer-ex-1`)
     assert.equal(deep.label, 'Estimate the total…')
     assert.equal(deep.label.length, labelBudget(deep.description, 3))
   })
@@ -138,8 +140,8 @@ describe('plan tree items (views)', () => {
     const demo = { ...leaf(root, 'Book flights'), text: '[demo output] Research the options — Plan a two-week trip to Japan' }
     const item = leafItem(demo, { peerNames: names, parentText: root.text })
     assert.equal(item.label, 'Research the options')
-    assert.equal(item.description, `done · local-executor-1 · ${DEMO_MARK}`)
-    assert.equal(item.description, 'done · local-executor-1 · demo')
+    assert.equal(item.description, `${w('done')} · local-executor-1 · ${DEMO_MARK}`)
+    assert.equal(item.description, `${w('done')} · local-executor-1 · demo`)
     assert.ok(item.tooltip.includes(escapeMarkdown(demo.text)), 'the tooltip keeps the whole text')
     assert.match(item.tooltip, /_Synthetic text from the offline demo model: no LLM was called\._/)
     // Deeper: the parent is a demo subgoal itself; the longest step name just fits.
@@ -148,13 +150,13 @@ describe('plan tree items (views)', () => {
     assert.equal(rowLabel('[demo output] Research the options — Plan a two-week trip to Japan'), 'Research the options — …')
     assert.equal(rowLabel('Plan Kyoto', 'Plan Kyoto'), 'Plan Kyoto')
     const pending = leafItem({ ...leaf(root, 'Day 1: Asakusa and Ueno'), text: '[demo output] Draft a plan — Plan Tokyo days' }, { parentText: 'Plan Tokyo days' })
-    assert.deepEqual([pending.label, pending.description], ['Draft a plan', 'pending · demo'])
+    assert.deepEqual([pending.label, pending.description], ['Draft a plan', `${w('pending_execution')} · demo`])
     // A final answer whose result the demo model wrote carries the mark too; a real one does not.
     const answer = { ...leaf(root, 'Book flights'), text: 'Final answer: Plan a two-week trip to Japan', output: '**[demo output]** Synthetic combination of the parts' }
-    assert.equal(leafItem(answer, { answer: true, peerNames: names }).description, 'done · local-executor-1 · demo')
-    assert.equal(leafItem({ ...answer, output: 'Fly to NRT.' }, { answer: true, peerNames: names }).description, 'done · local-executor-1')
+    assert.equal(leafItem(answer, { answer: true, peerNames: names }).description, `${w('done')} · local-executor-1 · demo`)
+    assert.equal(leafItem({ ...answer, output: 'Fly to NRT.' }, { answer: true, peerNames: names }).description, `${w('done')} · local-executor-1`)
     const blocked = { ...demo, status: 'blocked' as const, executor: null, blocked_by: 'dependency "[demo output] Pick the dates — Plan a two-week trip to Japan" failed' }
-    assert.equal(leafItem(blocked).description, 'blocked: dependency "Pick the dates — Plan a two-week trip to Japan" failed · demo')
+    assert.equal(leafItem(blocked).description, `${w('blocked')}: dependency "Pick the dates — Plan a two-week trip to Japan" failed · demo`)
     const sub = goalItem({ ...(byText(root, 'Plan Tokyo days') as GoalView), text: '[demo output] Draft a plan — Plan a two-week trip to Japan' }, { parentText: root.text })
     assert.deepEqual([sub.label, sub.description], ['Draft a plan', '0/2 done · 0.75 · demo'])
   })
@@ -172,7 +174,7 @@ describe('plan tree items (views)', () => {
     assert.ok(cancelled)
     assert.deepEqual(['Book flights', 'Plan Tokyo days', 'Plan Kyoto days'].map((t) => byText(cancelled, t).status), ['done', 'cancelled', 'cancelled'])
     const item = goalItem(cancelled)
-    assert.equal(item.description, 'cancelled · 1/3 done')
+    assert.equal(item.description, `${w('cancelled')} · 1/3 done`)
     assert.match(item.tooltip, /\nPrompts: 1\/3 done · 2 cancelled\n/)
 
     const budget = unsplit.map((e): AnyEnvelope => e.kind === 'goal' && e.body.parent_id === null ? { ...e, body: { ...e.body, budget: { max_calls: 2 } } } : e.kind === 'proposal' ? { ...e, body: { ...e.body, usage: { calls: 1, input_tokens: 10, output_tokens: 10 } } } : e)
@@ -181,13 +183,13 @@ describe('plan tree items (views)', () => {
     assert.equal(over.plan?.state, 'budget_reached')
     const rows = over.children.filter((c) => c.status !== 'superseded')
     assert.deepEqual(rows.map((c) => c.status), ['done', 'budget_reached', 'budget_reached'])
-    assert.equal(goalItem(over).description, 'budget reached · 1/3 done')
+    assert.equal(goalItem(over).description, `${w('budget_reached')} · 1/3 done`)
     assert.match(goalItem(over).tooltip, /\nPrompts: 1\/3 done · 2 over budget\n/)
   })
 
   it('a label is cut between characters a reader sees: never inside an emoji, its skin tone or a flag', () => {
-    // A pending root's label budget is 19: the cut after 18 code points falls between 👍 and its skin tone modifier.
-    const max = labelBudget('pending')
+    // A root not split yet has its label budget beside its status word: the cut after max - 1 code points falls between 👍 and its skin tone modifier.
+    const max = labelBudget(w('pending_decomposition'))
     const text = `${'x'.repeat(max - 2)}👍🏽 and 🇯🇵 flags`
     const item = goalItem(tree([envelopeOf('goal', rootGoal(text, 'peer-user', T0))], T0 + sec(1))[0]!)
     assert.equal(item.label, `${'x'.repeat(max - 2)}…`)
@@ -210,11 +212,11 @@ describe('plan tree items (views)', () => {
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)
     const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
-    assert.equal(claimed.description, `running · …${longPeer.slice(-8)}`)
+    assert.equal(claimed.description, `${w('claimed')} · …${longPeer.slice(-8)}`)
     assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
     assert.match(claimed.tooltip, new RegExp(`Claimed by: \`${longPeer}\``))
     const failed = leafItem(leaf(r, 'Day 2: Shibuya and Harajuku'))
-    assert.equal(failed.description, 'failed · peer-ex-1')
+    assert.equal(failed.description, `${w('failed')} · peer-ex-1`)
     assert.deepEqual(failed.icon, { id: 'error', color: 'testing.iconFailed' })
     assert.equal(failed.contextValue, 'leaf.failed.result')
     assert.match(failed.tooltip, /\*\*Failure:\*\*\n\nLLM retries exhausted: 529 overloaded/)
@@ -232,17 +234,17 @@ describe('plan tree items (views)', () => {
     const [r] = tree(envs, plan.nowUs)
     assert.ok(r)
     const item = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'), { peerNames: new Map([['peer-ex-1', 'local-executor-1']]) })
-    assert.equal(item.description, 'running · local-executor-1 · waiting for the model (45 s, attempt 1/3)')
+    assert.equal(item.description, `${w('claimed')} · local-executor-1 · waiting for the model (45 s, attempt 1/3)`)
     assert.deepEqual(item.icon, { id: 'sync~spin', color: 'charts.yellow' })
     assert.match(item.tooltip, /\$\(watch\) Waiting for the model \(45 s, attempt 1\/3\): the executor's model request has not been answered yet/)
     const md = renderReportMarkdown([r], { generatedAt: '2026-12-01T12:00:00Z' })
-    assert.match(md, /Day 1: Asakusa and Ueno — \*claimed\*, needs `can_write_text`, waiting for the model \(45 s, attempt 1\/3\)/)
-    assert.match(md, /\*\*Day 1: Asakusa and Ueno\*\* — claimed, waiting for the model \(45 s, attempt 1\/3\)/)
-    assert.match(renderTreeText([r]), /- Day 1: Asakusa and Ueno \[claimed by peer-ex-1, waiting for the model \(45 s, attempt 1\/3\)\]/)
+    assert.ok(md.includes(`Day 1: Asakusa and Ueno — *${w('claimed')}*, needs \`can_write_text\`, waiting for the model (45 s, attempt 1/3)`), md)
+    assert.ok(md.includes(`**Day 1: Asakusa and Ueno** — ${w('claimed')}, waiting for the model (45 s, attempt 1/3)`), md)
+    assert.ok(renderTreeText([r]).includes(`- Day 1: Asakusa and Ueno [${w('claimed')} on peer-ex-1, waiting for the model (45 s, attempt 1/3)]`))
     // Once the request is answered the next renewal says nothing of a wait, and neither does the row.
     const [after] = tree([...envs, envelopeOf('renew', renewal(c, plan.nowUs - sec(1)))], plan.nowUs)
     assert.ok(after)
-    assert.equal(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).description, 'running · peer-ex-1')
+    assert.equal(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).description, `${w('claimed')} · peer-ex-1`)
     assert.doesNotMatch(leafItem(leaf(after, 'Day 1: Asakusa and Ueno')).tooltip, /Waiting for the model/)
   })
 
@@ -252,7 +254,7 @@ describe('plan tree items (views)', () => {
     const [r] = tree([...plan.envelopes, ...acceptedEnvelopes(loser)], plan.nowUs)
     assert.ok(r)
     const item = planItem(byText(r, 'Write itinerary'))
-    assert.equal(item.description, 'superseded')
+    assert.equal(item.description, w('superseded'))
     assert.deepEqual(item.icon, { id: 'circle-slash', color: 'disabledForeground' })
     assert.equal(item.contextValue, 'leaf.superseded')
     // the winner keeps its place
@@ -264,7 +266,7 @@ describe('plan tree items (views)', () => {
     const [pending] = tree([envelopeOf('goal', g)], T0 + sec(1))
     assert.ok(pending)
     const item = goalItem(pending)
-    assert.equal(item.description, 'pending')
+    assert.equal(item.description, w('pending_decomposition'))
     assert.equal(item.icon.id, 'loading~spin')
     // a root is open even before it has children, so VS Code does not remember it as closed
     assert.equal(item.collapsible, 'expanded')
@@ -275,7 +277,7 @@ describe('plan tree items (views)', () => {
     const [failed] = tree([envelopeOf('goal', g), envelopeOf('failure', failure(g.goal_id, 'peer-dec-1', { reason: 'invalid JSON after 3 attempts' }))], T0 + sec(9))
     assert.ok(failed)
     const f = goalItem(failed)
-    assert.equal(f.description, 'failed')
+    assert.equal(f.description, w('failed'))
     assert.deepEqual(f.icon, { id: 'error', color: 'testing.iconFailed' })
     assert.match(f.tooltip, /decomposer `peer-dec-1` gave up:\*\* invalid JSON after 3 attempts/)
   })
@@ -359,7 +361,7 @@ describe('view text helpers', () => {
     const [root] = tree(plan.envelopes, plan.nowUs)
     assert.ok(root)
     const names = new Map([['peer-ex-1', 'local-executor-1'], ['peer-sc-1', 'local-scorer-1']])
-    assert.equal(leafItem(leaf(root, 'Book flights'), { peerNames: names }).description, 'done · local-executor-1')
+    assert.equal(leafItem(leaf(root, 'Book flights'), { peerNames: names }).description, `${w('done')} · local-executor-1`)
     assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `local-scorer-1` \| 0\.80 \|/)
     assert.match(goalItem(root, { peerNames: names }).tooltip, /\| `peer-sc-2` \| 0\.70 \|/)
   })

@@ -8,7 +8,8 @@ import { withoutDemoLabel } from '../../plan/protocol/demoLabel'
 import { firstLine } from '../../plan/protocol/text'
 import { costSummary } from '../../plan/read/planCost'
 import { planProgress, type GoalView } from '../../plan/read/tree'
-import { escapeMarkdown, STATUS_LABEL } from '../../views/format'
+import { statusWord } from '../../plan/read/statusWords'
+import { escapeMarkdown } from '../../views/format'
 import { leavesOf } from '../../views/planModel'
 import { goalSummary } from '../../views/treeItemModel'
 
@@ -22,9 +23,9 @@ export function planStateOf (root: GoalView): PlanStateWord {
   return planProgress(root).complete ? 'complete' : 'running'
 }
 
-/** Progress as the Plan view's root row says it: "decomposing" before the split, else "3/5 done · 1 failed". */
+/** Progress as the Plan view's root row says it: "splitting" (its status word) before the split, else "3/5 done · 1 failed". */
 export function progressText (root: GoalView): string {
-  return leavesOf(root).length === 0 && root.status === 'pending_decomposition' ? 'decomposing' : goalSummary(root)
+  return leavesOf(root).length === 0 && root.status === 'pending_decomposition' ? statusWord(root.status) : goalSummary(root)
 }
 
 /** Prompts of a plan a status lists: every live leaf (superseded ones left out), in tree order. */
@@ -48,7 +49,7 @@ export function planStatusText (root: GoalView, finalAnswer: string | null): str
   const prompts = livePrompts(root)
   if (prompts.length > 0) {
     lines.push('prompts:')
-    for (const l of prompts) lines.push(`- [${STATUS_LABEL[l.status] ?? l.status}] ${firstLine(withoutDemoLabel(l.text), 120)}`)
+    for (const l of prompts) lines.push(`- [${statusWord(l.status)}] ${firstLine(withoutDemoLabel(l.text), 120)}`)
   }
   if (finalAnswer !== null) lines.push('final answer:', finalAnswer)
   else lines.push(planStateOf(root) === 'running' ? 'final answer: none yet (the plan is still running; ask goalSwarm_planStatus again later)' : 'final answer: none (the plan finished without one)')
@@ -73,7 +74,7 @@ export function planLineMarkdown (root: GoalView): string {
 
 /** One plan in detail for /status with a goal: its line, then every prompt with its status. */
 export function planDetailMarkdown (root: GoalView): string {
-  const rows = livePrompts(root).map((l) => `  - ${STATUS_LABEL[l.status] ?? l.status}: ${escapeMarkdown(firstLine(withoutDemoLabel(l.text), 100))}`)
+  const rows = livePrompts(root).map((l) => `  - ${statusWord(l.status)}: ${escapeMarkdown(firstLine(withoutDemoLabel(l.text), 100))}`)
   return [planLineMarkdown(root), ...rows].join('\n')
 }
 

@@ -11,6 +11,7 @@ import { Disposable, toDisposable } from '../../common/disposable'
 import { withoutDemoLabel } from '../../plan/protocol/demoLabel'
 import { firstLine } from '../../plan/protocol/text'
 import { planProgress, type GoalView } from '../../plan/read/tree'
+import { statusWord } from '../../plan/read/statusWords'
 import { escapeMarkdown } from '../../views/format'
 import { leavesOf, type PlanModel } from '../../views/planModel'
 import { PeerClientError } from '../../peer/ipc/parent'
@@ -105,7 +106,7 @@ export class SwarmChatHandler {
         for (const l of leavesOf(root)) {
           if (told.has(l.id) || (l.status !== 'done' && l.status !== 'failed' && l.status !== 'blocked')) continue
           told.add(l.id)
-          lines.push(`- ${l.status === 'done' ? '✓' : '✗'} ${escapeMarkdown(firstLine(withoutDemoLabel(l.text), 100))}${l.status === 'done' ? '' : ` (${l.status})`}`)
+          lines.push(`- ${l.status === 'done' ? '✓' : '✗'} ${escapeMarkdown(firstLine(withoutDemoLabel(l.text), 100))}${l.status === 'done' ? '' : ` (${statusWord(l.status)})`}`)
         }
         if (lines.length > 0) stream.markdown(lines.join('\n') + '\n')
         const line = chatProgressText(root)

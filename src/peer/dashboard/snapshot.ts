@@ -8,6 +8,11 @@
  * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf, and a
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
+ *
+ * Every word the page shows about a status comes from here, so the page holds no wording of its
+ * own: each node's status word (read/statusWords.ts, the one table the editor, the terminal and
+ * the report use), each plan's stop word and progress line, and each flow event's peer label.
+ * Texts are sent whole; the page wraps them and never cuts one.
  */
 import { announcementTtlMs, capabilityTtlMs, isLiveAnnouncement } from '../../plan/rules/liveness'
 import { modelWaitText } from '../../plan/read/modelWait'
@@ -19,6 +24,7 @@ import { costSummary, stopLine } from '../../plan/read/planCost'
 import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../../plan/read/tree'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'
 import { textLength } from '../../plan/protocol/text'
+import { statusWord } from '../../plan/read/statusWords'
 import type { FlowEvent } from './flow'
 
 /** A vote as shown: the scorer's label and its score (0-1). */
@@ -28,8 +34,10 @@ export interface DashGoal {
   kind: 'goal'
   id: string
   text: string
-  /** GoalView.status, verbatim (the page shows statuses it does not know as they are). */
+  /** GoalView.status, verbatim (the page's data-status and CSS class). */
   status: string
+  /** The status in words (statusWords.ts), as the page shows it: "splitting", "split", "failed". */
+  status_word: string
   depth: number
   /** Proposals made for the goal. */
   proposals: number
@@ -46,8 +54,10 @@ export interface DashLeaf {
   kind: 'leaf'
   id: string
   text: string
-  /** LeafView.status, verbatim. */
+  /** LeafView.status, verbatim (the page's data-status and CSS class). */
   status: string
+  /** The status in words (statusWords.ts): "pending", "running", "done", "waiting", "blocked". */
+  status_word: string
   capability: string
   /** Label of the lease holder (or last holder), null when never claimed. */
   claimer: string | null
@@ -86,8 +96,12 @@ export interface DashPlan {
   /** created_at of the root goal, ms since the epoch. */
   created_at_ms: number
   progress: PlanProgress
+  /** The progress in words, as the page's progress line shows it ("2/3 done · 1 running · 1/2 synthesized"). */
+  progress_text: string
   /** running, or how the plan stopped (DESIGN R13). */
   state: 'running' | 'cancelled' | 'budget_reached'
+  /** How the plan stopped in words ("cancelled", "budget reached"), null while it runs. */
+  state_word: string | null
   root: DashGoal
   /** The final answer task once the root has a split, else null. */
   answer: DashAnswer | null
@@ -131,7 +145,13 @@ export interface DashSnapshot {
   /** Drop and ignore counters per reason (net/drops.ts). */
   drops: Record<string, number>
   /** The most recent message and drop events, oldest first. */
-  flow: FlowEvent[]
+  flow: DashFlowEvent[]
+}
+
+/** A message or drop event of the flow strip, with the label of its peer. */
+export interface DashFlowEvent extends FlowEvent {
+  /** How `from` is shown: its announced name, else its PeerId suffix; null when `from` is. */
+  from_label: string | null
 }
 
 /** One --anchor address and whether this peer holds a relay slot on it. */
@@ -170,6 +190,7 @@ function goalNode (g: GoalView, label: (id: string) => string): DashGoal {
     id: g.id,
     text: g.text,
     status: g.status,
+    status_word: statusWord(g.status),
     depth: g.depth,
     proposals: g.proposals.length,
     votes: (shown?.votes ?? []).map((v) => ({ scorer: label(v.scorer_peer), score: v.score })),
@@ -189,6 +210,7 @@ function task (n: LeafView | SynthesisView, label: (id: string) => string): Omit
     id: n.id,
     text: n.text,
     status: n.status,
+    status_word: statusWord(n.status),
     capability: n.required_capability,
     claimer: n.claimer === null ? null : label(n.claimer),
     executor: n.executor === null ? null : label(n.executor),
@@ -218,6 +240,23 @@ function cost (root: GoalView): DashCost | null {
   return plan === undefined ? null : { summary: costSummary(plan), stop: stopLine(plan), spend: plan.spend, budget: plan.budget }
 }
 
+/**
+ * A plan's progress line: leaves done, then what else there is, each count with its status word
+ * ("3/5 done · 1 failed · 1 running · 1 goal splitting · 1/2 synthesized").
+ */
+export function progressText (p: PlanProgress): string {
+  const parts = [`${p.done}/${p.leaves} done`]
+  if (p.failed > 0) parts.push(`${p.failed} ${statusWord('failed')}`)
+  if (p.claimed > 0) parts.push(`${p.claimed} ${statusWord('claimed')}`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} ${statusWord('capability_gap')}`)
+  if (p.waiting > 0) parts.push(`${p.waiting} ${statusWord('waiting')} on earlier results`)
+  if (p.blocked > 0) parts.push(`${p.blocked} ${statusWord('blocked')}`)
+  if (p.stopped > 0) parts.push(`${p.stopped} stopped`)
+  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} ${statusWord('pending_decomposition')}`)
+  if (p.syntheses > 0) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
+  return parts.join(' · ')
+}
+
 /** The whole dashboard document for one clock reading. */
 export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
   const { state, nowUs } = input
@@ -238,19 +277,25 @@ export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
     generated_at_ms: Math.round(nowMs),
     connected_peers: input.connected_peers,
     anchors: input.anchors ?? [],
-    plans: roots.map((r) => ({
-      id: r.id,
-      text: r.text,
-      created_at_ms: created.get(r.id) ?? 0,
-      progress: planProgress(r),
-      state: r.plan?.state ?? 'running',
-      root: goalNode(r, label),
-      answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label) },
-      cost: cost(r)
-    })),
+    plans: roots.map((r) => {
+      const progress = planProgress(r)
+      const run = r.plan?.state ?? 'running'
+      return {
+        id: r.id,
+        text: r.text,
+        created_at_ms: created.get(r.id) ?? 0,
+        progress,
+        progress_text: progressText(progress),
+        state: run,
+        state_word: run === 'running' ? null : statusWord(run),
+        root: goalNode(r, label),
+        answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label) },
+        cost: cost(r)
+      }
+    }),
     peers,
     drops: input.drops,
-    flow: input.flow
+    flow: input.flow.map((f) => ({ ...f, from_label: f.from === null ? null : label(f.from) }))
   }
 }
 

@@ -22,6 +22,7 @@ import { announcedNames } from '../../plan/read/peerNames'
 import { peerLabel, stoppedBeforeSplit } from '../../plan/read/report'
 import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText } from '../../plan/protocol/text'
+import { statusWord } from '../../plan/read/statusWords'
 import { resumablePlan } from '../resume'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
@@ -169,7 +170,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (plan !== undefined) return refuse(`${String(nodeId)} is a goal of the plan "${clipText(plan.text, 60, '…')}" (goal_id ${plan.id}), not a prompt: its result is the synthesis of its parts; give a leaf's or a synthesis's node_id from plan_status, or the plan's goal_id for its final answer`)
       return refuse(`no prompt ${String(nodeId)} in any plan this peer holds: take a node_id from plan_status`)
     }
-    if (node.success === null) return refuse(`prompt "${clipText(node.text, 60, '…')}" has no result yet (status ${node.status})`)
+    if (node.success === null) return refuse(`prompt "${clipText(node.text, 60, '…')}" has no result yet: it is ${statusWord(node.status)}`)
     return answer({ node_id: node.id, text: node.text, status: node.status, executor: peerLabel(node.executor, names()), result: await peer.getOutput(node.id) })
   })
 

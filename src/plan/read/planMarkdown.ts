@@ -2,13 +2,15 @@
  * The one Markdown rendering of a plan (state/tree.ts GoalView), used by the observer's report
  * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
  * DESIGN R12), then the progress, the goal tree with statuses, each decomposed goal's
- * proposals and votes, and every leaf's result. Pure.
+ * proposals and votes, and every leaf's result. Statuses are shown in the words of
+ * statusWords.ts. Pure.
  */
 import { holdLimitText } from './holdLimit'
 import { modelWaitText } from './modelWait'
 import { describeSpend } from '../rules/planControl'
 import { costMarkdown } from './planCost'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
+import { statusWord } from './statusWords'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from './tree'
 
 /** Options of planSection. */
@@ -112,11 +114,11 @@ export function failedGoals (root: GoalView): number {
  */
 export function stoppedWords (root: GoalView): string | null {
   const st = root.plan?.state
-  if (st === 'cancelled') return 'cancelled'
+  if (st === 'cancelled') return statusWord(st)
   if (st !== 'budget_reached') return null
   // A budget spent exactly by the last part stopped nothing: the plan reads as it ended.
   const p = planProgress(root)
-  return p.stopped + p.syntheses_stopped + p.goals_stopped > 0 || stoppedBeforeSplit(root) ? 'stopped: budget reached' : null
+  return p.stopped + p.syntheses_stopped + p.goals_stopped > 0 || stoppedBeforeSplit(root) ? `stopped: ${statusWord(st)}` : null
 }
 
 /**
@@ -160,8 +162,8 @@ function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: str
   }
   if (s.status === 'failed') return [`_The synthesis failed:_ ${mdEscape(text ?? 'no reason given')}`]
   if (s.status === 'cancelled' || s.status === 'budget_reached') return [`_No final answer: the plan ${stopped} before its parts were synthesized._`]
-  const why = s.status === 'waiting' ? `waiting for ${s.waiting_on.map((id) => `"${treeText(textOf(id))}"`).join(', ')}`
-    : s.status === 'blocked' ? `blocked, ${mdEscape(s.blocked_by ?? 'a part failed')}` : s.status.replace('_', ' ')
+  const why = s.status === 'waiting' ? `${statusWord(s.status)} for ${s.waiting_on.map((id) => `"${treeText(textOf(id))}"`).join(', ')}`
+    : s.status === 'blocked' ? `${statusWord(s.status)}, ${mdEscape(s.blocked_by ?? 'a part failed')}` : statusWord(s.status)
   // A finished plan runs nothing more: its answer is missing for good, and the reason says why.
   if (planProgress(root).complete) {
     return [s.status === 'blocked'
@@ -183,10 +185,10 @@ function progressSentence (root: GoalView): string {
   const state = stopped ?? (!p.complete ? 'in progress' : p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'finished with failures' : 'complete')
   return `Goal \`${root.id}\`: **${state}**, ${p.done} of ${p.leaves} leaves done` +
     `${badGoals > 0 ? `, ${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split` : ''}` +
-    `${p.failed > 0 ? `, ${p.failed} failed` : ''}${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}` +
-    `${p.waiting > 0 ? `, ${p.waiting} waiting on earlier results` : ''}` +
-    `${p.capability_gap > 0 ? `, ${p.capability_gap} with a capability gap` : ''}` +
-    `${p.pending_goals > 0 ? `, ${p.pending_goals} goals awaiting a split` : ''}` +
+    `${p.failed > 0 ? `, ${p.failed} ${statusWord('failed')}` : ''}${p.blocked > 0 ? `, ${p.blocked} ${statusWord('blocked')}` : ''}` +
+    `${p.waiting > 0 ? `, ${p.waiting} ${statusWord('waiting')} on earlier results` : ''}` +
+    `${p.capability_gap > 0 ? `, ${p.capability_gap} with a ${statusWord('capability_gap')}` : ''}` +
+    `${p.pending_goals > 0 ? `, ${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} ${statusWord('pending_decomposition')}` : ''}` +
     `${p.stopped > 0 ? `, ${p.stopped} stopped` : ''}; ${p.syntheses_done} of ${p.syntheses} goals synthesized.`
 }
 
@@ -214,15 +216,15 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     if (n.kind === 'goal') {
       goals.push(n)
       const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
-      const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${n.synthesis.status.replace('_', ' ')}*`
-      out.push(`${pad}- ${treeText(n.text)} — *${n.status}${score}*${syn}`)
+      const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${statusWord(n.synthesis.status)}*`
+      out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}${score}*${syn}`)
       if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
       return
     }
     if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, leaves.length) }
     const ref = n.output !== null && numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
     const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${treeText(textOf(id))}"`).join(', ')}`
-    out.push(`${pad}- ${treeText(n.text)} — *${n.status.replace('_', ' ')}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
+    out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
   }
   walk(root, 0)
   out.push('', `${h(1)} Accepted splits and votes`, '')
@@ -245,7 +247,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   out.push(`${h(1)} Results`, '')
   if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : root.status === 'failed' ? 'No leaves: the goal could not be split.' : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
-    out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${leaf.status.replace('_', ' ')}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
+    out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${statusWord(leaf.status)}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output
     if (text !== null) {
       // Below the "Results" heading (level + 1), inside a numbered item: its headings go deeper.

@@ -1,7 +1,8 @@
 /**
  * Renders the plan tree (state/tree.ts) for people: an indented text tree for the terminal
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
- * goal tree, statuses, accepted scores and votes, and every result.
+ * goal tree, statuses, accepted scores and votes, and every result. Statuses are shown in the
+ * words of statusWords.ts.
  */
 import { holdLimitText } from './holdLimit'
 import { modelWaitText } from './modelWait'
@@ -10,6 +11,7 @@ import { planProgress } from './tree'
 import { peerSuffix } from './peerNames'
 import { describeSpend } from '../rules/planControl'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
+import { statusWord } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 
 export { failedGoals, stoppedBeforeSplit }
@@ -33,7 +35,13 @@ function holdNote (t: LeafView | SynthesisView, names: PeerNames | undefined): s
   return t.held_out !== null && t.status !== 'claimed' ? `: ${holdLimitText(t.held_out, (p) => peerLabel(p, names))}` : ''
 }
 
-/** ": reason" of a blocked task, ": waiting for N" of a waiting one, else "". */
+/** " on ex-2" for a claimed task (who runs it), " by ex-1" for one with a shown result (who ran it), else "". */
+function byNote (t: LeafView | SynthesisView, names: PeerNames | undefined): string {
+  if (t.status === 'claimed') return ` on ${peerLabel(t.claimer, names)}`
+  return t.executor !== null ? ` by ${peerLabel(t.executor, names)}` : ''
+}
+
+/** ": reason" of a blocked task, " for N" of a waiting one, else "". */
 function depNote (t: LeafView | SynthesisView): string {
   if (t.status === 'blocked') return `: ${t.blocked_by ?? 'a dependency failed'}`
   if (t.status === 'waiting') return ` for ${t.waiting_on.length}`
@@ -42,23 +50,23 @@ function depNote (t: LeafView | SynthesisView): string {
 
 function progressLine (root: GoalView): string {
   if (stoppedBeforeSplit(root) && root.plan !== undefined) {
-    return `${root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED'} before the goal was split (${describeSpend(root.plan.spend, root.plan.budget)}): no part of it was run, no final answer`
+    return `${statusWord(root.plan.state === 'cancelled' ? 'cancelled' : 'budget_reached').toUpperCase()} before the goal was split (${describeSpend(root.plan.spend, root.plan.budget)}): no part of it was run, no final answer`
   }
   const p = planProgress(root)
   const badGoals = failedGoals(root)
   const parts = [`${p.done}/${p.leaves} leaves done`]
-  if (p.claimed > 0) parts.push(`${p.claimed} running`)
-  if (p.pending > 0) parts.push(`${p.pending} waiting`)
-  if (p.failed > 0) parts.push(`${p.failed} failed`)
-  if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
-  if (p.waiting > 0) parts.push(`${p.waiting} waiting on earlier results`)
-  if (p.blocked > 0) parts.push(`${p.blocked} blocked`)
+  if (p.claimed > 0) parts.push(`${p.claimed} ${statusWord('claimed')}`)
+  if (p.pending > 0) parts.push(`${p.pending} ${statusWord('pending_execution')}`)
+  if (p.failed > 0) parts.push(`${p.failed} ${statusWord('failed')}`)
+  if (p.capability_gap > 0) parts.push(`${p.capability_gap} ${statusWord('capability_gap')}`)
+  if (p.waiting > 0) parts.push(`${p.waiting} ${statusWord('waiting')} on earlier results`)
+  if (p.blocked > 0) parts.push(`${p.blocked} ${statusWord('blocked')}`)
   // Once complete the final answer line below the root says it all.
   if (p.syntheses > 0 && !p.complete) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
-  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} awaiting a split`)
+  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} ${statusWord('pending_decomposition')}`)
   if (badGoals > 0) parts.push(`${badGoals} goal${badGoals === 1 ? '' : 's'} failed to split`)
   if (p.stopped > 0) parts.push(`${p.stopped} stopped`)
-  if (root.plan !== undefined && root.plan.state !== 'running') parts.push(root.plan.state === 'cancelled' ? 'CANCELLED' : 'BUDGET REACHED')
+  if (root.plan !== undefined && root.plan.state !== 'running') parts.push(statusWord(root.plan.state).toUpperCase())
   else if (p.complete) parts.push(p.failed > 0 || p.blocked > 0 || badGoals > 0 || root.synthesis?.status !== 'done' ? 'FINISHED WITH FAILURES' : 'COMPLETE')
   else if (p.stuck) parts.push('STUCK (capability gap)')
   return parts.join(', ')
@@ -88,7 +96,11 @@ function acceptedText (g: GoalView): string {
   return g.accepted === null ? '' : ` score ${g.accepted.final_score.toFixed(2)}${g.accepted.fallback ? ' fallback' : ''}`
 }
 
-/** The tree as indented text, one block per root goal, statuses in brackets. */
+/**
+ * The tree as indented text, one block per root goal, status words in brackets: "[split score
+ * 0.83]", "[done by executor-1]", "[running on executor-2, waiting for the model (45 s, attempt
+ * 1/3)]", "[capability gap: needs can_run_code]".
+ */
 export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOptions = {}): string {
   const resultChars = opts.resultChars ?? 100
   const lines: string[] = []
@@ -96,21 +108,19 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
       const votes = acceptedText(n)
-      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${n.status}${votes}]`)
+      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}]`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
-      const who = n.status === 'claimed' ? ` by ${peerLabel(n.claimer, opts.names)}` : n.executor !== null ? ` by ${peerLabel(n.executor, opts.names)}` : ''
-      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${n.status}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${who}${waitNote(n)}]`)
+      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${excerpt(n.output, resultChars)}`)
     }
   }
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
-    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${root.status}${acceptedText(root)}]`)
+    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}]`)
     const s = root.synthesis
     if (s !== null) {
-      const by = s.status === 'claimed' ? ` by ${peerLabel(s.claimer, opts.names)}` : s.executor !== null ? ` by ${peerLabel(s.executor, opts.names)}` : ''
-      lines.push(`  > final answer [${s.status}${depNote(s)}${holdNote(s, opts.names)}${by}${waitNote(s)}]`)
+      lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}]`)
       if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${excerpt(s.output, resultChars)}`)
     }
     for (const c of root.children) walk(c, '  ')

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import type { PlanElement } from '../../../src/views/planTree'
 import { LABEL_MAX, labelBudget, rowLabel } from '../../../src/views/treeItemModel'
 import { alive, api, applySettings, ensurePlan, GOAL, leaves, rootById, shared, TEST_SETTINGS, waitForPlan, walk } from './helpers'
@@ -102,7 +103,7 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
         assert.equal((it.iconPath as vscode.ThemeIcon).id, 'pass')
         // The demo model's label is not in the row's label; the description ends with the demo mark.
         assert.ok(!String(it.label).includes('[demo output]') && String(it.label).length <= LABEL_MAX, `label ${String(it.label)}`)
-        assert.match(String(it.description), /^done · local-executor-\d · demo$/)
+        assert.match(String(it.description), new RegExp(`^${statusWord('done')} · local-executor-\\d · demo$`))
         assert.deepEqual([it.command?.command, it.command?.arguments], ['goalSwarm.openResult', [el.id]])
         assert.match((it.tooltip as vscode.MarkdownString).value, /- Executed by: `12D3KooW/)
         return 1

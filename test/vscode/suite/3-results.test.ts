@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
 import { demoteHeadings, mdEscape } from '../../../src/plan/read/planMarkdown'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { resultTitle } from '../../../src/views/resultUri'
 import { api, ensurePlan, GOAL, leaves, rootById, until, withShownMessages } from './helpers'
 
@@ -47,7 +48,7 @@ suite('Goal Swarm: results as documents, save, export, copy', () => {
     // The executor as the Plan view names it, not its PeerId.
     const executor = a.tree.peerLabel(leaf.executor ?? '')
     assert.match(executor, /^local-executor-\d$/)
-    assert.ok(text.includes(`| done | \`${leaf.required_capability}\` | \`${executor}\` | \`${leaf.id}\` |`), 'status, capability, executor and node in the header')
+    assert.ok(text.includes(`| ${statusWord('done')} | \`${leaf.required_capability}\` | \`${executor}\` | \`${leaf.id}\` |`), 'status, capability, executor and node in the header')
     assert.ok(text.includes(leaf.output ?? '<no output>'), 'the output follows the header')
     assert.match(text, /Synthetic (answer|program) from the offline demo model/)
     // Read-only: typing changes nothing and the document stays clean (no "save changes?" on close).

@@ -2,6 +2,7 @@ import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
 import { planProgress } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { api, applySettings, ensurePlan, ensureSwarm, GOAL, rootById, until, waitForPlan, withShownMessages } from './helpers'
 
 suite('Goal Swarm: Cancel Plan and budget (DESIGN R13)', () => {
@@ -19,7 +20,7 @@ suite('Goal Swarm: Cancel Plan and budget (DESIGN R13)', () => {
     const root = rootById(a, goalId)
     assert.equal(root?.plan?.cancel?.origin_peer, a.peers.main.ready?.peerId, 'signed by this editor\'s peer, the goal\'s origin')
     const item = a.tree.getTreeItem(el)
-    assert.match(String(item.description), /^cancelled/)
+    assert.ok(String(item.description).startsWith(statusWord('cancelled')), String(item.description))
     assert.match(item.contextValue ?? '', /\.stopped\.root$/)
     const tip = (item.tooltip as vscode.MarkdownString).value
     assert.match(tip, /\*\*Cancelled by its origin at .*: cancelled from the editor\*\*/)

@@ -5,6 +5,7 @@ import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { DEMO_LABEL } from '../../../src/peer/llm/offline-demo'
 import { detectSandbox, type SandboxDetection } from '../../../src/peer/sandbox/detect'
 import { planProgress, type GoalView, type LeafView } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { FINAL_ANSWER } from '../../../src/views/planModel'
 import { resultTitle } from '../../../src/views/resultUri'
 import { alive, api, applySettings, leaves, rootById, TEST_SETTINGS, waitForPlan } from './helpers'
@@ -124,24 +125,24 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     for (const [id, row] of waitingRows) {
       const n = row.waitingOn.length
       assert.ok(n >= 1)
-      assert.equal(row.description, `waiting for ${n} earlier prompt${n === 1 ? '' : 's'} · demo`, `the row of ${id} while it waited`)
+      assert.equal(row.description, `${statusWord('waiting')} for ${n} earlier prompt${n === 1 ? '' : 's'} · demo`, `the row of ${id} while it waited`)
       assert.equal(row.icon, 'debug-pause')
       assert.equal(row.contextValue, 'leaf.waiting')
-      assert.match(row.tooltip, /^\*\*Prompt\*\* · waiting\n/)
+      assert.ok(row.tooltip.startsWith(`**Prompt** · ${statusWord('waiting')}\n`), row.tooltip)
       assert.ok(row.tooltip.includes(`- Waiting on: ${row.waitingOn.map((w) => `\`${w}\``).join(', ')}`), 'the tooltip names what it waits on')
       const leaf = all.find((l) => l.id === id) as LeafView
       assert.ok(leaf, `${id} is a prompt of the plan`)
       assert.ok(row.waitingOn.every((w) => leaf.depends_on.includes(w)), 'it waited on prompts it builds on')
       assert.equal(leaf.status, 'done', 'the dependent prompt ended done')
       const item = a.tree.getTreeItem(a.tree.element(id))
-      assert.match(String(item.description), /^done · /)
+      assert.ok(String(item.description).startsWith(`${statusWord('done')} · `), String(item.description))
       assert.equal((item.iconPath as vscode.ThemeIcon).id, 'pass')
     }
     // The parts are the winning split's children (a losing accepted split's are superseded).
     const parts = root.synthesis?.depends_on.length ?? 0
     assert.ok(parts >= 2, `the final answer combines ${parts} parts`)
-    assert.equal(answerWaiting?.startsWith('waiting for '), true, `the final answer row while it waited: ${answerWaiting}`)
-    assert.match(answerWaiting ?? '', new RegExp(`^waiting for \\d+ of ${parts} parts$`))
+    assert.equal(answerWaiting?.startsWith(`${statusWord('waiting')} for `), true, `the final answer row while it waited: ${answerWaiting}`)
+    assert.match(answerWaiting ?? '', new RegExp(`^${statusWord('waiting')} for \\d+ of ${parts} parts$`))
   })
 
   test('Open Result on the Final answer row opens a read-only document with the root synthesis as the final answer', async function () {
@@ -168,7 +169,7 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     assert.ok(text.includes(`**Goal:** ${GOAL3}`), 'the goal in the header')
     // The executor as the Plan view names it.
     assert.equal(a.tree.peerLabel(executor.peerId), 'this editor\'s executor')
-    assert.ok(text.includes(`| done | \`can_write_text\` | \`this editor's executor\` | \`${synthesis.id}\` |`), 'status, capability, executor and node in the header')
+    assert.ok(text.includes(`| ${statusWord('done')} | \`can_write_text\` | \`this editor's executor\` | \`${synthesis.id}\` |`), 'status, capability, executor and node in the header')
     assert.ok(synthesis.output !== null && text.includes(synthesis.output), 'the root synthesis\'s output follows the header')
     // The demo synthesis visibly combines the plan's top-level parts, each by title.
     assert.match(text, /Synthetic combination of the parts by the offline demo model/)
@@ -198,7 +199,7 @@ suite('Goal Swarm: dependencies, the final answer and sandboxed code in the edit
     assert.equal(leaf.executor, executor.peerId)
     const uri = await vscode.commands.executeCommand<string>('goalSwarm.openResult', leaf.id)
     const text = activeDocument(uri).getText()
-    assert.ok(text.includes(`| done | \`can_run_code\` | \`this editor's executor\` | \`${leaf.id}\` |`), 'the header names the capability')
+    assert.ok(text.includes(`| ${statusWord('done')} | \`can_run_code\` | \`this editor's executor\` | \`${leaf.id}\` |`), 'the header names the capability')
     assert.match(text, /\*\*Ran in a sandbox:\*\* (node|python3), exit code 0, \d+ ms\n/)
     const section = (name: string): string => {
       const m = new RegExp(`### ${name}\\n([\\s\\S]*?)(?=\\n### |\\n?$)`).exec(text)

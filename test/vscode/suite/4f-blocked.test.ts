@@ -4,6 +4,7 @@ import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
 import type { GoalView } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { demoResponder, LlmStandin, type StandinRequest } from '../../support/llm-standin'
 import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan } from './helpers'
 
@@ -62,10 +63,10 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
       assert.match(leaf.blocked_by ?? '', /^dependency ".+" (failed|is blocked|could not be split|has no answer \(its synthesis failed\))$/)
       const item = a.tree.getTreeItem(a.tree.element(leaf.id))
       // The reason quotes the dependency as its row does, without the demo label; the row ends with the demo mark.
-      assert.equal(String(item.description), `blocked: ${(leaf.blocked_by ?? '').split('[demo output] ').join('')} · demo`)
+      assert.equal(String(item.description), `${statusWord('blocked')}: ${(leaf.blocked_by ?? '').split('[demo output] ').join('')} · demo`)
       assert.equal((item.iconPath as vscode.ThemeIcon).id, 'debug-disconnect')
       assert.equal(item.contextValue, 'leaf.blocked')
-      assert.match((item.tooltip as vscode.MarkdownString).value, /^\*\*Prompt\*\* · blocked\n[\s\S]*\n- Blocked: /)
+      assert.match((item.tooltip as vscode.MarkdownString).value, new RegExp(`^\\*\\*Prompt\\*\\* · ${statusWord('blocked')}\\n[\\s\\S]*\\n- Blocked: `))
       assert.ok(!executed.some((p) => p.includes(leaf.text)), `"${leaf.text}" was never sent to the model`)
     }
     const failed = leaves(root).filter((l) => l.status === 'failed')
@@ -81,7 +82,7 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
     const answer = a.tree.getTreeItem(answerEl)
     assert.equal(answer.label, 'Final answer')
     assert.match(synthesis.blocked_by ?? '', /^part ".+" /)
-    assert.equal(String(answer.description), `blocked: ${(synthesis.blocked_by ?? '').split('[demo output] ').join('')}`)
+    assert.equal(String(answer.description), `${statusWord('blocked')}: ${(synthesis.blocked_by ?? '').split('[demo output] ').join('')}`)
 
     // The result document of a blocked prompt says why it never runs.
     const leaf = blocked[0]

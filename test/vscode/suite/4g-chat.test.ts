@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import * as path from 'node:path'
 import * as vscode from 'vscode'
 import { planProgress } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { HELP_MARKDOWN } from '../../../src/extension/chat/swarmParticipant'
 import { api, ensureSwarm, leaves, rootById, until, waitForPlan } from './helpers'
 
@@ -97,7 +98,7 @@ suite('Goal Swarm: chat doors (language model tools, @swarm)', () => {
     assert.match(status, new RegExp(`^goal_id: ${goalId}$`, 'm'))
     assert.match(status, /^state: complete$/m)
     assert.match(status, new RegExp(`^progress: ${n}/${n} done$`, 'm'))
-    assert.equal(status.split('\n').filter((l) => l.startsWith('- [done] ')).length, n)
+    assert.equal(status.split('\n').filter((l) => l.startsWith(`- [${statusWord('done')}] `)).length, n)
     const answer = status.slice(status.indexOf('\nfinal answer:\n') + '\nfinal answer:\n'.length)
     assert.equal(answer, await a.results.fullOutput({ ...root.synthesis, kind: 'leaf' }))
     assert.match(answer, /offline demo model/)

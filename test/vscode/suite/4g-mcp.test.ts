@@ -5,6 +5,7 @@ import * as path from 'node:path'
 import * as vscode from 'vscode'
 import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress } from '../../../src/plan/read/tree'
+import { statusWord } from '../../../src/plan/read/statusWords'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../../support/llm-standin'
 import { alive, api, applySettings, EXTENSION_ID, leaves, rootById, TEST_SETTINGS, until, waitForPlan, withShownMessages } from './helpers'
 
@@ -116,7 +117,7 @@ suite('Goal Swarm: the executors\' MCP servers from goalSwarm.executor.mcpServer
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)
     assert.ok(doc)
     const text = doc.getText()
-    assert.ok(text.includes(`| done | \`can_query_api\` | \`this editor's executor\` | \`${leaf.id}\` |`), 'the header names the capability and the executor')
+    assert.ok(text.includes(`| ${statusWord('done')} | \`can_query_api\` | \`this editor's executor\` | \`${leaf.id}\` |`), 'the header names the capability and the executor')
     assert.ok(text.includes(KYOTO), text)
     assert.ok(text.includes('### Tool calls\n1. `travel__travel_facts` {"city":"Kyoto"}'), text)
     await vscode.commands.executeCommand('workbench.action.closeAllEditors')

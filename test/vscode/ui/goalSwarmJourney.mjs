@@ -7,9 +7,16 @@ import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { tsImport } from 'tsx/esm/api'
 import { onCleanup } from '../harness/cleanup.mjs'
 import { log } from '../harness/util.mjs'
 import { answerQuickInput, runCommand, waitForNotification, waitForWorkbench, widenSideBar } from '../harness/workbench.mjs'
+
+/**
+ * The status words the Plan view shows (src/plan/read/statusWords.ts, the one table every view
+ * takes its words from), so the journey expects the words the rows are built from.
+ */
+const { STATUS_WORDS: WORDS } = await tsImport('../../../src/plan/read/statusWords.ts', import.meta.url)
 
 /** The goal the user types. */
 export const GOAL = 'Plan a two-week trip to Japan'
@@ -54,12 +61,13 @@ const normalize = (s) => s.replace(/\u00a0/g, ' ')
  */
 /**
  * true once the Plan view shows the plan unfinished (a prompt row pending or running, or the
- * goal's row still pending or counting fewer done prompts than it has), false on timeout.
+ * goal's row still splitting or counting fewer done prompts than it has), false on timeout.
  * Polled inside the page at every animation frame: a plan of the offline model can complete
  * within a second of its split, between two redraws of the view.
  */
 function watchUnfinishedLeaf (page, goal) {
-  return page.waitForFunction((g) => {
+  const words = { splitting: WORDS.pending_decomposition, unfinished: [WORDS.pending_execution, WORDS.claimed] }
+  return page.waitForFunction(({ g, words }) => {
     const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
     if (!pane) return false
     return [...pane.querySelectorAll('.pane-body .monaco-list-row')].some((row) => {
@@ -67,10 +75,10 @@ function watchUnfinishedLeaf (page, goal) {
       const description = row.querySelector('.label-description')?.textContent ?? ''
       // The goal's own row counting its prompts before they are all done ("1/3 done · …").
       const partly = /^(\d+)\/(\d+) done/.exec(description)
-      if (label.startsWith(g)) return (partly !== null && Number(partly[1]) < Number(partly[2])) || /^pending/.test(description)
-      return !row.hasAttribute('aria-expanded') && /^(pending|running)/.test(description)
+      if (label.startsWith(g)) return (partly !== null && Number(partly[1]) < Number(partly[2])) || description.startsWith(words.splitting)
+      return !row.hasAttribute('aria-expanded') && words.unfinished.some((w) => description.startsWith(w))
     })
-  }, goal, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
+  }, { g: goal, words }, { polling: 'raf', timeout: 120_000 }).then(() => true, () => false)
 }
 
 /**
@@ -266,7 +274,7 @@ function resultTabsAcrossReload (page, screenshot, resultTab) {
         // The header table is in every result document and in no placeholder.
         await editor.filter({ hasText: 'Capability' }).waitFor({ timeout: 30_000 })
         const text = normalize(await editor.innerText())
-        if (/not in the plan|Waiting for the plan/.test(text) || !flat(text).includes(flat('| done |'))) throw new Error(`the tab "${label}" restored by Reload Window does not show its result:\n${text}`)
+        if (/not in the plan|Waiting for the plan/.test(text) || !flat(text).includes(flat(`| ${WORDS.done} |`))) throw new Error(`the tab "${label}" restored by Reload Window does not show its result:\n${text}`)
         log(`ui: restored tab "${label}" shows ${text.split('\n')[0]}`)
       }
       await screenshot('after-reload-tabs')
@@ -384,7 +392,7 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
         const row = planRow(p, 'Final answer')
         await row.waitFor({ timeout: 30_000 })
         const rowText = normalize(await row.locator('.label-description').first().innerText())
-        if (!/^done/.test(rowText)) throw new Error(`the Plan view's Final answer row is not done: ${rowText}`)
+        if (!rowText.startsWith(WORDS.done)) throw new Error(`the Plan view's Final answer row is not done: ${rowText}`)
         await row.click()
         const fromRow = await documentText()
         if (fromRow !== fromChat) throw new Error(`Open Final Answer and the Plan view's Final answer row open different text:\n--- chat\n${fromChat}\n--- Plan view\n${fromRow}`)
@@ -482,7 +490,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
       run: async () => {
         await planRow(page, GOAL_ROW).waitFor({ timeout: 60_000 })
         // Watch the tree grow until the completion notification; the rows must change live
-        // (the plan seen unfinished, its goal pending or prompts pending or running, before it completes).
+        // (the plan seen unfinished, its goal splitting or prompts pending or running, before it completes).
         let last = ''
         let sawUnfinishedLeaf = false
         const complete = waitForNotification(page, 'plan complete', 4.5 * 60_000)
@@ -493,7 +501,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
           const opened = await expandAll(page)
           if (opened > 0) log(`ui: expanded ${opened} collapsed goal row(s) by hand`)
           const rows = await planRows(page)
-          if (!sawUnfinishedLeaf && rows.some((r) => r.label.startsWith(GOAL_ROW) ? /^pending/.test(r.description) : !r.expandable && /^(pending|running)/.test(r.description))) {
+          if (!sawUnfinishedLeaf && rows.some((r) => r.label.startsWith(GOAL_ROW) ? r.description.startsWith(WORDS.pending_decomposition) : !r.expandable && [WORDS.pending_execution, WORDS.claimed].some((w) => r.description.startsWith(w)))) {
             sawUnfinishedLeaf = true
             await screenshot('plan-tree-mid')
           }
@@ -525,10 +533,10 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
           rows = await planRows(page)
           // Leaves of a losing accepted split stay visible as superseded (DESIGN R4); they are not prompts of the plan.
           // The plan's final answer (the root's synthesis, DESIGN R12) is a row of its own, not a prompt.
-          leaves = rows.filter((r) => !r.expandable && !r.description.startsWith('superseded') && r.label !== 'Final answer')
+          leaves = rows.filter((r) => !r.expandable && !r.description.startsWith(WORDS.superseded) && r.label !== 'Final answer')
           const answerRow = rows.find((r) => r.label === 'Final answer')
           const rootRow = rows.find((r) => r.label.startsWith(GOAL_ROW))
-          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith('done')) && answerRow?.description.startsWith('done') && summary.test(rootRow?.description ?? '')) break
+          if (leaves.length === Number(m[2]) && leaves.every((r) => r.description.startsWith(WORDS.done)) && answerRow?.description.startsWith(WORDS.done) && summary.test(rootRow?.description ?? '')) break
           if (waited >= 15_000) break
           await page.waitForTimeout(500)
         }
@@ -540,13 +548,13 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
         // The final answer is the first row under the root, done once the plan is complete.
         const at = rows.indexOf(root)
         const answer = rows[at + 1]
-        if (answer?.label !== 'Final answer' || answer.level !== root.level + 1 || !/^done · local-executor-\d · demo$/.test(answer.description)) {
+        if (answer?.label !== 'Final answer' || answer.level !== root.level + 1 || !new RegExp(`^${WORDS.done} · local-executor-\\d · demo$`).test(answer.description)) {
           throw new Error(`the first row under the root should be the done final answer, got ${JSON.stringify(answer)}`)
         }
-        const notDone = leaves.filter((r) => !r.description.startsWith('done'))
+        const notDone = leaves.filter((r) => !r.description.startsWith(WORDS.done))
         if (notDone.length > 0) throw new Error(`leaves not shown done 15 s after the plan completed: ${JSON.stringify(notDone)}`)
         // The executors are this editor's local swarm, so rows name them instead of a PeerId suffix.
-        const unnamed = leaves.filter((r) => !/^done · local-executor-\d · demo$/.test(r.description))
+        const unnamed = leaves.filter((r) => !new RegExp(`^${WORDS.done} · local-executor-\\d · demo$`).test(r.description))
         if (unnamed.length > 0) throw new Error(`leaves should name the local executor that ran them: ${JSON.stringify(unnamed)}`)
         leaf = leaves[0]
         await screenshot('plan-tree')
@@ -597,7 +605,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
         // ellipsis past 24 characters); the document is headed with the whole prompt.
         const heading = text.split('\n')[0]
         if (!heading.startsWith('# ') || !flat(heading).includes(flat(leaf.label.replace(/…$/, '')))) throw new Error(`result document should be headed with the prompt "${leaf.label}", shows:\n${text}`)
-        if (!flat(text).includes(flat('| done |'))) throw new Error(`result document should show status done:\n${text}`)
+        if (!flat(text).includes(flat(`| ${WORDS.done} |`))) throw new Error(`result document should show status done:\n${text}`)
         const tab = normalize(await page.locator('.tabs-container .tab.active').first().innerText()).trim()
         log(`ui: editor tab "${tab}" shows ${text.split('\n').length} lines`)
         // The tab is titled with the prompt's first words (file-name safe), not a slug.
@@ -769,7 +777,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
           // redraws it can be one the view no longer knows).
           for (let waited = 0; ; waited += 500) {
             rowsB = planOf(await planRows(pageB))
-            if (rowsB[1]?.label === 'Final answer' && rowsB[1].description.startsWith('done')) break
+            if (rowsB[1]?.label === 'Final answer' && rowsB[1].description.startsWith(WORDS.done)) break
             if (waited > 150_000) throw new Error(`the plan "${goal}" did not finish in the second editor: ${JSON.stringify(rowsB)}`)
             await pageB.waitForTimeout(500)
           }
@@ -778,7 +786,7 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
           await rowsSettled(pageB, 1500, 20_000)
           await expandAll(pageB)
           rowsB = planOf(await planRows(pageB))
-          taken = rowsB.filter((r) => /^done · this editor's executor/.test(r.description))
+          taken = rowsB.filter((r) => r.description.startsWith(`${WORDS.done} · this editor's executor`))
           log(`ui: round ${round}: the second editor's executor ran ${taken.length} task(s) of "${goal}": ${rowsB.map((r) => `${r.label.slice(0, 30)} — ${r.description}`).join('; ')}`)
         }
         if (taken.length === 0) throw new Error('the second editor\'s executor ran no task of five plans submitted in the first editor')

@@ -2,24 +2,14 @@
 // Events (api/events). Every text from the swarm (goals, results, names) is attacker
 // controlled, so it only ever enters the page as a text node or an attribute value, never
 // as markup. URLs are relative: the page also works behind an editor's port forwarding.
+// Every word about a status (a node's status_word, a plan's progress_text and state_word) and
+// every peer label comes in the snapshot (src/peer/dashboard/snapshot.ts), from the tables the
+// editor and the terminal use: the page has no wording of its own for them, and never cuts a text.
 'use strict'
-
-/** Words for the tree's statuses; a status not listed here is shown as it is. */
-const STATUS_LABEL = {
-  pending_decomposition: 'splitting',
-  decomposed: 'split',
-  failed: 'failed',
-  superseded: 'superseded',
-  pending_execution: 'pending',
-  claimed: 'running',
-  done: 'done',
-  capability_gap: 'capability gap'
-}
 
 /** Leaf ids whose result is open, and fetched texts by leaf id + outcome. */
 const openLeaves = new Set()
 const results = new Map()
-let labels = new Map()
 let last = null
 /** When `last` arrived (Date.now()), so ages advance between snapshots. */
 let lastAt = 0
@@ -43,15 +33,6 @@ function el (tag, attrs, ...children) {
   return node
 }
 
-function statusLabel (s) {
-  return STATUS_LABEL[s] ?? String(s).replace(/_/g, ' ')
-}
-
-function peerLabel (id) {
-  if (id === null || id === undefined) return '?'
-  return labels.get(id) ?? (id.length > 12 ? '...' + id.slice(-8) : id)
-}
-
 function ago (ms) {
   const s = Math.max(0, Math.round(ms / 1000))
   return s < 60 ? `${s} s ago` : `${Math.round(s / 60)} min ago`
@@ -68,19 +49,6 @@ function setConn (state, text) {
 }
 
 // ---- plans -------------------------------------------------------------------------------
-
-function progressText (p) {
-  const parts = [`${p.done}/${p.leaves} done`]
-  if (p.failed > 0) parts.push(`${p.failed} failed`)
-  if (p.claimed > 0) parts.push(`${p.claimed} running`)
-  if (p.capability_gap > 0) parts.push(`${p.capability_gap} capability gap`)
-  if (p.waiting > 0) parts.push(`${p.waiting} waiting on earlier results`)
-  if (p.blocked > 0) parts.push(`${p.blocked} blocked`)
-  if (p.stopped > 0) parts.push(`${p.stopped} stopped`)
-  if (p.pending_goals > 0) parts.push(`${p.pending_goals} goal${p.pending_goals === 1 ? '' : 's'} splitting`)
-  if (p.syntheses > 0) parts.push(`${p.syntheses_done}/${p.syntheses} synthesized`)
-  return parts.join(' \u00b7 ')
-}
 
 function goalMeta (g) {
   if (g.votes.length === 0) return g.proposals > 0 ? `${g.proposals} proposal${g.proposals === 1 ? '' : 's'}, no votes yet` : ''
@@ -135,7 +103,7 @@ function answerNode (a) {
 /** A leaf or the final answer: status, text and meta; clickable to show its result when it has one. */
 function taskNode (l, kind, text, meta) {
   const row = el('div', { class: 'row' },
-    el('span', { class: `status status-${l.status}` }, statusLabel(l.status)),
+    el('span', { class: `status status-${l.status}` }, l.status_word),
     el('span', { class: 'text' }, text),
     el('span', { class: 'meta' }, meta))
   const item = el('li', { class: `node ${kind}`, 'data-id': l.id, 'data-status': l.status }, row)
@@ -160,7 +128,7 @@ function goalNode (g) {
   const failures = g.failures.length > 0 ? el('div', { class: 'failures' }, g.failures.map((f) => el('div', {}, f))) : null
   return el('li', { class: 'node goal', 'data-id': g.id, 'data-status': g.status },
     el('div', { class: 'row' },
-      el('span', { class: `status status-${g.status}` }, statusLabel(g.status)),
+      el('span', { class: `status status-${g.status}` }, g.status_word),
       el('span', { class: 'text' }, g.text),
       el('span', { class: 'meta' }, goalMeta(g))),
     failures,
@@ -174,8 +142,7 @@ function treeNode (n) {
 /** The plan's end state: stopped (cancelled, budget reached) or complete, with or without failures. */
 function badge (p) {
   const pr = p.progress
-  if (p.state === 'cancelled') return el('span', { class: 'badge stopped' }, 'cancelled')
-  if (p.state === 'budget_reached') return el('span', { class: 'badge stopped' }, 'budget reached')
+  if (p.state_word !== null) return el('span', { class: 'badge stopped' }, p.state_word)
   if (!pr.complete) return null
   return el('span', { class: 'badge complete' }, pr.failed > 0 || pr.blocked > 0 ? 'complete with failures' : 'complete')
 }
@@ -192,7 +159,7 @@ function planCard (p) {
     el('h3', {}, p.root.text),
     el('div', { class: 'progress-line' },
       el('progress', { max: String(Math.max(1, pr.leaves)), value: String(pr.done + pr.failed) }),
-      el('span', { class: 'progress-text' }, progressText(pr)),
+      el('span', { class: 'progress-text' }, p.progress_text),
       badge(p)),
     costLine(p),
     p.answer === null || p.answer === undefined ? null : el('ul', { class: 'tree root answer-tree' }, answerNode(p.answer)),
@@ -237,14 +204,15 @@ function renderDrops (snap) {
 }
 
 function renderFlow (snap) {
-  const key = `${snap.booted_at_ms}|${snap.flow.length === 0 ? 0 : snap.flow[snap.flow.length - 1].seq}|${labels.size}`
+  // A peer's label changes when it announces a name: the labels are part of what was drawn.
+  const key = `${snap.booted_at_ms}|${JSON.stringify(snap.flow.map((f) => [f.seq, f.from_label]))}`
   if (key === drawnFlow) return
   drawnFlow = key
   const items = [...snap.flow].reverse().map((f) => f.type === 'drop'
     ? el('li', { class: 'flow-item drop', 'data-kind': f.kind, title: new Date(f.at_ms).toISOString() },
-      el('span', { class: 'time' }, clock(f.at_ms)), ` dropped: ${f.kind.replace(/_/g, ' ')} (${f.source})`, f.from === null ? '' : ` from ${peerLabel(f.from)}`)
+      el('span', { class: 'time' }, clock(f.at_ms)), ` dropped: ${f.kind.replace(/_/g, ' ')} (${f.source})`, f.from_label === null ? '' : ` from ${f.from_label}`)
     : el('li', { class: `flow-item message kind-${f.kind}`, 'data-kind': f.kind, title: new Date(f.at_ms).toISOString() },
-      el('span', { class: 'time' }, clock(f.at_ms)), ` ${peerLabel(f.from)} `, el('span', { class: 'kind' }, f.kind)))
+      el('span', { class: 'time' }, clock(f.at_ms)), ` ${f.from_label ?? '?'} `, el('span', { class: 'kind' }, f.kind)))
   document.getElementById('flow').replaceChildren(...items)
 }
 
@@ -252,11 +220,10 @@ function renderFlow (snap) {
 function render (snap, force = false) {
   last = snap
   lastAt = Date.now()
-  labels = new Map(snap.peers.map((p) => [p.peer_id, p.label]))
   document.body.dataset.boot = String(snap.booted_at_ms)
   document.getElementById('self').textContent = `${snap.self.label} (${snap.self.role}) in swarm "${snap.self.swarm}", ${snap.connected_peers} peer${snap.connected_peers === 1 ? '' : 's'} connected`
   const plans = document.getElementById('plans')
-  const plansKey = JSON.stringify([snap.plans, [...labels]])
+  const plansKey = JSON.stringify(snap.plans)
   if (force || plansKey !== drawnPlans) drawPlans(plans, snap)
   drawnPlans = plansKey
   renderPeers(snap)

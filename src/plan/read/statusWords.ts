@@ -1,0 +1,47 @@
+/**
+ * The words people see for the statuses of a plan: one table for every goal status and every
+ * leaf or synthesis task status the evaluator gives (rules/evaluator.ts GoalStatus, TaskStatus).
+ * Every place that shows a status to a person takes its word from here: the editor's Plan tree
+ * (rows, tooltips, result documents, quick picks, chat), the observer's terminal tree, the report
+ * and Export Plan, the MCP front door's sentences, and the dashboard (its snapshot carries the
+ * word, the page shows it). Machine-readable values stay the statuses themselves: the MCP tools'
+ * JSON `status` fields, IPC, the tree items' contextValue, the page's data-status.
+ */
+import type { GoalStatus, TaskStatus } from '../rules/evaluator'
+
+/** Any status a goal, a leaf or a synthesis task can have. */
+export type PlanNodeStatus = GoalStatus | TaskStatus
+
+/**
+ * The word shown for each status. A goal and a task that share a status (failed, superseded,
+ * cancelled, budget_reached) share its word.
+ */
+export const STATUS_WORDS: Readonly<Record<PlanNodeStatus, string>> = {
+  // Goals.
+  /** No accepted split yet: decomposers propose, scorers vote. */
+  pending_decomposition: 'splitting',
+  /** Split into subgoals and prompts; its row counts them instead. */
+  decomposed: 'split',
+  // Leaves and syntheses.
+  /** Claimable: waits for an executor. */
+  pending_execution: 'pending',
+  /** An executor holds the claim and runs it. */
+  claimed: 'running',
+  done: 'done',
+  capability_gap: 'capability gap',
+  /** Waits for the results it builds on. */
+  waiting: 'waiting',
+  /** Something it builds on failed: it never runs. */
+  blocked: 'blocked',
+  // Both.
+  failed: 'failed',
+  /** Under a split that lost to another accepted split. */
+  superseded: 'superseded',
+  cancelled: 'cancelled',
+  budget_reached: 'budget reached'
+}
+
+/** The word people see for `status` (STATUS_WORDS). */
+export function statusWord (status: PlanNodeStatus): string {
+  return STATUS_WORDS[status]
+}
