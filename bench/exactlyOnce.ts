@@ -208,7 +208,7 @@ export const exactlyOnce: Benchmark = {
         `runs the scripted plan (3 x 3 = 9 leaves; \`--max-depth 2\`; stand-in latency 0 ms except execute calls, ${EXEC_LATENCY_MS} ms, so executions overlap) ` +
         'and stops it. An executor claims a leaf as soon as it is live and starts its model call at once; it publishes only when its claim still wins after the settle window, and aborts the call as soon as it hears a winning competitor. ' +
         'Per leaf: completed calls = execute requests the three executors\' stand-ins answered; started = all execute requests; aborted = requests whose client closed the connection before the answer (an aborted call). ' +
-        'Exactly once = one completed call and one result per leaf. Tree hashes: every peer\'s mirrored plan state (IPC) turned into the tree for one clock reading (state/tree.ts treeHash).',
+        'Exactly once = one completed call and one result per leaf. Tree hashes: every peer\'s mirrored plan state (IPC) turned into the tree for one clock reading (read/tree.ts treeHash).',
         `Stress runs: every peer in its own network namespace on one bridge (test/support/netns.ts), the third executor's link delayed ${NETEM_DELAY_MS} ms (\`tc netem delay\` on its side), ` +
         `and ${CPU_BURNERS} busy-loop processes (\`node -e 'for(;;){}'\`) started beside the swarm once it is connected; stand-ins are reached from the namespaces through a Unix-socket relay.` +
         (noNetns === null ? '' : ` Not available on this machine: ${noNetns}.`) +

@@ -44,7 +44,7 @@ async function oneSize (ctx: BenchContext, size: Size, reps: number): Promise<Jo
       const joiner = await swarm.start({ name: `joiner-${i + 1}`, role: 'observer', bootstrap: [holder.addr], waitReady: false })
       const mirror = new StateMirror(joiner)
       await joiner.waitForKeys(keys, `plan of ${nodes} nodes`, 120_000)
-      const root = buildTree(mirror.update(), { nowUs: nowMicros() }).find((g) => g.id === plan.rootId)
+      const root = buildTree(mirror.update(), { nowUs: nowMicros(), rules: mirror.rules }).find((g) => g.id === plan.rootId)
       if (root === undefined || !planProgress(root).complete) throw new Error(`joiner ${i + 1} holds every message but its tree is not complete`)
       const last = Math.max(...keys.map((k) => joiner.arrivals.get(k) as number))
       r.fromSpawn.push(last - joiner.startedAt)

@@ -30,6 +30,7 @@ import { MCP_SERVERS_SETTING } from './mcpSettings'
 import { registerCommands } from './commandRegistry'
 import { CHOOSE_CHAT_MODEL, VscodeModels } from './llm/vscodeModels'
 import type { Settings } from './settings'
+import { swarmRulesOfSettings } from '../plan/rules/swarmRules'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
 const DEACTIVATE_BUDGET_MS = 4000
@@ -168,7 +169,7 @@ class GoalSwarmExtension extends Disposable {
     this._register(toDisposable(() => process.off('exit', onExit)))
 
     const s0 = this.settings.read().settings
-    this.view.provider.acceptance = { quorum: s0.quorum, minScore: s0.minScore }
+    this.view.provider.rules = swarmRulesOfSettings(s0)
     this.configuredRole = s0.role
     this.onPeersChanged()
     this.onPlanChanged()
@@ -291,7 +292,7 @@ class GoalSwarmExtension extends Disposable {
 
   private onSettingsChanged (): void {
     const s = this.settings.current()
-    this.view.provider.acceptance = { quorum: s.quorum, minScore: s.minScore }
+    this.view.provider.rules = swarmRulesOfSettings(s)
     this.configuredRole = s.role
     this.onPeersChanged()
     const stale = this.peers.staleLabels()

@@ -116,7 +116,7 @@ function confirmHeard (rt: PeerRuntime, goalId: string, key: string, ends: Cance
   const confirmed = new Set<string>()
   let over = false
   const executors = (): string[] => {
-    const { leaves } = planMembers(rt.state, goalId)
+    const { leaves } = planMembers(rt.state, goalId, (id) => rt.rules.acceptedFor(rt.state, id))
     const out = new Set<string>()
     for (const env of rt.state.envelopes()) if (env.kind === 'claim' && leaves.has(env.body.node_id) && env.from !== rt.peerId) out.add(env.from)
     return [...out]

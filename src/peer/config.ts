@@ -99,7 +99,7 @@ export interface PeerConfig {
    * (no peer connected) for this long, ms (DESIGN R5).
    */
   syncGraceMs: number
-  /** Capability heartbeat period in ms (protocol/liveness.ts; the liveness TTL follows it). */
+  /** Capability heartbeat period in ms (rules/liveness.ts; the liveness TTL follows it). */
   announceIntervalMs: number
   /** Re-proposals allowed per goal, counted swarm-wide. */
   maxReproposals: number

@@ -143,7 +143,7 @@ async function main (): Promise<void> {
   }
   try {
     // Behind the MCP front door stdout carries MCP messages alone: the tree is never printed.
-    role = await startRole({ bus: rt.bus, state: rt.state, config: rt.config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
+    role = await startRole({ bus: rt.bus, state: rt.state, rules: rt.rules, config: rt.config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
   } catch (err) {
     await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
@@ -153,7 +153,7 @@ async function main (): Promise<void> {
     const { host, port } = config.dashboard
     try {
       // dist/peer.js serves the page files esbuild copies next to it.
-      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard'), ...(role?.settleWindowMs === undefined ? {} : { settleWindowMs: role.settleWindowMs }) }, log.child({ component: 'dashboard' }))
+      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard') }, log.child({ component: 'dashboard' }))
     } catch (err) {
       role?.dispose()
       await rt.discard()
@@ -210,8 +210,7 @@ async function main (): Promise<void> {
         state: rt.state,
         now: rt.now,
         goalId,
-        maxHoldMs: config.maxHoldMs,
-        acceptTimeoutMs: config.acceptance.timeoutMs,
+        rules: rt.rules,
         onComplete: (o) => {
           // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did.
           mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped === 'running' ? null : o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, planExitLine(o))

@@ -9,6 +9,7 @@ import type { PlanState } from '../plan/state/planState'
 import { buildTree, planProgress, type GoalView } from '../plan/read/tree'
 import { failedGoals } from '../plan/read/report'
 import type { PlanRunState } from '../plan/rules/planControl'
+import type { SwarmRules } from '../plan/rules/swarmRules'
 
 /**
  * How a completed plan ended. ok when every leaf and every synthesis (the final answer
@@ -38,9 +39,8 @@ export interface PlanWatchOptions {
   /** The peer's clock, µs. */
   now: () => Micros
   goalId: string
-  /** Longest hold of one claim round, ms (DESIGN R5); default DEFAULT_MAX_HOLD_MS. */
-  maxHoldMs?: number
-  acceptTimeoutMs: number
+  /** The peer's rules (rules/swarmRules.ts). */
+  rules: SwarmRules
   /** Called once, when the plan is complete (planProgress().complete). */
   onComplete: (outcome: PlanOutcome) => void
   /** Quiet time after a message before the tree is rebuilt, ms (default 300). */
@@ -50,7 +50,7 @@ export interface PlanWatchOptions {
 }
 
 /**
- * The outcome of `root`'s plan once it is complete (planProgress().complete), else null. A
+ * The outcome of `root`'s plan once it is complete (the evaluator's verdict), else null. A
  * budget that runs out exactly as the last part finishes stops nothing, so that plan is ok.
  */
 export function planOutcome (root: GoalView): PlanOutcome | null {
@@ -59,7 +59,7 @@ export function planOutcome (root: GoalView): PlanOutcome | null {
   const bad = failedGoals(root)
   const stoppedParts = p.stopped + p.syntheses_stopped + p.goals_stopped
   return {
-    ok: p.leaves > 0 && p.done === p.leaves && p.syntheses_done === p.syntheses && stoppedParts === 0 && bad === 0,
+    ok: root.verdict?.ok === true,
     leaves: p.leaves,
     done: p.done,
     failed: p.failed,
@@ -91,7 +91,7 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
   const check = (): void => {
     pending = null
     if (done) return
-    const roots = buildTree(o.state, { nowUs: o.now(), maxHoldMs: o.maxHoldMs, acceptTimeoutMs: o.acceptTimeoutMs })
+    const roots = buildTree(o.state, { nowUs: o.now(), rules: o.rules })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
     const outcome = planOutcome(root)

@@ -11,7 +11,8 @@ import type { Budget, Goal } from '../plan/protocol/schemas'
 import { clipText } from '../plan/protocol/text'
 import { parseTimestamp } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
-import { buildTree, planProgress, type TreeOptions } from '../plan/read/tree'
+import type { TreeOptions } from '../plan/read/tree'
+import { evaluate } from '../plan/rules/evaluator'
 
 /** Whether a goal's budget is the one asked for (null: none), limit by limit. */
 function sameBudget (a: Budget | undefined, b: Budget | null): boolean {
@@ -32,14 +33,14 @@ export interface ResumablePlan { goal: Goal, ageMs: number }
 
 /**
  * The plan a re-run of `--submit-goal text` with `budget` resumes: the latest submission
- * (latestSubmission) while its plan is not complete (planProgress().complete: done, failed or
+ * (latestSubmission) while its plan is not complete (the evaluator's verdict: done, failed or
  * stopped), else null, so a new plan is submitted.
  */
 export function resumablePlan (state: PlanState, me: string, text: string, budget: Budget | null, tree: TreeOptions): ResumablePlan | null {
   const goal = latestSubmission(state, me, text, budget)
   if (goal === undefined) return null
-  const root = buildTree(state, tree).find((r) => r.id === goal.goal_id)
-  if (root === undefined || planProgress(root).complete) return null
+  const verdict = evaluate(state, tree.nowUs, tree.rules).verdict(goal.goal_id)
+  if (verdict === undefined || verdict.complete) return null
   return { goal, ageMs: Math.max(0, Math.round((tree.nowUs - parseTimestamp(goal.created_at)) / 1000)) }
 }
 
@@ -64,7 +65,7 @@ export function resumeLine (text: string, goalId: string, ageMs: number): string
  */
 export async function submitOrResume (rt: PeerRuntime, config: PeerConfig, log: Logger): Promise<string> {
   const text = config.submitGoal as string
-  const resumed = config.newPlan === true ? null : resumablePlan(rt.state, rt.peerId, text, config.submitBudget, { nowUs: rt.now(), maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
+  const resumed = config.newPlan === true ? null : resumablePlan(rt.state, rt.peerId, text, config.submitBudget, { nowUs: rt.now(), rules: rt.rules })
   if (resumed !== null) {
     const id = resumed.goal.goal_id
     log.info({ event: 'goal_resumed', goal_id: id, age_ms: resumed.ageMs, budget: config.submitBudget },

@@ -14,7 +14,7 @@ export function planMarkdown (root: GoalView, fullOutputs: ReadonlyMap<string, s
   return planSection(root, { level: 1, fullOutputs }) + '\n'
 }
 
-/** JSON of a plan: progress plus the whole tree (GoalView shape of src/plan/state/tree.ts). */
+/** JSON of a plan: progress plus the whole tree (GoalView shape of src/plan/read/tree.ts). */
 export function planJson (root: GoalView, fullOutputs: ReadonlyMap<string, string> = new Map()): string {
   const withOutputs = (n: TreeNode): TreeNode => n.kind === 'leaf'
     ? { ...n, output: fullOutputs.get(n.id) ?? n.output }

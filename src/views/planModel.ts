@@ -11,10 +11,10 @@
  * `tickMs` and fires only when its hash changed.
  */
 import type { AnyEnvelope, CapabilityAnnounce } from '../plan/protocol/schemas'
-import { liveAnnouncements } from '../plan/rules/liveness'
+import { DEFAULT_RULES, type SwarmRules } from '../plan/rules/swarmRules'
 import { nowMicros, type Micros } from '../plan/protocol/time'
 import { PlanState } from '../plan/state/planState'
-import { buildTree, DEFAULT_CAPABILITY_TTL_MS, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/read/tree'
+import { buildTree, treeHash, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../plan/read/tree'
 
 export interface PlanModelOptions {
   /** Quiet time before a change is announced, ms (default 150). */
@@ -69,6 +69,7 @@ const MAX_BURST_WAIT_MS = 1000
 
 export class PlanModel {
   readonly state = new PlanState()
+  private ruleSet: SwarmRules = DEFAULT_RULES
   private readonly debounceMs: number
   private readonly maxWaitMs: number | null
   /** How long the last rebuild of the tree took, ms. */
@@ -136,13 +137,23 @@ export class PlanModel {
   /** Hash of the current tree (tree.ts treeHash). */
   hash (): string { return this.current().hash }
 
+  /** The rules the tree is evaluated with: the editor's settings, as its peers run them (rules/swarmRules.ts). */
+  get rules (): SwarmRules { return this.ruleSet }
+
+  /** Evaluates with `rules` from now on (the settings changed); the tree is rebuilt. */
+  useRules (rules: SwarmRules): void {
+    if (rules.key === this.ruleSet.key) return
+    this.ruleSet = rules
+    this.cache = null
+    this.schedule()
+  }
+
   /**
-   * Peers whose latest capability announcement is live (protocol/liveness.ts; `ttlMs` for one
-   * that states no heartbeat), one entry per peer
-   * (its newest announcement). Used to tell whether anyone will act on a submitted goal.
+   * Peers live by the roster (rules/roster.ts), one entry per peer (its newest announcement),
+   * sorted by PeerId. Used to tell whether anyone will act on a submitted goal.
    */
-  livePeers (ttlMs = DEFAULT_CAPABILITY_TTL_MS): CapabilityAnnounce[] {
-    return liveAnnouncements(this.state.capabilities(), this.now(), ttlMs)
+  livePeers (): readonly CapabilityAnnounce[] {
+    return this.ruleSet.roster(this.state, this.now()).live()
   }
 
   /**
@@ -177,7 +188,7 @@ export class PlanModel {
   private current (): { roots: GoalView[], index: Map<string, NodeEntry>, hash: string } {
     if (this.cache === null) {
       const t0 = performance.now()
-      const roots = buildTree(this.state, { nowUs: this.now() })
+      const roots = buildTree(this.state, { nowUs: this.now(), rules: this.ruleSet })
       this.cache = { roots, index: indexTree(roots), hash: treeHash(roots) }
       this.lastBuildMs = performance.now() - t0
     }

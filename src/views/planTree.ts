@@ -16,7 +16,7 @@ import * as vscode from 'vscode'
 import { announcedNames } from '../plan/read/peerNames'
 import type { GoalView, TreeNode } from '../plan/read/tree'
 import type { PlanModel } from './planModel'
-import { DEFAULT_ACCEPTANCE } from '../plan/rules/acceptance'
+import type { SwarmRules } from '../plan/rules/swarmRules'
 import { peerLabel, planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
@@ -282,24 +282,22 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     this.refresh()
   }
 
-  private rule: { quorum: number, minScore: number } = { quorum: DEFAULT_ACCEPTANCE.quorum, minScore: DEFAULT_ACCEPTANCE.minScore }
-
   /**
-   * Acceptance rule of this editor's settings: the "waiting for votes" line, and what the plan
-   * state judges accepted splits by (DESIGN R4 "Evidence"), as the editor's peers do.
+   * The rules of this editor's settings: the "waiting for votes" line, and what the plan model
+   * judges accepted splits by (DESIGN R4 "Evidence"), as the editor's peers do.
    */
-  get acceptance (): { quorum: number, minScore: number } { return this.rule }
-  set acceptance (rule: { quorum: number, minScore: number }) {
-    this.rule = { ...rule }
-    this.model.state.useAcceptanceRule(rule)
+  get rules (): SwarmRules { return this.model.rules }
+  set rules (rules: SwarmRules) {
+    this.model.useRules(rules)
     this.refresh()
   }
 
   private waiting (goal: GoalView): PlanItemContextWaiting | undefined {
     if (goal.status !== 'pending_decomposition' || goal.proposals.length === 0) return undefined
     const first = this.model.state.proposalsFor(goal.id).map((p) => Date.parse(p.proposed_at)).filter((t) => !Number.isNaN(t)).sort((a, b) => a - b)[0]
-    const fallbackAt = first === undefined ? null : new Date(first + DEFAULT_ACCEPTANCE.timeoutMs).toISOString()
-    return { ...this.acceptance, fallbackAt }
+    const { quorum, minScore, timeoutMs } = this.model.rules.acceptance
+    const fallbackAt = first === undefined ? null : new Date(first + timeoutMs).toISOString()
+    return { quorum, minScore, fallbackAt }
   }
 
   private submitted: { size: number, byId: Map<string, string> } | undefined

@@ -6,6 +6,7 @@
  * synthesizes the goal from the three results in split order, one call per leaf and one for
  * the synthesis; of two idle executors only the ranked one claims the synthesis.
  */
+import { swarmRules } from '../../src/plan/rules/swarmRules'
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { synthesisId } from '../../src/plan/protocol/ids'
@@ -14,7 +15,6 @@ import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer, startObserver } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
-import { rankedExecutor } from '../../src/peer/roles/claimRank'
 import { SYNTHESIS_HEADER, SYNTHESIZE_SYSTEM } from '../../src/peer/roles/synthesisPrompts'
 import type { AcceptedSplit, Capability, Goal, SubgoalProposal } from '../../src/plan/protocol/schemas'
 import { buildTree } from '../../src/plan/read/tree'
@@ -76,14 +76,14 @@ test('scorer: the order is shown to the model; the accepted split and the prompt
   const dec = await w.hub.addPeer({ label: 'dec' })
   const s1 = await w.agent('scorer', { acceptance: { ...FAST.acceptance, quorum: 1 } }, 's1')
   // The swarm shares its acceptance rule: the user judges the one-vote split by the same quorum.
-  user.state.useAcceptanceRule({ ...FAST.acceptance, quorum: 1 })
+  user.rules = swarmRules({ acceptance: { ...FAST.acceptance, quorum: 1 } })
   w.standin.respondWith((req) => scoreReply(req, 0.9))
   w.track(startScorer(s1.ctx, s1.llm))
   const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
   await user.publish('goal', root)
   const p = proposal(root.goal_id, CHAIN, dec.peerId, { at: nowMicros(), dependsOn: [[], [0], [0, 1]] })
   await dec.publish('proposal', p)
-  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.rules.acceptedFor(user.state, root.goal_id)[0])
   const ids = a.children.map((c) => c.child_id)
   assert.deepEqual(a.children.map((c) => c.depends_on), [undefined, [ids[0]], [ids[0], ids[1]]])
   assert.match(w.standin.requests[0]!.prompt, /^3\. Book hotels near the arrival airport \(after 1, 2\)$/m)
@@ -126,7 +126,7 @@ test('executor: a chain A -> B -> C runs in order, each result in the next promp
   assert.deepEqual([...claimed].sort(), [...a.children.map((c) => c.child_id), sid].sort())
   assert.equal(claimed.at(-1), sid, 'the synthesis is claimed last')
   await w.hub.idle()
-  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
+  const [tree] = buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })
   assert.equal(tree?.synthesis?.status, 'done')
   assert.equal(tree?.synthesis?.output, 'ANSWER: April trip, flights and hotels booked')
   assert.deepEqual(tree?.children.map((c) => c.status), ['done', 'done', 'done'])
@@ -141,7 +141,7 @@ test('executor: a failed dependency blocks its dependants and the synthesis: not
   const A = a.children[0]!.child_id
   await waitUntil('A\'s failure', () => user.state.resultsFor(A).length === 1, 10_000)
   await w.hub.idle()
-  const [tree] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
+  const [tree] = buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })
   assert.deepEqual(tree?.children.map((c) => c.status), ['failed', 'blocked', 'blocked'])
   assert.equal(tree?.synthesis?.status, 'blocked')
   assert.deepEqual(publishedOf(e.peer, 'claim').map((c) => c.node_id), [A], 'the blocked leaves and the synthesis are never claimed')
@@ -157,7 +157,7 @@ test('two idle executors: the synthesis is claimed by the ranked one only, so it
   for (const e of execs) w.track(startExecutor(e.ctx, e.llm))
   const sid = synthesisId(root.goal_id, p.proposal_id)
   await waitUntil('the synthesis', () => user.state.resultsFor(sid).length === 1, 15_000)
-  const ranked = rankedExecutor(user.state, sid, 'can_write_text', nowMicros())
+  const ranked = user.rules.roster(user.state, nowMicros()).rankedExecutor(sid, 'can_write_text')
   assert.ok(ranked !== null && execs.some((e) => e.peer.peerId === ranked))
   assert.equal(w.standin.requests.filter((r) => r.purpose === 'synthesize').length, 1, 'one synthesis call started')
   assert.deepEqual(user.state.claimsFor(sid).map((c) => c.claimer_peer), [ranked])

@@ -4,6 +4,7 @@
  * race, lease expiry then reclaim, failures never shown as done, superseded leaves, and three
  * executors racing for the same leaves.
  */
+import { swarmRules } from '../../src/plan/rules/swarmRules'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
@@ -13,7 +14,6 @@ import { taskOutcome } from '../../src/plan/rules/evaluator'
 import { MAX_INLINE_OUTPUT, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../src/plan/protocol/schemas'
 import { formatTimestamp, nowMicros, parseTimestamp } from '../../src/plan/protocol/time'
 import { signEnvelope } from '../../src/plan/protocol/signing'
-import { rankedExecutor } from '../../src/peer/roles/claimRank'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { EXECUTE_SYSTEM, PROGRAM_SCHEMA_NAME } from '../../src/peer/roles/prompts'
@@ -73,7 +73,7 @@ function leafRequests (w: World): StandinRequest[] {
 
 /** The synthesis task id of a goal under its winning split, or null. */
 function synthesisOf (peer: MemoryPeer, goalId: string): string | null {
-  const split = winningSplit(peer.state.acceptedFor(goalId))
+  const split = winningSplit(peer.rules.acceptedFor(peer.state, goalId))
   return split === undefined ? null : synthesisId(goalId, split.proposal_id)
 }
 
@@ -113,7 +113,7 @@ async function failedLeaf (w: World, text: string, reply: StandinResponder) {
 
 /** The leaf `nodeId` in `peer`'s tree now, superseded or not. */
 function leafStatus (peer: MemoryPeer, nodeId: string): LeafView | undefined {
-  return buildTree(peer.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
+  return buildTree(peer.state, { nowUs: nowMicros(), rules: peer.rules }).flatMap((r) => leavesOf(r)).find((l) => l.id === nodeId)
 }
 
 test('capability match: claims, renews its lease while working, publishes the output; prompt has the leaf and its ancestors', async (t) => {
@@ -499,7 +499,7 @@ test('the executor publishes once its claim stops settling by the window it repo
   assert.ok(finished >= end, `published ${(end - finished) / 1000} ms before the window ended`)
   assert.ok(finished - end < 1_000_000, `published ${(finished - end) / 1000} ms after the window ended`)
   // The tree's label with that window: settling up to that instant, held from it.
-  const lease = (us: number) => taskOutcome(user.state, node.node_id, us, { settleWindowMs: windowMs }).lease.state
+  const lease = (us: number) => taskOutcome(user.state, node.node_id, us, swarmRules({ settleWindowMs: windowMs })).lease.state
   assert.deepEqual([lease(end - 1), lease(end)], ['settling', 'held'])
 })
 
@@ -518,7 +518,7 @@ test('ranked claims with quick calls: each leaf is claimed once, by its ranked e
   const { user, nodes } = await seedLeaves(w, texts, texts.map(() => 'can_write_text'))
   await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 20_000)
   for (const n of nodes) {
-    const ranked = rankedExecutor(user.state, n.node_id, 'can_write_text', nowMicros())
+    const ranked = user.rules.roster(user.state, nowMicros()).rankedExecutor(n.node_id, 'can_write_text')
     assert.deepEqual(user.state.claimsFor(n.node_id).map((c) => c.claimer_peer), [ranked], `leaf "${n.text}": one claim, by its ranked executor`)
   }
   assert.equal(leafRequests(w).filter((r) => r.purpose === 'execute').length, texts.length, 'one call per leaf')
@@ -550,7 +550,7 @@ test('an executor whose own round reaches the hold limit aborts its call and pub
   assert.ok(renewedUpTo <= parseTimestamp(first.claimed_at) + maxHoldMs * 1000, 'no renewal past the limit')
   // Between the limit and its next claim the tree (with the same limit) shows the round held out.
   const atLimit = parseTimestamp(first.claimed_at) + maxHoldMs * 1000 + 1
-  const leaf = buildTree(new PlanState([...user.state.envelopes()].filter((env) => env.kind !== 'claim' || env.body.claimed_at === first.claimed_at)), { nowUs: atLimit, settleWindowMs: FAST.settleFloorMs, maxHoldMs })
+  const leaf = buildTree(new PlanState([...user.state.envelopes()].filter((env) => env.kind !== 'claim' || env.body.claimed_at === first.claimed_at)), { nowUs: atLimit, rules: swarmRules({ settleWindowMs: FAST.settleFloorMs, maxHoldMs }) })
     .flatMap((r) => leavesOf(r)).find((l) => l.id === node.node_id)
   assert.deepEqual(leaf?.held_out, { holder: e.peer.peerId, held_ms: maxHoldMs })
 })

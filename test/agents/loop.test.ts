@@ -18,7 +18,7 @@ import { buildTree, planProgress, treeHash } from '../../src/plan/read/tree'
 import { statusWord } from '../../src/plan/read/statusWords'
 import { demoResponder } from '../support/llm-standin'
 import { waitUntil } from '../support/wait'
-import { FAST, World, type Agent } from './harness'
+import { World, type Agent } from './harness'
 
 test('full loop in-process: goal -> accepted splits -> every leaf done, one tree everywhere, a report', async (t) => {
   const w = await World.create()
@@ -41,7 +41,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   const goal = await w.submit(user)
 
   const progress = () => {
-    const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
+    const [root] = buildTree(observer.peer.state, { nowUs: nowMicros(), rules: observer.peer.rules })
     return root === undefined ? undefined : planProgress(root)
   }
   const done = await waitUntil('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
@@ -52,7 +52,7 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
 
   // The same set of messages everywhere, so the same tree everywhere.
   const nowUs = nowMicros()
-  const hashes = new Set([...agents, observer].map((a) => treeHash(buildTree(a.peer.state, { nowUs, settleWindowMs: FAST.settleFloorMs }))))
+  const hashes = new Set([...agents, observer].map((a) => treeHash(buildTree(a.peer.state, { nowUs, rules: observer.peer.rules }))))
   assert.equal(hashes.size, 1)
   // No leaf executed twice: one result per node and one execute call per leaf.
   const nodes = observer.peer.state.nodes()

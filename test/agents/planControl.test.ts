@@ -4,6 +4,7 @@
  * nothing is published for it; scorers cast no vote on a plan whose recorded spend has reached
  * its budget, nor accept a split for it; the messages a role publishes carry the usage of their calls.
  */
+import { swarmRules } from '../../src/plan/rules/swarmRules'
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { nowMicros } from '../../src/plan/protocol/time'
@@ -60,7 +61,7 @@ test('executor: the origin\'s cancel aborts the call in flight, nothing is publi
   assert.equal(publishedOf(e.peer, 'result').length, 0)
   assert.equal(publishedOf(e.peer, 'claim').length, 1)
   assert.ok(e.records.some((r) => r.event === 'claim_given_up' && r.cause === 'cancelled'), 'logged why it gave up')
-  const [view] = buildTree(user.state, { nowUs: nowMicros(), settleWindowMs: FAST.settleFloorMs })
+  const [view] = buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })
   assert.deepEqual(leaves(view!).map((l) => l.status), ['cancelled', 'cancelled'])
 })
 
@@ -80,7 +81,7 @@ test('decomposer: a cancel aborts its call in flight; no proposal and no failure
   assert.equal(w.standin.requests.length, 1)
   assert.equal(publishedOf(d.peer, 'proposal').length, 0)
   assert.equal(publishedOf(d.peer, 'failure').length, 0)
-  assert.equal(buildTree(user.state, { nowUs: nowMicros() })[0]?.status, 'cancelled')
+  assert.equal(buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })[0]?.status, 'cancelled')
 })
 
 test('scorers: no vote once the recorded spend reached the budget; the proposal carries its call\'s usage as the SDK reported it', async (t) => {
@@ -110,7 +111,7 @@ test('scorers: no vote once the recorded spend reached the budget; the proposal 
   await waitUntil('the decomposer holding back its re-proposal', () => d.records.some(heldBack), 10_000)
   assert.equal(w.standin.requests.length, 1, 'only the decomposer\'s call')
   assert.equal(user.state.scoresFor(root.goal_id).length, 0)
-  const [view] = buildTree(user.state, { nowUs: nowMicros() })
+  const [view] = buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })
   assert.equal(view?.status, 'budget_reached')
   assert.equal(view?.plan?.spend.by_role.decomposer.calls, 1)
 })
@@ -123,7 +124,7 @@ test('scorer: a vote that spends the budget is followed by no split; the plan st
   // Quorum 1 and no other live scorer: without the rule, this scorer's own vote would accept the split at once.
   const s = await w.agent('scorer', { acceptance: { ...FAST.acceptance, quorum: 1 } }, 's1')
   // The swarm shares its acceptance rule: the user would count a one-vote split too.
-  user.state.useAcceptanceRule({ ...FAST.acceptance, quorum: 1 })
+  user.rules = swarmRules({ acceptance: { ...FAST.acceptance, quorum: 1 } })
   w.standin.respondWith((req) => scoreReply(req, 0.9))
   w.track(startScorer(s.ctx, s.llm))
   const root = { ...rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros()), budget: { max_calls: 2 } }
@@ -133,8 +134,8 @@ test('scorer: a vote that spends the budget is followed by no split; the plan st
   await waitUntil('the vote', () => user.state.scoresFor(root.goal_id)[0])
   await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'plan_stopped' })
   await w.hub.idle()
-  assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'no split once the budget is reached')
+  assert.equal(user.rules.acceptedFor(user.state, root.goal_id).length, 0, 'no split once the budget is reached')
   assert.equal(w.standin.requests.length, 1)
-  const [view] = buildTree(user.state, { nowUs: nowMicros() })
+  const [view] = buildTree(user.state, { nowUs: nowMicros(), rules: user.rules })
   assert.deepEqual([view?.status, view?.plan?.state, view?.plan?.spend.calls], ['budget_reached', 'budget_reached', 2])
 })

@@ -5,6 +5,7 @@
  * depth cap, vote reuse for identical subgoals, adopting another scorer's acceptance, the wait
  * for a live scorer that has not voted, the timeout fallback, and failures.
  */
+import { swarmRules } from '../../src/plan/rules/swarmRules'
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import type { AcceptanceRule } from '../../src/plan/rules/acceptance'
@@ -39,7 +40,7 @@ async function world (t: TestContext, acceptance?: AcceptanceRule): Promise<{ w:
   t.after(() => w.close())
   const user = await w.hub.addPeer({ label: 'user' })
   const dec = await w.hub.addPeer({ label: 'dec' })
-  for (const p of [user, dec]) p.state.useAcceptanceRule(acceptance ?? FAST.acceptance)
+  for (const p of [user, dec]) p.rules = swarmRules({ acceptance: acceptance ?? FAST.acceptance })
   return { w, user, dec }
 }
 
@@ -60,7 +61,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   const { root, p, publish } = await seedGoal(w, user, dec)
   await publish()
 
-  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.rules.acceptedFor(user.state, root.goal_id)[0])
   assert.equal(a.proposal_id, p.proposal_id)
   assert.equal(a.fallback, false)
   assert.equal(a.final_score, 0.8)
@@ -89,7 +90,7 @@ test('two scorers vote once each with their verdicts; the completing vote accept
   const published = [...publishedOf(s1.peer, 'accepted'), ...publishedOf(s2.peer, 'accepted')]
   assert.ok(published.length >= 1)
   assert.deepEqual(new Set(published.map((x) => messageKey({ kind: 'accepted', body: x }))), new Set([messageKey({ kind: 'accepted', body: a })]))
-  assert.equal(user.state.acceptedFor(root.goal_id).length, 1)
+  assert.equal(user.rules.acceptedFor(user.state, root.goal_id).length, 1)
 
   // One model round: two score calls and nothing else.
   assert.deepEqual(w.standin.requests.map((r) => r.purpose), ['score', 'score'])
@@ -117,7 +118,7 @@ test('split decisions are the majority of the confirming votes: a tie is atomic,
   w.track(startScorer(s2.ctx, s2.llm))
   const { root, publish } = await seedGoal(w, user, dec)
   await publish()
-  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.rules.acceptedFor(user.state, root.goal_id)[0])
   assert.equal(w.standin.requests.length, 2)
   assert.deepEqual(a.children.map((c) => [c.is_atomic, c.required_capability]), SUBGOALS.map(() => [true, 'can_write_text']))
 })
@@ -140,12 +141,12 @@ test('competing proposals: every scorer waits for all live scorers\' votes, so a
   const better = proposal(root.goal_id, ['Book flights', 'Pack the bags'], dec2.peerId, { at: nowMicros() })
   await publish()
   await dec2.publish('proposal', better)
-  const a = await waitUntil('an accepted split', () => user.state.acceptedFor(root.goal_id)[0])
+  const a = await waitUntil('an accepted split', () => user.rules.acceptedFor(user.state, root.goal_id)[0])
   assert.equal(a.proposal_id, better.proposal_id, `the better split wins, not the first to reach a quorum (${p.proposal_id})`)
   // Each scorer evaluates the goal once the split reached it, with no acceptance of its own in flight.
   for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'split_known', in_flight: false })
   await w.hub.idle()
-  assert.equal(user.state.acceptedFor(root.goal_id).length, 1)
+  assert.equal(user.rules.acceptedFor(user.state, root.goal_id).length, 1)
   assert.equal(w.standin.requests.length, 4)
 })
 
@@ -198,7 +199,7 @@ test('a live scorer that has not voted delays acceptance by the grace at most', 
   await publish()
   const [vote] = await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1 && publishedOf(s.peer, 'score'))
   const votedAt = Date.now()
-  const a = await waitUntil('an accepted split after the grace', () => user.state.acceptedFor(root.goal_id)[0], 8000)
+  const a = await waitUntil('an accepted split after the grace', () => user.rules.acceptedFor(user.state, root.goal_id)[0], 8000)
   assert.ok(Date.now() - votedAt >= 1000, `accepted ${Date.now() - votedAt} ms after the quorum`)
   assert.equal(a.confirming_scores.length, 1)
   assert.equal(a.accepted_at, vote?.scored_at)
@@ -215,9 +216,9 @@ test('a live scorer that publishes a failure notice for the goal is no longer wa
   await publish()
   await waitUntil('a vote', () => publishedOf(s.peer, 'score').length === 1)
   await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'waiting_for_votes', votes: 1 })
-  assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'waits for the other live scorer')
+  assert.equal(user.rules.acceptedFor(user.state, root.goal_id).length, 0, 'waits for the other live scorer')
   await quitter.publish('failure', failure(root.goal_id, quitter.peerId, { role: 'scorer', at: nowMicros() }))
-  const a = await waitUntil('an accepted split once the other scorer gave up', () => user.state.acceptedFor(root.goal_id)[0], 5000)
+  const a = await waitUntil('an accepted split once the other scorer gave up', () => user.rules.acceptedFor(user.state, root.goal_id)[0], 5000)
   assert.equal(a.confirming_scores.length, 1)
 })
 
@@ -296,8 +297,8 @@ test('timeout fallback: votes below min score from a quorum are accepted after t
   await publish()
   // Both scorers hold both votes and find nothing qualifying, before the timeout.
   for (const s of [s1, s2]) await waitForRecord(s.records, { goal_id: root.goal_id, evaluation: 'nothing_qualifies', votes: 2 })
-  assert.equal(user.state.acceptedFor(root.goal_id).length, 0, 'nothing qualifies before the timeout')
-  const a = await waitUntil('a fallback acceptance', () => user.state.acceptedFor(root.goal_id)[0], 6000)
+  assert.equal(user.rules.acceptedFor(user.state, root.goal_id).length, 0, 'nothing qualifies before the timeout')
+  const a = await waitUntil('a fallback acceptance', () => user.rules.acceptedFor(user.state, root.goal_id)[0], 6000)
   assert.equal(a.fallback, true)
   assert.equal(a.final_score, 0.4)
   assert.deepEqual(a.children.map((c) => c.is_atomic), [true, false, true])

@@ -38,7 +38,7 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
   assert.equal(done.progress.done, DEFAULT_SHAPE.branches * DEFAULT_SHAPE.leaves, `every leaf done: ${JSON.stringify(done.progress)}`)
 
   // One winner per leaf: every peer but the +7 s one ends with the same tree, which names each
-  // leaf's lease holder and shown result (state/tree.ts), so they all agree on them.
+  // leaf's lease holder and shown result (read/tree.ts), so they all agree on them.
   const fair = swarm.members.filter((m) => m !== e7)
   await swarm.waitSameTree(goalId, fair.map((m) => m.peer), 30_000)
 

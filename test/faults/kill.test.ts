@@ -111,7 +111,7 @@ describe('kill -9 of each role mid-plan', { timeout: TEST_TIMEOUT_MS * 4 }, () =
     const root = 'Kill the submitter'
     const goalId = await submit(root)
     const mirror = swarm.mirror(watcher)
-    await waitUntil('the root split accepted at the watcher', () => mirror.update().acceptedFor(goalId).length > 0, 60_000)
+    await waitUntil('the root split accepted at the watcher', () => mirror.rules.acceptedFor(mirror.update(), goalId).length > 0, 60_000)
     const exit = await editor.kill()
     assert.equal(exit.signal, 'SIGKILL')
     await assertCompletes(goalId)

@@ -22,6 +22,7 @@ import type { AnyEnvelope, BodyOf, Envelope, Kind } from '../../src/plan/protoco
 import { PlanState } from '../../src/plan/state/planState'
 import type { PeerConfig } from '../../src/peer/config'
 import type { RoleContext } from '../../src/peer/roles/context'
+import { DEFAULT_RULES, swarmRulesOf, type SwarmRules } from '../../src/plan/rules/swarmRules'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { pino, type Logger } from 'pino'
 
@@ -43,6 +44,8 @@ export interface Drop { to: string, reason: DropReason, detail: string }
 /** One simulated peer: a Bus plus its own PlanState. */
 export class MemoryPeer implements Bus {
   readonly state = new PlanState()
+  /** The rules this peer's roles run with (roleContext sets them from the role's config); tests judge its state by them. */
+  rules: SwarmRules = DEFAULT_RULES
   readonly label: string
   delayMs: number
   /** Envelopes this peer published, in order. */
@@ -221,8 +224,8 @@ export function captureLogger (name: string): { log: Logger, records: LogRecord[
 /** A RoleContext on a MemoryPeer: its bus and state, a config, a capturing logger, the real clock. */
 export function roleContext (peer: MemoryPeer, config: PeerConfig): { ctx: RoleContext, records: LogRecord[] } {
   const { log, records } = captureLogger(`${config.role}:${peer.label}`)
-  // The peer judges accepted splits by the acceptance rule it runs with, as a real peer does.
-  peer.state.useAcceptanceRule(config.acceptance)
-  return { ctx: { bus: peer, state: peer.state, config, log, now: nowMicros }, records }
+  // The peer's rules from the config it runs with, as the real runtime builds them.
+  peer.rules = swarmRulesOf(config)
+  return { ctx: { bus: peer, state: peer.state, rules: peer.rules, config, log, now: nowMicros }, records }
 }
 

@@ -3,10 +3,11 @@
  * peer with its own loopback LLM stand-in (test/support/llm-standin.ts) so calls are counted
  * per peer and a test can see when one peer's call is in flight. Plans are watched through the
  * peers' IPC envelope streams: each TestPeer mirrors its peer's verified plan state, and
- * the tree is the same pure function the peers use (state/tree.ts).
+ * the tree is the same pure function the peers use (read/tree.ts).
  *
  * Used by the benchmarks (bench/*.ts) and the fault tier (test/faults).
  */
+import { DEFAULT_RULES, swarmRules, type SwarmRules } from '../../src/plan/rules/swarmRules'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import type { LlmPurpose } from '../../src/peer/llm/provider'
 import type { AnyEnvelope, Role } from '../../src/plan/protocol/schemas'
@@ -73,9 +74,13 @@ export function acceptanceOfArgs (args: readonly string[]): AcceptanceRule {
 export class StateMirror {
   readonly state: PlanState
   private seen = 0
+  /** The swarm's rules: its acceptance rule (acceptanceOfArgs), default the peers' defaults. */
+  readonly rules: SwarmRules
+
   /** @param acceptance the swarm's acceptance rule (acceptanceOfArgs), default the peers' defaults */
   constructor (readonly peer: TestPeer, acceptance?: AcceptanceRule) {
-    this.state = new PlanState(undefined, acceptance === undefined ? {} : { acceptance })
+    this.state = new PlanState()
+    this.rules = acceptance === undefined ? DEFAULT_RULES : swarmRules({ acceptance })
   }
 
   /** Folds in envelopes received since the last call. @returns the state */
@@ -93,7 +98,7 @@ export class StateMirror {
 
   /** The tree of one root goal at `nowUs` (default now), or undefined when unknown here. */
   root (goalId: string, nowUs: Micros = nowMicros()): GoalView | undefined {
-    return buildTree(this.update(), { nowUs }).find((r) => r.id === goalId)
+    return buildTree(this.update(), { nowUs, rules: this.rules }).find((r) => r.id === goalId)
   }
 }
 

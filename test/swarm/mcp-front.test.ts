@@ -57,13 +57,14 @@ async function json (client: Client, name: string, args: Record<string, unknown>
 
 /**
  * `dist/peer.js mcp` as an MCP client starts it: its identity and data under `dir`, loopback,
- * mDNS off, bootstrapped to `bootstrap`, JSON logs on a piped stderr.
+ * mDNS off, bootstrapped to `bootstrap` (none when empty), JSON logs on a piped stderr; `env`
+ * adds to its environment (say GOAL_SWARM_CLOCK_OFFSET_MS).
  */
-function frontDoor (dir: string, bootstrap: string[], args: string[]): StdioClientTransport {
+function frontDoor (dir: string, bootstrap: string[], args: string[], env: Record<string, string> = {}): StdioClientTransport {
   return new StdioClientTransport({
     command: process.execPath,
-    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', '--bootstrap', ...bootstrap, ...args],
-    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' },
+    args: [PEER, 'mcp', '--identity-dir', path.join(dir, 'identities'), '--data-dir', path.join(dir, 'data'), '--host', '127.0.0.1', '--no-mdns', '--log-format', 'json', ...(bootstrap.length === 0 ? [] : ['--bootstrap', ...bootstrap]), ...args],
+    env: { ...process.env as Record<string, string>, HOME: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', ...env },
     stderr: 'pipe'
   })
 }
@@ -247,4 +248,65 @@ test('an MCP client is told why its plan waits (no decomposer or scorer connecte
   const again = await call(client, 'cancel_goal', { goal_id: submitted.goal_id })
   assert.equal(again.isError, false, again.text)
   assert.deepEqual(JSON.parse(again.text), { goal_id: submitted.goal_id, status: 'already_cancelled', note: 'the plan "Plan a weekend in Lisbon" was already cancelled: nothing more to stop' })
+})
+
+
+test('a restarted MCP front door with --accept-timeout-ms 120000 judges a 50 s old goal with no decomposer by its own rule: plan_status says running, and cancel_goal cancels it (not "already finished")', { timeout: 90_000 }, async (t) => {
+  const { dir, door } = await setUp(t, 'mcp-front-rules-')
+  const GOAL = 'Plan a weekend in Porto'
+  /** Starts a front door on `dir` with no peer to dial (so no decomposer ever), and connects a client to it. */
+  const open = async (args: string[], env: Record<string, string> = {}): Promise<Client> => {
+    const transport = door.transport = frontDoor(dir, [], args, env)
+    const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
+    await client.connect(transport)
+    return client
+  }
+  /** Stops the running front door and waits until its process is gone (it held the data dir's lock). */
+  const close = async (): Promise<void> => {
+    const pid = door.transport?.pid ?? null
+    await stopFrontDoor(door.transport)
+    door.transport = null
+    for (const deadline = Date.now() + 10_000; pid !== null; await delay(50)) {
+      try { process.kill(pid, 0) } catch { break }
+      assert.ok(Date.now() < deadline, `the MCP server ${pid} did not exit`)
+    }
+  }
+  const planStatus = async (client: Client, goalId: string): Promise<Answer & { goal: string, tree: { status: string }, progress: { finished: boolean } }> =>
+    await json(client, 'plan_status', { goal_id: goalId }) as Answer & { goal: string, tree: { status: string }, progress: { finished: boolean } }
+
+  // 1. Submitted with nobody connected: the root goal gate holds it, but it is in the state and its log.
+  let client = await open(['--accept-timeout-ms', '120000'])
+  const submitted = await json(client, 'submit_goal', { goal: GOAL })
+  assert.equal(submitted.status, 'submitted')
+  const goalId = submitted.goal_id
+  assert.match(goalId, /^[0-9a-f]{16}$/)
+  assert.equal((await planStatus(client, goalId)).state, 'running')
+  await close()
+
+  // 2. Control: on a clock 50 s ahead the goal is 50 s old. By the default 45 s accept timeout no
+  // decomposer can split it any more: the plan reads finished, and the cancel agrees (so the
+  // clock offset does put the goal past the default rule).
+  const ahead = { GOAL_SWARM_CLOCK_OFFSET_MS: '50000' }
+  client = await open([], ahead)
+  const byDefault = await planStatus(client, goalId)
+  assert.deepEqual([byDefault.goal, byDefault.state, byDefault.tree.status, byDefault.progress.finished], [GOAL, 'complete', 'failed', true])
+  const refused = await call(client, 'cancel_goal', { goal_id: goalId })
+  assert.deepEqual(refused, { isError: true, text: `cannot cancel "${GOAL}": the plan had already finished: nothing to cancel` })
+  await close()
+
+  // 3. The same 50 s old goal on a front door whose accept timeout is 120 s: still running, by
+  // plan_status and by cancel_goal alike (before the fix the cancel path used the default 45 s
+  // and refused with "the plan had already finished").
+  client = await open(['--accept-timeout-ms', '120000'], ahead)
+  const running = await planStatus(client, goalId)
+  assert.deepEqual([running.goal, running.state, running.progress.finished, running.progress.complete], [GOAL, 'running', false, false])
+  assert.notEqual(running.tree.status, 'failed')
+  const cancel = await call(client, 'cancel_goal', { goal_id: goalId })
+  assert.equal(cancel.isError, false, cancel.text)
+  assert.deepEqual(JSON.parse(cancel.text), { goal_id: goalId, status: 'cancelled' })
+  const cancelled = await planStatus(client, goalId)
+  assert.deepEqual([cancelled.state, cancelled.progress.finished, cancelled.progress.complete], ['cancelled', true, false])
+  assert.equal(cancelled.note, 'the plan was cancelled before the goal was split: no part of it was run, no final answer')
+  t.diagnostic(`default rule: ${byDefault.state}/${byDefault.tree.status}, cancel refused; 120 s rule: ${running.state}/${running.tree.status} -> cancel ${JSON.parse(cancel.text).status as string} -> ${cancelled.state}`)
+  await close()
 })

@@ -1,5 +1,5 @@
 /**
- * Capability liveness on a slow heartbeat (protocol/liveness.ts): with --announce-interval-ms
+ * Capability liveness on a slow heartbeat (rules/liveness.ts): with --announce-interval-ms
  * above the default TTL (30 s), an executor's announcement states its heartbeat, so it stays
  * live for three of them. A leaf that waits longer than 30 s for the one busy executor is
  * pending, never a capability gap: not in the observer's printed tree, nor in the tree the

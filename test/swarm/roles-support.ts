@@ -5,8 +5,8 @@
  * each peer holds it (rebuilt from the envelopes it streams over IPC).
  */
 import { PlanState } from '../../src/plan/state/planState'
-import { DEFAULT_ACCEPTANCE } from '../../src/plan/rules/acceptance'
-import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress, type TreeOptions } from '../../src/plan/read/tree'
+import { swarmRules, type SwarmRules } from '../../src/plan/rules/swarmRules'
+import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/plan/read/tree'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { TestPeer, TestSwarm } from '../support/peers'
@@ -69,23 +69,29 @@ export async function startStandin (responder?: (req: StandinRequest) => Standin
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }
 
+/** The rule flags a test may start its peers with besides roleArgs' (say --max-hold-ms). */
+export interface RuleFlags { maxHoldMs?: number, acceptTimeoutMs?: number }
+
+/** The rules the peers of roleArgs run with, with a test's own flags: what their trees are judged by. */
+export function rulesOf (flags: RuleFlags = {}): SwarmRules {
+  return swarmRules({ settleWindowMs: SETTLE_MS, maxHoldMs: flags.maxHoldMs, acceptance: { timeoutMs: flags.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS } })
+}
+
 /**
  * The plan tree as `peer` holds it now. `opts` carries the claim-rule flags the peers were
  * started with when a test changes them (say --max-hold-ms): the rule reads them.
  */
-export function treeOf (peer: TestPeer, nowUs = nowMicros(), opts: Omit<TreeOptions, 'nowUs'> = {}): GoalView[] {
-  // Judged by the swarm's acceptance rule: roleArgs' timeout unless the test set another.
-  const acceptance = { ...DEFAULT_ACCEPTANCE, timeoutMs: opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS }
-  return buildTree(new PlanState(peer.envelopes.values(), { acceptance }), { settleWindowMs: SETTLE_MS, acceptTimeoutMs: acceptance.timeoutMs, ...opts, nowUs })
+export function treeOf (peer: TestPeer, nowUs = nowMicros(), opts: RuleFlags = {}): GoalView[] {
+  return buildTree(new PlanState(peer.envelopes.values()), { nowUs, rules: rulesOf(opts) })
 }
 
-export function progressOf (peer: TestPeer, goalId: string, opts: Omit<TreeOptions, 'nowUs'> = {}): PlanProgress | undefined {
+export function progressOf (peer: TestPeer, goalId: string, opts: RuleFlags = {}): PlanProgress | undefined {
   const root = treeOf(peer, nowMicros(), opts).find((r) => r.id === goalId)
   return root === undefined ? undefined : planProgress(root)
 }
 
 /** Waits until `peer` holds the goal's complete plan (every leaf done or failed). */
-export async function waitComplete (peer: TestPeer, goalId: string, timeoutMs = 60_000, opts: Omit<TreeOptions, 'nowUs'> = {}): Promise<PlanProgress> {
+export async function waitComplete (peer: TestPeer, goalId: string, timeoutMs = 60_000, opts: RuleFlags = {}): Promise<PlanProgress> {
   await peer.waitFor(() => progressOf(peer, goalId, opts)?.complete === true, `the complete plan of ${goalId}`, timeoutMs)
   return progressOf(peer, goalId, opts) as PlanProgress
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
 import { Budget, budgetProblem } from '../../src/plan/protocol/schemas'
 import { budgetWords, parseGoalId, parseGoalInput, validateGoalText } from '../../src/extension/goalInput'
@@ -18,7 +19,7 @@ import { cancel, envelopeOf, rootGoal, samplePlan, sec, T0 } from '../support/fi
 const plan = samplePlan()
 
 function rootOf (envelopes = plan.envelopes, nowUs = plan.nowUs): GoalView {
-  const [root] = buildTree(new PlanState(envelopes), { nowUs })
+  const [root] = buildTree(new PlanState(envelopes), { nowUs, rules: DEFAULT_RULES })
   assert.ok(root)
   return root
 }

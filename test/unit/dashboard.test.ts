@@ -21,6 +21,7 @@ import { costSummary } from '../../src/plan/read/planCost'
 import { STATUS_WORDS, statusWord } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree } from '../../src/plan/read/tree'
+import { swarmRules } from '../../src/plan/rules/swarmRules'
 import { startLines } from '../../src/peer/startLines'
 import { cancel, capability, envelopeOf, rootGoal, sec, T0 } from '../support/fixtures'
 import { REPO_ROOT } from '../support/peers'
@@ -31,15 +32,17 @@ const PEER = 'peer-exec-1'
 const NOW = T0 + sec(30)
 const silent = pino({ level: 'silent' })
 const PAGE_DIR = path.join(REPO_ROOT, 'src', 'peer', 'dashboard', 'page')
+/** The rules the dashboard's peer runs with: the synthetic plan's acceptance, the 10 s heartbeat. */
+const RULES = swarmRules({ acceptance: SYNTHETIC_ACCEPTANCE, heartbeatMs: 10_000 })
 
 function planState (): PlanState {
-  // The synthetic plan's splits are confirmed by one scorer: proven under its quorum of 1.
-  return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope), { acceptance: SYNTHETIC_ACCEPTANCE })
+  // The synthetic plan's splits are confirmed by one scorer: proven under its quorum of 1 (RULES).
+  return new PlanState(syntheticPlan(PEER, { text: 'Plan a <b>trip</b>', shape: [2, 2], nowUs: NOW - sec(5) }).map((i) => envelopeOf(i.kind, i.body as never, PEER) as AnyEnvelope))
 }
 
 function snap (state: PlanState, flow: FlowEvent[] = []): DashSnapshot {
   return dashboardSnapshot({
-    state, nowUs: NOW, tree: {}, announceIntervalMs: 10_000,
+    state, nowUs: NOW, rules: RULES,
     self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
     booted_at_ms: 1, connected_peers: 3, drops: { invalid_schema: 2 }, flow
   })
@@ -125,7 +128,7 @@ describe('dashboard snapshot: peers', () => {
   test('snapshotKey leaves the clock out: a later snapshot of the same state has the same key, a new announcement changes it', () => {
     const at = (us: number, announced: number): DashSnapshot => dashboardSnapshot({
       state: new PlanState([envelopeOf('capability', capability('peer-ex-1', announced))]),
-      nowUs: us, tree: {}, announceIntervalMs: 10_000,
+      nowUs: us, rules: RULES,
       self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
       booted_at_ms: 1, connected_peers: 1, drops: {}, flow: []
     })
@@ -139,7 +142,7 @@ describe('dashboard snapshot: peers', () => {
 describe('dashboard snapshot: final answer and cost', () => {
   test('each plan carries its final answer task (no text) and its cost; findTask finds leaves and the answer', () => {
     const state = planState()
-    const [root] = buildTree(state, { nowUs: NOW })
+    const [root] = buildTree(state, { nowUs: NOW, rules: RULES })
     assert.ok(root?.synthesis !== null && root?.synthesis !== undefined && root.plan !== undefined)
     const plan = snap(state).plans[0]!
     assert.deepEqual(plan.answer, {

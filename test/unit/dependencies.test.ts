@@ -16,6 +16,7 @@ import { budgetedParts, dependencyBlock, synthesisPrompt, SYNTHESIS_HEADER } fro
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView } from '../../src/plan/read/tree'
 import { claimableSince, taskOutcome } from '../../src/plan/rules/evaluator'
+import { DEFAULT_RULES, swarmRules } from '../../src/plan/rules/swarmRules'
 import { holdLimitText } from '../../src/plan/read/holdLimit'
 import { accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, renewal, result, rootGoal, score, sec, T0 } from '../support/fixtures'
 
@@ -28,7 +29,7 @@ const NOW = T0 + sec(20)
 
 function tree (extra: AnyEnvelope[] = []): GoalView {
   const nodes = split.children.map((_, i) => envelopeOf('node', promptNode(split, i, split.children[i]?.depends_on ?? [])))
-  const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), ...nodes, live, ...extra]), { nowUs: NOW })
+  const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), ...nodes, live, ...extra]), { nowUs: NOW, rules: DEFAULT_RULES })
   assert.ok(root)
   return root
 }
@@ -109,13 +110,13 @@ describe('waiting and blocked statuses (DESIGN R11)', () => {
   it('a plan whose open work waits on a capability gap is stuck, not pending forever', () => {
     const p2 = proposal(g.goal_id, ['Compute the budget', 'Summarise it'], 'peer-dec-1', { dependsOn: [[], [0]] })
     const a2 = accepted(p2, { capability: ['can_run_code', 'can_write_text'] })
-    const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a2), live]), { nowUs: NOW })
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a2), live]), { nowUs: NOW, rules: DEFAULT_RULES })
     assert.ok(root)
     assert.deepEqual(root.children.map((c) => c.status), ['capability_gap', 'waiting'])
     assert.equal(planProgress(root).stuck, true)
     // A waiting leaf nobody could run shows its own gap (what needs someone to act), still waiting on A.
     const a3 = accepted(p2, { capability: ['can_write_text', 'can_query_api'] })
-    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a3), live]), { nowUs: NOW })
+    const [r3] = buildTree(new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a3), live]), { nowUs: NOW, rules: DEFAULT_RULES })
     assert.deepEqual(r3?.children.map((c) => c.status), ['pending_execution', 'capability_gap'])
     assert.deepEqual((r3?.children[1] as LeafView).waiting_on, [a3.children[0]!.child_id])
   })
@@ -130,7 +131,7 @@ describe('waiting and blocked statuses (DESIGN R11)', () => {
     const leafDone = (id: string, s: number): AnyEnvelope[] => [envelopeOf('claim', claim(id, tokyo.goal_id, 'peer-ex-1', T0 + sec(s - 1))), envelopeOf('result', result(id, tokyo.goal_id, 'peer-ex-1', { at: T0 + sec(s) }))]
     const days = [...leafDone(at.children[0]!.child_id, 11), ...leafDone(at.children[1]!.child_id, 12)]
     const state = new PlanState([...base, ...days])
-    let [root] = buildTree(state, { nowUs: NOW })
+    let [root] = buildTree(state, { nowUs: NOW, rules: DEFAULT_RULES })
     assert.equal((root?.children[1] as LeafView).status, 'waiting', 'the days are done, the Tokyo answer is not')
     const packing = promptNode(a3, 1, a3.children[1]?.depends_on)
     state.add(envelopeOf('node', packing))
@@ -139,10 +140,10 @@ describe('waiting and blocked statuses (DESIGN R11)', () => {
     const tokyoAnswer = synthesisId(tokyo.goal_id, pt.proposal_id)
     state.add(envelopeOf('claim', claim(tokyoAnswer, tokyo.goal_id, 'peer-ex-1', T0 + sec(13))))
     state.add(envelopeOf('result', result(tokyoAnswer, tokyo.goal_id, 'peer-ex-1', { at: T0 + sec(14), output: 'Tokyo: two days' })));
-    [root] = buildTree(state, { nowUs: NOW })
+    [root] = buildTree(state, { nowUs: NOW, rules: DEFAULT_RULES })
     assert.equal((root?.children[1] as LeafView).status, 'pending_execution')
     assert.equal(leafReady(state, packing, NOW), true)
-    assert.deepEqual(dependencyResults(state, packing, NOW), [{ title: 'Plan the Tokyo days', output: 'Tokyo: two days' }])
+    assert.deepEqual(dependencyResults(state, packing, NOW, DEFAULT_RULES), [{ title: 'Plan the Tokyo days', output: 'Tokyo: two days' }])
     assert.deepEqual(claimableSyntheses(state, NOW), [], 'the root waits for the packing list')
   })
 })
@@ -157,7 +158,7 @@ describe('a composite subgoal with a dependency holds its whole subtree (DESIGN 
   const dayNode = promptNode(at, 0)
   const base = [envelopeOf('goal', g), ...acceptedEnvelopes(a4), envelopeOf('goal', tokyo), ...acceptedEnvelopes(at), envelopeOf('node', dayNode), live]
   const tokyoOf = (extra: AnyEnvelope[]): GoalView => {
-    const [root] = buildTree(new PlanState([...base, ...extra]), { nowUs: NOW })
+    const [root] = buildTree(new PlanState([...base, ...extra]), { nowUs: NOW, rules: DEFAULT_RULES })
     return root?.children[1] as GoalView
   }
 
@@ -169,12 +170,12 @@ describe('a composite subgoal with a dependency holds its whole subtree (DESIGN 
     assert.equal(leafReady(state, dayNode, NOW), false)
     for (const e of done(dates, T0 + sec(12), 'April')) state.add(e)
     assert.equal(leafReady(state, dayNode, NOW), true)
-    assert.deepEqual(dependencyResults(state, dayNode, NOW), [{ title: 'Pick the travel dates', output: 'April' }])
+    assert.deepEqual(dependencyResults(state, dayNode, NOW, DEFAULT_RULES), [{ title: 'Pick the travel dates', output: 'April' }])
     assert.deepEqual(tokyoOf(done(dates, T0 + sec(12))).children.map((c) => c.status), ['pending_execution', 'pending_execution'])
   })
 
   it('a failed sibling blocks every task below, the synthesis and the root\'s', () => {
-    const [root] = buildTree(new PlanState([...base, ...done(dates, T0 + sec(12), 'no calendar', false)]), { nowUs: NOW })
+    const [root] = buildTree(new PlanState([...base, ...done(dates, T0 + sec(12), 'no calendar', false)]), { nowUs: NOW, rules: DEFAULT_RULES })
     const t4 = root?.children[1] as GoalView
     assert.deepEqual(t4.children.map((c) => [c.status, (c as LeafView).blocked_by]), [['blocked', 'dependency "Pick the travel dates" failed'], ['blocked', 'dependency "Pick the travel dates" failed']])
     assert.equal(t4.synthesis?.status, 'blocked')
@@ -191,7 +192,7 @@ describe('synthesis and dependency prompts (DESIGN R12)', () => {
       ...done(C, T0 + sec(14), 'hotels: Narita'), ...done(A, T0 + sec(12), 'dates: 1-14 April'), ...done(B, T0 + sec(13), 'flights: NH 10')])
     const [task] = claimableSyntheses(state, NOW)
     assert.equal(task?.node_id, sid)
-    const input = synthesisInputs(state, task!, NOW)
+    const input = synthesisInputs(state, task!, NOW, DEFAULT_RULES)
     assert.deepEqual(input.parts.map((p) => p.output), ['dates: 1-14 April', 'flights: NH 10', 'hotels: Narita'])
     const text = synthesisPrompt(input)
     assert.match(text, new RegExp(`^Goal: ${g.text}$`, 'm'))
@@ -220,7 +221,7 @@ describe('synthesis and dependency prompts (DESIGN R12)', () => {
     state.add(envelopeOf('node', nodeB))
     assert.equal(leafReady(state, nodeB, NOW), true)
     assert.equal(leafReady(state, nodeC, NOW), false)
-    assert.deepEqual(dependencyResults(state, nodeB, NOW), [{ title: 'Pick the dates', output: 'April' }])
+    assert.deepEqual(dependencyResults(state, nodeB, NOW, DEFAULT_RULES), [{ title: 'Pick the dates', output: 'April' }])
     assert.equal(childId(g.goal_id, chain.proposal_id, 1, chain.subgoals[1]!), B)
   })
 })
@@ -235,10 +236,10 @@ describe('a claim counts only once its task is claimable (DESIGN R5, R11)', () =
     let root = tree([envelopeOf('claim', squat), ...squatRenewals])
     assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).claimer], ['waiting', null], 'waiting, and not claimed by the squatter')
     const state = base([envelopeOf('claim', squat), ...squatRenewals, ...done(A, T0 + sec(12))])
-    assert.deepEqual(claimableSince(state, B, NOW), { open: true, sinceUs: T0 + sec(12) })
-    assert.deepEqual(claimableSince(state, C, NOW), { open: false, sinceUs: null })
-    assert.deepEqual(claimableSince(state, A, NOW), { open: true, sinceUs: null }, 'no dependency')
-    assert.equal(taskOutcome(state, B, NOW).lease.state, 'unclaimed')
+    assert.deepEqual(claimableSince(state, B, NOW, DEFAULT_RULES), { open: true, sinceUs: T0 + sec(12) })
+    assert.deepEqual(claimableSince(state, C, NOW, DEFAULT_RULES), { open: false, sinceUs: null })
+    assert.deepEqual(claimableSince(state, A, NOW, DEFAULT_RULES), { open: true, sinceUs: null }, 'no dependency')
+    assert.equal(taskOutcome(state, B, NOW, DEFAULT_RULES).lease.state, 'unclaimed')
     root = tree([envelopeOf('claim', squat), ...squatRenewals, ...done(A, T0 + sec(12))])
     assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).claimer], ['pending_execution', null])
     assert.equal(leafReady(state, promptNode(split, 1, [A]), NOW), true)
@@ -250,7 +251,7 @@ describe('a claim counts only once its task is claimable (DESIGN R5, R11)', () =
     assert.deepEqual([leafAt(root, 1).status, leafAt(root, 1).executor], ['pending_execution', null], 'never shown as done')
     assert.equal(leafAt(root, 2).status, 'waiting', 'and nothing after it runs on it')
     const state = base([envelopeOf('claim', squat), early, ...done(A, T0 + sec(12))])
-    assert.deepEqual(taskOutcome(state, B, NOW).unauthorized.map((r) => r.executor_peer), ['peer-squat'])
+    assert.deepEqual(taskOutcome(state, B, NOW, DEFAULT_RULES).unauthorized.map((r) => r.executor_peer), ['peer-squat'])
     // The honest claim comes after A's result; its result counts and is the one shown.
     const honest = [envelopeOf('claim', claim(B, g.goal_id, 'peer-ex-1', T0 + sec(12) + 1)), envelopeOf('result', result(B, g.goal_id, 'peer-ex-1', { at: T0 + sec(14), output: 'flights: NH 10' }))]
     root = tree([envelopeOf('claim', squat), early, ...done(A, T0 + sec(12)), ...honest])
@@ -264,7 +265,7 @@ describe('a claim counts only once its task is claimable (DESIGN R5, R11)', () =
     const tooEarly = [envelopeOf('claim', claim(sid, g.goal_id, 'peer-squat', T0 + sec(15))), envelopeOf('result', result(sid, g.goal_id, 'peer-squat', { at: T0 + sec(17), output: 'early answer' }))]
     let root = tree([...parts, ...tooEarly])
     assert.equal(root.synthesis?.status, 'pending_execution')
-    assert.deepEqual(claimableSince(base(parts), sid, NOW), { open: true, sinceUs: T0 + sec(16) })
+    assert.deepEqual(claimableSince(base(parts), sid, NOW, DEFAULT_RULES), { open: true, sinceUs: T0 + sec(16) })
     root = tree([...parts, ...tooEarly, ...done(sid, T0 + sec(18), 'the final answer')])
     assert.deepEqual([root.synthesis?.status, root.synthesis?.output], ['done', 'the final answer'])
   })
@@ -273,7 +274,7 @@ describe('a claim counts only once its task is claimable (DESIGN R5, R11)', () =
     const hog = claim(A, g.goal_id, 'peer-squat', T0 + sec(1), 5000)
     const renewals = [4, 8, 12, 16].map((t) => envelopeOf('renew', renewal(hog, T0 + sec(t))))
     const build = (extra: AnyEnvelope[], maxHoldMs: number): LeafView => {
-      const [root] = buildTree(base([envelopeOf('claim', hog), ...renewals, ...extra]), { nowUs: NOW, maxHoldMs })
+      const [root] = buildTree(base([envelopeOf('claim', hog), ...renewals, ...extra]), { nowUs: NOW, rules: swarmRules({ maxHoldMs }) })
       return (root as GoalView).children[0] as LeafView
     }
     assert.deepEqual([build([], 60_000).status, build([], 60_000).held_out], ['claimed', null])

@@ -17,6 +17,7 @@ import { dependencyResults, liveTasks } from '../../src/plan/read/synthesis'
 import { claimableTasks, leafReady } from '../support/claimable'
 import { evaluate, type Evaluation, type TaskAnswer } from '../../src/plan/rules/evaluator'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES, swarmRules } from '../../src/plan/rules/swarmRules'
 import { buildTree, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../src/plan/read/tree'
 import {
   T0, accepted, acceptedEnvelopes, cancel, capability, childGoal, claim, envelopeOf, failure, ms, proposal, renewal, result, rootGoal, sec
@@ -169,7 +170,7 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
         const a = new PlanState(plan.envs)
         const b = new PlanState()
         for (const e of reordered) b.add(e)
-        assert.deepEqual(answersOf(evaluate(b, plan.nowUs)), answersOf(evaluate(a, plan.nowUs)))
+        assert.deepEqual(answersOf(evaluate(b, plan.nowUs, DEFAULT_RULES)), answersOf(evaluate(a, plan.nowUs, DEFAULT_RULES)))
       }
     ), { numRuns: RUNS })
   })
@@ -178,8 +179,8 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
     fc.assert(fc.property(planArb, (spec) => {
       const plan = buildPlan(spec)
       const state = new PlanState(plan.envs)
-      const ev = evaluate(state, plan.nowUs)
-      const { goals, tasks } = viewsOf(buildTree(state, { nowUs: plan.nowUs }))
+      const ev = evaluate(state, plan.nowUs, DEFAULT_RULES)
+      const { goals, tasks } = viewsOf(buildTree(state, { nowUs: plan.nowUs, rules: DEFAULT_RULES }))
       for (const g of goals) assert.equal(g.status, ev.goalStatus(g.id), g.text)
       // Every task of the plan is in the tree once, with the evaluator's answer.
       assert.deepEqual(tasks.map((t) => t.id).sort(), ev.tasks().map((t) => t.id).sort())
@@ -200,7 +201,7 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
     fc.assert(fc.property(planArb, (spec) => {
       const plan = buildPlan(spec)
       const state = new PlanState(plan.envs)
-      const [root] = buildTree(state, { nowUs: plan.nowUs })
+      const [root] = buildTree(state, { nowUs: plan.nowUs, rules: DEFAULT_RULES })
       assert.ok(root?.plan !== undefined)
       const running = root.plan.state === 'running'
       const claimable = new Set(claimableTasks(state, plan.nowUs).map((n) => n.node_id))
@@ -210,7 +211,7 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
         // A stopped plan shows its open tasks stopped; the plan gate (not the evaluator) holds the executor back.
         else if (claimable.has(view.id)) assert.ok(['cancelled', 'budget_reached', 'claimed'].includes(view.status), `${view.text}: ${view.status}`)
       }
-      const live = new Map(liveTasks(state, plan.nowUs).map((t) => [t.node.node_id, t]))
+      const live = new Map(liveTasks(state, plan.nowUs, DEFAULT_RULES).map((t) => [t.node.node_id, t]))
       for (const view of tasks) {
         assert.equal(live.has(view.id), view.status !== 'superseded')
         const t = live.get(view.id)
@@ -218,7 +219,7 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
         const ready = leafReady(state, t.node, plan.nowUs)
         assert.equal(ready, t.task.claimable.open)
         // A ready leaf's prompt carries every dependency's counted result.
-        if (ready) for (const part of dependencyResults(state, t.node, plan.nowUs)) assert.match(part.output, /^success of /)
+        if (ready) for (const part of dependencyResults(state, t.node, plan.nowUs, DEFAULT_RULES)) assert.match(part.output, /^success of /)
       }
     }), { numRuns: RUNS })
   })
@@ -227,8 +228,8 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
     fc.assert(fc.property(planArb, (spec) => {
       const plan = buildPlan(spec)
       const state = new PlanState(plan.envs)
-      const ev = evaluate(state, plan.nowUs)
-      const [root] = buildTree(state, { nowUs: plan.nowUs })
+      const ev = evaluate(state, plan.nowUs, DEFAULT_RULES)
+      const [root] = buildTree(state, { nowUs: plan.nowUs, rules: DEFAULT_RULES })
       const winner = ev.goal(plan.root.goal_id)?.winner
       if (root === undefined || winner === null || winner === undefined || root.plan?.state !== 'running') return
       for (const d of winner.children) {
@@ -249,21 +250,22 @@ describe('the task evaluator (DESIGN R4, R5, R11, R12, R13)', () => {
     }), { numRuns: RUNS })
   })
 
-  it('hands out one evaluation per state version, clock reading and options', () => {
+  it('hands out one evaluation per state version, clock reading and rules', () => {
     const plan = buildPlan({ n: 2, deps: [0, 1, 0, 0], atomic: [true, true, true, true], caps: ['can_write_text', 'can_write_text', 'can_write_text', 'can_write_text'], children: [], rival: 'none', runs: [], stop: 'none', budgetCalls: 1, announce: 'one', nowMs: 20_000 })
     const state = new PlanState(plan.envs)
-    const ev = evaluate(state, plan.nowUs)
-    assert.equal(evaluate(state, plan.nowUs), ev)
-    assert.notEqual(evaluate(state, plan.nowUs + 1), ev)
+    const ev = evaluate(state, plan.nowUs, DEFAULT_RULES)
+    assert.equal(evaluate(state, plan.nowUs, DEFAULT_RULES), ev)
+    assert.notEqual(evaluate(state, plan.nowUs + 1, DEFAULT_RULES), ev)
     // The plan's shape needs no clock: another reading keeps it.
-    assert.equal(evaluate(state, plan.nowUs + 1).goal(plan.root.goal_id), ev.goal(plan.root.goal_id))
-    assert.notEqual(evaluate(state, plan.nowUs, { maxHoldMs: 6000 }), evaluate(state, plan.nowUs))
-    const again = evaluate(state, plan.nowUs)
+    assert.equal(evaluate(state, plan.nowUs + 1, DEFAULT_RULES).goal(plan.root.goal_id), ev.goal(plan.root.goal_id))
+    const again = evaluate(state, plan.nowUs, DEFAULT_RULES)
     state.add(envelopeOf('capability', capability('peer-ex-2', plan.nowUs, ['can_write_text'])))
-    assert.notEqual(evaluate(state, plan.nowUs), again, 'a new message makes a new evaluation')
-    assert.equal(evaluate(state, plan.nowUs).goal(plan.root.goal_id), ev.goal(plan.root.goal_id), 'an announcement leaves the shape as it was')
+    assert.notEqual(evaluate(state, plan.nowUs, DEFAULT_RULES), again, 'a new message makes a new evaluation')
+    assert.equal(evaluate(state, plan.nowUs, DEFAULT_RULES).goal(plan.root.goal_id), ev.goal(plan.root.goal_id), 'an announcement leaves the shape as it was')
     state.add(envelopeOf('proposal', proposal(plan.root.goal_id, ['Something else'], 'peer-dec-2')))
-    assert.notEqual(evaluate(state, plan.nowUs).goal(plan.root.goal_id), ev.goal(plan.root.goal_id), 'a proposal may change which split counts')
+    assert.notEqual(evaluate(state, plan.nowUs, DEFAULT_RULES).goal(plan.root.goal_id), ev.goal(plan.root.goal_id), 'a proposal may change which split counts')
+    // Other rules are another evaluation (and another shape: which splits are proven depends on them).
+    assert.notEqual(evaluate(state, plan.nowUs, swarmRules({ maxHoldMs: 6000 })), evaluate(state, plan.nowUs, DEFAULT_RULES))
   })
 })
 
@@ -282,40 +284,40 @@ describe('a sibling goal that could not be split (DESIGN R8, R11)', () => {
     envelopeOf('capability', capability('peer-dec-1', T0 + sec(15), [], 'decomposer')),
     envelopeOf('capability', capability('peer-ex-1', T0 + sec(15), ['can_write_text']))
   ]
-  const opts = { acceptTimeoutMs: 45_000 }
+  const rules = swarmRules({ acceptance: { timeoutMs: 45_000 } })
 
   it('blocks its dependant for the executor as for the tree, and the root\'s synthesis with it', () => {
     const state = new PlanState(envs)
-    const [view] = buildTree(state, { nowUs: NOW, ...opts })
+    const [view] = buildTree(state, { nowUs: NOW, rules })
     assert.equal(view?.children[0]?.status, 'failed')
     const leaf = view?.children[1] as LeafView
     assert.deepEqual([leaf.status, leaf.blocked_by], ['blocked', 'dependency "Plan the Tokyo days" could not be split'])
     assert.deepEqual([view?.synthesis?.status, view?.synthesis?.blocked_by], ['blocked', 'part "Plan the Tokyo days" could not be split'])
     // The executor reads the same evaluation: blocked, never claimable, and nothing to synthesize.
-    const ev = evaluate(state, NOW, opts)
+    const ev = evaluate(state, NOW, rules)
     assert.deepEqual([ev.task(packing)?.status, ev.task(packing)?.blockedBy], ['blocked', 'dependency "Plan the Tokyo days" could not be split'])
-    const forExecutor = new Map(liveTasks(state, NOW, opts).map((t) => [t.node.node_id, t.task]))
+    const forExecutor = new Map(liveTasks(state, NOW, rules).map((t) => [t.node.node_id, t.task]))
     assert.equal(forExecutor.get(packing)?.runnable, false)
     const rootSynthesis = view?.synthesis?.id as string
     assert.deepEqual([ev.task(rootSynthesis)?.status, forExecutor.get(rootSynthesis)?.runnable], ['blocked', false])
-    assert.deepEqual(claimableTasks(state, NOW, opts), [])
+    assert.deepEqual(claimableTasks(state, NOW, rules), [])
     assert.equal(planProgress(view!).complete, true, 'nothing more will happen: complete, not pending')
   })
 
   it('is open again once a decomposer that has not given up is live: the dependant waits', () => {
     const state = new PlanState([...envs, envelopeOf('capability', capability('peer-dec-2', T0 + sec(16), [], 'decomposer'))])
-    const [view] = buildTree(state, { nowUs: NOW, ...opts })
+    const [view] = buildTree(state, { nowUs: NOW, rules })
     assert.equal(view?.children[0]?.status, 'pending_decomposition')
-    const t = evaluate(state, NOW, opts).task(packing)
+    const t = evaluate(state, NOW, rules).task(packing)
     assert.deepEqual([(view?.children[1] as LeafView).status, t?.status, t?.waitingOn], ['waiting', 'waiting', [tokyo.goal_id]])
   })
 
   it('every order of its messages gives the same answers', () => {
-    const want = answersOf(evaluate(new PlanState(envs), NOW, opts))
+    const want = answersOf(evaluate(new PlanState(envs), NOW, rules))
     for (const order of [[...envs].reverse(), [...envs.slice(3), ...envs.slice(0, 3)]]) {
       const s = new PlanState()
       for (const e of order) s.add(e)
-      assert.deepEqual(answersOf(evaluate(s, NOW, opts)), want)
+      assert.deepEqual(answersOf(evaluate(s, NOW, rules)), want)
       assert.deepEqual(s.keys(), new PlanState(envs).keys().map(String))
     }
     assert.ok(envs.every((e) => new PlanState(envs).has(messageKey(e))))

@@ -8,6 +8,7 @@ import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { parseJsonl, toJsonlLine } from '../../src/plan/state/jsonl'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, treeHash } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { envelopeOf, rootGoal, samplePlan } from '../support/fixtures'
 
 function reload (text: string): PlanState {
@@ -40,7 +41,7 @@ describe('JSONL state log', () => {
     assert.equal(parsed.truncatedLine, null)
     const back = reload(text)
     assert.deepEqual(back.envelopes(), new PlanState(plan.envelopes).envelopes())
-    assert.equal(treeHash(buildTree(back, { nowUs: plan.nowUs })), treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })))
+    assert.equal(treeHash(buildTree(back, { nowUs: plan.nowUs, rules: DEFAULT_RULES })), treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs, rules: DEFAULT_RULES })))
   })
 
   it('tolerates a truncated last line (crash mid-write) and says where it was', () => {

@@ -1,5 +1,5 @@
 /**
- * One liveness rule (protocol/liveness.ts) for every check: the tree's capability gaps and live
+ * One liveness rule (rules/liveness.ts) for every check: the tree's capability gaps and live
  * roles, the root goal gate, the editor's plan model. An announcement is live within three of
  * its sender's stated heartbeats of now, on both sides of now.
  */
@@ -11,6 +11,7 @@ import { capabilityTtlMs, heartbeatFor, isLiveAnnouncement, OBSERVER_HEARTBEAT_F
 import { TUNABLES } from '../../src/plan/protocol/tunables'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type LeafView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { pino } from 'pino'
 import { PlanModel } from '../../src/views/planModel'
 import { accepted, acceptedEnvelopes, capability, envelopeOf, proposal, rootGoal, sec, T0, ts } from '../support/fixtures'
@@ -49,7 +50,7 @@ describe('capability liveness', () => {
     const split = accepted(p, { atomic: [true, true] })
     const leafStatus = (ann: ReturnType<typeof capability>, nowUs: number): string[] => {
       const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(split), envelopeOf('capability', ann)])
-      return buildTree(state, { nowUs }).flatMap((r) => r.children).map((c) => (c as LeafView).status)
+      return buildTree(state, { nowUs, rules: DEFAULT_RULES }).flatMap((r) => r.children).map((c) => (c as LeafView).status)
     }
     assert.deepEqual(leafStatus(slow('peer-ex-1', T0, 60_000), T0 + sec(100)), ['pending_execution', 'pending_execution'])
     assert.deepEqual(leafStatus(capability('peer-ex-1', T0), T0 + sec(100)), ['capability_gap', 'capability_gap'], 'no stated heartbeat: the default TTL')
@@ -71,7 +72,7 @@ describe('capability liveness', () => {
     const state = new PlanState([envelopeOf('capability', slow('peer-sc-future', T0 + sec(600), 10_000, 'scorer')), envelopeOf('capability', slow('peer-sc-now', T0, 10_000, 'scorer'))])
     // liveActors reads only the state and the clock; the gossip side is never reached here.
     const gate = new RootGoalGate({
-      pubsub: {} as GossipSub, state, swarm: 'default', selfPeerId: 'peer-me', selfActs: false, capabilityTtlMs: capabilityTtlMs(),
+      pubsub: {} as GossipSub, state, swarm: 'default', selfPeerId: 'peer-me', selfActs: false, rules: DEFAULT_RULES,
       now: () => nowUs, log: pino({ level: 'silent' }), gossip: async () => 0
     })
     assert.deepEqual(gate.liveActors(), ['peer-sc-now'])

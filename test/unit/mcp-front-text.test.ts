@@ -14,6 +14,7 @@ import type { Disposable } from '../../src/peer/bus'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { statusWord } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { accepted, capability, envelopeOf, evidenceOf, promptNode, proposal, rootGoal, sec, T0 } from '../support/fixtures'
 import { makeConfig } from '../support/peerConfig'
 
@@ -52,6 +53,7 @@ describe('MCP front door: texts and status words', () => {
     const peer = {
       peerId: 'peer-mcp',
       state: new PlanState(plan.envelopes),
+      rules: DEFAULT_RULES,
       bus: { onMessage: () => ({ dispose () {} }) },
       now: () => NOW,
       submitGoal: async () => { throw new Error('no goal is submitted in this test') },

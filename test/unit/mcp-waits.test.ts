@@ -1,23 +1,23 @@
 /**
  * What the MCP front door says while a plan waits for a peer it lacks (src/peer/front/mcpServer.ts
  * planWaits): the missing decomposer, scorer or executor, by the live capability announcements
- * the peer holds (liveness.ts liveAnnouncements) and the tree's capability gaps.
+ * the peer holds (its roster, rules/roster.ts) and the tree's capability gaps.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { planWaits } from '../../src/peer/front/mcpServer'
-import { liveAnnouncements } from '../../src/plan/rules/liveness'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { cancel, capability, envelopeOf, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 /** The root of `envelopes` at `nowUs` and the roles of the live announcements among them. */
 function read (envelopes: AnyEnvelope[], nowUs: number): { root: GoalView, live: Set<string> } {
   const state = new PlanState(envelopes)
-  const [root] = buildTree(state, { nowUs })
+  const [root] = buildTree(state, { nowUs, rules: DEFAULT_RULES })
   assert.ok(root)
-  return { root, live: new Set(liveAnnouncements(state.capabilities(), nowUs).map((a) => a.role)) }
+  return { root, live: new Set(DEFAULT_RULES.roster(state, nowUs).live().map((a) => a.role)) }
 }
 
 const SUFFIX = '(no live capability announcement from one has reached this peer in swarm "default"); it goes on once one joins'

@@ -12,6 +12,7 @@ import { parseTimestamp } from '../../src/plan/protocol/time'
 import { budgetReached, cancelMessage, isCancelled, planCancel, rootGoalOf, stoppedStatus } from '../../src/plan/rules/planControl'
 import { mayStartModelWork, planSpend } from '../../src/plan/rules/evaluator'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { planOutcome, type PlanOutcome } from '../../src/peer/planWatch'
 import { buildTree, planProgress, treeHash, type LeafView, type TreeNode } from '../../src/plan/read/tree'
 import {
@@ -101,12 +102,14 @@ describe('cancel authorship (checkEnvelope, DESIGN R13)', () => {
 })
 
 describe('plan spend and budget (DESIGN R13)', () => {
+  // Well after every message of the plan (these reads took the real clock before).
+  const later = T0 + sec(60)
   it('sums usage by role over proposals, scores, failures and results of every goal and leaf', () => {
     const x = plan()
     const st = new PlanState(x.envs)
     const f = { ...failure(x.tokyo.goal_id, 'peer-sc-2', { role: 'scorer' }), usage: u(4, 40, 0) }
     st.add(envelopeOf('failure', f))
-    const s = planSpend(st, x.root.goal_id)
+    const s = planSpend(st, x.root.goal_id, later, DEFAULT_RULES)
     assert.deepEqual(s.by_role.decomposer, u(2, 110, 60))
     assert.deepEqual(s.by_role.scorer, u(7, 280, 60))
     assert.deepEqual(s.by_role.executor, u(1, 300, 700))
@@ -122,7 +125,7 @@ describe('plan spend and budget (DESIGN R13)', () => {
     st.add(envelopeOf('proposal', { ...proposal(x.root.goal_id, ['Book flights', 'Plan Tokyo', 'Book hotels'], 'peer-dec-1', { attempt: 1 }), usage: u(1, 5, 5) }))
     st.add(envelopeOf('claim', claim(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1', T0 + sec(6))))
     st.add(envelopeOf('result', result(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1')))
-    const s = planSpend(st, x.root.goal_id)
+    const s = planSpend(st, x.root.goal_id, later, DEFAULT_RULES)
     assert.equal(s.by_role.executor.calls, 1)
     assert.equal(s.by_peer['peer-ex-2'], undefined)
     assert.equal(s.by_role.decomposer.calls, 3)
@@ -142,19 +145,19 @@ describe('plan spend and budget (DESIGN R13)', () => {
     const under = new PlanState(plan({ max_calls: 7 }).envs)
     const x = plan({ max_calls: 6 })
     const at = new PlanState(x.envs)
-    assert.deepEqual(mayStartModelWork(under, x.tokyo.goal_id), { ok: true })
-    const gate = mayStartModelWork(at, x.tokyo.goal_id)
+    assert.deepEqual(mayStartModelWork(under, x.tokyo.goal_id, later, DEFAULT_RULES), { ok: true })
+    const gate = mayStartModelWork(at, x.tokyo.goal_id, later, DEFAULT_RULES)
     assert.equal(gate.ok ? null : gate.state, 'budget_reached')
     assert.match(gate.ok ? '' : gate.detail, /6\/6 calls/)
     assert.equal(rootGoalOf(at, x.tokyo.goal_id)?.goal_id, x.root.goal_id)
     const c = new PlanState([...plan().envs, envelopeOf('cancel', cancel(x.root, { reason: 'changed my mind' }))])
-    const g2 = mayStartModelWork(c, x.root.goal_id)
+    const g2 = mayStartModelWork(c, x.root.goal_id, later, DEFAULT_RULES)
     assert.equal(g2.ok ? null : g2.state, 'cancelled')
     assert.match(g2.ok ? '' : g2.detail, /changed my mind/)
     assert.equal(isCancelled(c, x.tokyo.goal_id), true)
     assert.equal(isCancelled(under, x.tokyo.goal_id), false)
     // A goal whose root is not known yet is left to the roles' own checks.
-    assert.deepEqual(mayStartModelWork(new PlanState(), x.tokyo.goal_id), { ok: true })
+    assert.deepEqual(mayStartModelWork(new PlanState(), x.tokyo.goal_id, later, DEFAULT_RULES), { ok: true })
   })
 
   it('picks one cancel whatever the order (earliest cancelled_at)', () => {
@@ -175,9 +178,9 @@ describe('stopped plans in the tree (DESIGN R13)', () => {
     const x = plan()
     const st = new PlanState(x.envs)
     st.add(envelopeOf('claim', claim(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1', now - sec(1))))
-    assert.equal(leaves(buildTree(st, { nowUs: now })[0]!).find((l) => l.id === x.leaf2.node_id)?.status, 'claimed')
+    assert.equal(leaves(buildTree(st, { nowUs: now, rules: DEFAULT_RULES })[0]!).find((l) => l.id === x.leaf2.node_id)?.status, 'claimed')
     st.add(envelopeOf('cancel', cancel(x.root)))
-    const [root] = buildTree(st, { nowUs: now })
+    const [root] = buildTree(st, { nowUs: now, rules: DEFAULT_RULES })
     assert.equal(root!.plan?.state, 'cancelled')
     assert.equal(root!.status, 'decomposed')
     const tokyo = root!.children.find((c) => c.id === x.tokyo.goal_id)
@@ -204,7 +207,7 @@ describe('stopped plans in the tree (DESIGN R13)', () => {
       st.add(envelopeOf('claim', claim(leaf.node_id, x.root.goal_id, 'peer-ex-1', T0 + sec(7))))
       st.add(envelopeOf('result', { ...result(leaf.node_id, x.root.goal_id, 'peer-ex-1'), usage: u(1, 10, 10) }))
     }
-    const [root] = buildTree(st, { nowUs: now })
+    const [root] = buildTree(st, { nowUs: now, rules: DEFAULT_RULES })
     assert.equal(root!.plan?.state, 'budget_reached')
     assert.deepEqual(leaves(root!).map((l) => l.status), ['done', 'done', 'done'])
     assert.equal(root!.synthesis?.status, 'budget_reached')
@@ -217,7 +220,7 @@ describe('stopped plans in the tree (DESIGN R13)', () => {
     const x = plan({ max_calls: 6 })
     const st = new PlanState(x.envs)
     st.add(envelopeOf('claim', claim(x.leaf2.node_id, x.root.goal_id, 'peer-ex-1', now - sec(1))))
-    const [root] = buildTree(st, { nowUs: now })
+    const [root] = buildTree(st, { nowUs: now, rules: DEFAULT_RULES })
     assert.equal(root!.plan?.state, 'budget_reached')
     assert.equal(root!.plan?.spend.calls, 6)
     assert.deepEqual(root!.plan?.budget, { max_calls: 6 })
@@ -228,9 +231,9 @@ describe('stopped plans in the tree (DESIGN R13)', () => {
   it('builds the same tree for any order of the messages, cancel included', () => {
     const x = plan({ max_tokens: 100_000 })
     const envs = [...x.envs, envelopeOf('cancel', cancel(x.root))]
-    const a = treeHash(buildTree(new PlanState(envs), { nowUs: now }))
-    const b = treeHash(buildTree(new PlanState([...envs].reverse()), { nowUs: now }))
-    const c = treeHash(buildTree(PlanState.merge(new PlanState(envs.slice(0, 5)), new PlanState(envs.slice(3))), { nowUs: now }))
+    const a = treeHash(buildTree(new PlanState(envs), { nowUs: now, rules: DEFAULT_RULES }))
+    const b = treeHash(buildTree(new PlanState([...envs].reverse()), { nowUs: now, rules: DEFAULT_RULES }))
+    const c = treeHash(buildTree(PlanState.merge(new PlanState(envs.slice(0, 5)), new PlanState(envs.slice(3))), { nowUs: now, rules: DEFAULT_RULES }))
     assert.equal(a, b)
     assert.equal(a, c)
   })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import {
   T0, accepted, capability, childGoal, claim, envelopeOf, failure, promptNode, proposal, renewal, rootGoal,
   samplePlan, score, sec
@@ -57,8 +58,13 @@ describe('PlanState G-Sets (DESIGN R6)', () => {
     assert.deepEqual(s.proposalsFor(plan.root.goal_id).map((x) => x.proposal_id), [plan.pA.proposal_id, plan.pB.proposal_id].sort())
     assert.equal(s.scoresFor(plan.root.goal_id).length, 4)
     assert.equal(s.scoresFor(plan.tokyo.goal_id).length, 2)
-    assert.deepEqual(s.acceptedFor(plan.root.goal_id), [plan.rootSplit])
-    assert.deepEqual(s.acceptedFor(plan.tokyo.goal_id), [plan.tokyoSplit])
+    assert.deepEqual(s.heldAcceptedFor(plan.root.goal_id), [plan.rootSplit])
+    assert.deepEqual(s.heldAcceptedFor(plan.tokyo.goal_id), [plan.tokyoSplit])
+    // The held votes prove both splits under the default rules.
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(s, plan.root.goal_id), [plan.rootSplit])
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(s, plan.tokyo.goal_id), [plan.tokyoSplit])
+    assert.deepEqual(s.proposal(plan.root.goal_id, plan.pA.proposal_id), plan.pA)
+    assert.equal(s.proposal(plan.tokyo.goal_id, plan.pA.proposal_id), undefined)
     assert.deepEqual(s.node(flights), promptNode(plan.rootSplit, 0))
     assert.equal(s.nodes().length, 4)
     assert.equal(s.claimsFor(flights).length, 1)
@@ -247,7 +253,8 @@ describe('PlanState merge', () => {
   it('keeps the indexes right after a merge', () => {
     const m = PlanState.merge(a, b)
     assert.equal(m.scoresFor(plan.root.goal_id).length, 4)
-    assert.deepEqual(m.acceptedFor(plan.tokyo.goal_id), [plan.tokyoSplit])
+    assert.deepEqual(m.heldAcceptedFor(plan.tokyo.goal_id), [plan.tokyoSplit])
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(m, plan.tokyo.goal_id), [plan.tokyoSplit])
     assert.equal(m.resultsFor(plan.rootSplit.children[0]!.child_id).length, 1)
   })
 })

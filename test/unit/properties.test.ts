@@ -13,6 +13,7 @@ import { CAPABILITIES, type AcceptedSplit, type AnyEnvelope, type Capability, ty
 import { messageKey } from '../../src/plan/protocol/envelope'
 import { parseTimestamp } from '../../src/plan/protocol/time'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES, swarmRules } from '../../src/plan/rules/swarmRules'
 import { leafOutcome } from '../../src/plan/rules/leafOutcome'
 import { claimableSince, taskOutcome } from '../../src/plan/rules/evaluator'
 import { synthesisId } from '../../src/plan/protocol/ids'
@@ -178,7 +179,7 @@ const poolArb = fc.tuple(fc.integer({ min: 1, max: 2 }), fc.array(op, { minLengt
 const nowArb = fc.integer({ min: 0, max: 120_000 }).map((m) => T0 + ms(m))
 
 
-const hashOf = (s: PlanState, nowUs: number): string => treeHash(buildTree(s, { nowUs }))
+const hashOf = (s: PlanState, nowUs: number): string => treeHash(buildTree(s, { nowUs, rules: DEFAULT_RULES }))
 
 /** Everything the PlanState query API answers, for comparing two states. */
 function queries (s: PlanState): unknown {
@@ -186,7 +187,7 @@ function queries (s: PlanState): unknown {
     goals: s.goals(),
     roots: s.rootGoals(),
     nodes: s.nodes(),
-    perGoal: s.goals().map((g) => [s.proposalsFor(g.goal_id), s.scoresFor(g.goal_id), s.acceptedFor(g.goal_id), s.failuresFor(g.goal_id)]),
+    perGoal: s.goals().map((g) => [s.proposalsFor(g.goal_id), s.scoresFor(g.goal_id), s.heldAcceptedFor(g.goal_id), DEFAULT_RULES.acceptedFor(s, g.goal_id), s.failuresFor(g.goal_id)]),
     perNode: s.nodes().map((n) => [s.claimsFor(n.node_id), s.renewalsFor(n.node_id), s.resultsFor(n.node_id), s.failuresForNode(n.node_id)]),
     capabilities: s.capabilities()
   }
@@ -261,7 +262,7 @@ describe('properties of the plan state (DESIGN R6)', () => {
   it('never shows a failure as done, and a done leaf always has a successful result', () => {
     fc.assert(fc.property(poolArb, nowArb, (pool, nowUs) => {
       const s = new PlanState(pool)
-      for (const root of buildTree(s, { nowUs })) {
+      for (const root of buildTree(s, { nowUs, rules: DEFAULT_RULES })) {
         walk(root, (n) => {
           if (n.kind !== 'leaf') return
           const o = leafOutcome(s, n.id, nowUs)
@@ -349,7 +350,7 @@ describe('properties of the decision rules (DESIGN R3, R5)', () => {
         const b = new PlanState()
         for (const e of reordered) b.add(e)
         assert.equal(hashOf(b, nowUs), hashOf(a, nowUs))
-        const l = buildTree(b, { nowUs })[0]!.children[0] as LeafView
+        const l = buildTree(b, { nowUs, rules: DEFAULT_RULES })[0]!.children[0] as LeafView
         assert.deepEqual([l.status, l.executor, l.output], ['done', 'ex-1', 'real'])
         const o = leafOutcome(b, nodeId, nowUs)
         assert.deepEqual(o.results.map((r) => r.executor_peer), ['ex-1'])
@@ -366,7 +367,7 @@ describe('properties of the decision rules (DESIGN R3, R5)', () => {
     const sid = synthesisId(g.goal_id, p.proposal_id)
     const tasks = [a, b, sid]
     const MAX_HOLD_MS = 8000
-    const opts = { maxHoldMs: MAX_HOLD_MS }
+    const rules = swarmRules({ maxHoldMs: MAX_HOLD_MS })
     const base: AnyEnvelope[] = [envelopeOf('goal', g), ...acceptedEnvelopes(split), envelopeOf('capability', capability('ex-1', T0 + sec(20)))]
     const step = fc.oneof(
       fc.record({ t: fc.constant('claim' as const), task: fc.nat(2), by: peer(['ex-1', 'ex-2', 'squat']), dtMs: fc.nat(30_000), lease: fc.constantFrom(2000, 5000) }),
@@ -397,18 +398,18 @@ describe('properties of the decision rules (DESIGN R3, R5)', () => {
         const x = new PlanState(envs)
         const y = new PlanState()
         for (const e of reordered) y.add(e)
-        assert.equal(treeHash(buildTree(y, { nowUs, ...opts })), treeHash(buildTree(x, { nowUs, ...opts })))
+        assert.equal(treeHash(buildTree(y, { nowUs, rules })), treeHash(buildTree(x, { nowUs, rules })))
         for (const id of tasks) {
-          const ox = taskOutcome(x, id, nowUs, opts)
-          assert.deepEqual(taskOutcome(y, id, nowUs, opts), ox)
-          const since = claimableSince(x, id, nowUs, opts)
+          const ox = taskOutcome(x, id, nowUs, rules)
+          assert.deepEqual(taskOutcome(y, id, nowUs, rules), ox)
+          const since = claimableSince(x, id, nowUs, rules)
           const rounds = claimRounds(x.claimsFor(id), x.renewalsFor(id), nowUs, CLAIM_TOLERANCE_MS, { claimableSinceUs: since.open ? since.sinceUs : Infinity, maxHoldMs: MAX_HOLD_MS })
           for (const r of rounds) assert.ok(r.endUs - r.atUs <= ms(MAX_HOLD_MS), 'no round outlasts the hold limit')
           // A counted result never finished before the results of its inputs.
           for (const r of ox.results) assert.ok(since.open && (since.sinceUs === null || parseTimestamp(r.finished_at) >= since.sinceUs))
         }
-        const shownB = taskOutcome(x, b, nowUs, opts).shown
-        const shownA = taskOutcome(x, a, nowUs, opts).shown
+        const shownB = taskOutcome(x, b, nowUs, rules).shown
+        const shownA = taskOutcome(x, a, nowUs, rules).shown
         if (shownB !== undefined) assert.ok(shownA?.success === true && parseTimestamp(shownB.finished_at) >= parseTimestamp(shownA.finished_at))
       }
     ), { numRuns: RUNS * 2 })

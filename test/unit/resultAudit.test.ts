@@ -9,6 +9,7 @@ import { pino } from 'pino'
 import { DropCounters } from '../../src/peer/net/checks/drops'
 import { ResultAudit } from '../../src/peer/net/ingest/resultAudit'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { accepted, acceptedEnvelopes, claim, envelopeOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal()
@@ -20,7 +21,7 @@ function setup (): { state: PlanState, audit: ResultAudit, drops: DropCounters, 
   const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(JSON.parse(line) as Record<string, unknown>) } })
   const state = new PlanState()
   const drops = new DropCounters(log)
-  const audit = new ResultAudit({ state, now: () => NOW, log, onCount: (k) => { drops.setIgnored('unauthorized_result', k) } })
+  const audit = new ResultAudit({ state, now: () => NOW, log, rules: DEFAULT_RULES, onCount: (k) => { drops.setIgnored('unauthorized_result', k) } })
   return { state, audit, drops, warnings }
 }
 

@@ -10,13 +10,14 @@ import { ageText, latestSubmission, resumablePlan } from '../../src/peer/resume'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { T0, cancel, envelopeOf, rootGoal, sec } from '../support/fixtures'
 
 const ME = 'peer-user'
 const TEXT = 'Plan a two-week trip to Japan'
 
 describe('resuming an unfinished submission', () => {
-  const now = { nowUs: T0 + sec(5) }
+  const now = { nowUs: T0 + sec(5), rules: DEFAULT_RULES }
   it('the same identity, text and budget resume the newest such plan, with its age', () => {
     const old = rootGoal(TEXT, ME, T0 - sec(60))
     const newer = rootGoal(TEXT, ME, T0)
@@ -74,7 +75,7 @@ describe('--new-plan and --show-all-plans', () => {
 describe('plans not followed are one line each', () => {
   const a = rootGoal(TEXT, ME, T0)
   const b = rootGoal('Plan a trip to *Peru*', ME, T0 + sec(1))
-  const roots = buildTree(new PlanState([envelopeOf('goal', a, ME), envelopeOf('goal', b, ME)]), { nowUs: T0 + sec(2) })
+  const roots = buildTree(new PlanState([envelopeOf('goal', a, ME), envelopeOf('goal', b, ME)]), { nowUs: T0 + sec(2), rules: DEFAULT_RULES })
   const own = roots.filter((r) => r.id === a.goal_id)
   const others = roots.filter((r) => r.id !== a.goal_id)
   it('in the terminal tree', () => {

@@ -13,6 +13,7 @@ import type { AnyEnvelope, ScoreMsg, Usage } from '../../src/plan/protocol/schem
 import { costMarkdown } from '../../src/plan/read/planCost'
 import { planControl, planSpend } from '../../src/plan/rules/evaluator'
 import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { T0, accepted, acceptedEnvelopes, claim, envelopeOf, evidenceOf, failure, promptNode, proposal, result, rootGoal, score, sec } from '../support/fixtures'
 
 const u = (calls: number, input: number, output = 0): Usage => ({ calls, input_tokens: input, output_tokens: output })
@@ -57,7 +58,7 @@ function plan () {
 describe('plan spend counts what belongs to the plan', () => {
   it('sums by role and by signing peer', () => {
     const { root, envs } = plan()
-    const s = planSpend(new PlanState(envs), root.goal_id, T0 + sec(30))
+    const s = planSpend(new PlanState(envs), root.goal_id, T0 + sec(30), DEFAULT_RULES)
     assert.deepEqual([s.calls, s.input_tokens, s.output_tokens], [5, 620, 100])
     assert.deepEqual(s.by_peer, {
       'peer-dec-1': u(1, 100),
@@ -79,31 +80,31 @@ describe('plan spend counts what belongs to the plan', () => {
       envelopeOf('claim', claim(bogusLeaf.node_id, root.goal_id, 'peer-evil', T0 + sec(5))),
       envelopeOf('result', { ...result(bogusLeaf.node_id, root.goal_id, 'peer-evil', { at: T0 + sec(6) }), usage: u(29, 1) })
     ]
-    const s = planSpend(new PlanState([...envs, ...more]), root.goal_id, T0 + sec(30))
+    const s = planSpend(new PlanState([...envs, ...more]), root.goal_id, T0 + sec(30), DEFAULT_RULES)
     // Only its proposal is the plan's (a proposal on one of its goals, bounded per message).
     assert.deepEqual([s.calls, s.by_peer['peer-evil']], [6, u(1, 1)])
     assert.equal(p.proposer_peer, 'peer-dec-1')
-    assert.equal(planControl(new PlanState([...envs, ...more]), root, T0 + sec(30)).state, 'running')
+    assert.equal(planControl(new PlanState([...envs, ...more]), root, T0 + sec(30), DEFAULT_RULES).state, 'running')
   })
   it('counts one vote per scorer and proposal: a re-sent vote with other notes adds nothing', () => {
     const { root, envs } = plan()
     const v1 = envs.flatMap((e) => (e.kind === 'score' ? [e.body] : []))[0] as ScoreMsg
     const again: ScoreMsg = { ...v1, notes: 'again', usage: u(29, 29_000_000) }
-    const s = planSpend(new PlanState([...envs, envelopeOf('score', again)]), root.goal_id, T0 + sec(30))
+    const s = planSpend(new PlanState([...envs, envelopeOf('score', again)]), root.goal_id, T0 + sec(30), DEFAULT_RULES)
     assert.deepEqual([s.by_role.scorer.calls, s.calls], [2, 5])
   })
 
   it('is the same for any order and repetition of the messages', () => {
     const { root, envs } = plan()
-    const want = planSpend(new PlanState(envs), root.goal_id, T0 + sec(30))
+    const want = planSpend(new PlanState(envs), root.goal_id, T0 + sec(30), DEFAULT_RULES)
     fc.assert(fc.property(fc.shuffledSubarray(envs, { minLength: envs.length }), fc.array(fc.nat(envs.length - 1), { maxLength: 6 }), (order, dups) => {
       const s = new PlanState([...order, ...dups.map((i) => envs[i] as AnyEnvelope)])
-      assert.deepEqual(planSpend(s, root.goal_id, T0 + sec(30)), want)
+      assert.deepEqual(planSpend(s, root.goal_id, T0 + sec(30), DEFAULT_RULES), want)
     }), { numRuns: 50 })
   })
   it('shows the spend by peer with name and PeerId suffix, most calls first', () => {
     const { root, envs } = plan()
-    const md = costMarkdown(planControl(new PlanState(envs), root, T0 + sec(30)), (p) => (p === EX ? 'ex-1' : p))
+    const md = costMarkdown(planControl(new PlanState(envs), root, T0 + sec(30), DEFAULT_RULES), (p) => (p === EX ? 'ex-1' : p))
     const table = md.slice(md.indexOf('| Peer | Calls | Input tokens | Output tokens |'))
     assert.deepEqual(table.slice(2), [
       // Markdown-inert: a name is another peer's text.

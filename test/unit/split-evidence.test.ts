@@ -1,7 +1,8 @@
 /**
  * An accepted split counts only with its evidence (DESIGN R4 "Evidence"): `splitEvidence`
  * verdicts (valid, pending, forged) for honest, incomplete and tampered splits, how
- * `PlanState.acceptedFor` / `splitsWithEvidence` apply them as messages arrive, and that
+ * `SwarmRules.acceptedFor` / `judgedSplits` apply them to a state as messages arrive (the state
+ * only holds the splits; the rules judge them), and that
  * validity and the winning split depend only on the set of messages held, never on their order
  * or repetition.
  */
@@ -17,6 +18,8 @@ import { compareStrings } from '../../src/plan/protocol/ids'
 import { canonicalJson } from '../../src/plan/protocol/envelope'
 import type { AcceptedSplit, AnyEnvelope, Capability, ScoreMsg, SubgoalProposal } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
+import { winningFor } from '../../src/plan/rules/evaluator'
+import { DEFAULT_RULES, swarmRules } from '../../src/plan/rules/swarmRules'
 import { winningSplit } from '../../src/plan/read/tree'
 import { accepted, acceptedEnvelopes, envelopeOf, evidenceOf, proposal, rootGoal, score, sec, T0, ts } from '../support/fixtures'
 
@@ -155,11 +158,11 @@ describe('splitEvidence verdicts (DESIGN R4 "Evidence")', () => {
   })
 })
 
-describe('PlanState judges accepted splits by their evidence', () => {
+describe('the rules judge accepted splits by their evidence; the state holds them all', () => {
   const a = accepted(pA, { atomic: [true, false, true] })
   const [va, vb] = evidenceOf(a).votes as [ScoreMsg, ScoreMsg]
 
-  it('acceptedFor leaves out pending and forged splits; splitsWithEvidence lists every one with its verdict', () => {
+  it('acceptedFor leaves out pending and forged splits; judgedSplits lists every one with its verdict', () => {
     const pending = accepted(pB, { confirming: [{ scorer_peer: 'sc-1', score: 0.9 }, { scorer_peer: 'sc-3', score: 0.9 }] })
     const lie = { ...a, final_score: 0.95 }
     const one = accepted(pB, { confirming: [{ scorer_peer: 'sc-4', score: 1 }] })
@@ -168,9 +171,9 @@ describe('PlanState judges accepted splits by their evidence', () => {
       envelopeOf('proposal', pB), envelopeOf('score', evidenceOf(pending).votes[0]!), envelopeOf('accepted', pending),
       ...acceptedEnvelopes(one)
     ])
-    assert.deepEqual(s.acceptedFor(g.goal_id), [a])
-    assert.equal(winningSplit(s.acceptedFor(g.goal_id)), a)
-    const judged = new Map(s.splitsWithEvidence(g.goal_id).map((j) => [canonicalJson(j.split), j.evidence]))
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(s, g.goal_id), [a])
+    assert.equal(winningSplit(DEFAULT_RULES.acceptedFor(s, g.goal_id)), a)
+    const judged = new Map(DEFAULT_RULES.judgedSplits(s, g.goal_id).map((j) => [canonicalJson(j.split), j.evidence]))
     assert.equal(judged.size, 4)
     assert.deepEqual(judged.get(canonicalJson(a)), { verdict: 'valid' })
     assert.deepEqual(judged.get(canonicalJson(pending)), { verdict: 'pending', missing: ['vote by sc-3'] })
@@ -178,42 +181,52 @@ describe('PlanState judges accepted splits by their evidence', () => {
     assert.match(forged(judged.get(canonicalJson(one))!), /the quorum is 2/)
     // Every split is still held (and synced): only the plan ignores them.
     assert.equal(s.envelopes().filter((e) => e.kind === 'accepted').length, 4)
+    assert.equal(s.heldAcceptedFor(g.goal_id).length, 4)
   })
 
   it('a pending split becomes valid when its last vote or its proposal arrives, in any order', () => {
     const parts: AnyEnvelope[] = [envelopeOf('proposal', pA), envelopeOf('score', va), envelopeOf('score', vb)]
     for (const last of parts) {
       const s = new PlanState([envelopeOf('goal', g), envelopeOf('accepted', a), ...parts.filter((e) => e !== last)])
-      assert.deepEqual(s.acceptedFor(g.goal_id), [], 'not acted on before all its evidence is held')
-      assert.equal(s.splitsWithEvidence(g.goal_id)[0]?.evidence.verdict, 'pending')
+      assert.deepEqual(DEFAULT_RULES.acceptedFor(s, g.goal_id), [], 'not acted on before all its evidence is held')
+      assert.equal(DEFAULT_RULES.judgedSplits(s, g.goal_id)[0]?.evidence.verdict, 'pending')
       assert.equal(s.add(last), true)
-      assert.deepEqual(s.acceptedFor(g.goal_id), [a])
-      assert.deepEqual(s.splitsWithEvidence(g.goal_id), [{ split: a, evidence: { verdict: 'valid' } }])
+      assert.deepEqual(DEFAULT_RULES.acceptedFor(s, g.goal_id), [a])
+      assert.deepEqual(DEFAULT_RULES.judgedSplits(s, g.goal_id), [{ split: a, evidence: { verdict: 'valid' } }])
     }
   })
 
   it('a split valid on its votes turns forged when a confirming scorer\'s lower vote arrives', () => {
     const s = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a)])
-    assert.deepEqual(s.acceptedFor(g.goal_id), [a])
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(s, g.goal_id), [a])
     s.add(envelopeOf('score', { ...vb, score: 0.61, scored_at: ts(T0 + sec(9)) }))
-    assert.deepEqual(s.acceptedFor(g.goal_id), [])
-    assert.equal(s.splitsWithEvidence(g.goal_id)[0]?.evidence.verdict, 'forged')
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(s, g.goal_id), [])
+    assert.equal(DEFAULT_RULES.judgedSplits(s, g.goal_id)[0]?.evidence.verdict, 'forged')
   })
 
-  it('judges by its acceptance rule: the constructor option, useAcceptanceRule, and a merge into a state with that rule', () => {
-    const envs = [envelopeOf('goal', g), ...acceptedEnvelopes(a)]
-    const strict = new PlanState(envs, { acceptance: { quorum: 3, minScore: 0.6 } })
-    assert.deepEqual(strict.acceptanceRule, { quorum: 3, minScore: 0.6, timeoutMs: DEFAULT_ACCEPTANCE.timeoutMs })
-    assert.deepEqual(strict.acceptedFor(g.goal_id), [])
-    strict.useAcceptanceRule({ quorum: 2, minScore: 0.6 })
-    assert.deepEqual(strict.acceptedFor(g.goal_id), [a])
-    strict.useAcceptanceRule({ quorum: 2, minScore: 0.9 })
-    assert.deepEqual(strict.acceptedFor(g.goal_id), [], 'votes of 0.8 are below a minimum of 0.9')
+  it('one state judged by two acceptance rules gives the two answers; the state and a merge of it carry no rule', () => {
+    const state = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a)])
+    const version = state.version
+    const strict = swarmRules({ acceptance: { quorum: 3, minScore: 0.6 } })
+    assert.deepEqual(strict.acceptance, { quorum: 3, minScore: 0.6, timeoutMs: DEFAULT_ACCEPTANCE.timeoutMs })
+    assert.deepEqual(strict.acceptedFor(state, g.goal_id), [])
+    assert.deepEqual(swarmRules({ acceptance: { quorum: 2, minScore: 0.6 } }).acceptedFor(state, g.goal_id), [a])
+    assert.deepEqual(swarmRules({ acceptance: { quorum: 2, minScore: 0.9 } }).acceptedFor(state, g.goal_id), [], 'votes of 0.8 are below a minimum of 0.9')
+    // Each rules' verdicts are their own: judging by others in between changes nothing, nor the state.
+    assert.deepEqual(strict.acceptedFor(state, g.goal_id), [])
+    assert.equal(state.version, version)
+    // The plan's shape follows the rules it is read with.
+    assert.equal(winningFor(state, g.goal_id, DEFAULT_RULES), a)
+    assert.equal(winningFor(state, g.goal_id, strict), undefined)
+    assert.equal(winningFor(state, g.goal_id, DEFAULT_RULES), a)
     const one = accepted(pB, { confirming: [{ scorer_peer: 'sc-4', score: 1 }] })
-    const lax = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(one)], { acceptance: { quorum: 1, minScore: 0.6 } })
-    assert.deepEqual(lax.acceptedFor(g.goal_id), [one])
-    assert.deepEqual(new PlanState(lax.envelopes()).acceptedFor(g.goal_id), [], 'the default quorum is 2')
-    assert.deepEqual(PlanState.merge(lax, new PlanState()).acceptedFor(g.goal_id), [one])
+    const held = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(one)])
+    const lax = swarmRules({ acceptance: { quorum: 1, minScore: 0.6 } })
+    assert.deepEqual(lax.acceptedFor(held, g.goal_id), [one])
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(held, g.goal_id), [], 'the default quorum is 2')
+    const merged = PlanState.merge(held, new PlanState())
+    assert.deepEqual(lax.acceptedFor(merged, g.goal_id), [one])
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(merged, g.goal_id), [])
   })
 })
 
@@ -306,17 +319,18 @@ describe('properties of split evidence (DESIGN R4 "Evidence", R6)', () => {
       }),
       ([w, { pool, held, splits }, order1, order2]) => {
         const rule = { quorum: w.quorum, minScore: 0.6 }
-        const ref = new PlanState(pool, { acceptance: rule })
-        const want = ref.acceptedFor(g.goal_id)
+        const rules = swarmRules({ acceptance: rule })
+        const ref = new PlanState(pool)
+        const want = rules.acceptedFor(ref, g.goal_id)
         const wantWinner = winningSplit(want)
-        const wantVerdicts = ref.splitsWithEvidence(g.goal_id).map((j) => [canonicalJson(j.split), j.evidence.verdict])
+        const wantVerdicts = rules.judgedSplits(ref, g.goal_id).map((j) => [canonicalJson(j.split), j.evidence.verdict])
         for (const order of [order1, order2]) {
-          const s = new PlanState(undefined, { acceptance: rule })
+          const s = new PlanState()
           // Judged while messages arrive, too: a cached verdict must follow every new vote.
-          for (const e of order) { s.add(e); if (e.kind === 'accepted') s.acceptedFor(g.goal_id) }
-          assert.deepEqual(s.acceptedFor(g.goal_id), want)
-          assert.deepEqual(winningSplit(s.acceptedFor(g.goal_id)), wantWinner)
-          assert.deepEqual(s.splitsWithEvidence(g.goal_id).map((j) => [canonicalJson(j.split), j.evidence.verdict]), wantVerdicts)
+          for (const e of order) { s.add(e); if (e.kind === 'accepted') rules.acceptedFor(s, g.goal_id) }
+          assert.deepEqual(rules.acceptedFor(s, g.goal_id), want)
+          assert.deepEqual(winningSplit(rules.acceptedFor(s, g.goal_id)), wantWinner)
+          assert.deepEqual(rules.judgedSplits(s, g.goal_id).map((j) => [canonicalJson(j.split), j.evidence.verdict]), wantVerdicts)
         }
         // Sound: a valid split names held counted votes with their exact scores, a quorum of
         // them, each qualifying unless fallback, and is byte for byte what they derive.

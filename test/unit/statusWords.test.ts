@@ -10,6 +10,7 @@ import type { GoalStatus, TaskStatus } from '../../src/plan/rules/evaluator'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { STATUS_WORDS, statusWord } from '../../src/plan/read/statusWords'
 import { buildTree, type GoalView, type TreeNode } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { PlanState } from '../../src/plan/state/planState'
 import { goalTooltip, leafItem } from '../../src/views/treeItemModel'
 import { samplePlan } from '../support/fixtures'
@@ -27,10 +28,10 @@ describe('status words', () => {
   it('the Plan tree, the terminal tree, the report and the dashboard show the same word for each node', () => {
     const plan = samplePlan()
     const state = new PlanState(plan.envelopes)
-    const [root] = buildTree(state, { nowUs: plan.nowUs })
+    const [root] = buildTree(state, { nowUs: plan.nowUs, rules: DEFAULT_RULES })
     assert.ok(root)
     const dash = dashboardSnapshot({
-      state, nowUs: plan.nowUs, tree: {}, announceIntervalMs: 10_000,
+      state, nowUs: plan.nowUs, rules: DEFAULT_RULES,
       self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' }, booted_at_ms: 1, connected_peers: 0, drops: {}, flow: []
     }).plans[0]!.root
     const dashWords = new Map<string, string>()

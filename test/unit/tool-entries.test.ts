@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CapabilityAnnounce, MAX_TOOL_ENTRIES, MAX_TOOL_ENTRY_CHARS, ResultMsg, ToolEntry, wireToolEntries } from '../../src/plan/protocol/schemas'
-import { liveExecutorTools } from '../../src/plan/rules/liveness'
+import { Roster } from '../../src/plan/rules/roster'
 import { scorePrompt, TOOLS_PREFIX } from '../../src/peer/roles/prompts'
 import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { PlanState } from '../../src/plan/state/planState'
 import { T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, promptNode, proposal, result, rootGoal, sec } from '../support/fixtures'
 
@@ -63,9 +64,9 @@ describe('live executors\' tools', () => {
       capability('peer-ex-5', T0 + sec(9), ['can_query_api']),
       { ...capability('peer-sc-1', T0 + sec(9), [], 'scorer'), tools: ['scorer/tool'] }
     ]
-    assert.deepEqual(liveExecutorTools(announcements, now, 30_000), ['travel/clock', 'travel/travel_facts', 'web/search'])
-    assert.deepEqual(liveExecutorTools(announcements, now, 30_000, 2), ['travel/clock', 'travel/travel_facts'])
-    assert.deepEqual(liveExecutorTools([capability('peer-ex-5', T0, ['can_query_api'])], now, 30_000), [])
+    assert.deepEqual(new Roster(announcements, now, 30_000).executorTools(), ['travel/clock', 'travel/travel_facts', 'web/search'])
+    assert.deepEqual(new Roster(announcements, now, 30_000).executorTools(2), ['travel/clock', 'travel/travel_facts'])
+    assert.deepEqual(new Roster([capability('peer-ex-5', T0, ['can_query_api'])], now, 30_000).executorTools(), [])
   })
 })
 
@@ -104,11 +105,11 @@ describe('plan tree', () => {
       envelopeOf('claim', claim(n0.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5))), envelopeOf('claim', claim(n1.node_id, g.goal_id, 'peer-ex-2', T0 + sec(5))),
       envelopeOf('result', { ...result(n0.node_id, g.goal_id, 'peer-ex-1'), tools_used: ['travel/travel_facts', 'travel/convert_currency'] })
     ])
-    const [root] = buildTree(state, { nowUs: T0 + sec(20) }) as GoalView[]
+    const [root] = buildTree(state, { nowUs: T0 + sec(20), rules: DEFAULT_RULES }) as GoalView[]
     const leaves = root!.children as LeafView[]
     assert.deepEqual(leaves.map((l) => [l.text, l.tools_used]), [['Look up the rail fare', ['travel/travel_facts', 'travel/convert_currency']], ['Write the plan', []]])
     state.add(envelopeOf('result', result(n1.node_id, g.goal_id, 'peer-ex-2')))
-    const [again] = buildTree(state, { nowUs: T0 + sec(20) }) as GoalView[]
+    const [again] = buildTree(state, { nowUs: T0 + sec(20), rules: DEFAULT_RULES }) as GoalView[]
     assert.deepEqual((again!.children[1] as LeafView).tools_used, [])
   })
 })

@@ -7,6 +7,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import {
   buildTree, planProgress, rankSplits, treeHash, winningSplit, type GoalView, type LeafView, type TreeNode
 } from '../../src/plan/read/tree'
+import { DEFAULT_RULES, swarmRules, type SwarmRules } from '../../src/plan/rules/swarmRules'
 import {
   T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
 } from '../support/fixtures'
@@ -19,8 +20,8 @@ function goal (n: TreeNode | undefined): GoalView {
   assert.ok(n !== undefined && n.kind === 'goal', 'expected a goal')
   return n
 }
-function only (state: PlanState, nowUs: number, opts: { capabilityTtlMs?: number, settleWindowMs?: number } = {}): GoalView {
-  const roots = buildTree(state, { nowUs, ...opts })
+function only (state: PlanState, nowUs: number, rules: SwarmRules = DEFAULT_RULES): GoalView {
+  const roots = buildTree(state, { nowUs, rules })
   assert.equal(roots.length, 1)
   return roots[0]!
 }
@@ -90,9 +91,9 @@ describe('winningSplit (DESIGN R4)', () => {
 
 describe('buildTree (DESIGN R4, R6)', () => {
   it('is empty for an empty state and lists one view per root goal', () => {
-    assert.deepEqual(buildTree(new PlanState(), { nowUs: NOW }), [])
+    assert.deepEqual(buildTree(new PlanState(), { nowUs: NOW, rules: DEFAULT_RULES }), [])
     const other = rootGoal('Another goal', 'peer-user', T0 + 1)
-    const roots = buildTree(new PlanState([envelopeOf('goal', other), envelopeOf('goal', g)]), { nowUs: NOW })
+    const roots = buildTree(new PlanState([envelopeOf('goal', other), envelopeOf('goal', g)]), { nowUs: NOW, rules: DEFAULT_RULES })
     assert.deepEqual(roots.map((r) => r.id), [g.goal_id, other.goal_id])
   })
 
@@ -101,7 +102,8 @@ describe('buildTree (DESIGN R4, R6)', () => {
     assert.equal(plan?.state, 'running')
     assert.deepEqual(root, {
       kind: 'goal', id: g.goal_id, text: g.text, depth: 0, parent_id: null, status: 'pending_decomposition',
-      accepted: null, proposals: [], failures: [], children: [], synthesis: null
+      accepted: null, proposals: [], failures: [], children: [], synthesis: null,
+      verdict: { complete: false, stuck: false, gaps: [], cancellable: true, ok: false }
     })
   })
 
@@ -173,7 +175,10 @@ describe('buildTree (DESIGN R4, R6)', () => {
     // announcement older than the TTL: gap
     assert.equal(leaf(only(withSplit(a), T0 + sec(40) + 1).children[0]).status, 'capability_gap')
     assert.equal(leaf(only(withSplit(a), T0 + sec(40)).children[0]).status, 'pending_execution')
-    assert.equal(leaf(only(withSplit(a), T0 + sec(50), { capabilityTtlMs: 60_000 }).children[0]).status, 'pending_execution')
+    // A receiver on a 20 s heartbeat holds an announcement that states none for 60 s.
+    const slowReceiver = swarmRules({ heartbeatMs: 20_000 })
+    assert.equal(slowReceiver.fallbackTtlMs, 60_000)
+    assert.equal(leaf(only(withSplit(a), T0 + sec(50), slowReceiver).children[0]).status, 'pending_execution')
     // announcements by non-executors do not count
     const noExec = new PlanState([envelopeOf('goal', g), ...acceptedEnvelopes(a), envelopeOf('capability', capability('peer-sc-1', NOW, ['can_query_api'], 'scorer'))])
     assert.equal(leaf(only(noExec, NOW).children[1]).status, 'capability_gap')
@@ -214,7 +219,7 @@ describe('buildTree (DESIGN R4, R6)', () => {
     assert.equal(leaf(only(s, NOW + sec(21)).children[0]).status, 'capability_gap')
     const renewed = withSplit(a, [envelopeOf('claim', c), envelopeOf('renew', renewal(c, NOW + sec(10)))])
     assert.equal(leaf(only(renewed, NOW + sec(14)).children[0]).status, 'claimed')
-    assert.equal(leaf(only(s, NOW, { settleWindowMs: 500 }).children[0]).status, 'claimed')
+    assert.equal(leaf(only(s, NOW, swarmRules({ settleWindowMs: 500 })).children[0]).status, 'claimed')
   })
 
   it('shows the earliest successful result as done, over failures', () => {
@@ -366,8 +371,8 @@ describe('buildTree (DESIGN R4, R6)', () => {
   it('derives child goals from the split alone (no goal message needed)', () => {
     const plan = samplePlan()
     const without = plan.envelopes.filter((e) => !(e.kind === 'goal' && e.body.parent_id !== null) && e.kind !== 'node')
-    const a = buildTree(new PlanState(without), { nowUs: plan.nowUs })
-    const b = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })
+    const a = buildTree(new PlanState(without), { nowUs: plan.nowUs, rules: DEFAULT_RULES })
+    const b = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs, rules: DEFAULT_RULES })
     assert.equal(treeHash(a), treeHash(b))
   })
 
@@ -403,7 +408,7 @@ describe('buildTree (DESIGN R4, R6)', () => {
     const a2 = accepted(pA, { atomic: [true, false], confirming: [{ scorer_peer: 'sc-3', score: 0.8 }, { scorer_peer: 'sc-4', score: 0.8 }, { scorer_peer: 'sc-5', score: 0.6 }] })
     for (const order of [[a1, a2], [a2, a1]]) {
       const state = withSplit(order[0]!, acceptedEnvelopes(order[1]!))
-      assert.equal(state.acceptedFor(g.goal_id).length, 2, 'both splits are proven')
+      assert.equal(DEFAULT_RULES.acceptedFor(state, g.goal_id).length, 2, 'both splits are proven')
       const root = only(state, NOW)
       assert.deepEqual(root.accepted, a2)
       assert.deepEqual(root.children.map((c) => [c.kind, c.status]), [['leaf', 'pending_execution'], ['goal', 'pending_decomposition']])
@@ -434,7 +439,7 @@ describe('buildTree (DESIGN R4, R6)', () => {
     envs.push(...synthesized(g.goal_id, topSplit.proposal_id, T0 + sec(15)))
     const started = performance.now()
     const s = new PlanState(envs)
-    const roots = buildTree(s, { nowUs: NOW })
+    const roots = buildTree(s, { nowUs: NOW, rules: DEFAULT_RULES })
     const hash = treeHash(roots)
     const elapsed = performance.now() - started
     const p = planProgress(roots[0]!)
@@ -482,14 +487,14 @@ describe('planProgress', () => {
 describe('treeHash', () => {
   it('is the same for the same messages and changes with any status', () => {
     const plan = samplePlan()
-    const h1 = treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs }))
-    const h2 = treeHash(buildTree(new PlanState([...plan.envelopes].reverse()), { nowUs: plan.nowUs }))
+    const h1 = treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs, rules: DEFAULT_RULES }))
+    const h2 = treeHash(buildTree(new PlanState([...plan.envelopes].reverse()), { nowUs: plan.nowUs, rules: DEFAULT_RULES }))
     assert.equal(h1, h2)
     assert.match(h1, /^[0-9a-f]{64}$/)
     const more = new PlanState(plan.envelopes)
     more.add(envelopeOf('capability', capability('peer-ex-2', plan.nowUs, ['can_query_api'])))
-    assert.notEqual(treeHash(buildTree(more, { nowUs: plan.nowUs })), h1)
-    assert.notEqual(treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs + sec(60) })), h1)
+    assert.notEqual(treeHash(buildTree(more, { nowUs: plan.nowUs, rules: DEFAULT_RULES })), h1)
+    assert.notEqual(treeHash(buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs + sec(60), rules: DEFAULT_RULES })), h1)
     assert.equal(treeHash([]), treeHash([]))
   })
 })
@@ -500,7 +505,7 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
   const gaveUp = (peer: string, role: 'decomposer' | 'scorer' = 'decomposer') =>
     envelopeOf('failure', failure(g.goal_id, peer, { role, reason: 'HTTP 400 from the model server' }))
   const status = (envs: AnyEnvelope[], nowUs = NOW, acceptTimeoutMs?: number) =>
-    buildTree(new PlanState([envelopeOf('goal', g), ...envs]), { nowUs, ...(acceptTimeoutMs === undefined ? {} : { acceptTimeoutMs }) })[0]!.status
+    buildTree(new PlanState([envelopeOf('goal', g), ...envs]), { nowUs, rules: acceptTimeoutMs === undefined ? DEFAULT_RULES : swarmRules({ acceptance: { timeoutMs: acceptTimeoutMs } }) })[0]!.status
 
   it('one of two live decomposers failing leaves the goal pending; both failing fails it', () => {
     assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1')]), 'pending_decomposition')
@@ -533,7 +538,7 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
 
   it('the same set of messages gives the same status in any order', () => {
     const envs = [envelopeOf('goal', g), dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1'), gaveUp('peer-dec-2')]
-    const h = new Set([envs, [...envs].reverse(), [envs[3]!, envs[0]!, envs[4]!, envs[2]!, envs[1]!]].map((e) => treeHash(buildTree(new PlanState(e), { nowUs: NOW }))))
+    const h = new Set([envs, [...envs].reverse(), [envs[3]!, envs[0]!, envs[4]!, envs[2]!, envs[1]!]].map((e) => treeHash(buildTree(new PlanState(e), { nowUs: NOW, rules: DEFAULT_RULES }))))
     assert.equal(h.size, 1)
   })
 })

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import { synthesisId } from '../../src/plan/protocol/ids'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type LeafView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { indexTree } from '../../src/views/planModel'
 import { resultMarkdown } from '../../src/views/resultText'
 import { leafItem, planItem } from '../../src/views/treeItemModel'
@@ -21,7 +22,7 @@ const base = [envelopeOf('goal', g), ...acceptedEnvelopes(a), envelopeOf('capabi
 const finish = (id: string, s: number, opts: { output?: string, success?: boolean } = {}) =>
   [envelopeOf('claim', claim(id, g.goal_id, 'peer-ex-1', T0 + sec(s - 1))), envelopeOf('result', result(id, g.goal_id, 'peer-ex-1', { at: T0 + sec(s), ...opts }))]
 const rootOf = (extra: ReturnType<typeof finish> = []) => {
-  const [r] = buildTree(new PlanState([...base, ...extra]), { nowUs: T0 + sec(20) })
+  const [r] = buildTree(new PlanState([...base, ...extra]), { nowUs: T0 + sec(20), rules: DEFAULT_RULES })
   assert.ok(r)
   return r
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { demoteHeadings, mdEscape } from '../../src/plan/read/planMarkdown'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { statusWord as w } from '../../src/plan/read/statusWords'
@@ -12,7 +13,7 @@ import { nodeIdFromPath, resultPath } from '../../src/views/resultUri'
 import { accepted, capability, envelopeOf, evidenceOf, promptNode, proposal, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 const plan = samplePlan()
-const [root] = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })
+const [root] = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs, rules: DEFAULT_RULES })
 assert.ok(root)
 const leaves = leavesOf(root)
 const flights = leaves.find((l) => l.text === 'Book flights') as LeafView
@@ -175,7 +176,7 @@ describe('long goal text in trees', () => {
   const p = proposal(g.goal_id, ['Draft the route ' + 'with many stops '.repeat(20), 'Book it'])
   const split = accepted(p, { atomic: [true, true] })
   const [big] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p), ...evidenceOf(split).votes.map((v) => envelopeOf('score', v)), envelopeOf('accepted', split),
-    envelopeOf('node', promptNode(split, 0)), envelopeOf('node', promptNode(split, 1)), envelopeOf('capability', capability('peer-ex-1', T0 + sec(20)))]), { nowUs: T0 + sec(30) })
+    envelopeOf('node', promptNode(split, 0)), envelopeOf('node', promptNode(split, 1)), envelopeOf('capability', capability('peer-ex-1', T0 + sec(20)))]), { nowUs: T0 + sec(30), rules: DEFAULT_RULES })
   assert.ok(big)
   const cut = `${'Plan a trip. '.repeat(8)}Plan …`
 

@@ -7,12 +7,13 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, planProgress, type GoalView } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { statusWord } from '../../src/plan/read/statusWords'
 import { goalName, nothingToCancelMessage, planFileName, planFinishedMessage, planPickDescription, progressMessage, progressPercent, stoppedContributingMessage } from '../../src/views/messages'
 import { cancel, claim, envelopeOf, result, rootGoal, samplePlan, sec, T0 } from '../support/fixtures'
 
 function rootOf (envelopes: AnyEnvelope[], nowUs: number): GoalView {
-  const [root] = buildTree(new PlanState(envelopes), { nowUs })
+  const [root] = buildTree(new PlanState(envelopes), { nowUs, rules: DEFAULT_RULES })
   assert.ok(root)
   return root
 }
@@ -36,7 +37,7 @@ describe('editor messages (views)', () => {
   })
 
   it('a finished plan\'s notification names the goal; a stopped one counts a subgoal it stopped before its split as a prompt', () => {
-    const leafIds = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs })[0]!
+    const leafIds = buildTree(new PlanState(plan.envelopes), { nowUs: plan.nowUs, rules: DEFAULT_RULES })[0]!
     const open = (n: GoalView): { id: string, goal: string }[] => n.children.flatMap((c) => c.kind === 'leaf' ? (c.status === 'done' ? [] : [{ id: c.id, goal: c.goal_id }]) : open(c))
     const results = open(leafIds).flatMap(({ id, goal }, i) => [
       envelopeOf('claim', claim(id, goal, 'peer-ex-1', T0 + sec(10 + i))),

@@ -10,6 +10,7 @@ import { compactCount, costMarkdown, costSummary, stopLine } from '../../src/pla
 import { statusWord as w } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, planProgress, type GoalView, type LeafView, type TreeNode } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { runningPlanCosts, statusBarModel, type PeersSnapshot } from '../../src/views/statusModel'
 import { goalItem, leafItem } from '../../src/views/treeItemModel'
@@ -27,7 +28,7 @@ function costedPlan (budget?: { max_calls?: number, max_tokens?: number }, extra
     if (e.kind === 'result') return { ...e, body: { ...e.body, usage: u(2, 3000, 2500) } }
     return e
   })
-  const [root] = buildTree(new PlanState([...envs, ...extra]), { nowUs: plan.nowUs })
+  const [root] = buildTree(new PlanState([...envs, ...extra]), { nowUs: plan.nowUs, rules: DEFAULT_RULES })
   assert.ok(root)
   return { root, nowUs: plan.nowUs }
 }
@@ -39,7 +40,7 @@ function leaves (n: TreeNode): LeafView[] {
 describe('the final answer of a finished plan without one says why, never "yet"', () => {
   const g = rootGoal('Write a haiku')
   const report = (envs: AnyEnvelope[]): string => {
-    const [root] = buildTree(new PlanState(envs), { nowUs: T0 + sec(30) })
+    const [root] = buildTree(new PlanState(envs), { nowUs: T0 + sec(30), rules: DEFAULT_RULES })
     assert.ok(root)
     return renderReportMarkdown([root], { generatedAt: 'now' })
   }
@@ -149,7 +150,7 @@ describe('cost view (DESIGN R13)', () => {
   it('a plan at its budget before any split reads as stopped, not as an empty finished plan', () => {
     const g = { ...rootGoal('Write a haiku about peers'), budget: { max_calls: 1 } }
     const p = { ...proposal(g.goal_id, ['Draft it', 'Polish it']), usage: u(1, 230, 70) }
-    const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p)]), { nowUs: T0 + sec(5) })
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g), envelopeOf('proposal', p)]), { nowUs: T0 + sec(5), rules: DEFAULT_RULES })
     assert.ok(root)
     assert.deepEqual([root.status, root.plan?.state, planProgress(root).complete], ['budget_reached', 'budget_reached', true])
     assert.equal(stoppedBeforeSplit(root), true)

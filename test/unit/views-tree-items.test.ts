@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
 import { buildTree, promptCounts, type GoalView, type LeafView, type TreeNode } from '../../src/plan/read/tree'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/plan/read/peerNames'
 import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, labelBudget, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
@@ -12,7 +13,7 @@ import { textLength } from '../../src/plan/protocol/text'
 import { accepted, acceptedEnvelopes, cancel, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
-  return buildTree(new PlanState(envelopes), { nowUs })
+  return buildTree(new PlanState(envelopes), { nowUs, rules: DEFAULT_RULES })
 }
 
 function byText (root: GoalView, text: string): TreeNode {

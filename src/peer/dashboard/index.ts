@@ -17,12 +17,6 @@ export interface PeerDashboardOptions {
   port: number
   /** Folder of the page files (dist/dashboard in the bundle). */
   pageDir: string
-  /**
-   * The current settle window of this peer's executor, ms (RoleHandle.settleWindowMs), so the
-   * page labels a lease settling exactly while that executor still waits; absent (no executor):
-   * the floor, `--settle-ms`.
-   */
-  settleWindowMs?: () => number
 }
 
 /**
@@ -32,16 +26,13 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
   const config = rt.config
   const flow = new FlowLog(rt.bus, rt.drops)
   const bootedAt = Date.now()
-  const treeOpts = (): { settleWindowMs: number, maxHoldMs: number, acceptTimeoutMs: number } =>
-    ({ settleWindowMs: opts.settleWindowMs?.() ?? config.settleFloorMs, maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
   let server: DashboardServer
   try {
     server = await startDashboard({
       snapshot: () => dashboardSnapshot({
         state: rt.state,
         nowUs: rt.now(),
-        tree: treeOpts(),
-        announceIntervalMs: config.announceIntervalMs,
+        rules: rt.rules,
         self: { peer_id: rt.peerId, role: config.role, swarm: config.swarm, ...(config.displayName === undefined ? {} : { name: config.displayName }) },
         booted_at_ms: bootedAt,
         connected_peers: rt.node.getPeers().length,
@@ -50,7 +41,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
         flow: flow.recent()
       }),
       output: async (nodeId) => {
-        const leaf = findTask(buildTree(rt.state, { ...treeOpts(), nowUs: rt.now() }), nodeId)
+        const leaf = findTask(buildTree(rt.state, { nowUs: rt.now(), rules: rt.rules }), nodeId)
         if (leaf === undefined || (leaf.output === null && leaf.output_sha256 === null)) return null
         // An executor's failure notice has no ResultMsg: its reason is the whole text.
         if (leaf.output_sha256 === null) return leaf.output

@@ -1,27 +1,27 @@
 /**
  * What the dashboard page shows, as one JSON document: the plan trees (the pure tree of
- * state/tree.ts buildTree, the same one the editor and the report render), each plan's progress,
+ * read/tree.ts buildTree, the same one the editor and the report render), each plan's progress,
  * the peers from their capability announcements, the drop counters and the recent message
  * flow. Pure apart from its inputs, so the page never holds a second tree model: it renders
  * this document and nothing else.
  *
  * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf, and a
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
- * the page fetches the text when it is opened. Each plan carries its cost (state/planCost.ts).
+ * the page fetches the text when it is opened. Each plan carries its cost (read/planCost.ts).
  *
  * Every word the page shows about a status comes from here, so the page holds no wording of its
  * own: each node's status word (read/statusWords.ts, the one table the editor, the terminal and
  * the report use), each plan's stop word and progress line, and each flow event's peer label.
  * Texts are sent whole; the page wraps them and never cuts one.
  */
-import { announcementTtlMs, capabilityTtlMs, isLiveAnnouncement } from '../../plan/rules/liveness'
+import type { SwarmRules } from '../../plan/rules/swarmRules'
 import { modelWaitText } from '../../plan/read/modelWait'
 import { announcedNames, peerSuffix } from '../../plan/read/peerNames'
 import type { PlanState } from '../../plan/state/planState'
 import type { Budget } from '../../plan/protocol/schemas'
 import type { PlanSpend } from '../../plan/rules/planControl'
 import { costSummary, stopLine } from '../../plan/read/planCost'
-import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode, type TreeOptions } from '../../plan/read/tree'
+import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode } from '../../plan/read/tree'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'
 import { textLength } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
@@ -160,12 +160,8 @@ export interface DashAnchor { addr: string, state: 'reserved' | 'connected' | 'u
 export interface SnapshotInput {
   state: PlanState
   nowUs: Micros
-  tree: Omit<TreeOptions, 'nowUs'>
-  /**
-   * This peer's --announce-interval-ms (protocol/liveness.ts): the liveness TTL of an
-   * announcement that states no heartbeat of its own.
-   */
-  announceIntervalMs: number
+  /** The peer's rules (rules/swarmRules.ts): the tree's answers and who is live (their roster). */
+  rules: SwarmRules
   self: { peer_id: string, role: string, swarm: string, name?: string }
   booted_at_ms: number
   connected_peers: number
@@ -261,14 +257,14 @@ export function progressText (p: PlanProgress): string {
 export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
   const { state, nowUs } = input
   const label = peerLabeler(state)
-  const roots = buildTree(state, { ...input.tree, nowUs })
+  const roots = buildTree(state, { nowUs, rules: input.rules })
+  const roster = input.rules.roster(state, nowUs)
   const created = new Map(state.rootGoals().map((g) => [g.goal_id, microsToMs(parseTimestamp(g.created_at))]))
-  const fallbackTtlMs = capabilityTtlMs(input.announceIntervalMs)
   const nowMs = microsToMs(nowUs)
   const peers: DashPeer[] = state.capabilities().flatMap((c) => {
     const age = nowMs - microsToMs(parseTimestamp(c.announced_at))
-    const live = c.peer_id === input.self.peer_id || isLiveAnnouncement(c, nowUs, fallbackTtlMs)
-    if (!live && age > announcementTtlMs(c, fallbackTtlMs) + GONE_LISTED_MS) return []
+    const live = c.peer_id === input.self.peer_id || roster.isLive(c)
+    if (!live && age > roster.ttlMs(c) + GONE_LISTED_MS) return []
     return [{ peer_id: c.peer_id, label: label(c.peer_id), role: c.role, capabilities: [...c.capabilities], age_ms: Math.round(age), live }]
   }).sort((a, b) => a.role.localeCompare(b.role) || a.label.localeCompare(b.label))
   return {

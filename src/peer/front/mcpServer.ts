@@ -14,7 +14,6 @@ import type { Logger } from '../log'
 import type { PeerConfig } from '../config'
 import type { PeerRuntime } from '../net/runtime'
 import { goalText } from '../cliValues'
-import { capabilityTtlMs, liveAnnouncements } from '../../plan/rules/liveness'
 import { Budget, budgetProblem } from '../../plan/protocol/schemas'
 import { TUNABLES } from '../../plan/protocol/tunables'
 import { buildTree, gapCapabilities, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../plan/read/tree'
@@ -41,7 +40,7 @@ export const MAX_WAIT_MS = 3_600_000
 const STATUS_TEXT_CHARS = 200
 
 /** What the front door needs of the running peer. */
-export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
+export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
 
 /** A tool call's answer: JSON text for a program, or an error sentence. */
 type ToolAnswer = { content: Array<{ type: 'text', text: string }>, isError?: boolean }
@@ -70,13 +69,7 @@ function toolArgs<T extends z.ZodRawShape> (tool: string, shape: T): z.ZodObject
  * @returns a Disposable that closes the server (the transport with it)
  */
 export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig, log: Logger, transport: Transport): Promise<Disposable> {
-  const tree = (): GoalView[] => buildTree(peer.state, {
-    nowUs: peer.now(),
-    settleWindowMs: config.settleFloorMs,
-    maxHoldMs: config.maxHoldMs,
-    acceptTimeoutMs: config.acceptance.timeoutMs,
-    capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs)
-  })
+  const tree = (): GoalView[] => buildTree(peer.state, { nowUs: peer.now(), rules: peer.rules })
   const names = (): Map<string, string> => announcedNames(peer.state.capabilities())
   const rootOf = (goalId: string): GoalView | undefined => tree().find((r) => r.id === goalId)
   const startedAt = Date.now()
@@ -87,7 +80,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
    */
   const waits = (root: GoalView): string | null => {
     if (peer.sync.syncedPeers === 0 && Date.now() - startedAt < config.syncGraceMs) return null
-    const live = new Set(liveAnnouncements(peer.state.capabilities(), peer.now(), capabilityTtlMs(config.announceIntervalMs)).map((a) => a.role))
+    const live = new Set(peer.rules.roster(peer.state, peer.now()).live().map((a) => a.role))
     return planWaits(root, live, config.swarm, peer.status().connected_peers, [...config.bootstrap, ...config.anchors ?? []])
   }
   const server = new McpServer({ name: 'goal-swarm', version: '0.1.0' }, {
@@ -118,7 +111,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       cap = Budget.parse(budget)
     }
     // A client that retries a call (a timeout, a restart) gets the plan it already started.
-    const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs })
+    const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), rules: peer.rules })
     const goalId = resumed?.goal.goal_id ?? await peer.submitGoal(goal, cap)
     if (resumed !== null) log.info({ event: 'mcp_goal_resumed', goal_id: goalId }, `MCP client resubmitted the unfinished goal ${goalId}: resumed it`)
     else log.info({ event: 'mcp_goal_submitted', goal_id: goalId }, `MCP client submitted goal ${goalId}`)
@@ -357,7 +350,7 @@ function progressMessage (p: ReturnType<typeof planProgress>, waiting: string | 
  * split with no live decomposer (none has proposed) or no live scorer, parts that need a
  * capability no live executor offers (the tree's capability gaps), or no live executor at all
  * before the split. `liveRoles`: the roles of the live announcements this peer holds
- * (liveness.ts liveAnnouncements); `connectedPeers`: its open connections.
+ * (its roster, rules/roster.ts); `connectedPeers`: its open connections.
  */
 export function planWaits (root: GoalView, liveRoles: ReadonlySet<string>, swarm: string, connectedPeers: number, dialled: readonly string[] = []): string | null {
   if ((root.plan?.state ?? 'running') !== 'running') return null

@@ -108,7 +108,7 @@ export function codeNotOfferedText (reason: string): string {
   return `can_run_code is not offered: ${reason}`
 }
 
-/** Why a peer refused a cancel-goal (state/planControl.ts CancelRefusal). */
+/** Why a peer refused a cancel-goal (rules/planControl.ts CancelRefusal). */
 export const Refusal = z.enum(['unknown_goal', 'not_root_goal', 'not_origin', 'plan_complete'])
 export type Refusal = z.infer<typeof Refusal>
 

@@ -23,6 +23,7 @@ import { SkewEvidence } from './ingest/skewEvidence'
 import type { StateLog } from './storage/stateLog'
 import { SwarmSubscriptions } from './transport/subscriptions'
 import { gossipValidator } from './ingest/validator'
+import type { SwarmRules } from '../../plan/rules/swarmRules'
 
 export type { IngestOutcome } from './ingest/ingest'
 
@@ -39,8 +40,8 @@ export interface GossipBusDeps {
   now(): Micros
   /** Whether this peer itself acts on root goals (decomposer/scorer): then they go out at once. */
   selfActsOnGoals: boolean
-  /** Capability announcements younger than this count as live (ms, protocol/liveness.ts). */
-  capabilityTtlMs: number
+  /** The peer's rules (rules/swarmRules.ts): the root goal gate asks their roster who is live. */
+  rules: SwarmRules
 }
 
 export class GossipBus implements Bus {
@@ -59,7 +60,7 @@ export class GossipBus implements Bus {
       swarm: deps.swarm,
       selfPeerId: this.peerId,
       selfActs: deps.selfActsOnGoals,
-      capabilityTtlMs: deps.capabilityTtlMs,
+      rules: deps.rules,
       now: deps.now,
       log: deps.log,
       gossip: async (topic, data) => await this.gossip(topic, data)

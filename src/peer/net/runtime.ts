@@ -10,9 +10,9 @@ import type { PeerId } from '@libp2p/interface'
 import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
 import { nowMicros, type Micros } from '../../plan/protocol/time'
-import { capabilityTtlMs } from '../../plan/rules/liveness'
+import { swarmRulesOf, type SwarmRules } from '../../plan/rules/swarmRules'
 import { formatTopic } from '../../plan/protocol/topics'
-import { taskOutcome } from '../../plan/rules/evaluator'
+import { evaluate, taskOutcome } from '../../plan/rules/evaluator'
 import { PlanState } from '../../plan/state/planState'
 import { CancelRefused, cancelMessage } from '../../plan/rules/planControl'
 import type { Budget, CancelMsg } from '../../plan/protocol/schemas'
@@ -32,7 +32,6 @@ import { recordStart } from './storage/startUndo'
 import { StateLog } from './storage/stateLog'
 import { readSwarmKey } from './transport/swarmKey'
 import { SAFETY_SYNC_INTERVAL_MS, SyncService } from './ingest/sync'
-import { buildTree, planProgress } from '../../plan/read/tree'
 
 /** How long an anchor waits for a peer's GossipSub subscriptions before it refuses the peer a relay slot (ms). */
 const RELAY_MEMBER_WAIT_MS = 8_000
@@ -40,8 +39,6 @@ const RELAY_MEMBER_WAIT_MS = 8_000
 export interface RuntimeOptions {
   /** Safety-net sync period with one random peer (ms, default SAFETY_SYNC_INTERVAL_MS; 0 = never). */
   syncIntervalMs?: number
-  /** Capability announcements younger than this mark a live peer (ms, default capabilityTtlMs(config.announceIntervalMs)). */
-  capabilityTtlMs?: number
   /** Clock for protocol timestamps (default nowMicros, which honours GOAL_SWARM_CLOCK_OFFSET_MS). */
   now?: () => Micros
 }
@@ -76,6 +73,8 @@ export interface PeerRuntime {
   readonly node: PeerNode
   readonly bus: GossipBus
   readonly state: PlanState
+  /** The rules this peer evaluates its plan state with, built once from its config (rules/swarmRules.ts). */
+  readonly rules: SwarmRules
   readonly drops: DropCounters
   readonly blobs: BlobService
   readonly sync: SyncService
@@ -163,7 +162,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   ensureDir(config.dataDir)
 
   const drops = new DropCounters(log.child({ component: 'drops' }))
-  const state = new PlanState(undefined, { acceptance: config.acceptance })
+  const rules = swarmRulesOf(config)
+  const state = new PlanState()
   const stateLog = new StateLog(config.dataDir, log.child({ component: 'store' }))
   const loadStart = Date.now()
   for (const env of await stateLog.load({ swarm: config.swarm, now }, drops)) state.add(env)
@@ -198,7 +198,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     log: log.child({ component: 'gossip' }),
     now,
     selfActsOnGoals: config.role === 'decomposer' || config.role === 'scorer',
-    capabilityTtlMs: opts.capabilityTtlMs ?? capabilityTtlMs(config.announceIntervalMs)
+    rules
   })
   const planTopic = formatTopic({ swarm: config.swarm, kind: 'plan' })
   const relayLog = log.child({ component: 'relay' })
@@ -236,8 +236,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     envelope: (k) => state.getEnvelope(k),
     ingest: async (json) => await bus.ingest(json, 'sync')
   }, log.child({ component: 'sync' }), { intervalMs: opts.syncIntervalMs ?? SAFETY_SYNC_INTERVAL_MS, pubsub: node.services.pubsub, planTopic })
-  const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, outcome: { maxHoldMs: config.maxHoldMs } })
-  const splitAudit = new SplitAudit({ state, log: log.child({ component: 'evidence' }), onCount: (c) => { drops.setIgnored('forged_split', c.forged); drops.setIgnored('unproven_split', c.unproven) } })
+  const audit = new ResultAudit({ state, now, log: log.child({ component: 'authority' }), onCount: (n) => { drops.setIgnored('unauthorized_result', n) }, rules })
+  const splitAudit = new SplitAudit({ state, rules, log: log.child({ component: 'evidence' }), onCount: (c) => { drops.setIgnored('forged_split', c.forged); drops.setIgnored('unproven_split', c.unproven) } })
   bus.onMessage((env) => { audit.note(env); splitAudit.note(env) })
   audit.checkAll()
   splitAudit.checkAll()
@@ -311,6 +311,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
     node,
     bus,
     state,
+    rules,
     drops,
     blobs,
     sync,
@@ -346,14 +347,14 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       const goal = state.goal(goalId)
       if (goal === undefined) throw new CancelRefused('unknown_goal', `goal ${goalId} is not known to this peer`)
       // A finished plan has nothing left to stop; a cancel would only relabel its finished parts.
-      const root = buildTree(state, { nowUs: now(), maxHoldMs: config.maxHoldMs }).find((r) => r.id === goalId)
-      if (root !== undefined && planProgress(root).complete && root.plan?.state !== 'cancelled') {
+      const verdict = evaluate(state, now(), rules).verdict(goalId)
+      if (verdict !== undefined && !verdict.cancellable) {
         throw new CancelRefused('plan_complete', `the plan of goal ${goalId} is already complete: nothing to cancel`)
       }
       return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
     },
     getOutput: async (nodeId) => {
-      const r = taskOutcome(state, nodeId, now(), { maxHoldMs: config.maxHoldMs }).shown
+      const r = taskOutcome(state, nodeId, now(), rules).shown
       if (r === undefined) throw new Error(`no result for node ${nodeId} yet`)
       if (r.output_sha256 === null) return r.output
       return (await blobs.get(r.output_sha256, [r.executor_peer])).toString('utf8')

@@ -6,34 +6,13 @@
  * gone). So executors that see a leaf at the same moment mostly go for different leaves, and
  * an executor whose calls are quick can run its own leaves back to back without racing the
  * others for each. The claim rule still decides any race; the ranking only makes races rare.
+ * Who is ranked is the roster's answer (plan/rules/roster.ts Roster.rankedExecutor), from each
+ * executor's own stated heartbeat; this module keeps an executor's standby bookkeeping.
  */
 import { contentId } from '../../plan/protocol/ids'
-import { capabilityTtlMs } from '../../plan/rules/liveness'
-import type { Capability } from '../../plan/protocol/schemas'
-import { msToMicros, parseTimestamp, type Micros } from '../../plan/protocol/time'
-import type { PlanState } from '../../plan/state/planState'
 
 /** Settle windows an unranked executor waits, from when it first saw a task open. */
 export const STANDBY_WINDOWS = 2
-
-/**
- * The live executor offering `capability` ranked first for `nodeId`, or null when no live
- * executor offers it.
- * @param nowUs the receiver's clock (µs)
- * @param announceIntervalMs the receiver's heartbeat period (liveness TTL, protocol/liveness.ts)
- * @param rankKey H(node_id, peer) (contentId), or a memo of it (Standby.rankKey)
- */
-export function rankedExecutor (state: PlanState, nodeId: string, capability: Capability, nowUs: Micros, announceIntervalMs?: number,
-  rankKey: (nodeId: string, peer: string) => string = contentId): string | null {
-  const ttl = msToMicros(capabilityTtlMs(announceIntervalMs))
-  let best: { peer: string, key: string } | null = null
-  for (const c of state.capabilities()) {
-    if (c.role !== 'executor' || !c.capabilities.includes(capability) || Math.abs(nowUs - parseTimestamp(c.announced_at)) > ttl) continue
-    const key = rankKey(nodeId, c.peer_id)
-    if (best === null || key < best.key) best = { peer: c.peer_id, key }
-  }
-  return best?.peer ?? null
-}
 
 /**
  * One executor's standby bookkeeping: when it first saw each task open, and a wake-up at the

@@ -7,6 +7,7 @@ import type { PeerConfig } from '../config'
 import type { Logger } from '../log'
 import type { Micros } from '../../plan/protocol/time'
 import type { PlanState } from '../../plan/state/planState'
+import type { SwarmRules } from '../../plan/rules/swarmRules'
 
 /** What a role may know about anti-entropy sync (DESIGN R5: an executor claims only after a first sync). */
 export interface PeerSyncView {
@@ -32,6 +33,8 @@ export interface RoleContext {
   /** Live plan state: already holds every verified envelope (disk, sync, gossip, own). */
   state: PlanState
   config: PeerConfig
+  /** The rules built once from `config` (rules/swarmRules.ts swarmRulesOf): every rule question a role asks goes through them. */
+  rules: SwarmRules
   /** pino child logger with a `component` field. */
   log: Logger
   /** This peer's clock in µs (honours GOAL_SWARM_CLOCK_OFFSET_MS, protocol/time nowMicros). */

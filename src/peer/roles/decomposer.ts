@@ -25,7 +25,6 @@ import { contentId, proposalId } from '../../plan/protocol/ids'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { clipText, excerpt } from '../../plan/protocol/text'
 import { stripControlChars, type AnyEnvelope, type Goal } from '../../plan/protocol/schemas'
-import { capabilityTtlMs, isLiveAnnouncement } from '../../plan/rules/liveness'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, type LlmProvider } from '../llm/provider'
@@ -71,7 +70,7 @@ export function reproposalGraceMs (acceptTimeoutMs: number): number {
  * then works through the goals already in the state.
  */
 export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: DecomposerOptions = {}): Disposable {
-  const { bus, state, config, log } = ctx
+  const { bus, state, rules, config, log } = ctx
   const me = bus.peerId
   const timers = new RoleTimers()
   const limit: ReturnType<typeof pLimitFn> = pLimit(CONCURRENCY)
@@ -86,8 +85,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const standing = new Set<string>()
   const waitMs = config.acceptance.timeoutMs + reproposalGraceMs(config.acceptance.timeoutMs)
   const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
-  const ttlMs = capabilityTtlMs(config.announceIntervalMs)
-  const gate = new PlanGate(state, log)
+  const gate = new PlanGate(state, rules, ctx.now, log)
   const calls = new PlanCalls(state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
@@ -105,7 +103,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       // and on a score (a split counts only once the votes it names are held, DESIGN R4): the
       // winner's child goals become live then, with no message of their own to wake us.
       if (gid !== null && (env.kind === 'accepted' || env.kind === 'score')) {
-        for (const a of state.acceptedFor(gid)) for (const c of a.children) if (!c.is_atomic) consider(c.child_id)
+        for (const a of rules.acceptedFor(state, gid)) for (const c of a.children) if (!c.is_atomic) consider(c.child_id)
       }
       if (env.kind === 'accepted') for (const c of env.body.children) if (!c.is_atomic) consider(c.child_id)
       if (gid !== null && env.kind !== 'score') consider(gid)
@@ -123,13 +121,9 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     return state.failuresFor(goalId).some((f) => f.role === 'decomposer' && f.reporter_peer === me && f.node_id === null)
   }
 
-  /** Decomposers announced within the liveness TTL, and this one, minus those that gave up on the goal. */
+  /** Decomposers live by the roster, and this one, minus those that gave up on the goal. */
   function proposersFor (goalId: string): string[] {
-    const now = ctx.now()
-    const live = new Set([me])
-    for (const c of state.capabilities()) {
-      if (c.role === 'decomposer' && isLiveAnnouncement(c, now, ttlMs)) live.add(c.peer_id)
-    }
+    const live = rules.roster(state, ctx.now()).peers('decomposer').add(me)
     for (const f of state.failuresFor(goalId)) {
       if (f.role === 'decomposer' && f.node_id === null && f.reporter_peer !== me) live.delete(f.reporter_peer)
     }
@@ -156,7 +150,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const goal = state.goal(goalId)
     if (goal === undefined) return 'unknown'
     if (goal.depth >= config.maxDepth) return 'depth_cap'
-    if (!needsSplit(state, goalId)) return 'decided'
+    if (!needsSplit(state, goalId, rules)) return 'decided'
     if (!gate.allows(goalId)) return 'plan_stopped'
     const all = state.proposalsFor(goalId)
     if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return 'proposed_here' }
@@ -174,7 +168,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     log.debug({ goal_id: goal.goal_id }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
     timers.after(standby, () => {
       standing.delete(goal.goal_id)
-      if (state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id) && !inflight.has(goal.goal_id)) {
+      if (state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)) {
         log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
         propose(goal, 0)
         return
@@ -194,7 +188,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
 
   async function checkReproposal (goalId: string): Promise<void> {
     const goal = state.goal(goalId)
-    if (goal === undefined || !needsSplit(state, goalId)) return
+    if (goal === undefined || !needsSplit(state, goalId, rules)) return
     const next = nextAttempt(goalId)
     if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
       log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length, reproposal: 'bound_reached', max_reproposals: config.maxReproposals },
@@ -203,7 +197,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     }
     // Jitter so decomposers whose timers fire together do not all take the same round.
     await timers.sleep(jitterMs(Math.min(1000, waitMs / 4), random))
-    if (timers.isDisposed || state.acceptedFor(goalId).length > 0) return
+    if (timers.isDisposed || rules.acceptedFor(state, goalId).length > 0) return
     if (nextAttempt(goalId) !== next) {
       // Someone else took this round: give their proposal its full time.
       log.debug({ goal_id: goalId, attempt: next, reproposal: 'round_taken' }, 'another decomposer took this re-proposal round')
@@ -241,7 +235,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   }
 
   async function decompose (goal: Goal, attempt: number): Promise<void> {
-    if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return
+    if (timers.isDisposed || rules.acceptedFor(state, goal.goal_id).length > 0) return
     if (!gate.allows(goal.goal_id)) return
     const { min, max } = countRange(goal)
     const input: DecomposeInput = {
@@ -283,7 +277,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       log.info({ goal_id: goal.goal_id }, 'the plan was cancelled while decomposing; proposal dropped')
       return
     }
-    if (state.acceptedFor(goal.goal_id).length > 0) {
+    if (rules.acceptedFor(state, goal.goal_id).length > 0) {
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
       return
     }

@@ -26,8 +26,7 @@
  * and identityTwins (a second live process with this identity).
  */
 import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance, type LeaseState } from '../../plan/rules/claims'
-import { claimableSince, taskOutcome, type EvaluatorOptions } from '../../plan/rules/evaluator'
-import { capabilityTtlMs } from '../../plan/rules/liveness'
+import { claimableSince, taskOutcome } from '../../plan/rules/evaluator'
 import { holdLimitText } from '../../plan/read/holdLimit'
 import { contentId } from '../../plan/protocol/ids'
 import { MAX_MODEL_WAIT_MS, stripControlChars, wireToolEntries, type AnyEnvelope, type Capability, type ClaimMsg, type LeaseRenewal, type PromptNode } from '../../plan/protocol/schemas'
@@ -43,7 +42,7 @@ import { ancestorTexts } from '../../plan/read/lineage'
 import { EXECUTE_SYSTEM } from './prompts'
 import { executePrompt } from '../llm/taskPrompt'
 import { dependencyResults, isSynthesisTask, liveTasks, synthesisInputs } from '../../plan/read/synthesis'
-import { rankedExecutor, Standby, STANDBY_WINDOWS } from './claimRank'
+import { Standby, STANDBY_WINDOWS } from './claimRank'
 import { dependencyBlock, synthesisPrompt, SYNTHESIZE_SYSTEM } from './synthesisPrompts'
 import { SettleWindow } from './settleWindow'
 import { SyncGate } from './syncGate'
@@ -163,7 +162,7 @@ interface WaitSlot { current: { sinceUs: number, attempt: number, maxAttempts: n
  *   "Stopping keeps finished work"); dispose aborts whatever is still in progress (its lease lapses)
  */
 export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: ExecutorOptions = {}): ExecutorHandle {
-  const { bus, state, config, log } = ctx
+  const { bus, state, rules, config, log } = ctx
   const me = bus.peerId
   const offer = executorOffer(config.capabilities, opts.sandbox)
   const toolset = opts.tools?.set
@@ -204,18 +203,17 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
   let scheduled = false
   /** What the last look decided and saw (looked). */
   let lastLook = ''
-  const planGate = new PlanGate(state, log)
+  const planGate = new PlanGate(state, rules, ctx.now, log)
   /**
    * The options every task answer this executor reads is evaluated with, the swarm's shared rule.
    * No settle window: settling and held are alike to every decision here; the window only
    * decides when this executor's own claim may publish (settleLeftMs). The liveness TTL and the
    * acceptance timeout only change statuses, as for the tree.
    */
-  const evalOpts: EvaluatorOptions = { maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) }
   /**
    * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
    * current adaptive window, on the protocol clock, the same instant the tree's settling label
-   * ends with that window (protocol/claims.ts leaseAt; DESIGN R5).
+   * ends with that window (rules/claims.ts leaseAt; DESIGN R5).
    */
   const settleLeftMs = (mine: ClaimMsg): number => (settleEndUs(parseTimestamp(mine.claimed_at), settle.windowMs()) - ctx.now()) / 1000
   const longestCallMs = (config.llm.timeoutMs ?? REQUEST_TIMEOUT_MS) * (1 + config.llm.maxRetries)
@@ -291,7 +289,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    */
   function finished (nodeId: string): boolean {
     if (state.resultsFor(nodeId).length === 0) return false
-    return taskOutcome(state, nodeId, ctx.now(), evalOpts).results.length > 0
+    return taskOutcome(state, nodeId, ctx.now(), rules).results.length > 0
   }
 
   /**
@@ -299,12 +297,12 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
    * the task became claimable count, and a round ends at its hold limit.
    */
   function leaseOf (nodeId: string): LeaseState {
-    return taskOutcome(state, nodeId, ctx.now(), evalOpts).lease
+    return taskOutcome(state, nodeId, ctx.now(), rules).lease
   }
 
   /** Live leaves with this executor's capabilities and no result, held or not. */
   function unfinishedLeaves (): number {
-    return liveTasks(state, ctx.now(), evalOpts).filter(({ task }) => task.kind === 'leaf' && caps.has(task.capability) && task.outcome.results.length === 0).length
+    return liveTasks(state, ctx.now(), rules).filter(({ task }) => task.kind === 'leaf' && caps.has(task.capability) && task.outcome.results.length === 0).length
   }
 
   /**
@@ -318,7 +316,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // One window for the whole look: computing it sorts the recent age samples.
     const windowMs = settle.windowMs()
     const standbyMs = STANDBY_WINDOWS * windowMs
-    for (const { node, task } of liveTasks(state, nowUs, evalOpts)) {
+    for (const { node, task } of liveTasks(state, nowUs, rules)) {
       const cap = task.capability
       if (working.has(node.node_id) || kept.has(node.node_id)) continue
       if (task.outcome.results.length > 0) { standby.forget(node.node_id); continue }
@@ -339,7 +337,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       const since = task.claimable.sinceUs
       if (!stampWithinTolerance(nowUs, since)) { timers.after(Math.max(50, (claimStamp(nowUs, since) - nowUs) / 1000 - CLAIM_TOLERANCE_MS / 2), schedule); continue }
       // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
-      if (!standby.mayClaim(node.node_id, rankedExecutor(state, node.node_id, cap, nowUs, config.announceIntervalMs, standby.rankKey), me, standbyMs)) continue
+      if (!standby.mayClaim(node.node_id, rules.roster(state, nowUs).rankedExecutor(node.node_id, cap, standby.rankKey), me, standbyMs)) continue
       out.push({ node, cap })
     }
     return out
@@ -437,7 +435,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     // DESIGN R5: a claim counts only when dated after its task became claimable, by the
     // finished_at of its inputs' results, whoever's clock stamped them.
     const nowUs = ctx.now()
-    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, evalOpts).sinceUs)
+    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, rules).sinceUs)
     const mine: ClaimMsg = {
       node_id: node.node_id,
       goal_id: node.goal_id,
@@ -517,8 +515,8 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     const parent = state.goal(node.goal_id)
     const ancestors = parent === undefined ? [] : [...ancestorTexts(state, parent), parent.text]
     const nowUs = ctx.now()
-    const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, nowUs, evalOpts) : null
-    const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, nowUs, evalOpts)) : ''
+    const synthesis = isSynthesisTask(node) ? synthesisInputs(state, node, nowUs, rules) : null
+    const deps = synthesis === null ? dependencyBlock(dependencyResults(state, node, nowUs, rules)) : ''
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ event: 'execution_started', node_id: node.node_id, capability: mine.capability }, `executing "${excerpt(node.text)}"`)

@@ -29,7 +29,7 @@ export class IdentityTwins {
     const { boot, config, log } = this.ctx
     if (boot === undefined || a.boot_nonce === undefined || a.booted_at === undefined || a.boot_nonce === boot.nonce) return false
     const theirs = parseTimestamp(a.booted_at)
-    // Not capability liveness (protocol/liveness.ts): the question is whether the other process
+    // Not capability liveness (rules/liveness.ts): the question is whether the other process
     // runs now, and a restart of this identity must not take its own dead predecessor for a twin
     // for a whole capability TTL; both processes share this peer's heartbeat, plus clock tolerance.
     const live = Math.abs(this.ctx.now() - parseTimestamp(a.announced_at)) <= 3 * config.announceIntervalMs * 1000 + 5_000_000

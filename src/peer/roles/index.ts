@@ -1,7 +1,7 @@
 /**
  * Starts the peer's role (DESIGN: decomposer, scorer, executor, observer) on a running bus.
  * Every role also announces itself on the capabilities topic when it starts and then on a
- * slow heartbeat, announceIntervalMs (protocol/liveness.ts: the liveness TTL follows it):
+ * slow heartbeat, announceIntervalMs (rules/liveness.ts: the liveness TTL follows it):
  * executors with their capabilities (liveness for capability gaps, DESIGN R5), the others
  * with none (so a submitting peer can see who will act on a goal). An executor's offer changes
  * only with its MCP tools (DESIGN "Tools"): each change is announced at once, not at the next
@@ -67,11 +67,6 @@ export interface RoleHandle extends Disposable {
    * or keeps its finished results within `graceMs` (ms; ExecutorHandle.drain). Never rejects.
    */
   drain?: (graceMs: number) => Promise<void>
-  /**
-   * An executor's current adaptive settle window, ms (ExecutorHandle.settleWindowMs): the
-   * window its trees label settling with, so they agree with its wait (DESIGN R5).
-   */
-  settleWindowMs?: () => number
   /** An observer's: the root goal id of the plan this peer submitted or resumed, which its views follow (ObserverHandle.showPlan). */
   showPlan?: (goalId: string) => void
 }
@@ -86,7 +81,7 @@ export interface LiveOffer {
 
 /**
  * Publishes this peer's CapabilityAnnounce now and then on its role's heartbeat
- * (protocol/liveness.ts heartbeatFor: `config.announceIntervalMs`, longer for observers).
+ * (rules/liveness.ts heartbeatFor: `config.announceIntervalMs`, longer for observers).
  * An executor announces `offer`'s current capabilities and tools (else config.capabilities),
  * and announces again at once on each change of the offer. Each announcement is dated after the
  * one before, so every peer's register (latest announced_at wins) ends on the newest offer.
@@ -178,7 +173,7 @@ export async function startRole (roleCtx: RoleContext, opts: StartRoleOptions = 
     codeSandbox: sandbox === null ? null : sandbox.available ? { available: true } : { available: false, reason: sandbox.reason },
     ...(observer === null ? {} : { showPlan: (observer as ObserverHandle).showPlan }),
     ...(mcpTools === null ? {} : { mcpTools }),
-    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain, settleWindowMs: (executor as ExecutorHandle).settleWindowMs }),
+    ...(executor === null ? {} : { executorTotals: (executor as ExecutorHandle).totals, drain: (executor as ExecutorHandle).drain }),
     dispose () {
       for (const p of parts.reverse()) {
         try { p.dispose() } catch (err) { log.error({ err }, 'stopping the role failed') }

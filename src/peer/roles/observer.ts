@@ -9,7 +9,6 @@ import { dirname } from 'node:path'
 import type { Disposable } from '../bus'
 import { LatestFileWriter } from '../net/storage/durableFile'
 import { notFromFuture } from '../../plan/rules/claims'
-import { capabilityTtlMs } from '../../plan/rules/liveness'
 import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'
 import { buildTree, gapCapabilities, planProgress, type GoalView, type PlanProgress } from '../../plan/read/tree'
 import type { RoleContext } from './context'
@@ -99,7 +98,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
   function render (final = false): void {
     let roots: GoalView[]
     try {
-      roots = buildTree(state, { nowUs: ctx.now(), settleWindowMs: config.settleFloorMs, maxHoldMs: config.maxHoldMs, acceptTimeoutMs: config.acceptance.timeoutMs, capabilityTtlMs: capabilityTtlMs(config.announceIntervalMs) })
+      roots = buildTree(state, { nowUs: ctx.now(), rules: ctx.rules })
     } catch (err) {
       log.error({ err }, 'could not build the plan tree')
       return

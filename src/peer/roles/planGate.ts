@@ -6,6 +6,8 @@ import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
 import type { Usage } from '../../plan/protocol/schemas'
 import { mayStartModelWork } from '../../plan/rules/evaluator'
+import type { SwarmRules } from '../../plan/rules/swarmRules'
+import type { Micros } from '../../plan/protocol/time'
 import { rootGoalOf } from '../../plan/rules/planControl'
 import type { PlanState } from '../../plan/state/planState'
 
@@ -29,7 +31,11 @@ export class PlanGate {
    */
   private readonly cache = new Map<string, { size: number, gate: ReturnType<typeof mayStartModelWork> }>()
 
-  constructor (private readonly state: PlanState, private readonly log: Logger) {}
+  /**
+   * @param rules the role's rules (RoleContext.rules)
+   * @param now the role's clock, µs
+   */
+  constructor (private readonly state: PlanState, private readonly rules: SwarmRules, private readonly now: () => Micros, private readonly log: Logger) {}
 
   /** true when the role may start model work for `goalId` now (DESIGN R13). */
   allows (goalId: string): boolean {
@@ -37,7 +43,7 @@ export class PlanGate {
     if (rootGoal === undefined) return true
     const root = rootGoal.goal_id
     const held = this.cache.get(root)
-    const gate = held !== undefined && held.size === this.state.size ? held.gate : mayStartModelWork(this.state, root)
+    const gate = held !== undefined && held.size === this.state.size ? held.gate : mayStartModelWork(this.state, root, this.now(), this.rules)
     this.cache.set(root, { size: this.state.size, gate })
     if (gate.ok) return true
     const key = `${root}\u0000${gate.state}`

@@ -14,7 +14,7 @@
  *
  * One file on purpose: scoring, vote reuse, the quorum wait and acceptance share the per-goal
  * state of one closure (what was scored, first seen, quorum reached, accepting); the pure
- * rules it applies live in protocol/acceptance.ts.
+ * rules it applies live in rules/acceptance.ts.
  */
 import pLimit from 'p-limit'
 import { acceptedSplitFor, decideAcceptance, votesComplete, type Acceptance } from '../../plan/rules/acceptance'
@@ -23,7 +23,6 @@ import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { clipText, excerpt } from '../../plan/protocol/text'
 import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, type AnyEnvelope, type Goal, type PromptNode, type ScoreMsg, type SubgoalProposal } from '../../plan/protocol/schemas'
 import { contentId } from '../../plan/protocol/ids'
-import { capabilityTtlMs, isLiveAnnouncement, liveExecutorTools } from '../../plan/rules/liveness'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
 import { newUsageMeter, type LlmProvider } from '../llm/provider'
@@ -94,13 +93,12 @@ export function childBodies (parent: Goal, split: AcceptedSplit): ({ kind: 'goal
  * @returns a Disposable stopping it
  */
 export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOptions = {}): Disposable {
-  const { bus, state, config, log } = ctx
+  const { bus, state, rules, config, log } = ctx
   const me = bus.peerId
   const timers = new RoleTimers()
   const limit = pLimit(CONCURRENCY)
   const random = opts.random ?? Math.random
   const grace = opts.quorumGraceMs ?? QUORUM_GRACE_MS
-  const scorerTtlMs = capabilityTtlMs(config.announceIntervalMs)
   /** Local monotonic ms when this scorer started waiting on each goal (DESIGN R3 timeout). */
   const firstSeen = new Map<string, number>()
   /** Local monotonic ms when a goal first had a quorum here while some live scorer's votes were missing. */
@@ -118,7 +116,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const scheduled = new Set<string>()
   /** Armed wake-ups, `reason NUL goal id` (wakeWhen). */
   const wakeups = new Set<string>()
-  const gate = new PlanGate(state, log)
+  const gate = new PlanGate(state, rules, ctx.now, log)
   const calls = new PlanCalls(state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
@@ -156,10 +154,10 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function evaluate (goalId: string): void {
     if (timers.isDisposed) return
     const goal = state.goal(goalId)
-    if (goal === undefined || !isLiveGoal(state, goalId)) return
+    if (goal === undefined || !isLiveGoal(state, goalId, rules)) return
     // A cancelled plan gets no new votes, splits or children (DESIGN R13).
     if (isCancelled(state, goalId)) return
-    const winner = winningFor(state, goalId)
+    const winner = winningFor(state, goalId, rules)
     if (winner !== undefined) {
       ensureChildren(goal, winner)
       evaluated(goalId, 'split_known')
@@ -204,24 +202,16 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
 
   /** Capabilities live executors announce now, in CAPABILITIES order: what the vote's capability verdicts can count on. */
   function offeredCapabilities (): Capability[] {
-    const now = ctx.now()
-    const offered = new Set<Capability>()
-    for (const c of state.capabilities()) {
-      if (c.role === 'executor' && isLiveAnnouncement(c, now, scorerTtlMs)) for (const cap of c.capabilities) offered.add(cap)
-    }
+    const offered = rules.roster(state, ctx.now()).capabilities()
     return CAPABILITIES.filter((c) => offered.has(c))
   }
 
   /**
-   * Scorers expected to vote on a goal: those announced within the liveness TTL, and this one,
+   * Scorers expected to vote on a goal: those live by the roster, and this one,
    * minus any that published a scorer failure notice for the goal (it gave up on a vote).
    */
   function liveScorers (goalId: string): Set<string> {
-    const now = ctx.now()
-    const live = new Set([me])
-    for (const c of state.capabilities()) {
-      if (c.role === 'scorer' && isLiveAnnouncement(c, now, scorerTtlMs)) live.add(c.peer_id)
-    }
+    const live = rules.roster(state, ctx.now()).peers('scorer').add(me)
     for (const f of state.failuresFor(goalId)) if (f.role === 'scorer' && f.node_id === null) live.delete(f.reporter_peer)
     return live
   }
@@ -294,7 +284,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
 
   /** The model call behind a vote; null when skipped (a split was accepted meanwhile) or failed. */
   async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<{ out: ScoreOutput, usage: Usage } | null> {
-    if (timers.isDisposed || state.acceptedFor(goal.goal_id).length > 0) return null
+    if (timers.isDisposed || rules.acceptedFor(state, goal.goal_id).length > 0) return null
     // A plan's stop is for good (a cancel stays, spend only grows): the vote is never retried.
     if (!gate.allows(goal.goal_id)) return null
     const usage = newUsageMeter()
@@ -303,7 +293,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       const out = await llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
-        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities(), tools: liveExecutorTools(state.capabilities(), ctx.now(), scorerTtlMs, MAX_PROMPT_TOOLS) }),
+        prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities(), tools: rules.roster(state, ctx.now()).executorTools(MAX_PROMPT_TOOLS) }),
         schema: scoreSchema(p.subgoals.length, forcedLeaves),
         schemaName: 'score',
         signal: call.signal,
@@ -334,7 +324,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       return
     }
     // A fallback is dated no earlier than the goal's start + the timeout, as receivers check (DESIGN R4).
-    const start = decision.fallback ? state.goalStartUs(goal.goal_id) : null
+    const start = decision.fallback ? rules.goalStartUs(state, goal.goal_id) : null
     const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth, start === null ? null : start + config.acceptance.timeoutMs * 1000)
     accepting.add(goal.goal_id)
     guard(log, `accepting a split of goal ${goal.goal_id}`, async () => {
@@ -362,7 +352,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     const mine = publishedSplits.has(splitKey)
     const publishMissing = (): void => {
       guard(log, `publishing children of goal ${goal.goal_id}`, async () => {
-        const now = winningFor(state, goal.goal_id)
+        const now = winningFor(state, goal.goal_id, rules)
         if (now === undefined || messageKey({ kind: 'accepted', body: now }) !== splitKey) return
         const todo = missing()
         if (timers.isDisposed) return

@@ -205,7 +205,7 @@ export type ChildDecision = z.infer<typeof ChildDecision>
 
 /**
  * An accepted split, with the atomic/composite decisions inside it. Every field is a
- * deterministic function of the proposal and the confirming votes (protocol/acceptance.ts
+ * deterministic function of the proposal and the confirming votes (rules/acceptance.ts
  * acceptedSplitFor), so any peer may publish it and two scorers that accept on the same votes
  * publish the same message (DESIGN R4).
  */
@@ -380,7 +380,7 @@ export const CapabilityAnnounce = z.strictObject({
   announced_at: Timestamp,
   /**
    * The sender's heartbeat period, ms: the announcement is live for three of them
-   * (protocol/liveness.ts). Optional (older peers state none; receivers then use their own).
+   * (rules/liveness.ts). Optional (older peers state none; receivers then use their own).
    */
   heartbeat_ms: z.int().min(TUNABLES.announceIntervalMs.min).max(TUNABLES.announceIntervalMs.max).optional(),
   /**

@@ -2,7 +2,7 @@
  * Where a goal sits in the plan, read from the plan state's goal messages: its ancestors' texts
  * (the prompts carry them, not just ids: a subgoal read without its goal loses its meaning).
  * Whether a goal or task belongs to the winning tree, and which split wins, is the task
- * evaluator's answer (state/evaluator.ts isLiveGoal, winningFor), not a rule of the roles.
+ * evaluator's answer (rules/evaluator.ts isLiveGoal, winningFor), not a rule of the roles.
  */
 import type { Goal } from '../protocol/schemas'
 import type { PlanState } from '../state/planState'

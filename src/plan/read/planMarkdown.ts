@@ -1,5 +1,5 @@
 /**
- * The one Markdown rendering of a plan (state/tree.ts GoalView), used by the observer's report
+ * The one Markdown rendering of a plan (read/tree.ts GoalView), used by the observer's report
  * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
  * DESIGN R12), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Statuses are shown in the words of

@@ -1,5 +1,5 @@
 /**
- * Renders the plan tree (state/tree.ts) for people: an indented text tree for the terminal
+ * Renders the plan tree (read/tree.ts) for people: an indented text tree for the terminal
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result. Statuses are shown in the
  * words of statusWords.ts.
@@ -16,7 +16,7 @@ import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMa
 
 export { failedGoals, stoppedBeforeSplit }
 
-/** PeerId → announced display label (state/peerNames.ts announcedNames). */
+/** PeerId → announced display label (read/peerNames.ts announcedNames). */
 export type PeerNames = ReadonlyMap<string, string>
 
 /** A peer as shown: its announced name when known, else its PeerId suffix. */

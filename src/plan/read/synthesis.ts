@@ -1,13 +1,14 @@
 /**
  * The executor's view of the tasks it may run (DESIGN R5, R11, R12): leaves and synthesis tasks in
  * the shape its claim loop handles, which of them are claimable, and the earlier results a
- * prompt carries. Every answer is the task evaluator's (state/evaluator.ts), the one the tree
+ * prompt carries. Every answer is the task evaluator's (rules/evaluator.ts), the one the tree
  * shows, so the executor claims exactly what every view calls claimable.
  */
 import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, Goal, PromptNode } from '../protocol/schemas'
 import type { Micros } from '../protocol/time'
-import { evaluate, type EvaluatorOptions, type TaskClaim, type TaskInput } from '../rules/evaluator'
+import { evaluate, type TaskClaim, type TaskInput } from '../rules/evaluator'
+import type { SwarmRules } from '../rules/swarmRules'
 import type { PlanState } from '../state/planState'
 import { ancestorTexts } from './lineage'
 
@@ -57,8 +58,8 @@ export function taskNodeOf (t: TaskClaim): PromptNode {
 export interface LiveTask { node: PromptNode, task: TaskClaim }
 
 /** Every task of the winning trees at `nowUs` (µs): leaves by node_id, then syntheses by node_id; superseded ones left out. */
-export function liveTasks (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): LiveTask[] {
-  return evaluate(state, nowUs, opts).claimTasks().filter((t) => !t.superseded).map((task) => ({ node: taskNodeOf(task), task }))
+export function liveTasks (state: PlanState, nowUs: Micros, rules: SwarmRules): LiveTask[] {
+  return evaluate(state, nowUs, rules).claimTasks().filter((t) => !t.superseded).map((task) => ({ node: taskNodeOf(task), task }))
 }
 
 /** An input as the prompt shows it: its counted output, with a note when only its inline part is held. */
@@ -72,13 +73,13 @@ function partOf (input: TaskInput): PartResult {
  * The results of a leaf's dependencies for its prompt (DESIGN R12): its own, nearest sibling
  * first, then those of the composite goals above it, nearest level first.
  */
-export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, opts: EvaluatorOptions = {}): PartResult[] {
-  return evaluate(state, nowUs, opts).inputs(node.node_id).map(partOf)
+export function dependencyResults (state: PlanState, node: PromptNode, nowUs: Micros, rules: SwarmRules): PartResult[] {
+  return evaluate(state, nowUs, rules).inputs(node.node_id).map(partOf)
 }
 
 /** Inputs of a synthesis prompt: the goal, its ancestors (outermost first), the children's results in split order. */
-export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, opts: EvaluatorOptions = {}): { goal: string, ancestors: string[], parts: PartResult[] } {
+export function synthesisInputs (state: PlanState, task: SynthesisTask, nowUs: Micros, rules: SwarmRules): { goal: string, ancestors: string[], parts: PartResult[] } {
   const goal = state.goal(task.goal_id)
-  const parts = evaluate(state, nowUs, opts).inputs(task.node_id).map(partOf)
+  const parts = evaluate(state, nowUs, rules).inputs(task.node_id).map(partOf)
   return { goal: task.text, ancestors: goal === undefined ? [] : ancestorTexts(state, goal), parts }
 }

@@ -17,15 +17,14 @@ import { createHash } from 'node:crypto'
 import { distinctVotes, meanScore, type Vote } from '../rules/acceptance'
 import { canonicalJson } from '../protocol/envelope'
 import type { AcceptedSplit, Capability, FailureMsg } from '../protocol/schemas'
-import { DEFAULT_MAX_HOLD_MS } from '../rules/claims'
-import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type TaskAnswer, type TaskStatus } from '../rules/evaluator'
+import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type PlanVerdict, type TaskAnswer, type TaskStatus } from '../rules/evaluator'
 import { rankSplits, winningSplit } from '../rules/splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import type { PlanState } from '../state/planState'
 import type { PlanControl } from '../rules/planControl'
+import type { SwarmRules } from '../rules/swarmRules'
 import type { Micros } from '../protocol/time'
 
-export { DEFAULT_CAPABILITY_TTL_MS } from '../rules/evaluator'
 /** A goal's status (evaluator.ts GoalStatus). */
 export type { GoalStatus }
 /** A leaf's or synthesis task's status (evaluator.ts TaskStatus). */
@@ -62,6 +61,8 @@ export interface GoalView {
   children: TreeNode[]
   /** Root goals only: cancel, budget and recorded spend of the plan (DESIGN R13). */
   plan?: PlanControl
+  /** Root goals only: the evaluator's verdict on the plan (complete, stuck, cancellable, ok). */
+  verdict?: PlanVerdict
   /** The goal's synthesis task under the winning split; null while the goal has none. */
   synthesis: SynthesisView | null
 }
@@ -126,32 +127,19 @@ export interface SynthesisView extends Omit<LeafView, 'kind'> {
 
 export type TreeNode = GoalView | LeafView
 
+/** What a tree is built for: a clock reading and the peer's rules (rules/swarmRules.ts). */
 export interface TreeOptions {
   /** The clock reading statuses are computed for (µs). */
   nowUs: Micros
-  /** An announcement that states no heartbeat counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS; protocol/liveness.ts). */
-  capabilityTtlMs?: number
-  /**
-   * The adaptive claim settle window, ms (default SETTLE_FLOOR_MS): a lease is settling while
-   * its claim is younger (protocol/claims.ts settleEndUs). An executor's own peer passes the
-   * window that executor waits with (roles/settleWindow.ts), so the two agree; a peer without
-   * an executor has no measured window and passes its floor (`--settle-ms`). Only labels: the
-   * status is `claimed` either way, and no holder or result depends on it.
-   */
-  settleWindowMs?: number
-  /** Acceptance timeout, ms (default DEFAULT_ACCEPTANCE.timeoutMs): how long a goal with no live decomposer stays pending. */
-  acceptTimeoutMs?: number
-  /** Claims/renewals dated further than this after nowUs are not live yet, ms (default CLAIM_TOLERANCE_MS). */
-  toleranceMs?: number
-  /** Longest hold of one claim round, ms (default DEFAULT_MAX_HOLD_MS; DESIGN R5). */
-  maxHoldMs?: number
+  /** The peer's rules: the same object its roles and front doors evaluate with. */
+  rules: SwarmRules
 }
 
 /** Re-exported: the tree's readers pick the winning split with the tree. */
 export { rankSplits, winningSplit }
 
 /** The view of a leaf or synthesis task: the evaluator's answer with what it shows (claimer, result, model wait). */
-function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
+function taskView (ev: Evaluation, t: TaskAnswer): LeafView {
   const { lease, shown } = t.outcome
   const notice = shown === undefined ? t.outcome.notices[0] : undefined
   // A blocked task never runs: it shows no claim and no model wait.
@@ -188,14 +176,14 @@ function taskView (ev: Evaluation, t: TaskAnswer, opts: TreeOptions): LeafView {
     view.output = notice.reason
     view.success = false
   } else if (lease.state === 'settling' || lease.state === 'held') {
-    if (!blocked) view.model_wait = modelWaitOf(lease.holder, ev.state.renewalsFor(t.id), lease.leaseUntilUs, ev.nowUs, opts.toleranceMs)
+    if (!blocked) view.model_wait = modelWaitOf(lease.holder, ev.state.renewalsFor(t.id), lease.leaseUntilUs, ev.nowUs, ev.rules.settings.toleranceMs)
   } else if (lease.state === 'lapsed' && lease.capped) {
-    view.held_out = { holder: lease.lastHolder.claimer_peer, held_ms: opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS }
+    view.held_out = { holder: lease.lastHolder.claimer_peer, held_ms: ev.rules.settings.maxHoldMs }
   }
   return view
 }
 
-function goalView (ev: Evaluation, g: GoalAnswer, opts: TreeOptions, path: Set<string>): GoalView {
+function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
   const { state } = ev
   const winner = g.winner
   const votes = state.scoresFor(g.id)
@@ -221,15 +209,15 @@ function goalView (ev: Evaluation, g: GoalAnswer, opts: TreeOptions, path: Set<s
     const id = slot.decision.child_id
     if (slot.decision.is_atomic) {
       const leaf = ev.task(id)
-      if (leaf !== undefined) view.children.push(taskView(ev, leaf, opts))
+      if (leaf !== undefined) view.children.push(taskView(ev, leaf))
     } else {
       const child = ev.goal(id)
-      if (child !== undefined) view.children.push(goalView(ev, child, opts, path))
+      if (child !== undefined) view.children.push(goalView(ev, child, path))
     }
   }
   path.delete(g.id)
   const synthesis = g.synthesisId === null ? undefined : ev.task(g.synthesisId)
-  if (synthesis !== undefined) view.synthesis = { ...taskView(ev, synthesis, opts), kind: 'synthesis' }
+  if (synthesis !== undefined) view.synthesis = { ...taskView(ev, synthesis), kind: 'synthesis' }
   return view
 }
 
@@ -240,11 +228,13 @@ function goalView (ev: Evaluation, g: GoalAnswer, opts: TreeOptions, path: Set<s
  * Every status is the task evaluator's (evaluator.ts) for the same state, clock and options.
  */
 export function buildTree (state: PlanState, opts: TreeOptions): GoalView[] {
-  const ev = evaluate(state, opts.nowUs, opts)
+  const ev = evaluate(state, opts.nowUs, opts.rules)
   return ev.roots().map((g) => {
-    const view = goalView(ev, g, opts, new Set())
+    const view = goalView(ev, g, new Set())
     const plan = ev.plan(g.id)
     if (plan !== undefined) view.plan = plan
+    const verdict = ev.verdict(g.id)
+    if (verdict !== undefined) view.verdict = verdict
     return view
   })
 }
@@ -273,23 +263,18 @@ export interface PlanProgress {
   syntheses_stopped: number
   /** Goals cancelled or held back by the budget before their split (DESIGN R13). */
   goals_stopped: number
-  /**
-   * No goal is pending decomposition, every leaf is done, failed, blocked or stopped, and every
-   * synthesis is done, failed, blocked or stopped: nothing more will happen.
-   */
+  /** The evaluator's PlanVerdict.complete for the root: nothing more will happen. */
   complete: boolean
-  /**
-   * Not complete, yet nothing can move without a new executor: every unfinished leaf or synthesis
-   * is a capability gap or waits (directly or not) on one, and nothing is claimable or claimed.
-   */
+  /** The evaluator's PlanVerdict.stuck for the root: nothing can move without a new executor. */
   stuck: boolean
 }
 
-/** Progress of one root goal's tree; superseded parts are left out. */
+/**
+ * Progress of one root goal's tree; superseded parts are left out. The counts are the tree's;
+ * `complete` and `stuck` are the evaluator's verdict (GoalView.verdict), never re-derived here.
+ */
 export function planProgress (root: GoalView): PlanProgress {
   const p: PlanProgress = { leaves: 0, done: 0, failed: 0, capability_gap: 0, pending: 0, claimed: 0, waiting: 0, blocked: 0, pending_goals: 0, stopped: 0, syntheses: 0, syntheses_done: 0, syntheses_stopped: 0, goals_stopped: 0, complete: false, stuck: false }
-  /** Syntheses by status, for `complete` and `stuck`. */
-  const syn = { open: 0, movable: 0, gap: 0 }
   const walk = (n: TreeNode): void => {
     if (n.status === 'superseded') return
     if (n.kind === 'goal') {
@@ -301,11 +286,6 @@ export function planProgress (root: GoalView): PlanProgress {
         p.syntheses++
         if (s.status === 'done') p.syntheses_done++
         else if (s.status === 'cancelled' || s.status === 'budget_reached') p.syntheses_stopped++
-        else if (s.status !== 'failed' && s.status !== 'blocked') {
-          syn.open++
-          if (s.status === 'capability_gap') syn.gap++
-          else if (s.status !== 'waiting') syn.movable++
-        }
       }
       return
     }
@@ -322,27 +302,18 @@ export function planProgress (root: GoalView): PlanProgress {
     }
   }
   walk(root)
-  p.complete = p.pending_goals === 0 && p.done + p.failed + p.blocked + p.stopped === p.leaves && syn.open === 0
-  // Waiting tasks wait on something; with nothing claimable or running, that something is a gap.
-  p.stuck = !p.complete && p.pending_goals === 0 && p.pending === 0 && p.claimed === 0 && syn.movable === 0 &&
-    (p.capability_gap > 0 || syn.gap > 0)
+  p.complete = root.verdict?.complete ?? false
+  p.stuck = root.verdict?.stuck ?? false
   return p
 }
 
 /**
  * The capabilities the capability-gap leaves and syntheses of `root` need (superseded parts left
- * out): what no live executor offers. The observer's "plan stuck" line and the MCP front door's
- * "the plan waits" name them.
+ * out): what no live executor offers (the evaluator's PlanVerdict.gaps). The observer's "plan
+ * stuck" line and the MCP front door's "the plan waits" name them.
  */
 export function gapCapabilities (root: GoalView): Set<Capability> {
-  const out = new Set<Capability>()
-  const walk = (n: TreeNode): void => {
-    if (n.status === 'superseded') return
-    if (n.kind === 'goal') { n.children.forEach(walk); if (n.synthesis?.status === 'capability_gap') out.add(n.synthesis.required_capability); return }
-    if (n.status === 'capability_gap') out.add(n.required_capability)
-  }
-  walk(root)
-  return out
+  return new Set(root.verdict?.gaps ?? [])
 }
 
 /** sha256 (hex) of the canonical JSON of the roots: equal trees hash equal on every peer. */

@@ -225,7 +225,7 @@ export function wonRoundAt (rounds: readonly ClaimRound[], peer: string, atUs: M
  * the state is `settling`; then `held` until the lease end (see `leaseEnd`). When that lease
  * has lapsed, the next round considers only claims made after it ended, and so on. A claim or
  * renewal dated more than `toleranceMs` after `nowUs` is not live yet and blocks nobody.
- * A task with dependencies is read through the task evaluator (state/evaluator.ts), which passes
+ * A task with dependencies is read through the task evaluator (rules/evaluator.ts), which passes
  * the `rule` (claimable since, hold limit) every peer derives from the same messages.
  *
  * @param claims claims of one leaf (the caller filters by node_id)

@@ -18,18 +18,19 @@
  * one memo of one Evaluation; split apart, every part would take the memo and call back into
  * the others.
  */
-import { DEFAULT_ACCEPTANCE, distinctVotes } from './acceptance'
+import { distinctVotes } from './acceptance'
 import { synthesisId } from '../protocol/ids'
-import { capabilityTtlMs, isLiveAnnouncement } from './liveness'
 import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg } from '../protocol/schemas'
-import { msToMicros, nowMicros, parseTimestamp, type Micros } from '../protocol/time'
-import { leafOutcome, type LeafOutcome, type LeafOutcomeOptions } from './leafOutcome'
+import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { leafOutcome, type LeafOutcome } from './leafOutcome'
 import {
   modelWorkGate, planControlOf, rootGoalOf, spendOf, stoppedStatus,
   type ModelWorkGate, type PlanControl, type PlanRunState, type PlanSpend
 } from './planControl'
 import type { PlanState } from '../state/planState'
+import type { Roster } from './roster'
 import { rankSplits } from './splits'
+import type { SwarmRules } from './swarmRules'
 
 /**
  * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
@@ -57,17 +58,6 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  * A synthesis task takes the same statuses: waiting on (or blocked by) its goal's children.
  */
 export type TaskStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked' | 'cancelled' | 'budget_reached'
-
-/** What the answers depend on besides the messages and the clock; every peer of a swarm uses the same. */
-export interface EvaluatorOptions extends LeafOutcomeOptions {
-  /** An announcement that states no heartbeat counts as live this long, ms (default DEFAULT_CAPABILITY_TTL_MS; protocol/liveness.ts). */
-  capabilityTtlMs?: number
-  /** Acceptance timeout, ms (default DEFAULT_ACCEPTANCE.timeoutMs): how long a goal with no live decomposer stays pending. */
-  acceptTimeoutMs?: number
-}
-
-/** Liveness TTL of a receiver on the default heartbeat (protocol/liveness.ts). */
-export const DEFAULT_CAPABILITY_TTL_MS = capabilityTtlMs()
 
 /**
  * When a task became claimable (DESIGN R5): `open` false while a dependency is not done;
@@ -156,6 +146,37 @@ export interface TaskInput {
   result: ResultMsg | undefined
 }
 
+/**
+ * What the rules say of a whole plan at one clock reading (Evaluation.verdict): whether anything
+ * more will happen, whether it waits on someone who is not there, and whether a cancel would
+ * stop anything. The observer, the CLI's --exit-when-complete, resume, the cancel path, the MCP
+ * front door, the dashboard and the editor's views all read it here; superseded parts are left
+ * out.
+ */
+export interface PlanVerdict {
+  /**
+   * Nothing more will happen: no goal waits for a split, and every leaf and synthesis is done,
+   * failed, blocked or stopped (cancelled or at the budget, DESIGN R13).
+   */
+  complete: boolean
+  /**
+   * Not complete, yet nothing can move without a new executor: every unfinished leaf or
+   * synthesis is a capability gap or waits (directly or not) on one, and nothing is claimable
+   * or claimed.
+   */
+  stuck: boolean
+  /** The capabilities the plan's capability-gap leaves and syntheses need (what no live executor offers), sorted. */
+  gaps: Capability[]
+  /**
+   * Whether a cancel would stop anything: false once the plan is complete and was not cancelled
+   * (it would only relabel finished parts). A cancelled plan stays cancellable: a repeated cancel
+   * is answered as such, not refused as finished.
+   */
+  cancellable: boolean
+  /** Every leaf and synthesis done (the final answer included), no goal failed and nothing stopped. */
+  ok: boolean
+}
+
 /** Longest parent chain followed; deeper chains only come from a corrupt state. */
 const MAX_CHAIN = 32
 
@@ -189,21 +210,21 @@ interface Shape {
   places: Map<string, Place>
 }
 
-const shapes = new WeakMap<PlanState, { version: number, shape: Shape }>()
+const shapes = new WeakMap<PlanState, { version: number, rules: SwarmRules, shape: Shape }>()
 
-function shapeOf (state: PlanState): Shape {
+function shapeOf (state: PlanState, rules: SwarmRules): Shape {
   const held = shapes.get(state)
-  if (held !== undefined && held.version === state.shapeVersion) return held.shape
-  const shape = buildShape(state)
-  shapes.set(state, { version: state.shapeVersion, shape })
+  if (held !== undefined && held.version === state.shapeVersion && held.rules === rules) return held.shape
+  const shape = buildShape(state, rules)
+  shapes.set(state, { version: state.shapeVersion, rules, shape })
   return shape
 }
 
-function buildShape (state: PlanState): Shape {
+function buildShape (state: PlanState, rules: SwarmRules): Shape {
   const shape: Shape = { goals: new Map(), rootIds: [], tasks: new Map(), places: new Map() }
   const visit = (g: Omit<GoalAnswer, 'splits' | 'winner' | 'slots' | 'synthesisId'>, rooted: boolean): void => {
     if (shape.goals.has(g.id)) return
-    const splits = rankSplits(state.acceptedFor(g.id))
+    const splits = rankSplits(rules.acceptedFor(state, g.id))
     const winner = splits[0] ?? null
     const answer: GoalAnswer = { ...g, splits, winner, slots: [], synthesisId: winner === null ? null : synthesisId(g.id, winner.proposal_id) }
     shape.goals.set(g.id, answer)
@@ -239,7 +260,7 @@ function buildShape (state: PlanState): Shape {
   for (const g of state.goals()) {
     if (shape.goals.has(g.goal_id)) continue
     const before = new Set(shape.goals.keys())
-    visit({ id: g.goal_id, text: g.text, depth: g.depth, parentId: g.parent_id, rootId: '', sinceUs: state.goalStartUs(g.goal_id), superseded: false }, false)
+    visit({ id: g.goal_id, text: g.text, depth: g.depth, parentId: g.parent_id, rootId: '', sinceUs: rules.goalStartUs(state, g.goal_id), superseded: false }, false)
     for (const [id, a] of shape.goals) if (!before.has(id)) unrooted.set(id, a)
   }
   for (const id of unrooted.keys()) shape.goals.delete(id)
@@ -287,12 +308,14 @@ export class Evaluation {
   private readonly claims = new Map<string, TaskClaim>()
   private readonly goalStatuses = new Map<string, GoalStatus>()
   private readonly plans = new Map<string, PlanControl>()
-  private liveCaps: Set<string> | null = null
-  private liveRoleSets: { decomposer: Set<string>, scorer: Set<string> } | null = null
+  private readonly verdicts = new Map<string, PlanVerdict>()
+  /** Who is live at this clock reading (roster.ts): the one answer every rule here reads. */
+  readonly roster: Roster
 
-  constructor (readonly state: PlanState, readonly nowUs: Micros, readonly opts: Readonly<EvaluatorOptions> = {}) {
+  constructor (readonly state: PlanState, readonly nowUs: Micros, readonly rules: SwarmRules) {
     this.version = state.version
-    this.shape = shapeOf(state)
+    this.shape = shapeOf(state, rules)
+    this.roster = rules.roster(state, nowUs)
   }
 
   /** The root goals held, ordered by (created_at µs, goal_id). */
@@ -392,7 +415,8 @@ export class Evaluation {
     const held = this.outcomes.get(id)
     if (held !== undefined) return held
     const c = this.claimable(id)
-    const out = leafOutcome(this.state, id, this.nowUs, { settleWindowMs: this.opts.settleWindowMs, toleranceMs: this.opts.toleranceMs, maxHoldMs: this.opts.maxHoldMs, claimableSinceUs: c.open ? c.sinceUs : Infinity })
+    const { settleWindowMs, toleranceMs, maxHoldMs } = this.rules.settings
+    const out = leafOutcome(this.state, id, this.nowUs, { settleWindowMs, toleranceMs, maxHoldMs, claimableSinceUs: c.open ? c.sinceUs : Infinity })
     this.outcomes.set(id, out)
     return out
   }
@@ -438,13 +462,67 @@ export class Evaluation {
     return out
   }
 
+  /**
+   * The verdict on the plan of root goal `rootId` (PlanVerdict), or undefined for a root not held.
+   * Walks the winning tree: goals by goalStatus, leaves and syntheses by task status.
+   */
+  verdict (rootId: string): PlanVerdict | undefined {
+    const held = this.verdicts.get(rootId)
+    if (held !== undefined) return held
+    const root = this.shape.goals.get(rootId)
+    if (root === undefined || root.parentId !== null) return undefined
+    const n = { pendingGoals: 0, badGoals: 0, stoppedGoals: 0, leaves: 0, leavesDone: 0, open: 0, movable: 0, gapped: 0, syn: 0, synDone: 0, stopped: 0 }
+    const gaps = new Set<Capability>()
+    const task = (id: string, synthesis: boolean): void => {
+      const t = this.task(id)
+      if (t === undefined || t.status === 'superseded') return
+      if (synthesis) n.syn++; else n.leaves++
+      switch (t.status) {
+        case 'done': if (synthesis) n.synDone++; else n.leavesDone++; return
+        case 'failed': case 'blocked': return
+        case 'cancelled': case 'budget_reached': n.stopped++; return
+        case 'capability_gap': gaps.add(t.capability); n.open++; n.gapped++; return
+        case 'waiting': n.open++; return
+        default: n.open++; n.movable++
+      }
+    }
+    const walk = (g: GoalAnswer, path: Set<string>): void => {
+      const status = this.goalStatus(g.id)
+      if (status === 'superseded' || path.has(g.id)) return
+      if (status === 'pending_decomposition') n.pendingGoals++
+      else if (status === 'failed') n.badGoals++
+      else if (status === 'cancelled' || status === 'budget_reached') n.stoppedGoals++
+      path.add(g.id)
+      for (const slot of g.slots) {
+        if (slot.superseded) continue
+        const id = slot.decision.child_id
+        if (slot.decision.is_atomic) task(id, false)
+        else { const child = this.shape.goals.get(id); if (child !== undefined) walk(child, path) }
+      }
+      path.delete(g.id)
+      if (g.synthesisId !== null) task(g.synthesisId, true)
+    }
+    walk(root, new Set())
+    const complete = n.pendingGoals === 0 && n.open === 0
+    const verdict: PlanVerdict = {
+      complete,
+      // Waiting tasks wait on something; with nothing claimable or running, that something is a gap.
+      stuck: !complete && n.pendingGoals === 0 && n.movable === 0 && n.gapped > 0,
+      gaps: [...gaps].sort(),
+      cancellable: !complete || this.plan(rootId)?.state === 'cancelled',
+      ok: complete && n.leaves > 0 && n.leavesDone === n.leaves && n.synDone === n.syn && n.stopped + n.stoppedGoals === 0 && n.badGoals === 0
+    }
+    this.verdicts.set(rootId, verdict)
+    return verdict
+  }
+
   /** Cancel, budget and spend of the plan of root goal `rootId` (DESIGN R13); undefined for a root not held. */
   plan (rootId: string): PlanControl | undefined {
     const held = this.plans.get(rootId)
     if (held !== undefined) return held
     const root = this.state.goal(rootId)
     if (root === undefined || root.parent_id !== null) return undefined
-    const c = planControlOf(this.state, root, spendOf(this.state, rootId, (id) => this.outcome(id)))
+    const c = planControlOf(this.state, root, spendOf(this.state, rootId, (id) => this.outcome(id), (id) => this.rules.acceptedFor(this.state, id)))
     this.plans.set(rootId, c)
     return c
   }
@@ -474,7 +552,7 @@ export class Evaluation {
   private slotTask (d: ChildDecision): string | null {
     if (d.is_atomic) return d.child_id
     const g = this.shape.goals.get(d.child_id)
-    const winner = g !== undefined ? g.winner : rankSplits(this.state.acceptedFor(d.child_id))[0] ?? null
+    const winner = g !== undefined ? g.winner : rankSplits(this.rules.acceptedFor(this.state, d.child_id))[0] ?? null
     return winner === null ? null : synthesisId(d.child_id, winner.proposal_id)
   }
 
@@ -509,37 +587,9 @@ export class Evaluation {
     const role = this.state.proposalsFor(g.id).length === 0 ? 'decomposer' : 'scorer'
     const failures = this.state.failuresFor(g.id).filter((f) => f.node_id === null && f.role === role)
     const gaveUp = new Set(failures.map((f) => f.reporter_peer))
-    for (const p of this.liveRoles()[role]) if (!gaveUp.has(p)) return false
+    for (const a of this.roster.ofRole(role)) if (!gaveUp.has(a.peer_id)) return false
     if (gaveUp.size > 0) return true
-    return role === 'decomposer' && g.sinceUs !== null && this.nowUs - g.sinceUs > msToMicros(this.opts.acceptTimeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs)
-  }
-
-  private ttlMs (): number { return this.opts.capabilityTtlMs ?? DEFAULT_CAPABILITY_TTL_MS }
-
-  /**
-   * Capabilities offered by executors whose announcement is within the TTL of now (either side).
-   * The state holds only each peer's latest announcement, which says whether the peer is live
-   * and what it offers now.
-   */
-  private liveCapabilities (): Set<string> {
-    if (this.liveCaps !== null) return this.liveCaps
-    const live = new Set<string>()
-    for (const c of this.state.capabilities()) {
-      if (c.role === 'executor' && isLiveAnnouncement(c, this.nowUs, this.ttlMs())) for (const cap of c.capabilities) live.add(cap)
-    }
-    this.liveCaps = live
-    return live
-  }
-
-  /** Peers announcing `decomposer` or `scorer` within the TTL of now. */
-  private liveRoles (): { decomposer: Set<string>, scorer: Set<string> } {
-    if (this.liveRoleSets !== null) return this.liveRoleSets
-    const out = { decomposer: new Set<string>(), scorer: new Set<string>() }
-    for (const c of this.state.capabilities()) {
-      if ((c.role === 'decomposer' || c.role === 'scorer') && isLiveAnnouncement(c, this.nowUs, this.ttlMs())) out[c.role].add(c.peer_id)
-    }
-    this.liveRoleSets = out
-    return out
+    return role === 'decomposer' && g.sinceUs !== null && this.nowUs - g.sinceUs > msToMicros(this.rules.acceptance.timeoutMs)
   }
 
   /** A task's status before its dependencies: its own outcome and lease, supersession and its plan's stop. */
@@ -551,7 +601,7 @@ export class Evaluation {
     // DESIGN R8: an executor that gave up is a visible failure, even without a ResultMsg.
     else if (o.notices.length > 0) s = 'failed'
     else if (lease.state === 'settling' || lease.state === 'held') s = 'claimed'
-    else if (!this.liveCapabilities().has(this.capabilityOf(t))) s = 'capability_gap'
+    else if (!this.roster.capabilities().has(this.capabilityOf(t))) s = 'capability_gap'
     if (t.superseded) s = 'superseded'
     return stoppedStatus(s, this.runOf(t.rootId))
   }
@@ -642,23 +692,18 @@ export class Evaluation {
 }
 
 /** The last evaluation of each state, handed out again while nothing it depends on moved. */
-const latest = new WeakMap<PlanState, { key: string, evaluation: Evaluation }>()
-
-function optionsKey (nowUs: Micros, o: EvaluatorOptions): string {
-  return `${nowUs}/${o.settleWindowMs ?? ''}/${o.toleranceMs ?? ''}/${o.maxHoldMs ?? ''}/${o.capabilityTtlMs ?? ''}/${o.acceptTimeoutMs ?? ''}`
-}
+const latest = new WeakMap<PlanState, { nowUs: Micros, rules: SwarmRules, evaluation: Evaluation }>()
 
 /**
- * The answers of the plan's rules over `state` at `nowUs` (µs) with `opts` (DESIGN R4-R13): the
- * same Evaluation as the last call while the state's version, the clock reading and the options
- * are the same, else a new one. Read it at once: it is stale once the state changes.
+ * The answers of the plan's rules over `state` at `nowUs` (µs) under `rules` (DESIGN R4-R13):
+ * the same Evaluation as the last call while the state's version, the clock reading and the
+ * rules are the same, else a new one. Read it at once: it is stale once the state changes.
  */
-export function evaluate (state: PlanState, nowUs: Micros, opts: EvaluatorOptions = {}): Evaluation {
-  const key = optionsKey(nowUs, opts)
+export function evaluate (state: PlanState, nowUs: Micros, rules: SwarmRules): Evaluation {
   const held = latest.get(state)
-  if (held !== undefined && held.key === key && held.evaluation.version === state.version) return held.evaluation
-  const evaluation = new Evaluation(state, nowUs, { ...opts })
-  latest.set(state, { key, evaluation })
+  if (held !== undefined && held.nowUs === nowUs && held.rules === rules && held.evaluation.version === state.version) return held.evaluation
+  const evaluation = new Evaluation(state, nowUs, rules)
+  latest.set(state, { nowUs, rules, evaluation })
   return evaluation
 }
 
@@ -666,18 +711,18 @@ export function evaluate (state: PlanState, nowUs: Micros, opts: EvaluatorOption
  * The lease and outcomes of task `id` at `nowUs` (µs): `evaluate(...).outcome(id)`. The one
  * reading of a task for the tree, the executor, the result audit and the report (DESIGN R5).
  */
-export function taskOutcome (state: PlanState, id: string, nowUs: Micros, opts: EvaluatorOptions = {}): LeafOutcome {
-  return evaluate(state, nowUs, opts).outcome(id)
+export function taskOutcome (state: PlanState, id: string, nowUs: Micros, rules: SwarmRules): LeafOutcome {
+  return evaluate(state, nowUs, rules).outcome(id)
 }
 
 /** When task `id` became claimable at `nowUs` (µs): `evaluate(...).claimable(id)` (DESIGN R5). */
-export function claimableSince (state: PlanState, id: string, nowUs: Micros, opts: EvaluatorOptions = {}): Claimable {
-  return evaluate(state, nowUs, opts).claimable(id)
+export function claimableSince (state: PlanState, id: string, nowUs: Micros, rules: SwarmRules): Claimable {
+  return evaluate(state, nowUs, rules).claimable(id)
 }
 
 /** true for a goal of the winning tree of a held root plan (DESIGN R4); false for a superseded or unplaced one. Needs no clock. */
-export function isLiveGoal (state: PlanState, goalId: string): boolean {
-  const g = shapeOf(state).goals.get(goalId)
+export function isLiveGoal (state: PlanState, goalId: string, rules: SwarmRules): boolean {
+  const g = shapeOf(state, rules).goals.get(goalId)
   return g !== undefined && !g.superseded
 }
 
@@ -685,30 +730,29 @@ export function isLiveGoal (state: PlanState, goalId: string): boolean {
  * true for a goal that still needs a split: in the winning tree of a held plan (DESIGN R4) and
  * without a valid accepted split. What the decomposer proposes for. Needs no clock.
  */
-export function needsSplit (state: PlanState, goalId: string): boolean {
-  const g = shapeOf(state).goals.get(goalId)
+export function needsSplit (state: PlanState, goalId: string, rules: SwarmRules): boolean {
+  const g = shapeOf(state, rules).goals.get(goalId)
   return g !== undefined && !g.superseded && g.winner === null
 }
 
 /** The accepted split every peer acts on for this goal (DESIGN R4), if any. Needs no clock. */
-export function winningFor (state: PlanState, goalId: string): AcceptedSplit | undefined {
-  const g = shapeOf(state).goals.get(goalId)
-  return g !== undefined ? g.winner ?? undefined : rankSplits(state.acceptedFor(goalId))[0]
+export function winningFor (state: PlanState, goalId: string, rules: SwarmRules): AcceptedSplit | undefined {
+  const g = shapeOf(state, rules).goals.get(goalId)
+  return g !== undefined ? g.winner ?? undefined : rankSplits(rules.acceptedFor(state, goalId))[0]
 }
 
 /**
- * A plan's recorded spend at `nowUs` (DESIGN R13 "Spend"; state/planControl.ts spendOf): its
+ * A plan's recorded spend at `nowUs` (DESIGN R13 "Spend"; rules/planControl.ts spendOf): its
  * results count by the claim rule of this evaluator.
  */
-export function planSpend (state: PlanState, rootId: string, nowUs: Micros = nowMicros(), opts: EvaluatorOptions = {}): PlanSpend {
-  const c = evaluate(state, nowUs, opts).plan(rootId)
-  if (c !== undefined) return c.spend
-  return spendOf(state, rootId, (id) => evaluate(state, nowUs, opts).outcome(id))
+export function planSpend (state: PlanState, rootId: string, nowUs: Micros, rules: SwarmRules): PlanSpend {
+  const ev = evaluate(state, nowUs, rules)
+  return ev.plan(rootId)?.spend ?? spendOf(state, rootId, (id) => ev.outcome(id), (id) => rules.acceptedFor(state, id))
 }
 
 /** Cancel, budget and spend of the plan of root goal `root` at `nowUs` (µs; see planSpend). */
-export function planControl (state: PlanState, root: Goal, nowUs: Micros = nowMicros(), opts: EvaluatorOptions = {}): PlanControl {
-  return evaluate(state, nowUs, opts).plan(root.goal_id) ?? planControlOf(state, root, planSpend(state, root.goal_id, nowUs, opts))
+export function planControl (state: PlanState, root: Goal, nowUs: Micros, rules: SwarmRules): PlanControl {
+  return evaluate(state, nowUs, rules).plan(root.goal_id) ?? planControlOf(state, root, planSpend(state, root.goal_id, nowUs, rules))
 }
 
 /**
@@ -718,8 +762,8 @@ export function planControl (state: PlanState, root: Goal, nowUs: Micros = nowMi
  * allowed (the roles' own liveness checks hold it back).
  * @param goalId the goal the work is for (a leaf's parent goal for a leaf)
  */
-export function mayStartModelWork (state: PlanState, goalId: string, nowUs: Micros = nowMicros(), opts: EvaluatorOptions = {}): ModelWorkGate {
+export function mayStartModelWork (state: PlanState, goalId: string, nowUs: Micros, rules: SwarmRules): ModelWorkGate {
   const root = rootGoalOf(state, goalId)
   if (root === undefined) return { ok: true }
-  return modelWorkGate(planControl(state, root, nowUs, opts))
+  return modelWorkGate(planControl(state, root, nowUs, rules))
 }

@@ -28,7 +28,7 @@ export interface LeafOutcome {
 export interface LeafOutcomeOptions {
   /**
    * The adaptive claim settle window, ms (roles/settleWindow.ts; default SETTLE_FLOOR_MS):
-   * only labels a lease settling vs held (protocol/claims.ts leaseAt), never who holds it or
+   * only labels a lease settling vs held (rules/claims.ts leaseAt), never who holds it or
    * which result counts.
    */
   settleWindowMs?: number
@@ -57,7 +57,7 @@ export function firstResult (results: readonly ResultMsg[]): ResultMsg | undefin
  * claim round its finished_at belongs to (wonRoundAt), and only claims made after the task
  * became claimable make rounds; the same rule holds for executor failure notices
  * (reporter_peer, failed_at). Identical for any order or repetition of the same messages.
- * Readers go through the task evaluator (state/evaluator.ts outcome), which derives claimableSinceUs from
+ * Readers go through the task evaluator (rules/evaluator.ts outcome), which derives claimableSinceUs from
  * the dependencies' outcomes; calling this without it reads a task as if it had none.
  */
 export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, opts: OwnOutcomeOptions = {}): LeafOutcome {

@@ -4,9 +4,9 @@
  * announcement (`heartbeat_ms`). An announcement counts as live for three of its sender's
  * heartbeats, so one lost or late announcement never makes a live peer look dead, and a peer
  * on a slow heartbeat (--announce-interval-ms above the default) stays live for everyone.
- * Every place that asks "is this peer live?" uses isLiveAnnouncement.
+ * Every place that asks "is this peer live?" asks the roster (roster.ts), which uses
+ * isLiveAnnouncement.
  */
-import { MAX_TOOL_ENTRIES, type CapabilityAnnounce } from '../protocol/schemas'
 import { TUNABLES } from '../protocol/tunables'
 import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
 
@@ -58,41 +58,10 @@ export function isLiveAnnouncement (a: Announcement, nowUs: Micros, fallbackTtlM
 }
 
 /**
- * The newest live announcement (isLiveAnnouncement) of each peer among `announcements`, sorted by
- * PeerId: who is in the swarm now, by the announcements a peer holds. The editor asks it before
- * Submit Goal (is a decomposer and a scorer online?) and the MCP front door when a plan waits.
- */
-export function liveAnnouncements<A extends Announcement & { peer_id: string }> (announcements: Iterable<A>, nowUs: Micros, fallbackTtlMs: number = capabilityTtlMs()): A[] {
-  const newest = new Map<string, { at: Micros, a: A }>()
-  for (const a of announcements) {
-    if (!isLiveAnnouncement(a, nowUs, fallbackTtlMs)) continue
-    const at = parseTimestamp(a.announced_at)
-    const prev = newest.get(a.peer_id)
-    if (prev === undefined || at > prev.at) newest.set(a.peer_id, { at, a })
-  }
-  return [...newest.values()].map((x) => x.a).sort((x, y) => (x.peer_id < y.peer_id ? -1 : x.peer_id > y.peer_id ? 1 : 0))
-}
-
-/**
  * The TTL (ms) of one announcement: capabilityTtlMs of the heartbeat it states, or
  * `fallbackTtlMs` when it states none. isLiveAnnouncement and anything that reports how long
  * past its TTL a peer has been silent read it here.
  */
 export function announcementTtlMs (a: Announcement, fallbackTtlMs: number = capabilityTtlMs()): number {
   return a.heartbeat_ms === undefined ? fallbackTtlMs : capabilityTtlMs(a.heartbeat_ms)
-}
-
-/**
- * The MCP tools (`server/tool`) live executors offer now (DESIGN "Tools"): the `tools` of every
- * executor announcement live at `nowUs` that offers can_query_api, distinct, sorted, at most
- * `max` (default MAX_TOOL_ENTRIES). Empty when none does, or only older peers that name none.
- */
-export function liveExecutorTools (announcements: Iterable<CapabilityAnnounce>, nowUs: Micros, fallbackTtlMs: number = capabilityTtlMs(), max: number = MAX_TOOL_ENTRIES): string[] {
-  const out = new Set<string>()
-  for (const a of announcements) {
-    if (a.role !== 'executor' || a.tools === undefined || !a.capabilities.includes('can_query_api')) continue
-    if (!isLiveAnnouncement(a, nowUs, fallbackTtlMs)) continue
-    for (const t of a.tools) out.add(t)
-  }
-  return [...out].sort().slice(0, Math.max(0, max))
 }

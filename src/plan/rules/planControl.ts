@@ -2,15 +2,14 @@
  * Cancel and budget of a plan (DESIGN R13) as pure functions of the plan state: whether a plan
  * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry, counted
  * through the task outcomes that carry result authority), and the gate's answer from that. The
- * task evaluator (state/evaluator.ts) puts them together: planSpend, planControl and the one
+ * task evaluator (rules/evaluator.ts) puts them together: planSpend, planControl and the one
  * check every role makes before it starts model work (mayStartModelWork) live there, since
  * which results count is a task rule. Like the tree, every answer depends only on the set of
  * messages held, never on their order.
  */
-import { compareStrings } from '../protocol/ids'
+import { compareStrings, synthesisId } from '../protocol/ids'
 import { countedVotes } from './acceptance'
-import { synthesisId } from '../protocol/ids'
-import { CANCEL_REASON_MAX, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
+import { CANCEL_REASON_MAX, type AcceptedSplit, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import { clipText } from '../protocol/text'
 import type { LeafOutcome } from './leafOutcome'
@@ -72,13 +71,13 @@ export function rootGoalOf (state: PlanState, goalId: string): Goal | undefined 
  * Every goal id and leaf id (synthesis tasks included) of a plan, found from the root through the accepted splits (all of
  * them, losing ones too: a superseded branch spent its calls as well).
  */
-export function planMembers (state: PlanState, rootId: string): { goals: Set<string>, leaves: Set<string> } {
+export function planMembers (state: PlanState, rootId: string, acceptedFor: (goalId: string) => readonly AcceptedSplit[]): { goals: Set<string>, leaves: Set<string> } {
   const goals = new Set<string>([rootId])
   const leaves = new Set<string>()
   const todo = [rootId]
   while (todo.length > 0) {
     const id = todo.pop() as string
-    for (const split of state.acceptedFor(id)) {
+    for (const split of acceptedFor(id)) {
       // The goal's synthesis task under this split is executor work of the plan too (DESIGN R12).
       leaves.add(synthesisId(id, split.proposal_id))
       for (const c of split.children) {
@@ -110,12 +109,13 @@ export type AuthorizedOutcomes = Pick<LeafOutcome, 'results' | 'notices'>
  * authority (R5). A score on a proposal that does not exist, or a result from a peer that did
  * not win its claim round, costs the plan nothing; no message states more than one call can
  * cost (checkEnvelope drops it). Work aborted before it published anything is not recorded.
- * Callers go through state/evaluator.ts planSpend, whose task outcomes say which results count.
+ * Callers go through rules/evaluator.ts planSpend, whose task outcomes say which results count.
  * @param outcomeOf the outcomes of a leaf or synthesis task by id, at the caller's clock reading
+ * @param acceptedFor the proven accepted splits of a goal (SwarmRules.acceptedFor)
  */
-export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: string) => AuthorizedOutcomes): PlanSpend {
+export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: string) => AuthorizedOutcomes, acceptedFor: (goalId: string) => readonly AcceptedSplit[]): PlanSpend {
   const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, by_peer: {}, unreported: 0 }
-  const { goals, leaves } = planMembers(state, rootId)
+  const { goals, leaves } = planMembers(state, rootId, acceptedFor)
   for (const g of goals) {
     for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.proposer_peer, p.usage)
     // One vote per (scorer, proposal) counts (DESIGN R3), and so does its cost: re-sent votes add nothing.
@@ -153,7 +153,7 @@ export function planControlOf (state: PlanState, root: Goal, spend: PlanSpend): 
   return { state: st, cancel, budget, spend }
 }
 
-/** The answer of mayStartModelWork (state/evaluator.ts): when no, why (`state`, `detail` in words) and the plan's spend and budget then. */
+/** The answer of mayStartModelWork (rules/evaluator.ts): when no, why (`state`, `detail` in words) and the plan's spend and budget then. */
 export type ModelWorkGate = { ok: true } | { ok: false, state: Exclude<PlanRunState, 'running'>, detail: string, spend: UsageTotals, budget: Budget | null }
 
 /** The gate's answer for a plan as `c` says it stands (DESIGN R13). */

@@ -12,7 +12,6 @@
  */
 import { messageKey } from '../protocol/envelope'
 import { compareStrings } from '../protocol/ids'
-import { DEFAULT_ACCEPTANCE, splitEvidence, type AcceptanceRule, type SplitEvidence } from '../rules/acceptance'
 import { ByNaturalId, Groups } from './keyedIndexes'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
@@ -31,22 +30,6 @@ interface HeldAnnouncement { key: string, at: Micros, body: CapabilityAnnounce }
 function supersedes (at: Micros, key: string, held: HeldAnnouncement): boolean {
   return at > held.at || (at === held.at && key < held.key)
 }
-
-/** Options of a PlanState. */
-export interface PlanStateOptions {
-  /**
-   * The acceptance rule accepted splits are checked against (DESIGN R4 "Evidence"): the quorum
-   * and minimum score this peer runs with (default DEFAULT_ACCEPTANCE). A swarm shares them.
-   */
-  acceptance?: AcceptanceRule
-}
-
-function ruleOf (r: Partial<AcceptanceRule> | undefined): Required<AcceptanceRule> {
-  return { quorum: r?.quorum ?? DEFAULT_ACCEPTANCE.quorum, minScore: r?.minScore ?? DEFAULT_ACCEPTANCE.minScore, timeoutMs: r?.timeoutMs ?? DEFAULT_ACCEPTANCE.timeoutMs }
-}
-
-/** One held accepted split and what the held votes say of it (`PlanState.splitsWithEvidence`). */
-export interface JudgedSplit { split: AcceptedSplit, evidence: SplitEvidence }
 
 /** The order-independent identity of an envelope's signer part, for picking among republications. */
 function signerTag (env: AnyEnvelope): string {
@@ -83,68 +66,29 @@ export class PlanState {
   private readonly failuresByNode = new Groups<FailureMsg>()
   private readonly capabilityByPeer = new Map<string, HeldAnnouncement>()
   private readonly kindCounts = new Map<Kind, number>()
-  /** Per goal: bumped by every proposal, score or accepted split, so judged splits are cached until one arrives. */
-  private readonly evidenceVersion = new Map<string, number>()
-  private readonly judged = new Map<string, { version: string, all: JudgedSplit[], valid: AcceptedSplit[] }>()
-  private rule: Required<AcceptanceRule>
+  /** Per goal: bumped by every proposal, score or accepted split, so verdicts on splits are cached until one arrives. */
+  private readonly evidenceVersions = new Map<string, number>()
   private changes = 0
   private shapeChanges = 0
 
   /**
    * @param envelopes initial content; each must already be verified (checkEnvelope + signature).
-   * @param opts the acceptance rule splits are judged by
    */
-  constructor (envelopes?: Iterable<AnyEnvelope>, opts: PlanStateOptions = {}) {
-    this.rule = ruleOf(opts.acceptance)
+  constructor (envelopes?: Iterable<AnyEnvelope>) {
     if (envelopes !== undefined) for (const env of envelopes) this.add(env)
   }
 
-  /** The acceptance rule accepted splits are judged by. */
-  get acceptanceRule (): AcceptanceRule { return { ...this.rule } }
-
   /**
-   * Sets the acceptance rule splits are judged by (a peer's role config arrives after its state
-   * exists). Validity is re-judged on the next read.
-   */
-  useAcceptanceRule (rule: AcceptanceRule): void {
-    const next = ruleOf(rule)
-    if (next.quorum === this.rule.quorum && next.minScore === this.rule.minScore && next.timeoutMs === this.rule.timeoutMs) return
-    this.rule = next
-    this.judged.clear()
-    this.changes++
-    this.shapeChanges++
-  }
-
-  /**
-   * Bumped by every change of what the state answers: a new message, a newer announcement, another
-   * acceptance rule. Two reads at one version (and one clock reading) give the same answers, so
-   * readers may keep what they derived until it moves (state/evaluator.ts).
+   * Bumped by every change of what the state holds: a new message, a newer announcement. Two reads at one version (and one clock reading) give the same answers, so
+   * readers may keep what they derived until it moves (rules/evaluator.ts).
    */
   get version (): number { return this.changes }
 
   /**
-   * Bumped by every goal, proposal, score or accepted split and by another acceptance rule: what
-   * the plan's shape (which splits count and win, DESIGN R4) is a function of.
+   * Bumped by every goal, proposal, score or accepted split: what the plan's shape (which splits
+   * count and win, DESIGN R4) is a function of, for given rules.
    */
   get shapeVersion (): number { return this.shapeChanges }
-
-  /**
-   * When a goal began, µs (DESIGN R3, R4): a root's created_at; a child's, the accepted_at of
-   * the earliest valid split of its parent that made it (so a fallback for it is due a timeout
-   * later); null while that is not held.
-   */
-  goalStartUs (goalId: string): Micros | null {
-    const g = this.goal(goalId)
-    if (g === undefined) return null
-    if (g.parent_id === null) return parseTimestamp(g.created_at)
-    let start: Micros | null = null
-    for (const split of this.judge(g.parent_id).valid) {
-      if (split.proposal_id !== g.proposal_id || !split.children.some((c) => c.child_id === goalId)) continue
-      const at = parseTimestamp(split.accepted_at)
-      if (start === null || at < start) start = at
-    }
-    return start
-  }
 
   /**
    * Adds one verified envelope (the caller has run checkEnvelope and the signature check).
@@ -190,7 +134,7 @@ export class PlanState {
 
   private index (key: string, env: AnyEnvelope): void {
     if (env.kind === 'proposal' || env.kind === 'score' || env.kind === 'accepted') {
-      this.evidenceVersion.set(env.body.goal_id, (this.evidenceVersion.get(env.body.goal_id) ?? 0) + 1)
+      this.evidenceVersions.set(env.body.goal_id, (this.evidenceVersions.get(env.body.goal_id) ?? 0) + 1)
     }
     switch (env.kind) {
       case 'goal': this.goalById.offer(env.body.goal_id, key, env.body); break
@@ -241,7 +185,7 @@ export class PlanState {
 
   /** Join of two states as a new instance (union; newest announcement per peer); neither input changes (DESIGN R6 merge). */
   static merge (a: PlanState, b: PlanState): PlanState {
-    const out = new PlanState(undefined, { acceptance: a.rule })
+    const out = new PlanState()
     for (const s of [a, b]) for (const [key, env] of s.byKey) out.addKeyed(key, env)
     return out
   }
@@ -287,33 +231,16 @@ export class PlanState {
   scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }
 
   /**
-   * The accepted splits of a goal that its held votes prove (DESIGN R4 "Evidence"), messageKey
-   * order; pick with winningSplit. A split whose votes are missing or contradict it is left out:
-   * nothing ranks or acts on it.
+   * Every accepted split held for a goal, proven or not, messageKey order. Which of them the votes
+   * prove is a rule: rules/swarmRules.ts SwarmRules.acceptedFor.
    */
-  acceptedFor (goalId: string): AcceptedSplit[] { return [...this.judge(goalId).valid] }
+  heldAcceptedFor (goalId: string): AcceptedSplit[] { return this.acceptedByGoal.get(goalId) }
 
-  /** Every held accepted split of a goal with its evidence verdict, messageKey order (audits, views). */
-  splitsWithEvidence (goalId: string): JudgedSplit[] { return [...this.judge(goalId).all] }
+  /** The proposal with this id for a goal (lowest messageKey among bodies sharing it), if held. */
+  proposal (goalId: string, proposalId: string): SubgoalProposal | undefined { return this.proposalsByGoal.get(goalId)?.get(proposalId) }
 
-  private judge (goalId: string): { all: JudgedSplit[], valid: AcceptedSplit[] } {
-    const splits = this.acceptedByGoal.get(goalId)
-    // A fallback's validity also depends on when the goal began (its parent's split).
-    const start = splits.some((a) => a.fallback) ? this.goalStartUs(goalId) : null
-    // The goal start is in the key, so a goal message arriving re-judges only the splits it concerns.
-    const version = `${this.evidenceVersion.get(goalId) ?? 0}/${start ?? ''}`
-    const held = this.judged.get(goalId)
-    if (held !== undefined && held.version === version) return held
-    const all: JudgedSplit[] = []
-    if (splits.length > 0) {
-      const votes = this.scoresByGoal.get(goalId)
-      const proposals = this.proposalsByGoal.get(goalId)
-      for (const split of splits) all.push({ split, evidence: splitEvidence(split, proposals?.get(split.proposal_id), votes, this.rule, start) })
-    }
-    const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
-    this.judged.set(goalId, out)
-    return out
-  }
+  /** Bumped by every proposal, score or accepted split of the goal: what a verdict on its splits is a function of (with the goal's start). */
+  evidenceVersion (goalId: string): number { return this.evidenceVersions.get(goalId) ?? 0 }
 
   /** The prompt node with this id (lowest messageKey among bodies sharing it). */
   node (nodeId: string): PromptNode | undefined { return this.nodeById.get(nodeId) }

@@ -126,7 +126,7 @@ export async function ensurePlan (a: GoalSwarmTestApi): Promise<string> {
 export function planDiagnosis (a: GoalSwarmTestApi): string {
   const s = a.model.state
   const goals = s.goals().map((g) => {
-    const splits = s.splitsWithEvidence(g.goal_id).map((j) => `${j.split.proposal_id}:${j.evidence.verdict}`)
+    const splits = a.model.rules.judgedSplits(s, g.goal_id).map((j) => `${j.split.proposal_id}:${j.evidence.verdict}`)
     return `${g.goal_id} "${g.text.slice(0, 40)}": ${s.proposalsFor(g.goal_id).length} proposals, ${s.scoresFor(g.goal_id).length} scores, accepted [${splits.join(', ')}]`
   })
   const roots = a.model.roots().map((r) => {

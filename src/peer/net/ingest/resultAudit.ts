@@ -1,7 +1,7 @@
 /**
  * Watches for leaf outcomes the plan ignores (DESIGN R5 result authority): a result or executor
  * failure notice whose author did not win the claim round it belongs to. The tree already
- * leaves them out (state/leafOutcome.ts); this makes them visible: each is logged once, and
+ * leaves them out (rules/leafOutcome.ts); this makes them visible: each is logged once, and
  * `count` (reported as `unauthorized_result` with the drop counters) is how many the peer
  * holds and ignores right now.
  *
@@ -16,7 +16,7 @@ import { messageKey } from '../../../plan/protocol/envelope'
 import type { AnyEnvelope } from '../../../plan/protocol/schemas'
 import type { Micros } from '../../../plan/protocol/time'
 import { taskOutcome } from '../../../plan/rules/evaluator'
-import type { LeafOutcomeOptions } from '../../../plan/rules/leafOutcome'
+import type { SwarmRules } from '../../../plan/rules/swarmRules'
 import type { PlanState } from '../../../plan/state/planState'
 import { RecheckQueue } from './recheckQueue'
 
@@ -27,7 +27,8 @@ export interface ResultAuditDeps {
   log: Logger
   /** Called with the new count whenever it changes. */
   onCount?: (n: number) => void
-  outcome?: LeafOutcomeOptions
+  /** The peer's rules: the claim rule they parameterize decides which outcomes count. */
+  rules: SwarmRules
 }
 
 /** The leaf an envelope is about, when its outcomes may change because of it. */
@@ -79,7 +80,7 @@ export class ResultAudit {
   flush (): void { this.queue.now() }
 
   private check (leaf: string, nowUs: Micros): void {
-    const o = taskOutcome(this.deps.state, leaf, nowUs, this.deps.outcome)
+    const o = taskOutcome(this.deps.state, leaf, nowUs, this.deps.rules)
     const keys = new Set<string>()
     for (const r of o.unauthorized) {
       const key = messageKey({ kind: 'result', body: r })

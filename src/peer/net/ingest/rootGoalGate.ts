@@ -7,7 +7,7 @@
  */
 import type { GossipSub } from '@libp2p/gossipsub'
 import type { Logger } from '../../log'
-import { isLiveAnnouncement } from '../../../plan/rules/liveness'
+import type { SwarmRules } from '../../../plan/rules/swarmRules'
 import type { Micros } from '../../../plan/protocol/time'
 import { formatTopic } from '../../../plan/protocol/topics'
 import type { PlanState } from '../../../plan/state/planState'
@@ -24,7 +24,8 @@ export interface RootGoalGateDeps {
   selfPeerId: string
   /** This peer is a decomposer or scorer itself: publish at once. */
   selfActs: boolean
-  capabilityTtlMs: number
+  /** The peer's rules: who is live is their roster's answer. */
+  rules: SwarmRules
   now(): Micros
   log: Logger
   gossip(topic: string, data: Uint8Array): Promise<number>
@@ -64,17 +65,12 @@ export class RootGoalGate {
   }
 
   /**
-   * Peers whose latest announcement is live and says decomposer or scorer (protocol/liveness.ts:
-   * on both sides of now, so a future-dated announcement does not keep the gate open forever).
+   * Peers live as decomposer or scorer by the roster (rules/roster.ts: on both sides of now, so
+   * a future-dated announcement does not keep the gate open forever).
    */
   liveActors (): string[] {
-    const nowUs = this.deps.now()
-    const actors = new Set<string>()
-    for (const c of this.deps.state.capabilities()) {
-      if (c.peer_id === this.deps.selfPeerId || (c.role !== 'decomposer' && c.role !== 'scorer')) continue
-      if (isLiveAnnouncement(c, nowUs, this.deps.capabilityTtlMs)) actors.add(c.peer_id)
-    }
-    return [...actors]
+    const roster = this.deps.rules.roster(this.deps.state, this.deps.now())
+    return [...roster.ofRole('decomposer'), ...roster.ofRole('scorer')].map((a) => a.peer_id).filter((p, i, all) => p !== this.deps.selfPeerId && all.indexOf(p) === i)
   }
 
   /** Gossips every held goal if someone who acts on it is reachable now. @returns what it saw */

@@ -2,7 +2,7 @@
  * Watches for accepted splits the plan does not act on (DESIGN R4 "Evidence"): one whose held
  * votes contradict it (`forged_split`) and one that names votes or a proposal this peer does
  * not hold (`unproven_split`; a sync may still bring them). The plan state already leaves both
- * out (PlanState.acceptedFor); this makes them visible: each is logged once per verdict, and
+ * out (SwarmRules.acceptedFor); this makes them visible: each is logged once per verdict, and
  * the counts (reported with the drop counters) are how many the peer holds right now.
  *
  * A goal is re-checked shortly after any proposal, score or split for it, so a split that
@@ -12,10 +12,13 @@ import type { Logger } from '../../log'
 import { messageKey } from '../../../plan/protocol/envelope'
 import type { AnyEnvelope } from '../../../plan/protocol/schemas'
 import type { PlanState } from '../../../plan/state/planState'
+import type { SwarmRules } from '../../../plan/rules/swarmRules'
 import { RecheckQueue } from './recheckQueue'
 
 export interface SplitAuditDeps {
   state: PlanState
+  /** The peer's rules: their acceptance rule judges the splits (SwarmRules.judgedSplits). */
+  rules: SwarmRules
   log: Logger
   /** Called with both counts whenever one changes. */
   onCount?: (counts: { forged: number, unproven: number }) => void
@@ -66,7 +69,7 @@ export class SplitAudit {
 
   private check (goalId: string): void {
     const ignored = new Map<string, Verdict>()
-    for (const { split, evidence } of this.deps.state.splitsWithEvidence(goalId)) {
+    for (const { split, evidence } of this.deps.rules.judgedSplits(this.deps.state, goalId)) {
       if (evidence.verdict === 'valid') continue
       const key = messageKey({ kind: 'accepted', body: split })
       const verdict: Verdict = evidence.verdict === 'forged' ? 'forged' : 'unproven'

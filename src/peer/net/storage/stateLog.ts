@@ -5,7 +5,7 @@
  *
  * Capability announcements are never written: they are liveness, not history. Every peer
  * re-sends its own every heartbeat and they count only within the liveness TTL
- * (protocol/liveness.ts), while the plan state keeps just the newest per peer; appending them
+ * (rules/liveness.ts), while the plan state keeps just the newest per peer; appending them
  * would grow the log by one line per peer per heartbeat forever, and an append-only file cannot drop the
  * superseded ones without compaction. After a restart the current announcements arrive by
  * the sync that runs on every new connection and by the next announce round.

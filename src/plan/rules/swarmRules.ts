@@ -1,0 +1,197 @@
+/**
+ * SwarmRules: every parameter a plan rule reads, built once per peer from its configuration
+ * (DESIGN "Where each rule lives"). The evaluator (evaluator.ts `evaluate(state, nowUs, rules)`),
+ * every role, the runtime, the front doors, the dashboard, the editor's views and the benchmarks
+ * are handed the same object, so no two of them answer one question with different parameters
+ * (an accept timeout of 120 s in one place and the default 45 s in another). This is the only
+ * module that assembles rule parameters; a test over the source holds every other file to it.
+ *
+ * Besides the parameters it answers the two rule questions that need no task evaluation:
+ * - who is live (`roster`, roster.ts), and
+ * - which held accepted splits the held votes prove (`judgedSplits`, `acceptedFor`; DESIGN R4
+ *   "Evidence") and when a goal began (`goalStartUs`). The store (PlanState) only holds the
+ *   messages; the verdicts are cached here per (state, goal) until a message about that goal
+ *   arrives.
+ */
+import type { AcceptedSplit } from '../protocol/schemas'
+import { parseTimestamp, type Micros } from '../protocol/time'
+import { TUNABLES } from '../protocol/tunables'
+import type { PlanState } from '../state/planState'
+import { splitEvidence, type AcceptanceConfig, type SplitEvidence } from './acceptance'
+import { CLAIM_TOLERANCE_MS } from './claims'
+import { capabilityTtlMs } from './liveness'
+import { Roster } from './roster'
+
+/** The parameters of the plan's rules (DESIGN R3-R13); every peer of a swarm should run with the same ones. */
+export interface RuleSettings {
+  /** Acceptance rule (DESIGN R3): quorum, minimum score, fallback timeout (ms). */
+  acceptance: Readonly<AcceptanceConfig>
+  /**
+   * The claim settle window shown (ms, DESIGN R5): a lease is `settling` while its claim is
+   * younger. The floor of the adaptive window (`--settle-ms`); labels only, no holder or
+   * result depends on it.
+   */
+  settleWindowMs: number
+  /** Claims, renewals and results dated further than this past the reader's clock are not live yet (ms, DESIGN R5). */
+  toleranceMs: number
+  /** Longest hold of one claim round, renewals included (ms, DESIGN R5). */
+  maxHoldMs: number
+  /**
+   * This peer's own heartbeat period (ms, `--announce-interval-ms`): an announcement that
+   * states no heartbeat counts as live for capabilityTtlMs of it (liveness.ts).
+   */
+  heartbeatMs: number
+  /** Depth cap (DESIGN R4): goals at this depth split only into atomic leaves. */
+  maxDepth: number
+  /** Fewest and most subgoals of one split (DESIGN R3). */
+  minSplits: number
+  maxSplits: number
+}
+
+/** The settings of a swarm that sets nothing: every value is its tunable's default (protocol/tunables.ts). */
+export const DEFAULT_RULE_SETTINGS: Readonly<RuleSettings> = Object.freeze({
+  acceptance: Object.freeze({ quorum: TUNABLES.quorum.default, minScore: TUNABLES.minScore.default, timeoutMs: TUNABLES.acceptTimeoutMs.default }),
+  settleWindowMs: TUNABLES.settleFloorMs.default,
+  toleranceMs: CLAIM_TOLERANCE_MS,
+  maxHoldMs: TUNABLES.maxHoldMs.default,
+  heartbeatMs: TUNABLES.announceIntervalMs.default,
+  maxDepth: TUNABLES.maxDepth.default,
+  minSplits: TUNABLES.minSplits.default,
+  maxSplits: TUNABLES.maxSplits.default
+})
+
+/** One held accepted split and what the held votes say of it (SwarmRules.judgedSplits). */
+export interface JudgedSplit { split: AcceptedSplit, evidence: SplitEvidence }
+
+interface Judged { version: string, all: JudgedSplit[], valid: AcceptedSplit[] }
+
+/**
+ * The rule parameters of one peer and the answers that need no task evaluation (see the module
+ * doc). Immutable; build one with `swarmRules` or `swarmRulesOf`.
+ */
+export class SwarmRules {
+  /** The parameters, frozen. */
+  readonly settings: Readonly<RuleSettings>
+  /** How long an announcement that states no heartbeat counts as live, ms. */
+  readonly fallbackTtlMs: number
+  /** A string equal for equal settings: what caches of rule answers are keyed by. */
+  readonly key: string
+  private readonly judged = new WeakMap<PlanState, Map<string, Judged>>()
+  private readonly rosters = new WeakMap<PlanState, { version: number, nowUs: Micros, roster: Roster }>()
+
+  /** Use `swarmRules()`: the constructor trusts its settings to be complete. */
+  constructor (settings: RuleSettings) {
+    this.settings = Object.freeze({ ...settings, acceptance: Object.freeze({ ...settings.acceptance }) })
+    this.fallbackTtlMs = capabilityTtlMs(settings.heartbeatMs)
+    const s = this.settings
+    this.key = [s.acceptance.quorum, s.acceptance.minScore, s.acceptance.timeoutMs, s.settleWindowMs, s.toleranceMs, s.maxHoldMs, s.heartbeatMs, s.maxDepth, s.minSplits, s.maxSplits].join('/')
+  }
+
+  /** The acceptance rule (DESIGN R3). */
+  get acceptance (): Readonly<AcceptanceConfig> { return this.settings.acceptance }
+
+  /**
+   * Who is live at `nowUs` (µs) by the announcements `state` holds (roster.ts); the same Roster
+   * while the state's version and the clock reading are unchanged.
+   */
+  roster (state: PlanState, nowUs: Micros): Roster {
+    const held = this.rosters.get(state)
+    if (held !== undefined && held.version === state.version && held.nowUs === nowUs) return held.roster
+    const roster = new Roster(state.capabilities(), nowUs, this.fallbackTtlMs)
+    this.rosters.set(state, { version: state.version, nowUs, roster })
+    return roster
+  }
+
+  /**
+   * The accepted splits of a goal that its held votes prove (DESIGN R4 "Evidence"), messageKey
+   * order; pick the winner with splits.ts winningSplit. A split whose votes are missing or
+   * contradict it is left out: nothing ranks or acts on it.
+   */
+  acceptedFor (state: PlanState, goalId: string): AcceptedSplit[] { return [...this.judge(state, goalId).valid] }
+
+  /** Every held accepted split of a goal with its evidence verdict, messageKey order (audits, views). */
+  judgedSplits (state: PlanState, goalId: string): JudgedSplit[] { return [...this.judge(state, goalId).all] }
+
+  /**
+   * When a goal began, µs (DESIGN R3, R4): a root's created_at; a child's, the accepted_at of the
+   * earliest valid split of its parent that made it (so a fallback for it is due a timeout
+   * later); null while that is not held.
+   */
+  goalStartUs (state: PlanState, goalId: string): Micros | null {
+    const g = state.goal(goalId)
+    if (g === undefined) return null
+    if (g.parent_id === null) return parseTimestamp(g.created_at)
+    let start: Micros | null = null
+    for (const split of this.judge(state, g.parent_id).valid) {
+      if (split.proposal_id !== g.proposal_id || !split.children.some((c) => c.child_id === goalId)) continue
+      const at = parseTimestamp(split.accepted_at)
+      if (start === null || at < start) start = at
+    }
+    return start
+  }
+
+  private judge (state: PlanState, goalId: string): Judged {
+    let perGoal = this.judged.get(state)
+    if (perGoal === undefined) { perGoal = new Map(); this.judged.set(state, perGoal) }
+    const splits = state.heldAcceptedFor(goalId)
+    // A fallback's validity also depends on when the goal began (its parent's split).
+    const start = splits.some((a) => a.fallback) ? this.goalStartUs(state, goalId) : null
+    // The goal start is in the key, so a goal message arriving re-judges only the splits it concerns.
+    const version = `${state.evidenceVersion(goalId)}/${start ?? ''}`
+    const held = perGoal.get(goalId)
+    if (held !== undefined && held.version === version) return held
+    const all: JudgedSplit[] = []
+    if (splits.length > 0) {
+      const votes = state.scoresFor(goalId)
+      for (const split of splits) all.push({ split, evidence: splitEvidence(split, state.proposal(goalId, split.proposal_id), votes, this.settings.acceptance, start) })
+    }
+    const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
+    perGoal.set(goalId, out)
+    return out
+  }
+}
+
+/** The rules of a swarm that sets nothing (every tunable at its default). */
+export const DEFAULT_RULES = new SwarmRules(DEFAULT_RULE_SETTINGS)
+
+/** SwarmRules from the settings given, the defaults for the rest. */
+export function swarmRules (settings: Partial<Omit<RuleSettings, 'acceptance'>> & { acceptance?: Partial<AcceptanceConfig> } = {}): SwarmRules {
+  const acceptance = { ...DEFAULT_RULE_SETTINGS.acceptance, ...definedOnly(settings.acceptance ?? {}) }
+  return new SwarmRules({ ...DEFAULT_RULE_SETTINGS, ...definedOnly(settings), acceptance })
+}
+
+/** The fields of a peer's configuration (src/peer/config.ts PeerConfig) the rules read. */
+export interface RuleConfigFields {
+  acceptance: AcceptanceConfig
+  settleFloorMs: number
+  maxHoldMs: number
+  announceIntervalMs: number
+  maxDepth: number
+  minSplits: number
+  maxSplits: number
+}
+
+/** A peer's SwarmRules from its configuration: what the runtime builds once and hands to everything it starts. */
+export function swarmRulesOf (config: RuleConfigFields): SwarmRules {
+  return swarmRules({
+    acceptance: config.acceptance,
+    settleWindowMs: config.settleFloorMs,
+    maxHoldMs: config.maxHoldMs,
+    heartbeatMs: config.announceIntervalMs,
+    maxDepth: config.maxDepth,
+    minSplits: config.minSplits,
+    maxSplits: config.maxSplits
+  })
+}
+
+/** The rule settings the editor offers (goalSwarm.acceptance.*, goalSwarm.maxDepth, ...): the rest are the defaults its peers run with too. */
+export interface EditorRuleSettings { quorum: number, minScore: number, maxDepth: number, minSplits: number, maxSplits: number }
+
+/** The editor's SwarmRules from its settings: the rules the peers it starts run with, for its own views. */
+export function swarmRulesOfSettings (s: EditorRuleSettings): SwarmRules {
+  return swarmRules({ acceptance: { quorum: s.quorum, minScore: s.minScore }, maxDepth: s.maxDepth, minSplits: s.minSplits, maxSplits: s.maxSplits })
+}
+
+function definedOnly<T extends object> (o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}
