@@ -151,10 +151,12 @@ describe('WallClock', () => {
     assert.equal(clock.now(), wall.ms * 1000)
   })
 
-  it('nowMicros agrees with Date.now within a millisecond or two', () => {
+  it('nowMicros keeps to the wall clock within WALL_STEP_US (past that it re-anchors), however loaded the machine', () => {
+    // The monotonic reading may drift from Date.now by a few ms under load or while NTP slews
+    // the wall clock; the clock's contract is the re-anchoring bound, not a millisecond.
     const before = Date.now() * 1000
     const t = nowMicros()
     const after = Date.now() * 1000
-    assert.ok(t >= before - 1000 && t <= after + 1000, `${t} within [${before}, ${after}]`)
+    assert.ok(t >= before - WALL_STEP_US && t <= after + WALL_STEP_US, `${t} within WALL_STEP_US of [${before}, ${after}]`)
   })
 })
