@@ -130,8 +130,11 @@ export class PlanCommands extends CommandFeature {
     const over = nothingToCancelMessage(root, planProgress(root).complete)
     if (over !== null) { void vscode.window.showInformationMessage(over); return undefined }
     if (opts?.confirm !== false) {
-      const yes = 'Cancel Plan'
-      const a = await vscode.window.showWarningMessage(`Cancel the plan "${firstLine(root.text, 80)}"? Every peer stops its work on it; this cannot be undone.`, { modal: true }, yes)
+      // "Keep running" is the dialog's close affordance, so VS Code adds no "Cancel" of its own
+      // beside "Cancel plan" (which would read as the opposite of what it does).
+      const yes: vscode.MessageItem = { title: 'Cancel plan' }
+      const no: vscode.MessageItem = { title: 'Keep running', isCloseAffordance: true }
+      const a = await vscode.window.showWarningMessage(`Cancel the plan "${firstLine(root.text, 80)}"? Every peer stops its work on it; this cannot be undone.`, { modal: true }, yes, no)
       if (a !== yes) return undefined
     }
     const proc = this.d.peers.main.process
