@@ -285,6 +285,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
   if (o.newPlan === true && o.submitGoal === undefined) return fail('--new-plan', 'needs --submit-goal: it decides whether that goal resumes or starts a fresh plan')
   if (o.showAllPlans === true && role !== 'observer') return fail('--show-all-plans', `only an observer prints and reports plans; --role ${role} shows none`)
+  if (o.reportFile !== undefined && role !== 'observer') return fail('--report-file', `only an observer writes the plan report; --role ${role} writes none (run an observer with --report-file beside it)`)
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)

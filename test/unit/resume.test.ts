@@ -65,6 +65,14 @@ describe('--new-plan and --show-all-plans', () => {
     assert.match(r.err, /option '--show-all-plans': only an observer prints and reports plans; --role executor shows none/)
     assert.equal(parse(['--role', 'observer', '--show-all-plans']).config?.showAllPlans, true)
   })
+  it('--report-file is an observer\'s: another role refuses it, naming the flag, instead of ignoring it', () => {
+    for (const role of ['executor', 'scorer', 'decomposer']) {
+      const r = parse(['--role', role, '--report-file', 'plan.md'])
+      assert.equal(r.code, 2, role)
+      assert.match(r.err, new RegExp(`option '--report-file': only an observer writes the plan report; --role ${role} writes none`))
+    }
+    assert.match(String(parse(['--role', 'observer', '--report-file', 'plan.md']).config?.reportFile), /plan\.md$/)
+  })
   it('both are off unless given', () => {
     assert.deepEqual([parse(['--role', 'observer', '--submit-goal', TEXT]).config?.newPlan, parse(['--role', 'observer']).config?.showAllPlans], [false, false])
     const on = parse(['--role', 'observer', '--submit-goal', TEXT, '--new-plan', '--show-all-plans']).config
