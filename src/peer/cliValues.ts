@@ -3,7 +3,7 @@
  * value or throws commander's InvalidArgumentError with a sentence saying what was expected,
  * which commander prints after the flag's name.
  */
-import { statSync, type Stats } from 'node:fs'
+import { accessSync, constants as fsConstants, statSync, type Stats } from 'node:fs'
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { InvalidArgumentError } from 'commander'
@@ -127,8 +127,22 @@ export function folder (v: string): string {
     if (st !== null && !st.isDirectory()) {
       throw new InvalidArgumentError(p === dir ? `${dir} is a file; it must be a folder (it is created when missing).` : `${p} is a file, so the folder ${dir} cannot be created there; it must be a folder.`)
     }
-    if (st !== null || path.dirname(p) === p) return v
+    if (st !== null) {
+      // The peer reads, writes and creates files in the folder (or creates it in `p`): a folder
+      // this user may not use is refused here, naming the flag, instead of a raw EACCES later.
+      const problem = accessProblem(p, p === dir ? fsConstants.R_OK | fsConstants.W_OK | fsConstants.X_OK : fsConstants.W_OK | fsConstants.X_OK)
+      if (problem !== null) {
+        throw new InvalidArgumentError(p === dir ? `this user cannot read and write the folder ${dir} (${problem}); give a folder it may write to.` : `this user cannot create ${dir}: ${p} is not writable (${problem}); give a folder it may write to.`)
+      }
+      return v
+    }
+    if (path.dirname(p) === p) return v
   }
+}
+
+/** The error code when this process may not access `p` with `mode` (fs.constants), else null. */
+function accessProblem (p: string, mode: number): string | null {
+  try { accessSync(p, mode); return null } catch (err) { return (err as NodeJS.ErrnoException).code ?? 'no access' }
 }
 
 /**
@@ -148,5 +162,9 @@ export function reportPath (v: string): string {
 }
 
 function statOrNull (p: string): Stats | null {
-  try { return statSync(p) } catch { return null }
+  try { return statSync(p) } catch (err) {
+    // A path below a folder this user may not search is not "missing": say so where it is asked.
+    if ((err as NodeJS.ErrnoException).code === 'EACCES') throw new InvalidArgumentError(`this user cannot reach ${p} (EACCES: a folder above it is not searchable); give a folder it may use.`)
+    return null
+  }
 }

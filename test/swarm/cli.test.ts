@@ -5,8 +5,8 @@
  * All peers run on 127.0.0.1 with --no-mdns, in a temp dir.
  */
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -42,8 +42,8 @@ const cancelFailed = (run: Run): Record<string, unknown> | undefined => jsonReco
  * Runs the CLI to completion (SIGKILL after timeoutMs), always with --no-mdns (mDNS never runs
  * in the host namespace). No API keys in its environment.
  */
-async function runCli (args: string[], timeoutMs = 20_000): Promise<Run> {
-  const child = spawn(process.execPath, [PEER_BUNDLE, ...args, '--no-mdns'], { cwd: tmp, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function runCli (args: string[], timeoutMs = 20_000, as?: { uid: number, gid: number }): Promise<Run> {
+  const child = spawn(process.execPath, [PEER_BUNDLE, ...args, '--no-mdns'], { cwd: as === undefined ? tmp : os.tmpdir(), env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'], ...as })
   spawned.push(child)
   let stdout = ''
   let stderr = ''
@@ -194,6 +194,30 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
     const data = await runCli(['--role', 'observer', '--data-dir', path.join(file, 'state')])
     assert.equal(data.code, 2, data.stderr)
     assert.equal(data.stderr, `error: option '--data-dir <dir>' argument '${path.join(file, 'state')}' is invalid. ${file} is a file, so the folder ${path.join(file, 'state')} cannot be created there; it must be a folder.\n`)
+  })
+
+  test('an --identity-dir this user may not read or write, or below a folder it may not search: exit 2 naming the flag and the reason, not a raw EACCES', async (t) => {
+    // Root passes every permission check, so the peer runs as nobody (65534); that needs root
+    // to start it, and the bundle readable by nobody.
+    const nobody = { uid: 65534, gid: 65534 }
+    if (process.getuid?.() !== 0) { t.skip('needs root, to start the peer as another user'); return }
+    const reads = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(PEER_BUNDLE)}, require('fs').constants.R_OK)`], { ...nobody, cwd: os.tmpdir() })
+    if (reads.status !== 0) { t.skip(`the bundle ${PEER_BUNDLE} is not readable by uid 65534 (a folder above it is private)`); return }
+    const base = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-noaccess-'))
+    try {
+      const locked = path.join(base, 'locked')
+      mkdirSync(locked)
+      chmodSync(base, 0o755)
+      chmodSync(locked, 0o700)
+      const own = await runCli(['--role', 'observer', '--identity-dir', locked], 20_000, nobody)
+      assert.equal(own.code, 2, own.stderr)
+      assert.equal(own.stderr, `error: option '--identity-dir <dir>' argument '${locked}' is invalid. this user cannot read and write the folder ${locked} (EACCES); give a folder it may write to.\n`)
+      const below = await runCli(['--role', 'observer', '--data-dir', path.join(locked, 'state')], 20_000, nobody)
+      assert.equal(below.code, 2, below.stderr)
+      assert.match(below.stderr, /^error: option '--data-dir <dir>' argument '.*' is invalid\. this user cannot reach .* \(EACCES: a folder above it is not searchable\)/)
+    } finally {
+      rmSync(base, { recursive: true, force: true })
+    }
   })
 
   test('identity: created 0600, kept across restarts; a corrupt key file is an error naming it', async () => {
