@@ -81,7 +81,9 @@ interface ReplyExtras {
  * What to answer:
  *  - {text}: an assistant text reply (Anthropic: a text block even when a tool was forced,
  *    like a model ignoring tool_choice; OpenAI: message.content). `stopReason` overrides
- *    end_turn / stop (e.g. 'max_tokens' / 'length').
+ *    end_turn / stop (e.g. 'max_tokens' / 'length', 'refusal' / 'content_filter'). `refusal`:
+ *    the API's refusal text (OpenAI: message.refusal, with content null when `text` is '';
+ *    Anthropic: stop_details.explanation).
  *  - {json}: structured output (Anthropic: a tool_use block for the forced tool with this
  *    input, or text when no tool was sent; OpenAI: message.content = JSON text); `stopReason`
  *    as for text.
@@ -93,7 +95,7 @@ interface ReplyExtras {
  *  - 'drop-connection': the socket is destroyed without an answer (a network error).
  */
 export type StandinReply =
-  | (ReplyExtras & { text: string; stopReason?: string })
+  | (ReplyExtras & { text: string; stopReason?: string; refusal?: string })
   | (ReplyExtras & { json: unknown; stopReason?: string })
   | (ReplyExtras & { status: number; message?: string })
   | (ReplyExtras & { raw: string; contentType: string; status?: number })
@@ -282,6 +284,7 @@ export class LlmStandin {
     }
     request.usage = usage
     const stopReason = 'stopReason' in reply ? reply.stopReason : undefined
+    const refusal = 'refusal' in reply ? reply.refusal ?? null : null
     if (api === 'anthropic') {
       const tool = 'json' in reply && request.schemaName !== null
       const block = tool
@@ -289,12 +292,13 @@ export class LlmStandin {
         : { type: 'text', text: out }
       return sendJson(res, 200, {
         id: `msg_standin_${request.index}`, type: 'message', role: 'assistant', model: request.model,
-        content: [block], stop_reason: stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage
+        content: [block], stop_reason: stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage,
+        ...(refusal === null ? {} : { stop_details: { type: 'refusal', category: null, explanation: refusal } })
       }, extra)
     }
     return sendJson(res, 200, {
       id: `chatcmpl-standin-${request.index}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: request.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: out, refusal: null }, finish_reason: stopReason ?? 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content: refusal !== null && out === '' ? null : out, refusal }, finish_reason: stopReason ?? 'stop', logprobs: null }],
       usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens }
     }, extra)
   }

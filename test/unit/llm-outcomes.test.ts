@@ -1,5 +1,6 @@
 // Honest LLM outcomes with the real SDKs against the loopback stand-in: truncated output is
-// never a success, rate limits wait what the server asks, a slow model is reported while it
+// never a success, a refusal or a filtered reply is a failure at once, a stop short of an
+// answer is retried, rate limits wait what the server asks, a slow model is reported while it
 // is awaited, a per-request timeout, and a non-API body names the server and what it sent.
 import { after, before, beforeEach, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -8,6 +9,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { pino } from 'pino'
 import { createProvider, LlmError } from '../../src/peer/llm/index'
+import { filteredText, refusedText, replyOutcome, stoppedText, STOP_OUTCOMES, type ModelOutcome } from '../../src/peer/llm/outcome'
+import type { StandinReply } from '../support/llm-standin'
 import { retryAfterMs } from '../../src/peer/llm/retryAfter'
 import { failureText } from '../../src/peer/roles/common'
 import { parseCli } from '../../src/peer/cli'
@@ -64,6 +67,53 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       const v = await p.generateObject({ purpose: 'score', system: '', prompt: 'Score it', schema: z.object({ score: z.number(), notes: z.string() }), schemaName: 'score' })
       assert.deepEqual(v, { score: 0.75, notes: 'complete' })
       assert.equal(llm.requests.length, 2)
+    })
+
+    // The API's ways of declining, as each backend sends them; said: what the failure quotes.
+    const declines: { name: string, reply: StandinReply, kind: 'refused' | 'filtered', said: string | null }[] = provider === 'anthropic'
+      ? [
+          { name: 'stop_reason "refusal"', reply: { text: 'I can\'t help with that.', stopReason: 'refusal' }, kind: 'refused', said: 'I can\'t help with that.' },
+          { name: 'stop_reason "refusal" with stop_details', reply: { text: '', stopReason: 'refusal', refusal: 'The request could enable cyber harm.' }, kind: 'refused', said: 'The request could enable cyber harm.' }
+        ]
+      : [
+          { name: 'a message with refusal set', reply: { text: '', refusal: 'I can\'t help with that.' }, kind: 'refused', said: 'I can\'t help with that.' },
+          { name: 'finish_reason "content_filter"', reply: { text: 'Day 1: Tok', stopReason: 'content_filter' }, kind: 'filtered', said: null }
+        ]
+    for (const d of declines) {
+      test(`${d.name} is the ${d.kind} outcome: an LlmError after one attempt, never retried, never a result`, async () => {
+        llm.respondWith(() => d.reply)
+        const p = createProvider(llm.llmConfig(provider))
+        const reason = d.kind === 'refused' ? refusedText(d.said) : filteredText(d.said)
+        const err = await p.generateText(text).then((out) => out, (e: unknown) => e)
+        assert.ok(err instanceof LlmError, `a ${d.kind} reply was returned as a result: ${String(err)}`)
+        assert.equal(err.kind, d.kind)
+        assert.equal(err.attempts, 1)
+        assert.equal(err.detail, reason)
+        assert.equal(err.message, `${provider} (${p.model}) execute call failed after 1 attempt: ${reason}`)
+        assert.equal(llm.requests.length, 1, 'the same prompt is not sent again')
+        assert.equal(p.stats().failures, 1)
+        // What the executor publishes as the failed leaf's output.
+        assert.equal(failureText('executing leaf x failed', err), `executing leaf x failed: ${reason}`)
+        // A structured call (a decomposer's split, a scorer's vote) fails the same way.
+        const { z } = await import('zod')
+        const obj = await p.generateObject({ purpose: 'score', system: '', prompt: 'Score it', schema: z.object({ score: z.number() }), schemaName: 'score' }).then((v) => v, (e: unknown) => e)
+        assert.ok(obj instanceof LlmError && obj.kind === d.kind && obj.attempts === 1, String(obj))
+        assert.equal(llm.requests.length, 2)
+      })
+    }
+
+    test('a stop short of an answer (pause_turn, an unknown stop reason) is retried like an invalid reply, then fails saying so', async () => {
+      const stop = provider === 'anthropic' ? 'pause_turn' : 'eos_token'
+      llm.reply({ text: 'Day 1: Tokyo', stopReason: stop }, { text: 'Day 1: Tokyo. Day 2: Kyoto.' })
+      const p = createProvider(llm.llmConfig(provider))
+      assert.equal(await p.generateText(text), 'Day 1: Tokyo. Day 2: Kyoto.')
+      assert.ok(llm.requests[1]!.prompt.includes(stoppedText(stop)), llm.requests[1]!.prompt)
+      llm.reset().respondWith(() => ({ text: 'Day 1: Tokyo', stopReason: stop }))
+      const err = await p.generateText(text).then(() => null, (e: unknown) => e)
+      assert.ok(err instanceof LlmError)
+      assert.equal(err.kind, 'validation')
+      assert.equal(err.attempts, 4)
+      assert.equal(err.detail, stoppedText(stop))
     })
 
     test('an HTML page with HTTP 200 names the server and the content type, one attempt', async () => {
@@ -194,6 +244,27 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
     })
   })
 }
+
+describe('the outcome table (outcome.ts)', () => {
+  test('every stop reason of every backend has one outcome; only complete is an answer', () => {
+    const at = (backend: keyof typeof STOP_OUTCOMES, stopReason: string | null): ModelOutcome => replyOutcome(backend, { text: 'x', stopReason }).outcome
+    assert.deepEqual(Object.entries(STOP_OUTCOMES.anthropic).map(([r]) => [r, at('anthropic', r)]), [
+      ['end_turn', 'complete'], ['stop_sequence', 'complete'], ['tool_use', 'complete'], ['max_tokens', 'truncated'],
+      ['refusal', 'refused'], ['pause_turn', 'error'], ['model_context_window_exceeded', 'error']
+    ])
+    assert.deepEqual(Object.entries(STOP_OUTCOMES['openai-compatible']).map(([r]) => [r, at('openai-compatible', r)]), [
+      ['stop', 'complete'], ['tool_calls', 'complete'], ['function_call', 'complete'], ['length', 'truncated'], ['content_filter', 'filtered']
+    ])
+    assert.deepEqual([at('vscode-lm', 'reply'), at('vscode-lm', 'filtered')], ['complete', 'filtered'])
+    assert.deepEqual([at('offline-demo', 'end_turn'), at('offline-demo', 'tool_use')], ['complete', 'complete'])
+    // A stop reason no row names is no answer; none reported reads as complete.
+    assert.deepEqual([at('anthropic', 'stop'), at('openai-compatible', 'end_turn'), at('anthropic', null)], ['error', 'error', 'complete'])
+    // A refusal text the API set refuses any reply but a filtered one.
+    assert.deepEqual(replyOutcome('openai-compatible', { text: '', stopReason: 'stop', refusal: 'No.' }), { outcome: 'refused', said: 'No.' })
+    assert.deepEqual(replyOutcome('openai-compatible', { text: 'half', stopReason: 'content_filter', refusal: 'No.' }), { outcome: 'filtered', said: null })
+    assert.deepEqual(replyOutcome('vscode-lm', { text: '', stopReason: 'filtered', filterNote: 'Response got filtered.' }), { outcome: 'filtered', said: 'Response got filtered.' })
+  })
+})
 
 describe('log lines of the LLM layer', () => {
   test('a retry warning carries the role\'s component once and the reason in its message', async () => {

@@ -4,6 +4,8 @@ import { z } from 'zod'
 import { parseCli } from '../../src/peer/cli'
 import { ChildMessage, ParentMessage, type ModelAnswer, type ModelChannel, type ModelRequest } from '../../src/peer/ipc/protocol'
 import { ConfigError, createProvider, LlmError, newUsageMeter, type LlmProvider } from '../../src/peer/llm/index'
+import { filteredText } from '../../src/peer/llm/outcome'
+import { failureText } from '../../src/peer/roles/common'
 
 /** An answer before its call id is filled in. */
 type Reply = ModelAnswer extends infer T ? T extends unknown ? Omit<T, 'call_id'> : never : never
@@ -103,6 +105,18 @@ describe('vscode-lm provider', () => {
       assert.match(err.message, new RegExp(`^vscode-lm \\(vscode-chat-model\\) execute call failed after 1 attempt: API error: ${message}`))
       assert.equal(sent.length, 1)
     }
+  })
+
+  it('a reply the content filter stopped is the filtered outcome: one attempt, the editor\'s words, never a result', async () => {
+    const { channel, sent } = editor(() => ({ type: 'model-error', code: 'filtered', message: 'Response got filtered.' }))
+    const p = provider(channel)
+    const err = await p.generateText({ purpose: 'execute', system: '', prompt: 'x' }).then((out) => out, (e: unknown) => e)
+    assert.ok(err instanceof LlmError, `a filtered reply was returned as a result: ${String(err)}`)
+    assert.equal(err.kind, 'filtered')
+    assert.equal(err.attempts, 1)
+    assert.equal(err.detail, filteredText('Response got filtered.'))
+    assert.equal(failureText('executing leaf x failed', err), `executing leaf x failed: ${filteredText('Response got filtered.')}`)
+    assert.equal(sent.length, 1, 'not retried')
   })
 
   it('a blocked model and a failed request are retried', async () => {

@@ -90,7 +90,7 @@ export class VscodeModels extends Disposable {
       send({ type: 'model-reply', call_id: req.call_id, ...reply })
     } catch (err) {
       const e = toBridgeError(err, cts.token.isCancellationRequested)
-      if (e.code !== 'cancelled') this.tell(label, e)
+      if (e.code !== 'cancelled' && e.code !== 'filtered') this.tell(label, e)
       send({ type: 'model-error', call_id: req.call_id, code: e.code, message: e.message })
     } finally {
       if (this.open.get(req.call_id) === cts) this.open.delete(req.call_id)
@@ -202,10 +202,29 @@ async function estimatedUsage (model: vscode.LanguageModelChat, messages: vscode
   return { input_tokens: inputs.reduce((a, b) => a + b, 0), output_tokens: text === '' ? 0 : await count(text), estimated: true }
 }
 
+/** What a content filter's stop says (filterMessage). */
+const FILTERED = /\b(response|prompt) got filtered\b|\bcontent filter/i
+
+/**
+ * The words of a content filter's stop, or null. vscode.lm has no code for it: GitHub Copilot
+ * fails a request whose reply (or prompt) its filter stopped with an Error "Response got
+ * filtered." ("Prompt got filtered."), which VS Code passes on as is or as the `cause` of a
+ * LanguageModelError of code Unknown.
+ */
+export function filterMessage (err: unknown): string | null {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 4; e = e.cause, i++) {
+    if (FILTERED.test(e.message)) return e.message
+  }
+  return null
+}
+
 /** Any failure of a request as a bridge error naming what to do. */
 export function toBridgeError (err: unknown, cancelled: boolean): ModelBridgeError {
   if (err instanceof ModelBridgeError) return err
   if (cancelled || err instanceof vscode.CancellationError) return new ModelBridgeError('cancelled', 'the request to the chat model was cancelled')
+  // A filtered reply is the model's answer (outcome "filtered"), not a problem to tell the user about.
+  const filtered = filterMessage(err)
+  if (filtered !== null) return new ModelBridgeError('filtered', filtered)
   if (err instanceof vscode.LanguageModelError) {
     const detail = err.message === '' ? '' : ` (${err.message})`
     switch (err.code) {

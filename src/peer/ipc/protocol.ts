@@ -48,10 +48,11 @@ export type ModelTool = z.infer<typeof ModelTool>
  * Why the parent could not answer a model request: `no_model` (no chat model is available or
  * none matches goalSwarm.llm.vscodeModel), `no_permissions` (the user did not allow this
  * extension to use the model), `blocked` (the model refuses requests now, e.g. its quota is
- * used up), `not_found` (the model went away), `cancelled` (the request was aborted), `failed`
- * (any other error of the model or its extension).
+ * used up), `not_found` (the model went away), `cancelled` (the request was aborted), `filtered`
+ * (the chat model's content filter stopped the reply), `failed` (any other error of the model or
+ * its extension).
  */
-export const ModelErrorCode = z.enum(['no_model', 'no_permissions', 'blocked', 'not_found', 'cancelled', 'failed'])
+export const ModelErrorCode = z.enum(['no_model', 'no_permissions', 'blocked', 'not_found', 'cancelled', 'filtered', 'failed'])
 export type ModelErrorCode = z.infer<typeof ModelErrorCode>
 
 /** Model token counts of one request; `estimated` when they come from the model's countTokens, not from the model's own report. */
@@ -60,8 +61,12 @@ export type ModelUsage = z.infer<typeof ModelUsage>
 
 /** Parent → child. */
 export const ParentMessage = z.discriminatedUnion('type', [
-  /** Publish a new root goal; answered by `submitted` or `error` with the same request_id. */
-  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional() }),
+  /**
+   * Publish a root goal; answered by `submitted` or `error` with the same request_id. While this
+   * peer's plan of the same text and budget is unfinished, that plan is the answer (`resumed`),
+   * unless `new_plan` asks for a fresh one.
+   */
+  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional(), new_plan: z.boolean().optional() }),
   /** Publish the cancel of a plan this peer submitted (DESIGN R13); answered by `cancelled` or `error`. */
   z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
@@ -165,7 +170,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
     }).optional()
   }),
   z.strictObject({ type: z.literal('log'), level: LogLevel, component: z.string(), msg: z.string() }),
-  z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string() }),
+  /** A submit-goal's plan; `resumed`: it is this peer's unfinished plan of the same goal, not a new one. */
+  z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string(), resumed: z.boolean().optional() }),
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
   /** A refused request: `message` in words for people; `refusal`, when the peer knows why, for programs. */

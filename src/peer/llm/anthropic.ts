@@ -71,16 +71,18 @@ export class AnthropicBackend implements Backend {
     }
     const usage = { input_tokens: msg.usage?.input_tokens ?? 0, output_tokens: msg.usage?.output_tokens ?? 0 }
     const text = msg.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+    // stop_reason "refusal" may come with the API's explanation; outcome.ts reads both.
+    const end = { stopReason: msg.stop_reason ?? null, refusal: msg.stop_details?.explanation ?? null }
     if (req.turn !== undefined) {
       const toolUses = msg.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: b.input }] : []))
-      return { text, usage, stopReason: msg.stop_reason ?? null, toolUses }
+      return { text, usage, ...end, toolUses }
     }
     const tool = req.json === null ? undefined : msg.content.find((b) => b.type === 'tool_use' && b.name === req.json?.name)
     if (tool !== undefined && tool.type === 'tool_use') {
-      return { text: JSON.stringify(tool.input), value: tool.input, usage, stopReason: msg.stop_reason ?? null }
+      return { text: JSON.stringify(tool.input), value: tool.input, usage, ...end }
     }
     // No tool call (a model or proxy that ignored tool_choice): the text may still hold JSON.
-    return { text, usage, stopReason: msg.stop_reason ?? null }
+    return { text, usage, ...end }
   }
 }
 

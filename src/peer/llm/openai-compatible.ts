@@ -70,11 +70,12 @@ export class OpenAiCompatibleBackend implements Backend {
     }
     const choice = res.choices[0]
     const usage = { input_tokens: res.usage?.prompt_tokens ?? 0, output_tokens: res.usage?.completion_tokens ?? 0 }
-    const refusal = choice?.message.refusal
-    const text = choice?.message.content ?? (refusal ? `(refused: ${refusal})` : '')
-    if (req.turn === undefined) return { text, usage, stopReason: choice?.finish_reason ?? null }
+    const text = choice?.message.content ?? ''
+    // A message with `refusal` set is a refusal whatever its finish_reason (outcome.ts).
+    const end = { stopReason: choice?.finish_reason ?? null, refusal: choice?.message.refusal ?? null }
+    if (req.turn === undefined) return { text, usage, ...end }
     const toolUses: ToolUse[] = (choice?.message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, input: parseArguments(c.function.arguments) }] : []))
-    return { text, usage, stopReason: choice?.finish_reason ?? null, toolUses }
+    return { text, usage, ...end, toolUses }
   }
 }
 

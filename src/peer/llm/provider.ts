@@ -176,9 +176,12 @@ export interface LlmProvider {
 /**
  * What made the last attempt fail. `truncated`: the reply was cut off at the output token cap
  * (Anthropic stop_reason "max_tokens", OpenAI finish_reason "length") on every attempt, even
- * with the raised cap; such output is never a success.
+ * with the raised cap; such output is never a success. `refused`: the model declined the request
+ * (Anthropic stop_reason "refusal", an OpenAI message with `refusal` set); `filtered`: a content
+ * filter stopped the reply (OpenAI finish_reason "content_filter", a filtered vscode.lm reply).
+ * Neither is retried (outcome.ts has the whole table).
  */
-export type LlmErrorKind = 'network' | 'api' | 'validation' | 'truncated'
+export type LlmErrorKind = 'network' | 'api' | 'validation' | 'truncated' | 'refused' | 'filtered'
 
 /**
  * A call that gave up. `kind` is the last attempt's failure: a network or API failure is

@@ -17,6 +17,7 @@ import { retryAfterMs } from './retryAfter'
 import type { LlmProviderName } from '../../plan/protocol/limits'
 import { excerpt } from '../../plan/protocol/text'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
+import { filteredText, refusedText, replyOutcome, stoppedText } from './outcome'
 
 export interface BackendRequest {
   purpose: LlmPurpose
@@ -38,8 +39,12 @@ export interface BackendReply {
   value?: unknown
   /** `estimated`: counted by the model's tokenizer rather than reported with the reply (vscode-lm). */
   usage: { input_tokens: number; output_tokens: number; estimated?: boolean }
-  /** e.g. 'end_turn', 'tool_use', 'max_tokens', 'stop', 'length'; null when unknown. */
+  /** e.g. 'end_turn', 'tool_use', 'max_tokens', 'refusal', 'stop', 'length', 'content_filter'; null when the API reported none. outcome.ts says what each means. */
   stopReason: string | null
+  /** The API's own refusal text (OpenAI message.refusal, Anthropic stop_details.explanation); null or absent when none. */
+  refusal?: string | null
+  /** What stopped a filtered reply says (vscode-lm: the editor's message); null or absent when nothing. */
+  filterNote?: string | null
   /** The tool calls of a tool-use turn's reply (generateTurn). */
   toolUses?: ToolUse[]
 }
@@ -60,7 +65,7 @@ export class BackendFailure extends Error {
   readonly timedOut: boolean
   constructor (
     message: string,
-    readonly kind: Exclude<LlmErrorKind, 'validation' | 'truncated'>,
+    readonly kind: Exclude<LlmErrorKind, 'validation' | 'truncated' | 'refused' | 'filtered'>,
     /** false for errors another attempt cannot fix (bad key, bad request, unknown model). */
     readonly retryable: boolean,
     readonly status: number | null = null,
@@ -77,19 +82,42 @@ export class BackendFailure extends Error {
   }
 }
 
-/** Stop reasons that mean the output was cut off by the token cap. */
-const TRUNCATED = new Set(['max_tokens', 'length'])
-
-/** True when the reply stopped at the output token cap (Anthropic max_tokens, OpenAI length). */
-export function isTruncated (reply: BackendReply): boolean {
-  return reply.stopReason !== null && TRUNCATED.has(reply.stopReason)
-}
-
 /** A reply cut off at the output token cap: never a success; the next attempt gets a larger cap. */
 export class OutputTruncated extends OutputInvalid {
   override name = 'OutputTruncated'
   constructor (readonly maxTokens: number, readonly stopReason: string) {
     super(`the reply was cut off at the output token limit (${maxTokens} tokens, stop reason "${stopReason}")`)
+  }
+}
+
+/** A reply that stopped short of an answer for another reason (outcome `error`, e.g. pause_turn): retried like an invalid reply. */
+export class OutputStopped extends OutputInvalid {
+  override name = 'OutputStopped'
+  constructor (readonly stopReason: string) {
+    super(stoppedText(stopReason))
+  }
+}
+
+/** The model refused, or a content filter stopped its reply: the call fails at once (outcome.ts says why no retry). */
+export class ModelDeclined extends Error {
+  override name = 'ModelDeclined'
+  constructor (readonly outcome: 'refused' | 'filtered', readonly said: string | null) {
+    super(outcome === 'refused' ? refusedText(said) : filteredText(said))
+  }
+}
+
+/**
+ * Throws unless `reply` is a complete answer by the outcome table (outcome.ts): OutputTruncated
+ * (cut off at `maxTokens`), ModelDeclined (refused, filtered) or OutputStopped (any other stop).
+ */
+export function requireComplete (backend: LlmProviderName, reply: BackendReply, maxTokens: number): void {
+  const { outcome, said } = replyOutcome(backend, reply)
+  switch (outcome) {
+    case 'complete': return
+    case 'truncated': throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+    case 'refused':
+    case 'filtered': throw new ModelDeclined(outcome, said)
+    case 'error': throw new OutputStopped(reply.stopReason ?? '')
   }
 }
 
@@ -159,7 +187,7 @@ export class RetryingProvider implements LlmProvider {
 
   generateText (call: LlmCall): Promise<string> {
     return this.run(call, null, (reply, maxTokens) => {
-      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+      requireComplete(this.name, reply, maxTokens)
       const text = reply.text.trim()
       if (text === '') throw new OutputInvalid('the reply was empty')
       return text
@@ -169,8 +197,9 @@ export class RetryingProvider implements LlmProvider {
   generateObject<T> (call: LlmCall & { schema: z.ZodType<T>; schemaName: string }): Promise<T> {
     const spec = jsonSpecFor(call.schema, call.schemaName)
     return this.run(call, spec, (reply, maxTokens) => {
-      // A cut-off tool input or JSON text may still parse into something partial: never use it.
-      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+      // A cut-off tool input or JSON text may still parse into something partial, and a
+      // refusal may still hold JSON: only a complete reply is ever used.
+      requireComplete(this.name, reply, maxTokens)
       const value = reply.value !== undefined ? reply.value : parseJsonReply(reply.text)
       return validateValue(call.schema, unwrapValue(spec, value))
     })
@@ -179,7 +208,7 @@ export class RetryingProvider implements LlmProvider {
   generateTurn (call: LlmCall & { turn: ToolTurn }): Promise<TurnReply> {
     return this.run(call, null, (reply, maxTokens) => {
       const toolUses = reply.toolUses ?? []
-      if (isTruncated(reply)) throw new OutputTruncated(maxTokens, reply.stopReason ?? '')
+      requireComplete(this.name, reply, maxTokens)
       const text = reply.text.trim()
       if (text === '' && toolUses.length === 0) throw new OutputInvalid('the reply was empty')
       return { text, toolUses }
@@ -200,7 +229,7 @@ export class RetryingProvider implements LlmProvider {
     const firstCap = call.maxTokens ?? DEFAULT_MAX_TOKENS
     // Mutated by the attempts (a holder, so the compiler does not narrow it to null).
     const st: {
-      feedback: string | null, attempts: number, last: BackendFailure | OutputInvalid | null,
+      feedback: string | null, attempts: number, last: BackendFailure | OutputInvalid | ModelDeclined | null,
       maxTokens: number, ordinary: number, rateLimited: number
     } = { feedback: null, attempts: 0, last: null, maxTokens: firstCap, ordinary: 0, rateLimited: 0 }
     const attempt = async (): Promise<T> => {
@@ -245,6 +274,11 @@ export class RetryingProvider implements LlmProvider {
       try {
         return accept(reply, st.maxTokens)
       } catch (e) {
+        // A refusal or a filtered reply is final: the same prompt meets the same policy.
+        if (e instanceof ModelDeclined) {
+          st.last = e
+          throw new AbortError(e)
+        }
         if (!(e instanceof OutputInvalid)) {
           st.last = null
           throw new AbortError(e as Error)
@@ -302,7 +336,7 @@ export class RetryingProvider implements LlmProvider {
    * wait_ms and err): the server's Retry-After when it sent one, else retryBaseMs doubling per
    * failure of the same class; plus up to JITTER of it at random; never above retryMaxMs.
    */
-  private backoff (purpose: LlmPurpose, attempt: number, last: BackendFailure | OutputInvalid | null, nth: number, why: string): number {
+  private backoff (purpose: LlmPurpose, attempt: number, last: BackendFailure | OutputInvalid | ModelDeclined | null, nth: number, why: string): number {
     const asked = last instanceof BackendFailure ? last.retryAfterMs : null
     const base = asked ?? this.retry.retryBaseMs * 2 ** Math.max(0, nth - 1)
     const wait = Math.round(Math.min(this.retry.retryMaxMs, base + this.retry.random() * base * JITTER))
@@ -348,11 +382,14 @@ export class RetryingProvider implements LlmProvider {
     }
   }
 
-  private toLlmError (purpose: LlmPurpose, attempts: number, last: BackendFailure | OutputInvalid | null, thrown: unknown): LlmError {
+  private toLlmError (purpose: LlmPurpose, attempts: number, last: BackendFailure | OutputInvalid | ModelDeclined | null, thrown: unknown): LlmError {
     const what = `${this.name} (${this.model}) ${purpose} call failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`
     if (last instanceof BackendFailure) {
       const label = last.kind === 'network' ? 'network error' : 'API error'
       return new LlmError(`${what}: ${label}: ${last.message}`, last.kind, attempts, purpose, last.status, { cause: last, detail: last.message, timedOut: last.timedOut })
+    }
+    if (last instanceof ModelDeclined) {
+      return new LlmError(`${what}: ${last.message}`, last.outcome, attempts, purpose, null, { cause: last, detail: last.message })
     }
     if (last instanceof OutputTruncated) {
       const detail = `the reply was cut off at the output token limit (${last.maxTokens} tokens, stop reason "${last.stopReason}")`

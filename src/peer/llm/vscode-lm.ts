@@ -58,10 +58,13 @@ export class VscodeLmBackend implements Backend {
       sub = this.channel.onAnswer((a) => {
         if (a.call_id !== callId && a.call_id !== '*') return
         done()
+        // A filtered reply is the model's answer, not a failed request: it ends the call like
+        // OpenAI's finish_reason "content_filter" (outcome.ts), with the editor's words.
+        if (a.type === 'model-error' && a.code === 'filtered') { resolve({ text: '', usage: { input_tokens: 0, output_tokens: 0 }, stopReason: 'filtered', filterNote: a.message }); return }
         if (a.type === 'model-error') { reject(modelErrorFailure(a.code, a.message)); return }
         if (a.model !== '') this.model = a.model
         const toolUses = a.tool_uses.map((u) => ({ id: u.id, name: u.name, input: u.input }))
-        resolve({ text: a.text, usage: { input_tokens: a.usage.input_tokens, output_tokens: a.usage.output_tokens, ...(a.usage.estimated ? { estimated: true } : {}) }, stopReason: null, ...(req.turn !== undefined ? { toolUses } : {}) })
+        resolve({ text: a.text, usage: { input_tokens: a.usage.input_tokens, output_tokens: a.usage.output_tokens, ...(a.usage.estimated ? { estimated: true } : {}) }, stopReason: 'reply', ...(req.turn !== undefined ? { toolUses } : {}) })
       })
       signal?.addEventListener('abort', onAbort, { once: true })
       if (!this.channel.request(msg)) {
@@ -76,13 +79,15 @@ export class VscodeLmBackend implements Backend {
  * The backend failure for a `model-error`: no model, no permission and a cancel by the editor
  * are final (another attempt gets the same answer until the user acts); a blocked model is
  * retried on the rate-limit budget (a quota frees up), a vanished model or another failure on
- * the ordinary one (the editor selects the model again for each request).
+ * the ordinary one (the editor selects the model again for each request). `filtered` never
+ * gets here (send resolves it as a filtered reply); were it to, it is final too.
  */
 export function modelErrorFailure (code: ModelErrorCode, message: string): BackendFailure {
   switch (code) {
     case 'no_model': return new BackendFailure(message, 'api', false, 404)
     case 'no_permissions': return new BackendFailure(message, 'api', false, 403)
     case 'cancelled': return new BackendFailure(message, 'api', false, null)
+    case 'filtered': return new BackendFailure(message, 'api', false, null)
     case 'blocked': return new BackendFailure(message, 'api', true, 429)
     case 'not_found': return new BackendFailure(message, 'api', true, null)
     case 'failed': return new BackendFailure(message, 'api', true, null)

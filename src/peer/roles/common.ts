@@ -57,7 +57,10 @@ export class RoleTimers {
 /** One line saying what failed, for logs and failure notices (the wire's TEXT_MAX_CHARS, no control characters). */
 export function failureText (what: string, err: unknown): string {
   let text: string
-  if (err instanceof LlmError) {
+  if (err instanceof LlmError && (err.kind === 'refused' || err.kind === 'filtered')) {
+    // One attempt, never retried: the reason says it all ("the model refused: ...").
+    text = `${what}: ${err.detail}`
+  } else if (err instanceof LlmError) {
     const label = err.kind === 'truncated' ? 'output truncated' : `${err.kind} error`
     text = `${what}: LLM ${label} after ${err.attempts} attempt${err.attempts === 1 ? '' : 's'}: ${err.detail}`
   } else if (err instanceof Error) {
