@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { test } from 'node:test'
-import { KEPT_RESULTS_FILE } from '../../src/peer/roles/keptResults'
+import { KEPT_RESULTS_FILE } from '../../src/peer/roles/executor/keptResults'
 import { TestSwarm } from '../support/peers'
 import { executedTasks, resultsPerNode, roleArgs, slowExecute, startPlanners, startStandin, waitComplete } from './roles-support'
 

@@ -1,6 +1,6 @@
 /**
  * The prompt of one task an executor carries out, shared by every way of carrying it out: a
- * plain answer (roles/executor.ts), a program (roles/codeRun.ts) and the tool loop
+ * plain answer (roles/executor/leafCall.ts), a program (roles/codeRun.ts) and the tool loop
  * (tools/toolLoop.ts). Its first line, `Task: <text>`, is the topic the offline demo model
  * reads back (offline-demo.ts).
  */

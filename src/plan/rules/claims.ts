@@ -177,7 +177,7 @@ export function claimRounds (
 /**
  * When the settle window of a claim stamped `claimedAtUs` ends (µs): claimed_at + the window.
  * The one formula of "still settling": leaseAt labels a lease settling before it, and the
- * executor waits for it before it publishes (roles/executor.ts), with the same window.
+ * executor waits for it before it publishes (roles/executor/claimLoop.ts), with the same window.
  * @param settleWindowMs the adaptive window, ms (roles/settleWindow.ts SettleWindow.windowMs)
  */
 export function settleEndUs (claimedAtUs: Micros, settleWindowMs: number): Micros {

@@ -1,0 +1,442 @@
+/**
+ * The executor's claim loop (DESIGN R5, R11, R13): looks at the tasks on every message and at
+ * least every lease/4 (at most 1 s), claims the open ones it can do with the claim rule (µs
+ * claim stamped after the task became claimable, earliest (claimed_at, peer) wins), and for each
+ * claim watches whether it still wins until its result is published.
+ *
+ * Claim rules: a task is claimed as soon as it is open (by its ranked executor; the others after
+ * a standby, claimRank.ts), and its call (leafCall.ts) starts at once, overlapping the settle
+ * window; the result is published only once the window is over and the claim still wins. A
+ * finished call frees its slot even while its window runs (not in a budgeted plan). The window
+ * adapts to measured delivery latency and event-loop lag (settleWindow.ts). A claimer that sees a
+ * winning competitor, a result that counts, a cancel or its round's hold limit aborts its call
+ * (AbortSignal through the provider) and publishes nothing. Nothing is claimed before a first
+ * sync with a peer (or a grace period provably alone, syncGate.ts), nor by the newer of two live
+ * processes sharing one identity (identityTwins.ts).
+ *
+ * A task held by someone else is watched; when its lease lapses with no result (a crashed
+ * executor), any executor still running competes for it again, so a crash never strands a task.
+ * Superseded tasks (children of a losing split) are never claimed.
+ *
+ * Each look reads one evaluation of the plan (rules/evaluator.ts): the tasks it claims are
+ * handed to their calls as ClaimedTasks built from that evaluation (plan/read/synthesis.ts), so
+ * the call gets the kind and the inputs that made the task claimable. The loop holds the
+ * per-claim state (what it is working on, the flights, the watchers, the call slots); the lease
+ * renewals (leaseRenewal.ts), the kept results (keptResults.ts) and the offer (offerWatch.ts)
+ * are handed in.
+ */
+import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance } from '../../../plan/rules/claims'
+import { claimableSince, evaluate, type Evaluation } from '../../../plan/rules/evaluator'
+import { isCancelled, rootGoalOf } from '../../../plan/rules/planControl'
+import type { SwarmRules } from '../../../plan/rules/swarmRules'
+import { holdLimitText } from '../../../plan/read/holdLimit'
+import { claimedTask, liveTasks, liveTasksOf, type ClaimedTask, type LiveTask } from '../../../plan/read/synthesis'
+import { contentId } from '../../../plan/protocol/ids'
+import type { AnyEnvelope, ClaimMsg, PromptNode } from '../../../plan/protocol/schemas'
+import { excerpt } from '../../../plan/protocol/text'
+import { formatTimestamp, parseTimestamp, type Micros } from '../../../plan/protocol/time'
+import type { PlanState } from '../../../plan/state/planState'
+import type { Bus } from '../../bus'
+import type { Logger } from '../../log'
+import { Standby, STANDBY_WINDOWS } from '../claimRank'
+import { guard, type RoleTimers } from '../common'
+import type { PeerSyncView } from '../context'
+import type { IdentityTwins } from '../identityTwins'
+import { PlanGate } from '../planGate'
+import type { SettleWindow } from '../settleWindow'
+import { SyncGate } from '../syncGate'
+import type { KeptWork } from './keptResults'
+import type { LeafCall } from './leafCall'
+import type { LeaseRenewals } from './leaseRenewal'
+import type { OfferWatch } from './offerWatch'
+import { hasCountingResult, leaseOf, Lost, type Flight, type WaitSlot, type WorkCounts } from './work'
+
+/** Longest pause between two looks at the leaves (lease lapses need no message to happen), ms. */
+const MAX_TICK_MS = 1000
+
+export interface ClaimLoopDeps {
+  bus: Bus
+  state: PlanState
+  rules: SwarmRules
+  /** The role clock, µs (RoleContext.now). */
+  now: () => Micros
+  log: Logger
+  /** Sync progress (RoleContext.peerSync); absent: claims start at once. */
+  peerSync?: PeerSyncView
+  /** The claim's lease, ms (`--lease-ms`): also sets the look period (lease/4, 100 ms to 1 s). */
+  leaseMs: number
+  /** The longest hold of one claim round, ms (`--max-hold-ms`). */
+  maxHoldMs: number
+  /** Model calls at once (`--max-concurrent-leaves`; at least 1). */
+  maxConcurrentLeaves: number
+  /** How long being alone must last before claiming without a first sync, ms (`--sync-grace-ms`). */
+  syncGraceMs: number
+  /** The role's timers; once disposed the loop claims nothing and its claims give up as stopped. */
+  timers: RoleTimers
+  /** The adaptive settle window: fed the ages of other peers' live messages, read for each claim. */
+  settle: SettleWindow
+  /** A second live process with this identity (the newer one claims nothing). */
+  twins: IdentityTwins
+  /** What this executor offers now: only tasks whose capability it offers are claimed. */
+  offer: Pick<OfferWatch, 'has'>
+  /** Runs a claimed task and publishes its result. */
+  call: Pick<LeafCall, 'run' | 'publish'>
+  /** Renews each claim's lease while its work goes on. */
+  renewals: Pick<LeaseRenewals, 'renewWhileWorking'>
+  /** Results kept from before a restart: published once claiming is allowed; their tasks are not claimed again. */
+  kept: Pick<KeptWork, 'size' | 'has' | 'publishDue' | 'keepAtStop'>
+  /** Per-task counts. */
+  work: WorkCounts
+  /** Orders candidate tasks (tests); default spreads executors over different tasks. */
+  order?: (nodes: PromptNode[]) => PromptNode[]
+}
+
+/** A running claim loop. */
+export interface ClaimLoop {
+  /** Asks for a look soon (coalesced: at most one pending). */
+  schedule(): void
+  /** The first part of a stop: claims nothing more, then the kept results' keepAtStop on the claims in flight (graceMs, ms). */
+  drain(graceMs: number): Promise<void>
+  /** Stops looking and listening, and aborts every claim still in progress (its lease lapses). */
+  stop(): void
+}
+
+/** Starts the claim loop on `deps`; it looks first on the next turn. */
+export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
+  const { bus, state, rules, now, log, timers, settle, twins, offer, call, renewals, kept, work } = deps
+  const me = bus.peerId
+  const parallel = Math.max(1, deps.maxConcurrentLeaves)
+  /** Leaves this process is claiming or executing, with the abort of each one's call. */
+  const working = new Map<string, AbortController>()
+  /** Wakes a claim attempt waiting on its leaf when a claim, renewal or result for it arrives. */
+  const watchers = new Map<string, () => void>()
+  /** Claims in progress, with their finished call's outcome once it is in (drain reads them). */
+  const flights = new Map<string, Flight>()
+  /** Set by drain: no new claim from then on. */
+  let draining = false
+  /** Claims whose model call has not finished: what --max-concurrent-leaves bounds. */
+  let callSlots = 0
+  /** Leaves already warned about for clock skew (one warning per leaf). */
+  const warnedSkew = new Set<string>()
+  let scheduled = false
+  /** What the last look decided and saw (looked). */
+  let lastLook = ''
+  const planGate = new PlanGate(state, rules, now, log)
+  /**
+   * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
+   * current adaptive window, on the protocol clock, the same instant the tree's settling label
+   * ends with that window (rules/claims.ts leaseAt; DESIGN R5). The evaluations this loop reads
+   * use the swarm's shared rules with no window: settling and held are alike to every decision
+   * here; the window only decides when this executor's own claim may publish.
+   */
+  const settleLeftMs = (mine: ClaimMsg): number => (settleEndUs(parseTimestamp(mine.claimed_at), settle.windowMs()) - now()) / 1000
+  const standby = new Standby((ms, onDue) => { timers.after(ms, onDue) }, schedule)
+  // Peer-specific order: executors tend to go for different leaves first, so fewer claims collide.
+  const order = deps.order ?? ((nodes: PromptNode[]) => nodes
+    .map((n) => ({ n, k: contentId(me, n.node_id) }))
+    .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
+    .map((x) => x.n))
+
+  const gate = new SyncGate(deps.peerSync, deps.syncGraceMs, log, (closed) => closed ? unfinishedLeaves() : openTasks().open.length, schedule)
+
+  const sub = bus.onMessage((env: AnyEnvelope, arrival) => {
+    switch (env.kind) {
+      case 'claim': case 'renew': {
+        const stamp = env.kind === 'claim' ? env.body.claimed_at : env.body.renewed_at
+        if (arrival.live && env.body.claimer_peer !== me) settle.observeAge((now() - parseTimestamp(stamp)) / 1000, undefined, env.body.claimer_peer)
+        watchers.get(env.body.node_id)?.()
+        schedule()
+        break
+      }
+      case 'result':
+        watchers.get(env.body.node_id)?.()
+        schedule()
+        break
+      case 'capability':
+        if (env.body.peer_id === me) {
+          if (twins.observe(env.body)) for (const abort of working.values()) abort.abort(new Lost('duplicate_identity', 'a second live process uses this identity'))
+        }
+        // Heartbeats sample every peer's link before its first claim: a competitor behind a
+        // slow link widens the window before the first race with it, not after.
+        else if (arrival.live) settle.observeAge((now() - parseTimestamp(env.body.announced_at)) / 1000, undefined, env.body.peer_id)
+        break
+      case 'cancel':
+        // DESIGN R13: calls for a cancelled plan stop now, not at the next look.
+        for (const [nodeId, abort] of working) {
+          const node = state.node(nodeId)
+          if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('cancelled', 'the plan was cancelled'))
+        }
+        break
+      case 'node': case 'accepted': case 'goal':
+        schedule()
+    }
+  })
+  const stopTick = timers.every(Math.min(MAX_TICK_MS, Math.max(100, Math.floor(deps.leaseMs / 4))), schedule)
+
+  function schedule (): void {
+    if (scheduled || timers.isDisposed) return
+    scheduled = true
+    setImmediate(() => {
+      scheduled = false
+      try {
+        look()
+      } catch (err) {
+        log.error({ err }, 'executor look failed')
+      }
+    })
+  }
+
+  /** true when the leaf has a result that counts (DESIGN R5 result authority), at this moment. */
+  const finished = (nodeId: string): boolean => hasCountingResult(state, nodeId, now(), rules)
+
+  /** Live leaves with this executor's capabilities and no result, held or not. */
+  function unfinishedLeaves (): number {
+    return liveTasks(state, now(), rules).filter(({ task }) => task.kind === 'leaf' && offer.has(task.capability) && task.outcome.results.length === 0).length
+  }
+
+  /**
+   * Live leaves whose dependencies are done and synthesis tasks whose children are done
+   * (DESIGN R11) that this executor could do and nobody has finished or holds, with the one
+   * evaluation every answer came from (a claim builds its ClaimedTask from it).
+   */
+  function openTasks (): { evaluation: Evaluation, open: LiveTask[] } {
+    const open: LiveTask[] = []
+    // One clock reading for the whole look: every answer below comes from one evaluation.
+    const nowUs = now()
+    const evaluation = evaluate(state, nowUs, rules)
+    // One window for the whole look: computing it sorts the recent age samples.
+    const windowMs = settle.windowMs()
+    const standbyMs = STANDBY_WINDOWS * windowMs
+    for (const live of liveTasksOf(evaluation)) {
+      const { node, task } = live
+      const cap = task.capability
+      if (working.has(node.node_id) || kept.has(node.node_id)) continue
+      if (task.outcome.results.length > 0) { standby.forget(node.node_id); continue }
+      if (!offer.has(cap)) continue
+      if (!planGate.allows(node.goal_id)) continue
+      // Every dependency done and no outcome yet (the evaluator's answer, as the tree shows it).
+      if (!task.runnable) continue
+      const { lease } = task.outcome
+      if (lease.state === 'settling' || lease.state === 'held') continue
+      // Our round ran into the hold limit: we sit out one more hold period (DESIGN R5), as our
+      // claims in it would not count; the task is others' meanwhile.
+      if (lease.state === 'lapsed' && lease.capped && lease.lastHolder.claimer_peer === me) {
+        const back = (parseTimestamp(lease.lastHolder.claimed_at) + 2 * deps.maxHoldMs * 1000 - nowUs) / 1000
+        if (back > 0) { timers.after(back + 1, schedule); continue }
+      }
+      // Its input's executor's clock runs ahead of ours: a claim stamped after that result
+      // would be refused as from the future, so look again once our clock has caught up.
+      const since = task.claimable.sinceUs
+      if (!stampWithinTolerance(nowUs, since)) { timers.after(Math.max(50, (claimStamp(nowUs, since) - nowUs) / 1000 - CLAIM_TOLERANCE_MS / 2), schedule); continue }
+      // Ranked claims (claimRank.ts): the ranked executor at once, the others after a standby.
+      if (!standby.mayClaim(node.node_id, rules.roster(state, nowUs).rankedExecutor(node.node_id, cap, standby.rankKey), me, standbyMs)) continue
+      open.push(live)
+    }
+    return { evaluation, open }
+  }
+
+  /**
+   * A debug record whenever a look comes out differently from the one before (looks also run on
+   * every tick): whether it claimed, found nothing open, was full or may not claim, with what it
+   * saw. So the latest record says what the executor last decided, and a reader sees that it
+   * looked and held back instead of inferring it from silence.
+   */
+  function looked (outcome: 'claiming' | 'nothing_open' | 'busy' | 'may_not_claim', open: number): void {
+    const rec = { look: outcome, open, working: working.size, leaves: state.nodes().length }
+    const key = `${rec.look} ${rec.open} ${rec.working} ${rec.leaves}`
+    if (key === lastLook) return
+    lastLook = key
+    log.debug(rec, 'executor looked for leaves')
+  }
+
+  /** Claims the next tasks it can do, while it has free call slots. */
+  function look (): void {
+    if (timers.isDisposed || draining) return
+    if (twins.stopped || !gate.open) { looked('may_not_claim', 0); return }
+    if (kept.size > 0) kept.publishDue(schedule)
+    if (callSlots >= parallel) { looked('busy', 0); return }
+    const { evaluation, open } = openTasks()
+    const candidates: LiveTask[] = []
+    let skewed = false
+    for (const c of open) {
+      if (skewedOut(c.node)) { skewed = true; continue }
+      candidates.push(c)
+    }
+    if (skewed) timers.after(1000, schedule)
+    looked(candidates.length === 0 ? 'nothing_open' : 'claiming', candidates.length)
+    if (candidates.length === 0) return
+    const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
+    const chosen = order(candidates.map((c) => c.node)).flatMap((node) => byId.get(node.node_id) ?? []).slice(0, parallel - callSlots)
+    // Built before the first claim goes out: each from the evaluation that found its task open.
+    const tasks = chosen.map((c) => claimedTask(evaluation, c.task))
+    for (const task of tasks) claim(task)
+  }
+
+  /**
+   * Claims and works on one task. Its call slot is freed as soon as its model call has ended
+   * (DESIGN R5 "Parallelism"): a claim that only waits out its settle window makes no call, so
+   * the executor may start on its next task meanwhile.
+   */
+  function claim (task: ClaimedTask): void {
+    const { node } = task
+    const abort = new AbortController()
+    working.set(node.node_id, abort)
+    let end = (): void => {}
+    const flight: Flight = { node, abort, mine: null, out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
+    flights.set(node.node_id, flight)
+    callSlots++
+    let slotHeld = true
+    const releaseSlot = (): void => {
+      if (!slotHeld) return
+      slotHeld = false
+      callSlots--
+      schedule()
+    }
+    guard(log, `working on leaf ${node.node_id}`, async () => {
+      try {
+        await claimAndRun(task, flight, releaseSlot)
+      } finally {
+        releaseSlot()
+        working.delete(node.node_id)
+        watchers.delete(node.node_id)
+        flights.delete(node.node_id)
+        end()
+        schedule()
+      }
+    })
+  }
+
+  const isMine = (h: ClaimMsg | null, mine: ClaimMsg): boolean => h !== null && h.claimer_peer === me && h.claimed_at === mine.claimed_at
+
+  /** Why this claim cannot publish now (lost, result elsewhere, stopped), or null while it still wins. */
+  function lostReason (node: PromptNode, mine: ClaimMsg): Lost | null {
+    if (timers.isDisposed) return new Lost('stopped', 'the executor stopped')
+    if (twins.stopped) return new Lost('duplicate_identity', 'a second live process uses this identity')
+    if (isCancelled(state, node.goal_id)) return new Lost('cancelled', 'the plan was cancelled')
+    if (finished(node.node_id)) return new Lost('has_result', 'the leaf has a result already')
+    const lease = leaseOf(state, node.node_id, now(), rules)
+    const h = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
+    if (isMine(h, mine)) return null
+    if (h !== null) return new Lost('lost_claim', `lost the claim to ${h.claimer_peer}`, h.claimer_peer)
+    // DESIGN R5: a round ends at its hold limit however it renews; the leaf is open to others again.
+    if (lease.state === 'lapsed' && lease.capped && isMine(lease.lastHolder, mine)) return new Lost('hold_limit', `${holdLimitText({ holder: me, held_ms: deps.maxHoldMs }, () => 'this executor')} (the hold limit)`)
+    return new Lost('lease_lapsed', 'the lease lapsed')
+  }
+
+  async function claimAndRun (task: ClaimedTask, flight: Flight, releaseSlot: () => void): Promise<void> {
+    const { node, capability: cap } = task
+    const abort = flight.abort
+    // DESIGN R5: a claim counts only when dated after its task became claimable, by the
+    // finished_at of its inputs' results, whoever's clock stamped them.
+    const nowUs = now()
+    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, rules).sinceUs)
+    const mine: ClaimMsg = {
+      node_id: node.node_id,
+      goal_id: node.goal_id,
+      claimer_peer: me,
+      claimed_at: formatTimestamp(claimedAtUs),
+      capability: cap,
+      lease_ms: deps.leaseMs
+    }
+    const w = work.of(node.node_id)
+    w.claims++
+    await bus.publish('claim', mine)
+    const claimedMs = performance.now()
+    flight.mine = mine
+    log.debug({ event: 'claim_published', node_id: node.node_id, capability: cap, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
+
+    // Every claim, renewal or result for this leaf re-checks at once whether we still win.
+    const check = (): void => {
+      const why = lostReason(node, mine)
+      if (why !== null && !abort.signal.aborted) abort.abort(why)
+    }
+    watchers.set(node.node_id, check)
+    const waiting: WaitSlot = { current: null }
+    const stopRenewing = renewals.renewWhileWorking(node, mine, abort.signal, waiting)
+    // The hold limit ends the round without any message arriving: re-check when it is reached.
+    // A timer may fire a little early by the protocol clock (it counts from the event loop's
+    // cached time), so it is re-armed until that clock has passed the limit.
+    const atHoldLimit = (): void => {
+      const leftMs = (claimedAtUs + deps.maxHoldMs * 1000 - now()) / 1000
+      if (leftMs >= 0) timers.after(leftMs + 1, atHoldLimit)
+      else check()
+    }
+    atHoldLimit()
+    check()
+    try {
+      if (abort.signal.aborted) throw abort.signal.reason
+      const running = call.run(task, w, abort.signal, waiting)
+      // Awaited below unless the claim is lost first; a stop reads the outcome (drain).
+      running.then((out) => { flight.out = out }, () => {})
+      // A budgeted plan counts spend from published results: a finished call whose result still
+      // waits out the window keeps its slot there, so the calls not yet recorded stay within
+      // the slots (the over-spend bound, DESIGN R13).
+      if (rootGoalOf(state, node.goal_id)?.budget === undefined) running.then(releaseSlot, releaseSlot)
+      // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
+      for (;;) {
+        const left = settleLeftMs(mine)
+        if (left <= 0) break
+        await Promise.race([timers.sleep(left), abortedPromise(abort.signal)])
+        if (abort.signal.aborted) throw abort.signal.reason
+      }
+      check()
+      if (abort.signal.aborted) throw abort.signal.reason
+      log.debug({ node_id: node.node_id, ms: Math.round(performance.now() - claimedMs) }, `won the claim on "${excerpt(node.text)}"`)
+      const out = await running
+      // A competing claim that wins by the rule arrived late, or the lease lapsed and someone
+      // else holds it now: that executor publishes the result; a second one would be a duplicate.
+      check()
+      if (abort.signal.aborted) throw abort.signal.reason
+      // A competitor's claim from our past arrived while we worked: it ranks claims with a sane
+      // clock and runs the leaf itself, so publishing ours too would make a duplicate.
+      if (skewedOut(node)) throw new Lost('clock_skew', 'clock skew')
+      await call.publish(node, mine.claimed_at, out, w)
+      flight.published = true
+    } catch (err) {
+      if (!(err instanceof Lost)) throw err
+      if (!abort.signal.aborted) abort.abort(err)
+      log.info({ event: 'claim_given_up', node_id: node.node_id, cause: err.code, reason: err.message, lost_to: err.winner, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
+    } finally {
+      stopRenewing()
+    }
+  }
+
+  /**
+   * true when a competitor's live claim on this leaf looked older than the claim tolerance: our
+   * clock runs ahead, we dropped its claim and cannot rank claims for this leaf, so we stand down
+   * until its lease would have lapsed (DESIGN R5; the competitor keeps the leaf).
+   */
+  function skewedOut (node: PromptNode): boolean {
+    const skew = bus.clockSkewEvidence?.(node.node_id)
+    if (skew === undefined) return false
+    if (!warnedSkew.has(node.node_id)) {
+      warnedSkew.add(node.node_id)
+      log.warn({ node_id: node.node_id, peer: skew.peer, offset_ms: Math.round(skew.offsetMs) },
+        `local clock looks ${(-skew.offsetMs / 1000).toFixed(1)} s ahead of ${skew.peer}; standing down on "${excerpt(node.text)}"`)
+    }
+    return true
+  }
+
+  return {
+    schedule,
+    async drain (graceMs) {
+      if (draining || timers.isDisposed) return
+      draining = true
+      await kept.keepAtStop([...flights.values()], graceMs, settleLeftMs)
+    },
+    stop () {
+      sub.dispose()
+      stopTick()
+      gate.dispose()
+      for (const abort of working.values()) abort.abort(new Lost('stopped', 'the executor stopped'))
+    }
+  }
+}
+
+/** Resolves when `signal` aborts (never rejects). */
+function abortedPromise (signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) { resolve(); return }
+    signal.addEventListener('abort', () => { resolve() }, { once: true })
+  })
+}
