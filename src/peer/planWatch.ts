@@ -7,7 +7,9 @@ import type { Bus, Disposable } from './bus'
 import type { Micros } from '../plan/protocol/time'
 import type { PlanState } from '../plan/state/planState'
 import { buildTree, planProgress, type GoalView } from '../plan/read/tree'
-import { failedGoals } from '../plan/read/report'
+import { failedGoals, peerLabel } from '../plan/read/report'
+import { announcedNames } from '../plan/read/peerNames'
+import { splitFailureText } from '../plan/read/splitFailure'
 import type { PlanRunState } from '../plan/rules/planControl'
 import type { SwarmRules } from '../plan/rules/swarmRules'
 
@@ -31,6 +33,8 @@ export interface PlanOutcome {
   stopped: PlanRunState
   /** Whether the root goal has an accepted split: false when the plan stopped before the split or the goal could not be split (nothing was run). */
   split: boolean
+  /** Why the root goal could not be split (splitFailureText: the role that gave up and its peers); absent otherwise. */
+  splitFailure?: string
 }
 
 export interface PlanWatchOptions {
@@ -53,7 +57,7 @@ export interface PlanWatchOptions {
  * The outcome of `root`'s plan once it is complete (the evaluator's verdict), else null. A
  * budget that runs out exactly as the last part finishes stops nothing, so that plan is ok.
  */
-export function planOutcome (root: GoalView): PlanOutcome | null {
+export function planOutcome (root: GoalView, label: (peer: string) => string = String): PlanOutcome | null {
   const p = planProgress(root)
   if (!p.complete) return null
   const bad = failedGoals(root)
@@ -67,7 +71,8 @@ export function planOutcome (root: GoalView): PlanOutcome | null {
     answer: root.synthesis?.status ?? null,
     failedGoals: bad,
     stopped: root.plan?.state ?? 'running',
-    split: root.accepted !== null
+    split: root.accepted !== null,
+    ...(root.status === 'failed' && root.accepted === null ? { splitFailure: splitFailureText(root, label) } : {})
   }
 }
 
@@ -76,7 +81,7 @@ export function planExitLine (o: PlanOutcome): string {
   const how = `plan ${o.stopped === 'cancelled' ? 'cancelled' : o.stopped === 'budget_reached' && (o.stoppedParts > 0 || !o.split) ? 'stopped (budget reached)' : 'complete'}`
   const text = !o.split
     ? o.stopped === 'running'
-      ? 'plan failed: the goal could not be split, so no part of it was run and there is no final answer'
+      ? `plan failed: the goal could not be split${o.splitFailure === undefined ? '' : ` (${o.splitFailure})`}, so no part of it was run and there is no final answer`
       : `${how} before the goal was split: no part of it was run, no final answer`
     : `${how}: ${o.done}/${o.leaves} leaves done` +
       `${o.failed > 0 ? `, ${o.failed} failed` : ''}${o.failedGoals > 0 ? `, ${o.failedGoals} goal${o.failedGoals === 1 ? '' : 's'} failed to split` : ''}` +
@@ -94,7 +99,8 @@ export function watchPlanCompletion (o: PlanWatchOptions): Disposable {
     const roots = buildTree(o.state, { nowUs: o.now(), rules: o.rules })
     const root = roots.find((r) => r.id === o.goalId)
     if (root === undefined) return
-    const outcome = planOutcome(root)
+    const names = announcedNames(o.state.capabilities())
+    const outcome = planOutcome(root, (p) => peerLabel(p, names))
     if (outcome === null) return
     stop()
     o.onComplete(outcome)

@@ -18,6 +18,7 @@ import { waitForPeerRecord, waitUntil } from '../support/wait'
 import { addressNotHereLine, dashboardInUseLine, errorLine, portInUseLine } from '../../src/peer/startErrors'
 import { wrongPeerLine } from '../../src/peer/net/transport/dialer'
 import { planExitLine } from '../../src/peer/planWatch'
+import { splitFailureText } from '../../src/plan/read/splitFailure'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
 const swarm = new TestSwarm()
@@ -444,7 +445,8 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
     assert.equal(failed.code, 1, failed.stderr)
     assert.deepEqual(exitFields(failed), { ok: false, stopped: null, split: false, leaves: 0, done: 0, failed: 0, failed_goals: 1 }, failed.stderr)
     const failedExit = jsonRecords(failed.stderr).find((x) => x.event === 'plan_complete_exit')
-    assert.equal(failedExit?.msg, planExitLine({ ok: false, stopped: 'running', split: false, leaves: 0, done: 0, failed: 0, failedGoals: 1, stoppedParts: 0, answer: null }))
+    // No decomposer was there to propose, so none gave up: the line says so.
+    assert.equal(failedExit?.msg, planExitLine({ ok: false, stopped: 'running', split: false, leaves: 0, done: 0, failed: 0, failedGoals: 1, stoppedParts: 0, answer: null, splitFailure: splitFailureText({ proposals: [], failures: [] }) }))
   })
 
   test('--exit-when-complete interrupted before the plan completes exits 130 on SIGINT, 143 on SIGTERM; a plain peer stopped so exits 0', async () => {

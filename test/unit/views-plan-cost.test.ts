@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope, Usage } from '../../src/plan/protocol/schemas'
-import { renderReportMarkdown, renderTreeText, stoppedBeforeSplit } from '../../src/plan/read/report'
+import { renderReportMarkdown, renderTreeText, splitFailedLine, stoppedBeforeSplit } from '../../src/plan/read/report'
+import { splitFailureText } from '../../src/plan/read/splitFailure'
 import { compactCount, costMarkdown, costSummary, stopLine } from '../../src/plan/read/planCost'
 import { statusWord as w } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
@@ -39,16 +40,43 @@ function leaves (n: TreeNode): LeafView[] {
 
 describe('the final answer of a finished plan without one says why, never "yet"', () => {
   const g = rootGoal('Write a haiku')
-  const report = (envs: AnyEnvelope[]): string => {
+  const rootOf = (envs: AnyEnvelope[]): GoalView => {
     const [root] = buildTree(new PlanState(envs), { nowUs: T0 + sec(30), rules: DEFAULT_RULES })
     assert.ok(root)
-    return renderReportMarkdown([root], { generatedAt: 'now' })
+    return root
   }
+  const report = (envs: AnyEnvelope[]): string => renderReportMarkdown([rootOf(envs)], { generatedAt: 'now' })
+  /** The blame as the report words it: peers in code spans (they are short ids here, shown as they are). */
+  const blameMd = (root: GoalView): string => splitFailureText(root, (p) => `\`${p}\``)
 
   it('a root goal every decomposer gave up on', () => {
-    const md = report([envelopeOf('goal', g), envelopeOf('failure', failure(g.goal_id, 'peer-dec-1'))])
-    assert.ok(md.includes('### Final answer\n\n_No final answer: the goal could not be split (every decomposer gave up), so no part of it was run._\n'), md)
+    const envs = [envelopeOf('goal', g), envelopeOf('failure', failure(g.goal_id, 'peer-dec-1'))]
+    const root = rootOf(envs)
+    const md = report(envs)
+    assert.equal(root.status, 'failed')
+    assert.ok(blameMd(root).includes('`peer-dec-1`'), blameMd(root))
+    assert.ok(md.includes(`### Final answer\n\n_No final answer: the goal could not be split (${blameMd(root)}), so no part of it was run._\n`), md)
     assert.doesNotMatch(md, /yet/)
+  })
+
+  it('a root goal every scorer gave up on names the scorers, not the decomposers', () => {
+    const p = proposal(g.goal_id, ['Draft it', 'Polish it'], 'peer-dec-1')
+    const envs = [envelopeOf('goal', g), envelopeOf('proposal', p),
+      envelopeOf('failure', failure(g.goal_id, 'peer-sc-2', { role: 'scorer', reason: 'scoring failed: LLM validation error after 4 attempts: score 8 is above 1' })),
+      envelopeOf('failure', failure(g.goal_id, 'peer-sc-1', { role: 'scorer', reason: 'scoring failed: LLM validation error after 4 attempts: score 8 is above 1' })),
+      // A decomposer that gave up earlier is not who failed the goal: a split was proposed.
+      envelopeOf('failure', failure(g.goal_id, 'peer-dec-2'))]
+    const root = rootOf(envs)
+    assert.equal(root.status, 'failed')
+    const blame = blameMd(root)
+    assert.ok(blame.includes('`peer-sc-1`, `peer-sc-2`') && !blame.includes('peer-dec'), blame)
+    const md = report(envs)
+    assert.ok(md.includes(`_No final answer: the goal could not be split (${blame}), so no part of it was run._`), md)
+    assert.ok(!md.includes(splitFailureText({ proposals: [], failures: root.failures }, (x) => `\`${x}\``)), 'the decomposers are not blamed')
+    assert.ok(md.includes(`No leaves: the goal could not be split (${blame}).`), md)
+    const tree = renderTreeText([root])
+    assert.ok(tree.includes(`  error: ${splitFailedLine(root, undefined)}\n`), tree)
+    assert.ok(splitFailedLine(root, undefined).includes('peer-sc-1, peer-sc-2'))
   })
 
   it('a plan whose part failed, so the synthesis never ran', () => {

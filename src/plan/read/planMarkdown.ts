@@ -11,6 +11,7 @@ import { describeSpend } from '../rules/planControl'
 import { costMarkdown } from './planCost'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
+import { splitFailureText } from './splitFailure'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from './tree'
 
 /** Options of planSection. */
@@ -145,13 +146,18 @@ function statusNote (t: LeafView | SynthesisView, textOf: (id: string) => string
   return ''
 }
 
+/** Why a failed goal could not be split, as Markdown: the role that gave up and its peers in code spans (the words themselves need no escape). */
+function splitFailureMd (goal: GoalView, label: (peer: string | null) => string): string {
+  return splitFailureText(goal, (p) => `\`${label(p)}\``)
+}
+
 /** The final answer block: the root synthesis's output, or what it waits for. */
 function answerBlock (root: GoalView, opts: PlanSectionOptions, textOf: (id: string) => string): string[] {
   const s = root.synthesis
   const stopped = root.plan?.state === 'cancelled' ? 'was cancelled' : 'reached its budget'
   if (s === null) {
     if (stoppedBeforeSplit(root)) return [`_No final answer: the plan ${stopped} before the goal was split._`]
-    if (root.status === 'failed') return ['_No final answer: the goal could not be split (every decomposer gave up), so no part of it was run._']
+    if (root.status === 'failed') return [`_No final answer: the goal could not be split (${splitFailureMd(root, opts.label ?? String)}), so no part of it was run._`]
     return ['_No final answer yet: the goal has no accepted split._']
   }
   const text = opts.fullOutputs?.get(s.id) ?? s.output
@@ -217,7 +223,8 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
       goals.push(n)
       const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
       const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${statusWord(n.synthesis.status)}*`
-      out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}${score}*${syn}`)
+      const why = n.status === 'failed' ? ` (${splitFailureMd(n, label)})` : ''
+      out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}${score}*${syn}${why}`)
       if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
       return
     }
@@ -245,7 +252,7 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     out.push('')
   }
   out.push(`${h(1)} Results`, '')
-  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : root.status === 'failed' ? 'No leaves: the goal could not be split.' : 'No leaves yet.', '')
+  if (leaves.length === 0) out.push(stoppedBeforeSplit(root) ? 'No leaves: the plan stopped before the goal was split.' : root.status === 'failed' ? `No leaves: the goal could not be split (${splitFailureMd(root, label)}).` : 'No leaves yet.', '')
   for (const [i, leaf] of leaves.entries()) {
     out.push(`${i + 1}. **${mdEscape(leaf.text)}** — ${statusWord(leaf.status)}${leaf.executor !== null ? `, by \`${label(leaf.executor)}\`` : ''}${waitNote(leaf)}${statusNote(leaf, textOf, label)}`)
     const text = opts.fullOutputs?.get(leaf.id) ?? leaf.output

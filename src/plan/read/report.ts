@@ -13,6 +13,7 @@ import { describeSpend } from '../rules/planControl'
 import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
+import { splitFailureText } from './splitFailure'
 
 export { failedGoals, stoppedBeforeSplit }
 
@@ -72,6 +73,11 @@ function progressLine (root: GoalView): string {
   return parts.join(', ')
 }
 
+/** "could not be split: every scorer gave up: scorer-1, scorer-2", the line under a failed goal in the text tree. */
+export function splitFailedLine (goal: GoalView, names: PeerNames | undefined): string {
+  return `could not be split: ${splitFailureText(goal, (p) => peerLabel(p, names))}`
+}
+
 export interface TextTreeOptions {
   /** Characters of a result shown under a done leaf; 0 hides results (default 100). */
   resultChars?: number
@@ -109,6 +115,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     if (n.kind === 'goal') {
       const votes = acceptedText(n)
       lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}]`)
+      if (n.status === 'failed') lines.push(`${indent}    error: ${splitFailedLine(n, opts.names)}`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
       lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}]`)
@@ -118,6 +125,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
     lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}]`)
+    if (root.status === 'failed') lines.push(`  error: ${splitFailedLine(root, opts.names)}`)
     const s = root.synthesis
     if (s !== null) {
       lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}]`)
