@@ -2,7 +2,8 @@
  * How a model's refusal and a role's failed replies reach what people read, against the
  * in-process bus and the LLM stand-in (real Anthropic SDK): a leaf whose model refuses ends
  * failed with the refusal in the tree, and its plan never reads complete; a goal every scorer
- * gave up on names the scorers, not the decomposers, in the report, the tree and the CLI line.
+ * gave up on names the scorers, not the decomposers, in the report, the tree and the CLI line;
+ * a decomposer's or scorer's refused call is that role's failure for the goal, never a proposal or a vote.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -11,6 +12,7 @@ import { refusedText } from '../../src/peer/llm/outcome'
 import { startExecutor } from '../../src/peer/roles/executor'
 import { startAnnouncer } from '../../src/peer/roles/index'
 import { startScorer } from '../../src/peer/roles/scorer'
+import { startDecomposer } from '../../src/peer/roles/decomposer'
 import { planExitLine, planOutcome } from '../../src/peer/planWatch'
 import { announcedNames } from '../../src/plan/read/peerNames'
 import { peerLabel, renderReportMarkdown, renderTreeText, splitFailedLine } from '../../src/plan/read/report'
@@ -20,7 +22,7 @@ import { leavesOf } from '../../src/views/planModel'
 import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
-import { publishAccepted, World } from './harness'
+import { publishAccepted, publishedOf, World } from './harness'
 
 const REFUSAL = 'I can\'t help with that.'
 
@@ -106,4 +108,31 @@ test('every scorer\'s replies fail: the goal fails and the report, the tree and 
   const outcome = planOutcome(failed, label)
   assert.equal(outcome?.splitFailure, blame)
   assert.ok(outcome !== null && planExitLine(outcome).includes(`(${blame})`), outcome === null ? 'no outcome' : planExitLine(outcome))
+})
+
+test('a refused split or vote is that role\'s failure for the goal, never a proposal or a vote, and is not retried', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  const user = await w.hub.addPeer({ label: 'user' })
+  const d = await w.agent('decomposer')
+  const s = await w.agent('scorer')
+  w.standin.respondWith(() => ({ text: REFUSAL, stopReason: 'refusal' }))
+  w.track(startDecomposer(d.ctx, d.llm))
+  const goal = await w.submit(user)
+  const [f] = await waitUntil('the decomposer\'s failure notice', () => publishedOf(d.peer, 'failure').length === 1 && publishedOf(d.peer, 'failure'))
+  assert.deepEqual([f?.role, f?.goal_id, f?.node_id], ['decomposer', goal.goal_id, null])
+  assert.equal(f?.reason, `decomposing goal ${goal.goal_id} failed: ${refusedText(REFUSAL)}`)
+  assert.equal(publishedOf(d.peer, 'proposal').length, 0)
+  assert.equal(w.standin.requests.length, 1, 'the refused prompt is not sent again')
+
+  // A split proposed by someone else, voted on by a scorer whose model refuses.
+  const dec = await w.hub.addPeer({ label: 'dec' })
+  const p = proposal(goal.goal_id, ['Book flights to Tokyo', 'Write a packing list'], dec.peerId, { at: nowMicros() })
+  w.track(startScorer(s.ctx, s.llm))
+  await dec.publish('proposal', p)
+  const [g] = await waitUntil('the scorer\'s failure notice', () => publishedOf(s.peer, 'failure').length === 1 && publishedOf(s.peer, 'failure'))
+  assert.deepEqual([g?.role, g?.goal_id], ['scorer', goal.goal_id])
+  assert.equal(g?.reason, `scoring proposal ${p.proposal_id} failed: ${refusedText(REFUSAL)}`)
+  assert.equal(publishedOf(s.peer, 'score').length, 0)
+  assert.equal(w.standin.requests.filter((r) => r.purpose === 'score').length, 1)
 })
