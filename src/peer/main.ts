@@ -15,7 +15,7 @@ import { startRole, type RoleHandle } from './roles/index'
 import type { PeerSyncView } from './roles/context'
 import { llmLine, startLines } from './startLines'
 import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cancelRun'
-import { submitOrResume } from './resume'
+import { submitFromCli, submitOrResume } from './resume'
 
 /** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
 const SIGINT_EXIT = 130
@@ -86,9 +86,13 @@ async function main (): Promise<void> {
   process.on('SIGTERM', () => { onSignal('SIGTERM') })
   if (forked) {
     ipc = new IpcChild(process, {
-      submitGoal: async (text, budget) => {
+      // The editor's Submit Goal resumes this identity's unfinished plan of the same goal and
+      // budget, as --submit-goal and the MCP front door do, unless it asks for a new plan.
+      submitGoal: async (text, budget, newPlan) => {
         if (runtime === null) throw new Error('the peer is not running yet')
-        return await runtime.submitGoal(text, budget)
+        const submission = await submitOrResume(runtime, { text, budget: budget ?? null, newPlan })
+        if (submission.resumed !== null) mainLog.info({ event: 'goal_resumed', goal_id: submission.goalId, age_ms: submission.resumed.ageMs, budget: budget ?? null }, `the editor submitted the unfinished goal ${submission.goalId} again: resumed it`)
+        return submission
       },
       cancelGoal: async (goalId, reason) => {
         if (runtime === null) throw new Error('the peer is not running yet')
@@ -202,7 +206,7 @@ async function main (): Promise<void> {
     })
   }
   if (config.submitGoal !== null) {
-    const goalId = await submitOrResume(rt, config, mainLog)
+    const goalId = await submitFromCli(rt, config, mainLog)
     role?.showPlan?.(goalId)
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({

@@ -1,8 +1,10 @@
 /**
  * Re-running `--submit-goal` from the same identity and data dir resumes the plan it left
- * unfinished instead of paying for a second one (DESIGN R13 "Resume"). The key is the
- * identity (origin_peer), the goal text and the budget; a finished plan (complete, failed or
- * stopped) is never resumed.
+ * unfinished instead of paying for a second one (DESIGN R13 "Resume"), and so does submitting
+ * the same goal again through the MCP front door or the editor's IPC (submitOrResume, one lock
+ * per goal, so calls that overlap get the one plan too). The key is the identity
+ * (origin_peer), the goal text and the budget; a finished plan (complete, failed or stopped) is
+ * never resumed.
  */
 import type { PeerConfig } from './config'
 import type { Logger } from './log'
@@ -58,21 +60,81 @@ export function resumeLine (text: string, goalId: string, ageMs: number): string
   return `resuming the unfinished plan '${clipText(text, 60, '…')}' (goal ${goalId}, submitted ${ageText(ageMs)} ago); pass --new-plan to submit a fresh one`
 }
 
+/** What submitOrResume needs of the running peer. */
+export type SubmittingPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'now' | 'submitGoal'>
+
 /**
- * CLI --submit-goal: takes up this identity's unfinished plan of the same goal text and budget
- * (resume.ts; logged as `goal_resumed` with its id and age), or, with --new-plan or when there
- * is none, publishes a new root goal (`goal_submitted`). @returns the plan's root goal id
+ * A goal handed to this peer by any door (--submit-goal, an MCP client, the editor over IPC):
+ * its text, its budget (null: none), and `newPlan` to publish a fresh plan even while one of the
+ * same text and budget is unfinished.
  */
-export async function submitOrResume (rt: PeerRuntime, config: PeerConfig, log: Logger): Promise<string> {
-  const text = config.submitGoal as string
-  const resumed = config.newPlan === true ? null : resumablePlan(rt.state, rt.peerId, text, config.submitBudget, { nowUs: rt.now(), rules: rt.rules })
-  if (resumed !== null) {
-    const id = resumed.goal.goal_id
-    log.info({ event: 'goal_resumed', goal_id: id, age_ms: resumed.ageMs, budget: config.submitBudget },
-      resumeLine(text, id, resumed.ageMs))
-    return id
+export interface SubmitRequest { text: string, budget: Budget | null, newPlan?: boolean }
+
+/** What a submit did: the plan's root goal id, and the unfinished plan it took up (null: it published a new one). */
+export interface Submission { goalId: string, resumed: ResumablePlan | null }
+
+/**
+ * Runs the tasks given for one key one after another, in the order given; tasks of different
+ * keys run side by side. A task that throws does not hold up the next one.
+ */
+export class KeyedLock {
+  /** Per key, the promise that settles once its last queued task is over. */
+  private readonly tails = new Map<string, Promise<void>>()
+
+  async run<T> (key: string, task: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key)
+    let release = (): void => {}
+    const mine = new Promise<void>((resolve) => { release = resolve })
+    const tail = before === undefined ? mine : before.then(() => mine)
+    this.tails.set(key, tail)
+    try {
+      await before
+      return await task()
+    } finally {
+      release()
+      if (this.tails.get(key) === tail) this.tails.delete(key)
+    }
   }
-  const goalId = await rt.submitGoal(text, config.submitBudget ?? undefined)
-  log.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget, new_plan: config.newPlan === true }, 'submitted the root goal')
+
+  /** Keys with a task running or queued. */
+  get size (): number { return this.tails.size }
+}
+
+/**
+ * One lock for every door of this process: "is there an unfinished plan of this goal?" and
+ * "publish it" are one step per origin, text and budget, so calls that overlap (a client
+ * retrying before the first answer, parallel tool calls) find the plan the first one published.
+ */
+const submitting = new KeyedLock()
+
+/**
+ * Submits `request` through `peer`, or takes up the unfinished plan this identity already runs
+ * for the same text and budget (resumablePlan); with `newPlan` always publishes. Calls for the
+ * same goal and budget are serialized (KeyedLock), so concurrent ones resume the one plan the
+ * first call published instead of paying for one each.
+ */
+export async function submitOrResume (peer: SubmittingPeer, request: SubmitRequest): Promise<Submission> {
+  const { text, budget } = request
+  const key = JSON.stringify([peer.peerId, text, budget?.max_calls ?? null, budget?.max_tokens ?? null])
+  return await submitting.run(key, async () => {
+    const resumed = request.newPlan === true ? null : resumablePlan(peer.state, peer.peerId, text, budget, { nowUs: peer.now(), rules: peer.rules })
+    if (resumed !== null) return { goalId: resumed.goal.goal_id, resumed }
+    return { goalId: await peer.submitGoal(text, budget ?? undefined), resumed: null }
+  })
+}
+
+/**
+ * CLI --submit-goal: submitOrResume with the flags' goal, budget and --new-plan, logged as
+ * `goal_resumed` (with the plan's id and age) or `goal_submitted`. @returns the plan's root goal id
+ */
+export async function submitFromCli (rt: SubmittingPeer, config: PeerConfig, log: Logger): Promise<string> {
+  const text = config.submitGoal as string
+  const { goalId, resumed } = await submitOrResume(rt, { text, budget: config.submitBudget, newPlan: config.newPlan })
+  if (resumed !== null) {
+    log.info({ event: 'goal_resumed', goal_id: goalId, age_ms: resumed.ageMs, budget: config.submitBudget },
+      resumeLine(text, goalId, resumed.ageMs))
+  } else {
+    log.info({ event: 'goal_submitted', goal_id: goalId, budget: config.submitBudget, new_plan: config.newPlan === true }, 'submitted the root goal')
+  }
   return goalId
 }

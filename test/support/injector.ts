@@ -21,6 +21,7 @@ import { IpcChild, type IpcChannel } from '../../src/peer/ipc/child'
 import { createLogger } from '../../src/peer/log'
 import { loadOrCreateIdentity } from '../../src/peer/net/storage/identity'
 import { startRuntime } from '../../src/peer/net/runtime'
+import { submitOrResume } from '../../src/peer/resume'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import type { AnyEnvelope, BodyOf, Kind } from '../../src/plan/protocol/schemas'
 import { signEnvelope } from '../../src/plan/protocol/signing'
@@ -58,7 +59,7 @@ async function main (): Promise<void> {
     void runtime.stop().then(() => process.exit(0))
   }
   const ipc = new IpcChild(channel, {
-    submitGoal: async (text, budget) => await runtime.submitGoal(text, budget),
+    submitGoal: async (text, budget, newPlan) => await submitOrResume(runtime, { text, budget: budget ?? null, newPlan }),
     cancelGoal: async (goalId, reason) => (await runtime.cancelGoal(goalId, reason)).goal_id,
     getOutput: async (nodeId) => await runtime.getOutput(nodeId),
     status: () => {

@@ -22,7 +22,7 @@ import { peerLabel, stoppedBeforeSplit } from '../../plan/read/report'
 import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
-import { resumablePlan } from '../resume'
+import { submitOrResume } from '../resume'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
 const WAIT_DEBOUNCE_MS = 300
@@ -110,9 +110,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (problem !== null) return refuse(`budget: ${problem}`)
       cap = Budget.parse(budget)
     }
-    // A client that retries a call (a timeout, a restart) gets the plan it already started.
-    const resumed = newPlan === true ? null : resumablePlan(peer.state, peer.peerId, goal, cap ?? null, { nowUs: peer.now(), rules: peer.rules })
-    const goalId = resumed?.goal.goal_id ?? await peer.submitGoal(goal, cap)
+    // A client that retries a call (a timeout, a restart, calls that overlap) gets the plan it
+    // already started: one plan per goal and budget while it is unfinished.
+    const { goalId, resumed } = await submitOrResume(peer, { text: goal, budget: cap ?? null, newPlan })
     if (resumed !== null) log.info({ event: 'mcp_goal_resumed', goal_id: goalId }, `MCP client resubmitted the unfinished goal ${goalId}: resumed it`)
     else log.info({ event: 'mcp_goal_submitted', goal_id: goalId }, `MCP client submitted goal ${goalId}`)
     const submitted = resumed === null

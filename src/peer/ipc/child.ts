@@ -3,13 +3,15 @@
  * (the extension host, a test), it reports `ready`, streams every verified envelope (the
  * whole state first, then each new one), sends `status` every second (with the typed facts a
  * parent shows, e.g. unreachable bootstrap peers), forwards its logs (for people), and
- * answers submit-goal / get-output / status-query / shutdown. Every incoming message is
- * zod-validated; an invalid one is logged and dropped.
+ * answers submit-goal (resuming this peer's unfinished plan of the same goal, resume.ts),
+ * get-output, status-query and shutdown. Every incoming message is zod-validated; an invalid
+ * one is logged and dropped.
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/rules/planControl'
+import type { Submission } from '../resume'
 import { ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
@@ -19,7 +21,11 @@ const STATUS_INTERVAL_MS = 1000
 const DELTA_INTERVAL_MS = 20
 
 export interface IpcChildHandlers {
-  submitGoal(text: string, budget?: Budget): Promise<string>
+  /**
+   * Publishes a root goal, or takes up this peer's unfinished plan of the same text and budget
+   * (resume.ts submitOrResume) unless `newPlan`. @returns its goal id and whether it was resumed
+   */
+  submitGoal(text: string, budget?: Budget, newPlan?: boolean): Promise<Submission>
   /** Publishes the cancel of a plan this peer submitted; @returns the goal id. */
   cancelGoal(goalId: string, reason?: string): Promise<string>
   getOutput(nodeId: string): Promise<string>
@@ -137,8 +143,8 @@ export class IpcChild {
     const msg = parsed.data
     switch (msg.type) {
       case 'submit-goal':
-        this.handlers.submitGoal(msg.text, msg.budget).then(
-          (goalId) => this.send({ type: 'submitted', request_id: msg.request_id, goal_id: goalId }),
+        this.handlers.submitGoal(msg.text, msg.budget, msg.new_plan).then(
+          ({ goalId, resumed }) => this.send({ type: 'submitted', request_id: msg.request_id, goal_id: goalId, resumed: resumed !== null }),
           (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
         )
         break
