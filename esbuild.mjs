@@ -9,7 +9,7 @@
 //   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
 //   required by dist/peer.js only when a provider makes its first request: a peer that never
 //   calls a model never reads, parses or compiles their source.
-//   dist/mcp-sdk.js — the MCP SDK's client parts (MCP_SDK_PATHS), required by dist/peer.js only
+//   dist/mcp-sdk.js — the MCP SDK's parts (MCP_SDK_PATHS), required by dist/peer.js only
 //   when an executor with --mcp-config connects its servers (src/peer/tools/mcpLazy.ts).
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
@@ -64,7 +64,7 @@ const sdkFiles = {
  * `mcp` front door's server) import (type-only imports need no entry), each a key of
  * dist/mcp-sdk.js's exports. One file for all of them: they share the SDK's protocol code.
  */
-const MCP_SDK_PATHS = ['client/index.js', 'client/stdio.js', 'client/streamableHttp.js', 'server/mcp.js', 'server/stdio.js']
+const MCP_SDK_PATHS = ['client/index.js', 'client/stdio.js', 'client/streamableHttp.js', 'server/mcp.js', 'server/stdio.js', 'types.js']
 const MCP_SDK_FILE = 'mcp-sdk.js'
 
 /**

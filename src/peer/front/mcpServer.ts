@@ -4,7 +4,8 @@
  * Code, Cursor, VS Code agent mode) can hand the swarm a goal and read the plan. The tools only
  * do what the CLI already does for a person: submit a goal (this peer is its origin), read the
  * tree this peer rebuilds from gossip, fetch results, cancel a plan it submitted. Bad input is a
- * tool error with a sentence saying what to change; the server keeps running.
+ * tool error with a sentence saying what to change; a malformed message a JSON-RPC error
+ * (jsonRpcBoundary.ts); the server keeps running.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
@@ -23,6 +24,7 @@ import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
 import { submitOrResume } from '../resume'
+import { JsonRpcBoundary } from './jsonRpcBoundary'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
 const WAIT_DEBOUNCE_MS = 300
@@ -36,6 +38,8 @@ const WAIT_TICK_MS = 2000
 const PROGRESS_KEEPALIVE_MS = 15_000
 /** Longest wait a submit_goal may ask for (ms): one hour. */
 export const MAX_WAIT_MS = 3_600_000
+/** The tools this server offers (tools/list); a tools/call of another name is refused (jsonRpcBoundary.ts). */
+const TOOLS = ['submit_goal', 'plan_status', 'get_result', 'cancel_goal', 'list_plans']
 /** Characters of a prompt's text in plan_status (its full text is in get_result). */
 const STATUS_TEXT_CHARS = 200
 
@@ -92,12 +96,14 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     description: 'Publishes a root goal. Peers split it into subgoals, run the parts and write one final answer. Returns the goal_id at once, or with wait: true the final answer once the plan is complete (progress notifications meanwhile).',
     inputSchema: toolArgs('submit_goal', {
       goal: z.string().describe('The goal, e.g. "Plan a two-week trip to Japan"'),
-      // Loose: an unknown key reaches budgetProblem, which names it (a strict or stripping
-      // schema would refuse it in the SDK's words, or drop it without a word).
+      // Closed as tools/list shows it (additionalProperties: false), for clients that check
+      // arguments before they call. Loose as checked here: an unknown key reaches budgetProblem,
+      // which names it (a strict or stripping schema would refuse it in the SDK's words, or drop
+      // it without a word).
       budget: z.looseObject({
         max_calls: z.number().int().optional().describe(`Most model requests the whole plan may make (${TUNABLES.budgetCalls.min}-${TUNABLES.budgetCalls.max})`),
         max_tokens: z.number().int().optional().describe(`Most tokens (input + output) the whole plan may use (${TUNABLES.budgetTokens.min}-${TUNABLES.budgetTokens.max})`)
-      }).optional().describe('Optional cap on the whole plan\'s spend: max_calls and/or max_tokens, no other key'),
+      }).meta({ additionalProperties: false }).optional().describe('Optional cap on the whole plan\'s spend: max_calls and/or max_tokens, no other key'),
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
       wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
       new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
@@ -258,8 +264,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     return { ...base, final_answer: null, note: stopped ?? (p.complete ? 'the plan finished without a final answer: see plan_status for the parts' : 'no final answer yet: the plan is still running') }
   }
 
-  await server.connect(transport)
-  log.info({ event: 'mcp_server_started' }, 'serving MCP on stdio: tools submit_goal, plan_status, get_result, cancel_goal, list_plans')
+  // Malformed lines, tools/call params and unknown tools are answered with JSON-RPC errors (jsonRpcBoundary.ts).
+  await server.connect(new JsonRpcBoundary(transport, log, TOOLS))
+  log.info({ event: 'mcp_server_started' }, `serving MCP on stdio: tools ${TOOLS.join(', ')}`)
   return { dispose () { void server.close().catch(() => {}) } }
 }
 

@@ -1,0 +1,124 @@
+/**
+ * The MCP front door's JSON-RPC boundary on the real process (src/peer/front/jsonRpcBoundary.ts):
+ * raw lines on the stdin of `dist/peer.js mcp` that are not JSON get -32700 Parse error with id
+ * null, JSON that is no JSON-RPC message -32600, and the server answers the next request; with
+ * the MCP SDK's own Client, tools/call params that are not an object of arguments, or name no
+ * tool of the server, get -32602 Invalid params naming the field, arguments that fail a tool's schema a tool
+ * error naming the field, and tools/list shows the budget closed (additionalProperties: false)
+ * while an unknown budget key is refused with the sentence naming it. Run `npm run build` first.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { budgetProblem } from '../../src/plan/protocol/schemas'
+import { waitUntil } from '../support/wait'
+import { call, frontDoor, frontDoorCommand, json, setUp } from './mcp-front-support'
+
+test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSON-RPC message -32600, and the server goes on answering', { timeout: 60_000 }, async (t) => {
+  const { dir } = await setUp(t, 'mcp-front-raw-')
+  const cmd = frontDoorCommand(dir, [], [])
+  const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => { child.kill('SIGKILL') })
+  let stderr = ''
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
+  // Every line on stdout must be a JSON-RPC message: logs go to stderr.
+  const replies: Array<Record<string, unknown>> = []
+  createInterface({ input: child.stdout }).on('line', (line) => { replies.push(JSON.parse(line) as Record<string, unknown>) })
+  const send = (line: string): void => { child.stdin.write(line + '\n') }
+  const reply = async (n: number, what: string): Promise<Array<Record<string, unknown>>> => {
+    await waitUntil(what, () => replies.length >= n ? true : undefined, 30_000)
+    return replies.slice(0, n)
+  }
+
+  send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-test', version: '0' } } }))
+  const [init] = await reply(1, 'the initialize result')
+  assert.equal((init?.result as { serverInfo?: { name: string } } | undefined)?.serverInfo?.name, 'goal-swarm', JSON.stringify(init))
+  send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+
+  send('{"jsonrpc":"2.0","id":2,"method":"tools/list"')
+  send('this is not json')
+  send('{"hello":"world"}')
+  send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_plans', arguments: 'all' } }))
+  send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }))
+  const all = await reply(6, 'answers to the five lines after initialize')
+  assert.deepEqual(all.slice(1, 4), [
+    { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid JSON' } },
+    { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid JSON' } },
+    { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' } }
+  ])
+  assert.deepEqual(all[4], { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Invalid params: "arguments" must be an object of the tool\'s arguments, not a string' } })
+  // Still serving: the request after them is answered.
+  assert.equal(all[5]?.id, 4)
+  assert.deepEqual(((all[5]?.result as { tools: Array<{ name: string }> }).tools).map((x) => x.name).sort(), ['cancel_goal', 'get_result', 'list_plans', 'plan_status', 'submit_goal'])
+  assert.equal(child.exitCode, null, 'the server is still running')
+  assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_parse_error"')), 'the parse error is logged on stderr')
+
+  // Closing stdin stops it, as for any MCP client.
+  const exited = new Promise<number | null>((resolve) => { child.on('exit', (code) => { resolve(code) }) })
+  child.stdin.end()
+  assert.equal(await exited, 0)
+})
+
+test('with the SDK client: params that are no object of arguments get -32602 naming the field, a tool\'s schema failure a tool error naming it, and the budget is listed closed while an unknown key is refused by name', { timeout: 60_000 }, async (t) => {
+  const { dir, door } = await setUp(t, 'mcp-front-params-')
+  const transport = door.transport = frontDoor(dir, [], [])
+  const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
+  await client.connect(transport)
+
+  // tools/list: the budget takes no other key than its two, and neither do the arguments.
+  const submit = (await client.listTools()).tools.find((x) => x.name === 'submit_goal')
+  const schema = submit?.inputSchema as unknown as { additionalProperties?: unknown, properties: { budget: { type: string, additionalProperties?: unknown, properties: Record<string, unknown> } } }
+  assert.equal(schema.additionalProperties, false)
+  assert.equal(schema.properties.budget.type, 'object')
+  assert.equal(schema.properties.budget.additionalProperties, false)
+  assert.deepEqual(Object.keys(schema.properties.budget.properties).sort(), ['max_calls', 'max_tokens'])
+  // An unknown key is still refused with the sentence naming it, not dropped.
+  const unknownKey = await call(client, 'submit_goal', { goal: 'Plan a trip', budget: { max_calls: 5, foo: 1 } })
+  assert.deepEqual(unknownKey, { isError: true, text: `budget: ${budgetProblem({ max_calls: 5, foo: 1 }) ?? ''}` })
+  assert.match(unknownKey.text, /^budget: unknown key "foo": a budget takes only max_calls/)
+
+  // Params that are not the request's shape: a JSON-RPC error -32602 naming the field.
+  const raw = async (params: unknown): Promise<McpError> => {
+    try {
+      await client.request({ method: 'tools/call', params } as never, CallToolResultSchema)
+    } catch (err) {
+      assert.ok(err instanceof McpError, String(err))
+      return err
+    }
+    assert.fail(`tools/call ${JSON.stringify(params)} was answered`)
+  }
+  const invalid: Array<[unknown, string]> = [
+    [{ name: 'submit_goal', arguments: ['Plan a trip'] }, '"arguments" must be an object of the tool\'s arguments, not an array'],
+    [{ name: 'submit_goal', arguments: 'Plan a trip' }, '"arguments" must be an object of the tool\'s arguments, not a string'],
+    [{ name: 'submit_goal', arguments: 42 }, '"arguments" must be an object of the tool\'s arguments, not a number'],
+    [{ name: 'submit_goal', arguments: null }, '"arguments" must be an object of the tool\'s arguments, not null'],
+    [{ arguments: { goal: 'Plan a trip' } }, '"name" is missing: give the name of a tool from tools/list'],
+    [{ name: 7, arguments: {} }, '"name" must be the name of a tool (a string), not a number'],
+    [{ name: 'submit_goals', arguments: { goal: 'Plan a trip' } }, '"name": no tool "submit_goals" here; the tools are submit_goal, plan_status, get_result, cancel_goal, list_plans']
+  ]
+  for (const [params, message] of invalid) {
+    const err = await raw(params)
+    assert.deepEqual([err.code, err.message], [-32602, `MCP error -32602: Invalid params: ${message}`], JSON.stringify(params))
+  }
+
+  // Arguments that are an object but fail the tool's schema: a tool error (MCP counts input
+  // validation as the tool's, for the model to correct), naming the field, never -32603.
+  const schemaFailures: Array<[Record<string, unknown>, string]> = [
+    [{}, 'goal'],
+    [{ goal: 5 }, 'goal'],
+    [{ goal: 'Plan a trip', wait_ms: 5 }, 'wait_ms'],
+    [{ goal: 'Plan a trip', budget: { max_calls: 'ten' } }, 'budget.max_calls'],
+    [{ goal: 'Plan a trip', wait: 'yes' }, 'wait']
+  ]
+  for (const [args, field] of schemaFailures) {
+    const r = await call(client, 'submit_goal', args)
+    assert.equal(r.isError, true, r.text)
+    assert.match(r.text, new RegExp(`^MCP error -32602: Input validation error: Invalid arguments for tool submit_goal: [^\\n]+ at ${field.replace('.', '\\.')}$`), r.text)
+  }
+
+  // No refusal ran a plan, and the server still serves.
+  assert.deepEqual((await json(client, 'list_plans', {})).plans, [])
+})
