@@ -19,7 +19,8 @@ import { Budget, budgetProblem } from '../../plan/protocol/schemas'
 import { TUNABLES } from '../../plan/protocol/tunables'
 import { buildTree, gapCapabilities, planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from '../../plan/read/tree'
 import { announcedNames } from '../../plan/read/peerNames'
-import { peerLabel, stoppedBeforeSplit } from '../../plan/read/report'
+import { peerLabel, splitFailedLine, stoppedBeforeSplit } from '../../plan/read/report'
+import { splitFailureText } from '../../plan/read/splitFailure'
 import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
@@ -42,6 +43,8 @@ export const MAX_WAIT_MS = 3_600_000
 const TOOLS = ['submit_goal', 'plan_status', 'get_result', 'cancel_goal', 'list_plans']
 /** Characters of a prompt's text in plan_status (its full text is in get_result). */
 const STATUS_TEXT_CHARS = 200
+/** Characters of a failed prompt's reason in plan_status (`error`; the whole of it is get_result's). */
+const ERROR_TEXT_CHARS = 300
 
 /** What the front door needs of the running peer. */
 export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
@@ -261,6 +264,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const base = { goal: root.text, state: stateOf(root), done: p.done, leaves: p.leaves }
     if (syn?.success === true) return { ...base, final_answer: await peer.getOutput(syn.id) }
     const stopped = stoppedNote(root)
+    if (stopped === null && root.status === 'failed' && root.accepted === null) return { ...base, final_answer: null, note: `the plan failed: the goal could not be split (${splitFailureText(root, (peerId) => peerLabel(peerId, names()))}), so no part of it was run` }
     return { ...base, final_answer: null, note: stopped ?? (p.complete ? 'the plan finished without a final answer: see plan_status for the parts' : 'no final answer yet: the plan is still running') }
   }
 
@@ -290,8 +294,8 @@ function kindIn (goal: GoalView, id: string): 'goal' | 'prompt' | null {
   return null
 }
 
-/** running, complete, or how the plan was stopped (cancelled, budget_reached). */
-function stateOf (root: GoalView): string {
+/** running, complete, or how the plan was stopped (cancelled, budget_reached): plan_status's and list_plans' `state`. */
+export function stateOf (root: GoalView): string {
   const stopped = root.plan?.state ?? 'running'
   if (stopped !== 'running') return stopped
   return planProgress(root).complete ? 'complete' : 'running'
@@ -308,18 +312,20 @@ function promptsOf (goal: GoalView): Array<LeafView | SynthesisView> {
 }
 
 /** plan_status's answer for one root. */
-function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<string, unknown> {
+export function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<string, unknown> {
   const p = planProgress(root)
   const node = (n: TreeNode): Record<string, unknown> | null => {
     if (n.status === 'superseded') return null
-    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clipText(n.text, STATUS_TEXT_CHARS, '…'), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names) }
+    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clipText(n.text, STATUS_TEXT_CHARS, '…'), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names), ...failedError(n) }
     return {
       goal_id: n.id,
       kind: 'goal',
       text: clipText(n.text, STATUS_TEXT_CHARS, '…'),
       status: n.status,
+      // Why a goal failed: the role that gave up on it and who (DESIGN R8).
+      ...(n.status === 'failed' ? { error: splitFailedLine(n, names) } : {}),
       children: n.children.map(node).filter((c) => c !== null),
-      ...(n.synthesis === null ? {} : { synthesis: { node_id: n.synthesis.id, status: n.synthesis.status, executor: n.synthesis.executor === null ? null : peerLabel(n.synthesis.executor, names) } })
+      ...(n.synthesis === null ? {} : { synthesis: { node_id: n.synthesis.id, status: n.synthesis.status, executor: n.synthesis.executor === null ? null : peerLabel(n.synthesis.executor, names), ...failedError(n.synthesis) } })
     }
   }
   const spend = root.plan?.spend
@@ -334,6 +340,11 @@ function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<s
     budget: root.plan?.budget ?? null,
     tree: node(root)
   }
+}
+
+/** `error`: a failed prompt's reason (its failure notice or failed result, e.g. "... the model refused: ..."), cut for plan_status. */
+function failedError (t: LeafView | SynthesisView): { error?: string } {
+  return t.status === 'failed' && t.output !== null ? { error: clipText(t.output, ERROR_TEXT_CHARS, '…') } : {}
 }
 
 /** How a stopped plan ended, in words (null while it runs or once it completed): a cancel or budget before the split ran nothing. */
