@@ -122,12 +122,12 @@ export class PlanCommands extends CommandFeature {
       root = this.rootOf(id)
       if (root === undefined) throw new Error(GONE)
     } else {
-      const running = this.d.model.roots().filter((r) => r.plan?.state === 'running' && !planProgress(r).complete)
+      const running = this.d.model.roots().filter((r) => nothingToCancelMessage(r) === null)
       if (running.length === 0) { void vscode.window.showInformationMessage('Goal Swarm: no running plan to cancel.'); return undefined }
       root = (await vscode.window.showQuickPick(running.map((r) => ({ label: firstLine(r.text, 100), description: planPickDescription(r), goal: r })), { title: 'Cancel Plan' }))?.goal
       if (root === undefined) return undefined
     }
-    const over = nothingToCancelMessage(root, planProgress(root).complete)
+    const over = nothingToCancelMessage(root)
     if (over !== null) { void vscode.window.showInformationMessage(over); return undefined }
     if (opts?.confirm !== false) {
       // "Keep running" is the dialog's close affordance, so VS Code adds no "Cancel" of its own

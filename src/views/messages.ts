@@ -59,16 +59,18 @@ export function planFinishedMessage (root: GoalView): string {
 }
 
 /**
- * Cancel Plan on a plan that is over already: not an error, so an information message naming
- * the plan, and null when the plan is still running (a cancel goes ahead).
- * @param complete planProgress(root).complete: every prompt and answer is finished
+ * Cancel Plan on a plan a cancel would not stop: not an error, so an information message naming
+ * the plan, and null when a cancel goes ahead. Whether it would stop anything is the evaluator's
+ * verdict (PlanVerdict.cancellable), the one the peer's cancel path refuses by: a plan at its
+ * budget whose last calls still run is cancellable (the cancel aborts them).
+ * @param finished the peer refused the cancel as finished (a race with the plan's last result)
  */
-export function nothingToCancelMessage (root: GoalView, complete: boolean): string | null {
+export function nothingToCancelMessage (root: GoalView, finished = false): string | null {
   const name = goalName(root.text)
   if (root.plan?.state === 'cancelled') return `Goal Swarm: the plan ${name} was already cancelled.`
+  if (!finished && root.verdict?.cancellable !== false) return null
   if (root.plan?.state === 'budget_reached') return `Goal Swarm: the plan ${name} already stopped at its budget.`
-  if (complete) return `Goal Swarm: the plan ${name} had already finished: nothing to cancel.`
-  return null
+  return `Goal Swarm: the plan ${name} had already finished: nothing to cancel.`
 }
 
 /** A quick pick row's description of a root goal: its prompts' progress ("3/5 done"), its status word before it has prompts ("splitting", "cancelled"). */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
-import { buildTree, planProgress, type GoalView } from '../../src/plan/read/tree'
+import { buildTree, type GoalView } from '../../src/plan/read/tree'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { statusWord } from '../../src/plan/read/statusWords'
 import { goalName, nothingToCancelMessage, planFileName, planFinishedMessage, planPickDescription, progressMessage, progressPercent, stoppedContributingMessage } from '../../src/views/messages'
@@ -53,10 +53,10 @@ describe('editor messages (views)', () => {
 
   it('Cancel Plan on a plan that is over says so by the goal\'s text, and nothing for a running one', () => {
     const running = rootOf(plan.envelopes, plan.nowUs)
-    assert.equal(nothingToCancelMessage(running, planProgress(running).complete), null)
+    assert.equal(nothingToCancelMessage(running), null)
     assert.equal(nothingToCancelMessage(running, true), 'Goal Swarm: the plan "Plan a two-week trip to Japan" had already finished: nothing to cancel.')
     const cancelled = rootOf([...plan.envelopes, envelopeOf('cancel', cancel(plan.root, { at: T0 + sec(20) }))], plan.nowUs)
-    assert.equal(nothingToCancelMessage(cancelled, false), 'Goal Swarm: the plan "Plan a two-week trip to Japan" was already cancelled.')
+    assert.equal(nothingToCancelMessage(cancelled), 'Goal Swarm: the plan "Plan a two-week trip to Japan" was already cancelled.')
   })
 
   it('Export Plan\'s file name has one "plan-" and the slug of the goal\'s text', () => {

@@ -3,7 +3,8 @@
  * plan model: every root this editor holds, the ones its own peer submitted (the only ones it
  * may cancel, DESIGN R13), lookups by goal id or goal text, and a plan's final answer text.
  */
-import { planProgress, type GoalView } from '../../plan/read/tree'
+import type { GoalView } from '../../plan/read/tree'
+import { nothingToCancelMessage } from '../../views/messages'
 import { answerLeaf, type PlanModel } from '../../views/planModel'
 import type { ResultDocuments } from '../../views/resultDocuments'
 import type { PeerManager } from '../peers'
@@ -40,12 +41,13 @@ export class ChatPlans {
   }
 
   /**
-   * The plan /cancel means without a name: the newest running plan this editor submitted, else
+   * The plan /cancel means without a name: the newest plan this editor submitted that a cancel
+   * would stop (Cancel Plan's own test, views/messages.ts nothingToCancelMessage), else
    * the newest it submitted (whose message then says it is over), else undefined.
    */
   newestOwn (): GoalView | undefined {
     const own = this.newestFirst().filter((r) => this.submittedHere(r))
-    return own.find((r) => r.plan?.state !== 'cancelled' && r.plan?.state !== 'budget_reached' && !planProgress(r).complete) ?? own[0]
+    return own.find((r) => nothingToCancelMessage(r) === null) ?? own[0]
   }
 
   /** The final answer's full text once the root's synthesis is done, else null. @throws Error when its blob cannot be fetched */
