@@ -11,7 +11,7 @@ import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
 import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
-import { clipText } from '../plan/protocol/text'
+import { clipText, shownText } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/transport/swarmKey'
@@ -97,22 +97,6 @@ function orderError (program: Command): string | null {
   const hi: Tunable = TUNABLES[p.rule.high]
   const side = (t: Tunable, value: number): OrderSide => ({ flag: t.flag, value, isDefault: program.getOptionValueSource(attributeOf(t)) === 'default' })
   return orderErrorLine(side(lo, p.low), side(hi, p.high), p.rule.why)
-}
-
-/**
- * Characters that drive a terminal or disguise text when printed raw: C0 controls but tab and
- * line feed, DEL, C1 controls (U+0080-U+009F, e.g. the one-byte CSI) and the bidirectional
- * embedding, override and isolate controls.
- */
-const TERMINAL_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
-
-/**
- * `text` with every terminal-driving character (TERMINAL_CONTROLS) written as a JSON-style
- * escape (`\u001b`), so echoing a bad value in a message cannot move the cursor, recolour,
- * retitle or reorder the terminal. Tab and line feed stay as they are.
- */
-export function escapeControls (text: string): string {
-  return text.replace(TERMINAL_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /**
@@ -212,7 +196,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .option('-v, --verbose', 'debug logging', false)
     .allowExcessArguments(false)
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(escapeControls(shortenQuoted(str))) })
+    .configureOutput({ writeOut: io.out, writeErr: (str) => io.err(shownText(shortenQuoted(str))) })
   addMcpOptions(p, tunableOption)
   if (command === 'peer') {
     return p.addHelpText('after', '\nAPI keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY, never from a flag.\n' +
@@ -246,18 +230,18 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   }
   const o = program.opts()
   const fail = (flag: string, msg: string): CliResult => {
-    io.err(escapeControls(usageErrorLine(flag, msg)))
+    io.err(shownText(usageErrorLine(flag, msg)))
     return { kind: 'exit', code: USAGE_EXIT }
   }
 
   if (typeof o.newSwarmKey === 'string') {
     try { writeNewSwarmKey(o.newSwarmKey) } catch (err) { return fail('--new-swarm-key', (err as Error).message) }
-    io.out(`wrote a new swarm key to ${escapeControls(o.newSwarmKey)}\n`)
+    io.out(`wrote a new swarm key to ${shownText(o.newSwarmKey)}\n`)
     return { kind: 'exit', code: 0 }
   }
   const order = orderError(program)
   if (order !== null) {
-    io.err(escapeControls(order))
+    io.err(shownText(order))
     return { kind: 'exit', code: USAGE_EXIT }
   }
   if (mcpFront) {

@@ -4,15 +4,15 @@
  * machine cannot honour (an address it does not have), 1 for a conflict with something else
  * running (port, data dir, identity in use) or a broken file.
  */
-import { escapeControls } from './cli'
 import type { PeerConfig } from './config'
 import { DataDirLockedError } from './net/storage/dataDir'
 import { IdentityError } from './net/storage/identity'
 import { SwarmKeyError } from './net/transport/swarmKey'
+import { shownText } from '../plan/protocol/text'
 
-/** The line a peer that cannot start prints on stderr before it exits, for `message`. */
+/** The line a peer that cannot start prints on stderr before it exits, for `message` (escaped by shownText: it may quote a path or flag value). */
 export function errorLine (message: string): string {
-  return `goal-swarm-peer: error: ${escapeControls(message)}\n`
+  return `goal-swarm-peer: error: ${shownText(message)}\n`
 }
 
 /** Why a peer cannot listen on `host:port`: another program has the port. */

@@ -1,17 +1,19 @@
 /**
  * What the CLI prints about bad input never carries a raw control character: commander's
  * messages and the CLI's own echo the offending value with such characters escaped JSON-style
- * (`\u001b`), so a value cannot drive the terminal it is printed on.
+ * (`\u001b`) by the one escape for text shown to people (text.ts shownText), so a value cannot
+ * drive the terminal it is printed on.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { escapeControls, parseCli, shortenQuoted } from '../../src/peer/cli'
+import { parseCli, shortenQuoted } from '../../src/peer/cli'
+import { shownText } from '../../src/plan/protocol/text'
 
 /** Any C0 control but tab and line feed, DEL, a C1 control, or a bidirectional control. */
-const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
 function stderrOf (argv: string[]): { code: number | null, err: string } {
   let err = ''
@@ -31,7 +33,7 @@ describe('CLI error messages', () => {
     [['--role', 'observer', '--bootstrap', '/ip4/\u001b[2J'], '--bootstrap', '/ip4/\\u001b[2J']
   ]
   for (const [argv, flag, shown] of cases) {
-    it(`${escapeControls(JSON.stringify(argv))}: exit 2 naming ${flag}, control characters escaped`, () => {
+    it(`${shownText(JSON.stringify(argv))}: exit 2 naming ${flag}, control characters escaped`, () => {
       const r = stderrOf(argv)
       assert.equal(r.code, 2, r.err)
       assert.ok(r.err.includes(flag), r.err)
@@ -48,9 +50,11 @@ describe('CLI error messages', () => {
     assert.ok(r.err.includes('/nonexistent-dir/\\u001b[2Jkey'), JSON.stringify(r.err))
   })
 
-  it('escapeControls: JSON-style escapes for terminal controls, text, tab and newline as they are', () => {
-    assert.equal(escapeControls('a\u0000b\u001bc\rd\u007fe\u0085f\u2067g'), 'a\\u0000b\\u001bc\\u000dd\\u007fe\\u0085f\\u2067g')
-    assert.equal(escapeControls('Plan a trip\tto 日本 🗾\nnext line'), 'Plan a trip\tto 日本 🗾\nnext line')
+  it('bidi marks in a value are escaped like the overrides (--role obs\\u200f\\u061cerver)', () => {
+    const r = stderrOf(['--role', 'obs\u200f\u061cerver'])
+    assert.equal(r.code, 2, r.err)
+    assert.doesNotMatch(r.err, RAW_CONTROL, JSON.stringify(r.err))
+    assert.ok(r.err.includes('obs\\u200f\\u061cerver'), JSON.stringify(r.err))
   })
 
   it('a bad PeerId in --bootstrap, a blank goal and --cancel-goal with --submit-goal are usage errors naming the flag', () => {

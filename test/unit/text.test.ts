@@ -1,12 +1,13 @@
 /**
  * Counting and cutting text (src/plan/protocol/text.ts; DESIGN "Processes and folders"):
  * characters are code points, and the one cut, clipText (for the wire, prompts, labels, logs and
- * answers alike), never splits a surrogate pair nor a grapheme cluster.
+ * answers alike), never splits a surrogate pair nor a grapheme cluster; the one escape for text
+ * shown to people, shownText, writes terminal and bidi controls as visible escapes.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { clipText, excerpt, firstLine, textLength } from '../../src/plan/protocol/text'
+import { clipText, excerpt, firstLine, shownStrings, shownText, textLength } from '../../src/plan/protocol/text'
 
 const RUNS = Number(process.env.GOAL_SWARM_PROPERTY_RUNS ?? 300)
 
@@ -130,5 +131,75 @@ describe('firstLine, excerpt: one line of text shown to a user, cut by clipText'
       assert.ok(textLength(out) <= max)
       return true
     }), { numRuns: RUNS })
+  })
+})
+
+/** The code points shownText escapes, by class. */
+const C0 = Array.from({ length: 0x20 }, (_, c) => c).filter((c) => c !== 0x09 && c !== 0x0a)
+const C1 = Array.from({ length: 0x20 }, (_, c) => 0x80 + c)
+const BIDI = [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c]
+const escapeOf = (c: number): string => `\\u${c.toString(16).padStart(4, '0')}`
+/** Any character shownText must not leave raw. */
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+
+describe('shownText: the one escape for text shown to people', () => {
+  it('writes every C0 control but tab and line feed, DEL, every C1 control and every bidi control as a \\u escape of its code', () => {
+    for (const c of [...C0, 0x7f, ...C1, ...BIDI]) {
+      const ch = String.fromCharCode(c)
+      assert.equal(shownText(`a${ch}b`), `a${escapeOf(c)}b`, `U+${c.toString(16).padStart(4, '0')}`)
+    }
+    assert.equal(shownText('\u009b31mred\u009b0m'), '\\u009b31mred\\u009b0m', 'the one-character CSI')
+    assert.equal(shownText('\u001b]0;title\u0007'), '\\u001b]0;title\\u0007', 'ESC and BEL')
+    assert.equal(shownText('evil\u202etxt.exe'), 'evil\\u202etxt.exe', 'a right-to-left override')
+  })
+
+  it('keeps tab and line feed, shows a CRLF line end as LF and escapes a lone CR', () => {
+    assert.equal(shownText('Plan\ta trip\nday 1'), 'Plan\ta trip\nday 1')
+    assert.equal(shownText('line one\r\nline two\r\n'), 'line one\nline two\n')
+    assert.equal(shownText('ok\rFAILED'), 'ok\\u000dFAILED')
+  })
+
+  it('leaves emoji, CJK, accents, RTL letters and the joiners of emoji sequences as they are', () => {
+    for (const s of [THUMB, CODER, FAMILY, FLAG_JP, E_ACUTE, JAPAN_TRIP, '🏳️‍🌈', 'Привет', 'مرحبا', 'שלום', 'क्ष', '\u00a0\u00e9\u00ff\u0100', 'a\u200cb\u200dc', '\\u202e typed as text']) {
+      assert.equal(shownText(s), s, s)
+    }
+  })
+
+  it('is idempotent and leaves no raw control, for any text', () => {
+    fc.assert(fc.property(text, (s) => {
+      const once = shownText(s)
+      assert.equal(shownText(once), once)
+      assert.doesNotMatch(once, RAW)
+      return true
+    }), { numRuns: RUNS })
+    fc.assert(fc.property(readable, (s) => shownText(s) === s), { numRuns: RUNS })
+  })
+
+  it('firstLine and excerpt escape before they cut, and never cut an escape in half', () => {
+    assert.equal(firstLine('Plan \u202ea trip\nday 1'), 'Plan \\u202ea trip')
+    assert.equal(excerpt('Plan\u009b2J  a\ttrip'), 'Plan\\u009b2J a trip')
+    // 'abc\u202e…' fits 10; at 6..9 the cut would fall inside the escape, which is left out whole.
+    assert.equal(firstLine('abc\u202edef', 10), 'abc\\u202e…')
+    for (let max = 4; max <= 9; max++) assert.equal(firstLine('abc\u202edef', max), 'abc…', `max ${max}`)
+    fc.assert(fc.property(text, limit, (s, max) => {
+      for (const out of [firstLine(s, max), excerpt(s, max)]) {
+        assert.doesNotMatch(out, RAW)
+        assert.ok(textLength(out) <= max)
+        assert.doesNotMatch(out, /\\u[0-9a-f]{0,3}…$/, 'no half escape before the marker')
+      }
+      return true
+    }), { numRuns: RUNS })
+  })
+
+  it('shownStrings: every string of a JSON value, keys and non-plain objects left alone, the value itself when nothing changes', () => {
+    const err = new Error('\u009b')
+    const v = { goal: 'Plan\u202e', n: 1, ok: true, none: null, list: ['a\u009bb', { deep: ['\u2066x'] }], err }
+    const shown = shownStrings(v)
+    assert.deepEqual(shown, { goal: 'Plan\\u202e', n: 1, ok: true, none: null, list: ['a\\u009bb', { deep: ['\\u2066x'] }], err })
+    assert.equal(shown.err, err)
+    assert.equal(v.goal, 'Plan\u202e', 'the input is not changed')
+    const clean = { a: 'Plan a trip', b: [1, '日本'] }
+    assert.equal(shownStrings(clean), clean)
+    assert.equal(shownStrings('x\u0085'), 'x\\u0085')
   })
 })
