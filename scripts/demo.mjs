@@ -10,7 +10,7 @@
 // it offers can_query_api and the demo model makes one leaf a real call of that server's tool.
 import path from 'node:path'
 import { Command } from 'commander'
-import { ensureBuilt, goalProblem, REPO_ROOT, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, REPO_ROOT, runScriptSwarm, shownText, timeoutMs } from './local-swarm.mjs'
 
 const DEFAULT_GOAL = 'Plan a two-week trip to Japan'
 const program = new Command('demo')
@@ -40,7 +40,7 @@ if (problem !== null) {
   process.exit(2)
 }
 const reportFile = path.resolve(opts.report)
-say(`Goal Swarm demo: "${goal}" (offline demo model: every output is synthetic and says so)`)
+say(`Goal Swarm demo: "${shownText(goal)}" (offline demo model: every output is synthetic and says so)`)
 await runScriptSwarm({
   goal,
   counts: { decomposers: 2, scorers: 2, executors: 2 },

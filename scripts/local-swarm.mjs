@@ -32,6 +32,16 @@ export function goalProblem (text) {
   return client().goalTextProblem(text)
 }
 
+/**
+ * `text` as it may be printed: terminal and bidi controls written as `\u009b`-style escapes (the
+ * one escape for text shown to people, src/plan/protocol/text.ts shownText). For the goal and
+ * the final answer, which are anyone's text; the tree and the role events come escaped from the
+ * peers. Call after ensureBuilt.
+ */
+export function shownText (text) {
+  return client().shownText(text)
+}
+
 /** Newest mtime (ms) of the files under `dir`. */
 function newestMtime (dir) {
   let newest = 0
@@ -217,7 +227,7 @@ export async function runLocalSwarm (o) {
     } catch (err) {
       throw new Error(`submitting the goal failed: ${err.message}`)
     }
-    say(`submitted goal ${goalId}: "${o.goal}"`)
+    say(`submitted goal ${goalId}: "${shownText(o.goal)}"`)
     view.start()
 
     const result = await new Promise((resolve) => {
@@ -337,7 +347,7 @@ export function printSummary (say, outcome, reportFile) {
   if (s.answer !== undefined && s.answer !== null) {
     say('')
     say('=== final answer ===')
-    say(s.answer.text.trimEnd())
+    say(shownText(s.answer.text.trimEnd()))
     if (s.answer.truncated) say(`(only the first part of a longer answer; the report has the whole plan: ${reportFile})`)
   }
 }

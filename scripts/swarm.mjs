@@ -5,7 +5,7 @@
 // ANTHROPIC_API_KEY / OPENAI_API_KEY in the environment, never from a flag.
 import path from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { ensureBuilt, goalProblem, runScriptSwarm, timeoutMs } from './local-swarm.mjs'
+import { ensureBuilt, goalProblem, runScriptSwarm, shownText, timeoutMs } from './local-swarm.mjs'
 
 const count = (v) => {
   const n = Number(v)
@@ -76,7 +76,7 @@ if (opts.model !== undefined) llmArgs.push('--model', opts.model)
 if (opts.llmBaseUrl !== undefined) llmArgs.push('--llm-base-url', opts.llmBaseUrl)
 const reportFile = path.resolve(opts.report)
 const why = opts.llm === undefined ? ' (a paid API, chosen because ANTHROPIC_API_KEY is set)' : ''
-say(`Goal Swarm: "${opts.goal}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}${why}: ` +
+say(`Goal Swarm: "${shownText(opts.goal)}" with ${provider}${opts.model === undefined ? '' : ` (${opts.model})`}${why}: ` +
   `${opts.decomposers} decomposers, ${opts.scorers} scorers, ${opts.executors} executors, 1 observer`)
 await runScriptSwarm({
   goal: opts.goal,

@@ -20,6 +20,7 @@ import { ChildMessage, type ParentMessage } from './protocol'
 
 export { peerArgv, type PeerArgvConfig } from './argv'
 export { goalTextProblem, TEXT_MAX_CHARS } from '../../plan/protocol/limits'
+export { shownText } from '../../plan/protocol/text'
 
 export * from './parentTypes'
 

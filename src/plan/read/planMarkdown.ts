@@ -3,13 +3,15 @@
  * (--report-file) and the editor's Export Plan: the final answer first (the root's synthesis,
  * DESIGN R12), then the progress, the goal tree with statuses, each decomposed goal's
  * proposals and votes, and every leaf's result. Statuses are shown in the words of
- * statusWords.ts. Pure.
+ * statusWords.ts. The Markdown comes out escaped by shownText (protocol/text.ts): a terminal or
+ * bidi control in a goal, subgoal, vote note or result reads `\u202e`, in a viewer and in a
+ * terminal alike. Pure.
  */
 import { holdLimitText } from './holdLimit'
 import { modelWaitText } from './modelWait'
 import { describeSpend } from '../rules/planControl'
 import { costMarkdown } from './planCost'
-import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
+import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { splitFailureText } from './splitFailure'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from './tree'
@@ -201,6 +203,7 @@ function progressSentence (root: GoalView): string {
 /**
  * One root goal's plan as Markdown: `level` heading with the goal, the progress sentence, then
  * "Final answer", "Plan tree", "Accepted splits and votes" and "Results" one level below.
+ * Escaped by shownText (Export Plan writes it as it is).
  */
 export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   const label = opts.label ?? ((peer: string | null) => peer ?? '-')
@@ -263,5 +266,5 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
     }
     out.push('')
   }
-  return out.join('\n')
+  return shownText(out.join('\n'))
 }

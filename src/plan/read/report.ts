@@ -2,7 +2,8 @@
  * Renders the plan tree (read/tree.ts) for people: an indented text tree for the terminal
  * (the observer prints it whenever it changes) and a Markdown report (--report-file) with the
  * goal tree, statuses, accepted scores and votes, and every result. Statuses are shown in the
- * words of statusWords.ts.
+ * words of statusWords.ts. Both come out escaped by shownText (protocol/text.ts): a goal,
+ * subgoal or result holding a terminal or bidi control shows it as `\u009b`, never raw.
  */
 import { holdLimitText } from './holdLimit'
 import { modelWaitText } from './modelWait'
@@ -10,7 +11,7 @@ import type { GoalView, LeafView, SynthesisView, TreeNode } from './tree'
 import { planProgress } from './tree'
 import { peerSuffix } from './peerNames'
 import { describeSpend } from '../rules/planControl'
-import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
+import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 import { splitFailureText } from './splitFailure'
@@ -105,7 +106,8 @@ function acceptedText (g: GoalView): string {
 /**
  * The tree as indented text, one block per root goal, status words in brackets: "[split score
  * 0.83]", "[done by executor-1]", "[running on executor-2, waiting for the model (45 s, attempt
- * 1/3)]", "[capability gap: needs can_run_code]".
+ * 1/3)]", "[capability gap: needs can_run_code]". Escaped by shownText, so it can be written to
+ * a terminal as it is.
  */
 export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOptions = {}): string {
   const resultChars = opts.resultChars ?? 100
@@ -138,7 +140,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     lines.push(`=== other plans held here: ${others.length}, one line each (--show-all-plans shows them in full) ===`)
     for (const l of otherPlanLines(others)) lines.push(`  ${l}`)
   }
-  return lines.join('\n') + '\n'
+  return shownText(lines.join('\n') + '\n')
 }
 
 export interface ReportOptions {
@@ -155,7 +157,7 @@ export interface ReportOptions {
 /**
  * The Markdown plan report: a header, then per root goal the plan section of planMarkdown.ts
  * (final answer first, progress, tree, accepted splits with their votes, every result), then
- * `others` as one line each.
+ * `others` as one line each. Escaped by shownText.
  */
 export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOptions): string {
   const out: string[] = ['# Goal Swarm plan report', '', `Generated ${opts.generatedAt}${opts.writer === undefined ? '' : ` by ${opts.writer}`}.`, '']
@@ -167,5 +169,5 @@ export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOp
     for (const l of otherPlanLines(others)) out.push(`- ${mdEscape(l)}`)
     out.push('')
   }
-  return out.join('\n')
+  return shownText(out.join('\n'))
 }
