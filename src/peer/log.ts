@@ -5,9 +5,18 @@
  * over IPC (ipc/child.ts). A child of a component logger never binds `component` again: pino
  * would write the key twice per JSON line, and readers keep only the last one (a role's LLM
  * calls bind `llm` instead, so their warnings still name the role).
+ *
+ * A record's text is shown to people (a terminal, the editor's output channel, the scripts'
+ * event lines), and much of it is the swarm's: goal and subgoal text, results, tool output, a
+ * model's words in an error. So every string of a record, its message and every string field
+ * at any depth (an Error's message and stack too), passes through shownText
+ * (plan/protocol/text.ts): JSON already escapes C0 controls, but not C1 or bidi controls, and
+ * the text format escapes nothing. The escape is in the value, so a reader that parses the JSON
+ * line gets `\u009b`, not the character.
  */
 import { pino, type DestinationStream, type Logger } from 'pino'
 import pretty from 'pino-pretty'
+import { shownStrings, shownText } from '../plan/protocol/text'
 
 export type { Logger }
 
@@ -40,6 +49,27 @@ function flatten (rec: Record<string, unknown>): string {
 }
 
 /**
+ * A log call's arguments with shownText applied to every string in them (shownStrings). An
+ * Error logged without a message gives pino its message, so that message is passed escaped.
+ */
+function shownArgs (args: unknown[]): unknown[] {
+  const out = args.map((a) => shownStrings(a))
+  const first = args[0]
+  const err = first instanceof Error
+    ? first
+    : typeof first === 'object' && first !== null && !('msg' in first) && (first as { err?: unknown }).err instanceof Error ? (first as { err: Error }).err : undefined
+  if (err !== undefined && args.length === 1) out.push(shownText(err.message))
+  return out
+}
+
+/** pino's Error serializer with shownText applied to what it gives (type, message, stack, cause). */
+function shownErr (err: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(err as Error)
+  // An Error comes out on a prototype of pino's own: its fields are copied to a plain object.
+  return typeof serialized === 'object' && serialized !== null ? shownStrings({ ...serialized }) : shownStrings(serialized)
+}
+
+/**
  * Creates the process logger.
  * @param opts.format 'text' (pino-pretty) or 'json' (one JSON object per line)
  * @param opts.verbose debug level instead of info
@@ -63,6 +93,11 @@ export function createLogger (opts: { format: 'text' | 'json', verbose: boolean,
       }
     }
   }
-  const log = pino({ level, base: undefined }, pino.multistream([{ level, stream: main }, { level, stream: forwarder }]))
+  const log = pino({
+    level,
+    base: undefined,
+    hooks: { logMethod (args, method) { method.apply(this, shownArgs(args) as Parameters<typeof method>) } },
+    serializers: { err: shownErr }
+  }, pino.multistream([{ level, stream: main }, { level, stream: forwarder }]))
   return { log, forward (fn) { sink = fn } }
 }

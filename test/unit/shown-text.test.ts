@@ -1,0 +1,135 @@
+/**
+ * Swarm text reaches people escaped (text.ts shownText, DESIGN "Processes and folders", the
+ * text rule): a goal, a subgoal and a tool's output holding U+009B (the one-character CSI a
+ * terminal acts on) and U+202E (a right-to-left override) show them as `\u009b` and `\u202e` in
+ * the observer's terminal tree, the Markdown report and Export Plan, and the peer's log records
+ * (JSON and text), while the state keeps the characters as they were signed.
+ */
+import assert from 'node:assert/strict'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, it } from 'node:test'
+import { createLogger } from '../../src/peer/log'
+import { excerpt } from '../../src/plan/protocol/text'
+import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
+import { buildTree, type GoalView } from '../../src/plan/read/tree'
+import { PlanState } from '../../src/plan/state/planState'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
+import { planMarkdown } from '../../src/views/planExport'
+import { accepted, capability, childGoal, claim, envelopeOf, evidenceOf, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
+
+const CSI = '\u009b'
+const RLO = '\u202e'
+/** The root goal: a CSI that would clear the screen, an override that would reverse the rest. */
+const GOAL = `Plan a trip ${CSI}2J to Japan ${RLO}gpj.exe`
+/** A composite subgoal (a goal of its own, split later). */
+const SUBGOAL = `Book ${CSI}31mflights${CSI}0m ${RLO}sthgilf`
+/** An atomic prompt answered with a tool. */
+const PROMPT = 'Check the weather in Tokyo'
+/** The tool's output in the prompt's result. */
+const TOOL_OUTPUT = `### Tool calls\n1. \`travel/weather\` said: ${CSI}2J sunny ${RLO}ynnus`
+const NOW = T0 + sec(30)
+
+/** Any raw C1 control or bidi control. */
+const RAW = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+const shown = (s: string): string => s.replaceAll(CSI, '\\u009b').replaceAll(RLO, '\\u202e')
+
+/** A root goal split into the composite subgoal and the tool prompt, whose result is in. */
+function hostilePlan (): { envelopes: AnyEnvelope[], rootId: string, subgoalId: string, promptId: string } {
+  const g = rootGoal(GOAL)
+  const p = proposal(g.goal_id, [SUBGOAL, PROMPT])
+  const split = accepted(p, { atomic: [false, true], capability: ['can_write_text', 'can_query_api'] })
+  const sub = childGoal(split, 0, g)
+  const node = promptNode(split, 1)
+  return {
+    envelopes: [
+      envelopeOf('goal', g), envelopeOf('proposal', p), ...evidenceOf(split).votes.map((v) => envelopeOf('score', v)), envelopeOf('accepted', split),
+      envelopeOf('goal', sub), envelopeOf('node', node), envelopeOf('capability', capability('peer-ex-1', NOW - sec(2), ['can_query_api'])),
+      envelopeOf('claim', claim(node.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5), 15_000, 'can_query_api')),
+      envelopeOf('result', { ...result(node.node_id, g.goal_id, 'peer-ex-1', { output: TOOL_OUTPUT }), tools_used: ['travel/weather'] })
+    ],
+    rootId: g.goal_id,
+    subgoalId: sub.goal_id,
+    promptId: node.node_id
+  }
+}
+
+const plan = hostilePlan()
+const state = new PlanState(plan.envelopes)
+const [root] = buildTree(state, { nowUs: NOW, rules: DEFAULT_RULES }) as [GoalView]
+
+describe('swarm text shown to people is escaped', () => {
+  it('the fixture: the state keeps the characters as signed', () => {
+    assert.equal(state.goal(plan.rootId)?.text, GOAL)
+    assert.equal(state.goal(plan.subgoalId)?.text, SUBGOAL)
+    assert.equal(root.text, GOAL)
+  })
+
+  it('the terminal tree: goal, subgoal and tool output escaped, no raw C1 or bidi character', () => {
+    const text = renderTreeText([root], { resultChars: 200 })
+    assert.doesNotMatch(text, RAW, JSON.stringify(text))
+    assert.ok(text.includes(shown(GOAL)), text)
+    assert.ok(text.includes(shown(SUBGOAL)), text)
+    assert.ok(text.includes(`result: ${shown(TOOL_OUTPUT.replace(/\s+/g, ' '))}`), text)
+    // One-line plans under the full ones go through the same escape.
+    const others = renderTreeText([], { others: [root] })
+    assert.doesNotMatch(others, RAW)
+    assert.ok(others.includes(shown('Plan a trip \u009b2J to Japan')), others)
+  })
+
+  it('the Markdown report and Export Plan: escaped in headings, tree lines and results', () => {
+    for (const md of [renderReportMarkdown([root], { generatedAt: 'now' }), planMarkdown(root)]) {
+      assert.doesNotMatch(md, RAW, md)
+      assert.ok(md.includes('\\u009b2J to Japan \\u202egpj.exe'), md)
+      assert.ok(md.includes('31mflights'), md)
+      assert.ok(md.includes(`   > 1. \`travel/weather\` said: \\u009b2J sunny \\u202eynnus`), md)
+    }
+  })
+
+  /** What a logger writes for `fn`'s records, as the lines of its destination. */
+  function logged (format: 'json' | 'text', fn: (log: ReturnType<typeof createLogger>['log']) => void): string[] {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'shown-log-'))
+    const file = path.join(dir, 'peer.log')
+    const fd = openSync(file, 'w')
+    try {
+      fn(createLogger({ format, verbose: true, destination: fd }).log.child({ component: 'executor' }))
+    } finally {
+      closeSync(fd)
+    }
+    const text = readFileSync(file, 'utf8')
+    rmSync(dir, { recursive: true, force: true })
+    return text.split('\n').filter((l) => l !== '')
+  }
+
+  /** Records as the roles write them: swarm text in the message (an excerpt) and in fields, whole. */
+  const records = (log: ReturnType<typeof createLogger>['log']): void => {
+    log.info({ event: 'execution_started', goal_id: plan.rootId, goal: GOAL }, `decomposing "${excerpt(GOAL)}" into 2 subgoals`)
+    log.info({ event: 'proposed', subgoals: [SUBGOAL, PROMPT] }, `proposed 2 subgoals for "${GOAL}"`)
+    log.info({ node_id: plan.promptId, output: excerpt(TOOL_OUTPUT, 200) }, `finished "${excerpt(PROMPT)}"`)
+    log.warn({ err: new Error(`the tool said ${TOOL_OUTPUT}`) }, 'a tool call failed')
+  }
+
+  it('a JSON log record: message and fields escaped in the value, so the parsed record holds the escape', () => {
+    const lines = logged('json', records)
+    assert.equal(lines.length, 4)
+    for (const l of lines) assert.doesNotMatch(l, RAW, l)
+    const [start, proposed, finished, failed] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    assert.equal(start?.goal, shown(GOAL))
+    assert.equal(start?.msg, `decomposing "${shown('Plan a trip \u009b2J to Japan \u202egpj.exe')}" into 2 subgoals`)
+    assert.deepEqual(proposed?.subgoals, [shown(SUBGOAL), PROMPT])
+    assert.equal(proposed?.msg, `proposed 2 subgoals for "${shown(GOAL)}"`)
+    assert.equal(finished?.output, shown(TOOL_OUTPUT.replace(/\s+/g, ' ')))
+    const err = failed?.err as { message: string, stack: string }
+    assert.equal(err.message, `the tool said ${shown(TOOL_OUTPUT)}`)
+    assert.ok(err.stack.startsWith(`Error: the tool said ${shown(TOOL_OUTPUT)}`))
+  })
+
+  it('a text log line (pino-pretty): no raw C1 or bidi character either', () => {
+    const lines = logged('text', records)
+    assert.ok(lines.length >= 4)
+    for (const l of lines) assert.doesNotMatch(l, RAW, l)
+    assert.ok(lines.some((l) => l.includes(shown(GOAL))), lines.join('\n'))
+  })
+})
