@@ -2,14 +2,21 @@
  * Swarm text reaches people escaped (text.ts shownText, DESIGN "Processes and folders", the
  * text rule): a goal, a subgoal and a tool's output holding U+009B (the one-character CSI a
  * terminal acts on) and U+202E (a right-to-left override) show them as `\u009b` and `\u202e` in
- * the observer's terminal tree, the Markdown report and Export Plan, and the peer's log records
- * (JSON and text), while the state keeps the characters as they were signed.
+ * the observer's terminal tree, the Markdown report and Export Plan, the dashboard snapshot, the
+ * MCP front door's answers (through a real MCP client over the SDK's in-memory transport) and the
+ * peer's log records (JSON and text), while the state keeps the characters as they were signed.
  */
 import assert from 'node:assert/strict'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { describe, it } from 'node:test'
+import { after, before, describe, it } from 'node:test'
+import { pino } from 'pino'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import type { Disposable } from '../../src/peer/bus'
+import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
+import { startMcpFrontDoor, type FrontDoorPeer } from '../../src/peer/front/mcpServer'
 import { createLogger } from '../../src/peer/log'
 import { excerpt } from '../../src/plan/protocol/text'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
@@ -19,6 +26,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { planMarkdown } from '../../src/views/planExport'
 import { accepted, capability, childGoal, claim, envelopeOf, evidenceOf, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
+import { makeConfig } from '../support/peerConfig'
 
 const CSI = '\u009b'
 const RLO = '\u202e'
@@ -30,25 +38,29 @@ const SUBGOAL = `Book ${CSI}31mflights${CSI}0m ${RLO}sthgilf`
 const PROMPT = 'Check the weather in Tokyo'
 /** The tool's output in the prompt's result. */
 const TOOL_OUTPUT = `### Tool calls\n1. \`travel/weather\` said: ${CSI}2J sunny ${RLO}ynnus`
+/** A second tool prompt, whose call failed quoting the tool's output (plan_status's `error`). */
+const FAILED_PROMPT = 'Check the trains to Kyoto'
+const TOOL_FAILURE = `the tool travel/trains failed: ${CSI}2J no trains ${RLO}sniart`
 const NOW = T0 + sec(30)
 
 /** Any raw C1 control or bidi control. */
 const RAW = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 const shown = (s: string): string => s.replaceAll(CSI, '\\u009b').replaceAll(RLO, '\\u202e')
 
-/** A root goal split into the composite subgoal and the tool prompt, whose result is in. */
+/** A root goal split into the composite subgoal and two tool prompts, one done and one failed. */
 function hostilePlan (): { envelopes: AnyEnvelope[], rootId: string, subgoalId: string, promptId: string } {
   const g = rootGoal(GOAL)
-  const p = proposal(g.goal_id, [SUBGOAL, PROMPT])
-  const split = accepted(p, { atomic: [false, true], capability: ['can_write_text', 'can_query_api'] })
+  const p = proposal(g.goal_id, [SUBGOAL, PROMPT, FAILED_PROMPT])
+  const split = accepted(p, { atomic: [false, true, true], capability: ['can_write_text', 'can_query_api', 'can_query_api'] })
   const sub = childGoal(split, 0, g)
-  const node = promptNode(split, 1)
+  const [node, failed] = [promptNode(split, 1), promptNode(split, 2)]
   return {
     envelopes: [
       envelopeOf('goal', g), envelopeOf('proposal', p), ...evidenceOf(split).votes.map((v) => envelopeOf('score', v)), envelopeOf('accepted', split),
-      envelopeOf('goal', sub), envelopeOf('node', node), envelopeOf('capability', capability('peer-ex-1', NOW - sec(2), ['can_query_api'])),
-      envelopeOf('claim', claim(node.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5), 15_000, 'can_query_api')),
-      envelopeOf('result', { ...result(node.node_id, g.goal_id, 'peer-ex-1', { output: TOOL_OUTPUT }), tools_used: ['travel/weather'] })
+      envelopeOf('goal', sub), envelopeOf('node', node), envelopeOf('node', failed), envelopeOf('capability', capability('peer-ex-1', NOW - sec(2), ['can_query_api'])),
+      ...[node, failed].map((n) => envelopeOf('claim', claim(n.node_id, g.goal_id, 'peer-ex-1', T0 + sec(5), 15_000, 'can_query_api'))),
+      envelopeOf('result', { ...result(node.node_id, g.goal_id, 'peer-ex-1', { output: TOOL_OUTPUT }), tools_used: ['travel/weather'] }),
+      envelopeOf('result', result(failed.node_id, g.goal_id, 'peer-ex-1', { success: false, output: TOOL_FAILURE }))
     ],
     rootId: g.goal_id,
     subgoalId: sub.goal_id,
@@ -73,6 +85,7 @@ describe('swarm text shown to people is escaped', () => {
     assert.ok(text.includes(shown(GOAL)), text)
     assert.ok(text.includes(shown(SUBGOAL)), text)
     assert.ok(text.includes(`result: ${shown(TOOL_OUTPUT.replace(/\s+/g, ' '))}`), text)
+    assert.ok(text.includes(`error: ${shown(TOOL_FAILURE)}`), text)
     // One-line plans under the full ones go through the same escape.
     const others = renderTreeText([], { others: [root] })
     assert.doesNotMatch(others, RAW)
@@ -85,6 +98,7 @@ describe('swarm text shown to people is escaped', () => {
       assert.ok(md.includes('\\u009b2J to Japan \\u202egpj.exe'), md)
       assert.ok(md.includes('31mflights'), md)
       assert.ok(md.includes(`   > 1. \`travel/weather\` said: \\u009b2J sunny \\u202eynnus`), md)
+      assert.ok(md.includes(`   > ${shown(TOOL_FAILURE)}`), md)
     }
   })
 
@@ -131,5 +145,82 @@ describe('swarm text shown to people is escaped', () => {
     assert.ok(lines.length >= 4)
     for (const l of lines) assert.doesNotMatch(l, RAW, l)
     assert.ok(lines.some((l) => l.includes(shown(GOAL))), lines.join('\n'))
+  })
+
+  it('the dashboard snapshot: goal and subgoal texts escaped in its JSON (result texts are not in it: the page fetches them as documents)', () => {
+    const snap = dashboardSnapshot({
+      state, nowUs: NOW, rules: DEFAULT_RULES,
+      self: { peer_id: 'peer-obs', role: 'observer', swarm: 'default' },
+      booted_at_ms: 1, connected_peers: 1, drops: {}, flow: []
+    })
+    const json = JSON.stringify(snap)
+    assert.doesNotMatch(json, RAW, json)
+    const [p] = snap.plans
+    assert.equal(p?.text, shown(GOAL))
+    assert.equal(p?.root.text, shown(GOAL))
+    const texts = p?.root.children.map((c) => c.text)
+    assert.deepEqual(texts, [shown(SUBGOAL), PROMPT, FAILED_PROMPT])
+    // A result's length counts the text as stored.
+    const done = p?.root.children[1]
+    assert.equal(done?.kind === 'leaf' ? done.output_chars : null, [...TOOL_OUTPUT].length)
+  })
+
+  describe('the MCP front door', () => {
+    let client: Client
+    let server: Disposable
+    before(async () => {
+      const peer = {
+        peerId: 'peer-mcp',
+        state,
+        rules: DEFAULT_RULES,
+        bus: { onMessage: () => ({ dispose () {} }) },
+        now: () => NOW,
+        submitGoal: async () => { throw new Error('no goal is submitted in this test') },
+        cancelGoal: async () => {},
+        getOutput: async (id: string) => id === plan.promptId ? TOOL_OUTPUT : null,
+        status: () => ({ connected_peers: 1 }),
+        sync: { syncedPeers: 1 }
+      } as unknown as FrontDoorPeer
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      server = await startMcpFrontDoor(peer, makeConfig('observer'), pino({ level: 'silent' }), serverSide)
+      client = new Client({ name: 'test', version: '0' })
+      await client.connect(clientSide)
+    })
+    after(async () => {
+      await client.close()
+      server.dispose()
+    })
+
+    /** The text of a tool's answer, checked to hold no raw C1 or bidi character. */
+    async function call (name: string, args: Record<string, unknown>): Promise<{ text: string, isError: boolean }> {
+      const r = await client.callTool({ name, arguments: args }) as { content: Array<{ type: string, text: string }>, isError?: boolean }
+      const text = r.content.map((c) => c.text).join('')
+      assert.doesNotMatch(text, RAW, text)
+      return { text, isError: r.isError === true }
+    }
+
+    it('plan_status: the goal, the subgoal and the failed tool call\'s output escaped in the values of its JSON', async () => {
+      const r = await call('plan_status', { goal_id: plan.rootId })
+      assert.equal(r.isError, false, r.text)
+      const status = JSON.parse(r.text) as { goal: string, tree: { text: string, children: Array<{ text: string, status: string, error?: string }> } }
+      assert.equal(status.goal, shown(GOAL))
+      assert.equal(status.tree.text, shown(GOAL))
+      assert.deepEqual(status.tree.children.map((c) => c.text), [shown(SUBGOAL), PROMPT, FAILED_PROMPT])
+      assert.equal(status.tree.children[2]?.error, shown(TOOL_FAILURE))
+    })
+
+    it('list_plans and get_result: escaped too, the tool output in get_result\'s result', async () => {
+      const list = JSON.parse((await call('list_plans', {})).text) as { plans: Array<{ goal: string }> }
+      assert.equal(list.plans[0]?.goal, shown(GOAL))
+      const r = await call('get_result', { node_id: plan.promptId })
+      assert.equal(r.isError, false, r.text)
+      assert.equal((JSON.parse(r.text) as { result: string }).result, shown(TOOL_OUTPUT))
+    })
+
+    it('a refusal quoting the goal is escaped', async () => {
+      const r = await call('get_result', { node_id: plan.rootId })
+      assert.equal(r.isError, true)
+      assert.ok(r.text.includes('\\u009b2J'), r.text)
+    })
   })
 })

@@ -12,7 +12,10 @@
  * Every word the page shows about a status comes from here, so the page holds no wording of its
  * own: each node's status word (read/statusWords.ts, the one table the editor, the terminal and
  * the report use), each plan's stop word and progress line, and each flow event's peer label.
- * Texts are sent whole; the page wraps them and never cuts one.
+ * Texts are sent whole; the page wraps them and never cuts one. Every string of the document is
+ * escaped by shownText (plan/protocol/text.ts): a goal, subgoal, failure reason or peer label
+ * holding a C1 or bidi control reaches the page as `\u202e`, so it cannot reorder what the page
+ * shows around it (the result texts of /api/result are documents and keep their characters).
  */
 import type { SwarmRules } from '../../plan/rules/swarmRules'
 import { modelWaitText } from '../../plan/read/modelWait'
@@ -23,7 +26,7 @@ import type { PlanSpend } from '../../plan/rules/planControl'
 import { costSummary, stopLine } from '../../plan/read/planCost'
 import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode } from '../../plan/read/tree'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'
-import { textLength } from '../../plan/protocol/text'
+import { shownStrings, textLength } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
 import type { FlowEvent } from './flow'
 
@@ -253,8 +256,12 @@ export function progressText (p: PlanProgress): string {
   return parts.join(' · ')
 }
 
-/** The whole dashboard document for one clock reading. */
+/** The whole dashboard document for one clock reading, every string escaped by shownText (shownStrings). */
 export function dashboardSnapshot (input: SnapshotInput): DashSnapshot {
+  return shownStrings(snapshotOf(input))
+}
+
+function snapshotOf (input: SnapshotInput): DashSnapshot {
   const { state, nowUs } = input
   const label = peerLabeler(state)
   const roots = buildTree(state, { nowUs, rules: input.rules })

@@ -22,7 +22,7 @@ import { announcedNames } from '../../plan/read/peerNames'
 import { peerLabel, splitFailedLine, stoppedBeforeSplit } from '../../plan/read/report'
 import { splitFailureText } from '../../plan/read/splitFailure'
 import { CancelRefused } from '../../plan/rules/planControl'
-import { clipText } from '../../plan/protocol/text'
+import { clipText, shownStrings, shownText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
 import { submitOrResume } from '../resume'
 import { JsonRpcBoundary } from './jsonRpcBoundary'
@@ -52,8 +52,14 @@ export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bu
 /** A tool call's answer: JSON text for a program, or an error sentence. */
 type ToolAnswer = { content: Array<{ type: 'text', text: string }>, isError?: boolean }
 
-const answer = (value: unknown): ToolAnswer => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] })
-const refuse = (message: string): ToolAnswer => ({ content: [{ type: 'text', text: message }], isError: true })
+/**
+ * Every text the front door sends goes through shownText (protocol/text.ts): an MCP client shows
+ * it to a person or hands it to a model, and a goal, prompt, result or tool output may hold
+ * terminal or bidi controls. A JSON answer is escaped in its values (shownStrings), so a client
+ * that parses it reads `\u009b`, not the character; get_result's result too.
+ */
+const answer = (value: unknown): ToolAnswer => ({ content: [{ type: 'text', text: JSON.stringify(shownStrings(value), null, 2) }] })
+const refuse = (message: string): ToolAnswer => ({ content: [{ type: 'text', text: shownText(message) }], isError: true })
 
 /** A goal or node id as the tools take it: 16 lowercase hex characters. */
 const NodeId = z.string().regex(/^[0-9a-f]{16}$/, 'expected an id of 16 lowercase hex characters, as submit_goal and list_plans give')
@@ -135,7 +141,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (progressToken === undefined) return
       // No total until the split says how many parts there are (0/0 would read as done).
       const total = p.leaves === 0 ? {} : { total: Math.max(p.leaves, Math.ceil(p.progress)) }
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: p.message } }).catch(() => {})
+      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: shownText(p.message) } }).catch(() => {})
     })
     const root = rootOf(goalId)
     // A resumed plan says so whether or not the call waited for it.
