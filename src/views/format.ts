@@ -1,14 +1,17 @@
 /** Small text helpers shared by the view models (pure). */
-import { clipText } from '../plan/protocol/text'
+import { clipText, shownText } from '../plan/protocol/text'
 
 /** A score 0..1 with two decimals. */
 export function formatScore (score: number): string {
   return score.toFixed(2)
 }
 
-/** Escapes Markdown syntax in user or model text so it shows literally. */
+/**
+ * User or model text for Markdown (tooltips, chat): escaped by shownText first (terminal and
+ * bidi controls as `\u202e`), then its Markdown syntax escaped so it shows literally.
+ */
 export function escapeMarkdown (text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&')
+  return shownText(text).replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&')
 }
 
 /** A file-name-safe slug of `text` (for Save As / Export defaults). */

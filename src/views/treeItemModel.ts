@@ -6,6 +6,11 @@
  * One file on purpose: a row and its tooltip say the same things (status words, peer names,
  * progress, hold limit and model wait) from the same ItemContext, so the rules sit side by side;
  * tooltips apart would import those helpers back from the rows. Shared wording lives in format.ts.
+ *
+ * Labels, descriptions and tooltips are escaped by shownText (plan/protocol/text.ts): a goal,
+ * subgoal, result or peer name holding a C1 or bidi control shows it as `\u202e` (a label through
+ * firstLine, a description and a whole tooltip through shownText). A result opened as a document
+ * (resultText.ts) keeps its text as it is.
  */
 import { holdLimitText } from '../plan/read/holdLimit'
 import { modelWaitText } from '../plan/read/modelWait'
@@ -13,7 +18,7 @@ import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type Lea
 import { peerSuffix } from '../plan/read/peerNames'
 import { escapeMarkdown, formatScore } from './format'
 import { statusWord } from '../plan/read/statusWords'
-import { clipText, firstLine, textLength } from '../plan/protocol/text'
+import { clipText, firstLine, shownText, textLength } from '../plan/protocol/text'
 import { costMarkdown } from '../plan/read/planCost'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
@@ -164,7 +169,7 @@ export function goalDescription (goal: GoalView): string {
 /** The tree item of a goal (root or composite subgoal). */
 export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel {
   const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
-  const description = withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text))
+  const description = shownText(withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text)))
   return {
     id: goal.id,
     label: rowLabel(goal.text, ctx.parentText, labelBudget(description, ctx.level)),
@@ -246,7 +251,7 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'blocked') description = `${word}: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN R5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
-  const shown = withDemoMark(description, isDemo(leaf))
+  const shown = shownText(withDemoMark(description, isDemo(leaf)))
   return {
     id: leaf.id,
     label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText, labelBudget(shown, ctx.level)),
@@ -265,7 +270,7 @@ export function planItem (node: TreeNode, ctx: ItemContext = {}): PlanItemModel 
 
 /**
  * Goal tooltip: the accepted score and the votes behind it, then every competing proposal with
- * its proposer, mean and votes.
+ * its proposer, mean and votes. Escaped by shownText.
  */
 export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   const out: string[] = []
@@ -296,7 +301,7 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx)), '')
   out.push(`Goal id ${code(goal.id)}`)
-  return out.join('\n')
+  return shownText(out.join('\n'))
 }
 
 /**
@@ -329,7 +334,7 @@ const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
 /** What the final answer row is (DESIGN R12). */
 const ANSWER_HELP = 'The goal\'s parts, synthesized into one answer by an executor once every part is done.'
 
-/** Leaf tooltip: status, capability, claimer/executor, the MCP tools its result used and the start of the output (the final answer's too, with ctx.answer). */
+/** Leaf tooltip: status, capability, claimer/executor, the MCP tools its result used and the start of the output (the final answer's too, with ctx.answer). Escaped by shownText. */
 export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   const out: string[] = []
   const restoring = leaf.status === 'capability_gap' && ctx.restoring === true
@@ -358,7 +363,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
     const preview = clipText(leaf.output, 400, '…')
     out.push('', leaf.success === false ? '**Failure:**' : '**Result:**', '', tooltipMarkdown(preview))
   }
-  return out.join('\n')
+  return shownText(out.join('\n'))
 }
 
 /**

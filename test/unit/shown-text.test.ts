@@ -3,8 +3,9 @@
  * text rule): a goal, a subgoal and a tool's output holding U+009B (the one-character CSI a
  * terminal acts on) and U+202E (a right-to-left override) show them as `\u009b` and `\u202e` in
  * the observer's terminal tree, the Markdown report and Export Plan, the dashboard snapshot, the
- * MCP front door's answers (through a real MCP client over the SDK's in-memory transport) and the
- * peer's log records (JSON and text), while the state keeps the characters as they were signed.
+ * MCP front door's answers (through a real MCP client over the SDK's in-memory transport), the
+ * peer's log records (JSON and text) and the editor's Plan tree rows and tooltips, while the state
+ * keeps the characters as they were signed.
  */
 import assert from 'node:assert/strict'
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
@@ -25,6 +26,7 @@ import { buildTree, type GoalView } from '../../src/plan/read/tree'
 import { PlanState } from '../../src/plan/state/planState'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { planMarkdown } from '../../src/views/planExport'
+import { planItem, rowLabel } from '../../src/views/treeItemModel'
 import { accepted, capability, childGoal, claim, envelopeOf, evidenceOf, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
 import { makeConfig } from '../support/peerConfig'
 
@@ -222,5 +224,21 @@ describe('swarm text shown to people is escaped', () => {
       assert.equal(r.isError, true)
       assert.ok(r.text.includes('\\u009b2J'), r.text)
     })
+  })
+
+  it('the editor\'s Plan tree: labels, descriptions and tooltips of the goal, the subgoal and the tool prompts escaped', () => {
+    const [sub, done, failed] = root.children
+    const items = [planItem(root), planItem(sub!, { parentText: root.text, level: 1 }), planItem(done!, { level: 1 }), planItem(failed!, { level: 1 })]
+    for (const m of items) {
+      for (const t of [m.label, m.description, m.tooltip]) assert.doesNotMatch(t, RAW, JSON.stringify(t))
+    }
+    // A row's label is short: an escape that does not fit is left out whole.
+    assert.equal(items[0]?.label, 'Plan a trip …')
+    assert.equal(rowLabel(SUBGOAL, GOAL, 40), 'Book \\u009b31mflights\\u009b0m \\u202esth…')
+    // Tooltips show the whole text (Markdown-escaped: the escape's backslash doubled) and the result's start.
+    assert.ok(items[0]?.tooltip.includes('\\\\u009b2J to Japan \\\\u202egpj'), items[0]?.tooltip)
+    assert.ok(items[1]?.tooltip.includes('\\\\u009b31mflights'), items[1]?.tooltip)
+    assert.ok(items[2]?.tooltip.includes('said: \\u009b2J sunny \\u202eynnus'), items[2]?.tooltip)
+    assert.ok(items[3]?.tooltip.includes(shown(TOOL_FAILURE)), items[3]?.tooltip)
   })
 })
