@@ -4,7 +4,8 @@
  * logged once at start), and with MCP tools can_query_api exactly while a tool is usable
  * (tools/offer.ts toolOffer). The tools follow their servers (tools/mcpClients.ts): a lost
  * server's tools go at once, and with the last of them can_query_api, so no leaf needing it is
- * claimed here meanwhile and observers see the gap; it comes back with the first restarted tool.
+ * claimed here meanwhile and observers see the gap; it comes back with the first restarted tool
+ * (or comes first with the tools of a server whose start was retried).
  * Each change is logged and told to the offer's listeners (the announcer re-announces).
  */
 import type { Capability } from '../../../plan/protocol/schemas'
@@ -20,6 +21,8 @@ export class OfferWatch implements Disposable {
   private caps: Set<Capability>
   private readonly listeners = new Set<() => void>()
   private watch: Disposable | undefined
+  /** Whether can_query_api was offered at some point (its return is "offered again"). */
+  private queryOffered: boolean
 
   /**
    * Logs `capability_not_offered` for can_run_code when `offer` dropped it (and an error when
@@ -29,6 +32,7 @@ export class OfferWatch implements Disposable {
    */
   constructor (private readonly offer: ExecutorOffer, private readonly toolset: McpToolSet | undefined, private readonly log: Logger) {
     this.caps = new Set(this.offerNow())
+    this.queryOffered = this.caps.has('can_query_api')
     if (offer.dropped !== null) {
       log.warn({ event: 'capability_not_offered', capability: 'can_run_code', reason: offer.reason }, offer.dropped)
       if (this.caps.size === 0) log.error('this executor offers no capability: it will claim no leaf')
@@ -73,7 +77,9 @@ export class OfferWatch implements Disposable {
         this.log.warn({ event: 'capability_not_offered', capability: 'can_query_api', reason: now.dropped, ...now.why }, now.dropped ?? 'can_query_api is not offered')
       } else if (!had && this.caps.has('can_query_api')) {
         const names = toolset.tools.map((t) => t.name)
-        this.log.info({ event: 'capability_offered', capability: 'can_query_api', tools: names }, `can_query_api is offered again with ${names.length} MCP tool${names.length === 1 ? '' : 's'}: ${names.join(', ')}`)
+        // A server whose start was retried can bring the first tool after the executor started.
+        this.log.info({ event: 'capability_offered', capability: 'can_query_api', tools: names }, `can_query_api is offered${this.queryOffered ? ' again' : ''} with ${names.length} MCP tool${names.length === 1 ? '' : 's'}: ${names.join(', ')}`)
+        this.queryOffered = true
       }
       for (const fn of this.listeners) {
         try { fn() } catch (err) { this.log.error({ err }, 'announcing the executor\'s offer failed') }
