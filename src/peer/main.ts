@@ -9,6 +9,7 @@ import { ConfigError } from './llm/provider'
 import { createLogger } from './log'
 import { startRuntime, type PeerRuntime } from './net/runtime'
 import { noAnchorRelaysLine, noRelaySlotYetLine } from './net/transport/dialer'
+import { addressesToShare } from './net/transport/addressOrder'
 import { dashboardInUseLine, errorLine, startFailure } from './startErrors'
 import { planExitLine, watchPlanCompletion } from './planWatch'
 import { startRole, type RoleHandle } from './roles/index'
@@ -179,8 +180,10 @@ async function main (): Promise<void> {
   const listen = rt.listenAddrs()
   // Text logs are for a person: plain lines they can read and copy. JSON logs are for a program.
   const offer = role === null ? undefined : { capabilities: role.capabilities, mcpTools: role.mcpTools?.length ?? 0 }
+  // The record says what the text lines say: the addresses to pass on, those another machine can
+  // dial first (addressesToShare); every address libp2p lists is in `listening` and the IPC `ready`.
   if (config.logFormat === 'text') process.stderr.write(startLines(config, rt.peerId, listen, dashboardUrl, offer).join('\n') + '\n')
-  else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
+  else mainLog.info({ event: 'started', role: config.role, name: config.displayName ?? config.name, llm_provider: config.role === 'observer' ? null : config.llm.provider, llm: llmLine(config), listen: addressesToShare(listen), ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }) }, 'started')
   const codeSandbox = role?.codeSandbox ?? null
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.frontDoor === 'mcp') {

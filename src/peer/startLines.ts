@@ -1,11 +1,13 @@
 /**
  * What a peer says when it starts (stderr): its role and name, its LLM provider and model with
  * why that provider was chosen (a paid API picked because ANTHROPIC_API_KEY is set is never
- * silent), and one line with its listen multiaddrs that another peer can paste after itself.
+ * silent), and one line with its listen multiaddrs that another peer can paste after itself,
+ * those another machine can dial first.
  */
 import type { PeerConfig } from './config'
 import type { Capability } from '../plan/protocol/schemas'
 import { isLoopbackHost } from './net/transport/loopback'
+import { addressesToShare } from './net/transport/addressOrder'
 import { DEFAULT_ANTHROPIC_MODEL } from './llm/provider'
 
 /** The LLM line: provider, model, server, and why the provider was chosen. */
@@ -42,9 +44,11 @@ export function capabilitiesText (offer: ExecutorOffer): string {
  * e.g. "(can_write_text, can_query_api with 3 MCP tools)": can_run_code only with a sandbox,
  * can_query_api added by usable MCP tools or dropped for want of them.
  *   LLM: offline-demo (synthetic output, no network; chosen because ANTHROPIC_API_KEY is not set)
- *   address: /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
- * The address line holds every listen multiaddr, space-separated (each ends in /p2p/<PeerId>),
- * for another peer's --bootstrap. With a dashboard (--dashboard-port) a line gives its URL:
+ *   address: /ip4/192.168.1.20/tcp/4003/p2p/12D3KooW… /ip4/127.0.0.1/tcp/4003/p2p/12D3KooW…
+ * The address line holds the listen multiaddrs, space-separated (each ends in /p2p/<PeerId>),
+ * for another peer's --bootstrap, in addressesToShare's order: those another machine can dial
+ * first (public, then private, then loopback), and without relayed ones through a relay on
+ * loopback unless there is nothing else. With a dashboard (--dashboard-port) a line gives its URL:
  *   dashboard: http://127.0.0.1:8080/
  * The last line says how it finds peers:
  *   discovery: mDNS off (this peer listens on loopback only); 1 --bootstrap address
@@ -55,7 +59,7 @@ export function startLines (config: PeerConfig, peerId: string, listen: readonly
   return [
     `goal-swarm-peer: ${config.anchor === true ? 'anchor (relays for the swarm)' : config.role} "${config.displayName ?? config.name}"${caps} in swarm "${config.swarm}", PeerId ${peerId}`,
     llmLine(config),
-    `address: ${listen.join(' ')}`,
+    `address: ${addressesToShare(listen).join(' ')}`,
     ...(dashboardUrl === undefined ? [] : [`dashboard: ${dashboardUrl}`]),
     discoveryLine(config)
   ]

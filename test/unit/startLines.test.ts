@@ -28,13 +28,13 @@ describe('peer start lines', () => {
     assert.equal(llmLine(makeConfig('observer', { llm: { ...llm, provider: 'anthropic', apiKey: 'k' } })), 'LLM: none (an observer makes no LLM calls)')
   })
 
-  test('role line with name and capabilities; one address line with every listen multiaddr', () => {
+  test('role line with name and capabilities; one address line with the listen multiaddrs, those another machine can dial first', () => {
     const c = makeConfig('executor', { name: 'executor-4003', displayName: 'laptop of Ana', capabilities: ['can_write_text', 'can_run_code'], llm: { ...llm, provider: 'offline-demo', chosenBy: 'flag' } })
     const addrs = [`/ip4/127.0.0.1/tcp/4003/p2p/${ID}`, `/ip4/192.168.1.20/tcp/4003/p2p/${ID}`]
     assert.deepEqual(startLines(c, ID, addrs), [
       `goal-swarm-peer: executor "laptop of Ana" (can_write_text, can_run_code) in swarm "default", PeerId ${ID}`,
       'LLM: offline-demo (synthetic output, no network)',
-      `address: ${addrs.join(' ')}`,
+      `address: ${addrs[1]} ${addrs[0]}`,
       'discovery: mDNS on the LAN; no --bootstrap address (others dial this peer)'
     ])
     // A started executor lists what it offers: can_run_code only with a sandbox, can_query_api with its MCP tools.
@@ -42,6 +42,11 @@ describe('peer start lines', () => {
     assert.equal(offered, `goal-swarm-peer: executor "laptop of Ana" (can_write_text, can_query_api with 3 MCP tools) in swarm "default", PeerId ${ID}`)
     assert.equal(capabilitiesText({ capabilities: ['can_query_api'], mcpTools: 1 }), 'can_query_api with 1 MCP tool')
     assert.equal(capabilitiesText({ capabilities: ['can_write_text', 'can_query_api'], mcpTools: 0 }), 'can_write_text, can_query_api', 'without tools the model alone answers')
+    // Listed in the order to pass them on: another machine can dial the LAN address, not the
+    // loopback one nor one relayed through an anchor on loopback.
+    const relayed = `/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWAnchor/p2p-circuit/p2p/${ID}`
+    assert.equal(startLines(c, ID, [addrs[0] as string, relayed, addrs[1] as string])[2], `address: /ip4/192.168.1.20/tcp/4003/p2p/${ID} /ip4/127.0.0.1/tcp/4003/p2p/${ID}`)
+    assert.equal(startLines(c, ID, [`/ip4/127.0.0.1/tcp/4003/p2p/${ID}`])[2], `address: /ip4/127.0.0.1/tcp/4003/p2p/${ID}`)
     assert.equal(discoveryLine(makeConfig('observer', { mdns: false })), 'discovery: mDNS off (this peer listens on loopback only); no --bootstrap address (others dial this peer)')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: true, bootstrap: ['/ip4/10.0.0.2/tcp/1'] })), 'discovery: mDNS on the LAN; 1 --bootstrap address')
     assert.equal(discoveryLine(makeConfig('observer', { host: '0.0.0.0', mdns: false })), 'discovery: mDNS off; no --bootstrap address (others dial this peer)')
