@@ -239,10 +239,12 @@ export async function runLocalSwarm (o) {
       offs.push(observer.on((m) => {
         if (m.type === '@stderr' && m.rec.event === 'plan_complete' && m.rec.goal_id === goalId) {
           const { leaves, done, failed, failed_goals: failedGoals = 0, blocked = 0, answer_node_id: answerId = null, answer_status: answerStatus = null, syntheses = null } = m.rec
+          // How the plan's goals were split: by the quorum rule or the acceptance timeout's fallback (DESIGN R3).
+          const splits = typeof m.rec.splits_by_quorum === 'number' ? { quorum: m.rec.splits_by_quorum, fallback: m.rec.splits_by_fallback ?? 0 } : null
           const answer = { answerId, answerStatus, syntheses }
           finish(failed > 0 || failedGoals > 0 || blocked > 0 || leaves === 0 || answerStatus !== 'done'
-            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed, ${blocked} blocked, ${failedGoals} ${failedGoals === 1 ? 'goal' : 'goals'} that could not be split and ${answerStatus === 'done' ? 'a' : 'no'} final answer`, leaves, done, failed, ...answer }
-            : { ok: true, reason: `all ${leaves} leaves done and the final answer synthesized`, leaves, done, failed, ...answer })
+            ? { ok: false, reason: `the plan finished with ${failed} of ${leaves} leaves failed, ${blocked} blocked, ${failedGoals} ${failedGoals === 1 ? 'goal' : 'goals'} that could not be split and ${answerStatus === 'done' ? 'a' : 'no'} final answer`, leaves, done, failed, splits, ...answer }
+            : { ok: true, reason: `all ${leaves} leaves done and the final answer synthesized`, leaves, done, failed, splits, ...answer })
         }
         // Nothing can move without a capability no live executor offers: say so instead of waiting for the timeout.
         if (m.type === '@stderr' && m.rec.event === 'plan_stuck' && m.rec.goal_id === goalId) {
@@ -288,7 +290,7 @@ export async function runLocalSwarm (o) {
       for (const k of ['calls', 'retries', 'failures', 'aborted', 'input_tokens', 'output_tokens']) agg[k] += rec.llm[k] ?? 0
       llm[p.role] = agg
     }
-    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox, ...(noTools === undefined ? {} : { tool_calls: Object.fromEntries(toolCalls), no_tools: noTools }) }
+    const summary = { goal_id: goalId, elapsed_ms: elapsedMs, leaves: result.leaves ?? null, syntheses: result.syntheses ?? null, splits: result.splits ?? null, duplicated_executions: duplicated, results: [...results.values()].reduce((a, b) => a + b, 0), llm, answer, sandbox_runs: sandboxRuns, no_sandbox: noSandbox, ...(noTools === undefined ? {} : { tool_calls: Object.fromEntries(toolCalls), no_tools: noTools }) }
     outcome = { ok: result.ok, reason: result.reason, summary }
   } catch (err) {
     outcome = { ok: false, reason: err.message, summary: {} }
@@ -336,6 +338,7 @@ export function printSummary (say, outcome, reportFile) {
   }
   if (s.elapsed_ms !== undefined) {
     say(`time from submit to complete: ${(s.elapsed_ms / 1000).toFixed(1)} s; leaves: ${s.leaves ?? '?'}; syntheses: ${s.syntheses ?? '?'}; results: ${s.results}; duplicated executions: ${s.duplicated_executions}`)
+    if (s.splits !== null && s.splits !== undefined) say(`splits: ${s.splits.quorum} accepted by quorum, ${s.splits.fallback} by the timeout fallback`)
     for (const [role, a] of Object.entries(s.llm)) {
       // An aborted call (a lost claim race, a cancel) belongs to no published result, so the
       // report's spend leaves it out: say so, or the two counts seem to disagree.

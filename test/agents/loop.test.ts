@@ -1,8 +1,8 @@
 /**
  * Every role together on the in-process bus, started through startRole exactly as the peer
  * runtime does, against the stand-in answering like the demo model: the goal becomes a complete
- * tree, every peer computes the same tree, no leaf runs twice, and the observer prints the tree
- * and writes the Markdown report.
+ * tree whose every split a quorum accepted (none by the timeout fallback), every peer computes
+ * the same tree, no leaf runs twice, and the observer prints the tree and writes the Markdown report.
  */
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -47,6 +47,10 @@ test('full loop in-process: goal -> accepted splits -> every leaf done, one tree
   const done = await waitUntil('a complete plan', () => { const p = progress(); return p?.complete === true && p }, 30_000)
   assert.ok(done.leaves >= 2)
   assert.equal(done.done, done.leaves, 'every leaf done, none failed')
+  // The demo model scores its own splits above the minimum: the observer counts every goal's
+  // accepted split (its `fallback` field) as taken by quorum, none by the timeout fallback.
+  const complete = await waitUntil('the observer\'s plan_complete record', () => observer.records.find((r) => r.event === 'plan_complete' && r.goal_id === goal.goal_id), 5000)
+  assert.deepEqual({ quorum: complete.splits_by_quorum, fallback: complete.splits_by_fallback }, { quorum: done.syntheses, fallback: 0 }, 'one split per decomposed goal, each by quorum')
   t.diagnostic(`in-process loop: ${done.leaves} leaves in ${Date.now() - started} ms`)
   await w.hub.idle()
 

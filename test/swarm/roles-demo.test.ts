@@ -1,6 +1,6 @@
 /**
- * The user-facing scripts: `npm run demo` runs the whole local swarm offline and exits 0 with a
- * complete report; `npm run swarm` without a model exits 2 listing the options.
+ * The user-facing scripts: `npm run demo` runs the whole local swarm offline, a quorum accepting
+ * every split, and exits 0 with a complete report; `npm run swarm` without a model exits 2 listing the options.
  */
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
@@ -11,10 +11,11 @@ import { test } from 'node:test'
 import { TEXT_MAX_CHARS } from '../../src/plan/protocol/limits'
 import { REPO_ROOT } from '../support/peers'
 
-test('npm run demo: real processes plan the default goal offline, with a dependency, a sandboxed leaf and an MCP tool call, write the report, print the final answer and exit 0', async (t) => {
+test('npm run demo: real processes plan the default goal offline, every split accepted by quorum, with a dependency, a sandboxed leaf and an MCP tool call, write the report, print the final answer and exit 0', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-demo-test-'))
   const report = path.join(dir, 'report.md')
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'demo.mjs'), '--quiet', '--report', report, '--timeout-ms', '150000'], {
+  const logDir = path.join(dir, 'logs')
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts', 'demo.mjs'), '--quiet', '--report', report, '--timeout-ms', '150000', '--log-dir', logDir], {
     cwd: REPO_ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe']
   })
   t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); rmSync(dir, { recursive: true, force: true }) })
@@ -32,6 +33,14 @@ test('npm run demo: real processes plan the default goal offline, with a depende
   const syntheses = Number(counts[1])
   assert.ok(syntheses >= 1)
   assert.equal(Number(counts[2]), leaves + syntheses, 'one result per leaf and per synthesis')
+  // The demo model scores its own splits above the minimum score: a quorum accepted every split,
+  // the timeout fallback none. The observer's plan_complete record counts the winning tree's
+  // accepted splits by their `fallback` field; one split per decomposed goal, each synthesized.
+  const records = readFileSync(path.join(logDir, 'observer.log'), 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+  const complete = records.find((r) => r.event === 'plan_complete')
+  assert.ok(complete !== undefined, 'the observer logged plan_complete')
+  assert.deepEqual({ quorum: complete.splits_by_quorum, fallback: complete.splits_by_fallback }, { quorum: syntheses, fallback: 0 })
+  assert.match(out, new RegExp(`^splits: ${syntheses} accepted by quorum, 0 by the timeout fallback$`, 'm'))
   // The final answer comes last and is built from the root's parts (the demo model lists each one).
   const answer = out.slice(out.indexOf('=== final answer ==='))
   assert.match(answer, /^=== final answer ===\n\*\*\[demo output\]\*\* Synthetic combination of the parts/)

@@ -5,9 +5,12 @@
  * purpose only picks the wording and a few sensible biases:
  *  - decompose: arrays get the count asked for by a countInstruction() line in the prompt
  *    (clamped to the schema's minItems/maxItems), items are distinct ordered steps;
- *  - score: numbers named like "score" (or any number in a 0..1 range) are >= 0.6 for ~90%
- *    of inputs, so acceptance happens, but fixed per input; the per-subgoal verdicts get one
- *    item per subgoal (the schema fixes the count), each atomic half of the time;
+ *  - score: a vote on a split (a prompt with a "Proposed subgoals:" list) gets its score and
+ *    notes from a fixed rubric over the proposal (offline-demo-review.ts): a sensible split
+ *    scores 0.82-0.88, so a quorum accepts it, a poor one below 0.6, and the notes say why;
+ *    elsewhere numbers named like "score" (or any number in a 0..1 range) are >= 0.6 for ~90%
+ *    of inputs, fixed per input; the per-subgoal verdicts get one item per subgoal (the schema
+ *    fixes the count), each atomic half of the time;
  *  - classify verdicts: "atomic" booleans / enum values win ~75% of the time (score votes' 50%),
  *    capability enums pick can_write_text (what a default executor offers);
  *  - execute: free text is a short markdown answer; a {language, program} object (a can_run_code
@@ -27,7 +30,8 @@
  * One file on purpose: one recursive walk over the schema (gen) applies every purpose's bias at
  * the node it concerns, drawing from one seeded Rng per call, so the output stays a pure
  * function of the input; split apart, each piece would need the walk's context passed in. The
- * demo plan's shape (CODE_STEP, dependencies, synthesis) lives in offline-demo-plan.ts.
+ * demo plan's shape (CODE_STEP, dependencies, synthesis) lives in offline-demo-plan.ts, its
+ * review of a split in offline-demo-review.ts; both are applied to the walk's value.
  */
 import { createHash } from 'node:crypto'
 import { OFFLINE_DEMO_MODEL, type LlmPurpose } from './provider'
@@ -38,6 +42,7 @@ import type { JsonSchema } from './structured'
 import { DEMO_LABEL } from '../../plan/protocol/demoLabel'
 import { demoTurn } from './offline-demo-tools'
 import { CAPABILITY_STEPS, CODE_STEP, demoSynthesis, TOOL_STEP, withCapabilityLeaves, withDependencies } from './offline-demo-plan'
+import { reviewedSplit, reviewSplit, withReview } from './offline-demo-review'
 
 export { DEMO_LABEL }
 
@@ -58,6 +63,7 @@ const NOTES: Record<LlmPurpose, string> = {
   synthesize: 'Synthetic combination of the parts by the offline demo model; no LLM was called.'
 }
 export { CODE_STEP, TOOL_STEP }
+/** Share of score-like numbers >= 0.6 outside a vote on a split (whose score the review sets). */
 const HIGH_SCORE_SHARE = 0.9
 const ATOMIC_SHARE = 0.75
 /**
@@ -103,6 +109,9 @@ export function demoValue (schema: JsonSchema, input: DemoInput): unknown {
   const value = gen(schema, ctx, '', 0, null)
   if (input.purpose === 'decompose') withDependencies(value, schema)
   if (input.purpose === 'score' && ctx.topLevel) withCapabilityLeaves(value, schema, input.prompt, DEMO_LABEL)
+  const split = input.purpose === 'score' ? reviewedSplit(input.prompt) : null
+  // Its own seed: the walk's draws (and so the verdicts) stay what they were without the review.
+  if (split !== null) withReview(value, schema, reviewSplit(split, new Rng(seedOf(input, 'review')).next(), DEMO_LABEL), fitLength)
   return value
 }
 

@@ -17,6 +17,21 @@ import { excerpt } from '../../plan/protocol/text'
 import { announcedNames } from '../../plan/read/peerNames'
 import { failedGoals, renderReportMarkdown, renderTreeText, stoppedBeforeSplit, type PeerNames } from '../../plan/read/report'
 
+/**
+ * How the goals of the winning tree were split (DESIGN R3): by the quorum rule or by the
+ * acceptance timeout's fallback (their accepted split's `fallback`).
+ */
+function splitsBy (root: GoalView): { quorum: number, fallback: number } {
+  const n = { quorum: 0, fallback: 0 }
+  const walk = (g: GoalView['children'][number] | GoalView): void => {
+    if (g.kind !== 'goal' || g.status === 'superseded') return
+    if (g.accepted !== null) n[g.accepted.fallback ? 'fallback' : 'quorum']++
+    g.children.forEach(walk)
+  }
+  walk(root)
+  return n
+}
+
 /** Quiet time after a message before the tree is rebuilt (ms). */
 const DEBOUNCE_MS = 300
 /** Rebuild at least this often, for time-driven status changes (ms). */
@@ -36,7 +51,7 @@ export interface ObserverHandle extends Disposable {
 /**
  * Starts the observer on `ctx`: prints the tree on change, writes `ctx.config.reportFile` when
  * set, and logs "plan complete for ..." (fields goal_id, leaves, done, failed, failed_goals,
- * blocked, syntheses, answer_node_id, answer_status) once per root, or "plan stuck for ..." when the rest
+ * blocked, syntheses, answer_node_id, answer_status, splits_by_quorum, splits_by_fallback) once per root, or "plan stuck for ..." when the rest
  * of a plan waits on a capability no live executor offers. @returns a Disposable that stops it after a last synchronous render and report
  */
 export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): ObserverHandle {
@@ -120,6 +135,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
       if (p.complete && !completed.has(root.id)) {
         completed.add(root.id)
         const badGoals = failedGoals(root)
+        const splits = splitsBy(root)
         // scripts/local-swarm.mjs reads this record (its event and fields).
         const answer = root.synthesis
         const runState = root.plan?.state ?? 'running'
@@ -127,7 +143,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
         // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did,
         // as in main.ts's plan_complete_exit record.
         log.info({ event: 'plan_complete', goal_id: root.id, stopped: runState === 'running' ? null : runState, split: root.accepted !== null, leaves: p.leaves, done: p.done, failed: p.failed, failed_goals: badGoals, blocked: p.blocked, syntheses: p.syntheses_done,
-          answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null },
+          answer_node_id: answer?.id ?? null, answer_status: answer?.status ?? null, splits_by_quorum: splits.quorum, splits_by_fallback: splits.fallback },
           stoppedBeforeSplit(root)
             ? `${how} for "${excerpt(root.text)}" before the goal was split: no part of it was run, no final answer`
             : `${how} for "${excerpt(root.text)}": ${p.done}/${p.leaves} leaves done` +
