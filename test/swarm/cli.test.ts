@@ -290,13 +290,14 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
     await a.exited
   })
 
-  test('a data dir that cannot be created is an error naming it, never a hang', async () => {
+  test('a data dir that cannot be created is a usage error naming the flag and the folder, never a hang', async () => {
+    // /proc/1 refuses new entries even to root: the flag's check finds it before the peer starts.
     const r = await runCli(['--role', 'observer', '--identity', 'procdir', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-nope'])
-    assert.equal(r.code, 1, r.stderr)
-    assert.ok(r.stderr.includes('/proc/1/goal-swarm-nope'), r.stderr)
+    assert.equal(r.code, 2, r.stderr)
+    assert.ok(r.stderr.startsWith("error: option '--data-dir <dir>' argument '/proc/1/goal-swarm-nope' is invalid. this user cannot create /proc/1/goal-swarm-nope: /proc/1 is not writable"), r.stderr)
     // A control character in the named path is shown escaped, never sent to the terminal raw.
     const odd = await runCli(['--role', 'observer', '--identity', 'procdir-odd', '--identity-dir', path.join(tmp, 'ids'), '--data-dir', '/proc/1/goal-swarm-\u001b[2J'])
-    assert.equal(odd.code, 1, odd.stderr)
+    assert.equal(odd.code, 2, odd.stderr)
     assert.ok(odd.stderr.includes('/proc/1/goal-swarm-\\u001b[2J') && !odd.stderr.includes('\u001b'), JSON.stringify(odd.stderr))
   })
 
