@@ -194,5 +194,11 @@ test('(3) three executors, a budget of 12 calls: requests within budget - 1 + (2
     }
   }
   t.diagnostic(`calls of lost claim rounds (nothing published): ${unpublished.length === 0 ? 'none' : unpublished.join(', ')}`)
-  assert.equal(rootOf(observer)!.plan!.spend.calls, requests - unpublished.length, 'every model request behind a published message is recorded in the plan')
+  // A lost round's call may be aborted before its request reaches the stand-in (on a loaded
+  // machine the claim can be given up between execution_started and the request), so each one
+  // accounts for at most one request: the plan records every request but those, and no more
+  // than were made.
+  const recorded = rootOf(observer)!.plan!.spend.calls
+  assert.ok(recorded >= requests - unpublished.length && recorded <= requests,
+    `every model request behind a published message is recorded in the plan: ${recorded} recorded, ${requests} requests, ${unpublished.length} of lost claim rounds`)
 })
