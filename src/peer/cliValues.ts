@@ -65,6 +65,9 @@ export function host (v: string): string {
 /** An identity name (the swarm-name rule: it becomes a file name). */
 export function name (v: string): string {
   if (!NAME_RE.test(v)) throw new InvalidArgumentError(`expected 1-64 characters of ${NAME_RE.source.slice(1, -7)}.`)
+  // The name is a file and folder name (<name>.key, .goal-swarm/<name>): "." or ".." would put
+  // the data folder at .goal-swarm itself or the working folder.
+  if (/^\.+$/.test(v)) throw new InvalidArgumentError('a name of dots only would name a folder above the data folder; use letters or digits too.')
   return v
 }
 
@@ -158,6 +161,9 @@ export function reportPath (v: string): string {
   const st = statOrNull(dir)
   if (st === null) throw new InvalidArgumentError(`the folder ${dir} does not exist; create it first or give a file in an existing folder.`)
   if (!st.isDirectory()) throw new InvalidArgumentError(`${dir} is not a directory, so ${file} cannot be written.`)
+  // Checked now, not at the first render: a report nobody can write would fail every write of a long plan.
+  const problem = accessProblem(dir, fsConstants.W_OK | fsConstants.X_OK)
+  if (problem !== null) throw new InvalidArgumentError(`this user cannot write files in ${dir} (${problem}); give a file in a folder it may write to.`)
   return v
 }
 

@@ -216,6 +216,14 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
       const below = await runCli(['--role', 'observer', '--data-dir', path.join(locked, 'state')], 20_000, nobody)
       assert.equal(below.code, 2, below.stderr)
       assert.match(below.stderr, /^error: option '--data-dir <dir>' argument '.*' is invalid\. this user cannot reach .* \(EACCES: a folder above it is not searchable\)/)
+      // A report in a folder this user may not write is refused at start, not at every render.
+      const open = path.join(base, 'open')
+      mkdirSync(open)
+      chmodSync(open, 0o777)
+      chmodSync(locked, 0o555)
+      const report = await runCli(['--role', 'observer', '--identity-dir', path.join(open, 'ids'), '--data-dir', path.join(open, 'data'), '--report-file', path.join(locked, 'plan.md')], 20_000, nobody)
+      assert.equal(report.code, 2, report.stderr)
+      assert.equal(report.stderr, `error: option '--report-file <file>' argument '${path.join(locked, 'plan.md')}' is invalid. this user cannot write files in ${locked} (EACCES); give a file in a folder it may write to.\n`)
     } finally {
       rmSync(base, { recursive: true, force: true })
     }

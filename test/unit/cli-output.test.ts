@@ -89,6 +89,15 @@ describe('CLI error messages', () => {
     }
   })
 
+  it('--identity of dots only is refused naming the flag: it would put the data folder above .goal-swarm', () => {
+    for (const v of ['.', '..', '...']) {
+      const r = stderrOf(['--role', 'scorer', '--identity', v])
+      assert.equal(r.code, 2, r.err)
+      assert.match(r.err, new RegExp(`^error: option '--identity <name>' argument '${v.replace(/\./g, '\\.')}' is invalid\\. a name of dots only`))
+    }
+    assert.equal(parseCli(['--role', 'scorer', '--llm', 'offline-demo', '--identity', 'a.b'], { out: () => {}, err: () => {}, env: {} }).kind, 'run', 'dots with letters are a name')
+  })
+
   it('--identity-dir and --data-dir: a file, or a path under one, is refused naming the flag: it must be a folder', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gs-folder-'))
     try {
