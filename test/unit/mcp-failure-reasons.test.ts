@@ -6,11 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { pino } from 'pino'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { startMcpFrontDoor, type FrontDoorPeer } from '../../src/peer/front/mcpServer'
-import type { Disposable } from '../../src/peer/bus'
 import { refusedText } from '../../src/peer/llm/outcome'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { splitFailedLine } from '../../src/plan/read/report'
@@ -19,7 +15,7 @@ import { buildTree } from '../../src/plan/read/tree'
 import { PlanState } from '../../src/plan/state/planState'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { accepted, capability, claim, envelopeOf, evidenceOf, failure, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
-import { makeConfig } from '../support/peerConfig'
+import { startMemoryFrontDoor, toolText, type MemoryFrontDoor } from '../support/memoryFrontDoor'
 
 const NOW = T0 + sec(30)
 const REFUSAL = `executing leaf x failed: ${refusedText('I can\'t help with that.')}`
@@ -49,38 +45,21 @@ function envelopes (): { envelopes: AnyEnvelope[], refusedPlan: string, refusedL
 }
 
 async function call (client: Client, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const r = await client.callTool({ name, arguments: args }) as { content: Array<{ type: string, text: string }>, isError?: boolean }
-  assert.notEqual(r.isError, true, r.content.map((c) => c.text).join(''))
-  return JSON.parse(r.content.map((c) => c.text).join('')) as Record<string, unknown>
+  const r = await toolText(client, name, args)
+  assert.notEqual(r.isError, true, r.text)
+  return JSON.parse(r.text) as Record<string, unknown>
 }
 
 describe('MCP front door: why a part or a plan failed', () => {
   const plan = envelopes()
   const state = new PlanState(plan.envelopes)
   let client: Client
-  let server: Disposable
+  let door: MemoryFrontDoor
   before(async () => {
-    const peer = {
-      peerId: 'peer-mcp',
-      state,
-      rules: DEFAULT_RULES,
-      bus: { onMessage: () => ({ dispose () {} }) },
-      now: () => NOW,
-      submitGoal: async () => { throw new Error('no goal is submitted in this test') },
-      cancelGoal: async () => {},
-      getOutput: async () => null,
-      status: () => ({ connected_peers: 1 }),
-      sync: { syncedPeers: 1 }
-    } as unknown as FrontDoorPeer
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    server = await startMcpFrontDoor(peer, makeConfig('observer'), pino({ level: 'silent' }), serverSide)
-    client = new Client({ name: 'test', version: '0' })
-    await client.connect(clientSide)
+    door = await startMemoryFrontDoor(state, NOW)
+    client = door.client
   })
-  after(async () => {
-    await client.close()
-    server.dispose()
-  })
+  after(async () => { await door.close() })
 
   it('plan_status gives a failed leaf\'s reason: the model\'s refusal', async () => {
     const s = await call(client, 'plan_status', { goal_id: plan.refusedPlan })

@@ -6,17 +6,12 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { pino } from 'pino'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { startMcpFrontDoor, type FrontDoorPeer } from '../../src/peer/front/mcpServer'
-import type { Disposable } from '../../src/peer/bus'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { statusWord } from '../../src/plan/read/statusWords'
 import { PlanState } from '../../src/plan/state/planState'
-import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { accepted, capability, envelopeOf, evidenceOf, promptNode, proposal, rootGoal, sec, T0 } from '../support/fixtures'
-import { makeConfig } from '../support/peerConfig'
+import { startMemoryFrontDoor, toolText, type MemoryFrontDoor } from '../support/memoryFrontDoor'
 
 const FAMILY = '👨‍👩‍👧' // a ZWJ sequence: 5 code points, 8 UTF-16 units, one grapheme
 /** 58 letters, then the family across the 60-character quote of a plan's text. */
@@ -40,37 +35,17 @@ function planEnvelopes (): { envelopes: AnyEnvelope[], rootId: string, promptIds
 }
 
 /** The text of a tool's answer, and whether it is an error. */
-async function call (client: Client, name: string, args: Record<string, unknown>): Promise<{ text: string, isError: boolean }> {
-  const r = await client.callTool({ name, arguments: args }) as { content: Array<{ type: string, text: string }>, isError?: boolean }
-  return { text: r.content.map((c) => c.text).join(''), isError: r.isError === true }
-}
+const call = toolText
 
 describe('MCP front door: texts and status words', () => {
   const plan = planEnvelopes()
   let client: Client
-  let server: Disposable
+  let door: MemoryFrontDoor
   before(async () => {
-    const peer = {
-      peerId: 'peer-mcp',
-      state: new PlanState(plan.envelopes),
-      rules: DEFAULT_RULES,
-      bus: { onMessage: () => ({ dispose () {} }) },
-      now: () => NOW,
-      submitGoal: async () => { throw new Error('no goal is submitted in this test') },
-      cancelGoal: async () => {},
-      getOutput: async () => null,
-      status: () => ({ connected_peers: 1 }),
-      sync: { syncedPeers: 1 }
-    } as unknown as FrontDoorPeer
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    server = await startMcpFrontDoor(peer, makeConfig('observer'), pino({ level: 'silent' }), serverSide)
-    client = new Client({ name: 'test', version: '0' })
-    await client.connect(clientSide)
+    door = await startMemoryFrontDoor(new PlanState(plan.envelopes), NOW)
+    client = door.client
   })
-  after(async () => {
-    await client.close()
-    server.dispose()
-  })
+  after(async () => { await door.close() })
 
   it('a plan\'s text quoted in a refusal is cut before the emoji it would split, never to "a\\ud83d…"', async () => {
     const r = await call(client, 'get_result', { node_id: plan.rootId })

@@ -12,12 +12,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { pino } from 'pino'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import type { Disposable } from '../../src/peer/bus'
 import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
-import { startMcpFrontDoor, type FrontDoorPeer } from '../../src/peer/front/mcpServer'
 import { createLogger } from '../../src/peer/log'
 import { excerpt } from '../../src/plan/protocol/text'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
@@ -28,7 +24,7 @@ import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { planMarkdown } from '../../src/views/planExport'
 import { planItem, rowLabel } from '../../src/views/treeItemModel'
 import { accepted, capability, childGoal, claim, envelopeOf, evidenceOf, promptNode, proposal, result, rootGoal, sec, T0 } from '../support/fixtures'
-import { makeConfig } from '../support/peerConfig'
+import { startMemoryFrontDoor, toolText, type MemoryFrontDoor } from '../support/memoryFrontDoor'
 
 const CSI = '\u009b'
 const RLO = '\u202e'
@@ -169,34 +165,17 @@ describe('swarm text shown to people is escaped', () => {
 
   describe('the MCP front door', () => {
     let client: Client
-    let server: Disposable
+    let door: MemoryFrontDoor
     before(async () => {
-      const peer = {
-        peerId: 'peer-mcp',
-        state,
-        rules: DEFAULT_RULES,
-        bus: { onMessage: () => ({ dispose () {} }) },
-        now: () => NOW,
-        submitGoal: async () => { throw new Error('no goal is submitted in this test') },
-        cancelGoal: async () => {},
-        getOutput: async (id: string) => id === plan.promptId ? TOOL_OUTPUT : null,
-        status: () => ({ connected_peers: 1 }),
-        sync: { syncedPeers: 1 }
-      } as unknown as FrontDoorPeer
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-      server = await startMcpFrontDoor(peer, makeConfig('observer'), pino({ level: 'silent' }), serverSide)
-      client = new Client({ name: 'test', version: '0' })
-      await client.connect(clientSide)
+      door = await startMemoryFrontDoor(state, NOW, (id) => id === plan.promptId ? TOOL_OUTPUT : null)
+      client = door.client
     })
-    after(async () => {
-      await client.close()
-      server.dispose()
-    })
+    after(async () => { await door.close() })
 
     /** The text of a tool's answer, checked to hold no raw C1 or bidi character. */
     async function call (name: string, args: Record<string, unknown>): Promise<{ text: string, isError: boolean }> {
-      const r = await client.callTool({ name, arguments: args }) as { content: Array<{ type: string, text: string }>, isError?: boolean }
-      const text = r.content.map((c) => c.text).join('')
+      const r = await toolText(client, name, args)
+      const text = r.text
       assert.doesNotMatch(text, RAW, text)
       return { text, isError: r.isError === true }
     }
