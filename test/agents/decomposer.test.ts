@@ -239,15 +239,17 @@ test('control characters in the model\'s split are dropped before proposing (the
 })
 
 /** A root goal with an accepted split whose slot 1 is composite, and that child goal. */
-async function childSetup (w: World, labels: { user: string, sc: string }) {
+async function childSetup (w: World, labels: { user: string, sc: string }, acceptedAt?: number) {
   const user = await w.hub.addPeer({ label: labels.user })
   const other = await w.hub.addPeer({ label: 'other-decomposer' })
   const sc = await w.hub.addPeer({ label: labels.sc })
   const sc2 = await w.hub.addPeer({ label: `${labels.sc}-2` })
-  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, nowMicros())
-  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], other.peerId)
-  // The split with its evidence (DESIGN R4): its proposal and a quorum of two votes.
-  const a = accepted(p, { atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
+  const now = acceptedAt ?? nowMicros()
+  const root = rootGoal('Plan a two-week trip to Japan', user.peerId, now)
+  const p = proposal(root.goal_id, ['Arrange transport', 'Plan the Tokyo days'], other.peerId, { at: now })
+  // The split with its evidence (DESIGN R4): its proposal and a quorum of two votes. Accepted
+  // now, so the child goal begins now (a decomposer's standby counts from then).
+  const a = accepted(p, { at: now, atomic: [true, false], confirming: [{ scorer_peer: sc.peerId, score: 0.9 }, { scorer_peer: sc2.peerId, score: 0.9 }] })
   await user.publish('goal', root)
   await other.publish('proposal', p)
   await publishAccepted(a, [sc, sc2], sc)
@@ -322,6 +324,21 @@ test('a standing-by decomposer proposes when no proposal comes within the standb
   await waitUntil('a proposal after the standby time', () => user.state.proposalsFor(child.goal_id).length === 1, 8000)
   assert.ok(Date.now() - t0 >= 1100, `proposed ${Date.now() - t0} ms after the goal appeared`)
   assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.consideration === 'standby_over' && r.standby_ms === 1200))
+})
+
+test('a goal that began longer ago than the standby (learned late, by sync or after a restart): the standing-by decomposer proposes at once', async (t) => {
+  const w = await World.create()
+  t.after(() => w.close())
+  // The child's parent split was accepted 30 s ago; the standby is 20 s.
+  const { user, sc, child } = await childSetup(w, { user: 'user', sc: 'scorer' }, nowMicros() - 30_000_000)
+  const d = await w.agent('decomposer', { maxDepth: 3 })
+  await announceRankedAbove(w, child.goal_id, d.peer.peerId)
+  w.standin.respondWith(() => ({ json: { subgoals: ['Pick districts', 'List sights'], rationale: 'where, what' } }))
+  w.track(startDecomposer(d.ctx, d.llm, { standbyMs: 20_000 }))
+  await sc.publish('goal', child)
+  await waitUntil('a proposal well before a whole standby', () => user.state.proposalsFor(child.goal_id).length === 1, 10_000)
+  assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.consideration === 'standby_over'))
+  assert.ok(d.records.some((r) => r.goal_id === child.goal_id && r.standby_left_ms === 0), 'the standby counted from the goal\'s start had run out')
 })
 
 test('a child goal whose split counts only once its votes arrive is decomposed when they do', async (t) => {

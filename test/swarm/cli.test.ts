@@ -17,8 +17,6 @@ import { PEER_BUNDLE, TestSwarm, wallMs, type TestPeer } from '../support/peers'
 import { waitForPeerRecord, waitUntil } from '../support/wait'
 import { addressNotHereLine, dashboardInUseLine, errorLine, portInUseLine } from '../../src/peer/startErrors'
 import { wrongPeerLine } from '../../src/peer/net/transport/dialer'
-import { planExitLine } from '../../src/peer/planWatch'
-import { splitFailureText } from '../../src/plan/read/splitFailure'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-cli-'))
 const swarm = new TestSwarm()
@@ -449,13 +447,16 @@ describe('goal-swarm-peer CLI', { timeout: 300_000 }, () => {
     assert.deepEqual(exitFields(ok), { ok: true, stopped: null, split: true, leaves: 2, done: 2, failed: 0, failed_goals: 0 }, ok.stderr)
     for (const p of [d, s, e]) p.child.kill('SIGTERM')
     await Promise.all([d.exited, s.exited, e.exited])
-    // Alone, nobody can split the goal: after the acceptance timeout it fails, and so does the exit.
-    const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--log-format', 'json', '--accept-timeout-ms', '500', '--submit-goal', 'Nobody splits this', '--exit-when-complete'])
+    // The only decomposer cannot reach its model server and gives up: the goal fails (DESIGN R8),
+    // and so does the exit, saying who gave up. (Nobody online at all is a wait, not a failure.)
+    const broken = await startCli(['--role', 'decomposer', '--identity', 'ewc-broken', '--llm', 'openai-compatible', '--llm-base-url', 'http://127.0.0.1:9/v1', '--model', 'stand-in', '--llm-max-retries', '0', ...fast.slice(2)])
+    const failed = await runCli(['--role', 'observer', '--identity', 'ewc-alone', '--log-format', 'json', '--bootstrap', broken.addr, ...fast.slice(2), '--submit-goal', 'Nobody splits this', '--exit-when-complete'], 90_000)
     assert.equal(failed.code, 1, failed.stderr)
     assert.deepEqual(exitFields(failed), { ok: false, stopped: null, split: false, leaves: 0, done: 0, failed: 0, failed_goals: 1 }, failed.stderr)
     const failedExit = jsonRecords(failed.stderr).find((x) => x.event === 'plan_complete_exit')
-    // No decomposer was there to propose, so none gave up: the line says so.
-    assert.equal(failedExit?.msg, planExitLine({ ok: false, stopped: 'running', split: false, leaves: 0, done: 0, failed: 0, failedGoals: 1, stoppedParts: 0, answer: null, splitFailure: splitFailureText({ proposals: [], failures: [] }) }))
+    assert.match(String(failedExit?.msg), /every decomposer gave up: ewc-broken/, failed.stderr)
+    broken.child.kill('SIGTERM')
+    await broken.exited
   })
 
   test('--exit-when-complete interrupted before the plan completes exits 130 on SIGINT, 143 on SIGTERM; a plain peer stopped so exits 0', async () => {

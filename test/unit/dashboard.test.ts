@@ -147,7 +147,7 @@ describe('dashboard snapshot: final answer and cost', () => {
     const plan = snap(state).plans[0]!
     assert.deepEqual(plan.answer, {
       kind: 'answer', id: root.synthesis.id, text: root.text, status: root.synthesis.status, status_word: statusWord(root.synthesis.status), capability: 'can_write_text',
-      claimer: null, executor: null, has_result: false, success: null, output_chars: null, model_wait: null
+      claimer: null, executor: null, has_result: false, success: null, output_chars: null, model_wait: null, wait: null
     })
     assert.deepEqual(plan.cost, { summary: costSummary(root.plan), stop: null, spend: root.plan.spend, budget: null })
     assert.equal(findTask([root], root.synthesis.id), root.synthesis)

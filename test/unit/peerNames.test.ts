@@ -46,10 +46,10 @@ describe('announced peer names', () => {
 
   test('the text tree and the report show names instead of PeerId suffixes', () => {
     const root: GoalView = {
-      kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null,
+      kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null, wait: null,
       children: [
-        { kind: 'leaf', id: 'n1', goal_id: 'g1', text: 'Book flights', required_capability: 'can_write_text', status: 'done', claimer: EX1, executor: EX1, output: 'ok', output_sha256: null, tools_used: [], success: true, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null },
-        { kind: 'leaf', id: 'n2', goal_id: 'g1', text: 'Book hotels', required_capability: 'can_write_text', status: 'claimed', claimer: EX2, executor: null, output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null }
+        { kind: 'leaf', id: 'n1', goal_id: 'g1', text: 'Book flights', required_capability: 'can_write_text', status: 'done', claimer: EX1, executor: EX1, output: 'ok', output_sha256: null, tools_used: [], success: true, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null, wait: null },
+        { kind: 'leaf', id: 'n2', goal_id: 'g1', text: 'Book hotels', required_capability: 'can_write_text', status: 'claimed', claimer: EX2, executor: null, output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null, wait: null }
       ]
     }
     const names = new Map([[EX1, 'executor-1']])
@@ -60,8 +60,8 @@ describe('announced peer names', () => {
   })
 
   test('a leaf held to the hold limit without a result reads the same in the text tree, the report and the editor tree (DESIGN R5)', () => {
-    const held = { kind: 'leaf' as const, id: 'n3', goal_id: 'g1', text: 'Book a tour', required_capability: 'can_write_text' as const, status: 'pending_execution' as const, claimer: EX2, executor: null, output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: { holder: EX2, held_ms: 240_000 } }
-    const root: GoalView = { kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null, children: [held] }
+    const held = { kind: 'leaf' as const, id: 'n3', goal_id: 'g1', text: 'Book a tour', required_capability: 'can_write_text' as const, status: 'pending_execution' as const, claimer: EX2, executor: null, output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: { holder: EX2, held_ms: 240_000 }, wait: null }
+    const root: GoalView = { kind: 'goal', id: 'g1', text: 'Plan a trip', depth: 0, parent_id: null, status: 'decomposed', accepted: null, proposals: [], failures: [], synthesis: null, wait: null, children: [held] }
     const names = new Map([[EX2, 'squatter']])
     const words = 'held 4 min without a result by squatter'
     const pending = statusWord('pending_execution')

@@ -21,7 +21,7 @@ import { buildTree, planProgress } from '../../src/plan/read/tree'
 import { planOutcome } from '../../src/peer/planWatch'
 import { resumablePlan } from '../../src/peer/resume'
 import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
-import { capability, envelopeOf, rootGoal, sec, T0 } from '../support/fixtures'
+import { capability, envelopeOf, failure, rootGoal, sec, T0 } from '../support/fixtures'
 import { DEFAULTS } from '../../src/peer/config'
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
@@ -95,20 +95,26 @@ describe('the roster follows each announcement\'s stated heartbeat', () => {
 
 describe('every consumer reads one verdict', () => {
   /**
-   * A plan whose goal waits for its split with no decomposer online: at 50 s it is past the
-   * default 45 s accept timeout but within a 120 s one. The goal fails (and the plan is complete)
-   * only under the rules whose timeout has passed.
+   * A plan whose goal one decomposer gave up on while another one, announced 40 s ago without
+   * a stated heartbeat, has not: under the default 10 s heartbeat (30 s TTL) that one is gone,
+   * every live decomposer gave up and the goal fails (the plan is complete); under a 40 s
+   * heartbeat (120 s TTL) it is live and may still propose, so the plan is running.
    */
   const ME = 'peer-origin'
   const goal = rootGoal('Plan a two-week trip to Japan', ME, T0)
-  const state = new PlanState([envelopeOf('goal', goal, ME)])
   const at = T0 + sec(50)
+  const state = new PlanState([
+    envelopeOf('goal', goal, ME),
+    envelopeOf('capability', capability('peer-dec-1', at - sec(5), [], 'decomposer')),
+    envelopeOf('capability', capability('peer-dec-2', at - sec(40), [], 'decomposer')),
+    envelopeOf('failure', failure(goal.goal_id, 'peer-dec-1', { reason: 'HTTP 400 from the model server' }))
+  ])
 
-  it('under the peer\'s 120 s accept timeout the waiting plan is running for the tree, planWatch, resume, cancel and the dashboard alike', () => {
-    for (const [timeoutMs, complete] of [[120_000, false], [45_000, true]] as const) {
-      const rules = swarmRulesOf({ ...DEFAULTS, acceptance: { quorum: 2, minScore: 0.6, timeoutMs } })
+  it('under the peer\'s 40 s heartbeat the waiting plan is running for the tree, planWatch, resume, cancel and the dashboard alike', () => {
+    for (const [announceIntervalMs, complete] of [[40_000, false], [10_000, true]] as const) {
+      const rules = swarmRulesOf({ ...DEFAULTS, acceptance: { quorum: 2, minScore: 0.6, timeoutMs: 45_000 }, announceIntervalMs })
       const verdict = evaluate(state, at, rules).verdict(goal.goal_id)
-      assert.equal(verdict?.complete, complete, `verdict at ${timeoutMs} ms`)
+      assert.equal(verdict?.complete, complete, `verdict at a ${announceIntervalMs} ms heartbeat`)
       assert.equal(verdict?.cancellable, !complete, 'a running plan may be cancelled; a finished one would only be relabelled')
       const [root] = buildTree(state, { nowUs: at, rules })
       assert.equal(root?.status, complete ? 'failed' : 'pending_decomposition')

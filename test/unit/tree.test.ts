@@ -9,7 +9,7 @@ import {
 } from '../../src/plan/read/tree'
 import { DEFAULT_RULES, swarmRules, type SwarmRules } from '../../src/plan/rules/swarmRules'
 import {
-  T0, accepted, acceptedEnvelopes, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
+  T0, accepted, acceptedEnvelopes, cancel, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, samplePlan, score, sec
 } from '../support/fixtures'
 
 function leaf (n: TreeNode | undefined): LeafView {
@@ -103,6 +103,7 @@ describe('buildTree (DESIGN R4, R6)', () => {
     assert.deepEqual(root, {
       kind: 'goal', id: g.goal_id, text: g.text, depth: 0, parent_id: null, status: 'pending_decomposition',
       accepted: null, proposals: [], failures: [], children: [], synthesis: null,
+      wait: { on: 'decomposer', sinceUs: T0 },
       verdict: { complete: false, stuck: false, gaps: [], cancellable: true, ok: false }
     })
   })
@@ -157,7 +158,8 @@ describe('buildTree (DESIGN R4, R6)', () => {
     assert.deepEqual(leaf(root.children[0]), {
       kind: 'leaf', id: childId(g.goal_id, pB.proposal_id, 0, 'Research'), goal_id: g.goal_id, text: 'Research',
       required_capability: 'can_write_text', status: 'pending_execution', claimer: null, executor: null,
-      output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null
+      output: null, output_sha256: null, tools_used: [], success: null, model_wait: null, depends_on: [], waiting_on: [], blocked_by: null, held_out: null,
+      wait: { on: 'executor', capability: 'can_write_text', executors: 1 }
     })
     const child = goal(root.children[1])
     assert.equal(child.depth, 1)
@@ -524,10 +526,25 @@ describe('goal failure follows the live decomposers, not the first failure (DESI
     assert.equal(status([dec('peer-dec-1'), dec('peer-dec-2'), gaveUp('peer-dec-1')]), 'pending_decomposition')
   })
 
-  it('no live decomposer at all: pending until the acceptance timeout, failed after it', () => {
+  it('no live decomposer at all: the goal waits for one however long it takes, and never fails for it', () => {
     assert.equal(status([], T0 + sec(44), 45_000), 'pending_decomposition')
-    assert.equal(status([], T0 + sec(46), 45_000), 'failed')
+    assert.equal(status([], T0 + sec(46), 45_000), 'pending_decomposition')
+    assert.equal(status([], T0 + sec(3600), 45_000), 'pending_decomposition')
+    const [root] = buildTree(new PlanState([envelopeOf('goal', g)]), { nowUs: T0 + sec(46), rules: DEFAULT_RULES })
+    assert.deepEqual(root?.wait, { on: 'decomposer', sinceUs: T0 })
     assert.equal(status([dec('peer-dec-1', T0 + sec(40))], T0 + sec(46), 45_000), 'pending_decomposition', 'a live decomposer may still propose')
+  })
+
+  it('a cancelled plan stays cancelled: a goal waiting for its split reads cancelled, even after its decomposers are gone or gave up after the cancel (DESIGN R13)', () => {
+    const stop = envelopeOf('cancel', cancel(g, { at: T0 + sec(10) }))
+    assert.equal(status([dec('peer-dec-1'), stop]), 'cancelled')
+    // An hour later, nobody live: still cancelled, not failed.
+    assert.equal(status([stop], T0 + sec(3600)), 'cancelled')
+    // A decomposer whose call the cancel aborted publishes its failure after the cancel: not a giving up.
+    const late = envelopeOf('failure', failure(g.goal_id, 'peer-dec-1', { reason: 'the plan was cancelled', at: T0 + sec(11) }))
+    assert.equal(status([dec('peer-dec-1'), stop, late]), 'cancelled')
+    // One that gave up before the cancel did fail it.
+    assert.equal(status([dec('peer-dec-1'), stop, gaveUp('peer-dec-1')]), 'failed')
   })
 
   it('proposals whose every live scorer gave up fail the goal; one scorer still live keeps it pending', () => {

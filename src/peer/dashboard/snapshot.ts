@@ -19,6 +19,7 @@
  */
 import type { SwarmRules } from '../../plan/rules/swarmRules'
 import { modelWaitText } from '../../plan/read/modelWait'
+import { clockTime, goalWaitWords, taskWaitWords } from '../../plan/read/waitWords'
 import { announcedNames, peerSuffix } from '../../plan/read/peerNames'
 import type { PlanState } from '../../plan/state/planState'
 import type { Budget } from '../../plan/protocol/schemas'
@@ -50,6 +51,8 @@ export interface DashGoal {
   mean: number | null
   /** Reasons of the goal's own failure notices. */
   failures: string[]
+  /** While it waits for its split: on what and until when ("best split 0.53 < 0.60: taking it at 14:05:38"), else null. */
+  wait: string | null
   children: DashNode[]
 }
 
@@ -74,6 +77,8 @@ export interface DashLeaf {
   output_chars: number | null
   /** "waiting for the model (45 s, attempt 1/3)" while the holder waits on its model, else null. */
   model_wait: string | null
+  /** While it has no outcome: what it waits on ("queued: 2 executors can run it", "ex-2 went silent: free again at 14:05:38"), else null. */
+  wait: string | null
 }
 
 export type DashNode = DashGoal | DashLeaf
@@ -182,7 +187,7 @@ export function peerLabeler (state: PlanState): (peerId: string) => string {
 
 const microsToMs = (us: Micros): number => us / 1000
 
-function goalNode (g: GoalView, label: (id: string) => string): DashGoal {
+function goalNode (g: GoalView, label: (id: string) => string, nowUs: Micros): DashGoal {
   const shown = g.proposals.find((p) => p.accepted) ?? [...g.proposals].sort((a, b) => b.votes.length - a.votes.length)[0]
   return {
     kind: 'goal',
@@ -195,16 +200,17 @@ function goalNode (g: GoalView, label: (id: string) => string): DashGoal {
     votes: (shown?.votes ?? []).map((v) => ({ scorer: label(v.scorer_peer), score: v.score })),
     mean: shown?.mean ?? null,
     failures: g.failures.map((f) => f.reason),
-    children: g.children.map((c) => node(c, label))
+    wait: g.wait === null ? null : goalWaitWords(g.wait, nowUs, { peer: label, at: clockTime }),
+    children: g.children.map((c) => node(c, label, nowUs))
   }
 }
 
-function node (n: TreeNode, label: (id: string) => string): DashNode {
-  if (n.kind === 'goal') return goalNode(n, label)
-  return { kind: 'leaf', ...task(n, label) }
+function node (n: TreeNode, label: (id: string) => string, nowUs: Micros): DashNode {
+  if (n.kind === 'goal') return goalNode(n, label, nowUs)
+  return { kind: 'leaf', ...task(n, label, nowUs) }
 }
 
-function task (n: LeafView | SynthesisView, label: (id: string) => string): Omit<DashLeaf, 'kind'> {
+function task (n: LeafView | SynthesisView, label: (id: string) => string, nowUs: Micros): Omit<DashLeaf, 'kind'> {
   return {
     id: n.id,
     text: n.text,
@@ -216,7 +222,9 @@ function task (n: LeafView | SynthesisView, label: (id: string) => string): Omit
     has_result: n.output !== null || n.output_sha256 !== null,
     success: n.success,
     output_chars: n.output_sha256 === null && n.output !== null ? textLength(n.output) : null,
-    model_wait: n.model_wait === null ? null : modelWaitText(n.model_wait)
+    model_wait: n.model_wait === null ? null : modelWaitText(n.model_wait),
+    // The page is pushed a snapshot when the plan changes, not every second: instants as clock times.
+    wait: n.wait === null || n.wait.on === 'dependency' ? null : taskWaitWords(n.wait, nowUs, { peer: label, at: clockTime })
   }
 }
 
@@ -291,8 +299,8 @@ function snapshotOf (input: SnapshotInput): DashSnapshot {
         progress_text: progressText(progress),
         state: run,
         state_word: run === 'running' ? null : statusWord(run),
-        root: goalNode(r, label),
-        answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label) },
+        root: goalNode(r, label, nowUs),
+        answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label, nowUs) },
         cost: cost(r)
       }
     }),

@@ -165,8 +165,12 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   function standBy (goal: Goal): void {
     if (standing.has(goal.goal_id)) return
     standing.add(goal.goal_id)
-    log.debug({ goal_id: goal.goal_id }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
-    timers.after(standby, () => {
+    // The standby counts from when the goal began, so a goal learned late (by sync, after a
+    // restart) whose ranked proposer never proposed is proposed for at once, not a standby later.
+    const start = rules.goalStartUs(state, goal.goal_id)
+    const left = start === null ? standby : Math.max(0, Math.round(standby - (ctx.now() - start) / 1000))
+    log.debug({ goal_id: goal.goal_id, standby_left_ms: left }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
+    timers.after(left, () => {
       standing.delete(goal.goal_id)
       if (state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)) {
         log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)

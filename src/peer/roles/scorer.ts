@@ -168,7 +168,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (!gate.allows(goalId)) { evaluated(goalId, 'plan_stopped'); return }
     const proposals = state.proposalsFor(goalId)
     if (proposals.length === 0) return
-    if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now())
+    if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now() - waitedByMessages(goalId))
     // The fallback applies once the timeout passes, even if no message arrives then.
     wakeWhen(goalId, 'fallback', (firstSeen.get(goalId) ?? 0) + config.acceptance.timeoutMs)
     const votes = state.scoresFor(goalId)
@@ -192,6 +192,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function evaluated (goalId: string, evaluation: 'split_known' | 'plan_stopped' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
     const since = firstSeen.get(goalId)
     log.debug({ goal_id: goalId, evaluation, in_flight: accepting.has(goalId), votes: state.scoresFor(goalId).length, waited_ms: since === undefined ? 0 : Math.round(performance.now() - since) }, 'scorer evaluated a goal')
+  }
+
+  /**
+   * How long the goal's proposals have waited by the messages, ms: the acceptance timeout less
+   * the time left to its fallback (SwarmRules.fallbackDueUs), so a scorer that joins or restarts
+   * late takes the fallback when every other peer says it is due, not a whole timeout later.
+   */
+  function waitedByMessages (goalId: string): number {
+    const due = rules.fallbackDueUs(state, goalId)
+    if (due === null) return 0
+    return Math.max(0, config.acceptance.timeoutMs - (due - ctx.now()) / 1000)
   }
 
   function decide (goalId: string): Acceptance | null {

@@ -20,6 +20,7 @@ import type { AcceptedSplit, Capability, FailureMsg } from '../protocol/schemas'
 import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type PlanVerdict, type TaskAnswer, type TaskStatus } from '../rules/evaluator'
 import { rankSplits, winningSplit } from '../rules/splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
+import { goalWait, taskWait, type GoalWait, type TaskWait } from '../rules/waits'
 import type { PlanState } from '../state/planState'
 import type { PlanControl } from '../rules/planControl'
 import type { SwarmRules } from '../rules/swarmRules'
@@ -65,6 +66,8 @@ export interface GoalView {
   verdict?: PlanVerdict
   /** The goal's synthesis task under the winning split; null while the goal has none. */
   synthesis: SynthesisView | null
+  /** While it has no split: what it waits on and until when (rules/waits.ts goalWait); else null. */
+  wait: GoalWait | null
 }
 
 export interface LeafView {
@@ -111,6 +114,8 @@ export interface LeafView {
    * (DESIGN R5): who held it and for how long (ms); shown as holdLimitText. Else null.
    */
   held_out: HeldOut | null
+  /** While it has no outcome and is not blocked or stopped: what it waits on (rules/waits.ts taskWait); else null. */
+  wait: TaskWait | null
 }
 
 /** A claim round that ended at the hold limit without a result: its holder and the hold (ms). */
@@ -161,7 +166,8 @@ function taskView (ev: Evaluation, t: TaskAnswer): LeafView {
     depends_on: [...t.dependsOn],
     waiting_on: [...t.waitingOn],
     blocked_by: t.blockedBy,
-    held_out: null
+    held_out: null,
+    wait: taskWait(ev, t.id)
   }
   // DESIGN R5 result authority: only outcomes from the winner of their claim round count.
   if (shown !== undefined) {
@@ -201,7 +207,8 @@ function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
   })
   const view: GoalView = {
     kind: 'goal', id: g.id, text: g.text, depth: g.depth, parent_id: g.parentId, status: ev.goalStatus(g.id) ?? 'pending_decomposition',
-    accepted: winner, proposals, failures: state.failuresFor(g.id).filter((f) => f.node_id === null), children: [], synthesis: null
+    accepted: winner, proposals, failures: state.failuresFor(g.id).filter((f) => f.node_id === null), children: [], synthesis: null,
+    wait: goalWait(ev, g.id)
   }
   if (winner === null || path.has(g.id)) return view
   path.add(g.id)

@@ -156,6 +156,24 @@ export function decideAcceptance (
   return elapsedMs >= c.timeoutMs ? bestFallback : null
 }
 
+/**
+ * When the acceptance fallback (DESIGN R3) becomes due for a goal, µs: the acceptance timeout
+ * after its earliest proposal (proposed_at), and never before the timeout after the goal began
+ * (a fallback split dated earlier is invalid, splitEvidence). The same instant on every peer
+ * holding the same messages: scorers take the fallback then, and views say "taking it in 38 s".
+ * @param goalStartUs when the goal began (SwarmRules.goalStartUs), null when unknown
+ * @returns null while the goal has no proposal
+ */
+export function fallbackDueUs (goalStartUs: Micros | null, proposals: readonly Pick<SubgoalProposal, 'proposed_at'>[], timeoutMs: number): Micros | null {
+  let first: Micros | null = null
+  for (const p of proposals) {
+    const at = parseTimestamp(p.proposed_at)
+    if (Number.isFinite(at) && (first === null || at < first)) first = at
+  }
+  if (first === null) return null
+  return Math.max(first, goalStartUs ?? first) + Math.round(timeoutMs * 1000)
+}
+
 /** Majority value of `xs`; a tie goes to the value `prefer` ranks first. */
 function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
   const counts = new Map<T, number>()

@@ -21,7 +21,7 @@
 import { distinctVotes } from './acceptance'
 import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg } from '../protocol/schemas'
-import { msToMicros, parseTimestamp, type Micros } from '../protocol/time'
+import { parseTimestamp, type Micros } from '../protocol/time'
 import { leafOutcome, type LeafOutcome } from './leafOutcome'
 import {
   modelWorkGate, planControlOf, rootGoalOf, spendOf, stoppedStatus,
@@ -35,8 +35,10 @@ import type { SwarmRules } from './swarmRules'
 /**
  * - pending_decomposition: no accepted split yet (proposals may be collecting votes).
  * - decomposed: has a winning accepted split; its children are the tree below.
- * - failed: no accepted split, no vote on any proposal, and nobody live can still move the
- *   goal on (DESIGN R8): one peer's failure never fails a goal another peer may still split.
+ * - failed: no accepted split, no vote on any proposal, and every live peer of the role it
+ *   waits on gave up on it, at least one having done so (DESIGN R8): one peer's failure never
+ *   fails a goal another peer may still split, and a goal nobody live can split waits for
+ *   one (waits.ts goalWait), never fails.
  * - superseded: the goal belongs to a losing accepted split (DESIGN R4).
  * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN R13); no
  *   split comes after that (scorers accept none for a stopped plan), so the status is final.
@@ -577,19 +579,34 @@ export class Evaluation {
 
   /**
    * Whether a goal with no accepted split and no vote has been given up for good (DESIGN R8):
-   * - no proposal yet: failed when no live decomposer can still propose, that is every live
-   *   decomposer has published a failure for the goal and at least one decomposer did, or no
-   *   decomposer is live at all once the acceptance timeout has passed since the goal began.
-   * - proposals waiting for votes: failed when a scorer gave up on the goal and no live scorer
-   *   that has not is left to vote.
+   * the role it waits on (givenUpBy) has at least one peer that published a failure for it and
+   * no live peer that has not. Nobody live is a wait ("waiting for a decomposer"), never a
+   * failure: peers restarting or joining late still split the goal.
    */
   private gaveUp (g: GoalAnswer): boolean {
-    const role = this.state.proposalsFor(g.id).length === 0 ? 'decomposer' : 'scorer'
-    const failures = this.state.failuresFor(g.id).filter((f) => f.node_id === null && f.role === role)
-    const gaveUp = new Set(failures.map((f) => f.reporter_peer))
+    const { role, gaveUp } = this.givenUpBy(g.id)
+    if (gaveUp.size === 0) return false
     for (const a of this.roster.ofRole(role)) if (!gaveUp.has(a.peer_id)) return false
-    if (gaveUp.size > 0) return true
-    return role === 'decomposer' && g.sinceUs !== null && this.nowUs - g.sinceUs > msToMicros(this.rules.acceptance.timeoutMs)
+    return true
+  }
+
+  /**
+   * The role a goal without an accepted split waits on (DESIGN R8): its decomposers while
+   * nobody has proposed, its scorers once someone has; and the peers of that role whose
+   * failure notices gave up on it. In a cancelled plan only notices dated at or before the
+   * cancel count: a call aborted by the cancel is not a peer giving up, and the goal stays
+   * cancelled (DESIGN R13).
+   */
+  givenUpBy (goalId: string): { role: 'decomposer' | 'scorer', gaveUp: Set<string> } {
+    const role = this.state.proposalsFor(goalId).length === 0 ? 'decomposer' : 'scorer'
+    const root = this.shape.goals.get(goalId)?.rootId
+    const cancel = root === undefined ? null : this.plan(root)?.cancel ?? null
+    const cutoff = cancel === null ? Infinity : parseTimestamp(cancel.cancelled_at)
+    const gaveUp = new Set<string>()
+    for (const f of this.state.failuresFor(goalId)) {
+      if (f.node_id === null && f.role === role && parseTimestamp(f.failed_at) <= cutoff) gaveUp.add(f.reporter_peer)
+    }
+    return { role, gaveUp }
   }
 
   /** A task's status before its dependencies: its own outcome and lease, supersession and its plan's stop. */

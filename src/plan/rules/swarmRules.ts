@@ -17,7 +17,7 @@ import type { AcceptedSplit } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import { TUNABLES } from '../protocol/tunables'
 import type { PlanState } from '../state/planState'
-import { splitEvidence, type AcceptanceConfig, type SplitEvidence } from './acceptance'
+import { fallbackDueUs, splitEvidence, type AcceptanceConfig, type SplitEvidence } from './acceptance'
 import { CLAIM_TOLERANCE_MS } from './claims'
 import { capabilityTtlMs } from './liveness'
 import { Roster } from './roster'
@@ -128,6 +128,14 @@ export class SwarmRules {
       if (start === null || at < start) start = at
     }
     return start
+  }
+
+  /**
+   * When the acceptance fallback is due for a goal, µs (acceptance.ts fallbackDueUs, DESIGN R3):
+   * what scorers wait for and what views count down to; null while it has no proposal.
+   */
+  fallbackDueUs (state: PlanState, goalId: string): Micros | null {
+    return fallbackDueUs(this.goalStartUs(state, goalId), state.proposalsFor(goalId), this.settings.acceptance.timeoutMs)
   }
 
   private judge (state: PlanState, goalId: string): Judged {

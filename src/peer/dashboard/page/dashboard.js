@@ -51,6 +51,7 @@ function setConn (state, text) {
 // ---- plans -------------------------------------------------------------------------------
 
 function goalMeta (g) {
+  if (g.wait !== null) return g.wait
   if (g.votes.length === 0) return g.proposals > 0 ? `${g.proposals} proposal${g.proposals === 1 ? '' : 's'}, no votes yet` : ''
   const votes = g.votes.map((v) => `${v.scorer} ${v.score.toFixed(2)}`).join(', ')
   return `score ${g.mean === null ? '-' : g.mean.toFixed(2)} (${votes})`
@@ -61,6 +62,7 @@ function leafMeta (l) {
   if (l.executor !== null) parts.push(`by ${l.executor}`)
   else if (l.claimer !== null) parts.push(`claimed by ${l.claimer}`)
   if (l.model_wait !== null) parts.push(l.model_wait)
+  else if (l.wait !== null) parts.push(l.wait)
   return parts.join(' \u00b7 ')
 }
 

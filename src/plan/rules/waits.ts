@@ -1,0 +1,109 @@
+/**
+ * What an unfinished goal or task waits on at one clock reading, and until when (DESIGN R3,
+ * R5, R8, R11 "No silent wait"): the evaluator's answer behind every "waiting for a decomposer",
+ * "best split 0.53 < 0.60: taking it in 38 s" and "running on executor-2" that the tree, the
+ * CLI, the dashboard and the MCP front door show (plan/read/waitWords.ts words them). Absolute
+ * instants, not countdowns, so an answer stays the same while nothing changes and each reader
+ * counts down with its own clock.
+ */
+import { countedVotes, meanScore } from './acceptance'
+import type { Capability } from '../protocol/schemas'
+import { parseTimestamp, type Micros } from '../protocol/time'
+import { settleEndUs } from './claims'
+import type { Evaluation } from './evaluator'
+
+/** The best-voted proposal of a goal waiting for votes: its mean over every distinct vote. */
+export interface BestProposal {
+  proposal_id: string
+  /** Mean of its distinct votes, 0-1. */
+  mean: number
+  /** Distinct scorers that voted on it. */
+  voters: number
+  /** Of those, how many voted at least the minimum score. */
+  qualifying: number
+}
+
+/**
+ * Why a goal has no accepted split yet:
+ * - decomposer: no live decomposer that has not given up is there to propose (since the goal began).
+ * - proposal: live decomposers (`proposers`, PeerIds) are proposing; nothing proposed yet.
+ * - scorer: proposals wait and no live scorer that has not given up is there to vote.
+ * - votes: scorers are voting; the acceptance rule takes a split once `quorum` scorers vote
+ *   `minScore` or more on one, else the fallback takes the best mean at `fallbackAtUs`.
+ */
+export type GoalWait =
+  | { on: 'decomposer', sinceUs: Micros | null }
+  | { on: 'proposal', proposers: string[], sinceUs: Micros | null }
+  | { on: 'scorer', sinceUs: Micros | null }
+  | { on: 'votes', quorum: number, minScore: number, best: BestProposal | null, fallbackAtUs: Micros | null }
+
+/**
+ * Why a leaf or synthesis task has no outcome yet:
+ * - dependency: results it builds on are not done (`ids`, DESIGN R11).
+ * - capability: no live executor offers its capability.
+ * - executor: claimable; `executors` live executors offer its capability (they claim it when a slot is free).
+ * - settle: `holder` claimed it and the claim settles until `untilUs` (DESIGN R5).
+ * - lease: `holder` runs it; its lease lasts until `untilUs` unless renewed. `holderLive`
+ *   false: the holder is no longer heard from, and the task is free again at `untilUs`.
+ */
+export type TaskWait =
+  | { on: 'dependency', ids: string[] }
+  | { on: 'capability', capability: Capability }
+  | { on: 'executor', capability: Capability, executors: number }
+  | { on: 'settle', holder: string, untilUs: Micros }
+  | { on: 'lease', holder: string, holderLive: boolean, untilUs: Micros }
+
+/**
+ * What goal `goalId` waits on (GoalWait), or null when it waits on nothing: split, failed,
+ * superseded, stopped, or not a goal of a held plan.
+ */
+export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
+  if (ev.goalStatus(goalId) !== 'pending_decomposition') return null
+  const goal = ev.goal(goalId)
+  if (goal === undefined) return null
+  const { role, gaveUp } = ev.givenUpBy(goalId)
+  const live = ev.roster.peers(role)
+  for (const p of gaveUp) live.delete(p)
+  if (role === 'decomposer') {
+    return live.size === 0 ? { on: 'decomposer', sinceUs: goal.sinceUs } : { on: 'proposal', proposers: [...live].sort(), sinceUs: goal.sinceUs }
+  }
+  const proposals = ev.state.proposalsFor(goalId)
+  const fallbackAtUs = ev.rules.fallbackDueUs(ev.state, goalId)
+  if (live.size === 0) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000) }
+  const { quorum, minScore } = ev.rules.acceptance
+  const votes = ev.state.scoresFor(goalId)
+  let best: BestProposal | null = null
+  for (const p of proposals) {
+    const counted = countedVotes(p, votes)
+    if (counted.length === 0) continue
+    const cand: BestProposal = { proposal_id: p.proposal_id, mean: meanScore(counted), voters: counted.length, qualifying: counted.filter((v) => v.score >= minScore).length }
+    if (best === null || cand.mean > best.mean || (cand.mean === best.mean && cand.proposal_id < best.proposal_id)) best = cand
+  }
+  return { on: 'votes', quorum, minScore, best, fallbackAtUs }
+}
+
+/**
+ * What leaf or synthesis task `id` waits on (TaskWait), or null when it has an outcome, is
+ * blocked, superseded or stopped, or is no task of a held plan.
+ */
+export function taskWait (ev: Evaluation, id: string): TaskWait | null {
+  const t = ev.task(id)
+  if (t === undefined) return null
+  switch (t.status) {
+    case 'waiting': return { on: 'dependency', ids: t.waitingOn }
+    case 'capability_gap': return { on: 'capability', capability: t.capability }
+    case 'pending_execution': {
+      let executors = 0
+      for (const a of ev.roster.ofRole('executor')) if (a.capabilities.includes(t.capability)) executors++
+      return { on: 'executor', capability: t.capability, executors }
+    }
+    case 'claimed': {
+      const lease = t.outcome.lease
+      if (lease.state !== 'settling' && lease.state !== 'held') return null
+      const holder = lease.holder.claimer_peer
+      if (lease.state === 'settling') return { on: 'settle', holder, untilUs: settleEndUs(parseTimestamp(lease.holder.claimed_at), ev.rules.settings.settleWindowMs) }
+      return { on: 'lease', holder, holderLive: ev.roster.peers('executor').has(holder), untilUs: lease.leaseUntilUs }
+    }
+    default: return null
+  }
+}
