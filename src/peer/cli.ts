@@ -7,6 +7,7 @@
  * across flags and the config they build, kept together so each flag's default, parser and
  * config field read side by side.
  */
+import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
@@ -108,6 +109,40 @@ export function shortenQuoted (text: string): string {
   return text.replace(/(^|\s)'([^']{80})[^']*'(?=[\s.,:;)]|$)/gu, (_m, lead: string, head: string) => `${lead}'${clipText(head, 61, '…')}'`)
 }
 
+/**
+ * Why this user cannot use `dir` as a folder of its own (read, write and create files in it, or
+ * create it): its nearest existing folder is a file or not writable. Null when it can.
+ */
+function unusableFolder (dir: string): string | null {
+  for (let p = dir; ; p = path.dirname(p)) {
+    let isDir: boolean
+    try { isDir = statSync(p).isDirectory() } catch {
+      // Missing (or below a folder this user may not search): the folder above decides.
+      if (path.dirname(p) === p) return null
+      continue
+    }
+    if (!isDir) return `${p} is a file`
+    try {
+      accessSync(p, p === dir ? fsConstants.R_OK | fsConstants.W_OK | fsConstants.X_OK : fsConstants.W_OK | fsConstants.X_OK)
+      return null
+    } catch (err) {
+      return `this user may not ${p === dir ? 'read and write' : 'create folders in'} ${p} (${(err as NodeJS.ErrnoException).code ?? 'no access'})`
+    }
+  }
+}
+
+/**
+ * The usage error of a peer whose default folders cannot be used: without --identity-dir and
+ * --data-dir it keeps its key and plans in `.goal-swarm/` of the folder it was started in (an
+ * MCP client picks that folder, often one this user may not write). Names the folder it tried,
+ * why, and the flags (`missing`) that put them elsewhere.
+ */
+export function defaultFolderLine (base: string, why: string, missing: readonly string[], mcp: boolean): string {
+  const flags = missing.join(' and ')
+  return `error: cannot keep this peer's ${missing.includes('--identity-dir') ? 'key and ' : ''}plans in ${base}, the default folder under the working directory${mcp ? ' the MCP client started it in' : ''}: ${why}. ` +
+    `Give ${flags} (${missing.length === 1 ? 'the absolute path of a folder' : 'absolute paths of folders'} this user may write${mcp ? ', in the "args" of the client\'s server entry' : ''}), or start it in a folder it may write\n(run with --help for usage)\n`
+}
+
 /** Why the mcp command refuses each of these flags: its MCP client does through the tools what they do. */
 const TOOLS_DO_IT = 'has no use with the mcp command: its MCP client submits, cancels and reads goals through the tools'
 const RUNS_NO_PROMPTS = 'has no use with the mcp command: it runs an observer, which runs no prompts (an executor takes it)'
@@ -171,6 +206,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.settleMaxMs))
     .addOption(tunableOption(TUNABLES.maxConcurrentLeaves))
     .addOption(tunableOption(TUNABLES.syncGraceMs))
+    .addOption(tunableOption(TUNABLES.mcpSyncWaitMs))
     .addOption(tunableOption(TUNABLES.announceIntervalMs))
     .addOption(tunableOption(TUNABLES.maxReproposals))
     .addOption(tunableOption(TUNABLES.proposersPerGoal))
@@ -297,6 +333,17 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   // free `mcp-N` identity, the same one again on its next start (its goals stay its own to cancel).
   const port = mcpFront && program.getOptionValueSource('port') === 'default' ? 0 : o.port as number
   const identityDir = path.resolve(o.identityDir ?? path.join(DEFAULTS.baseDir, 'identities'))
+  // The folders given are checked by their flags (cliValues.ts folder); the defaults here, so a
+  // peer started in a folder it may not write says so instead of a raw EACCES at start.
+  const missing = [...(o.identityDir === undefined ? ['--identity-dir'] : []), ...(o.dataDir === undefined ? ['--data-dir'] : [])]
+  if (missing.length > 0) {
+    const base = path.resolve(DEFAULTS.baseDir)
+    const why = (o.identityDir === undefined ? unusableFolder(identityDir) : null) ?? unusableFolder(base)
+    if (why !== null) {
+      io.err(shownText(defaultFolderLine(base, why, missing, mcpFront)))
+      return { kind: 'exit', code: USAGE_EXIT }
+    }
+  }
   const dataDirOf = (name: string): string => path.resolve(DEFAULTS.baseDir, name)
   const prefix = mcpFront ? 'mcp' : anchor ? 'anchor' : role
   const identity = (o.identity as string | undefined) ??
@@ -347,6 +394,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       settleMaxMs: o.settleMaxMs,
       maxConcurrentLeaves: o.maxConcurrentLeaves,
       syncGraceMs: o.syncGraceMs,
+      ...(mcpFront ? { mcpSyncWaitMs: o.mcpSyncWaitMs as number } : {}),
       announceIntervalMs: o.announceIntervalMs,
       maxReproposals: o.maxReproposals,
       proposersPerGoal: o.proposersPerGoal,

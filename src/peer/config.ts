@@ -99,6 +99,12 @@ export interface PeerConfig {
    * (no peer connected) for this long, ms (DESIGN R5).
    */
   syncGraceMs: number
+  /**
+   * The MCP front door (`frontDoor: 'mcp'`): a tool that reads plans waits this long for the
+   * peer's first sync before it answers `syncing`, ms (CLI --mcp-sync-wait-ms; absent = its
+   * TUNABLES default).
+   */
+  mcpSyncWaitMs?: number
   /** Capability heartbeat period in ms (rules/liveness.ts; the liveness TTL follows it). */
   announceIntervalMs: number
   /** Re-proposals allowed per goal, counted swarm-wide. */

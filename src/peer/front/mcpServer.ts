@@ -24,7 +24,10 @@ import { splitFailureText } from '../../plan/read/splitFailure'
 import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText, shownStrings, shownText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
+import type { Micros } from '../../plan/protocol/time'
 import { submitOrResume } from '../resume'
+import { FirstSyncWatch, isolatedConfig } from '../firstSync'
+import type { PeerSyncView } from '../roles/context'
 import { JsonRpcBoundary } from './jsonRpcBoundary'
 
 /** Quiet time after a plan message before a waiting submit_goal looks at the tree again (ms). */
@@ -48,6 +51,12 @@ const ERROR_TEXT_CHARS = 300
 
 /** What the front door needs of the running peer. */
 export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
+
+/** What the front door may be handed besides the peer. */
+export interface FrontDoorOptions {
+  /** The peer's sync progress (main.ts's view of its SyncService); default: read from `peer.sync` and `peer.status()`. */
+  peerSync?: PeerSyncView
+}
 
 /** A tool call's answer: JSON text for a program, or an error sentence. */
 type ToolAnswer = { content: Array<{ type: 'text', text: string }>, isError?: boolean }
@@ -81,20 +90,45 @@ function toolArgs<T extends z.ZodRawShape> (tool: string, shape: T): z.ZodObject
  * Starts the MCP server on `transport` (the process's stdio for the CLI).
  * @returns a Disposable that closes the server (the transport with it)
  */
-export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig, log: Logger, transport: Transport): Promise<Disposable> {
-  const tree = (): GoalView[] => buildTree(peer.state, { nowUs: peer.now(), rules: peer.rules })
+export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig, log: Logger, transport: Transport, opts: FrontDoorOptions = {}): Promise<Disposable> {
+  /**
+   * The plan trees at `nowUs` (µs), by default a fresh reading of the peer's clock: every answer
+   * judges leases and liveness at the moment it is asked, never at a reading kept from before.
+   */
+  const tree = (nowUs: Micros = peer.now()): GoalView[] => buildTree(peer.state, { nowUs, rules: peer.rules })
   const names = (): Map<string, string> => announcedNames(peer.state.capabilities())
   const rootOf = (goalId: string): GoalView | undefined => tree().find((r) => r.id === goalId)
-  const startedAt = Date.now()
+  const peerSync: PeerSyncView = opts.peerSync ?? {
+    syncedPeers: () => peer.sync.syncedPeers,
+    connectedPeers: () => peer.status().connected_peers,
+    onSynced: (fn) => peer.sync.onSynced(fn)
+  }
+  // Until the peer's first sync what it holds may be far behind the swarm (a plan finished
+  // elsewhere reads running with no spend): the tools that read plans wait for it, then say
+  // `syncing` rather than answer from that (firstSync.ts).
+  const firstSync = new FirstSyncWatch(peerSync, config.syncGraceMs, isolatedConfig(config))
+  const syncWaitMs = config.mcpSyncWaitMs ?? TUNABLES.mcpSyncWaitMs.default
+  firstSync.onSynced(() => {
+    const how = firstSync.how
+    log.info({ event: 'mcp_synced', how: how === null ? null : 'isolated' in how ? 'isolated' : how.synced ? 'synced' : 'alone' }, 'caught up with the swarm (or no peer is there to sync with): the tools answer from the plan state')
+  })
+  /** Waits at most --mcp-sync-wait-ms for the first sync (less when `signal` aborts): whether the peer is synced. */
+  const caughtUp = async (signal?: AbortSignal): Promise<boolean> => await firstSync.until(syncWaitMs, signal)
+  /** Why a tool says `syncing` instead of answering from the plans this peer holds. */
+  const syncingNote = (): string => {
+    const connected = peerSync.connectedPeers()
+    const peers = connected === 0 ? 'it is connected to no peer yet' : `it is connected to ${connected} ${connected === 1 ? 'peer' : 'peers'}, and no state sync with one has completed yet`
+    return `this server has not synced with the swarm since it started (${peers}): the plans it holds may be behind, so it does not answer from them; ask again in a few seconds (with no peer connected for ${config.syncGraceMs / 1000} s, --sync-grace-ms, it answers from what it holds)`
+  }
   /**
-   * Why `root` waits for want of a peer, by the announcements this peer holds now; null when
-   * nothing is missing, and before this peer could have heard of anyone: until a first sync
-   * with a peer, or --sync-grace-ms alone (the rule --cancel-goal waits by).
+   * Why `root` waits for want of a peer, by the announcements this peer holds at `nowUs` (µs,
+   * by default a fresh reading); null when nothing is missing, and before this peer could have
+   * heard of anyone: until its first sync (firstSync.ts).
    */
-  const waits = (root: GoalView): string | null => {
-    if (peer.sync.syncedPeers === 0 && Date.now() - startedAt < config.syncGraceMs) return null
-    const live = new Set(peer.rules.roster(peer.state, peer.now()).live().map((a) => a.role))
-    return planWaits(root, live, config.swarm, peer.status().connected_peers, [...config.bootstrap, ...config.anchors ?? []])
+  const waits = (root: GoalView, nowUs: Micros = peer.now()): string | null => {
+    if (!firstSync.synced) return null
+    const live = new Set(peer.rules.roster(peer.state, nowUs).live().map((a) => a.role))
+    return planWaits(root, live, config.swarm, peerSync.connectedPeers(), [...config.bootstrap, ...config.anchors ?? []])
   }
   const server = new McpServer({ name: 'goal-swarm', version: '0.1.0' }, {
     instructions: 'Goal Swarm plans a goal with a swarm of peers: submit_goal returns a goal_id at once (or, with wait, the final answer); plan_status shows progress; get_result reads the final answer or one part.'
@@ -125,6 +159,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (problem !== null) return refuse(`budget: ${problem}`)
       cap = Budget.parse(budget)
     }
+    // Whether this server already runs the plan is read from the plans it holds: caught up
+    // first, when the swarm answers within --mcp-sync-wait-ms; submitted either way.
+    await caughtUp(extra.signal)
     // A client that retries a call (a timeout, a restart, calls that overlap) gets the plan it
     // already started: one plan per goal and budget while it is unfinished.
     const { goalId, resumed } = await submitOrResume(peer, { text: goal, budget: cap ?? null, newPlan })
@@ -152,20 +189,28 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
 
   server.registerTool('plan_status', {
     title: 'Status of a plan',
-    description: 'Progress, the status of every prompt (subgoal, leaf, synthesis), who ran it, and the plan\'s spend.',
+    description: 'Progress, the status of every prompt (subgoal, leaf, synthesis), who ran it, and the plan\'s spend; state "syncing" (with a note) until the server has synced with the swarm.',
     inputSchema: toolArgs('plan_status', { goal_id: NodeId })
-  }, async ({ goal_id: goalId }) => {
-    const root = rootOf(goalId)
-    if (root === undefined) return refuse(unknownGoal(goalId, tree()))
-    return answer({ ...statusOf(root, names()), waiting: waits(root) })
+  }, async ({ goal_id: goalId }, extra) => {
+    if (!await caughtUp(extra.signal)) return answer({ goal_id: goalId, state: 'syncing', note: syncingNote(), waiting: null })
+    // One fresh clock reading for the tree and for who is live: a peer past its heartbeat's
+    // tolerance is gone in both.
+    const nowUs = peer.now()
+    const roots = tree(nowUs)
+    const root = roots.find((r) => r.id === goalId)
+    if (root === undefined) return refuse(unknownGoal(goalId, roots))
+    return answer({ ...statusOf(root, names()), waiting: waits(root, nowUs) })
   })
 
   server.registerTool('get_result', {
     title: 'Result of a plan or a part',
     description: 'With goal_id: the plan\'s final answer (or its status while there is none). With node_id: one leaf\'s or synthesis\'s full result.',
     inputSchema: toolArgs('get_result', { goal_id: NodeId.optional(), node_id: NodeId.optional() })
-  }, async ({ goal_id: goalId, node_id: nodeId }) => {
+  }, async ({ goal_id: goalId, node_id: nodeId }, extra) => {
     if ((goalId === undefined) === (nodeId === undefined)) return refuse('give exactly one of goal_id (the final answer) or node_id (one part\'s result)')
+    if (!await caughtUp(extra.signal)) {
+      return answer(goalId !== undefined ? { goal_id: goalId, state: 'syncing', final_answer: null, note: syncingNote() } : { node_id: nodeId, state: 'syncing', result: null, note: syncingNote() })
+    }
     if (goalId !== undefined) {
       const root = rootOf(goalId)
       if (root === undefined) return refuse(unknownGoal(goalId, tree()))
@@ -186,7 +231,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     title: 'Cancel a plan',
     description: 'Stops a plan this server submitted: no new part starts; parts already running finish.',
     inputSchema: toolArgs('cancel_goal', { goal_id: NodeId })
-  }, async ({ goal_id: goalId }) => {
+  }, async ({ goal_id: goalId }, extra) => {
+    // Whether the plan is still running, and whose it is, is judged on a caught-up state (the
+    // rule --cancel-goal follows, DESIGN R13): nothing is published before.
+    if (!await caughtUp(extra.signal)) return refuse(`not cancelled yet: ${syncingNote()}`)
     const root = rootOf(goalId)
     if (root === undefined) return refuse(unknownGoal(goalId, tree()))
     // Cancelling twice is no mistake to refuse: the plan is stopped, as the caller wants.
@@ -208,14 +256,15 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
 
   server.registerTool('list_plans', {
     title: 'Plans the swarm holds',
-    description: 'Every plan this peer holds, newest first: goal_id, goal, progress, and whether this server submitted it.',
+    description: 'Every plan this peer holds, newest first: goal_id, goal, progress, and whether this server submitted it; syncing: true (and no plans) until the server has synced with the swarm.',
     inputSchema: {}
-  }, async () => {
+  }, async (_args, extra) => {
+    if (!await caughtUp(extra.signal)) return answer({ syncing: true, note: syncingNote(), plans: [] })
     const plans = tree().reverse().map((r) => {
       const p = planProgress(r)
       return { goal_id: r.id, goal: r.text, state: stateOf(r), done: p.done, leaves: p.leaves, submitted_here: peer.state.goal(r.id)?.origin_peer === peer.peerId }
     })
-    return answer({ plans })
+    return answer({ syncing: false, plans })
   })
 
   /**
@@ -277,7 +326,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   // Malformed lines, tools/call params and unknown tools are answered with JSON-RPC errors (jsonRpcBoundary.ts).
   await server.connect(new JsonRpcBoundary(transport, log, TOOLS))
   log.info({ event: 'mcp_server_started' }, `serving MCP on stdio: tools ${TOOLS.join(', ')}`)
-  return { dispose () { void server.close().catch(() => {}) } }
+  return { dispose () { firstSync.dispose(); void server.close().catch(() => {}) } }
 }
 
 function unknownGoal (goalId: string, roots: readonly GoalView[] = []): string {

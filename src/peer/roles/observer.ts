@@ -2,7 +2,8 @@
  * Observer role: no LLM, publishes nothing of its own. Rebuilds the plan tree from its plan
  * state whenever it changes (debounced, and on a slow tick because leases and capability
  * announcements age without any message), prints it when the printed text changes, and with
- * --report-file keeps a Markdown report of it up to date.
+ * --report-file keeps a Markdown report of it up to date. Until the peer's first sync
+ * (firstSync.ts) each plan's header says `syncing` instead of counts that may be behind.
  */
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -12,6 +13,7 @@ import { notFromFuture } from '../../plan/rules/claims'
 import { formatTimestamp, parseTimestamp } from '../../plan/protocol/time'
 import { buildTree, gapCapabilities, planProgress, type GoalView, type PlanProgress } from '../../plan/read/tree'
 import type { RoleContext } from './context'
+import { FirstSyncWatch, isolatedConfig } from '../firstSync'
 import { guard, RoleTimers } from './common'
 import { excerpt } from '../../plan/protocol/text'
 import { announcedNames } from '../../plan/read/peerNames'
@@ -101,6 +103,9 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     return new Set(newest === null ? [] : [newest.id])
   }
 
+  // Until the first sync the tree's header says `syncing`: the counts may be far behind.
+  const firstSync = new FirstSyncWatch(ctx.peerSync, config.syncGraceMs, isolatedConfig(config))
+  const synced = firstSync.onSynced(() => { schedule() })
   const sub = bus.onMessage(() => { schedule() })
   const stopTick = timers.every(TICK_MS, () => { render() })
 
@@ -124,7 +129,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     const full = following ? new Set([own]) : current(roots, progress)
     const shown = roots.filter((r) => full.has(r.id))
     const others = roots.filter((r) => !full.has(r.id))
-    const text = renderTreeText(shown, { names, others })
+    const text = renderTreeText(shown, { names, others, syncing: !firstSync.synced, nowUs: ctx.now() })
     if (text !== lastText && roots.length > 0) {
       lastText = text
       print(text)
@@ -222,6 +227,8 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     },
     dispose () {
       sub.dispose()
+      synced.dispose()
+      firstSync.dispose()
       stopTick()
       timers.dispose()
       // Last picture of the plan, so the report reflects everything seen before shutdown.

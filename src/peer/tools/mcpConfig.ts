@@ -163,6 +163,28 @@ export function loadMcpConfig (file: string): McpServerConfig[] {
   return strict(readMcpConfigFile(file))
 }
 
+/** The JSON shape --mcp-config takes, as messages show it. */
+export const SERVERS_FILE_SHAPE = '{"mcpServers": {"<name>": {"command": ..., "args": [...]} or {"url": ...}}}'
+
+/** A YAML document's first line: `---`, or a `key:` mapping entry (JSON text starts with `{`, `[`, a quote or a value). */
+const YAML_START = /^(---|%YAML|[A-Za-z_][\w.-]*\s*:(\s|$))/
+
+/**
+ * Why `file` is no servers file at all but YAML (a file named .yaml or .yml that holds no JSON,
+ * or text that is not JSON and opens like a YAML document), in words naming the JSON expected;
+ * null otherwise (JSON, another unreadable file, JSON with a typo: readMcpConfigFile's problems).
+ */
+export function yamlFileProblem (file: string): string | null {
+  let text: string | null = null
+  try { text = readFileSync(file, 'utf8') } catch {}
+  if (text !== null) { try { JSON.parse(text); return null } catch {} }
+  if (/\.ya?ml$/i.test(file)) return `${file} is a YAML file (by its name); expected a JSON file of MCP servers, ${SERVERS_FILE_SHAPE}`
+  if (text === null) return null
+  const first = text.split('\n').map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#'))
+  if (first === undefined || !YAML_START.test(first)) return null
+  return `${file} holds YAML, not JSON; expected a JSON file of MCP servers, ${SERVERS_FILE_SHAPE}`
+}
+
 /**
  * Reads the servers file at `file` entry by entry (readMcpConfig): a file that cannot be read
  * or is not JSON is one problem naming it, with no servers.

@@ -5,7 +5,7 @@
 import path from 'node:path'
 import { InvalidArgumentError, type Command, type Option } from 'commander'
 import { TUNABLES, type Tunable } from '../../plan/protocol/tunables'
-import { allowEntryProblem, readMcpConfigFile, type McpServerConfig, type McpServersRead } from './mcpConfig'
+import { allowEntryProblem, readMcpConfigFile, yamlFileProblem, type McpServerConfig, type McpServersRead } from './mcpConfig'
 import { DEFAULT_TOOL_OUTPUT_CHARS } from './toolLoop'
 
 /** An executor's MCP settings (PeerConfig.mcp): the servers read from --mcp-config and the loop's bounds. */
@@ -49,9 +49,11 @@ export const MCP_ALLOW_NEEDS_CONFIG = 'needs --mcp-config: it picks among the to
 
 /**
  * The MCP settings from the parsed options, or the flag and message of a usage error:
- * --mcp-config is for executors, --mcp-allow needs it. A servers file that cannot be read or
- * parsed, or a bad entry in it, is no usage error: the executor starts without those servers
- * and says why (settings.problems), as it does for a server that fails to start.
+ * --mcp-config is for executors, --mcp-allow needs it, and a YAML file is refused (the flag
+ * takes JSON; YAML would otherwise start an executor without tools, said in a warning only). A
+ * servers file that cannot be read or parsed otherwise, or a bad entry in it, is no usage
+ * error: the executor starts without those servers and says why (settings.problems), as it
+ * does for a server that fails to start.
  */
 export function mcpSettings (o: Record<string, unknown>, role: string, sources: (key: string) => string | undefined): { settings: McpSettings | null } | { flag: string, message: string } {
   const file = o.mcpConfig as string | undefined
@@ -63,6 +65,8 @@ export function mcpSettings (o: Record<string, unknown>, role: string, sources: 
   if (role !== 'executor') return { flag: '--mcp-config', message: `only an executor calls tools; --role ${role} takes no MCP servers` }
   if (file.trim() === '') return { flag: '--mcp-config', message: 'expected the path of a JSON file of MCP servers, got an empty value' }
   const abs = path.resolve(file)
+  const yaml = yamlFileProblem(abs)
+  if (yaml !== null) return { flag: '--mcp-config', message: yaml }
   const read = readMcpConfigFile(abs)
   const problems = read.servers.length === 0 && read.problems.length === 0 ? [{ server: null, message: `${abs} names no server in "mcpServers"` }] : read.problems
   return { settings: { file: abs, servers: read.servers, problems, allow: (o.mcpAllow as string[] | undefined) ?? null, maxToolCalls: o.mcpMaxToolCalls as number, callTimeoutMs: o.mcpCallTimeoutMs as number, maxOutputChars: DEFAULT_TOOL_OUTPUT_CHARS } }

@@ -139,7 +139,12 @@ export const TUNABLES = {
   },
   /** Tool calls one can_query_api leaf may make (DESIGN "Tools"). */
   mcpMaxToolCalls: { flag: '--mcp-max-tool-calls', min: 1, max: 100, integer: true, default: 8, unit: 'count', doc: 'executor (with --mcp-config): tool calls one leaf may make; past it the model must answer' },
-  mcpCallTimeoutMs: { flag: '--mcp-call-timeout-ms', min: 100, max: 3_600_000, integer: true, default: 30_000, unit: 'ms', doc: 'executor (with --mcp-config): bound of one tool call; a call past it goes back to the model as an error' }
+  mcpCallTimeoutMs: { flag: '--mcp-call-timeout-ms', min: 100, max: 3_600_000, integer: true, default: 30_000, unit: 'ms', doc: 'executor (with --mcp-config): bound of one tool call; a call past it goes back to the model as an error' },
+  /**
+   * How long a tool of the MCP front door waits for the peer's first sync before it answers
+   * `syncing` (DESIGN "Front doors"); below the 60 s request timeout of MCP clients.
+   */
+  mcpSyncWaitMs: { flag: '--mcp-sync-wait-ms', min: 0, max: 50_000, integer: true, default: 5000, unit: 'ms', doc: 'mcp command: a tool that reads plans waits this long for the first sync with a peer, then answers "syncing"' }
 } as const satisfies Record<string, Tunable>
 
 export type TunableName = keyof typeof TUNABLES

@@ -88,7 +88,15 @@ export interface TextTreeOptions {
   names?: PeerNames
   /** Plans shown as one line each after the full ones (otherPlanLines), e.g. every plan but the submitter's own. */
   others?: readonly GoalView[]
+  /**
+   * The peer has not synced with the swarm since it started (peer/firstSync.ts): each plan's
+   * header says SYNCING_LINE instead of its counts, which may be behind.
+   */
+  syncing?: boolean
 }
+
+/** A plan header's status while the peer has not synced yet (TextTreeOptions.syncing). */
+export const SYNCING_LINE = 'syncing (no state sync with a peer yet: the tree below may be behind)'
 
 /**
  * One line per plan not shown in full: its goal id, the goal's first words and its progress,
@@ -125,7 +133,7 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
     }
   }
   for (const root of roots) {
-    lines.push(`=== plan for goal ${root.id}: ${progressLine(root)} ===`)
+    lines.push(`=== plan for goal ${root.id}: ${opts.syncing === true ? SYNCING_LINE : progressLine(root)} ===`)
     lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}]`)
     if (root.status === 'failed') lines.push(`  error: ${splitFailedLine(root, opts.names)}`)
     const s = root.synthesis
