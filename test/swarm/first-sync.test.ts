@@ -12,7 +12,7 @@
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -51,6 +51,8 @@ async function close (door: { transport: StdioClientTransport | null }): Promise
 
 test('an MCP server never answers a finished plan from its old state: syncing while no peer is reachable, the finished plan once one is, a fresh server\'s first answer after its wait; alone for --sync-grace-ms it answers from what it holds', { timeout: 240_000 }, async (t) => {
   const { swarm, standin, dir, door } = await setUp(t, 'mcp-sync-')
+  const fresh = mkdtempSync(path.join(tmpdir(), 'mcp-sync-fresh-'))
+  t.after(async () => { await stopFrontDoor(door.transport); rmSync(dir, { recursive: true, force: true }); rmSync(fresh, { recursive: true, force: true }) })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   let observer = await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex', args })
@@ -98,7 +100,6 @@ test('an MCP server never answers a finished plan from its old state: syncing wh
 
   // 4. A fresh server (no plan in its data dir) with the swarm reachable: its first answer,
   // once the tool has waited for the first sync, is the finished plan.
-  const fresh = mkdtempSync(path.join(tmpdir(), 'mcp-sync-fresh-'))
   client = await open(door, fresh, swarm.peers.map((x) => x.addr), [...args, '--mcp-sync-wait-ms', '20000'])
   const first = await json(client, 'plan_status', { goal_id: goalId }) as Status
   assert.deepEqual([first.state, first.progress.done, first.progress.leaves, first.spend.calls, first.waiting], ['complete', 2, 2, calls, null])
@@ -117,6 +118,7 @@ test('an MCP server never answers a finished plan from its old state: syncing wh
     return s.state === 'syncing' ? false : s
   }, { timeoutMs: 20_000, pollMs: 250 })
   assert.deepEqual([alone.state, alone.spend.calls], ['complete', calls])
+  await close(door)
 })
 
 test('after every peer of the swarm dies, plan_status stops saying running with nothing missing within three heartbeats (the announcements\' liveness) plus slack', { timeout: 150_000 }, async (t) => {
@@ -126,11 +128,11 @@ test('after every peer of the swarm dies, plan_status stops saying running with 
   const held = new Promise<void>((resolve) => { release = resolve })
   const standin = await startStandin(async (req) => { if (req.purpose === 'decompose') await held; return null })
   const door: { transport: StdioClientTransport | null } = { transport: null }
-  t.after(async () => { release(); await stopFrontDoor(door.transport); await swarm.close(); await standin.close() })
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-dead-'))
+  t.after(async () => { release(); await stopFrontDoor(door.transport); await swarm.close(); await standin.close(); rmSync(dir, { recursive: true, force: true }) })
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex', args })
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-dead-'))
   const client = await open(door, dir, swarm.peers.map((p) => p.addr), args)
   const goalId = (await json(client, 'submit_goal', { goal: GOAL })).goal_id
   await waitUntil('the decomposer\'s model call', () => standin.requests.some((r) => r.purpose === 'decompose'), { timeoutMs: 30_000 })
