@@ -29,7 +29,8 @@ import { ExecutorTools } from './executorTools'
 import { MCP_SERVERS_SETTING } from './mcpSettings'
 import { registerCommands } from './commandRegistry'
 import { CHOOSE_CHAT_MODEL, VscodeModels } from './llm/vscodeModels'
-import type { Settings } from './settings'
+import { Keys, type Settings } from './settings'
+import { AutoProviderNotices } from './autoProvider'
 import { swarmRulesOfSettings } from '../plan/rules/swarmRules'
 
 /** Longest deactivate waits for children to stop before killing them, ms. */
@@ -95,8 +96,13 @@ class GoalSwarmExtension extends Disposable {
       notify: (message, ...actions) => this.closing ? Promise.resolve(undefined) : vscode.window.showWarningMessage(message, ...actions)
     }))
     for (const r of registerCommands(this.log, { [CHOOSE_CHAT_MODEL]: (id?: string) => models.choose(id) })) this._register(r)
+    const autoNotices = new AutoProviderNotices(context.globalState,
+      (message, ...actions) => this.closing ? Promise.resolve(undefined) : vscode.window.showInformationMessage(message, ...actions),
+      () => { void vscode.commands.executeCommand('workbench.action.openSettings', Keys.llmProvider) },
+      this.log.for('settings'))
     this.peers = this._register(new PeerManager({
       models,
+      onAutoResolved: (r) => autoNotices.observe(r),
       log: this.log,
       settings: this.settings,
       keys: this.keys,
@@ -139,6 +145,7 @@ class GoalSwarmExtension extends Disposable {
     }))
     this.chat = this._register(new ChatDoors({
       log: this.log,
+      models,
       goals: commands.goals,
       plans: commands.plans,
       model: this.model,

@@ -18,7 +18,11 @@ export type NoWorkersChoice = 'ask' | 'startLocalSwarm' | 'submit'
 
 export interface SubmitGoalOptions {
   text?: string
-  /** Default 'ask' (a notification with "Start Local Swarm" / "Submit Anyway"). */
+  /**
+   * Default 'ask': a modal dialog with "Start Local Swarm" / "Submit Anyway" (and Cancel). With
+   * a local swarm started (asked or 'startLocalSwarm') the goal is submitted once its decomposers
+   * and scorers are announcing.
+   */
   ifNoWorkers?: NoWorkersChoice
   /** Show the progress notification (default true). */
   progress?: boolean
@@ -28,6 +32,16 @@ export interface SubmitGoalOptions {
 
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
 const DISCOVERY_WAIT_MS = 6000
+/**
+ * How long a goal waits for a just-started local swarm's decomposers and scorers to announce
+ * themselves before it is submitted all the same (they pick it up once they do: DESIGN R7), ms.
+ */
+const SWARM_UP_WAIT_MS = 90_000
+
+/** The no-workers dialog's detail: what each answer does with the goal typed. */
+export function noWorkersDetail (text: string): string {
+  return `Start Local Swarm runs decomposers, scorers and executors on this machine and submits "${firstLine(text, 80)}" once they are online. Submit Anyway publishes it now; it is planned when decomposers and scorers join. Cancel drops it.`
+}
 
 export class GoalCommands extends CommandFeature {
   constructor (d: CommandDeps, private readonly peers: PeerCommands) {
@@ -61,9 +75,12 @@ export class GoalCommands extends CommandFeature {
     const justStarted = this.d.peers.main.ready === undefined
     const main = await this.peers.startPeer()
     if (!(await this.haveWorkers(justStarted))) {
-      const choice = await this.noWorkersChoice(o.ifNoWorkers ?? 'ask')
+      const choice = await this.noWorkersChoice(o.ifNoWorkers ?? 'ask', text)
       if (choice === undefined) return undefined
-      if (choice === 'startLocalSwarm') await this.peers.startLocalSwarm()
+      if (choice === 'startLocalSwarm') {
+        await this.peers.startLocalSwarm()
+        await this.untilWorkers(text)
+      }
     }
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
@@ -75,13 +92,16 @@ export class GoalCommands extends CommandFeature {
     return goalId
   }
 
+  /** A decomposer and `quorum` scorers are announcing, as this editor's plan model sees them. */
+  private workersOnline (): boolean {
+    const quorum = this.d.settings.current().quorum
+    const live = this.d.model.livePeers()
+    return live.some((p) => p.role === 'decomposer') && live.filter((p) => p.role === 'scorer').length >= quorum
+  }
+
   /** A decomposer and `quorum` scorers are announcing (waits a little after a fresh start). */
   private async haveWorkers (justStarted: boolean): Promise<boolean> {
-    const quorum = this.d.settings.current().quorum
-    const enough = (): boolean => {
-      const live = this.d.model.livePeers()
-      return live.some((p) => p.role === 'decomposer') && live.filter((p) => p.role === 'scorer').length >= quorum
-    }
+    const enough = (): boolean => this.workersOnline()
     if (enough()) return true
     if (!justStarted && this.d.peers.localSwarm.length === 0) return false
     try {
@@ -92,7 +112,30 @@ export class GoalCommands extends CommandFeature {
     }
   }
 
-  private async noWorkersChoice (mode: NoWorkersChoice): Promise<'startLocalSwarm' | 'submit' | undefined> {
+  /**
+   * Waits until the local swarm just started is announcing its decomposers and scorers, with a
+   * progress notification naming the goal that is submitted then. Past SWARM_UP_WAIT_MS the goal
+   * is submitted all the same (logged): the swarm picks it up once it announces.
+   */
+  private async untilWorkers (text: string): Promise<void> {
+    if (this.workersOnline()) return
+    await vscode.window.withProgress({
+      location: vscode.ProgressLocation.Notification,
+      title: `Goal Swarm: waiting for the local swarm's decomposers and scorers; then "${firstLine(text, 60)}" is submitted`
+    }, async () => {
+      try {
+        await this.d.model.waitFor(() => this.workersOnline(), SWARM_UP_WAIT_MS, 'the local swarm\'s decomposers and scorers')
+      } catch {
+        this.log.warn(`the local swarm's decomposers and scorers did not announce themselves within ${SWARM_UP_WAIT_MS / 1000} s; submitting the goal all the same`)
+      }
+    })
+  }
+
+  /**
+   * Asks what to do when nobody would plan the goal. A modal dialog: a notification hides
+   * after a few seconds, and the goal typed would be lost with it if it went unanswered.
+   */
+  private async noWorkersChoice (mode: NoWorkersChoice, text: string): Promise<'startLocalSwarm' | 'submit' | undefined> {
     if (mode !== 'ask') return mode
     const provider = await this.peers.providerLabel()
     const start = `Start Local Swarm (${provider})`
@@ -100,7 +143,7 @@ export class GoalCommands extends CommandFeature {
     const swarm = this.d.settings.current().swarmName
     const a = await vscode.window.showInformationMessage(
       `No decomposer and scorers are online in swarm "${swarm}", so nobody would plan this goal yet. Start a local swarm on this machine?`,
-      { modal: false }, start, anyway)
+      { modal: true, detail: noWorkersDetail(text) }, start, anyway)
     return a === start ? 'startLocalSwarm' : a === anyway ? 'submit' : undefined
   }
 

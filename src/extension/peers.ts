@@ -20,6 +20,7 @@ import { tcpPortOf } from './address'
 import { choosePort, rememberPort } from './stablePort'
 import type { ExecutorTools } from './executorTools'
 import type { VscodeModels } from './llm/vscodeModels'
+import type { AutoResolution } from './autoProvider'
 
 /** Size of a local swarm (2 decomposers, 2 scorers, 2 executors). */
 export interface LocalSwarmSize { decomposers: number, scorers: number, executors: number }
@@ -39,6 +40,8 @@ export interface PeerManagerDeps {
   tools: ExecutorTools
   /** VS Code's chat models, for peers run with --llm vscode-lm and for `auto`. */
   models?: VscodeModels
+  /** Told what goalSwarm.llm.provider `auto` resolved to at each launch of a peer that calls a model. */
+  onAutoResolved?: (r: AutoResolution) => void
 }
 
 export class PeerManager extends Disposable {
@@ -255,6 +258,23 @@ export class PeerManager extends Disposable {
     return provider
   }
 
+  /**
+   * The provider a peer launch runs with (provider), and, for `auto`, what it resolved to
+   * reported to onAutoResolved: the model where the editor knows it (goalSwarm.llm.model, or the
+   * chat model VS Code would answer with).
+   */
+  private async launchProvider (s: Settings, role: Role): Promise<LlmProviderName> {
+    const provider = await this.provider(s, role)
+    if (s.llmProvider !== 'auto' || !roleUsesLlm(role) || this.deps.onAutoResolved === undefined) return provider
+    if (provider !== 'vscode-lm') {
+      this.deps.onAutoResolved({ provider, model: provider === 'offline-demo' ? null : s.llmModel })
+      return provider
+    }
+    const chat = await this.deps.models?.select().catch(() => undefined)
+    this.deps.onAutoResolved({ provider, model: chat === undefined ? null : `${chat.vendor}/${chat.id}`, ...(chat === undefined ? {} : { modelName: chat.name }) })
+    return provider
+  }
+
   private async env (): Promise<NodeJS.ProcessEnv> {
     // Electron runs as plain Node for the child; harmless under a real Node binary.
     return { ...process.env, ...(await this.deps.keys.childEnv()), ELECTRON_RUN_AS_NODE: '1' }
@@ -268,7 +288,7 @@ export class PeerManager extends Disposable {
     const siblings = [...(this.contributorPeer !== undefined ? [this.contributorPeer] : []), ...this.local]
       .flatMap((p) => (p.ready !== undefined ? loopbackDialAddrs(p.ready.listen, p.ready.peerId) : []))
     const spec: PeerSpec = {
-      ...specFromSettings(s, await this.provider(s, s.role)),
+      ...specFromSettings(s, await this.launchProvider(s, s.role)),
       label: 'main',
       role: s.role,
       identity: name,
@@ -296,7 +316,7 @@ export class PeerManager extends Disposable {
     const main = await this.main.whenReady()
     await ensurePeerDirs(this.deps.paths, identity)
     const spec: PeerSpec = {
-      ...specFromSettings(s, await this.provider(s, role)),
+      ...specFromSettings(s, await this.launchProvider(s, role)),
       label,
       role,
       identity,

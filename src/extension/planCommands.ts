@@ -67,7 +67,9 @@ export class PlanCommands extends CommandFeature {
       if (leaf.output_sha256 === null || outputs.has(leaf.id)) continue
       try { outputs.set(leaf.id, (await this.d.results.fullOutput(leaf)) ?? '') } catch (err) { this.log.warn(`export: full output of ${leaf.id} unavailable: ${errorMessage(err)}`) }
     }
-    const text = format === 'json' ? planJson(goal, outputs) : planMarkdown(goal, outputs)
+    // Peers by the names the Plan view shows; their PeerIds in the export's own Peers list.
+    const label = (p: string): string => this.d.view.provider.peerLabel(p)
+    const text = format === 'json' ? planJson(goal, outputs, label) : planMarkdown(goal, outputs, label)
     const ext = format === 'json' ? 'json' : 'md'
     const uri = opts?.target ?? await vscode.window.showSaveDialog({
       title: 'Export Plan',

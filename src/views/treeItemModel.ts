@@ -86,13 +86,33 @@ export const LABEL_MIN = 12
 export const ROW_CHARS = 27
 
 /**
- * How long a row's label may be so the status (its description up to the first " · ") still
- * shows at the default side bar width, nested `level` rows deep (0 for a root): between
- * LABEL_MIN and LABEL_MAX characters.
+ * Characters a root row shows at the default side bar width (300 px) for its label, a space and
+ * a description's status and peer name ("done · local-executor-1") with room for the ellipsis
+ * that replaces the rest of the description, measured in code-server with the default font:
+ * more than ROW_CHARS, as the description's font is smaller (0.9 em) and names are mostly
+ * narrow letters. Each level of nesting takes about one more.
  */
-export function labelBudget (description: string, level = 0): number {
-  const status = description.split(' · ')[0] ?? ''
-  return Math.max(LABEL_MIN, Math.min(LABEL_MAX, ROW_CHARS - level - textLength(status) - 1))
+export const NAMED_ROW_CHARS = 32
+
+/**
+ * Shortest label of a prompt row that names its executor (characters): the executor's name
+ * is what the row adds to its status, so the prompt's text gives way to it further than to a
+ * status alone (LABEL_MIN), down to its first few letters three levels deep. The tooltip and
+ * the result keep the whole text.
+ */
+export const LABEL_MIN_NAMED = 5
+
+/**
+ * How long a row's label may be so the start of its description still shows at the default
+ * side bar width, nested `level` rows deep (0 for a root). `lead` is how many " · " parts must
+ * show: 1 for the status (between LABEL_MIN and LABEL_MAX characters), 2 for a prompt row's
+ * status and the peer it names ("done · local-executor-1", down to LABEL_MIN_NAMED).
+ */
+export function labelBudget (description: string, level = 0, lead = 1): number {
+  const parts = description.split(' · ')
+  const status = Math.max(LABEL_MIN, Math.min(LABEL_MAX, ROW_CHARS - level - textLength(parts[0] ?? '') - 1))
+  if (lead < 2 || parts.length < 2) return status
+  return Math.max(LABEL_MIN_NAMED, Math.min(status, NAMED_ROW_CHARS - level - textLength(parts.slice(0, 2).join(' · ')) - 1))
 }
 
 /** Marks the description of a row whose text the offline demo model wrote (its label is left out of the row's label). */
@@ -217,6 +237,27 @@ export function peerLabel (peerId: string, ctx: ItemContext = {}): string {
 }
 
 /**
+ * A tooltip's list item naming a peer, and its PeerId on a line of its own below it: people
+ * read the name, the id tells apart two peers announcing one name.
+ */
+export function peerLines (what: string, peerId: string, ctx: ItemContext = {}): string[] {
+  const name = peerLabel(peerId, ctx)
+  return name === peerId ? [`- ${what}: ${code(name)}`] : [`- ${what}: ${code(name)}`, `  - id ${code(peerId)}`]
+}
+
+/** The peers a goal's tooltip names (scorers, proposers, voters, those that gave up, spenders), in order of first mention. */
+export function goalPeers (goal: GoalView): string[] {
+  const ids = [
+    ...(goal.accepted === null ? [] : [goal.accepted.scorer_peer, ...goal.accepted.confirming_scores.map((v) => v.scorer_peer)]),
+    ...goal.proposals.flatMap((p) => [p.proposer_peer, ...p.votes.map((v) => v.scorer_peer)]),
+    ...goal.failures.map((f) => f.reporter_peer),
+    ...Object.keys(goal.plan?.spend.by_peer ?? {})
+  ]
+  return [...new Set(ids)]
+}
+
+
+/**
  * When a root goal was submitted, in local time: "14:05" today, "2026-11-30 14:05" otherwise.
  * Empty for an unparseable timestamp.
  */
@@ -252,9 +293,11 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   // DESIGN R5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
   const shown = shownText(withDemoMark(description, isDemo(leaf)))
+  // A running or finished prompt names its executor second: the label leaves room for both.
+  const namesPeer = (leaf.status === 'claimed' && leaf.claimer !== null) || ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null)
   return {
     id: leaf.id,
-    label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText, labelBudget(shown, ctx.level)),
+    label: ctx.answer === true ? 'Final answer' : rowLabel(leaf.text, ctx.parentText, labelBudget(shown, ctx.level, namesPeer ? 2 : 1)),
     description: shown,
     icon: ctx.answer === true && leaf.status === 'done' ? ANSWER_DONE_ICON : LEAF_ICONS[leaf.status],
     tooltip: leafTooltip(leaf, ctx),
@@ -300,6 +343,8 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx)), '')
+  const named = goalPeers(goal)
+  if (named.some((p) => peerLabel(p, ctx) !== p)) out.push('Peer ids:', '', ...named.map((p) => `- ${code(peerLabel(p, ctx))} id ${code(p)}`), '')
   out.push(`Goal id ${code(goal.id)}`)
   return shownText(out.join('\n'))
 }
@@ -346,7 +391,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   if (leaf.status === 'waiting') out.push(`- Waiting on: ${leaf.waiting_on.map(code).join(', ')}`)
   if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)
   if (leaf.depends_on.length > 0 && ctx.answer !== true) out.push(`- Builds on: ${leaf.depends_on.map(code).join(', ')}`)
-  if (leaf.claimer !== null) out.push(`- Claimed by: ${code(leaf.claimer)}`)
+  if (leaf.claimer !== null && leaf.claimer !== leaf.executor) out.push(...peerLines('Claimed by', leaf.claimer, ctx))
   if (leaf.held_out !== null && leaf.status !== 'claimed') {
     const text = holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))
     out.push(`- ${escapeMarkdown(text[0]?.toUpperCase() + text.slice(1))}: that round reached the hold limit, so any executor may claim it again`)
@@ -355,7 +400,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
     const text = modelWaitText(leaf.model_wait)
     out.push(`- $(watch) ${text[0]?.toUpperCase()}${text.slice(1)}: the executor's model request has not been answered yet`)
   }
-  if (leaf.executor !== null) out.push(`- Executed by: ${code(leaf.executor)}`)
+  if (leaf.executor !== null) out.push(...peerLines('Executed by', leaf.executor, ctx))
   // Which MCP tools the answer rests on: live data, not the model's guess (DESIGN "Tools").
   if (leaf.tools_used.length > 0) out.push(`- Tools used: ${leaf.tools_used.map(code).join(', ')}`)
   out.push(`- Node id: ${code(leaf.id)}`)

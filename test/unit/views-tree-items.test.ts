@@ -6,7 +6,7 @@ import { buildTree, promptCounts, type GoalView, type LeafView, type TreeNode } 
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { escapeMarkdown } from '../../src/views/format'
 import { peerSuffix } from '../../src/plan/read/peerNames'
-import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, labelBudget, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
+import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, LABEL_MIN_NAMED, labelBudget, NAMED_ROW_CHARS, leafItem, planItem, rowLabel, submittedLabel, tooltipMarkdown } from '../../src/views/treeItemModel'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { statusWord as w } from '../../src/plan/read/statusWords'
 import { textLength } from '../../src/plan/protocol/text'
@@ -130,17 +130,28 @@ describe('plan tree items (views)', () => {
     assert.equal(labelBudget('Final', 0), 21)
     assert.ok(labelBudget('', 0) <= LABEL_MAX)
     assert.equal(labelBudget('waiting for 2 earlier prompts', 2), LABEL_MIN)
+    // A prompt row naming its executor keeps room for the status and the name (NAMED_ROW_CHARS),
+    // never more than for its status alone, and at least LABEL_MIN_NAMED.
+    assert.equal(labelBudget('done · ex-1 · demo', 0, 2), 20)
+    assert.equal(labelBudget('done · ex-1 · demo', 0, 2), NAMED_ROW_CHARS - 11 - 1)
+    assert.equal(labelBudget('done · a', 0, 2), labelBudget('done · a', 0))
+    assert.equal(labelBudget('done · local-executor-1 · demo', 1, 2), 7)
+    assert.equal(labelBudget('done · local-executor-1 · demo', 3, 2), LABEL_MIN_NAMED)
+    assert.equal(labelBudget('done · this editor\'s executor', 1, 2), LABEL_MIN_NAMED)
     const deep = leafItem({ ...leaf(root, 'Book flights'), text: 'Estimate the total budget for the trip' }, { level: 3 })
     assert.equal(deep.description, `${w('done')} · peer-ex-1`)
-    assert.equal(deep.label, 'Estimate the total…')
-    assert.equal(deep.label.length, labelBudget(deep.description, 3))
+    assert.equal(deep.label, 'Estimate th…')
+    assert.equal(deep.label.length, labelBudget(deep.description, 3, 2))
+    const pending = leafItem({ ...leaf(root, 'Day 1: Asakusa and Ueno'), text: 'Estimate the total budget for the trip' }, { level: 3 })
+    assert.equal(pending.label.length, labelBudget(pending.description, 3), 'a row naming no peer keeps room for its status only')
   })
 
   it('a demo-model row: its label drops the demo label and the parent\'s text it repeats, the description ends with the demo mark', () => {
     const names = new Map([['peer-ex-1', 'local-executor-1']])
     const demo = { ...leaf(root, 'Book flights'), text: '[demo output] Research the options — Plan a two-week trip to Japan' }
     const item = leafItem(demo, { peerNames: names, parentText: root.text })
-    assert.equal(item.label, 'Research the options')
+    assert.equal(rowLabel(demo.text, root.text), 'Research the options')
+    assert.equal(item.label, rowLabel(demo.text, root.text, labelBudget(item.description, 0, 2)))
     assert.equal(item.description, `${w('done')} · local-executor-1 · ${DEMO_MARK}`)
     assert.equal(item.description, `${w('done')} · local-executor-1 · demo`)
     assert.ok(item.tooltip.includes(escapeMarkdown(demo.text)), 'the tooltip keeps the whole text')
@@ -215,7 +226,8 @@ describe('plan tree items (views)', () => {
     const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
     assert.equal(claimed.description, `${w('claimed')} · …${longPeer.slice(-8)}`)
     assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
-    assert.match(claimed.tooltip, new RegExp(`Claimed by: \`${longPeer}\``))
+    // Named as the row names it; the PeerId on a line of its own below.
+    assert.ok(claimed.tooltip.includes(`- Claimed by: \`…${longPeer.slice(-8)}\`\n  - id \`${longPeer}\``), claimed.tooltip)
     const failed = leafItem(leaf(r, 'Day 2: Shibuya and Harajuku'))
     assert.equal(failed.description, `${w('failed')} · peer-ex-1`)
     assert.deepEqual(failed.icon, { id: 'error', color: 'testing.iconFailed' })

@@ -13,6 +13,7 @@ import { registerCommands } from '../commandRegistry'
 import type { SettingsService } from '../config'
 import type { GoalCommands } from '../goalCommands'
 import type { Log } from '../log'
+import type { VscodeModels } from '../llm/vscodeModels'
 import type { PeerManager } from '../peers'
 import type { PlanCommands } from '../planCommands'
 import { ChatPlans } from './chatPlans'
@@ -22,6 +23,8 @@ import { SwarmParticipant } from './swarmParticipant'
 
 export interface ChatDoorDeps {
   log: Log
+  /** VS Code's chat models: whether a goal run on one (provider "vscode") can be. */
+  models?: Pick<VscodeModels, 'available'>
   goals: GoalCommands
   plans: PlanCommands
   model: PlanModel
@@ -43,7 +46,8 @@ export class ChatDoors extends Disposable {
     super()
     const chatPlans = new ChatPlans(d.model, d.peers, d.results)
     this.tools = this._register(new GoalTools({ goals: d.goals, plans: chatPlans, settings: d.settings }))
-    this.participant = this._register(new SwarmParticipant({ goals: d.goals, plans: d.plans, chatPlans, model: d.model, log: d.log.for('chat') }, vscode.Uri.joinPath(d.extensionUri, 'media', 'goal-swarm.png')))
+    const lacksChatModel = async (): Promise<boolean> => d.settings.current().llmProvider === 'vscode' && d.models !== undefined && !(await d.models.available())
+    this.participant = this._register(new SwarmParticipant({ goals: d.goals, plans: d.plans, chatPlans, model: d.model, log: d.log.for('chat'), lacksChatModel }, vscode.Uri.joinPath(d.extensionUri, 'media', 'goal-swarm.png')))
     this.mcp = this._register(new McpDefinitions(d.peers, d.settings, vscode.Uri.joinPath(d.extensionUri, 'dist', 'peer.js').fsPath, d.version))
     for (const r of registerCommands(d.log, { [Commands.revealPlan]: (goalId: string) => d.view.reveal(goalId) })) this._register(r)
   }

@@ -5,6 +5,11 @@
  * and open the answer. /status lists the plans (or one), /cancel cancels the newest plan this
  * editor submitted (or the one named). Cancelling the chat request only stops the streaming:
  * the plan keeps running unless /cancel says so.
+ *
+ * The participant calls no chat model itself: goals run on the swarm's LLM provider
+ * (goalSwarm.llm.provider), so /status, /cancel and goals answer with no chat model in VS Code.
+ * Only a goal whose peers would run on a VS Code chat model (provider "vscode") needs one; with
+ * none, the answer says so and what to do, and nothing is submitted.
  */
 import * as vscode from 'vscode'
 import { Disposable, toDisposable } from '../../common/disposable'
@@ -21,6 +26,7 @@ import type { GoalCommands } from '../goalCommands'
 import { validateGoalText } from '../goalInput'
 import type { ComponentLog } from '../log'
 import type { PlanCommands } from '../planCommands'
+import { Keys } from '../settings'
 import type { ChatPlans } from './chatPlans'
 import { chatName, chatProgressText, planDetailMarkdown, planLineMarkdown, progressText } from './planText'
 
@@ -38,7 +44,16 @@ export const HELP_MARKDOWN = [
   '- `@swarm /status`: the plans this editor holds; `@swarm /status <goal text or id>`: one plan and its prompts',
   '- `@swarm /cancel`: cancels the newest plan this editor submitted; `@swarm /cancel <goal text or id>`: that one',
   '',
-  'No swarm yet? **Goal Swarm: Start Local Swarm** runs one on this machine (the offline demo model unless an API key is set).'
+  'No swarm yet? **Goal Swarm: Start Local Swarm** runs one on this machine (the offline demo model unless an API key is set).',
+  '',
+  '@swarm needs no chat model: the swarm runs goals on its own LLM provider (`goalSwarm.llm.provider`).'
+].join('\n')
+
+/** The answer to a goal the swarm has no model for: provider "vscode" and no chat model in VS Code. */
+export const NO_CHAT_MODEL_MARKDOWN = [
+  `No chat model is available in VS Code, and \`${Keys.llmProvider}\` is \`vscode\`: the swarm's peers would have no model to run this goal on, so it was not submitted.`,
+  '',
+  `Install and sign in to an extension that provides a chat model (for example GitHub Copilot Chat), or set \`${Keys.llmProvider}\` to another provider (\`auto\`, \`anthropic\`, \`openai-compatible\` or \`offline-demo\`). \`@swarm /status\` and \`@swarm /cancel\` work without a model.`
 ].join('\n')
 
 export interface SwarmParticipantDeps {
@@ -47,6 +62,8 @@ export interface SwarmParticipantDeps {
   chatPlans: ChatPlans
   model: Pick<PlanModel, 'onDidChange' | 'roots'>
   log: ComponentLog
+  /** true when a goal would run on a VS Code chat model (provider "vscode") and VS Code has none. */
+  lacksChatModel?: () => Promise<boolean>
 }
 
 /** What a handled request returns: the goal it was about, for follow-ups. */
@@ -75,6 +92,11 @@ export class SwarmChatHandler {
     if (text === '') { stream.markdown(HELP_MARKDOWN); return { metadata: { command: 'help' } } }
     const invalid = validateGoalText(text)
     if (invalid !== undefined) { stream.markdown(`${escapeMarkdown(invalid)}.`); return { metadata: { command: 'goal' }, errorDetails: { message: invalid } } }
+    if (await this.d.lacksChatModel?.() === true) {
+      stream.markdown(NO_CHAT_MODEL_MARKDOWN)
+      stream.button({ command: 'workbench.action.openSettings', title: 'Choose a Provider', arguments: [Keys.llmProvider] })
+      return { metadata: { command: 'goal' } }
+    }
     stream.progress(`Submitting ${firstLine(text, 60)} to the swarm…`)
     const goalId = await this.d.goals.submitGoal({ text, ifNoWorkers: 'ask', progress: false })
     if (goalId === undefined) {

@@ -105,7 +105,8 @@ suite('Goal Swarm: Submit Goal through a local swarm (offline demo model)', () =
         assert.ok(!String(it.label).includes('[demo output]') && String(it.label).length <= LABEL_MAX, `label ${String(it.label)}`)
         assert.match(String(it.description), new RegExp(`^${statusWord('done')} · local-executor-\\d · demo$`))
         assert.deepEqual([it.command?.command, it.command?.arguments], ['goalSwarm.openResult', [el.id]])
-        assert.match((it.tooltip as vscode.MarkdownString).value, /- Executed by: `12D3KooW/)
+        // The tooltip names the executor as the row does; its PeerId on a line of its own.
+        assert.match((it.tooltip as vscode.MarkdownString).value, /- Executed by: `local-executor-\d`\n {2}- id `12D3KooW\w+`/)
         return 1
       }
       return a.tree.getChildren(el).reduce((n, c) => n + visit(c, el), 0)

@@ -173,3 +173,60 @@ export async function withShownMessages<T> (fn: () => Promise<T>): Promise<{ val
     Object.assign(w, originals)
   }
 }
+
+/** A dialog the extension asked (a modal message), as answeringDialogs records it. */
+export interface AskedDialog {
+  severity: 'info' | 'warning' | 'error'
+  message: string
+  /** The options' detail, when given. */
+  detail?: string
+  /** The button titles the extension passed, in order (VS Code adds "Cancel" unless one is a close affordance). */
+  items: string[]
+  /** Titles of the items marked isCloseAffordance. */
+  closeAffordances: string[]
+}
+
+/**
+ * Runs `fn` while answering the modal messages the extension shows (showInformationMessage,
+ * showWarningMessage or showErrorMessage with `{ modal: true }`) by `pick`, which gets each
+ * dialog and returns the title of the button to press (undefined: the dialog is closed). The
+ * workbench refuses to show a modal dialog while extension tests run ("refused to show dialog
+ * in tests"), so this stands in for the person answering it; other messages are shown as usual.
+ * @returns what `fn` returned and every dialog asked, in order
+ */
+export async function answeringDialogs<T> (pick: (d: AskedDialog) => string | undefined, fn: () => Promise<T>): Promise<{ value: T, dialogs: AskedDialog[] }> {
+  const dialogs: AskedDialog[] = []
+  type Show = (message: string, ...rest: unknown[]) => Thenable<unknown>
+  const w = vscode.window as unknown as { showInformationMessage: Show, showWarningMessage: Show, showErrorMessage: Show }
+  const originals = { showInformationMessage: w.showInformationMessage, showWarningMessage: w.showWarningMessage, showErrorMessage: w.showErrorMessage }
+  const title = (i: unknown): string => (typeof i === 'string' ? i : (i as vscode.MessageItem).title)
+  const answer = (key: keyof typeof originals, severity: AskedDialog['severity']) => (message: string, ...rest: unknown[]): Thenable<unknown> => {
+    const options = rest[0] as vscode.MessageOptions | undefined
+    if (typeof options !== 'object' || options === null || options.modal !== true) return originals[key].call(vscode.window, message, ...rest)
+    const items = rest.slice(1)
+    const d: AskedDialog = {
+      severity,
+      message,
+      ...(options.detail === undefined ? {} : { detail: options.detail }),
+      items: items.map(title),
+      closeAffordances: items.filter((i) => typeof i === 'object' && (i as vscode.MessageItem).isCloseAffordance === true).map(title)
+    }
+    dialogs.push(d)
+    const chosen = pick(d)
+    return Promise.resolve(chosen === undefined ? undefined : items.find((i) => title(i) === chosen))
+  }
+  w.showInformationMessage = answer('showInformationMessage', 'info')
+  w.showWarningMessage = answer('showWarningMessage', 'warning')
+  w.showErrorMessage = answer('showErrorMessage', 'error')
+  try {
+    return { value: await fn(), dialogs }
+  } finally {
+    Object.assign(w, originals)
+  }
+}
+
+/** true while a decomposer and `quorum` scorers announce themselves, as the editor's plan model sees them. */
+export function workersLive (a: GoalSwarmTestApi): boolean {
+  const live = a.model.livePeers()
+  return live.some((p) => p.role === 'decomposer') && live.filter((p) => p.role === 'scorer').length >= a.settings.current().quorum
+}

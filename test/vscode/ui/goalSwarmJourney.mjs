@@ -129,27 +129,33 @@ async function planRows (page) {
 
 /**
  * Rows of the Plan view whose status (the description up to its first " · ") does not fit in
- * the row: the part of the text a user reads the state from is cut off by the side bar.
+ * the row, and prompt rows done, running or failed whose executor (the description's second
+ * part) does not: the part of the text a user reads the state and who ran
+ * it from is cut off by the side bar. Each row also says how many px were left to spare.
+ * @returns {Promise<{ label: string, description: string, lead: string, spare: number, why?: string }[]>} every row; clipped ones have `why`
  */
-async function rowsWithClippedStatus (page) {
-  return page.evaluate(() => {
+async function rowsLeadFit (page) {
+  const named = [WORDS.done, WORDS.claimed, WORDS.failed]
+  return page.evaluate((named) => {
     const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
-    if (!pane) return [{ label: '', description: '', why: 'no Plan view' }]
-    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].flatMap((row) => {
+    if (!pane) return [{ label: '', description: '', lead: '', spare: 0, why: 'no Plan view' }]
+    return [...pane.querySelectorAll('.pane-body .monaco-list-row')].map((row) => {
       const label = row.querySelector('.label-name')?.textContent ?? ''
       const d = row.querySelector('.label-description')
       const description = d?.textContent ?? ''
-      const status = description.split(' · ')[0]
-      if (d === null || status === '') return [{ label, description, why: 'no status' }]
+      const parts = description.split(' · ')
+      // The Final answer row's label is fixed ("Final answer", 12 characters): its status must show, its executor as far as it fits.
+      const lead = !row.hasAttribute('aria-expanded') && label !== 'Final answer' && parts.length > 1 && named.includes(parts[0]) ? parts.slice(0, 2).join(' · ') : parts[0]
+      if (d === null || lead === '') return { label, description, lead, spare: 0, why: 'no status' }
       // Where the text is cut: the nearest edge of the side bar, the row, or an element from the
       // description up to the row that clips what overflows it (the label's ellipsis).
       let edge = Math.min(row.getBoundingClientRect().right, document.querySelector('.part.sidebar')?.getBoundingClientRect().right ?? Infinity)
       for (let el = d; el !== null && el !== row; el = el.parentElement) {
         if (getComputedStyle(el).overflowX !== 'visible') edge = Math.min(edge, el.getBoundingClientRect().right)
       }
-      // The status ends in the first text node(s) of the description: measure where it ends.
+      // The lead ends in the first text node(s) of the description: measure where it ends.
       const walker = document.createTreeWalker(d, NodeFilter.SHOW_TEXT)
-      let left = status.length
+      let left = lead.length
       let right = null
       for (let n = walker.nextNode(); n !== null && right === null; n = walker.nextNode()) {
         const len = n.textContent.length
@@ -160,10 +166,19 @@ async function rowsWithClippedStatus (page) {
           right = range.getBoundingClientRect().right
         } else left -= len
       }
-      if (right === null) return [{ label, description, why: 'the status was not measured' }]
-      return right <= edge + 0.5 ? [] : [{ label, description, why: `status ends ${Math.round(right - edge)} px past the visible row` }]
+      if (right === null) return { label, description, lead, spare: 0, why: 'the status was not measured' }
+      // A description cut at the edge ends in an ellipsis drawn over its last visible letters.
+      const all = document.createRange()
+      all.selectNodeContents(d)
+      if (all.getBoundingClientRect().right > edge + 0.5) {
+        const ctx = document.createElement('canvas').getContext('2d')
+        ctx.font = getComputedStyle(d).font
+        edge -= ctx.measureText('…').width
+      }
+      const spare = Math.round(edge - right)
+      return right <= edge + 0.5 ? { label, description, lead, spare } : { label, description, lead, spare, why: `"${lead}" ends ${-spare} px past the visible row` }
     })
-  })
+  }, named)
 }
 
 /** The TCP listeners of this machine with their processes (`ss -ltnp`), for a failure message. */
@@ -233,6 +248,22 @@ async function toastActions (page, text) {
     .map((b) => (b.getAttribute('aria-label') || b.textContent || '').trim()).filter(Boolean))
 }
 
+/** The modal dialog Submit Goal shows when nobody would plan the goal. */
+const noWorkersDialog = (page) => page.locator('.monaco-dialog-box', { hasText: 'No decomposer and scorers are online' }).first()
+
+/**
+ * What a dialog shows: its message, detail, button labels in order, and whether it is modal
+ * (the workbench behind it blocked).
+ */
+async function dialogContents (page, dialog) {
+  return {
+    modal: await page.locator('.monaco-dialog-modal-block').count() > 0,
+    message: normalize(await dialog.locator('.dialog-message-text').first().innerText()),
+    detail: normalize(await dialog.locator('.dialog-message-detail').first().innerText().catch(() => '')),
+    buttons: (await dialog.locator('.dialog-buttons-row .monaco-button').allInnerTexts()).map((t) => normalize(t).trim())
+  }
+}
+
 /**
  * The two steps around Reload Window for result tabs: before it, the final answer opens next
  * to the prompt's result and both are kept open (pinned); after it, both tabs come back and
@@ -289,22 +320,25 @@ const LM_PROVIDER_FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url
 /**
  * A loopback chat completions endpoint for the test chat model: @swarm calls no model, so
  * nothing should reach it; whatever the Chat view asks of the model gets a short answer.
- * Closed at the harness's cleanup (after the editors). Resolves `{ url, requests() }`.
+ * Closed at the harness's cleanup (after the editors). Resolves `{ url, requests(), fail(on) }`:
+ * with fail(true) every request gets HTTP 503, as from a model that cannot answer.
  */
 async function chatModelStandIn () {
   let requests = 0
+  let failing = false
   const server = createHttpServer((req, res) => {
     requests++
     req.resume()
     req.on('end', () => {
-      log(`ui: the test chat model was asked ${req.method} ${req.url}`)
+      log(`ui: the test chat model was asked ${req.method} ${req.url}${failing ? ' (it fails)' : ''}`)
+      if (failing) { res.statusCode = 503; res.end('the test chat model is switched off'); return }
       res.setHeader('content-type', 'application/json')
       res.end(JSON.stringify({ id: 'chat-standin', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }] }))
     })
   })
   await new Promise((resolve, reject) => { server.once('error', reject); server.listen({ host: '127.0.0.1', port: 0 }, resolve) })
   onCleanup(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
-  return { url: `http://127.0.0.1:${server.address().port}`, requests: () => requests }
+  return { url: `http://127.0.0.1:${server.address().port}`, requests: () => requests, fail: (on) => { failing = on } }
 }
 
 /** Resolves `value` once `promise` settles either way (a race's loser must not reject unhandled). */
@@ -319,7 +353,7 @@ const settled = (promise, value) => promise.then(() => value, () => null)
  */
 export function chatSwarmStep ({ openEditor, screenshotOf }) {
   return {
-    name: '@swarm in the Chat view plans a goal and answers with its final answer, and Open Final Answer opens what the Plan view\'s Final answer row opens',
+    name: '@swarm in the Chat view plans a goal and answers with its final answer, Open Final Answer opens what the Plan view\'s Final answer row opens, and /status answers with the chat model failing',
     timeoutMs: 8 * 60_000,
     run: async () => {
       const model = await chatModelStandIn()
@@ -348,12 +382,12 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
         await p.keyboard.press('Enter')
         const response = p.locator('.interactive-item-container.interactive-response').last()
         const openAnswer = response.getByRole('button', { name: 'Open Final Answer' })
-        // This editor runs no swarm yet: Submit Goal's path offers to start one, as from the palette.
-        const start = p.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).getByRole('button', { name: /Start Local Swarm/ })
-        const first = await Promise.race([settled(openAnswer.waitFor({ timeout: 240_000 }), 'answer'), settled(start.first().waitFor({ timeout: 240_000 }), 'toast')])
-        if (first === 'toast') {
+        // This editor runs no swarm yet: Submit Goal's path asks to start one, as from the palette.
+        const start = noWorkersDialog(p).getByRole('button', { name: /Start Local Swarm/ })
+        const first = await Promise.race([settled(openAnswer.waitFor({ timeout: 240_000 }), 'answer'), settled(start.waitFor({ timeout: 240_000 }), 'dialog')])
+        if (first === 'dialog') {
           log('ui: chat: the editor offers a local swarm; starting it')
-          await start.first().click()
+          await start.click()
         }
         if (await settled(openAnswer.waitFor({ timeout: 240_000 }), true) === null) {
           const said = await response.count() > 0 ? normalize(await response.innerText()) : '(no response)'
@@ -397,6 +431,31 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
         const fromRow = await documentText()
         if (fromRow !== fromChat) throw new Error(`Open Final Answer and the Plan view's Final answer row open different text:\n--- chat\n${fromChat}\n--- Plan view\n${fromRow}`)
         log(`ui: chat: Open Final Answer and the Final answer row ("${rowText}") open the same ${fromChat.split('\n').length} lines; the test chat model was asked ${model.requests()} time(s)`)
+        // @swarm itself calls no model: with the chat model failing every request, /status still answers.
+        model.fail(true)
+        const responses = p.locator('.interactive-item-container.interactive-response')
+        const before = await responses.count()
+        await input.locator('.interactive-input-editor .monaco-editor').first().click()
+        await p.keyboard.press('ControlOrMeta+A')
+        await p.keyboard.press('Backspace')
+        await p.keyboard.type('@swarm /status')
+        if (await settled(suggest.first().waitFor({ state: 'hidden', timeout: 5000 }), true) === null) {
+          await p.keyboard.press('Escape')
+          await suggest.first().waitFor({ state: 'hidden', timeout: 10_000 })
+        }
+        // The Send button: an Enter right after a slash command can be taken by its completion list.
+        const send = input.getByRole('button', { name: /^Send/ }).first()
+        if (await settled(send.waitFor({ timeout: 5000 }), true) === null) await p.keyboard.press('Enter')
+        else await send.click()
+        await p.waitForFunction((n) => document.querySelectorAll('.interactive-item-container.interactive-response').length > n, before, { timeout: 60_000 })
+        const status = responses.last()
+        await status.filter({ hasText: 'Plans in this editor' }).waitFor({ timeout: 60_000 }).catch(async () => {
+          throw new Error(`@swarm /status did not list the plans with the chat model failing; the Chat view shows:\n${normalize(await status.innerText())}`)
+        })
+        const listed = normalize(await status.innerText())
+        if (!listed.includes(GOAL)) throw new Error(`@swarm /status does not list "${GOAL}":\n${listed}`)
+        log(`ui: chat: with the chat model failing, @swarm /status answered:\n    ${listed.split('\n').filter((l) => l.trim() !== '').join('\n    ')}`)
+        await screenshotOf(p, 'chat-status-model-failing')
       } catch (err) {
         await screenshotOf(p, 'chat-failure').catch(() => {})
         throw err
@@ -470,12 +529,21 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
       }
     },
     {
-      name: 'with nobody to plan it, the editor offers a local swarm and starts it',
+      name: 'with nobody to plan it, the editor asks in a modal dialog that keeps the goal, starts a local swarm and submits the goal once it is up',
       timeoutMs: 120_000,
       run: async () => {
-        const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).first()
-        await toast.waitFor({ timeout: 60_000 })
-        await toast.getByRole('button', { name: /Start Local Swarm/ }).click()
+        // A modal dialog (a notification toast would hide after a few seconds, and the goal with it).
+        const dialog = noWorkersDialog(page)
+        await dialog.waitFor({ timeout: 60_000 })
+        const asked = await dialogContents(page, dialog)
+        log(`ui: the no-workers dialog: ${JSON.stringify(asked)}`)
+        if (!asked.modal) throw new Error('the no-workers question is not a modal dialog')
+        if (await page.locator('.notifications-toasts .notification-list-item', { hasText: 'No decomposer and scorers are online' }).count() > 0) throw new Error('the no-workers question shows as a notification toast, which hides by itself')
+        // The workbench orders a dialog's buttons by platform (the primary one last on Linux).
+        if (JSON.stringify([...asked.buttons].sort()) !== JSON.stringify(['Cancel', 'Start Local Swarm (offline demo)', 'Submit Anyway'])) throw new Error(`the dialog offers ${JSON.stringify(asked.buttons)}`)
+        if (!asked.detail.includes(`"${GOAL}"`)) throw new Error(`the dialog does not name the goal it keeps: ${asked.detail}`)
+        await dialog.getByRole('button', { name: /Start Local Swarm/ }).click()
+        await dialog.waitFor({ state: 'detached', timeout: 10_000 })
         void watchUnfinishedLeaf(page, GOAL_ROW).then((seen) => { seenUnfinished ||= seen })
         const progress = page.locator('.notifications-toasts .notification-list-item', { hasText: `Goal Swarm: ${GOAL}` }).first()
         await progress.waitFor({ timeout: 60_000 })
@@ -561,19 +629,23 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
       }
     },
     {
-      name: 'at the default side bar width (300 px) every row shows its status',
+      name: 'at the default side bar width (300 px) every row shows its status, and every prompt row the executor that ran it',
       timeoutMs: 60_000,
       run: async () => {
         const sideBar = page.locator('.part.sidebar')
         const wide = (await sideBar.boundingBox())?.width ?? 0
         const width = await widenSideBar(page, 300 - wide)
         await page.mouse.move(900, 500)
-        const clipped = await rowsWithClippedStatus(page)
-        log(`ui: at ${Math.round(width)} px, ${(await planRows(page)).length} rows, ${clipped.length} with a clipped status`)
+        const rows = await rowsLeadFit(page)
+        const clipped = rows.filter((r) => r.why !== undefined)
+        log(`ui: at ${Math.round(width)} px, ${rows.length} rows, ${clipped.length} with a clipped status or executor:\n    ${rows.map((r) => `${r.label} | ${r.description} | "${r.lead}" ${r.spare} px to spare`).join('\n    ')}`)
         await screenshot('plan-tree-300px')
         await widenSideBar(page, wide - width)
         if (Math.abs(width - 300) > 2) throw new Error(`the side bar could not be set to 300 px (${width} px)`)
-        if (clipped.length > 0) throw new Error(`rows whose status is cut off at 300 px: ${JSON.stringify(clipped)}`)
+        // Prompt rows name their executor right after the status: both must be in sight.
+        const named = rows.filter((r) => r.lead.includes(' · local-executor-'))
+        if (named.length === 0) throw new Error(`no prompt row names its executor: ${JSON.stringify(rows)}`)
+        if (clipped.length > 0) throw new Error(`rows whose status or executor is cut off at 300 px: ${JSON.stringify(clipped)}`)
       }
     },
     {
@@ -587,6 +659,30 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
         if (!/score \d\.\d+ by quorum of \d/.test(text)) throw new Error(`tooltip lacks the accepted score and quorum:\n${text}`)
         if (!text.includes('Scorer') || !text.includes('Vote')) throw new Error(`tooltip lacks the votes table:\n${text}`)
         log(`ui: goal tooltip "${text.split('\n').filter(Boolean).slice(0, 4).join(' | ')}"`)
+        // Scorers by name; each PeerId only on its own line under "Peer ids", after its name.
+        if (!/local-scorer-\d\s+\d\.\d\d/.test(text)) throw new Error(`the votes table does not name the scorers:\n${text}`)
+        const ids = text.split('\n').filter((l) => /12D3KooW/.test(l))
+        const idLine = /^\s*(this editor|local-(decomposer|scorer|executor)-\d) id 12D3KooW\w+\s*$/
+        if (ids.length === 0 || ids.some((l) => !idLine.test(l))) throw new Error(`PeerIds in the goal tooltip outside its "Peer ids" lines: ${JSON.stringify(ids)}`)
+        await page.mouse.move(900, 500)
+        await page.keyboard.press('Escape')
+      }
+    },
+    {
+      name: 'hovering a prompt names the executor that ran it, with its PeerId on a line of its own',
+      timeoutMs: 30_000,
+      run: async () => {
+        await planRow(page, leaf.label).hover()
+        const hover = page.locator('.monaco-hover', { hasText: 'Executed by' }).first()
+        await hover.waitFor({ timeout: 15_000 })
+        const lines = normalize(await hover.innerText()).split('\n').map((l) => l.trim()).filter(Boolean)
+        const by = lines.findIndex((l) => /^Executed by: local-executor-\d$/.test(l))
+        log(`ui: prompt tooltip "${lines.slice(Math.max(0, by), by + 2).join(' | ')}"`)
+        if (by < 0) throw new Error(`the prompt's tooltip does not name its executor:\n${lines.join('\n')}`)
+        if (!/^id 12D3KooW\w+$/.test(lines[by + 1] ?? '')) throw new Error(`no PeerId line under the executor's name:\n${lines.join('\n')}`)
+        const ids = lines.filter((l) => l.includes('12D3KooW'))
+        if (ids.some((l) => !/^id 12D3KooW\w+$/.test(l))) throw new Error(`a PeerId shows outside its own line in the prompt's tooltip: ${JSON.stringify(ids)}`)
+        if (!leaf.description.startsWith(`${WORDS.done} · ${lines[by].slice('Executed by: '.length)}`)) throw new Error(`the row names another executor than its tooltip: ${leaf.description}`)
         await page.mouse.move(900, 500)
         await page.keyboard.press('Escape')
       }
@@ -699,6 +795,17 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
         const text = normalize(await waitForNotification(page, 'exported to', 30_000))
         log(`ui: notification "${text.split('\n')[0]}"`)
         if (!text.includes(`plan "${GOAL}" exported to plan-a-two-week-trip-to-japan.md`)) throw new Error(`the export notification does not name the plan and its file: ${text}`)
+        // The export names peers as the Plan view does; their PeerIds only in its Peers table.
+        const md = readFileSync(file, 'utf8')
+        const lines = md.split('\n')
+        const peersAt = lines.indexOf('## Peers')
+        const byName = lines.filter((l) => /, by `local-executor-\d`/.test(l))
+        const idLines = lines.map((l, i) => [l, i]).filter(([l]) => l.includes('12D3KooW'))
+        log(`ui: the exported plan names executors on ${byName.length} lines; PeerIds on ${idLines.length} lines, from line ${peersAt + 1} ("## Peers")`)
+        if (byName.length === 0) throw new Error(`the exported plan does not name the executors:\n${md.slice(0, 2000)}`)
+        if (peersAt < 0 || idLines.length === 0) throw new Error(`the exported plan has no Peers table with PeerIds:\n${md.slice(-1500)}`)
+        const stray = idLines.filter(([l, i]) => i < peersAt || !/^\| [^|]+ \| `12D3KooW\w+` \|$/.test(l))
+        if (stray.length > 0) throw new Error(`PeerIds outside the exported plan's Peers table: ${JSON.stringify(stray)}`)
       }
     },
     reloadTabs.before,
