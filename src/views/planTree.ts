@@ -17,7 +17,8 @@ import { announcedNames } from '../plan/read/peerNames'
 import type { GoalView, TreeNode } from '../plan/read/tree'
 import type { PlanModel } from './planModel'
 import type { SwarmRules } from '../plan/rules/swarmRules'
-import { peerLabel, planItem, type ItemContext, type PlanItemModel } from './treeItemModel'
+import { peerLabel, planItem, type PlanItemModel } from './treeItemModel'
+import { waitCountsTime } from '../plan/read/waitWords'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
 const SETTLE_MS = 100
@@ -25,8 +26,9 @@ const SETTLE_MS = 100
 const SETTLE_MAX_MS = 1000
 /** Shortest time between two redraws of rows that have rows below them, ms. */
 const PARENT_REFRESH_MIN_MS = 1000
+/** How often rows whose wait words count time are redrawn, ms (DESIGN "No silent wait": never more than 2 s stale). */
+const COUNTDOWN_MS = 1000
 
-type PlanItemContextWaiting = NonNullable<ItemContext['waiting']>
 
 /** Command run when a leaf is clicked (opens its result document). */
 export const OPEN_RESULT_COMMAND = 'goalSwarm.openResult'
@@ -198,6 +200,8 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
 
   private signalRefresh (): void {
     if (this.frozen) return
+    this.clockMs = Date.now()
+    let counting = false
     for (const id of this.elements.keys()) if (this.model.find(id) === undefined) this.elements.delete(id)
     const roots = this.children().map((e) => e.id).join(',')
     const shown = new Map<string, string>()
@@ -210,6 +214,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const visit = (el: PlanElement): void => {
       const node = this.node(el)
       if (node === undefined) return
+      if (node.wait !== null && waitCountsTime(node.wait)) counting = true
       const children = this.children(el)
       const key = JSON.stringify(this.itemModel(node)) + '|' + children.map((c) => c.id).join(',')
       const before = this.shown.get(el.id)
@@ -237,8 +242,18 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     if (deferred && this.parentTimer === undefined) {
       this.parentTimer = setTimeout(() => { this.parentTimer = undefined; this.refresh() }, Math.max(0, this.parentRefreshAt + PARENT_REFRESH_MIN_MS - now))
     }
+    // A row that says what it waits on counts time ("taking it in 38 s", "(1 min)"): redraw
+    // each second while one shows; only rows whose words changed are signalled.
+    if (counting && this.countdownTimer === undefined) {
+      this.countdownTimer = setTimeout(() => { this.countdownTimer = undefined; this.refresh() }, COUNTDOWN_MS)
+    }
     this._onDidRefresh.fire(this.refreshes)
   }
+
+  /** The clock the rows were last drawn by (Date.now() ms): getTreeItem draws a row as the last refresh compared it. */
+  private clockMs = Date.now()
+  /** The next redraw of rows whose wait words count time. */
+  private countdownTimer: NodeJS.Timeout | undefined
 
   /** When a row with rows below was last redrawn (Date.now() ms). */
   private parentRefreshAt = 0
@@ -252,7 +267,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const parentText = entry?.parentId == null ? undefined : this.model.find(entry.parentId)?.node.text
     let level = 0
     for (let p = entry?.parentId; p != null && level < 16; p = this.model.find(p)?.parentId) level++
-    return planItem(node, { restoring: this.restoring, submittedAt, waiting: node.kind === 'goal' ? this.waiting(node) : undefined, peerNames: this.names(), answer: entry?.answer === true, parentText, level })
+    return planItem(node, { restoring: this.restoring, submittedAt, nowMs: this.clockMs, peerNames: this.names(), answer: entry?.answer === true, parentText, level })
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()
@@ -292,14 +307,6 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     this.refresh()
   }
 
-  private waiting (goal: GoalView): PlanItemContextWaiting | undefined {
-    if (goal.status !== 'pending_decomposition' || goal.proposals.length === 0) return undefined
-    const first = this.model.state.proposalsFor(goal.id).map((p) => Date.parse(p.proposed_at)).filter((t) => !Number.isNaN(t)).sort((a, b) => a - b)[0]
-    const { quorum, minScore, timeoutMs } = this.model.rules.acceptance
-    const fallbackAt = first === undefined ? null : new Date(first + timeoutMs).toISOString()
-    return { quorum, minScore, fallbackAt }
-  }
-
   private submitted: { size: number, byId: Map<string, string> } | undefined
 
   /** created_at of a root goal, from the state's goal messages (cached while the state does not grow). */
@@ -320,6 +327,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     this.frozen = true
     clearTimeout(this.refreshTimer)
     clearTimeout(this.parentTimer)
+    clearTimeout(this.countdownTimer)
     this.refreshTimer = undefined
     this.parentTimer = undefined
   }
@@ -327,6 +335,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   dispose (): void {
     clearTimeout(this.refreshTimer)
     clearTimeout(this.parentTimer)
+    clearTimeout(this.countdownTimer)
     this.sub.dispose()
     this._onDidList.dispose()
     this._onDidChangeTreeData.dispose()

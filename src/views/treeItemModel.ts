@@ -14,6 +14,9 @@
  */
 import { holdLimitText } from '../plan/read/holdLimit'
 import { modelWaitText } from '../plan/read/modelWait'
+import { clockTime, goalWaitWords, taskWaitWords, waitDueUs } from '../plan/read/waitWords'
+import type { GoalWait, TaskWait } from '../plan/rules/waits'
+import type { Micros } from '../plan/protocol/time'
 import { promptCounts, type GoalStatus, type GoalView, type LeafStatus, type LeafView, type TreeNode } from '../plan/read/tree'
 import { peerSuffix } from '../plan/read/peerNames'
 import { escapeMarkdown, formatScore } from './format'
@@ -189,7 +192,9 @@ export function goalDescription (goal: GoalView): string {
 /** The tree item of a goal (root or composite subgoal). */
 export function goalItem (goal: GoalView, ctx: ItemContext = {}): PlanItemModel {
   const when = goal.parent_id === null && ctx.submittedAt !== undefined ? submittedLabel(ctx.submittedAt, ctx.nowMs) : ''
-  const description = shownText(withDemoMark(goalDescription(goal) + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text)))
+  // A goal waiting for its split says on what and until when (DESIGN "No silent wait").
+  const wait = goal.wait === null ? '' : ` · ${goalWaitWords(goal.wait, nowUsOf(ctx), { peer: (p) => peerLabel(p, ctx) })}`
+  const description = shownText(withDemoMark(goalDescription(goal) + wait + (when === '' ? '' : ` · ${when}`), isDemoText(goal.text)))
   return {
     id: goal.id,
     label: rowLabel(goal.text, ctx.parentText, labelBudget(description, ctx.level)),
@@ -210,14 +215,8 @@ export interface ItemContext {
   restoring?: boolean
   /** A root goal's created_at (ISO-8601), shown so two identical goals can be told apart. */
   submittedAt?: string
-  /** The clock for "today" in submitted labels, ms since the epoch (default Date.now()). */
+  /** The clock for "today" in submitted labels and for wait countdowns, ms since the epoch (default Date.now()). */
   nowMs?: number
-  /**
-   * For a goal with proposals but no accepted split: the acceptance rule it waits on (the
-   * editor's settings) and when the timeout fallback is due (earliest proposal + the scorers'
-   * default timeout), ISO-8601.
-   */
-  waiting?: { quorum: number, minScore: number, fallbackAt: string | null }
   /**
    * Names of peers this editor runs, by PeerId ("this editor", "local-executor-1"); other
    * peers show as a PeerId suffix.
@@ -256,7 +255,6 @@ export function goalPeers (goal: GoalView): string[] {
   return [...new Set(ids)]
 }
 
-
 /**
  * When a root goal was submitted, in local time: "14:05" today, "2026-11-30 14:05" otherwise.
  * Empty for an unparseable timestamp.
@@ -292,6 +290,10 @@ export function leafItem (leaf: LeafView, ctx: ItemContext = {}): PlanItemModel 
   else if (leaf.status === 'blocked') description = `${word}: ${(leaf.blocked_by ?? 'a dependency failed').split(`${DEMO_LABEL} `).join('')}`
   // DESIGN R5: its last claim round ended at the hold limit; say who held it, as the report does.
   if (leaf.held_out !== null && leaf.status === 'pending_execution') description += ` · ${holdLimitText(leaf.held_out, (p) => peerLabel(p, ctx))}`
+  // A holder gone silent: when the prompt is free again for another executor.
+  else if (leaf.wait !== null && leaf.wait.on === 'lease' && !leaf.wait.holderLive) {
+    description = `${word} · ${taskWaitWords(leaf.wait, nowUsOf(ctx), { peer: (p) => peerLabel(p, ctx) })}`
+  }
   const shown = shownText(withDemoMark(description, isDemo(leaf)))
   // A running or finished prompt names its executor second: the label leaves room for both.
   const namesPeer = (leaf.status === 'claimed' && leaf.claimer !== null) || ((leaf.status === 'done' || leaf.status === 'failed') && leaf.executor !== null)
@@ -340,7 +342,7 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   } else if (goal.status === 'pending_decomposition') {
     out.push('_Waiting for proposals from decomposers._', '')
   }
-  if (goal.status === 'pending_decomposition' && goal.proposals.length > 0 && ctx.waiting !== undefined) out.push(waitingLine(goal, ctx.waiting), '')
+  if (goal.wait !== null) out.push(`$(clock) **Waiting:** ${escapeMarkdown(goalWaitWords(goal.wait, nowUsOf(ctx), { peer: (p) => peerLabel(p, ctx) }))}${untilWords(goal.wait)}`, '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
   if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx)), '')
   const named = goalPeers(goal)
@@ -349,18 +351,15 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   return shownText(out.join('\n'))
 }
 
-/**
- * What a goal with proposals waits for: `quorum` distinct votes of at least `minScore` on one
- * proposal (acceptance rule, DESIGN R3), or the timeout fallback (best mean) when it is due.
- */
-export function waitingLine (goal: GoalView, w: NonNullable<ItemContext['waiting']>): string {
-  const best = Math.max(0, ...goal.proposals.map((p) => p.votes.filter((v) => v.score >= w.minScore).length))
-  const due = w.fallbackAt === null ? NaN : Date.parse(w.fallbackAt)
-  const two = (n: number): string => String(n).padStart(2, '0')
-  const d = new Date(due)
-  const at = Number.isNaN(due) ? '' : `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`
-  const fallback = at === '' ? 'or the timeout fallback (best mean)' : `or the timeout fallback (best mean) around ${at}`
-  return `$(clock) **Waiting for votes:** ${w.quorum} scorers voting ≥ ${formatScore(w.minScore)} on one proposal (best so far: ${best} of ${w.quorum}), ${fallback}.`
+/** The clock a row's wait words count down by, µs (ItemContext.nowMs, else now). */
+function nowUsOf (ctx: ItemContext): Micros {
+  return Math.round((ctx.nowMs ?? Date.now()) * 1000)
+}
+
+/** " (at 10:00:45)": the local time a wait's countdown ends, for a tooltip read later; else nothing. */
+function untilWords (w: GoalWait | TaskWait): string {
+  const due = waitDueUs(w)
+  return due === null ? '' : ` (at ${clockTime(due)})`
 }
 
 const LEAF_STATUS_HELP: Record<LeafStatus, string> = {
@@ -389,6 +388,7 @@ export function leafTooltip (leaf: LeafView, ctx: ItemContext = {}): string {
   if (isDemo(leaf)) out.push(DEMO_HELP, '')
   out.push(`- Capability: ${code(leaf.required_capability)}`)
   if (leaf.status === 'waiting') out.push(`- Waiting on: ${leaf.waiting_on.map(code).join(', ')}`)
+  else if (leaf.wait !== null) out.push(`- $(clock) ${escapeMarkdown(taskWaitWords(leaf.wait, nowUsOf(ctx), { peer: (p) => peerLabel(p, ctx) }))}${untilWords(leaf.wait)}`)
   if (leaf.status === 'blocked' && leaf.blocked_by !== null) out.push(`- Blocked: ${escapeMarkdown(leaf.blocked_by)}`)
   if (leaf.depends_on.length > 0 && ctx.answer !== true) out.push(`- Builds on: ${leaf.depends_on.map(code).join(', ')}`)
   if (leaf.claimer !== null && leaf.claimer !== leaf.executor) out.push(...peerLines('Claimed by', leaf.claimer, ctx))

@@ -10,7 +10,7 @@ import { DEMO_MARK, goalDescription, goalItem, LABEL_MAX, LABEL_MIN, LABEL_MIN_N
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
 import { statusWord as w } from '../../src/plan/read/statusWords'
 import { textLength } from '../../src/plan/protocol/text'
-import { accepted, acceptedEnvelopes, cancel, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, cancel, capability, claim, envelopeOf, failure, proposal, renewal, result, rootGoal, sec, score, samplePlan, T0 } from '../support/fixtures'
 
 function tree (envelopes: AnyEnvelope[], nowUs: number): GoalView[] {
   return buildTree(new PlanState(envelopes), { nowUs, rules: DEFAULT_RULES })
@@ -110,12 +110,12 @@ describe('plan tree items (views)', () => {
     const g = rootGoal(long, 'peer-user', T0)
     const [r] = tree([envelopeOf('goal', g)], T0 + sec(1))
     assert.ok(r)
-    const item = goalItem(r)
+    const item = goalItem(r, { nowMs: (T0 + sec(1)) / 1000 })
     const max = labelBudget(w('pending_decomposition'))
     assert.equal(max, 26 - textLength(w('pending_decomposition')), 'a root row of 27 characters: the label, a space and the status')
     assert.equal(item.label.length, max)
     assert.equal(item.label, long.slice(0, max - 1) + '…')
-    assert.equal(item.description, w('pending_decomposition'))
+    assert.equal(item.description, `${w('pending_decomposition')} · waiting for a decomposer: none is online (1 s)`)
     assert.ok(item.tooltip.includes(escapeMarkdown(long)))
     const short = leafItem(leaf(root, 'Book flights'))
     assert.equal(short.label, 'Book flights', 'short texts stay whole')
@@ -221,10 +221,15 @@ describe('plan tree items (views)', () => {
       envelopeOf('claim', claim(day2.child_id, plan.tokyo.goal_id, 'peer-ex-1', plan.nowUs - sec(20))),
       envelopeOf('result', result(day2.child_id, plan.tokyo.goal_id, 'peer-ex-1', { success: false, output: 'LLM retries exhausted: 529 overloaded', at: plan.nowUs - sec(2) }))
     ]
-    const [r] = tree(envs, plan.nowUs)
+    const [r] = tree([...envs, envelopeOf('capability', capability(longPeer, plan.nowUs - sec(1)))], plan.nowUs)
     assert.ok(r)
-    const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'))
+    const nowMs = plan.nowUs / 1000
+    const claimed = leafItem(leaf(r, 'Day 1: Asakusa and Ueno'), { nowMs })
     assert.equal(claimed.description, `${w('claimed')} · …${longPeer.slice(-8)}`)
+    // Its holder no longer heard from (no live announcement): the row says when another may take it.
+    const [silent] = tree(envs, plan.nowUs)
+    assert.ok(silent)
+    assert.equal(leafItem(leaf(silent, 'Day 1: Asakusa and Ueno'), { nowMs }).description, `${w('claimed')} · …${longPeer.slice(-8)} went silent: free again in 14 s`)
     assert.deepEqual(claimed.icon, { id: 'sync~spin', color: 'charts.yellow' })
     // Named as the row names it; the PeerId on a line of its own below.
     assert.ok(claimed.tooltip.includes(`- Claimed by: \`…${longPeer.slice(-8)}\`\n  - id \`${longPeer}\``), claimed.tooltip)
@@ -278,8 +283,8 @@ describe('plan tree items (views)', () => {
     const g = rootGoal('Write a *haiku* about [gossip](http://x)', 'peer-user', T0)
     const [pending] = tree([envelopeOf('goal', g)], T0 + sec(1))
     assert.ok(pending)
-    const item = goalItem(pending)
-    assert.equal(item.description, w('pending_decomposition'))
+    const item = goalItem(pending, { nowMs: (T0 + sec(1)) / 1000 })
+    assert.equal(item.description, `${w('pending_decomposition')} · waiting for a decomposer: none is online (1 s)`)
     assert.equal(item.icon.id, 'loading~spin')
     // a root is open even before it has children, so VS Code does not remember it as closed
     assert.equal(item.collapsible, 'expanded')
@@ -358,15 +363,31 @@ describe('view text helpers', () => {
     assert.equal(goalItem(tokyo, { submittedAt: new Date(2026, 11, 1, 9, 5).toISOString(), nowMs: now }).description, '0/2 done · 0.75', 'subgoals carry no time')
   })
 
-  it('a goal with weak votes says what it waits for and when the fallback is due', () => {
+  it('a goal waiting for its split says on what and until when, in its row and its tooltip (DESIGN "No silent wait")', () => {
     const g = rootGoal('Learn Go', 'peer-user', T0)
     const p = proposal(g.goal_id, ['Tour of Go', 'Build a CLI'], 'peer-dec-1')
-    const [r] = tree([envelopeOf('goal', g), envelopeOf('proposal', p), envelopeOf('score', score(p, 'peer-sc-1', 0.7)), envelopeOf('score', score(p, 'peer-sc-2', 0.4))], T0 + sec(5))
+    const at = T0 + sec(5)
+    const nowMs = at / 1000
+    const live = (peer: string, role: 'decomposer' | 'scorer') => envelopeOf('capability', capability(peer, at, [], role))
+    const row = (envelopes: AnyEnvelope[]): string => {
+      const [r] = tree(envelopes, at)
+      assert.ok(r)
+      return goalItem(r, { nowMs }).description
+    }
+    // Nobody online to split it: it waits, it does not fail.
+    assert.equal(row([envelopeOf('goal', g)]), `${w('pending_decomposition')} · waiting for a decomposer: none is online (5 s)`)
+    assert.equal(row([envelopeOf('goal', g), live('peer-dec-1', 'decomposer')]), `${w('pending_decomposition')} · peer-dec-1 is proposing (5 s)`)
+    assert.equal(row([envelopeOf('goal', g), envelopeOf('proposal', p)]), `${w('pending_decomposition')} · waiting for a scorer: none is online (4 s)`)
+    // Both scorers voted, the best mean is under the minimum: the fallback takes it 45 s after the proposal (made at T0 + 1 s).
+    const weak = [envelopeOf('goal', g), envelopeOf('proposal', p), live('peer-sc-1', 'scorer'), envelopeOf('score', score(p, 'peer-sc-1', 0.7)), envelopeOf('score', score(p, 'peer-sc-2', 0.4))]
+    assert.equal(row(weak), `${w('pending_decomposition')} · best split 0.55 < 0.60: taking it in 41 s`)
+    const [r] = tree(weak, at)
     assert.ok(r)
-    const due = new Date(2026, 11, 1, 10, 0, 45).toISOString()
-    const t = goalItem(r, { waiting: { quorum: 2, minScore: 0.6, fallbackAt: due } }).tooltip
-    assert.ok(t.includes('$(clock) **Waiting for votes:** 2 scorers voting ≥ 0.60 on one proposal (best so far: 1 of 2), or the timeout fallback (best mean) around 10:00:45.'), t)
-    assert.doesNotMatch(goalItem(r).tooltip, /Waiting for votes/)
+    const due = new Date(nowMs + 41_000)
+    const two = (n: number): string => String(n).padStart(2, '0')
+    const tip = goalItem(r, { nowMs }).tooltip
+    assert.ok(tip.includes(`$(clock) **Waiting:** ${escapeMarkdown('best split 0.55 < 0.60: taking it in 41 s')} (at ${two(due.getHours())}:${two(due.getMinutes())}:${two(due.getSeconds())})`), tip)
+    assert.equal(row(weak.slice(0, 4)), `${w('pending_decomposition')} · scoring: 2 votes ≥ 0.60 needed, 1 so far (best 0.70); fallback in 41 s`)
   })
 
   it('peers this editor runs appear by name in rows and tooltips; others by PeerId suffix', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
+import { formatTimestamp } from '../../src/plan/protocol/time'
 import { evaluate } from '../../src/plan/rules/evaluator'
 import { fallbackDueUs } from '../../src/plan/rules/acceptance'
 import { goalWait, taskWait } from '../../src/plan/rules/waits'
@@ -10,6 +11,7 @@ import { buildTree, type GoalView, type LeafView, type TreeNode } from '../../sr
 import { goalWaitWords, spanWords, taskWaitWords, waitCountsTime } from '../../src/plan/read/waitWords'
 import { renderTreeText } from '../../src/plan/read/report'
 import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
+import { statusOf } from '../../src/peer/front/mcpServer'
 import { capability, claim, envelopeOf, failure, proposal, rootGoal, samplePlan, score, sec, T0 } from '../support/fixtures'
 
 const g = rootGoal('Learn Go', 'peer-user', T0)
@@ -48,6 +50,16 @@ describe('what a goal waits on (DESIGN R3, R8 "No silent wait")', () => {
     assert.equal(goalWaitWords(w, T0 + sec(8), { at: () => '14:05:38' }), 'best split 0.53 < 0.60: taking it at 14:05:38')
     // Reversed arrival: the same answer.
     assert.deepEqual(waitOf([...envs].reverse()), w)
+  })
+
+  it('MCP plan_status names the wait on the goal and lists its timer with the instant it ends', () => {
+    const envs = [envelopeOf('proposal', p), live('peer-sc-1', 'scorer'), envelopeOf('score', score(p, 'peer-sc-1', 0.55)), envelopeOf('score', score(p, 'peer-sc-2', 0.51))]
+    const [root] = buildTree(state(envs), { nowUs: T0 + sec(8), rules: DEFAULT_RULES })
+    assert.ok(root)
+    const answer = statusOf(root, new Map(), T0 + sec(8)) as { tree: { wait: string, wait_until: string }, timers: unknown[] }
+    assert.equal(answer.tree.wait, 'best split 0.53 < 0.60: taking it in 38 s')
+    assert.equal(answer.tree.wait_until, formatTimestamp(T0 + sec(46)))
+    assert.deepEqual(answer.timers, [{ id: g.goal_id, text: 'Learn Go', wait: 'best split 0.53 < 0.60: taking it in 38 s', until: answer.tree.wait_until }])
   })
 
   it('the fallback is due a timeout after the earliest proposal, never before a timeout after the goal began', () => {

@@ -24,7 +24,8 @@ import { splitFailureText } from '../../plan/read/splitFailure'
 import { CancelRefused } from '../../plan/rules/planControl'
 import { clipText, shownStrings, shownText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
-import type { Micros } from '../../plan/protocol/time'
+import { formatTimestamp, nowMicros, type Micros } from '../../plan/protocol/time'
+import { goalWaitWords, taskWaitWords, waitCountsTime, waitDueUs } from '../../plan/read/waitWords'
 import { submitOrResume } from '../resume'
 import { FirstSyncWatch, isolatedConfig } from '../firstSync'
 import type { PeerSyncView } from '../roles/context'
@@ -199,7 +200,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const roots = tree(nowUs)
     const root = roots.find((r) => r.id === goalId)
     if (root === undefined) return refuse(unknownGoal(goalId, roots))
-    return answer({ ...statusOf(root, names()), waiting: waits(root, nowUs) })
+    return answer({ ...statusOf(root, names(), nowUs), waiting: waits(root, nowUs) })
   })
 
   server.registerTool('get_result', {
@@ -291,7 +292,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         const root = rootOf(goalId)
         if (root === undefined) return
         const p = planProgress(root)
-        const message = progressMessage(p, waits(root))
+        // A timer the plan waits on ("best split 0.53 < 0.60: taking it in 38 s") is said too.
+        const timer = (statusOf(root, names()).timers as { text: string, wait: string }[])[0]
+        const message = progressMessage(p, waits(root), timer === undefined ? null : `"${timer.text}": ${timer.wait}`)
         // MCP wants every notification's progress above the last: a new message at an unchanged
         // count, and a repeat, add a thousandth.
         const send = (): void => {
@@ -367,11 +370,27 @@ function promptsOf (goal: GoalView): Array<LeafView | SynthesisView> {
 }
 
 /** plan_status's answer for one root. */
-export function statusOf (root: GoalView, names: ReadonlyMap<string, string>): Record<string, unknown> {
+export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, nowUs: Micros = nowMicros()): Record<string, unknown> {
   const p = planProgress(root)
+  const timers: Record<string, unknown>[] = []
+  /**
+   * `wait`: what the node waits on in words, `wait_until`: when a timer ends it (ISO-8601), for
+   * every wait but a task's dependencies (its `status` "waiting" says that). Waits with an end
+   * are also listed in the answer's `timers`, so a client sees them without walking the tree.
+   */
+  const waitOf = (n: TreeNode | SynthesisView): Record<string, unknown> => {
+    if (n.wait === null || n.wait.on === 'dependency') return {}
+    const labels = { peer: (x: string): string => peerLabel(x, names) }
+    const words = n.kind === 'goal' ? goalWaitWords(n.wait, nowUs, labels) : taskWaitWords(n.wait, nowUs, labels)
+    const due = waitDueUs(n.wait)
+    const until = due === null ? null : formatTimestamp(due)
+    // A claim settling or a live holder's lease ends by itself in moments: not a timer the plan waits on.
+    if (until !== null && n.wait.on !== 'settle' && waitCountsTime(n.wait)) timers.push({ id: n.id, text: clipText(n.text, STATUS_TEXT_CHARS, '…'), wait: words, until })
+    return { wait: words, wait_until: until }
+  }
   const node = (n: TreeNode): Record<string, unknown> | null => {
     if (n.status === 'superseded') return null
-    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clipText(n.text, STATUS_TEXT_CHARS, '…'), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names), ...failedError(n) }
+    if (n.kind === 'leaf') return { node_id: n.id, kind: 'leaf', text: clipText(n.text, STATUS_TEXT_CHARS, '…'), status: n.status, capability: n.required_capability, executor: n.executor === null ? null : peerLabel(n.executor, names), ...failedError(n), ...waitOf(n) }
     return {
       goal_id: n.id,
       kind: 'goal',
@@ -379,11 +398,13 @@ export function statusOf (root: GoalView, names: ReadonlyMap<string, string>): R
       status: n.status,
       // Why a goal failed: the role that gave up on it and who (DESIGN R8).
       ...(n.status === 'failed' ? { error: splitFailedLine(n, names) } : {}),
+      ...waitOf(n),
       children: n.children.map(node).filter((c) => c !== null),
-      ...(n.synthesis === null ? {} : { synthesis: { node_id: n.synthesis.id, status: n.synthesis.status, executor: n.synthesis.executor === null ? null : peerLabel(n.synthesis.executor, names), ...failedError(n.synthesis) } })
+      ...(n.synthesis === null ? {} : { synthesis: { node_id: n.synthesis.id, status: n.synthesis.status, executor: n.synthesis.executor === null ? null : peerLabel(n.synthesis.executor, names), ...failedError(n.synthesis), ...waitOf(n.synthesis) } })
     }
   }
   const spend = root.plan?.spend
+  const tree = node(root)
   return {
     goal_id: root.id,
     goal: root.text,
@@ -393,7 +414,8 @@ export function statusOf (root: GoalView, names: ReadonlyMap<string, string>): R
     ...(stoppedNote(root) === null ? {} : { note: stoppedNote(root) }),
     spend: spend === undefined ? null : { calls: spend.calls, input_tokens: spend.input_tokens, output_tokens: spend.output_tokens },
     budget: root.plan?.budget ?? null,
-    tree: node(root)
+    tree,
+    timers
   }
 }
 
@@ -412,10 +434,10 @@ function stoppedNote (root: GoalView): string | null {
   return `the plan was ${how}: ${p.done}/${p.leaves} parts done${root.synthesis?.success === true ? ', final answer ready' : ', no final answer'}`
 }
 
-/** A progress notification's message: the parts done once the goal is split, else that it waits for the split; and why it waits, if a peer is missing. */
-function progressMessage (p: ReturnType<typeof planProgress>, waiting: string | null): string {
+/** A progress notification's message: the parts done once the goal is split, else that it waits for the split; a timer it waits on; and why it waits, if a peer is missing. */
+function progressMessage (p: ReturnType<typeof planProgress>, waiting: string | null, timer: string | null = null): string {
   const counts = p.leaves === 0 ? 'waiting for a split' : `${p.done}/${p.leaves} parts done${p.failed > 0 ? `, ${p.failed} failed` : ''}`
-  return waiting === null ? counts : `${counts}; ${waiting}`
+  return [counts, timer, waiting].filter((x) => x !== null).join('; ')
 }
 
 /**

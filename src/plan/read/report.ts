@@ -15,6 +15,8 @@ import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 import { splitFailureText } from './splitFailure'
+import { clockTime, goalWaitWords, taskWaitWords } from './waitWords'
+import { nowMicros, type Micros } from '../protocol/time'
 
 export { failedGoals, stoppedBeforeSplit }
 
@@ -93,6 +95,8 @@ export interface TextTreeOptions {
    * header says SYNCING_LINE instead of its counts, which may be behind.
    */
   syncing?: boolean
+  /** The clock wait words count down by, µs (goalWaitWords); default now. */
+  nowUs?: Micros
 }
 
 /** A plan header's status while the peer has not synced yet (TextTreeOptions.syncing). */
@@ -120,25 +124,31 @@ function acceptedText (g: GoalView): string {
 export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOptions = {}): string {
   const resultChars = opts.resultChars ?? 100
   const lines: string[] = []
+  const nowUs = opts.nowUs ?? nowMicros()
+  // What a goal waiting for its split, or a task whose holder went silent, waits on and until
+  // when (DESIGN "No silent wait"), in clock times: the tree is printed again only when it changes.
+  const labels = { peer: (p: string): string => peerLabel(p, opts.names), at: clockTime }
+  const goalWaitNote = (g: GoalView): string => g.wait === null ? '' : `: ${goalWaitWords(g.wait, nowUs, labels)}`
+  const taskWaitNote = (t: LeafView | SynthesisView): string => t.wait?.on === 'lease' && !t.wait.holderLive ? `, ${taskWaitWords(t.wait, nowUs, labels)}` : ''
   const walk = (n: TreeNode, indent: string): void => {
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
       const votes = acceptedText(n)
-      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}]`)
+      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}${goalWaitNote(n)}]`)
       if (n.status === 'failed') lines.push(`${indent}    error: ${splitFailedLine(n, opts.names)}`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
-      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}]`)
+      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}${taskWaitNote(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${excerpt(n.output, resultChars)}`)
     }
   }
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${opts.syncing === true ? SYNCING_LINE : progressLine(root)} ===`)
-    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}]`)
+    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}${goalWaitNote(root)}]`)
     if (root.status === 'failed') lines.push(`  error: ${splitFailedLine(root, opts.names)}`)
     const s = root.synthesis
     if (s !== null) {
-      lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}]`)
+      lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}${taskWaitNote(s)}]`)
       if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${excerpt(s.output, resultChars)}`)
     }
     for (const c of root.children) walk(c, '  ')
