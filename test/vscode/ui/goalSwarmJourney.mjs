@@ -2,7 +2,7 @@
 // from the command palette, let a local swarm (offline demo model) plan and run it, open a
 // result, contribute an executor, open the dashboard. Each step checks what the user sees on screen.
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
@@ -345,6 +345,38 @@ async function chatModelStandIn () {
 const settled = (promise, value) => promise.then(() => value, () => null)
 
 /**
+ * The description of the Plan view's row labelled `label` once it matches `pattern` (a RegExp
+ * source whose first number group, when there is one, is what the row counts down) with that
+ * number below `below` (any number when null). Read in the page at each check, so it is what
+ * the user sees the moment it shows. Resolves `{ description, n }`.
+ */
+async function rowReading (page, label, pattern, below, timeout) {
+  const handle = await page.waitForFunction(({ label, pattern, below }) => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => p.querySelector('.pane-header')?.textContent?.includes('Plan'))
+    for (const row of pane?.querySelectorAll('.pane-body .monaco-list-row') ?? []) {
+      if ((row.querySelector('.label-name')?.textContent ?? '') !== label) continue
+      const description = (row.querySelector('.label-description')?.textContent ?? '').replace(/\u00a0/g, ' ')
+      const m = new RegExp(pattern).exec(description)
+      const n = m === null ? null : Number(m.slice(1).find((x) => x !== undefined) ?? NaN)
+      if (m !== null && (below === null || n < below)) return { description, n }
+    }
+    return false
+  }, { label, pattern, below }, { timeout, polling: 100 })
+  return handle.jsonValue()
+}
+
+/**
+ * Runs a Goal Swarm command that shows a progress notification while it works (Start Local
+ * Swarm), and resolves once that notification has come and gone.
+ */
+async function runWithProgress (page, command, progressText, timeout = 120_000) {
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: progressText }).first()
+  await runCommand(page, command)
+  await toast.waitFor({ timeout: 30_000 })
+  await toast.waitFor({ state: 'detached', timeout })
+}
+
+/**
  * The step that asks @swarm through code-server's own Chat view, in an editor of its own (the
  * Chat view needs AI features on and a chat model selected, which the other steps run without):
  * the typed request is answered with the plan's final answer and its two buttons, and Open
@@ -468,7 +500,7 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
  * The journey's steps for runSteps (each `{ name, timeoutMs, run }`).
  * @param {import('./suite.mjs').JourneyContext} ctx
  */
-export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, extensionsDir }) {
+export function goalSwarmJourney ({ page, workspace, screenshot, openEditor, artifactsDir, extensionsDir }) {
   let leaf = null
   /** This editor's address, as Copy My Address copied it. */
   let address = ''
@@ -947,6 +979,53 @@ export function goalSwarmJourney ({ page, screenshot, openEditor, artifactsDir, 
       }
     },
     reloadTabs.after,
+    {
+      name: 'a goal waiting for its split says in its row what it waits on and counts down to the fallback (goalSwarm.acceptance.minScore 0.95, above every vote of the offline demo model)',
+      timeoutMs: 4 * 60_000,
+      run: async () => {
+        // Short enough that the row shows the whole goal beside its status.
+        const goal = 'Plan a lazy day'
+        const folder = path.join(workspace, '.vscode')
+        const swarmProgress = 'starting a local swarm of 6 peers'
+        const rowOf = async () => JSON.stringify((await planRows(page)).filter((r) => r.label === goal))
+        mkdirSync(folder, { recursive: true })
+        writeFileSync(path.join(folder, 'settings.json'), JSON.stringify({ 'goalSwarm.acceptance.minScore': 0.95 }, null, 2))
+        try {
+          // The editor reads the change and offers to restart its peers; the local swarm's
+          // scorers are the ones that vote by it, so the local swarm is started again. The
+          // finished plans above are judged by 0.95 too while it holds (their quorum splits'
+          // votes are under it, and the scorers take fallbacks for those goals); no later step
+          // of this editor reads them.
+          await waitForNotification(page, 'settings changed; restart the peers', 30_000)
+          await runWithProgress(page, 'Goal Swarm: Start Local Swarm', swarmProgress)
+          await runCommand(page, 'Goal Swarm: Submit Goal')
+          await answerQuickInput(page, { expect: 'Describe the goal', text: goal })
+          await planRow(page, goal).waitFor({ timeout: 60_000 })
+          // The demo scorers vote 0.82-0.88: no quorum at 0.95, so the goal waits for the fallback,
+          // while votes arrive ("scoring: …; fallback in N s"), then on the best split.
+          const waiting = `^${WORDS.pending_decomposition} · (?:best split 0\\.\\d\\d < 0\\.95: taking it in (\\d+) s|scoring: \\d+ votes ≥ 0\\.95 needed, .*; fallback in (\\d+) s) · \\d\\d:\\d\\d$`
+          const first = await rowReading(page, goal, waiting, null, 90_000).catch(async (err) => {
+            throw new Error(`the row of "${goal}" never said what its split waits on: ${await rowOf()} (${err.message})`)
+          })
+          log(`ui: the waiting goal's row reads "${first.description}"`)
+          await screenshot('plan-tree-waiting')
+          // The countdown moves: the row is redrawn with fewer seconds left.
+          const later = await rowReading(page, goal, waiting, first.n, 15_000).catch(async (err) => {
+            throw new Error(`the row of "${goal}" did not count down from ${first.n} s: ${await rowOf()} (${err.message})`)
+          })
+          log(`ui: then "${later.description}"`)
+        } finally {
+          rmSync(folder, { recursive: true, force: true })
+        }
+        // The setting as before: by it the votes are a quorum, which the row says once the editor
+        // has read it; the local swarm started again with it accepts the split.
+        const accepting = `^${WORDS.pending_decomposition} · accepting a split: \\d+ votes ≥ 0\\.60`
+        await rowReading(page, goal, accepting, null, 30_000).catch(async (err) => {
+          throw new Error(`the row of "${goal}" did not follow the minimum score set back to 0.60: ${await rowOf()} (${err.message})`)
+        })
+        await runWithProgress(page, 'Goal Swarm: Start Local Swarm', swarmProgress)
+      }
+    },
     chatSwarmStep({ openEditor, screenshotOf })
   ]
 }
