@@ -27,6 +27,7 @@ import { accepted, proposal, promptNode, rootGoal } from '../support/fixtures'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { MemoryPeer } from '../support/memory-bus'
 import { waitUntil } from '../support/wait'
+import { receivedIds, unreceivedIds } from '../support/requestIds'
 import { FAST, publishAccepted, publishedOf, World, type Agent } from './harness'
 import type { StandinResponder } from '../support/llm-standin'
 import { ensureTool } from '../support/netns'
@@ -339,8 +340,21 @@ test('three executors racing for the same leaves: exactly one result per leaf, n
   const aborted = calls.filter((r) => r.outcome === 'aborted').length
   assert.equal(calls.length, texts.length + aborted)
   assert.ok(aborted > 0, 'the race really happened: some losing calls were aborted')
-  assert.ok(execs.some((e) => e.records.some((r) => typeof r.lost_to === 'string' && execs.some((x) => x.peer.peerId === r.lost_to))), 'a loser logged whom it lost to (and published nothing)')
-  t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed`)
+  assert.ok(execs.some((e) => e.records.some((r) => typeof r.lost_to === 'string' && execs.some((x) => x.peer.peerId === r.lost_to))), 'a loser logged whom it lost to (and published no result)')
+  // The losers' calls were paid too: each published a spend report (DESIGN R13), so the leaves'
+  // results and spend reports count every execute request the stand-in received, and besides
+  // them only requests counted that got no answer and never reached it (named by their id).
+  const records = execs.flatMap((e) => e.records)
+  const reports = records.filter((r) => r.event === 'spend_published')
+  const unreceived = unreceivedIds(records, receivedIds(calls)).length
+  let recorded = 0
+  for (const n of nodes) {
+    for (const r of user.state.resultsFor(n.node_id)) recorded += r.usage?.calls ?? 0
+    for (const x of user.state.spendsForNode(n.node_id)) recorded += x.usage.calls
+  }
+  assert.ok(reports.length > 0, 'the losers published spend reports')
+  assert.equal(recorded, calls.length + unreceived, `${recorded} recorded, ${calls.length} execute requests received, ${unreceived} aborted before reaching the stand-in`)
+  t.diagnostic(`execute calls: ${calls.length} started, ${aborted} aborted, ${completed.length} completed; ${reports.length} spend reports`)
 })
 
 test('an output larger than the inline limit goes to the blob store; the result carries its start, sha256 and size', async (t) => {
@@ -403,7 +417,7 @@ test('--max-concurrent-leaves 3: one executor runs three leaves at once; per-lea
   await waitUntil('every leaf done', () => nodes.every((n) => user.state.resultsFor(n.node_id).length === 1), 10_000)
   assert.equal(most, 3, 'three calls were in flight together')
   const work = exec.work()
-  for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1 })
+  for (const n of nodes) assert.deepEqual(work.get(n.node_id), { claims: 1, calls_started: 1, calls_aborted: 0, calls_completed: 1, results: 1, spend_reports: 0 })
 })
 
 test('a result from a peer that never claimed the leaf does not stop the executor: it claims, runs and publishes its own', async (t) => {

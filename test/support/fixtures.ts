@@ -13,7 +13,7 @@ import { claimedAuthor } from '../../src/plan/protocol/envelope'
 import { childId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
 import type {
   AcceptedSplit, AnyEnvelope, BodyOf, CancelMsg, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
-  Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SubgoalProposal
+  Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SpendMsg, SubgoalProposal
 } from '../../src/plan/protocol/schemas'
 import { signEnvelope } from '../../src/plan/protocol/signing'
 import { formatTimestamp, type Micros } from '../../src/plan/protocol/time'
@@ -187,6 +187,17 @@ export function failure (goalId: string, reporter: string, opts: { nodeId?: stri
   return {
     goal_id: goalId, node_id: opts.nodeId ?? null, role: opts.role ?? 'decomposer', reporter_peer: reporter,
     reason: opts.reason ?? 'LLM retries exhausted', failed_at: ts(opts.at ?? T0 + sec(5))
+  }
+}
+
+/**
+ * An executor's spend report on its claim `c` (DESIGN R13): `calls` requests of a call that
+ * published nothing else (default 1, cause lost_claim).
+ */
+export function spendReport (c: ClaimMsg, opts: { calls?: number, input?: number, at?: Micros, cause?: SpendMsg['cause'] } = {}): SpendMsg {
+  return {
+    goal_id: c.goal_id, node_id: c.node_id, role: 'executor', spender_peer: c.claimer_peer, claimed_at: c.claimed_at, proposal_id: null,
+    cause: opts.cause ?? 'lost_claim', spent_at: ts(opts.at ?? T0 + sec(9)), usage: { calls: opts.calls ?? 1, input_tokens: opts.input ?? 0, output_tokens: 0 }
   }
 }
 

@@ -8,9 +8,9 @@
  * proves the splits (DESIGN R4 "Evidence") only under a quorum of 1: `SYNTHETIC_ACCEPTANCE`.
  * A reader with the default quorum of 2 holds every message but acts on none of the splits.
  */
-import type { Goal, BodyOf, Kind } from '../../src/plan/protocol/schemas'
+import type { ClaimMsg, Goal, BodyOf, Kind } from '../../src/plan/protocol/schemas'
 import type { Micros } from '../../src/plan/protocol/time'
-import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal } from './fixtures'
+import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal, spendReport } from './fixtures'
 
 /** The acceptance rule under which a synthetic plan's one-scorer splits are proven. */
 export const SYNTHETIC_ACCEPTANCE = { quorum: 1, minScore: 0.6 } as const
@@ -30,7 +30,10 @@ export interface SyntheticPlanOptions {
   nowUs: Micros
   /** Claim, renew and finish every leaf (default true); false leaves them pending. */
   results?: boolean
-  /** End with the origin's cancel of the plan (default false), so every kind is present. */
+  /**
+   * End with the origin's cancel of the plan (default false) and, with results, a spend report
+   * of a call it aborted under the last leaf's claim, so every kind is present.
+   */
   cancel?: boolean
 }
 
@@ -42,6 +45,7 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
   const { nowUs } = opts
   const withResults = opts.results ?? true
   const out: Item[] = []
+  let lastClaim: ClaimMsg | null = null
   const root = rootGoal(opts.text, peer, nowUs)
   out.push(item('capability', capability(peer, nowUs, ['can_write_text'], 'executor')))
   out.push(item('goal', root))
@@ -65,6 +69,7 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
       out.push(item('node', n))
       if (!withResults) continue
       const c = claim(n.node_id, n.goal_id, peer, nowUs)
+      lastClaim = c
       out.push(item('claim', c))
       out.push(item('renew', renewal(c, nowUs + 1000)))
       out.push(item('result', result(n.node_id, n.goal_id, peer, { output: `synthetic output of ${n.text}`, at: nowUs + 2000 })))
@@ -72,6 +77,9 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
   }
   expand(root, 0)
   out.push(item('failure', failure(root.goal_id, peer, { reason: 'synthetic failure notice', at: nowUs })))
-  if (opts.cancel === true) out.push(item('cancel', cancel(root, { at: nowUs + 3000, reason: 'synthetic cancel' })))
+  if (opts.cancel === true) {
+    out.push(item('cancel', cancel(root, { at: nowUs + 3000, reason: 'synthetic cancel' })))
+    if (lastClaim !== null) out.push(item('spend', spendReport(lastClaim, { cause: 'cancelled', at: nowUs + 3000 })))
+  }
   return out
 }

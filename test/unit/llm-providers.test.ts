@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { ConfigError, createProvider, DEFAULT_ANTHROPIC_MODEL, LlmError } from '../../src/peer/llm/index'
 import { newUsageMeter } from '../../src/peer/llm/provider'
 import { LlmStandin } from '../support/llm-standin'
+import { waitUntil } from '../support/wait'
 
 const Score = z.object({ score: z.number().min(0).max(1), notes: z.string() })
 const scoreCall = { purpose: 'score' as const, system: 'You score proposals.', prompt: 'Goal: Plan a trip\nScore this proposal.', schema: Score, schemaName: 'score' }
@@ -195,10 +196,40 @@ for (const provider of ['anthropic', 'openai-compatible'] as const) {
       const p = createProvider({ ...llm.llmConfig(provider), retryBaseMs: 1 })
       const usage = newUsageMeter()
       await p.generateObject({ ...scoreCall, usage })
-      assert.deepEqual(usage, { calls: 3, input_tokens: 230, output_tokens: 42 })
+      const figures = (): unknown => ({ calls: usage.calls, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens })
+      assert.deepEqual(figures(), { calls: 3, input_tokens: 230, output_tokens: 42 })
       await p.generateText({ purpose: 'execute', system: '', prompt: 'Task: x', usage })
-      assert.deepEqual(usage, { calls: 4, input_tokens: 237, output_tokens: 45 })
+      assert.deepEqual(figures(), { calls: 4, input_tokens: 237, output_tokens: 45 })
+      // The 500 was an answer: the server had the request.
+      assert.deepEqual(usage.unanswered_request_ids, [])
       assert.deepEqual(llm.requests.map((r) => r.usage?.input_tokens ?? null), [100, null, 130, 7])
+      // Each request counted went out with its id, so a server's log matches what a peer records.
+      assert.equal(new Set(usage.request_ids).size, 4)
+      assert.deepEqual(llm.requests.map((r) => r.headers['x-client-request-id']), usage.request_ids)
+    })
+
+    test('a call aborted before its request went out counts nothing; one aborted in flight counts its request and names it', async () => {
+      const p = createProvider({ ...llm.llmConfig(provider), retryBaseMs: 1 })
+      const before = newUsageMeter()
+      await assert.rejects(p.generateText({ purpose: 'execute', system: '', prompt: 'Task: x', usage: before, signal: AbortSignal.abort(new Error('lost')) }), /lost/)
+      assert.deepEqual({ calls: before.calls, ids: before.request_ids, unanswered: before.unanswered_request_ids }, { calls: 0, ids: [], unanswered: [] })
+      assert.equal(llm.requests.length, 0)
+      llm.reply({ text: 'late', latencyMs: 5000 })
+      const inFlight = newUsageMeter()
+      const abort = new AbortController()
+      const call = p.generateText({ purpose: 'execute', system: '', prompt: 'Task: y', usage: inFlight, signal: abort.signal })
+      await waitUntil('the request at the stand-in', () => llm.requests.length === 1, 5000)
+      abort.abort(new Error('lost the claim'))
+      await assert.rejects(call, /lost the claim/)
+      assert.equal(inFlight.calls, 1)
+      assert.deepEqual(inFlight.unanswered_request_ids, inFlight.request_ids)
+      assert.equal(llm.requests[0]?.headers['x-client-request-id'], inFlight.request_ids?.[0])
+      // A connection dropped without an answer is retried; the first request is named unanswered.
+      llm.reset().reply('drop-connection', { text: 'after the drop' })
+      const dropped = newUsageMeter()
+      assert.equal(await p.generateText({ purpose: 'execute', system: '', prompt: 'Task: z', usage: dropped }), 'after the drop')
+      assert.equal(dropped.calls, 2)
+      assert.deepEqual(dropped.unanswered_request_ids, dropped.request_ids?.slice(0, 1))
     })
 
     test('free text: no schema sent', async () => {

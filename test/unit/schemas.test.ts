@@ -3,10 +3,10 @@ import { describe, it } from 'node:test'
 import { proposalId } from '../../src/plan/protocol/ids'
 import {
   AcceptedSplit, BODY_SCHEMAS, CancelMsg, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
-  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal, Timestamp, stripControlChars
+  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SubgoalProposal, Timestamp, stripControlChars
 } from '../../src/plan/protocol/schemas'
 import {
-  T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec
+  T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec, spendReport
 } from '../support/fixtures'
 
 const g = rootGoal()
@@ -26,7 +26,8 @@ const valid: Record<string, [{ safeParse: (v: unknown) => { success: boolean } }
   result: [ResultMsg, result(n.node_id, g.goal_id, 'peer-ex-1')],
   failure: [FailureMsg, failure(g.goal_id, 'peer-dec-1')],
   capability: [CapabilityAnnounce, capability('peer-ex-1', T0)],
-  cancel: [CancelMsg, cancel(g, { reason: 'not needed any more' })]
+  cancel: [CancelMsg, cancel(g, { reason: 'not needed any more' })],
+  spend: [SpendMsg, spendReport(c)]
 }
 
 function rejects (schema: { safeParse: (v: unknown) => { success: boolean } }, value: unknown, what: string): void {

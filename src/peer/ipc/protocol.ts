@@ -166,7 +166,9 @@ export const ChildMessage = z.discriminatedUnion('type', [
       calls_started: z.int().min(0),
       calls_aborted: z.int().min(0),
       calls_completed: z.int().min(0),
-      results: z.int().min(0)
+      results: z.int().min(0),
+      /** Spend reports: calls that sent requests and published no result (DESIGN R13). */
+      spend_reports: z.int().min(0).optional()
     }).optional()
   }),
   z.strictObject({ type: z.literal('log'), level: LogLevel, component: z.string(), msg: z.string() }),

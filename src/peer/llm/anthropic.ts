@@ -4,7 +4,7 @@
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk'
 import { DEFAULT_ANTHROPIC_MODEL, REQUEST_TIMEOUT_MS, type ToolTurn, type TurnMessage } from './provider'
-import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
+import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason, requestOptions } from './retrying'
 
 export interface AnthropicOptions {
   apiKey: string
@@ -54,7 +54,7 @@ export class AnthropicBackend implements Backend {
     let msg: Anthropic.Message
     let contentType: string | null
     try {
-      const { data, response } = await this.client.messages.create(params, req.signal !== undefined ? { signal: req.signal } : undefined).withResponse()
+      const { data, response } = await this.client.messages.create(params, requestOptions(req)).withResponse()
       msg = data
       contentType = response.headers.get('content-type')
     } catch (e) {

@@ -5,7 +5,7 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import { REQUEST_TIMEOUT_MS, type ToolTurn, type ToolUse, type TurnMessage } from './provider'
-import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason } from './retrying'
+import { connectionFailure, httpFailure, notAnApiReply, type Backend, type BackendReply, type BackendRequest, abortReason, requestOptions } from './retrying'
 
 export interface OpenAiCompatibleOptions {
   /** Including the API prefix, e.g. http://127.0.0.1:11434/v1 */
@@ -53,7 +53,7 @@ export class OpenAiCompatibleBackend implements Backend {
     let res: OpenAI.ChatCompletion
     let contentType: string | null
     try {
-      const { data, response } = await this.client.chat.completions.create(params, req.signal !== undefined ? { signal: req.signal } : undefined).withResponse()
+      const { data, response } = await this.client.chat.completions.create(params, requestOptions(req)).withResponse()
       res = data
       contentType = response.headers.get('content-type')
     } catch (e) {

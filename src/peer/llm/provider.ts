@@ -111,12 +111,28 @@ export interface ToolTurn { transcript: TurnMessage[], tools: ToolSpec[], toolCh
 /** A tool-use turn's reply: the model's text and the tool calls it asked for (none = its final answer). */
 export interface TurnReply { text: string, toolUses: ToolUse[] }
 
-/** Model requests and tokens of one or more calls (LlmCall.usage); mutated by the provider. */
-export interface UsageMeter { calls: number, input_tokens: number, output_tokens: number }
+/**
+ * Model requests and tokens of one or more calls (LlmCall.usage); mutated by the provider. A
+ * request counts once it is handed to the backend with its signal not aborted (one aborted
+ * before that was never sent, so it costs nothing and is not counted).
+ */
+export interface UsageMeter {
+  calls: number
+  input_tokens: number
+  output_tokens: number
+  /** The request id of each request counted, in order (BackendRequest.requestId); absent on meters made without it. */
+  request_ids?: string[]
+  /**
+   * The ids of counted requests that got no answer: aborted by the caller's signal in flight, or
+   * failed without an HTTP response (refused, reset, timed out). Such a request may never have
+   * reached the server; every other counted request did.
+   */
+  unanswered_request_ids?: string[]
+}
 
-/** A meter at zero. */
+/** A meter at zero, listing the ids of the requests it counts. */
 export function newUsageMeter (): UsageMeter {
-  return { calls: 0, input_tokens: 0, output_tokens: 0 }
+  return { calls: 0, input_tokens: 0, output_tokens: 0, request_ids: [], unanswered_request_ids: [] }
 }
 
 /** A request outstanding past the wait-notice interval, as LlmCall.onWait reports it. */

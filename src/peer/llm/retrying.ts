@@ -6,6 +6,7 @@
  * One file on purpose: the retry loop, its Retry-After budget, the per-request timeout, the
  * wait notices and the usage meter all act on the same attempt in flight.
  */
+import { randomBytes } from 'node:crypto'
 import pRetry, { AbortError } from 'p-retry'
 import type { Logger } from 'pino'
 import type { z } from 'zod'
@@ -30,6 +31,11 @@ export interface BackendRequest {
   signal?: AbortSignal
   /** Set for generateTurn: send this conversation and these tools instead of `prompt`. */
   turn?: ToolTurn
+  /**
+   * This request's id, unique per provider: HTTP backends send it as `X-Client-Request-Id`, so a
+   * request the server logged can be matched to the usage a peer recorded for it (DESIGN R13).
+   */
+  requestId?: string
 }
 
 export interface BackendReply {
@@ -161,6 +167,9 @@ export class RetryingProvider implements LlmProvider {
   private readonly backendModel: () => string
   private readonly totals: LlmStats = { calls: 0, input_tokens: 0, output_tokens: 0, latency_ms: 0, retries: 0, failures: 0, aborted: 0 }
   private readonly retry: RetryOptions
+  /** Random per provider: the first part of every request id it sends. */
+  private readonly idPrefix = randomBytes(6).toString('hex')
+  private requestsSent = 0
 
   constructor (private readonly backend: Backend, retry: Partial<RetryOptions> = {}, private readonly log?: Logger) {
     this.name = backend.name
@@ -230,10 +239,13 @@ export class RetryingProvider implements LlmProvider {
     // Mutated by the attempts (a holder, so the compiler does not narrow it to null).
     const st: {
       feedback: string | null, attempts: number, last: BackendFailure | OutputInvalid | ModelDeclined | null,
-      maxTokens: number, ordinary: number, rateLimited: number
-    } = { feedback: null, attempts: 0, last: null, maxTokens: firstCap, ordinary: 0, rateLimited: 0 }
+      maxTokens: number, ordinary: number, rateLimited: number, inFlight: string | null
+    } = { feedback: null, attempts: 0, last: null, maxTokens: firstCap, ordinary: 0, rateLimited: 0, inFlight: null }
     const attempt = async (): Promise<T> => {
+      // A request whose call was aborted before it went out is never sent, so it costs nothing.
+      if (aborted(call.signal)) throw new AbortError(abortReason(call.signal as AbortSignal))
       st.attempts++
+      const requestId = `${this.idPrefix}-${++this.requestsSent}`
       const req: BackendRequest = {
         purpose: call.purpose,
         system: call.system,
@@ -241,26 +253,39 @@ export class RetryingProvider implements LlmProvider {
         maxTokens: st.maxTokens,
         json,
         ...(call.signal !== undefined ? { signal: call.signal } : {}),
-        ...(turn !== undefined ? { turn } : {})
+        ...(turn !== undefined ? { turn } : {}),
+        requestId
       }
-      if (call.usage !== undefined) call.usage.calls++
+      if (call.usage !== undefined) {
+        call.usage.calls++
+        call.usage.request_ids?.push(requestId)
+      }
       const t0 = Date.now()
       const stopNotices = this.waitNotices(call.purpose, st.attempts, call.onWait)
       let reply: BackendReply
+      st.inFlight = requestId
       try {
         reply = await this.backend.send(req)
       } catch (e) {
         // An abort is the caller's decision, not a model failure: no retry, no LlmError.
-        if (call.signal?.aborted === true) throw new AbortError(abortReason(call.signal))
+        if (aborted(call.signal)) {
+          unanswered(call.usage, requestId)
+          throw new AbortError(abortReason(call.signal as AbortSignal))
+        }
         const failure = e instanceof BackendFailure
           ? e
           : new BackendFailure(`unexpected error: ${(e as Error).message ?? String(e)}`, 'api', false, null, { cause: e })
         st.last = failure
+        // No HTTP answer: the request may never have reached the server.
+        if (failure.status === null) unanswered(call.usage, requestId)
         if (failure.rateLimited) st.rateLimited++
         else st.ordinary++
         const spent = failure.rateLimited ? st.rateLimited > this.retry.rateLimitRetries : st.ordinary > this.retry.maxRetries
         throw failure.retryable && !spent ? failure : new AbortError(failure)
       } finally {
+        // An abort rejects the call before this runs (p-retry listens to the signal): the call's
+        // catch reads which request was in flight then.
+        st.inFlight = null
         stopNotices()
         this.totals.latency_ms += Date.now() - t0
       }
@@ -305,12 +330,13 @@ export class RetryingProvider implements LlmProvider {
           await sleep(this.backoff(call.purpose, st.attempts, st.last, st.last instanceof BackendFailure && st.last.rateLimited ? st.rateLimited : st.ordinary, err.message), call.signal)
         }
       })
-      this.totals.retries += st.attempts - 1
+      this.totals.retries += Math.max(0, st.attempts - 1)
       this.log?.debug({ purpose: call.purpose, attempts: st.attempts, ms: Date.now() - started }, 'LLM call done')
       return out
     } catch (e) {
-      this.totals.retries += st.attempts - 1
+      this.totals.retries += Math.max(0, st.attempts - 1)
       if (call.signal?.aborted === true) {
+        if (st.inFlight !== null) unanswered(call.usage, st.inFlight)
         this.totals.aborted++
         this.log?.debug({ purpose: call.purpose, attempts: st.attempts, ms: Date.now() - started }, 'LLM call aborted')
         throw abortReason(call.signal)
@@ -403,10 +429,33 @@ export class RetryingProvider implements LlmProvider {
   }
 }
 
+/** Notes on `usage` that counted request `id` got no answer (UsageMeter.unanswered_request_ids), once. */
+function unanswered (usage: LlmCall['usage'], id: string): void {
+  const ids = usage?.unanswered_request_ids
+  if (ids !== undefined && !ids.includes(id)) ids.push(id)
+}
+
+/** true when `signal` is present and aborted (a function, so a check after an await is not narrowed away). */
+function aborted (signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true
+}
+
 /** The signal's reason as an Error (AbortSignal.abort() gives a DOMException named AbortError). */
 export function abortReason (signal: AbortSignal): Error {
   const r: unknown = signal.reason
   return r instanceof Error ? r : new DOMException(String(r ?? 'This operation was aborted'), 'AbortError')
+}
+
+/** The header an HTTP backend sends a request's id in (BackendRequest.requestId): OpenAI's name for a client's own request id. */
+export const REQUEST_ID_HEADER = 'X-Client-Request-Id'
+
+/** The SDK request options of `req`: its abort signal and its id header, where it has them. */
+export function requestOptions (req: BackendRequest): { signal?: AbortSignal, headers?: Record<string, string> } | undefined {
+  if (req.signal === undefined && req.requestId === undefined) return undefined
+  return {
+    ...(req.signal !== undefined ? { signal: req.signal } : {}),
+    ...(req.requestId !== undefined ? { headers: { [REQUEST_ID_HEADER]: req.requestId } } : {})
+  }
 }
 
 /**

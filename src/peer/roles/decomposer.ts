@@ -24,16 +24,16 @@ import { distinctVotes, meanScore } from '../../plan/rules/acceptance'
 import { contentId, proposalId } from '../../plan/protocol/ids'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { clipText, excerpt } from '../../plan/protocol/text'
-import { stripControlChars, type AnyEnvelope, type Goal } from '../../plan/protocol/schemas'
+import { stripControlChars, type AnyEnvelope, type Goal, type SpendCause } from '../../plan/protocol/schemas'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
-import { newUsageMeter, type LlmProvider } from '../llm/provider'
+import { newUsageMeter, type LlmProvider, type UsageMeter } from '../llm/provider'
 import { isCancelled } from '../../plan/rules/planControl'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { needsSplit } from '../../plan/rules/evaluator'
 import { ancestorTexts, goalIdOf } from '../../plan/read/lineage'
-import { PlanCalls, PlanGate, wireUsage } from './planGate'
+import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDependencies, type DecomposeInput } from './prompts'
 
 /**
@@ -266,7 +266,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
         usage
       })
     } catch (err) {
-      if (timers.isDisposed || call.signal.aborted) return
+      if (timers.isDisposed) return
+      if (call.signal.aborted) { await dropped(goal, 'cancelled', usage); return }
       const reason = failureText(`decomposing goal ${goal.goal_id} failed`, err)
       log.error({ goal_id: goal.goal_id }, reason)
       await bus.publish('failure', {
@@ -279,10 +280,12 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (timers.isDisposed) return
     if (isCancelled(state, goal.goal_id)) {
       log.info({ goal_id: goal.goal_id }, 'the plan was cancelled while decomposing; proposal dropped')
+      await dropped(goal, 'cancelled', usage)
       return
     }
     if (rules.acceptedFor(state, goal.goal_id).length > 0) {
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
+      await dropped(goal, 'split_accepted', usage)
       return
     }
     // The wire refuses control characters in text (DESIGN R1); a model's stray ones are dropped.
@@ -291,6 +294,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const pid = proposalId(goal.goal_id, subgoals, me, dependsOn)
     if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
       log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
+      await dropped(goal, 'repeated_split', usage)
       armReproposal(goal.goal_id)
       return
     }
@@ -305,8 +309,13 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       usage: wireUsage(usage),
       ...(dependsOn === undefined ? {} : { depends_on: dependsOn })
     })
-    log.info({ goal_id: goal.goal_id, proposal_id: pid, attempt }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
+    log.info({ event: 'proposal_published', goal_id: goal.goal_id, proposal_id: pid, attempt, calls: usage.calls, request_ids: usage.request_ids ?? [], unanswered_request_ids: usage.unanswered_request_ids ?? [] }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)
+  }
+
+  /** A proposal not published: its requests still count against the plan, in a spend report (DESIGN R13). */
+  async function dropped (goal: Goal, cause: SpendCause, usage: UsageMeter): Promise<void> {
+    await publishGoalSpend(bus, log, { goalId: goal.goal_id, role: 'decomposer', me, cause, usage, atUs: ctx.now() })
   }
 
   for (const g of state.goals()) consider(g.goal_id)

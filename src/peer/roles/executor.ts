@@ -104,7 +104,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
     ...(opts.tools === undefined ? {} : { tools: opts.tools })
   })
   /** Finished results not yet published: kept across a stop, published after a restart. */
-  const kept = new KeptWork({ store: KeptResults.open(config.dataDir, log), state, rules, now: ctx.now, me, log, timers, work, publish: call.publish.bind(call) })
+  const kept = new KeptWork({ store: KeptResults.open(config.dataDir, log), state, rules, now: ctx.now, me, log, timers, work, publish: call.publish.bind(call), reportSpend: call.reportSpend.bind(call) })
   const renewals = new LeaseRenewals({ bus, me, now: ctx.now, timers, log, leaseMs: config.leaseMs, maxHoldMs: config.maxHoldMs, loopLagMs: () => settle.loopLagMs() })
   warnIfHoldTooShort(config, log)
   const loop = startClaimLoop({
@@ -134,7 +134,7 @@ export function startExecutor (ctx: RoleContext, llm: LlmProvider, opts: Executo
       // Executions, not requests, are what claims and results count; the requests are what the
       // swarm's LLM totals count, so both are named.
       log.info({ event: 'executor_totals', work: total, model_requests: modelRequests, renewals: renewals.figures(), settle: settle.figures() },
-        `executor totals: ${total.leaves} prompts (leaves and syntheses), ${total.claims} claims, ${total.calls_completed} executions completed and ${total.calls_aborted} aborted (${modelRequests} model request${modelRequests === 1 ? '' : 's'}), ${total.results} results published`)
+        `executor totals: ${total.leaves} prompts (leaves and syntheses), ${total.claims} claims, ${total.calls_completed} executions completed and ${total.calls_aborted} aborted (${modelRequests} model request${modelRequests === 1 ? '' : 's'}), ${total.results} results and ${total.spend_reports} spend reports published`)
     }
   }
 }

@@ -1,13 +1,15 @@
 /**
  * The roles' side of cancel and budget (DESIGN R13): one gate every role asks before it starts
- * model work, the in-flight calls a cancel aborts, and the usage a message carries.
+ * model work, the in-flight calls a cancel aborts, the usage a message carries and the spend
+ * report of a call that publishes nothing else.
  */
 import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
-import type { Usage } from '../../plan/protocol/schemas'
+import type { SpendCause, Usage } from '../../plan/protocol/schemas'
+import type { Bus } from '../bus'
 import { mayStartModelWork } from '../../plan/rules/evaluator'
 import type { SwarmRules } from '../../plan/rules/swarmRules'
-import type { Micros } from '../../plan/protocol/time'
+import { formatTimestamp, type Micros } from '../../plan/protocol/time'
 import { rootGoalOf } from '../../plan/rules/planControl'
 import type { PlanState } from '../../plan/state/planState'
 
@@ -15,6 +17,29 @@ import type { PlanState } from '../../plan/state/planState'
 export function wireUsage (m: UsageMeter): Usage {
   const clamp = (n: number, max: number): number => Math.min(max, Math.max(0, Math.round(n)))
   return { calls: clamp(m.calls, 10_000), input_tokens: clamp(m.input_tokens, 1_000_000_000), output_tokens: clamp(m.output_tokens, 1_000_000_000) }
+}
+
+/**
+ * Publishes the spend of a decomposer's or scorer's call that publishes no proposal or vote
+ * (DESIGN R13 "Every paid request is recorded"), when it counted any request, and logs it
+ * (`spend_published`, with the request ids). `proposalId`: the proposal a scorer was voting on.
+ * Never rejects: a failure is logged. @returns true when a report went out
+ */
+export async function publishGoalSpend (bus: Pick<Bus, 'publish'>, log: Logger, spend: { goalId: string, role: 'decomposer' | 'scorer', me: string, cause: SpendCause, usage: UsageMeter, atUs: Micros, proposalId?: string }): Promise<boolean> {
+  const { goalId, role, me, cause, usage } = spend
+  if (usage.calls === 0) return false
+  try {
+    await bus.publish('spend', {
+      goal_id: goalId, node_id: null, role, spender_peer: me, claimed_at: null, proposal_id: spend.proposalId ?? null, cause,
+      spent_at: formatTimestamp(spend.atUs), usage: wireUsage(usage)
+    })
+  } catch (err) {
+    log.error({ err, goal_id: goalId }, `could not publish the spend of a ${role === 'decomposer' ? 'proposal' : 'vote'} not published`)
+    return false
+  }
+  log.info({ event: 'spend_published', goal_id: goalId, proposal_id: spend.proposalId ?? null, cause, calls: usage.calls, request_ids: usage.request_ids ?? [], unanswered_request_ids: usage.unanswered_request_ids ?? [] },
+    `recorded the ${usage.calls} model request${usage.calls === 1 ? '' : 's'} of a ${role === 'decomposer' ? 'proposal' : 'vote'} not published (${cause})`)
+  return true
 }
 
 /**

@@ -25,14 +25,13 @@ import { CAPABILITIES, stripControlChars, type AcceptedSplit, type Capability, t
 import { contentId } from '../../plan/protocol/ids'
 import { formatTimestamp } from '../../plan/protocol/time'
 import type { Disposable } from '../bus'
-import { newUsageMeter, type LlmProvider } from '../llm/provider'
+import { newUsageMeter, type LlmProvider, type UsageMeter } from '../llm/provider'
 import { isCancelled } from '../../plan/rules/planControl'
-import type { Usage } from '../../plan/protocol/schemas'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
-import { PlanCalls, PlanGate, wireUsage } from './planGate'
+import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 
 /**
@@ -106,7 +105,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   /** Proposals scored (or being scored, or given up on) by this process. */
   const scoring = new Set<string>()
   /** This scorer's answer per (goal, forced, subgoals): a proposal with identical subgoals reuses it. */
-  const answers = new Map<string, Promise<{ out: ScoreOutput, usage: Usage } | null>>()
+  const answers = new Map<string, Promise<{ out: ScoreOutput, usage: UsageMeter } | null>>()
   /** Goals with an acceptance being published here. */
   const accepting = new Set<string>()
   /** Content keys of the accepted splits this scorer published (their children go out at once). */
@@ -270,7 +269,12 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         if (answers.get(key) === answer) answers.delete(key)
         return
       }
-      if (timers.isDisposed || isCancelled(state, goal.goal_id)) return
+      if (timers.isDisposed) return
+      if (isCancelled(state, goal.goal_id)) {
+        // The vote is not published, its requests were paid: they count in a spend report (DESIGN R13).
+        if (earlier === undefined) await publishGoalSpend(bus, log, { goalId: goal.goal_id, role: 'scorer', me, cause: 'cancelled', usage: got.usage, atUs: ctx.now(), proposalId: p.proposal_id })
+        return
+      }
       const out = got.out
       const body: ScoreMsg = {
         goal_id: goal.goal_id,
@@ -285,16 +289,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         })),
         scored_at: formatTimestamp(ctx.now()),
         // A reused answer made no call of its own; the first vote carries its cost.
-        usage: earlier === undefined ? got.usage : wireUsage(newUsageMeter())
+        usage: wireUsage(earlier === undefined ? got.usage : newUsageMeter())
       }
       await bus.publish('score', body)
-      log.info({ goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined },
+      const ids = earlier === undefined ? { request_ids: got.usage.request_ids ?? [], unanswered_request_ids: got.usage.unanswered_request_ids ?? [] } : { request_ids: [], unanswered_request_ids: [] }
+      log.info({ event: 'vote_published', goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined, calls: body.usage?.calls ?? 0, ...ids },
         `scored ${out.score.toFixed(2)} a split of "${excerpt(goal.text)}"${earlier !== undefined ? ' (same subgoals as a split already scored: vote reused)' : ''}`)
     })
   }
 
   /** The model call behind a vote; null when skipped (a split was accepted meanwhile) or failed. */
-  async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<{ out: ScoreOutput, usage: Usage } | null> {
+  async function vote (goal: Goal, p: SubgoalProposal, forcedLeaves: boolean): Promise<{ out: ScoreOutput, usage: UsageMeter } | null> {
     if (timers.isDisposed || rules.acceptedFor(state, goal.goal_id).length > 0) return null
     // A plan's stop is for good (a cancel stays, spend only grows): the vote is never retried.
     if (!gate.allows(goal.goal_id)) return null
@@ -310,9 +315,13 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         signal: call.signal,
         usage
       })
-      return { out, usage: wireUsage(usage) }
+      return { out, usage }
     } catch (err) {
-      if (timers.isDisposed || call.signal.aborted) return null
+      if (timers.isDisposed) return null
+      if (call.signal.aborted) {
+        await publishGoalSpend(bus, log, { goalId: goal.goal_id, role: 'scorer', me, cause: 'cancelled', usage, atUs: ctx.now(), proposalId: p.proposal_id })
+        return null
+      }
       const reason = failureText(`scoring proposal ${p.proposal_id} failed`, err)
       log.error({ goal_id: goal.goal_id, proposal_id: p.proposal_id }, reason)
       await bus.publish('failure', {

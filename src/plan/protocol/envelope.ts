@@ -54,6 +54,7 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
     case 'failure': return env.body.reporter_peer
     case 'capability': return env.body.peer_id
     case 'cancel': return env.body.origin_peer
+    case 'spend': return env.body.spender_peer
   }
 }
 
@@ -116,6 +117,16 @@ function idProblem (env: AnyEnvelope): string | null {
       const c = env.body
       const want = rootGoalId(c.goal_text, parseTimestamp(c.goal_created_at), c.origin_peer)
       return want === c.goal_id ? null : `cancel names goal ${c.goal_id}, but its origin, text and created_at give ${want}: not the root goal's origin`
+    }
+    case 'spend': {
+      // Each role's report names the work it was for, and only that (DESIGN R13): what it is
+      // counted against depends on it.
+      const s = env.body
+      const want = s.role === 'executor' ? { node: true, claim: true, proposal: false } : { node: false, claim: false, proposal: s.role === 'scorer' }
+      if ((s.node_id !== null) !== want.node || (s.claimed_at !== null) !== want.claim || (s.proposal_id !== null) !== want.proposal) {
+        return `a ${s.role}'s spend report names ${s.role === 'executor' ? 'its task and claim (node_id, claimed_at) and no proposal' : s.role === 'scorer' ? 'the proposal it voted on and no task or claim' : 'no task, claim or proposal'}`
+      }
+      return null
     }
     default:
       return null

@@ -342,6 +342,40 @@ export const FailureMsg = z.strictObject({
 })
 export type FailureMsg = z.infer<typeof FailureMsg>
 
+/**
+ * Why model work ended without the message it was for (DESIGN R13 "Every paid request is
+ * recorded"): an executor's claim lost its round (lost_claim, lease_lapsed, hold_limit,
+ * clock_skew), the task got a result elsewhere (has_result), the plan was cancelled, the peer
+ * stopped or found its identity running twice, or the call was aborted otherwise; a
+ * decomposer's proposal was not published because a split was accepted meanwhile
+ * (split_accepted) or the model repeated a split already held (repeated_split).
+ */
+export const SPEND_CAUSES = ['lost_claim', 'lease_lapsed', 'hold_limit', 'clock_skew', 'has_result', 'cancelled', 'stopped', 'duplicate_identity', 'aborted', 'split_accepted', 'repeated_split'] as const
+export type SpendCause = (typeof SPEND_CAUSES)[number]
+
+/**
+ * The model requests of work that published nothing else (DESIGN R13 "Every paid request is
+ * recorded"): a call aborted or thrown away after it had sent requests, so its spend still counts
+ * against the plan's budget. An executor's names the claim it ran under (node_id, claimed_at); a
+ * scorer's the proposal it was voting on (proposal_id); a decomposer's only the goal. Role and
+ * fields agree (checkEnvelope), and `usage` states at least one request.
+ */
+export const SpendMsg = z.strictObject({
+  goal_id: Id,
+  /** The task (leaf or synthesis) of an executor's call; null for a decomposer's or scorer's. */
+  node_id: Id.nullable(),
+  role: z.enum(['decomposer', 'scorer', 'executor']),
+  spender_peer: PeerIdStr,
+  /** claimed_at of the executor's claim the call ran under; null for the other roles. */
+  claimed_at: Timestamp.nullable(),
+  /** The proposal a scorer's call was voting on; null for the other roles. */
+  proposal_id: Id.nullable(),
+  cause: z.enum(SPEND_CAUSES),
+  spent_at: Timestamp,
+  usage: Usage.refine((u) => u.calls >= 1, 'a spend report states at least one model request')
+})
+export type SpendMsg = z.infer<typeof SpendMsg>
+
 /** Longest reason a cancel carries, in characters (code points). */
 export const CANCEL_REASON_MAX = 500
 
@@ -416,7 +450,8 @@ export const BODY_SCHEMAS = {
   result: ResultMsg,
   failure: FailureMsg,
   capability: CapabilityAnnounce,
-  cancel: CancelMsg
+  cancel: CancelMsg,
+  spend: SpendMsg
 } as const
 export type Kind = keyof typeof BODY_SCHEMAS
 export const KINDS = Object.keys(BODY_SCHEMAS) as Kind[]

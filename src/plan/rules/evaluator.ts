@@ -784,3 +784,22 @@ export function mayStartModelWork (state: PlanState, goalId: string, nowUs: Micr
   if (root === undefined) return { ok: true }
   return modelWorkGate(planControl(state, root, nowUs, rules))
 }
+
+/**
+ * A budgeted plan's calls as an executor's claim gate counts them (DESIGN R13 "Over-spend
+ * bound"): its recorded calls plus one for each of its tasks whose claim round is running
+ * (settling or held) with no outcome yet, a call under way whose spend is not recorded. Null
+ * for a plan without a calls budget (max_calls), or a root not held.
+ */
+export function committedCalls (evaluation: Evaluation, rootId: string): { committed: number, maxCalls: number } | null {
+  const plan = evaluation.plan(rootId)
+  const maxCalls = plan?.budget?.max_calls
+  if (plan === undefined || maxCalls === undefined) return null
+  let running = 0
+  for (const t of evaluation.claimTasks()) {
+    if (t.rootId !== rootId || t.superseded) continue
+    const { lease, results, notices } = t.outcome
+    if ((lease.state === 'settling' || lease.state === 'held') && results.length === 0 && notices.length === 0) running++
+  }
+  return { committed: plan.spend.calls + running, maxCalls }
+}

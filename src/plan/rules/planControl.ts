@@ -1,7 +1,7 @@
 /**
  * Cancel and budget of a plan (DESIGN R13) as pure functions of the plan state: whether a plan
- * is cancelled, what it has spent (from the `usage` its cost-bearing messages carry, counted
- * through the task outcomes that carry result authority), and the gate's answer from that. The
+ * is cancelled, what it has spent (from the `usage` its cost-bearing messages and spend reports
+ * carry; executor work once per claim held), and the gate's answer from that. The
  * task evaluator (rules/evaluator.ts) puts them together: planSpend, planControl and the one
  * check every role makes before it starts model work (mayStartModelWork) live there, since
  * which results count is a task rule. Like the tree, every answer depends only on the set of
@@ -9,7 +9,7 @@
  */
 import { compareStrings, synthesisId } from '../protocol/ids'
 import { countedVotes } from './acceptance'
-import { CANCEL_REASON_MAX, type AcceptedSplit, type Budget, type CancelMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
+import { CANCEL_REASON_MAX, type AcceptedSplit, type Budget, type CancelMsg, type ClaimMsg, type Goal, type Role, type Usage } from '../protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../protocol/time'
 import { clipText } from '../protocol/text'
 import type { LeafOutcome } from './leafOutcome'
@@ -101,14 +101,64 @@ function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage 
 /** The outcomes of one task that carry result authority (DESIGN R5), as the task evaluator reads them. */
 export type AuthorizedOutcomes = Pick<LeafOutcome, 'results' | 'notices'>
 
+/** A claim as spend keys it: its claimer and claimed_at (one model call runs under one claim). */
+function claimKey (peer: string, claimedAt: string): string {
+  return `${peer}\u0000${claimedAt}`
+}
+
+/**
+ * The claim of `peer` on a task that its message stamped `at` belongs to: its latest claim held
+ * dated at or before `at` (µs), as a claimKey; null when it holds none (it never claimed).
+ */
+function claimBefore (claims: readonly ClaimMsg[], peer: string, at: Micros): string | null {
+  let best: string | null = null
+  let bestUs = -Infinity
+  for (const c of claims) {
+    if (c.claimer_peer !== peer) continue
+    const us = parseTimestamp(c.claimed_at)
+    if (us <= at && us > bestUs) { best = c.claimed_at; bestUs = us }
+  }
+  return best === null ? null : claimKey(peer, best)
+}
+
+/**
+ * The executor spend of one task (DESIGN R13 "Spend"): one message per claim held, its result,
+ * failure notice or spend report, so every call run under a claim counts once, whoever won the
+ * round, and a peer that never claimed the task adds nothing. A result or notice belongs to its
+ * signer's latest claim dated at or before its finished_at / failed_at, a spend report to the
+ * claim it names. The outcomes with result authority are taken first, then the rest in
+ * messageKey order: for honest peers (one message per claim) the order changes nothing.
+ */
+function addTaskSpend (spend: PlanSpend, state: PlanState, taskId: string, o: AuthorizedOutcomes): void {
+  const claims = state.claimsFor(taskId)
+  const held = new Set(claims.map((c) => claimKey(c.claimer_peer, c.claimed_at)))
+  const counted = new Set<string>()
+  const take = (key: string | null, peer: string, u: Usage | undefined): void => {
+    if (key === null || counted.has(key)) return
+    counted.add(key)
+    addUsage(spend, 'executor', peer, u)
+  }
+  for (const r of [...o.results, ...state.resultsFor(taskId)]) take(claimBefore(claims, r.executor_peer, parseTimestamp(r.finished_at)), r.executor_peer, r.usage)
+  for (const f of [...o.notices, ...state.failuresForNode(taskId)]) {
+    if (f.role === 'executor') take(claimBefore(claims, f.reporter_peer, parseTimestamp(f.failed_at)), f.reporter_peer, f.usage)
+  }
+  for (const s of state.spendsForNode(taskId)) {
+    if (s.role !== 'executor' || s.claimed_at === null) continue
+    const key = claimKey(s.spender_peer, s.claimed_at)
+    if (held.has(key)) take(key, s.spender_peer, s.usage)
+  }
+}
+
 /**
  * A plan's recorded spend (DESIGN R13 "Spend"): the usage of what belongs to the plan, found
  * from its root through its proven accepted splits: every distinct proposal for its goals, the
- * counted vote of each scorer on each proposal held (one per scorer and proposal), every goal failure notice (node_id null), and
- * the results and executor failure notices of its leaves and syntheses that carry result
- * authority (R5). A score on a proposal that does not exist, or a result from a peer that did
- * not win its claim round, costs the plan nothing; no message states more than one call can
- * cost (checkEnvelope drops it). Work aborted before it published anything is not recorded.
+ * counted vote of each scorer on each proposal held (one per scorer and proposal), every goal
+ * failure notice (node_id null), a decomposer's spend reports on its goals and a scorer's on a
+ * proposal held (one per scorer and proposal), and for its leaves and syntheses one message per
+ * claim held (addTaskSpend): the result, failure notice or spend report of the call run under
+ * it. A score on a proposal that does not exist, or a result or spend report of a peer that
+ * never claimed the task, costs the plan nothing; no message states more than one call can cost
+ * (checkEnvelope drops it).
  * Callers go through rules/evaluator.ts planSpend, whose task outcomes say which results count.
  * @param outcomeOf the outcomes of a leaf or synthesis task by id, at the caller's clock reading
  * @param acceptedFor the proven accepted splits of a goal (SwarmRules.acceptedFor)
@@ -122,12 +172,16 @@ export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: s
     const votes = state.scoresFor(g)
     for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(spend, 'scorer', v.scorer_peer, v.usage)
     for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
+    const scored = new Set<string>()
+    for (const s of state.spendsFor(g)) {
+      if (s.role === 'decomposer') addUsage(spend, 'decomposer', s.spender_peer, s.usage)
+      else if (s.role === 'scorer' && s.proposal_id !== null && state.proposal(g, s.proposal_id) !== undefined) {
+        const key = claimKey(s.spender_peer, s.proposal_id)
+        if (!scored.has(key)) { scored.add(key); addUsage(spend, 'scorer', s.spender_peer, s.usage) }
+      }
+    }
   }
-  for (const n of leaves) {
-    const o = outcomeOf(n)
-    for (const r of o.results) addUsage(spend, 'executor', r.executor_peer, r.usage)
-    for (const f of o.notices) addUsage(spend, 'executor', f.reporter_peer, f.usage)
-  }
+  for (const n of leaves) addTaskSpend(spend, state, n, outcomeOf(n))
   return spend
 }
 

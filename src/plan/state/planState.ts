@@ -15,7 +15,7 @@ import { compareStrings } from '../protocol/ids'
 import { ByNaturalId, Groups } from './keyedIndexes'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
-  PromptNode, ResultMsg, ScoreMsg, SubgoalProposal
+  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SubgoalProposal
 } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 
@@ -64,6 +64,8 @@ export class PlanState {
   private readonly resultsByNode = new Groups<ResultMsg>()
   private readonly failuresByGoal = new Groups<FailureMsg>()
   private readonly failuresByNode = new Groups<FailureMsg>()
+  private readonly spendsByGoal = new Groups<SpendMsg>()
+  private readonly spendsByNode = new Groups<SpendMsg>()
   private readonly capabilityByPeer = new Map<string, HeldAnnouncement>()
   private readonly kindCounts = new Map<Kind, number>()
   /** Per goal: bumped by every proposal, score or accepted split, so verdicts on splits are cached until one arrives. */
@@ -157,6 +159,10 @@ export class PlanState {
         break
       case 'capability': break // indexed by takeAnnouncement
       case 'cancel': this.cancelsByGoal.add(env.body.goal_id, key, env.body); break
+      case 'spend':
+        this.spendsByGoal.add(env.body.goal_id, key, env.body)
+        if (env.body.node_id !== null) this.spendsByNode.add(env.body.node_id, key, env.body)
+        break
     }
   }
 
@@ -264,6 +270,12 @@ export class PlanState {
 
   /** Failure notices about one leaf. */
   failuresForNode (nodeId: string): FailureMsg[] { return this.failuresByNode.get(nodeId) }
+
+  /** Spend reports with this goal_id (DESIGN R13): a decomposer's and scorers' on the goal, and executors' on its tasks; messageKey order. */
+  spendsFor (goalId: string): SpendMsg[] { return this.spendsByGoal.get(goalId) }
+
+  /** Executors' spend reports on one task (leaf or synthesis), messageKey order. */
+  spendsForNode (nodeId: string): SpendMsg[] { return this.spendsByNode.get(nodeId) }
 
   /** The latest capability announcement of each peer (LWW register, see the class doc), messageKey order. */
   capabilities (): CapabilityAnnounce[] {

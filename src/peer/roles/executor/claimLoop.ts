@@ -7,10 +7,12 @@
  * Claim rules: a task is claimed as soon as it is open (by its ranked executor; the others after
  * a standby, claimRank.ts), and its call (leafCall.ts) starts at once, overlapping the settle
  * window; the result is published only once the window is over and the claim still wins. A
- * finished call frees its slot even while its window runs (not in a budgeted plan). The window
- * adapts to measured delivery latency and event-loop lag (settleWindow.ts). A claimer that sees a
- * winning competitor, a result that counts, a cancel or its round's hold limit aborts its call
- * (AbortSignal through the provider) and publishes nothing. Nothing is claimed before a first
+ * finished call frees its slot even while its window runs (not in a budgeted plan, where a claim
+ * holds its slot until its spend is published). The window adapts to measured delivery latency
+ * and event-loop lag (settleWindow.ts). A claimer that sees a winning competitor, a result that
+ * counts, a cancel or its round's hold limit aborts its call (AbortSignal through the provider)
+ * and publishes no result; the requests the call had sent go out in a spend report once the
+ * window is over (DESIGN R13 "Every paid request is recorded"). Nothing is claimed before a first
  * sync with a peer (or a grace period provably alone, syncGate.ts), nor by the newer of two live
  * processes sharing one identity (identityTwins.ts).
  *
@@ -26,7 +28,7 @@
  * are handed in.
  */
 import { CLAIM_TOLERANCE_MS, claimStamp, settleEndUs, stampWithinTolerance } from '../../../plan/rules/claims'
-import { claimableSince, evaluate, type Evaluation } from '../../../plan/rules/evaluator'
+import { claimableSince, committedCalls, evaluate, type Evaluation } from '../../../plan/rules/evaluator'
 import { isCancelled, rootGoalOf } from '../../../plan/rules/planControl'
 import type { SwarmRules } from '../../../plan/rules/swarmRules'
 import { holdLimitText } from '../../../plan/read/holdLimit'
@@ -38,6 +40,7 @@ import { formatTimestamp, parseTimestamp, type Micros } from '../../../plan/prot
 import type { PlanState } from '../../../plan/state/planState'
 import type { Bus } from '../../bus'
 import type { Logger } from '../../log'
+import { newUsageMeter, type UsageMeter } from '../../llm/provider'
 import { Standby, STANDBY_WINDOWS } from '../claimRank'
 import { guard, type RoleTimers } from '../common'
 import type { PeerSyncView } from '../context'
@@ -49,7 +52,7 @@ import type { KeptWork } from './keptResults'
 import type { LeafCall } from './leafCall'
 import type { LeaseRenewals } from './leaseRenewal'
 import type { OfferWatch } from './offerWatch'
-import { hasCountingResult, leaseOf, Lost, type Flight, type WaitSlot, type WorkCounts } from './work'
+import { hasCountingResult, leaseOf, Lost, type CallOutcome, type Flight, type LeafWork, type LostCause, type WaitSlot, type WorkCounts } from './work'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen), ms. */
 const MAX_TICK_MS = 1000
@@ -80,7 +83,7 @@ export interface ClaimLoopDeps {
   /** What this executor offers now: only tasks whose capability it offers are claimed. */
   offer: Pick<OfferWatch, 'has'>
   /** Runs a claimed task and publishes its result. */
-  call: Pick<LeafCall, 'run' | 'publish'>
+  call: Pick<LeafCall, 'run' | 'publish' | 'reportSpend'>
   /** Renews each claim's lease while its work goes on. */
   renewals: Pick<LeaseRenewals, 'renewWhileWorking'>
   /** Results kept from before a restart: published once claiming is allowed; their tasks are not claimed again. */
@@ -237,11 +240,12 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
 
   /**
    * A debug record whenever a look comes out differently from the one before (looks also run on
-   * every tick): whether it claimed, found nothing open, was full or may not claim, with what it
+   * every tick): whether it claimed, found nothing open, was full, may not claim, or found the
+   * plans of its open tasks with their calls budget committed (committedCalls), with what it
    * saw. So the latest record says what the executor last decided, and a reader sees that it
    * looked and held back instead of inferring it from silence.
    */
-  function looked (outcome: 'claiming' | 'nothing_open' | 'busy' | 'may_not_claim', open: number): void {
+  function looked (outcome: 'claiming' | 'nothing_open' | 'busy' | 'may_not_claim' | 'calls_committed', open: number): void {
     const rec = { look: outcome, open, working: working.size, leaves: state.nodes().length }
     const key = `${rec.look} ${rec.open} ${rec.working} ${rec.leaves}`
     if (key === lastLook) return
@@ -263,10 +267,34 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
       candidates.push(c)
     }
     if (skewed) timers.after(1000, schedule)
-    looked(candidates.length === 0 ? 'nothing_open' : 'claiming', candidates.length)
-    if (candidates.length === 0) return
+    if (candidates.length === 0) { looked('nothing_open', 0); return }
     const byId = new Map(candidates.map((c) => [c.node.node_id, c]))
-    const chosen = order(candidates.map((c) => c.node)).flatMap((node) => byId.get(node.node_id) ?? []).slice(0, parallel - callSlots)
+    // A budgeted plan takes no claim while its recorded calls and the calls its running claim
+    // rounds show under way reach max_calls, counting the claims of this look too (DESIGN R13
+    // "Over-spend bound"): the spend of a result still on its way is already counted by its claim.
+    const room = new Map<string, number>()
+    const roomOf = (rootId: string): number => {
+      const held = room.get(rootId)
+      if (held !== undefined) return held
+      const c = committedCalls(evaluation, rootId)
+      // Claims of this executor still being published are not in the state yet.
+      let publishing = 0
+      for (const f of flights.values()) if (f.mine === null && f.rootId === rootId) publishing++
+      const r = c === null ? Infinity : c.maxCalls - c.committed - publishing
+      room.set(rootId, r)
+      return r
+    }
+    const chosen: LiveTask[] = []
+    for (const node of order(candidates.map((c) => c.node))) {
+      const c = byId.get(node.node_id)
+      if (c === undefined || chosen.length >= parallel - callSlots) continue
+      const left = roomOf(c.task.rootId)
+      if (left <= 0) continue
+      room.set(c.task.rootId, left - 1)
+      chosen.push(c)
+    }
+    looked(chosen.length === 0 ? 'calls_committed' : 'claiming', candidates.length)
+    if (chosen.length === 0) return
     // Built before the first claim goes out: each from the evaluation that found its task open.
     const tasks = chosen.map((c) => claimedTask(evaluation, c.task))
     for (const task of tasks) claim(task)
@@ -282,7 +310,7 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     const abort = new AbortController()
     working.set(node.node_id, abort)
     let end = (): void => {}
-    const flight: Flight = { node, abort, mine: null, out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
+    const flight: Flight = { node, rootId: rootGoalOf(state, node.goal_id)?.goal_id ?? node.goal_id, abort, mine: null, out: null, published: false, ended: new Promise<void>((resolve) => { end = resolve }) }
     flights.set(node.node_id, flight)
     callSlots++
     let slotHeld = true
@@ -343,7 +371,7 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     await bus.publish('claim', mine)
     const claimedMs = performance.now()
     flight.mine = mine
-    log.debug({ event: 'claim_published', node_id: node.node_id, capability: cap, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
+    log.info({ event: 'claim_published', node_id: node.node_id, goal_id: node.goal_id, claimed_at: mine.claimed_at, capability: cap, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
 
     // Every claim, renewal or result for this leaf re-checks at once whether we still win.
     const check = (): void => {
@@ -363,15 +391,20 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     }
     atHoldLimit()
     check()
+    // What the call has spent so far: published with its result, or in a spend report when the
+    // claim ends without one (DESIGN R13 "Every paid request is recorded").
+    const usage = newUsageMeter()
+    let running: Promise<CallOutcome> | null = null
+    // A budgeted plan counts spend from published messages: a call keeps its slot until its
+    // spend is published (result or spend report), so the calls not yet recorded stay within
+    // the slots (the over-spend bound, DESIGN R13).
+    const budgeted = rootGoalOf(state, node.goal_id)?.budget !== undefined
     try {
       if (abort.signal.aborted) throw abort.signal.reason
-      const running = call.run(task, w, abort.signal, waiting)
+      running = call.run(task, w, abort.signal, waiting, usage)
       // Awaited below unless the claim is lost first; a stop reads the outcome (drain).
       running.then((out) => { flight.out = out }, () => {})
-      // A budgeted plan counts spend from published results: a finished call whose result still
-      // waits out the window keeps its slot there, so the calls not yet recorded stay within
-      // the slots (the over-spend bound, DESIGN R13).
-      if (rootGoalOf(state, node.goal_id)?.budget === undefined) running.then(releaseSlot, releaseSlot)
+      if (!budgeted) running.then(releaseSlot, releaseSlot)
       // The settle window overlaps the call: wait for both, re-reading the window (it may grow).
       for (;;) {
         const left = settleLeftMs(mine)
@@ -395,9 +428,37 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
-      log.info({ event: 'claim_given_up', node_id: node.node_id, cause: err.code, reason: err.message, lost_to: err.winner, ...w }, `gave up "${excerpt(node.text)}": ${err.message}; nothing published`)
+      // A kept result is published, or reported, after the restart (keptResults.ts).
+      const reported = running !== null && err.code !== 'kept' && await reportSpend(node, mine, err.code, running, usage, w)
+      log.info({ event: 'claim_given_up', node_id: node.node_id, goal_id: node.goal_id, claimed_at: mine.claimed_at, cause: err.code, reason: err.message, lost_to: err.winner, spend_reported: reported, ...w },
+        `gave up "${excerpt(node.text)}": ${err.message}; no result published${reported ? `, its ${usage.calls} model request${usage.calls === 1 ? '' : 's'} recorded in a spend report` : ''}`)
     } finally {
       stopRenewing()
+    }
+  }
+
+  /**
+   * The spend of a call whose claim ended without a result (DESIGN R13 "Every paid request is
+   * recorded"): once the call has ended (an abort ends it at once), the requests it sent go out
+   * in a spend report, like a result only once the claim's settle window has passed (not while
+   * the executor stops: then at once). So a claim, whatever its end, holds its slot of a
+   * budgeted plan for a window at least and publishes its spend at the window's end or later:
+   * no slot publishes spend more often than once per window (the over-spend bound).
+   * @returns true when a report went out (none for a call that sent nothing)
+   */
+  async function reportSpend (node: PromptNode, mine: ClaimMsg, cause: Exclude<LostCause, 'kept'>, running: Promise<CallOutcome>, usage: UsageMeter, w: LeafWork): Promise<boolean> {
+    await running.then(() => {}, () => {})
+    if (usage.calls === 0) return false
+    for (let left = settleLeftMs(mine); left > 0 && !draining && !timers.isDisposed; left = settleLeftMs(mine)) await timers.sleep(left)
+    if (timers.isDisposed) {
+      log.warn({ node_id: node.node_id, calls: usage.calls }, `the ${usage.calls} model request${usage.calls === 1 ? '' : 's'} of "${excerpt(node.text)}" ended after the stop: not recorded in the plan`)
+      return false
+    }
+    try {
+      return await call.reportSpend(node, mine.claimed_at, cause, usage, w)
+    } catch (err) {
+      log.error({ err, node_id: node.node_id }, `could not publish the spend of "${excerpt(node.text)}"`)
+      return false
     }
   }
 

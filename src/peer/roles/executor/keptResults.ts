@@ -14,7 +14,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import type { Logger } from '../../log'
 import { writeFileDurable } from '../../net/storage/durableFile'
-import type { ClaimMsg, PromptNode } from '../../../plan/protocol/schemas'
+import type { ClaimMsg, PromptNode, SpendCause } from '../../../plan/protocol/schemas'
 import { excerpt } from '../../../plan/protocol/text'
 import type { Micros } from '../../../plan/protocol/time'
 import { isCancelled } from '../../../plan/rules/planControl'
@@ -136,6 +136,8 @@ export interface KeptWorkDeps {
   work: WorkCounts
   /** Publishes a result (LeafCall.publish). */
   publish: LeafCall['publish']
+  /** Publishes the spend of a result that is dropped (LeafCall.reportSpend). */
+  reportSpend: LeafCall['reportSpend']
 }
 
 /** Keeps finished results across a stop and publishes them after the restart (DESIGN R5 "Stopping keeps finished work"). */
@@ -167,17 +169,26 @@ export class KeptWork {
    * @param onSettled called after each publication has ended (published or failed): the claim loop looks again
    */
   publishDue (onSettled: () => void): void {
-    const { store: kept, state, rules, now, log, work, publish } = this.deps
+    const { store: kept, state, rules, now, log, work, publish, reportSpend } = this.deps
     for (const [id, k] of kept) {
       if (this.publishing.has(id)) continue
-      const drop = hasCountingResult(state, id, now(), rules) ? 'the task has a result already'
-        : isCancelled(state, k.node.goal_id) ? 'the plan was cancelled'
-          : !this.ownsLatestRound(id, k.claimed_at) ? 'another executor claimed the task since'
+      const drop: { cause: SpendCause, why: string } | null = hasCountingResult(state, id, now(), rules) ? { cause: 'has_result', why: 'the task has a result already' }
+        : isCancelled(state, k.node.goal_id) ? { cause: 'cancelled', why: 'the plan was cancelled' }
+          : !this.ownsLatestRound(id, k.claimed_at) ? { cause: 'lost_claim', why: 'another executor claimed the task since' }
             : null
       if (drop !== null) {
         kept.delete(id)
-        log.info({ node_id: id, reason: drop }, `dropped the result of "${excerpt(k.node.text)}" kept from before the restart: ${drop}`)
-        void kept.save()
+        log.info({ node_id: id, reason: drop.why }, `dropped the result of "${excerpt(k.node.text)}" kept from before the restart: ${drop.why}`)
+        // Its model requests were paid all the same: they count in a spend report (DESIGN R13).
+        this.publishing.add(id)
+        guard(log, `recording the spend of the kept result of ${id}`, async () => {
+          try {
+            await reportSpend(k.node, k.claimed_at, drop.cause, { ...k.usage }, work.of(id))
+            await kept.save()
+          } finally {
+            this.publishing.delete(id)
+          }
+        })
         continue
       }
       this.publishing.add(id)
@@ -205,10 +216,16 @@ export class KeptWork {
   async keepAtStop (flights: readonly Flight[], graceMs: number, settleLeftMs: (mine: ClaimMsg) => number): Promise<void> {
     const { store: kept, log, timers } = this.deps
     const deadline = performance.now() + graceMs
-    // A call still running is no finished work: it aborts as before, its lease lapses.
-    for (const f of flights) if (f.out === null) f.abort.abort(new Lost('stopped', 'the executor stopped'))
+    // A call still running is no finished work: it aborts as before, its lease lapses; its claim
+    // publishes the requests it made in a spend report within the grace (DESIGN R13).
+    const running = flights.filter((f) => f.out === null)
+    for (const f of running) f.abort.abort(new Lost('stopped', 'the executor stopped'))
     const done = flights.filter((f): f is Flight & { mine: ClaimMsg, out: CallOutcome } => f.out !== null && f.mine !== null && !f.published && !f.abort.signal.aborted)
-    if (done.length === 0) return
+    const graceLeft = (): Promise<void> => timers.sleep(Math.max(0, deadline - performance.now()))
+    if (done.length === 0) {
+      await Promise.race([Promise.all(running.map(async (f) => { await f.ended })), graceLeft()])
+      return
+    }
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
     for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage }, ...(f.out.toolsUsed === undefined ? {} : { tools_used: f.out.toolsUsed }) })
     await kept.save()
@@ -219,7 +236,7 @@ export class KeptWork {
     }
     // A window that ends within the grace is waited out and its result published as usual.
     for (const f of done) if (performance.now() + settleLeftMs(f.mine) > deadline - PUBLISH_MARGIN_MS) keep(f)
-    await Promise.race([Promise.all(done.map(async (f) => { await f.ended })), timers.sleep(Math.max(0, deadline - performance.now()))])
+    await Promise.race([Promise.all([...running, ...done].map(async (f) => { await f.ended })), graceLeft()])
     for (const f of done) {
       if (f.published) kept.delete(f.node.node_id)
       else if (!f.abort.signal.aborted) keep(f)

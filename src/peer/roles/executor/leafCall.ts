@@ -9,13 +9,13 @@
  * whether to publish at all, is the claim loop's question (claimLoop.ts).
  */
 import { excerpt } from '../../../plan/protocol/text'
-import { stripControlChars, wireToolEntries, type PromptNode } from '../../../plan/protocol/schemas'
+import { stripControlChars, wireToolEntries, type PromptNode, type SpendCause } from '../../../plan/protocol/schemas'
 import { formatTimestamp, parseTimestamp, type Micros } from '../../../plan/protocol/time'
 import type { ClaimedTask } from '../../../plan/read/synthesis'
 import type { Bus } from '../../bus'
 import type { PeerConfig } from '../../config'
 import type { Logger } from '../../log'
-import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait } from '../../llm/provider'
+import { LlmError, newUsageMeter, REQUEST_TIMEOUT_MS, type LlmProvider, type ModelWait, type UsageMeter } from '../../llm/provider'
 import { executePrompt } from '../../llm/taskPrompt'
 import type { SandboxLimits, SandboxTools } from '../../sandbox/index'
 import type { McpToolSet } from '../../tools/mcpClients'
@@ -56,11 +56,12 @@ export class LeafCall {
 
   /**
    * Runs the model call of `task`, keeping `waiting` to what the provider reports of a request
-   * outstanding past its wait-notice interval. Counts in `w` the call's start and its end
+   * outstanding past its wait-notice interval, and `usage` to the requests it sends (so an
+   * aborted call's spend is still known: reportSpend). Counts in `w` the call's start and its end
    * (completed, or aborted). A call that fails is logged (`execution_failed`) and answered as a
    * failed outcome. @throws Lost when `signal` aborts the call (its reason, or `aborted`)
    */
-  async run (task: ClaimedTask, w: LeafWork, signal: AbortSignal, waiting: WaitSlot): Promise<CallOutcome> {
+  async run (task: ClaimedTask, w: LeafWork, signal: AbortSignal, waiting: WaitSlot, usage: UsageMeter = newUsageMeter()): Promise<CallOutcome> {
     const { llm, log, now, sandbox, tools } = this.deps
     const { node, capability } = task
     // A leaf's prompt carries the goals above it and its dependencies' results; a synthesis's is
@@ -70,7 +71,6 @@ export class LeafCall {
     const retriesBefore = llm.stats().retries
     w.calls_started++
     log.info({ event: 'execution_started', node_id: node.node_id, capability }, `executing "${excerpt(node.text)}"`)
-    const usage = newUsageMeter()
     const onWait = (m: ModelWait | null): void => {
       waiting.current = m === null ? null : { sinceUs: now() - m.waitedMs * 1000, attempt: m.attempt, maxAttempts: m.maxAttempts }
     }
@@ -110,6 +110,33 @@ export class LeafCall {
   }
 
   /**
+   * Publishes the spend of a call run under this executor's claim dated `claimedAt` that
+   * publishes no result (DESIGN R13 "Every paid request is recorded"): a spend report of
+   * `usage`, when it counted any request. Logged as `spend_published` with the request ids, so a
+   * request the model server never received (aborted before it got there) can be told apart.
+   * @returns true when a report went out
+   */
+  async reportSpend (node: PromptNode, claimedAt: string, cause: SpendCause, usage: UsageMeter, w: LeafWork): Promise<boolean> {
+    if (usage.calls === 0) return false
+    const { bus, me, now, log } = this.deps
+    await bus.publish('spend', {
+      goal_id: node.goal_id,
+      node_id: node.node_id,
+      role: 'executor',
+      spender_peer: me,
+      claimed_at: claimedAt,
+      proposal_id: null,
+      cause,
+      spent_at: formatTimestamp(now()),
+      usage: wireUsage(usage)
+    })
+    w.spend_reports++
+    log.info({ event: 'spend_published', node_id: node.node_id, goal_id: node.goal_id, claimed_at: claimedAt, cause, calls: usage.calls, request_ids: usage.request_ids ?? [], unanswered_request_ids: usage.unanswered_request_ids ?? [] },
+      `recorded the ${usage.calls} model request${usage.calls === 1 ? '' : 's'} of "${excerpt(node.text)}" (${cause}): no result published`)
+    return true
+  }
+
+  /**
    * Publishes the whole output as the task's result (success or failure); the bus sends a long
    * one as its excerpt and a blob (Bus.publish, DESIGN R10). `claimedAt` is the claim it ran
    * under; `wasKept` marks a result kept from before a restart (keptResults.ts).
@@ -138,7 +165,7 @@ export class LeafCall {
       ...(toolsUsed.length === 0 ? {} : { tools_used: toolsUsed })
     })
     w.results++
-    log.info({ event: 'result_published', node_id: node.node_id, success, bytes, ...w, ...(wasKept ? { kept: true } : {}) },
+    log.info({ event: 'result_published', node_id: node.node_id, goal_id: node.goal_id, claimed_at: claimedAt, success, bytes, calls: out.usage.calls, request_ids: out.usage.request_ids ?? [], unanswered_request_ids: out.usage.unanswered_request_ids ?? [], ...w, ...(wasKept ? { kept: true } : {}) },
       `${success ? 'finished' : 'failed'} "${excerpt(node.text)}"${wasKept ? ' (the result kept from before the restart)' : ''}`)
   }
 }

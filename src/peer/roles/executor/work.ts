@@ -25,6 +25,8 @@ export interface LeafWork {
   calls_completed: number
   /** Result messages published (0 or 1). */
   results: number
+  /** Spend reports published: calls that sent requests and published no result (DESIGN R13). */
+  spend_reports: number
 }
 
 /** LeafWork summed over leaves, with the number of leaves. */
@@ -37,7 +39,7 @@ export class WorkCounts {
   /** The record of `nodeId`, created with zeros on first ask (the parts increment it). */
   of (nodeId: string): LeafWork {
     let w = this.work.get(nodeId)
-    if (w === undefined) { w = { claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }; this.work.set(nodeId, w) }
+    if (w === undefined) { w = { claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0, spend_reports: 0 }; this.work.set(nodeId, w) }
     return w
   }
 
@@ -48,10 +50,10 @@ export class WorkCounts {
 
   /** The counts summed over leaves. */
   totals (): ExecutorTotals {
-    const total = { leaves: this.work.size, claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0 }
+    const total = { leaves: this.work.size, claims: 0, calls_started: 0, calls_aborted: 0, calls_completed: 0, results: 0, spend_reports: 0 }
     for (const v of this.work.values()) {
       total.claims += v.claims; total.calls_started += v.calls_started; total.calls_aborted += v.calls_aborted
-      total.calls_completed += v.calls_completed; total.results += v.results
+      total.calls_completed += v.calls_completed; total.results += v.results; total.spend_reports += v.spend_reports
     }
     return total
   }
@@ -74,6 +76,8 @@ export interface CallOutcome { output: string, success: boolean, attempts: numbe
 /** One claim in progress: its call's outcome once the call has finished, and whether it was published. */
 export interface Flight {
   node: PromptNode
+  /** The root goal of the task's plan (TaskClaim.rootId). */
+  rootId: string
   abort: AbortController
   mine: ClaimMsg | null
   out: CallOutcome | null
