@@ -7,7 +7,7 @@
  * resolution is kept in the editor's global state, so a restart with the same outcome says nothing.
  */
 import { LLM_PROVIDERS, type LlmProviderName } from '../plan/protocol/limits'
-import type { StateStore } from './restore'
+import type { StateStore } from './stateStore'
 import { Keys } from './settings'
 
 /** globalState key of the last resolution of `auto`. */

@@ -5,6 +5,7 @@
  */
 import type { Capability } from '../plan/protocol/schemas'
 import type { LocalSwarmSize } from './peers'
+import type { StateStore } from './stateStore'
 
 /** workspaceState key of the record. */
 export const STARTED_KEY = 'goalSwarm.started'
@@ -16,11 +17,7 @@ export interface StartedRecord {
   contributor?: Capability[]
 }
 
-/** Minimal Memento (vscode.Memento), so the rules stay testable without VS Code. */
-export interface StateStore {
-  get<T>(key: string): T | undefined
-  update(key: string, value: unknown): Thenable<void>
-}
+export type { StateStore }
 
 /** The record in `store`, with anything malformed dropped. */
 export function readStarted (store: StateStore): StartedRecord {
