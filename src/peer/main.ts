@@ -188,7 +188,7 @@ async function main (): Promise<void> {
   ipc?.ready({ peer_id: rt.peerId, role: config.role, swarm: config.swarm, listen, ...(dashboardUrl === undefined ? {} : { dashboard: dashboardUrl }), ...(codeSandbox === null ? {} : { code_sandbox: codeSandbox }) }, rt.state.envelopes(), (fn) => rt.bus.onMessage(fn))
   if (config.frontDoor === 'mcp') {
     const [{ startMcpFrontDoor }, { StdioServerTransport }] = await Promise.all([import('./front/mcpServer'), import('@modelcontextprotocol/sdk/server/stdio.js')])
-    const front = await startMcpFrontDoor(rt, config, log.child({ component: 'mcp' }), new StdioServerTransport(), { peerSync })
+    const front = await startMcpFrontDoor(rt, config, log.child({ component: 'mcp' }), new StdioServerTransport(), { peerSync, onClosed: () => { exitCode = 1; shutdown('the MCP connection closed') } })
     // The client closing its end of stdin is how an MCP client stops a stdio server.
     process.stdin.on('end', () => { front.dispose(); shutdown('the MCP client closed stdin') })
   }

@@ -62,6 +62,25 @@ test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSO
   assert.equal(await exited, 0)
 })
 
+test('a stdin line longer than the stdio transport reads (10 MiB) gets -32700 saying so, and the server stops with exit 1 instead of going deaf', { timeout: 60_000 }, async (t) => {
+  const { dir } = await setUp(t, 'mcp-front-huge-')
+  const cmd = frontDoorCommand(dir, [], [])
+  const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => { child.kill('SIGKILL') })
+  let stderr = ''
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
+  const replies: Array<Record<string, unknown>> = []
+  createInterface({ input: child.stdout }).on('line', (line) => { replies.push(JSON.parse(line) as Record<string, unknown>) })
+  const exited = new Promise<number | null>((resolve) => { child.on('exit', (code) => { resolve(code) }) })
+  child.stdin.on('error', () => {}) // the server stops reading: a write after that may fail
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-test', version: '0' } } }) + '\n')
+  await waitUntil('the initialize result', () => replies.length >= 1 ? true : undefined, 30_000)
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'plan_status', arguments: { goal_id: 'a'.repeat(12_000_000) } } }) + '\n')
+  assert.equal(await exited, 1, stderr.slice(-2000))
+  assert.deepEqual(replies[1], { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is longer than 10 MiB, the most this server reads; it closes the connection' } })
+  assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_line_too_long"')), 'the reason is logged on stderr')
+})
+
 test('with the SDK client: params that are no object of arguments get -32602 naming the field, a tool\'s schema failure a tool error naming it, and the budget is listed closed while an unknown key is refused by name', { timeout: 60_000 }, async (t) => {
   const { dir, door } = await setUp(t, 'mcp-front-params-')
   const transport = door.transport = frontDoor(dir, [], [])

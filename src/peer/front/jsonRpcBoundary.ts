@@ -7,6 +7,8 @@
  * - a tools/call request whose params are not `{name, arguments}` with arguments an object:
  *   -32602 Invalid params naming the field (the SDK answers -32603 with its schema's issues);
  *   one naming no tool of this server: -32602 naming the tools (the SDK answers a tool error).
+ * - a line longer than the SDK's stdio transport reads (10 MiB): -32700, and the connection
+ *   closes (the transport cannot find the next line), so the peer stops (FrontDoorOptions.onClosed).
  * Arguments that are an object but fail a tool's own schema stay tool errors (a result with
  * isError, as the SDK gives them): MCP counts input validation as a tool execution error, which
  * the model reads and can correct. The server keeps running after each.
@@ -94,6 +96,11 @@ export class JsonRpcBoundary implements Transport {
     if (err instanceof SyntaxError) {
       this.log.warn({ event: 'mcp_parse_error', code: ErrorCode.ParseError }, `a line on stdin is not JSON: ${err.message}`)
       this.refuse(null, ErrorCode.ParseError, 'Parse error: the line is not valid JSON')
+    } else if (/ReadBuffer exceeded maximum size/.test(err.message)) {
+      // The SDK's stdio transport keeps at most 10 MiB of an unfinished line and closes itself
+      // past it: the client hears why, and the peer stops (main.ts), instead of going deaf.
+      this.log.error({ event: 'mcp_line_too_long', code: ErrorCode.ParseError }, `a line on stdin is longer than the MCP stdio transport reads (${err.message}): the connection is closed`)
+      this.refuse(null, ErrorCode.ParseError, 'Parse error: the line is longer than 10 MiB, the most this server reads; it closes the connection')
     } else if (Array.isArray((err as { issues?: unknown }).issues)) {
       this.log.warn({ event: 'mcp_invalid_request', code: ErrorCode.InvalidRequest }, 'a line on stdin is JSON but not a JSON-RPC 2.0 message')
       this.refuse(null, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response')

@@ -57,6 +57,12 @@ export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bu
 export interface FrontDoorOptions {
   /** The peer's sync progress (main.ts's view of its SyncService); default: read from `peer.sync` and `peer.status()`. */
   peerSync?: PeerSyncView
+  /**
+   * Called once when the MCP connection closes from this side (its transport gave up, e.g. on a
+   * stdin line longer than the stdio transport reads): the caller stops the peer, which can no
+   * longer be reached.
+   */
+  onClosed?: () => void
 }
 
 /** A tool call's answer: JSON text for a program, or an error sentence. */
@@ -328,8 +334,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
 
   // Malformed lines, tools/call params and unknown tools are answered with JSON-RPC errors (jsonRpcBoundary.ts).
   await server.connect(new JsonRpcBoundary(transport, log, TOOLS))
+  let disposed = false
+  server.server.onclose = () => { if (!disposed) opts.onClosed?.() }
   log.info({ event: 'mcp_server_started' }, `serving MCP on stdio: tools ${TOOLS.join(', ')}`)
-  return { dispose () { firstSync.dispose(); void server.close().catch(() => {}) } }
+  return { dispose () { disposed = true; firstSync.dispose(); void server.close().catch(() => {}) } }
 }
 
 function unknownGoal (goalId: string, roots: readonly GoalView[] = []): string {
