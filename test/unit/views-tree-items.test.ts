@@ -387,7 +387,9 @@ describe('view text helpers', () => {
     const two = (n: number): string => String(n).padStart(2, '0')
     const tip = goalItem(r, { nowMs }).tooltip
     assert.ok(tip.includes(`$(clock) **Waiting:** ${escapeMarkdown('best split 0.55 < 0.60: taking it in 41 s')} (at ${two(due.getHours())}:${two(due.getMinutes())}:${two(due.getSeconds())})`), tip)
-    assert.equal(row(weak.slice(0, 4)), `${w('pending_decomposition')} · scoring: 2 votes ≥ 0.60 needed, 1 so far (best 0.70); fallback in 41 s`)
+    assert.equal(row([...weak.slice(0, 4), live('peer-sc-2', 'scorer')]), `${w('pending_decomposition')} · scoring: 2 votes ≥ 0.60 needed, 1 so far (best 0.70); fallback in 41 s`)
+    // The one live scorer has voted and no other is there: no split can get its 2 votes.
+    assert.equal(row(weak.slice(0, 4)), `${w('pending_decomposition')} · waiting for a scorer: 1 online, a split needs 2 votes (4 s)`)
   })
 
   it('peers this editor runs appear by name in rows and tooltips; others by PeerId suffix', () => {

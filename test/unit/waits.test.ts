@@ -37,7 +37,17 @@ describe('what a goal waits on (DESIGN R3, R8 "No silent wait")', () => {
   })
 
   it('proposals and no live scorer: a scorer, since the first proposal', () => {
-    assert.deepEqual(waitOf([envelopeOf('proposal', p)]), { on: 'scorer', sinceUs: T0 + sec(1) })
+    assert.deepEqual(waitOf([envelopeOf('proposal', p)]), { on: 'scorer', sinceUs: T0 + sec(1), online: 0, quorum: 2 })
+  })
+
+  it('fewer live scorers than the quorum, and no proposal can reach it: says so, not a countdown that cannot end', () => {
+    const one = [envelopeOf('proposal', p), live('peer-sc-1', 'scorer'), envelopeOf('score', score(p, 'peer-sc-1', 0.88))]
+    const w = waitOf(one)
+    assert.deepEqual(w, { on: 'scorer', sinceUs: T0 + sec(1), online: 1, quorum: 2 })
+    assert.ok(w !== null)
+    assert.equal(goalWaitWords(w, T0 + sec(61)), 'waiting for a scorer: 1 online, a split needs 2 votes (60 s)')
+    // A second scorer's vote held (that scorer gone since): the quorum is reachable, so it is about votes again.
+    assert.equal(waitOf([...one, envelopeOf('score', score(p, 'peer-sc-2', 0.5))])?.on, 'votes')
   })
 
   it('votes under the minimum: the best mean and the instant the fallback takes it, the same for every peer holding the messages', () => {

@@ -392,8 +392,9 @@ export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, no
     const words = n.kind === 'goal' ? goalWaitWords(n.wait, nowUs, labels) : taskWaitWords(n.wait, nowUs, labels)
     const due = waitDueUs(n.wait)
     const until = due === null ? null : formatTimestamp(due)
-    // A claim settling or a live holder's lease ends by itself in moments: not a timer the plan waits on.
-    if (until !== null && n.wait.on !== 'settle' && waitCountsTime(n.wait)) timers.push({ id: n.id, text: clipText(n.text, STATUS_TEXT_CHARS, '…'), wait: words, until })
+    // A timer that already ran out, a claim settling, or a live holder's lease (it ends by itself in
+    // moments): not a timer the plan waits on.
+    if (due !== null && due > nowUs && n.wait.on !== 'settle' && waitCountsTime(n.wait)) timers.push({ id: n.id, text: clipText(n.text, STATUS_TEXT_CHARS, '…'), wait: words, until })
     return { wait: words, wait_until: until }
   }
   const node = (n: TreeNode): Record<string, unknown> | null => {

@@ -55,24 +55,26 @@ function list (names: string[]): string {
 
 /**
  * What goal wait `w` says at `nowUs` (µs), e.g. "waiting for a scorer: none is online (20 s)",
- * "decomposer-1 is proposing (4 s)", "2 of 2 votes ≥ 0.60 needed, 1 so far; fallback in 40 s",
+ * "decomposer-1 is proposing (4 s)", "scoring: 2 votes ≥ 0.60 needed, 1 so far (best 0.70); fallback in 40 s",
  * "best split 0.53 < 0.60: taking it in 38 s".
  */
 export function goalWaitWords (w: GoalWait, nowUs: Micros, labels: WaitLabels = {}): string {
   const peer = labels.peer ?? String
   switch (w.on) {
     case 'decomposer': return `waiting for a decomposer: none is online${forWords(w.sinceUs, nowUs, labels)}`
-    case 'scorer': return `waiting for a scorer: none is online${forWords(w.sinceUs, nowUs, labels)}`
+    case 'scorer': return w.online === 0
+      ? `waiting for a scorer: none is online${forWords(w.sinceUs, nowUs, labels)}`
+      : `waiting for a scorer: ${w.online} online, a split needs ${w.quorum} votes${forWords(w.sinceUs, nowUs, labels)}`
     case 'proposal': return `${list(w.proposers.slice(0, 3).map(peer))}${w.proposers.length > 3 ? ` and ${w.proposers.length - 3} more` : ''} ${w.proposers.length === 1 ? 'is' : 'are'} proposing${forWords(w.sinceUs, nowUs, labels)}`
     case 'votes': {
       const { best, quorum, minScore, fallbackAtUs } = w
-      if (best !== null && best.qualifying >= quorum) return `accepting a split: ${best.qualifying} votes ≥ ${score(minScore)}`
+      if (best !== null && best.qualifying >= quorum) return `accepting a split: ${best.qualifying} ${best.qualifying === 1 ? 'vote' : 'votes'} ≥ ${score(minScore)}`
       if (best !== null && best.voters >= quorum && fallbackAtUs !== null) {
         return `best split ${score(best.mean)} < ${score(minScore)}: taking it ${dueWords(fallbackAtUs, nowUs, labels)}`
       }
       const sofar = best === null ? 'none so far' : `${best.voters} so far (best ${score(best.mean)})`
       const fallback = fallbackAtUs === null ? '' : fallbackAtUs > nowUs ? `; fallback ${dueWords(fallbackAtUs, nowUs, labels)}` : `; fallback due, waiting for ${quorum} votes on one split`
-      return `scoring: ${quorum} votes ≥ ${score(minScore)} needed, ${sofar}${fallback}`
+      return `scoring: ${quorum} ${quorum === 1 ? 'vote' : 'votes'} ≥ ${score(minScore)} needed, ${sofar}${fallback}`
     }
   }
 }

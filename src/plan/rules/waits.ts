@@ -27,14 +27,16 @@ export interface BestProposal {
  * Why a goal has no accepted split yet:
  * - decomposer: no live decomposer that has not given up is there to propose (since the goal began).
  * - proposal: live decomposers (`proposers`, PeerIds) are proposing; nothing proposed yet.
- * - scorer: proposals wait and no live scorer that has not given up is there to vote.
+ * - scorer: proposals wait and too few live scorers that have not given up are there to vote:
+ *   `online` of them, while no proposal can reach the `quorum` of distinct voters (its voters so
+ *   far and the live scorers who have not voted on it) that acceptance needs, the fallback too.
  * - votes: scorers are voting; the acceptance rule takes a split once `quorum` scorers vote
  *   `minScore` or more on one, else the fallback takes the best mean at `fallbackAtUs`.
  */
 export type GoalWait =
   | { on: 'decomposer', sinceUs: Micros | null }
   | { on: 'proposal', proposers: string[], sinceUs: Micros | null }
-  | { on: 'scorer', sinceUs: Micros | null }
+  | { on: 'scorer', sinceUs: Micros | null, online: number, quorum: number }
   | { on: 'votes', quorum: number, minScore: number, best: BestProposal | null, fallbackAtUs: Micros | null }
 
 /**
@@ -69,9 +71,12 @@ export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
   }
   const proposals = ev.state.proposalsFor(goalId)
   const fallbackAtUs = ev.rules.fallbackDueUs(ev.state, goalId)
-  if (live.size === 0) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000) }
   const { quorum, minScore } = ev.rules.acceptance
   const votes = ev.state.scoresFor(goalId)
+  // The most distinct voters any proposal can still reach: its voters and the live scorers who have not voted on it.
+  let reach = 0
+  for (const p of proposals) reach = Math.max(reach, new Set([...countedVotes(p, votes).map((v) => v.scorer_peer), ...live]).size)
+  if (live.size === 0 || reach < quorum) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000), online: live.size, quorum }
   let best: BestProposal | null = null
   for (const p of proposals) {
     const counted = countedVotes(p, votes)
