@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { nowMicros } from '../../src/plan/protocol/time'
+import { KINDS } from '../../src/plan/protocol/schemas'
 import { capability, score } from '../support/fixtures'
 import { NetnsLan, netnsUnavailable } from '../support/netns'
 import { setTimeout as pause } from 'node:timers/promises'
@@ -80,7 +81,7 @@ if (reason !== null) {
       for (const p of swarm.peers) {
         await p.waitFor(() => goalIds.every((g) => [...p.envelopes.values()].some((e) => e.kind === 'goal' && e.body.goal_id === g)), 'every submitted goal', 30_000)
       }
-      for (const p of peers) assert.equal(p.kinds().size, 11, `${p.name} holds all 11 kinds`)
+      for (const p of peers) assert.deepEqual([...p.kinds()].sort(), [...KINDS].sort(), `${p.name} holds every kind`)
 
       const proposal = plan.find((i) => i.kind === 'proposal')?.body as Parameters<typeof score>[0]
       const lat: number[] = []
