@@ -8,25 +8,33 @@
  * while an unknown budget key is refused with the sentence naming it. Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { budgetProblem } from '../../src/plan/protocol/schemas'
 import { waitUntil } from '../support/wait'
 import { call, frontDoor, frontDoorCommand, json, setUp } from './mcp-front-support'
 
-test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSON-RPC message -32600, and the server goes on answering', { timeout: 60_000 }, async (t) => {
-  const { dir } = await setUp(t, 'mcp-front-raw-')
+/**
+ * `dist/peer.js mcp` spoken to in raw lines: the child (killed after the test), every stdout line
+ * parsed as it arrives (each must be a JSON-RPC message: logs go to stderr), and stderr so far.
+ */
+async function rawServer (t: TestContext, prefix: string): Promise<{ child: ChildProcessWithoutNullStreams, replies: Array<Record<string, unknown>>, stderr: () => string }> {
+  const { dir } = await setUp(t, prefix)
   const cmd = frontDoorCommand(dir, [], [])
   const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] })
   t.after(() => { child.kill('SIGKILL') })
-  let stderr = ''
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
-  // Every line on stdout must be a JSON-RPC message: logs go to stderr.
+  let err = ''
+  child.stderr.on('data', (c: Buffer) => { err += c.toString('utf8') })
   const replies: Array<Record<string, unknown>> = []
   createInterface({ input: child.stdout }).on('line', (line) => { replies.push(JSON.parse(line) as Record<string, unknown>) })
+  return { child, replies, stderr: () => err }
+}
+
+test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSON-RPC message -32600, and the server goes on answering', { timeout: 60_000 }, async (t) => {
+  const { child, replies, stderr } = await rawServer(t, 'mcp-front-raw-')
   const send = (line: string): void => { child.stdin.write(line + '\n') }
   const reply = async (n: number, what: string): Promise<Array<Record<string, unknown>>> => {
     await waitUntil(what, () => replies.length >= n ? true : undefined, 30_000)
@@ -54,7 +62,7 @@ test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSO
   assert.equal(all[5]?.id, 4)
   assert.deepEqual(((all[5]?.result as { tools: Array<{ name: string }> }).tools).map((x) => x.name).sort(), ['cancel_goal', 'get_result', 'list_plans', 'plan_status', 'submit_goal'])
   assert.equal(child.exitCode, null, 'the server is still running')
-  assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_parse_error"')), 'the parse error is logged on stderr')
+  assert.ok(stderr().split('\n').some((l) => l.includes('"event":"mcp_parse_error"')), 'the parse error is logged on stderr')
 
   // Closing stdin stops it, as for any MCP client.
   const exited = new Promise<number | null>((resolve) => { child.on('exit', (code) => { resolve(code) }) })
@@ -63,22 +71,15 @@ test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSO
 })
 
 test('a stdin line longer than the stdio transport reads (10 MiB) gets -32700 saying so, and the server stops with exit 1 instead of going deaf', { timeout: 60_000 }, async (t) => {
-  const { dir } = await setUp(t, 'mcp-front-huge-')
-  const cmd = frontDoorCommand(dir, [], [])
-  const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] })
-  t.after(() => { child.kill('SIGKILL') })
-  let stderr = ''
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8') })
-  const replies: Array<Record<string, unknown>> = []
-  createInterface({ input: child.stdout }).on('line', (line) => { replies.push(JSON.parse(line) as Record<string, unknown>) })
+  const { child, replies, stderr } = await rawServer(t, 'mcp-front-huge-')
   const exited = new Promise<number | null>((resolve) => { child.on('exit', (code) => { resolve(code) }) })
   child.stdin.on('error', () => {}) // the server stops reading: a write after that may fail
   child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-test', version: '0' } } }) + '\n')
   await waitUntil('the initialize result', () => replies.length >= 1 ? true : undefined, 30_000)
   child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'plan_status', arguments: { goal_id: 'a'.repeat(12_000_000) } } }) + '\n')
-  assert.equal(await exited, 1, stderr.slice(-2000))
+  assert.equal(await exited, 1, stderr().slice(-2000))
   assert.deepEqual(replies[1], { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is longer than 10 MiB, the most this server reads; it closes the connection' } })
-  assert.ok(stderr.split('\n').some((l) => l.includes('"event":"mcp_line_too_long"')), 'the reason is logged on stderr')
+  assert.ok(stderr().split('\n').some((l) => l.includes('"event":"mcp_line_too_long"')), 'the reason is logged on stderr')
 })
 
 test('with the SDK client: params that are no object of arguments get -32602 naming the field, a tool\'s schema failure a tool error naming it, and the budget is listed closed while an unknown key is refused by name', { timeout: 60_000 }, async (t) => {

@@ -73,17 +73,18 @@ export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
   const fallbackAtUs = ev.rules.fallbackDueUs(ev.state, goalId)
   const { quorum, minScore } = ev.rules.acceptance
   const votes = ev.state.scoresFor(goalId)
-  // The most distinct voters any proposal can still reach: its voters and the live scorers who have not voted on it.
+  // One pass over the proposals: the most distinct voters any can still reach (its voters and
+  // the live scorers who have not voted on it), and the best-voted one.
   let reach = 0
-  for (const p of proposals) reach = Math.max(reach, new Set([...countedVotes(p, votes).map((v) => v.scorer_peer), ...live]).size)
-  if (live.size === 0 || reach < quorum) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000), online: live.size, quorum }
   let best: BestProposal | null = null
   for (const p of proposals) {
     const counted = countedVotes(p, votes)
+    reach = Math.max(reach, new Set([...counted.map((v) => v.scorer_peer), ...live]).size)
     if (counted.length === 0) continue
     const cand: BestProposal = { proposal_id: p.proposal_id, mean: meanScore(counted), voters: counted.length, qualifying: counted.filter((v) => v.score >= minScore).length }
     if (best === null || cand.mean > best.mean || (cand.mean === best.mean && cand.proposal_id < best.proposal_id)) best = cand
   }
+  if (live.size === 0 || reach < quorum) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000), online: live.size, quorum }
   return { on: 'votes', quorum, minScore, best, fallbackAtUs }
 }
 
