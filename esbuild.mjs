@@ -13,6 +13,8 @@
 //   when an executor with --mcp-config connects its servers (src/peer/tools/mcpLazy.ts).
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
+//   dist/echarts/ — Apache ECharts' browser build (echarts.min.js) with its LICENSE and NOTICE:
+//   the dashboard serves it (each plan's timeline), offline.
 // Usage: node esbuild.mjs [--production] [--watch] [--if-stale]
 //   --if-stale: build only when dist/ is not the output of these sources with these flags. Each
 //   build records the sha256 of every file esbuild read (its metafile inputs, node_modules
@@ -141,6 +143,12 @@ await mkdir('dist', { recursive: true })
 await writeFile('dist/package.json', '{ "type": "commonjs" }\n')
 // Copied on every run, stale or not: it is a few small files, so the stamp need not track them.
 await cp('src/peer/dashboard/page', 'dist/dashboard', { recursive: true })
+await mkdir('dist/echarts', { recursive: true })
+for (const file of ['dist/echarts.min.js', 'LICENSE', 'NOTICE']) {
+  const from = `node_modules/echarts/${file}`
+  if (!existsSync(from)) { console.error(`${from} is missing: run npm ci (echarts draws the plan timeline in the dashboard and the editor)`); process.exit(1) }
+  await cp(from, `dist/echarts/${file.slice(file.lastIndexOf('/') + 1)}`)
+}
 
 if (watch) {
   // A watched build changes dist/ behind the stamp's back: drop it, so --if-stale rebuilds.

@@ -157,8 +157,8 @@ async function main (): Promise<void> {
   if (config.dashboard !== undefined) {
     const { host, port } = config.dashboard
     try {
-      // dist/peer.js serves the page files esbuild copies next to it.
-      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard') }, log.child({ component: 'dashboard' }))
+      // dist/peer.js serves the page files and the chart library esbuild copies next to it.
+      dashboard = await startPeerDashboard(rt, { host, port, pageDir: path.join(__dirname, 'dashboard'), echartsFile: path.join(__dirname, 'echarts', 'echarts.min.js') }, log.child({ component: 'dashboard' }))
     } catch (err) {
       role?.dispose()
       await rt.discard()

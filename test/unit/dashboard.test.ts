@@ -32,6 +32,8 @@ const PEER = 'peer-exec-1'
 const NOW = T0 + sec(30)
 const silent = pino({ level: 'silent' })
 const PAGE_DIR = path.join(REPO_ROOT, 'src', 'peer', 'dashboard', 'page')
+/** The chart library the dashboard serves (esbuild.mjs copies it into dist/echarts/). */
+const ECHARTS_FILE = path.join(REPO_ROOT, 'node_modules', 'echarts', 'dist', 'echarts.min.js')
 /** The rules the dashboard's peer runs with: the synthetic plan's acceptance, the 10 s heartbeat. */
 const RULES = swarmRules({ acceptance: SYNTHETIC_ACCEPTANCE, heartbeatMs: 10_000 })
 
@@ -170,7 +172,7 @@ describe('dashboard server', () => {
         return r?.kind === 'result' ? r.body.output : null
       },
       onChange: (fn) => { changed = fn; return { dispose: () => { changed = null } } }
-    }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent, throttleMs: 10, tickMs: 60_000 })
+    }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, echartsFile: ECHARTS_FILE, log: silent, throttleMs: 10, tickMs: 60_000 })
     try {
       assert.equal(srv.url, `http://127.0.0.1:${srv.port}/`)
       const page = await fetch(srv.url)
@@ -179,6 +181,9 @@ describe('dashboard server', () => {
       assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/)
       assert.match(await page.text(), /<script src="dashboard.js" defer><\/script>/)
       assert.equal((await fetch(`${srv.url}dashboard.js`)).headers.get('content-type'), 'text/javascript; charset=utf-8')
+      const chartLib = await fetch(`${srv.url}echarts.min.js`)
+      assert.equal(chartLib.headers.get('content-type'), 'text/javascript; charset=utf-8', 'the timeline\'s chart library comes from the peer itself')
+      assert.equal(await chartLib.text(), readFileSync(ECHARTS_FILE, 'utf8'))
       const st = await (await fetch(`${srv.url}api/state`)).json() as DashSnapshot
       assert.equal(st.plans[0]?.progress.done, 4)
 
@@ -244,7 +249,7 @@ describe('dashboard server', () => {
   })
 
   test('a request whose Host is not the dashboard\'s own name gets 421 on every path (DNS rebinding); loopback names and the listen address are served', async () => {
-    const srv = await startDashboard({ snapshot: () => snap(planState()), output: async () => 'the result', onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+    const srv = await startDashboard({ snapshot: () => snap(planState()), output: async () => 'the result', onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, echartsFile: ECHARTS_FILE, log: silent })
     /** One GET with exactly this Host header (none when undefined). */
     const get = async (host: string | undefined, p: string): Promise<{ status: number, body: string }> => await new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: srv.port, path: p, setHost: false, headers: host === undefined ? {} : { host } }, (res) => {
@@ -286,7 +291,7 @@ describe('dashboard server', () => {
   })
 
   test('live events: at most MAX_EVENT_CLIENTS streams at once, the next gets 503 with Retry-After', async () => {
-    const srv = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+    const srv = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, echartsFile: ECHARTS_FILE, log: silent })
     const open: AbortController[] = []
     try {
       for (let i = 0; i < MAX_EVENT_CLIENTS; i++) {
@@ -304,13 +309,15 @@ describe('dashboard server', () => {
     }
   })
 
-  test('a missing page file or a taken port is an error naming it', async () => {
+  test('a missing page file, a missing chart library or a taken port is an error naming it', async () => {
     await assert.rejects(startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) },
-      { host: '127.0.0.1', port: 0, pageDir: path.join(REPO_ROOT, 'no-such-dir'), log: silent }), /index\.html is missing from .*no-such-dir/)
-    const a = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, log: silent })
+      { host: '127.0.0.1', port: 0, pageDir: path.join(REPO_ROOT, 'no-such-dir'), echartsFile: ECHARTS_FILE, log: silent }), /index\.html is missing from .*no-such-dir/)
+    await assert.rejects(startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) },
+      { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, echartsFile: path.join(REPO_ROOT, 'no-such-dir', 'echarts.min.js'), log: silent }), /chart library is missing \(.*no-such-dir/)
+    const a = await startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) }, { host: '127.0.0.1', port: 0, pageDir: PAGE_DIR, echartsFile: ECHARTS_FILE, log: silent })
     try {
       await assert.rejects(startDashboard({ snapshot: () => snap(new PlanState()), output: async () => null, onChange: () => ({ dispose () {} }) },
-        { host: '127.0.0.1', port: a.port, pageDir: PAGE_DIR, log: silent }), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE')
+        { host: '127.0.0.1', port: a.port, pageDir: PAGE_DIR, echartsFile: ECHARTS_FILE, log: silent }), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE')
     } finally { await a.close() }
   })
 })

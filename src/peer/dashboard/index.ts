@@ -17,6 +17,8 @@ export interface PeerDashboardOptions {
   port: number
   /** Folder of the page files (dist/dashboard in the bundle). */
   pageDir: string
+  /** Apache ECharts' browser build (dist/echarts/echarts.min.js in the bundle). */
+  echartsFile: string
 }
 
 /**
@@ -48,7 +50,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
         return await rt.getOutput(nodeId)
       },
       onChange: (fn) => flow.onChange(fn)
-    }, { host: opts.host, port: opts.port, pageDir: opts.pageDir, log })
+    }, { host: opts.host, port: opts.port, pageDir: opts.pageDir, echartsFile: opts.echartsFile, log })
   } catch (err) {
     flow.dispose()
     throw err

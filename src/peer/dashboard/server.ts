@@ -2,6 +2,7 @@
  * The dashboard's HTTP server (node:http): a read-only live view of this peer's plan state.
  *
  *   GET /                 the page (index.html, dashboard.css, dashboard.js from the page dir)
+ *   GET /echarts.min.js   Apache ECharts' browser build, which draws each plan's timeline
  *   GET /api/state        the current DashSnapshot as JSON
  *   GET /api/events       Server-Sent Events: `state` with a DashSnapshot whenever what it
  *                         shows changed (snapshotKey: the clock fields left out), at most
@@ -42,6 +43,11 @@ export interface DashboardOptions {
   port: number
   /** Folder holding index.html, dashboard.css and dashboard.js. */
   pageDir: string
+  /**
+   * Apache ECharts' browser build (echarts/dist/echarts.min.js; esbuild.mjs copies it to
+   * dist/echarts/), served from this server so the timeline draws offline under the page's CSP.
+   */
+  echartsFile: string
   log: Logger
   /** Least time between two pushed snapshots, ms (default 200). */
   throttleMs?: number
@@ -95,6 +101,9 @@ const PAGE_FILES: Record<string, { file: string, type: string }> = {
   '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' }
 }
 
+/** Where the page loads Apache ECharts from (relative in the page, so a path prefix works too). */
+export const ECHARTS_ROUTE = '/echarts.min.js'
+
 /** Served with every answer: the page runs only its own files and reaches only this server. */
 const SECURITY_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
@@ -116,6 +125,11 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
     } catch (err) {
       throw new Error(`the dashboard page file ${f.file} is missing from ${opts.pageDir}: ${(err as Error).message}`)
     }
+  }
+  try {
+    files.set(ECHARTS_ROUTE, { body: readFileSync(opts.echartsFile), type: 'text/javascript; charset=utf-8' })
+  } catch (err) {
+    throw new Error(`the dashboard's chart library is missing (${opts.echartsFile}): ${(err as Error).message}`)
   }
   const log = opts.log
   const throttleMs = opts.throttleMs ?? 200
