@@ -20,7 +20,7 @@
  */
 import type pLimitFn from 'p-limit'
 import pLimit from 'p-limit'
-import { distinctVotes, meanScore } from '../../plan/rules/acceptance'
+import { distinctVotes, meanScore, standbyMs } from '../../plan/rules/acceptance'
 import { contentId, proposalId } from '../../plan/protocol/ids'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
 import { clipText, excerpt } from '../../plan/protocol/text'
@@ -49,15 +49,6 @@ export interface DecomposerOptions {
   random?: () => number
   /** Override of standbyMs(config.acceptance.timeoutMs) (ms). */
   standbyMs?: number
-}
-
-/**
- * How long a standing-by decomposer waits for a ranked proposer's proposal before it proposes
- * itself: a third of the acceptance timeout (15 s at the default 45 s), longer than a typical
- * model call, so a live ranked proposer is normally first.
- */
-export function standbyMs (acceptTimeoutMs: number): number {
-  return Math.round(acceptTimeoutMs / 3)
 }
 
 /** Extra wait past the acceptance timeout before a re-proposal: 5 s, or a third of a short timeout. */

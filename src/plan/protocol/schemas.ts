@@ -318,6 +318,14 @@ export const ResultMsg = z.strictObject({
   /** Size of the full output in UTF-8 bytes. */
   output_bytes: z.int().min(0),
   attempts: z.int().min(1).max(100),
+  /**
+   * When the executor's model work for this result began (its first request of the claim round
+   * the result belongs to), by the executor's clock; at or after the claim's claimed_at and at
+   * or before finished_at. Read by the plan timeline (plan/read/timeline.ts) to split the claim
+   * from the work. Optional: older peers send none, and a timeline then starts the work at the
+   * claim.
+   */
+  started_at: Timestamp.optional(),
   finished_at: Timestamp,
   /** The model requests behind this result (DESIGN R13). */
   usage: Usage.optional(),
@@ -336,6 +344,11 @@ export const FailureMsg = z.strictObject({
   role: z.enum(['decomposer', 'scorer', 'executor']),
   reporter_peer: PeerIdStr,
   reason: plainText(TEXT_MAX_CHARS).min(1),
+  /**
+   * An executor's notice only: when the model work it gave up on began, by its clock (as
+   * ResultMsg.started_at). Optional: absent from other roles' notices and from older peers.
+   */
+  started_at: Timestamp.optional(),
   failed_at: Timestamp,
   /** The model requests spent before giving up (DESIGN R13). */
   usage: Usage.optional()

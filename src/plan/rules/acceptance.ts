@@ -174,6 +174,16 @@ export function fallbackDueUs (goalStartUs: Micros | null, proposals: readonly P
   return Math.max(first, goalStartUs ?? first) + Math.round(timeoutMs * 1000)
 }
 
+/**
+ * How long a decomposer not ranked to propose for a subgoal stands by for a ranked proposer's
+ * proposal before it proposes itself (DESIGN R3 "Who proposes"), ms: a third of the acceptance
+ * timeout (15 s at the default 45 s), longer than a typical model call, so a live ranked
+ * proposer is normally first. Counted from when the goal began.
+ */
+export function standbyMs (acceptTimeoutMs: number): number {
+  return Math.round(acceptTimeoutMs / 3)
+}
+
 /** Majority value of `xs`; a tie goes to the value `prefer` ranks first. */
 function majority<T> (xs: readonly T[], prefer: readonly T[]): T {
   const counts = new Map<T, number>()

@@ -37,7 +37,9 @@ const Kept = z.object({
   attempts: z.number().int().min(1),
   usage: z.object({ calls: z.number().min(0), input_tokens: z.number().min(0), output_tokens: z.number().min(0) }),
   /** The MCP tools the call used (ResultMsg.tools_used); absent for none, and in files written before it existed. */
-  tools_used: z.array(z.string()).optional()
+  tools_used: z.array(z.string()).optional(),
+  /** When the call began (ResultMsg.started_at); absent in files written before it existed. */
+  started_at: z.string().min(1).optional()
 })
 
 /** One finished, unpublished result. */
@@ -49,6 +51,7 @@ export interface KeptResult {
   attempts: number
   usage: { calls: number, input_tokens: number, output_tokens: number }
   tools_used?: string[]
+  started_at?: string
 }
 
 /** Path of the kept-results file in `dataDir`. */
@@ -194,7 +197,7 @@ export class KeptWork {
       this.publishing.add(id)
       guard(log, `publishing the kept result of ${id}`, async () => {
         try {
-          await publish(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage }, ...(k.tools_used === undefined ? {} : { toolsUsed: k.tools_used }) }, work.of(id), true)
+          await publish(k.node, k.claimed_at, { output: k.output, success: k.success, attempts: k.attempts, usage: { ...k.usage }, ...(k.tools_used === undefined ? {} : { toolsUsed: k.tools_used }), ...(k.started_at === undefined ? {} : { startedAt: k.started_at }) }, work.of(id), true)
           kept.delete(id)
           await kept.save()
         } finally {
@@ -227,7 +230,7 @@ export class KeptWork {
       return
     }
     // Kept on disk before anything else, so a SIGKILL during the grace loses nothing either.
-    for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage }, ...(f.out.toolsUsed === undefined ? {} : { tools_used: f.out.toolsUsed }) })
+    for (const f of done) kept.set(f.node.node_id, { node: f.node, claimed_at: f.mine.claimed_at, output: f.out.output, success: f.out.success, attempts: f.out.attempts, usage: { ...f.out.usage }, ...(f.out.toolsUsed === undefined ? {} : { tools_used: f.out.toolsUsed }), ...(f.out.startedAt === undefined ? {} : { started_at: f.out.startedAt }) })
     await kept.save()
     const file = kept.file
     const keep = (f: Flight): void => {

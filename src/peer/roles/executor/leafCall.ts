@@ -69,6 +69,8 @@ export class LeafCall {
     const ancestors = task.kind === 'leaf' ? task.inputs.ancestors : []
     const deps = task.kind === 'leaf' ? dependencyBlock(task.inputs.dependencies) : ''
     const retriesBefore = llm.stats().retries
+    // The start of the model work, published as the result's started_at (the timeline's execute bar).
+    const startedAt = formatTimestamp(now())
     w.calls_started++
     log.info({ event: 'execution_started', node_id: node.node_id, capability }, `executing "${excerpt(node.text)}"`)
     const onWait = (m: ModelWait | null): void => {
@@ -93,7 +95,7 @@ export class LeafCall {
         : await llm.generateText({ purpose: 'execute', system: EXECUTE_SYSTEM, prompt: executePrompt({ task: node.text, ancestors, dependencies: deps }), signal, onWait, usage }))
       w.calls_completed++
       // With one leaf at a time the provider's retries since the call began are this call's.
-      return { output, success: code?.success ?? api?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage, ...(api === null || api.toolsUsed.length === 0 ? {} : { toolsUsed: api.toolsUsed }) }
+      return { output, success: code?.success ?? api?.success ?? true, attempts: 1 + Math.max(0, llm.stats().retries - retriesBefore), usage, startedAt, ...(api === null || api.toolsUsed.length === 0 ? {} : { toolsUsed: api.toolsUsed }) }
     } catch (err) {
       if (signal.aborted) {
         w.calls_aborted++
@@ -103,7 +105,7 @@ export class LeafCall {
       const output = failureText(`executing leaf ${node.node_id} failed`, err)
       const llmErr = err instanceof LlmError ? err : null
       log.error({ event: 'execution_failed', node_id: node.node_id, error_kind: llmErr?.kind ?? null, attempts: llmErr?.attempts ?? 1, timed_out: llmErr?.timedOut ?? false }, output)
-      return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1, usage }
+      return { output, success: false, attempts: typeof (err as { attempts?: unknown }).attempts === 'number' ? (err as { attempts: number }).attempts : 1, usage, startedAt }
     } finally {
       this.requests += usage.calls
     }
@@ -157,6 +159,8 @@ export class LeafCall {
       output_sha256: null,
       output_bytes: bytes,
       attempts: Math.min(100, Math.max(1, attempts)),
+      // Within [claimed_at, finished_at], as the schema says: clamped like finished_at below.
+      ...(out.startedAt === undefined ? {} : { started_at: formatTimestamp(Math.max(parseTimestamp(out.startedAt), parseTimestamp(claimedAt))) }),
       // Never before our own claim (stamped ahead of our clock after a dependency finished by a
       // clock that runs ahead): result authority places a result in the round of its finished_at.
       finished_at: formatTimestamp(Math.max(now(), parseTimestamp(claimedAt))),

@@ -70,8 +70,12 @@ export class Lost extends Error {
   constructor (readonly code: LostCause, message: string, readonly winner: string | null = null) { super(message) }
 }
 
-/** What one finished model call produced, ready to publish; `toolsUsed`: the MCP tools it called (`server/tool`), when any. */
-export interface CallOutcome { output: string, success: boolean, attempts: number, usage: UsageMeter, toolsUsed?: string[] }
+/**
+ * What one finished model call produced, ready to publish; `toolsUsed`: the MCP tools it called
+ * (`server/tool`), when any; `startedAt`: when the call began by the role clock (the wire form of
+ * ResultMsg.started_at), absent for an outcome kept by a peer that did not record it.
+ */
+export interface CallOutcome { output: string, success: boolean, attempts: number, usage: UsageMeter, toolsUsed?: string[], startedAt?: string }
 
 /** One claim in progress: its call's outcome once the call has finished, and whether it was published. */
 export interface Flight {
