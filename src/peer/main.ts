@@ -118,6 +118,7 @@ async function main (): Promise<void> {
           ...(s?.reachability === undefined ? {} : { reachability: s.reachability }),
           anchors: s?.anchors ?? [],
           connections: s?.connections ?? [],
+          damaged_blobs: s?.damaged_blobs ?? 0,
           ...(role?.executorTotals === undefined ? {} : { executor: role.executorTotals() })
         }
       },

@@ -11,12 +11,16 @@
  */
 import * as vscode from 'vscode'
 import type { GoalView, LeafView } from '../plan/read/tree'
+import { isResultDamaged } from '../peer/ipc/protocol'
 import type { PlanModel } from './planModel'
 import { lineageOf, resultMarkdown } from './resultText'
 import { nodeIdFromPath, resultPath, SCHEME, ServedVersions, titleFromPath } from './resultUri'
 
 /** Fetches a blob output by node id (the main peer's `get-output`). */
 export type OutputFetcher = (nodeId: string) => Promise<string>
+
+/** How long a document whose result the peer holds damaged waits before asking again (ms, DESIGN R10). */
+const DAMAGED_RETRY_MS = 2000
 
 /** Why writes are refused, as the workbench shows it. */
 const READ_ONLY = 'Goal Swarm results are read-only: use "Goal Swarm: Save Result As..." to keep a copy.'
@@ -29,6 +33,9 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
   /** Full outputs of blob results, by node id. */
   private readonly fullOutputs = new Map<string, string>()
   private readonly fetching = new Set<string>()
+  /** Node ids whose full output the peer holds damaged and fetches again (DESIGN R10). */
+  private readonly damaged = new Set<string>()
+  private retry: NodeJS.Timeout | null = null
   private readonly subs: { dispose(): void }[]
   private readonly encoder = new TextEncoder()
 
@@ -101,8 +108,9 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
         : `# ${title}\n\n_This prompt (node \`${nodeId}\`) is not in the plans this editor has received. The document updates if it arrives._\n`
     }
     const leaf = entry.node
-    if (leaf.output_sha256 !== null && !this.fullOutputs.has(leaf.id)) this.fetchInBackground(leaf.id)
-    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null, peerLabel: this.peerLabel })
+    // A damaged one is asked again on the retry timer, not on every render.
+    if (leaf.output_sha256 !== null && !this.fullOutputs.has(leaf.id) && !this.damaged.has(leaf.id)) this.fetchInBackground(leaf.id)
+    return resultMarkdown({ leaf, lineage: lineageOf(leaf, (id) => this.goal(id)), fullOutput: this.fullOutputs.get(leaf.id) ?? null, peerLabel: this.peerLabel, damaged: this.damaged.has(leaf.id) })
   }
 
   private goal (id: string): GoalView | undefined {
@@ -115,9 +123,20 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
     this.fetching.add(nodeId)
     this.fetchOutput(nodeId).then((text) => {
       this.fullOutputs.set(nodeId, text)
+      this.damaged.delete(nodeId)
       this.update()
     }, (err: Error) => {
-      this.log(`full output of ${nodeId} unavailable: ${err.message}`)
+      if (!isResultDamaged(err)) { this.log(`full output of ${nodeId} unavailable: ${err.message}`); return }
+      // Said in the document, asked again until the peer has fetched a good copy.
+      if (!this.damaged.has(nodeId)) {
+        this.log(`full output of ${nodeId}: ${err.message}`)
+        this.damaged.add(nodeId)
+        this.update()
+      }
+      this.retry ??= setTimeout(() => {
+        this.retry = null
+        for (const id of this.damaged) this.fetchInBackground(id)
+      }, DAMAGED_RETRY_MS)
     }).finally(() => this.fetching.delete(nodeId))
   }
 
@@ -132,6 +151,7 @@ export class ResultDocuments implements vscode.FileSystemProvider, vscode.Dispos
   }
 
   dispose (): void {
+    if (this.retry !== null) clearTimeout(this.retry)
     for (const s of this.subs) s.dispose()
     this._onDidChangeFile.dispose()
   }

@@ -3,7 +3,7 @@
  * prompt, who executed it and the status, then the output. Pure; resultDocuments.ts serves it.
  */
 import type { GoalView, LeafView } from '../plan/read/tree'
-import { statusWord } from '../plan/read/statusWords'
+import { resultDamagedText, statusWord } from '../plan/read/statusWords'
 import { firstLine } from '../plan/protocol/text'
 
 export interface ResultTextInput {
@@ -14,6 +14,11 @@ export interface ResultTextInput {
   fullOutput: string | null
   /** A peer as the Plan view names it (PlanTreeProvider.peerLabel); default: its PeerId. */
   peerLabel?: (peerId: string) => string
+  /**
+   * The peer's stored copy of the full output failed its sha256 check and is fetched again
+   * (DESIGN R10): the document says so (resultDamagedText) instead of any output.
+   */
+  damaged?: boolean
 }
 
 /** Blockquotes a multi-line text. */
@@ -22,7 +27,7 @@ function quote (text: string): string {
 }
 
 /** The whole document text for one leaf. */
-export function resultMarkdown ({ leaf, lineage, fullOutput, peerLabel = String }: ResultTextInput): string {
+export function resultMarkdown ({ leaf, lineage, fullOutput, peerLabel = String, damaged = false }: ResultTextInput): string {
   const out: string[] = []
   out.push(`# ${firstLine(leaf.text, 100)}`, '')
   out.push('**Prompt**', '', quote(leaf.text), '')
@@ -30,11 +35,12 @@ export function resultMarkdown ({ leaf, lineage, fullOutput, peerLabel = String 
   out.push(`| Status | Capability | Executor | Node |`, `|---|---|---|---|`)
   out.push(`| ${statusWord(leaf.status)} | \`${leaf.required_capability}\` | ${leaf.executor === null ? '—' : `\`${peerLabel(leaf.executor)}\``} | \`${leaf.id}\` |`, '')
   out.push('---', '')
-  const output = fullOutput ?? leaf.output
+  const damagedNote = damaged && fullOutput === null && leaf.output_sha256 !== null ? `_${resultDamagedText(leaf.output_sha256)}._` : null
+  const output = damagedNote ?? fullOutput ?? leaf.output
   switch (leaf.status) {
     case 'done':
       out.push(output ?? '')
-      if (fullOutput === null && leaf.output_sha256 !== null) out.push('', `_… output truncated; fetching the full result (sha256 ${leaf.output_sha256})._`)
+      if (damagedNote === null && fullOutput === null && leaf.output_sha256 !== null) out.push('', `_… output truncated; fetching the full result (sha256 ${leaf.output_sha256})._`)
       break
     case 'failed':
       out.push('**Execution failed.**', '', output ?? '')

@@ -5,7 +5,7 @@ import { buildTree, type GoalView, type LeafView } from '../../src/plan/read/tre
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { demoteHeadings, mdEscape } from '../../src/plan/read/planMarkdown'
 import { renderReportMarkdown, renderTreeText } from '../../src/plan/read/report'
-import { statusWord as w } from '../../src/plan/read/statusWords'
+import { resultDamagedText, statusWord as w } from '../../src/plan/read/statusWords'
 import { planJson, planMarkdown } from '../../src/views/planExport'
 import { leavesOf } from '../../src/views/planModel'
 import { lineageOf, resultMarkdown } from '../../src/views/resultText'
@@ -136,6 +136,16 @@ describe('result documents (views)', () => {
     const after = resultMarkdown({ leaf: blob, lineage: [], fullOutput: 'the entire output' })
     assert.ok(after.endsWith('---\n\nthe entire output\n'))
     assert.ok(!after.includes('truncated'))
+  })
+
+  it('a blob result the peer holds damaged says so instead of any output until a good copy is there (DESIGN R10)', () => {
+    const blob: LeafView = { ...flights, output: 'first 64 KiB…', output_sha256: 'a'.repeat(64) }
+    const damaged = resultMarkdown({ leaf: blob, lineage: [], fullOutput: null, damaged: true })
+    assert.ok(damaged.endsWith(`---\n\n_${resultDamagedText('a'.repeat(64))}._\n`), damaged)
+    assert.ok(!damaged.includes('first 64 KiB'))
+    assert.ok(!damaged.includes('output truncated'))
+    const after = resultMarkdown({ leaf: blob, lineage: [], fullOutput: 'the entire output', damaged: true })
+    assert.ok(after.endsWith('---\n\nthe entire output\n'))
   })
 
   it('multi-line prompts are quoted line by line; a failure is labelled as such', () => {

@@ -25,12 +25,17 @@ import path from 'node:path'
 import type { Disposable } from '../bus'
 import type { Logger } from '../log'
 import { snapshotKey, type DashSnapshot } from './snapshot'
+import { ResultDamagedError } from '../net/storage/blobs'
 import { clipText } from '../../plan/protocol/text'
 
 /** What the server shows; implemented by dashboard/index.ts over a running peer. */
 export interface DashboardSource {
   snapshot(): DashSnapshot
-  /** A leaf's result text, or null when it has none (yet). @throws when a blob cannot be fetched */
+  /**
+   * A leaf's result text, or null when it has none (yet). @throws ResultDamagedError while its
+   * stored blob is damaged and fetched again (answered 503 with its message); an Error when a
+   * blob cannot be fetched
+   */
   output(nodeId: string): Promise<string | null>
   /** Runs `fn` when something the page shows may have changed. */
   onChange(fn: () => void): Disposable
@@ -75,6 +80,8 @@ export const MAX_EVENT_CLIENTS = 32
  */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024
 const NODE_ID = /^[0-9a-f]{16}$/
+/** Seconds the page waits before asking again for a result whose stored blob is damaged (Retry-After). */
+const DAMAGED_RETRY_S = 2
 /** A Host header: a bracketed IPv6 literal or a name or IPv4 literal, and an optional port. */
 const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[^\s:/?#@[\]]+)(?::\d{1,5})?$/i
 
@@ -196,7 +203,14 @@ export async function startDashboard (source: DashboardSource, opts: DashboardOp
 
   const result = async (res: ServerResponse, id: string): Promise<void> => {
     if (!NODE_ID.test(id)) { fail(res, 400, 'expected a 16-character lowercase hex node id'); return }
-    const text = await source.output(id)
+    let text: string | null
+    try {
+      text = await source.output(id)
+    } catch (err) {
+      // Never the damaged bytes: the page shows the message and asks again (DESIGN R10).
+      if (err instanceof ResultDamagedError) { fail(res, 503, err.message, { 'Retry-After': String(DAMAGED_RETRY_S) }); return }
+      throw err
+    }
     if (text === null) { fail(res, 404, `no result for node ${id} yet`); return }
     send(res, 200, 'text/plain; charset=utf-8', text)
   }

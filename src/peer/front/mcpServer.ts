@@ -14,6 +14,7 @@ import type { Disposable } from '../bus'
 import type { Logger } from '../log'
 import type { PeerConfig } from '../config'
 import type { PeerRuntime } from '../net/runtime'
+import { ResultDamagedError } from '../net/storage/blobs'
 import { goalText } from '../cliValues'
 import { Budget, budgetProblem } from '../../plan/protocol/schemas'
 import { TUNABLES } from '../../plan/protocol/tunables'
@@ -137,6 +138,18 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const live = new Set(peer.rules.roster(peer.state, nowUs).live().map((a) => a.role))
     return planWaits(root, live, config.swarm, peerSync.connectedPeers(), [...config.bootstrap, ...config.anchors ?? []])
   }
+  /**
+   * A task's full output; while this peer's stored copy is damaged and fetched again (DESIGN
+   * R10), no text but `result_state: 'result_damaged'` and a note saying so (resultDamagedText).
+   */
+  const fullOutput = async (nodeId: string): Promise<{ text: string | null, damaged: { result_state?: 'result_damaged', note?: string } }> => {
+    try {
+      return { text: await peer.getOutput(nodeId), damaged: {} }
+    } catch (err) {
+      if (err instanceof ResultDamagedError) return { text: null, damaged: { result_state: err.outputState, note: err.message } }
+      throw err
+    }
+  }
   const server = new McpServer({ name: 'goal-swarm', version: '0.1.0' }, {
     instructions: 'Goal Swarm plans a goal with a swarm of peers: submit_goal returns a goal_id at once (or, with wait, the final answer); plan_status shows progress; get_result reads the final answer or one part.'
   })
@@ -231,7 +244,8 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       return refuse(`no prompt ${String(nodeId)} in any plan this peer holds: take a node_id from plan_status`)
     }
     if (node.success === null) return refuse(`prompt "${clipText(node.text, 60, '…')}" has no result yet: it is ${statusWord(node.status)}`)
-    return answer({ node_id: node.id, text: node.text, status: node.status, executor: peerLabel(node.executor, names()), result: await peer.getOutput(node.id) })
+    const out = await fullOutput(node.id)
+    return answer({ node_id: node.id, text: node.text, status: node.status, executor: peerLabel(node.executor, names()), result: out.text, ...out.damaged })
   })
 
   server.registerTool('cancel_goal', {
@@ -326,7 +340,10 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const p = planProgress(root)
     const syn = root.synthesis
     const base = { goal: root.text, state: stateOf(root), done: p.done, leaves: p.leaves }
-    if (syn?.success === true) return { ...base, final_answer: await peer.getOutput(syn.id) }
+    if (syn?.success === true) {
+      const out = await fullOutput(syn.id)
+      return { ...base, final_answer: out.text, ...out.damaged }
+    }
     const stopped = stoppedNote(root)
     if (stopped === null && root.status === 'failed' && root.accepted === null) return { ...base, final_answer: null, note: `the plan failed: the goal could not be split (${splitFailureText(root, (peerId) => peerLabel(peerId, names()))}), so no part of it was run` }
     return { ...base, final_answer: null, note: stopped ?? (p.complete ? 'the plan finished without a final answer: see plan_status for the parts' : 'no final answer yet: the plan is still running') }

@@ -12,7 +12,7 @@ import type { ForwardedLog, Logger } from '../log'
 import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/rules/planControl'
 import type { Submission } from '../resume'
-import { ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
+import { isResultDamaged, ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
 
 /** Envelopes per `envelopes` message (keeps each IPC message a few MB at most). */
 const BATCH = 200
@@ -157,7 +157,7 @@ export class IpcChild {
       case 'get-output':
         this.handlers.getOutput(msg.node_id).then(
           (text) => this.send({ type: 'output', request_id: msg.request_id, node_id: msg.node_id, text }),
-          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message, ...(isResultDamaged(err) ? { output_state: 'result_damaged' as const } : {}) })
         )
         break
       case 'status-query':

@@ -124,7 +124,7 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
    */
   async request (msg: WithoutId<ParentRequest>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<Exclude<ChildMessage, { type: 'error' }>> {
     const reply = ChildMessage.parse(await this.correlate(msg, timeoutMs, false))
-    if (reply.type === 'error') throw new PeerClientError('refused', reply.message, reply.refusal ?? null)
+    if (reply.type === 'error') throw new PeerClientError('refused', reply.message, reply.refusal ?? null, reply.output_state ?? null)
     return reply
   }
 
@@ -153,7 +153,10 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
     if (r.type !== 'cancelled') throw new PeerClientError('refused', `unexpected reply ${r.type} to cancel-goal`)
   }
 
-  /** The full output of a leaf (fetched as a blob when needed). @throws PeerClientError */
+  /**
+   * The full output of a leaf (fetched as a blob when needed). @throws PeerClientError;
+   * `outputState` 'result_damaged' while the peer's stored copy is damaged and fetched again (DESIGN R10)
+   */
   async getOutput (nodeId: string, timeoutMs?: number): Promise<string> {
     const r = await this.request({ type: 'get-output', node_id: nodeId }, timeoutMs)
     if (r.type !== 'output') throw new PeerClientError('refused', `unexpected reply ${r.type} to get-output`)

@@ -3,7 +3,7 @@
  * the client's events and its typed error.
  */
 import type { AnyEnvelope } from '../../plan/protocol/schemas'
-import type { ChildMessage, Refusal } from './protocol'
+import type { ChildMessage, OutputState, Refusal } from './protocol'
 
 export type { CodeSandbox, Refusal, UnreachableBootstrap } from './protocol'
 export type ReadyMsg = Extract<ChildMessage, { type: 'ready' }>
@@ -37,10 +37,11 @@ export type PeerClientErrorCode = 'not-running' | 'channel-closed' | 'timeout' |
 
 /**
  * A failed request or wait; `code` says why ('refused' carries the child's own message, and
- * `refusal` its reason when the child names one, e.g. 'not_origin' for a cancel-goal).
+ * `refusal` its reason when the child names one, e.g. 'not_origin' for a cancel-goal;
+ * `outputState` why a get-output has no text now, e.g. 'result_damaged').
  */
 export class PeerClientError extends Error {
-  constructor (readonly code: PeerClientErrorCode, message: string, readonly refusal: Refusal | null = null) {
+  constructor (readonly code: PeerClientErrorCode, message: string, readonly refusal: Refusal | null = null, readonly outputState: OutputState | null = null) {
     super(message)
     this.name = 'PeerClientError'
   }

@@ -113,6 +113,19 @@ export function codeNotOfferedText (reason: string): string {
   return `can_run_code is not offered: ${reason}`
 }
 
+/**
+ * Why a get-output has no text to give now (DESIGN R10): `result_damaged`, the peer's stored
+ * copy of the full output failed its sha256 check and a good copy is being fetched from peers
+ * (the message then says plan/read/statusWords.ts resultDamagedText; ask again later).
+ */
+export const OutputState = z.enum(['result_damaged'])
+export type OutputState = z.infer<typeof OutputState>
+
+/** Whether `err` (a get-output's PeerClientError) says the result is damaged and being fetched again (OutputState). */
+export function isResultDamaged (err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { outputState?: unknown }).outputState === 'result_damaged'
+}
+
 /** Why a peer refused a cancel-goal (rules/planControl.ts CancelRefusal). */
 export const Refusal = z.enum(['unknown_goal', 'not_root_goal', 'not_origin', 'plan_complete'])
 export type Refusal = z.infer<typeof Refusal>
@@ -159,6 +172,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
     anchors: z.array(z.strictObject({ addr: z.string().max(1024), state: z.enum(['reserved', 'connected', 'unreachable']) })).max(64).optional(),
     /** Its open connections by remote PeerId and address; a relayed one's address contains /p2p-circuit. */
     connections: z.array(z.strictObject({ peer: z.string().min(1).max(128), addr: z.string().max(1024) })).max(2000).optional(),
+    /** Stored result blobs found damaged since start: each set aside and fetched again (DESIGN R10). */
+    damaged_blobs: z.int().min(0).optional(),
     /** Executors: their work summed over leaves (DESIGN R5; per-leaf figures are in the log). */
     executor: z.strictObject({
       leaves: z.int().min(0),
@@ -176,8 +191,11 @@ export const ChildMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string(), resumed: z.boolean().optional() }),
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
-  /** A refused request: `message` in words for people; `refusal`, when the peer knows why, for programs. */
-  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string(), refusal: Refusal.optional() }),
+  /**
+   * A refused request: `message` in words for people; `refusal`, when the peer knows why a
+   * cancel-goal was refused, and `output_state`, when a get-output has no text to give now, for programs.
+   */
+  z.strictObject({ type: z.literal('error'), request_id: RequestId, message: z.string(), refusal: Refusal.optional(), output_state: OutputState.optional() }),
   /**
    * One model request of a peer run with --llm vscode-lm: `system` and `messages` as the model
    * should see them (a structured-output request already asks for JSON in its text), `purpose`

@@ -65,6 +65,8 @@ export interface RuntimeStatus {
   anchors: AnchorStatus[]
   /** Open connections, by remote PeerId then remote address (a relayed one contains /p2p-circuit). */
   connections: Array<{ peer: string, addr: string }>
+  /** Stored blobs found damaged since start, each set aside and fetched again (DESIGN R10). */
+  damaged_blobs: number
 }
 
 export interface PeerRuntime {
@@ -185,7 +187,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   })
   countOversizedFrames(node.services.pubsub, drops, GOSSIP_MAX_RPC_BYTES)
   dialer = new Dialer(node, config.bootstrap, log.child({ component: 'dial' }), anchors, psk !== null)
-  const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs')), log.child({ component: 'blobs' }))
+  const blobLog = log.child({ component: 'blobs' })
+  // A blob found damaged is asked of the executors whose results name it first (DESIGN R10).
+  const blobHolders = (sha: string): string[] => [...new Set(state.envelopes().flatMap((e) => e.kind === 'result' && e.body.output_sha256 === sha ? [e.body.executor_peer] : []))]
+  const blobs = new BlobService(node, new BlobStore(path.join(config.dataDir, 'blobs'), blobLog), blobLog, blobHolders)
   const bus = new GossipBus({
     pubsub: node.services.pubsub,
     privateKey: identity.key,
@@ -296,9 +301,10 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
   await node.start()
   bus.start()
   dialer.start()
-  // Large outputs of reloaded results that never arrived before the restart.
+  // Large outputs of reloaded results: fetched when they never arrived before the restart,
+  // set aside and fetched again when cut short on disk meanwhile (DESIGN R10).
   for (const env of state.envelopes()) {
-    if (env.kind === 'result' && env.body.output_sha256 !== null && !blobs.store.has(env.body.output_sha256)) blobs.want(env.body.output_sha256, [env.body.executor_peer])
+    if (env.kind === 'result' && env.body.output_sha256 !== null) void blobs.checkHeld(env.body.output_sha256, env.body.output_bytes, [env.body.executor_peer])
   }
   const holePunch = anchors.length > 0 && config.anchor !== true ? watchHolePunch(node, config.host, netLog) : null
   const listenAddrs = (): string[] => node.getMultiaddrs().map(String)
@@ -340,7 +346,8 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       relay_addrs: relayAddrs(),
       ...(holePunch === null ? {} : { reachability: holePunch.reachability() }),
       anchors: anchorStates(),
-      connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr))
+      connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr)),
+      damaged_blobs: blobs.store.damagedCount
     }),
     submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
     cancelGoal: async (goalId, reason) => {

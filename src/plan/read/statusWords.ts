@@ -45,3 +45,19 @@ export const STATUS_WORDS: Readonly<Record<PlanNodeStatus, string>> = {
 export function statusWord (status: PlanNodeStatus): string {
   return STATUS_WORDS[status]
 }
+
+/**
+ * The words every reader of a result's full output shows while this peer's stored copy of it
+ * (a blob, DESIGN R10) failed its sha256 check and no good copy has been fetched again yet:
+ * the runtime's error, the IPC reply, the MCP front door's note, the dashboard's answer, the
+ * editor's result document and Export Plan. Never the damaged bytes, never a guess.
+ */
+export const RESULT_DAMAGED_WORDS = 'result damaged, fetching from peers'
+
+/**
+ * The sentence for a damaged result whose full output hashes to `sha256` (64 hex):
+ * RESULT_DAMAGED_WORDS, then what happened.
+ */
+export function resultDamagedText (sha256: string): string {
+  return `${RESULT_DAMAGED_WORDS}: this peer's stored copy of the full output (sha256 ${sha256.slice(0, 12)}…) failed its sha256 check and was set aside; the text shows once a good copy arrives`
+}

@@ -156,7 +156,7 @@ class Builder {
       // The quorum of votes was there but none qualified: the split waited for the timeout (DESIGN R3).
       const lastVote = votesIn.reduce<Micros | null>((m, s) => (m === null || s.endUs > m ? s.endUs : m), null) ?? acceptedAt
       const id = `wait:${g.id}:${winner.proposal_id}:fallback`
-      this.add({ id, kind: 'wait', node_id: g.id, node_text: g.text, peer: null, role: null, startUs: lastVote, endUs: acceptedAt, label: `acceptance fallback: best mean ${winner.final_score.toFixed(2)} < ${ev.rules.acceptance.minScore.toFixed(2)}, taken after the timeout`, after: acceptAfter })
+      this.add({ id, kind: 'wait', node_id: g.id, node_text: g.text, peer: null, role: null, startUs: lastVote, endUs: acceptedAt, label: `acceptance fallback (best mean ${winner.final_score.toFixed(2)} < ${ev.rules.acceptance.minScore.toFixed(2)})`, after: acceptAfter })
       acceptAfter = [id]
     }
     const acceptId = `accept:${g.id}:${winner.proposal_id}`

@@ -77,6 +77,12 @@ function loadResult (l) {
   fetch(`api/result/${encodeURIComponent(l.id)}`)
     .then(async (r) => {
       const text = await r.text()
+      if (r.status === 503) {
+        // The peer's stored copy is damaged and fetched again (DESIGN R10): show its words, ask again.
+        results.set(key, { state: 'damaged', text })
+        setTimeout(() => { results.delete(key); if (last !== null) render(last, true) }, 1000 * (Number(r.headers.get('Retry-After')) || 2))
+        return
+      }
       results.set(key, r.ok ? { state: 'ok', text } : { state: 'error', text: `could not load the result: ${text}` })
     })
     .catch((err) => { results.set(key, { state: 'error', text: `could not load the result: ${err.message}` }) })

@@ -12,7 +12,7 @@
  * or running there when the process exits would make the file after the hook removed it. Once
  * created, nothing left in the pool adds a name to the directory but the rename to the target.
  */
-import { close, closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFile, writeSync } from 'node:fs'
+import { close, closeSync, existsSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFile, writeSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -34,6 +34,37 @@ let seq = 0
  */
 const DATA_TEMP = /^(?:state\.jsonl(?:\.corrupt-[0-9TZ-]+)?|kept-results\.json)\.(\d+)\.\d+\.tmp$/
 const BLOB_TEMP = /^[0-9a-f]{64}\.(\d+)\.\d+\.tmp$/
+
+/**
+ * Why a file of the data dir is set aside: `corrupt` for the state log's bad lines and a kept
+ * results file that does not parse, `damaged` for a blob whose bytes fail their sha256 (DESIGN R7, R10).
+ */
+export type AsideLabel = 'corrupt' | 'damaged'
+
+/**
+ * The name a bad file of the data dir is set aside under, beside it: `<file>.<label>-<UTC time>`
+ * (state.jsonl.corrupt-2026-12-01T10-52-59-123Z, blobs/<sha256>.damaged-2026-12-01T10-52-59-123Z),
+ * a name that sorts by time and suits every OS. It ends in no `.tmp`, so sweepStaleTemps never
+ * takes it for a temp file, and a blob's is no 64-hex name, so the blob store never takes it
+ * for a blob: set-aside files stay until a person removes them.
+ */
+export function asideName (file: string, label: AsideLabel, at: Date = new Date()): string {
+  return `${file}.${label}-${at.toISOString().replace(/:/g, '-').replace('.', '-')}`
+}
+
+/**
+ * Renames `file` to asideName(file, label) (`-2`, `-3`, ... appended when that name is taken
+ * within the same millisecond, so an earlier copy is never overwritten) and fsyncs the folder.
+ * @returns the new path @throws the fs error (ENOENT when `file` is gone)
+ */
+export function setAsideSync (file: string, label: AsideLabel): string {
+  const base = asideName(file, label)
+  let aside = base
+  for (let n = 2; existsSync(aside); n++) aside = `${base}-${n}`
+  renameSync(file, aside)
+  syncDirSync(path.dirname(file))
+  return aside
+}
 
 /**
  * Removes the peer's temp files in `dir` (and `dir/blobs`) left by a process that no longer

@@ -18,14 +18,14 @@ import type { AnyEnvelope } from '../../../plan/protocol/schemas'
 import { parseJsonl, toJsonlLine } from '../../../plan/state/jsonl'
 import { verifyIncoming, type VerifyContext } from '../checks/verify'
 import type { DropCounters } from '../checks/drops'
-import { appendFileDurable, writeFileDurable } from './durableFile'
+import { appendFileDurable, asideName, writeFileDurable } from './durableFile'
 
 /**
  * Where rejected lines of `file` are set aside: `<file>.corrupt-<UTC time>` (e.g.
  * state.jsonl.corrupt-2026-12-01T10-52-59-123Z), a name that sorts by time and suits every OS.
  */
 export function corruptFileName (file: string, at: Date = new Date()): string {
-  return `${file}.corrupt-${at.toISOString().replace(/:/g, '-').replace('.', '-')}`
+  return asideName(file, 'corrupt', at)
 }
 
 export const STATE_FILE = 'state.jsonl'

@@ -1,11 +1,13 @@
 /**
  * The blob protocol /goal-swarm/blob/1.0.0 (DESIGN R10): serves the blobs this peer stores
  * (storage/blobs.ts BlobStore) to other peers and fetches missing ones by sha256, verified
- * before they are stored.
+ * before they are stored. Only bytes that pass their check are served; a stored blob found
+ * damaged (on any read: a reader's, a peer's request, the size check at start) is fetched
+ * again, from the peers whose results name it first.
  */
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { Logger } from '../../log'
-import { SHA_RE, type BlobStore } from '../storage/blobs'
+import { ResultDamagedError, SHA_RE, type BlobStore } from '../storage/blobs'
 import { jsonFrames } from './framing'
 
 export const BLOB_PROTOCOL = '/goal-swarm/blob/1.0.0'
@@ -24,7 +26,13 @@ export class BlobService {
   private timer: NodeJS.Timeout | null = null
   private stopped = false
 
-  constructor (private readonly node: Libp2p, readonly store: BlobStore, private readonly log: Logger) {}
+  /**
+   * @param holders the peers to ask first for a blob found damaged (the executors of the
+   *   results naming it, as PeerIds); default none
+   */
+  constructor (private readonly node: Libp2p, readonly store: BlobStore, private readonly log: Logger, private readonly holders: (sha: string) => string[] = () => []) {
+    store.onDamaged((d) => { this.want(d.sha256, this.holders(d.sha256)) })
+  }
 
   async start (): Promise<void> {
     await this.node.handle(BLOB_PROTOCOL, (stream) => { void this.serve(stream) }, { maxInboundStreams: 64, runOnLimitedConnection: true })
@@ -84,18 +92,38 @@ export class BlobService {
   }
 
   /**
-   * The blob's bytes: from the store, else fetched from `preferred` peers first, then any
-   * connected peer. @throws when no connected peer delivers it
+   * The blob's bytes: from the store (checked against `sha`), else fetched from `preferred`
+   * peers first, then any connected peer.
+   * @throws ResultDamagedError when the stored copy was found damaged and no connected peer has
+   *   delivered a good one yet (it stays wanted); else an Error when no connected peer delivers it
    */
   async get (sha: string, preferred: string[] = []): Promise<Buffer> {
     const local = await this.store.get(sha)
-    if (local !== null) return local
+    if (local !== null) {
+      this.wanted.delete(sha)
+      return local
+    }
     let p = this.inflight.get(sha)
     if (p === undefined) {
       p = this.fetchAny(sha, preferred).finally(() => this.inflight.delete(sha))
       this.inflight.set(sha, p)
     }
-    return await p
+    try {
+      return await p
+    } catch (err) {
+      if (this.store.damaged(sha)) throw new ResultDamagedError(sha, (err as Error).message)
+      throw err
+    }
+  }
+
+  /**
+   * At start, for each result this peer holds that names a blob: fetches it when it is not
+   * stored, else checks its size against `bytes` (BlobStore.checkSize; the full check is on
+   * every read), so a blob cut short while the peer was stopped is set aside and fetched again
+   * before anyone asks for it.
+   */
+  async checkHeld (sha: string, bytes: number, preferred: string[]): Promise<void> {
+    if (!await this.store.checkSize(sha, bytes).catch(() => false)) this.want(sha, preferred)
   }
 
   private async fetchAny (sha: string, preferred: string[]): Promise<Buffer> {
@@ -107,8 +135,9 @@ export class BlobService {
     const errors: string[] = []
     for (const peer of order) {
       try {
+        const replaced = this.store.damaged(sha)
         const bytes = await this.fetchFrom(peer, sha)
-        this.log.info({ event: 'blob_fetched', sha256: sha, bytes: bytes.byteLength, from: peer.toString() }, 'fetched blob')
+        this.log.info({ event: 'blob_fetched', sha256: sha, bytes: bytes.byteLength, from: peer.toString(), ...(replaced ? { replaces_damaged: true } : {}) }, replaced ? 'fetched a good copy of a damaged blob' : 'fetched blob')
         this.wanted.delete(sha)
         return bytes
       } catch (err) {

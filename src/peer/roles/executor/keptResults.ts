@@ -13,7 +13,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import type { Logger } from '../../log'
-import { writeFileDurable } from '../../net/storage/durableFile'
+import { setAsideSync, writeFileDurable } from '../../net/storage/durableFile'
 import type { ClaimMsg, PromptNode, SpendCause } from '../../../plan/protocol/schemas'
 import { excerpt } from '../../../plan/protocol/text'
 import type { Micros } from '../../../plan/protocol/time'
@@ -59,9 +59,18 @@ export function keptResultsPath (dataDir: string): string {
   return path.join(dataDir, KEPT_RESULTS_FILE)
 }
 
+/** A kept-results file whose text is not a list of kept results (not JSON, cut short, another shape). */
+export class KeptResultsCorrupt extends Error {
+  constructor (readonly file: string, why: string) {
+    super(`${file} is not a list of kept results: ${why}`)
+    this.name = 'KeptResultsCorrupt'
+  }
+}
+
 /**
- * Reads the kept results of `dataDir`, by node_id. A missing file is none. @throws Error naming
- * the file when it is not a list of kept results (the caller logs it and sets the file aside)
+ * Reads the kept results of `dataDir`, by node_id. A missing file is none.
+ * @throws KeptResultsCorrupt naming the file when it is not a list of kept results (the caller
+ *   sets it aside); the fs error when it cannot be read
  */
 export function loadKeptResults (dataDir: string): Map<string, KeptResult> {
   const file = keptResultsPath(dataDir)
@@ -72,8 +81,10 @@ export function loadKeptResults (dataDir: string): Map<string, KeptResult> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
     throw err
   }
-  const parsed = z.array(Kept).safeParse(JSON.parse(text))
-  if (!parsed.success) throw new Error(`${file} is not a list of kept results: ${parsed.error.message}`)
+  let json: unknown
+  try { json = JSON.parse(text) } catch (err) { throw new KeptResultsCorrupt(file, `not JSON (${(err as Error).message})`) }
+  const parsed = z.array(Kept).safeParse(json)
+  if (!parsed.success) throw new KeptResultsCorrupt(file, parsed.error.message)
   return new Map(parsed.data.map((k) => [k.node.node_id, k as unknown as KeptResult]))
 }
 
@@ -99,14 +110,27 @@ export class KeptResults extends Map<string, KeptResult> {
   /** The kept-results file of this data dir. */
   get file (): string { return keptResultsPath(this.dataDir) }
 
-  /** The kept results of `dataDir`; an unreadable file is logged and left for the next save to replace. */
+  /**
+   * The kept results of `dataDir`. A file that is not a list of kept results is set aside as
+   * `kept-results.json.corrupt-<UTC time>` (as the state log's bad lines are, DESIGN R7) with one
+   * warning naming both files, and the executor goes on with none; one it cannot read is logged
+   * and left as it is.
+   */
   static open (dataDir: string, log: Logger): KeptResults {
     let entries = new Map<string, KeptResult>()
     try {
       entries = loadKeptResults(dataDir)
       if (entries.size > 0) log.info({ results: entries.size, file: keptResultsPath(dataDir) }, `${entries.size} finished ${entries.size === 1 ? 'result' : 'results'} kept from before the restart: published once this executor has synced`)
     } catch (err) {
-      log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
+      if (err instanceof KeptResultsCorrupt) {
+        let aside: string | null = null
+        try { aside = setAsideSync(err.file, 'corrupt') } catch (e) {
+          log.error({ file: err.file, err: (e as Error).message }, `${err.message}; it could not be set aside (${(e as Error).message}): the next save replaces it`)
+        }
+        if (aside !== null) log.warn({ event: 'kept_results_set_aside', file: err.file, set_aside: aside }, `${err.message}; set aside as ${aside}, going on without kept results`)
+      } else {
+        log.error({ err }, `could not read the kept results: ${(err as Error).message}`)
+      }
     }
     return new KeptResults(dataDir, log, entries)
   }
