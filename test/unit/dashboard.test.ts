@@ -14,7 +14,10 @@ import { parseCli } from '../../src/peer/cli'
 import { makeConfig } from '../support/peerConfig'
 import { FlowLog, type FlowEvent } from '../../src/peer/dashboard/flow'
 import { hostAllowed, MAX_EVENT_CLIENTS, startDashboard } from '../../src/peer/dashboard/server'
-import { dashboardSnapshot, findTask, GONE_LISTED_MS, snapshotKey, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
+import { dashboardSnapshot, findTask, GONE_LISTED_MS, peerLabeler, snapshotKey, type DashLeaf, type DashNode, type DashSnapshot } from '../../src/peer/dashboard/snapshot'
+import { shownStrings } from '../../src/plan/protocol/text'
+import { planTimeline } from '../../src/plan/read/timeline'
+import { timelineChartOption, timelineChartSize } from '../../src/plan/read/timelineChart'
 import { DropCounters } from '../../src/peer/net/checks/drops'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { costSummary } from '../../src/plan/read/planCost'
@@ -97,6 +100,22 @@ describe('dashboard snapshot', () => {
       { seq: 3, at_ms: 3, type: 'drop', kind: 'invalid_schema', from: null, source: 'disk' }
     ])
     assert.deepEqual(s.flow.map((f) => f.from_label), ['executor-1', `…${long.slice(-8)}`, null], 'an announced name, else the PeerId suffix the trees show')
+  })
+
+  test('each plan\'s timeline: the chart option of planTimeline with the peers as the page labels them, its strings escaped', () => {
+    const state = planState()
+    const s = snap(state)
+    const t = planTimeline(state, RULES, s.plans[0]!.id, NOW)
+    assert.ok(t !== null)
+    assert.deepEqual(s.timelines, [{
+      plan_id: s.plans[0]!.id,
+      option: shownStrings(timelineChartOption(t, peerLabeler(state))),
+      height: timelineChartSize(t).height,
+      bars: t.bars.length,
+      critical: t.critical_path.length,
+      running: t.bars.some((b) => b.running)
+    }])
+    assert.ok(t.bars.filter((b) => b.kind === 'execute').length >= 4, 'a bar of model work per leaf')
   })
 
   test('the page holds no status words and cuts no text of its own', () => {

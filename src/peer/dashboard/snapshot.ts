@@ -8,6 +8,9 @@
  * Result texts are left out (they can be megabytes, and large ones are blobs): a leaf, and a
  * plan's final answer (the root's synthesis), says whether it has a result and how long it is;
  * the page fetches the text when it is opened. Each plan carries its cost (read/planCost.ts).
+ * Each plan's timeline (read/timeline.ts) comes as the Apache ECharts option of its Gantt chart
+ * (read/timelineChart.ts, the one the editor's timeline webview and the report draw), which the
+ * page hands to ECharts as it is.
  *
  * Every word the page shows about a status comes from here, so the page holds no wording of its
  * own: each node's status word (read/statusWords.ts, the one table the editor, the terminal and
@@ -30,6 +33,8 @@ import { parseTimestamp, type Micros } from '../../plan/protocol/time'
 import { shownStrings, textLength } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
 import type { FlowEvent } from './flow'
+import { planTimeline } from '../../plan/read/timeline'
+import { timelineChartOption, timelineChartSize } from '../../plan/read/timelineChart'
 
 /** A vote as shown: the scorer's label and its score (0-1). */
 export interface DashVote { scorer: string, score: number }
@@ -154,6 +159,26 @@ export interface DashSnapshot {
   drops: Record<string, number>
   /** The most recent message and drop events, oldest first. */
   flow: DashFlowEvent[]
+  /** Each plan's timeline as its Gantt chart, in the order of `plans` (the page draws the one picked). */
+  timelines: DashTimeline[]
+}
+
+/**
+ * A plan's timeline (read/timeline.ts planTimeline, DESIGN "Timeline") as the page draws it: the
+ * Apache ECharts option of read/timelineChart.ts, the one the editor's timeline webview and the
+ * report draw too, with its peers by the labels the page shows elsewhere.
+ */
+export interface DashTimeline {
+  plan_id: string
+  /** timelineChartOption: JSON only, every string of it escaped like the rest of the snapshot. */
+  option: unknown
+  /** Height (px) that gives each bar its row (timelineChartSize). */
+  height: number
+  /** How many bars it draws, and how many lie on the critical path. */
+  bars: number
+  critical: number
+  /** true while a bar runs (it ends at this snapshot's clock reading, so the chart grows with each snapshot). */
+  running: boolean
 }
 
 /** A message or drop event of the flow strip, with the label of its peer. */
@@ -306,7 +331,11 @@ function snapshotOf (input: SnapshotInput): DashSnapshot {
     }),
     peers,
     drops: input.drops,
-    flow: input.flow.map((f) => ({ ...f, from_label: f.from === null ? null : label(f.from) }))
+    flow: input.flow.map((f) => ({ ...f, from_label: f.from === null ? null : label(f.from) })),
+    timelines: roots.flatMap((r): DashTimeline[] => {
+      const t = planTimeline(state, input.rules, r.id, nowUs)
+      return t === null ? [] : [{ plan_id: r.id, option: timelineChartOption(t, label), height: timelineChartSize(t).height, bars: t.bars.length, critical: t.critical_path.length, running: t.bars.some((b) => b.running) }]
+    })
   }
 }
 

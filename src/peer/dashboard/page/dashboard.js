@@ -174,6 +174,113 @@ function planCard (p) {
     el('ul', { class: 'tree root' }, goalNode(p.root)))
 }
 
+// ---- timeline ----------------------------------------------------------------------------
+// The snapshot carries each plan's timeline as an Apache ECharts option (snapshot.ts
+// DashTimeline, the editor's and the report's chart too): the page draws the plan picked in its
+// list, else the newest running plan, else the newest, as SVG in the page's colors. Swarm texts
+// stay text: the plan list takes them as option text nodes, ECharts draws them as SVG text, and
+// its tooltips are drawn (renderMode richText), never parsed as HTML.
+
+/** The plan picked in the timeline's list; null follows the newest plan. */
+let timelinePick = null
+/** What the chart was last drawn from (plan, colors, option): a snapshot that changes nothing else does not redraw it. */
+let drawnTimeline = ''
+let drawnTimelineList = ''
+let chart = null
+let chartTheme = ''
+
+function cssVar (name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim()
+}
+
+/** An ECharts theme in the page's colors (light or dark, as the page is). */
+function chartColors () {
+  const fg = cssVar('--fg')
+  const muted = cssVar('--muted')
+  const line = cssVar('--line')
+  const axis = { axisLine: { lineStyle: { color: line } }, axisTick: { lineStyle: { color: line } }, axisLabel: { color: muted }, splitLine: { lineStyle: { color: line } }, nameTextStyle: { color: muted } }
+  return {
+    color: ['--split', '--done', '--running', '--gap', '--failed', '--off'].map(cssVar),
+    backgroundColor: 'transparent',
+    textStyle: { color: fg },
+    legend: { textStyle: { color: fg } },
+    tooltip: { backgroundColor: cssVar('--bg'), borderColor: line, textStyle: { color: fg } },
+    categoryAxis: axis,
+    valueAxis: axis,
+    timeAxis: axis
+  }
+}
+
+/**
+ * The snapshot's option on this page: on the page's background, bar labels in its muted color,
+ * tooltips drawn by ECharts (not HTML), no animation replayed with each snapshot of a running plan.
+ */
+function pageOption (option, muted) {
+  const tooltip = option.tooltip !== undefined && !Array.isArray(option.tooltip) ? option.tooltip : {}
+  const relabel = (d) => d !== null && typeof d === 'object' && !Array.isArray(d) && d.label !== undefined ? { ...d, label: { ...d.label, color: muted } } : d
+  const series = (Array.isArray(option.series) ? option.series : []).map((s) => Array.isArray(s.data) ? { ...s, data: s.data.map(relabel) } : s)
+  return { ...option, backgroundColor: 'transparent', animation: false, series, tooltip: { ...tooltip, renderMode: 'richText' } }
+}
+
+/** The plan whose timeline shows: the one picked while it is listed, else the newest running, else the newest. */
+function timelinePlan (snap, timelines) {
+  const ids = new Set(timelines.map((t) => t.plan_id))
+  if (timelinePick !== null && ids.has(timelinePick)) return timelinePick
+  const listed = snap.plans.filter((p) => ids.has(p.id))
+  // A plan that has not stopped has no stop word.
+  const running = listed.filter((p) => p.state_word === null && !p.progress.complete)
+  return (running.at(-1) ?? listed.at(-1))?.id ?? null
+}
+
+function renderTimeline (snap) {
+  const section = document.getElementById('timeline-section')
+  const timelines = snap.timelines ?? []
+  section.hidden = timelines.length === 0
+  if (timelines.length === 0) { drawnTimeline = ''; return }
+  const planId = timelinePlan(snap, timelines)
+  const list = document.getElementById('timeline-plan')
+  const listed = snap.plans.filter((p) => timelines.some((t) => t.plan_id === p.id))
+  const listKey = JSON.stringify([listed.map((p) => [p.id, p.text]), planId])
+  if (listKey !== drawnTimelineList) {
+    drawnTimelineList = listKey
+    list.replaceChildren(...listed.map((p) => el('option', { value: p.id, selected: p.id === planId }, p.text)))
+    list.value = planId
+  }
+  const t = timelines.find((x) => x.plan_id === planId)
+  const box = document.getElementById('timeline-chart')
+  if (typeof echarts === 'undefined') {
+    box.replaceChildren(el('p', { class: 'empty' }, 'The chart library (echarts.min.js) did not load: the timeline cannot be drawn.'))
+    return
+  }
+  const theme = chartColors()
+  const themeKey = JSON.stringify(theme)
+  const key = `${planId}|${themeKey}|${JSON.stringify(t.option)}`
+  if (key === drawnTimeline) return
+  drawnTimeline = key
+  if (chart === null || themeKey !== chartTheme) {
+    if (chart !== null) chart.dispose()
+    chartTheme = themeKey
+    echarts.registerTheme('goal-swarm-dashboard', theme)
+    // SVG: crisp at any zoom, and its texts are in the page (screen readers, tests).
+    chart = echarts.init(box, 'goal-swarm-dashboard', { renderer: 'svg' })
+  }
+  box.style.height = `${t.height}px`
+  chart.resize()
+  chart.setOption(pageOption(t.option, theme.categoryAxis.axisLabel.color), { notMerge: true })
+  box.dataset.plan = planId
+  box.dataset.bars = String(t.bars)
+  const summary = `${t.bars} bar${t.bars === 1 ? '' : 's'}, ${t.critical} on the critical path`
+  box.setAttribute('aria-label', `Timeline of the plan: ${summary}`)
+  document.getElementById('timeline-summary').textContent = summary
+}
+
+document.getElementById('timeline-plan').addEventListener('change', (e) => {
+  timelinePick = e.target.value
+  if (last !== null) renderTimeline(last)
+})
+new ResizeObserver(() => { if (chart !== null) chart.resize() }).observe(document.getElementById('timeline-chart'))
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { if (last !== null) renderTimeline(last) })
+
 // ---- peers, drops, flow --------------------------------------------------------------------
 
 function renderPeers (snap) {
@@ -238,6 +345,7 @@ function render (snap, force = false) {
   renderAnchors(snap)
   renderDrops(snap)
   renderFlow(snap)
+  renderTimeline(snap)
 }
 
 function drawPlans (plans, snap) {
