@@ -11,6 +11,8 @@
 //   calls a model never reads, parses or compiles their source.
 //   dist/mcp-sdk.js — the MCP SDK's parts (MCP_SDK_PATHS), required by dist/peer.js only
 //   when an executor with --mcp-config connects its servers (src/peer/tools/mcpLazy.ts).
+//   dist/echarts-ssr.js — Apache ECharts for Node, required by dist/peer.js only when a peer
+//   with --report-file draws the plan timeline's SVG (src/plan/read/timelineSvg.ts).
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
 //   dist/echarts/ — Apache ECharts' browser build (echarts.min.js) with its LICENSE and NOTICE:
@@ -50,14 +52,15 @@ const common = {
   logOverride: { 'empty-import-meta': 'silent' }
 }
 
-/** The SDK packages kept out of dist/peer.js, and the file each becomes. */
-const SDK_FILES = { '@anthropic-ai/sdk': 'llm-sdk-anthropic.js', openai: 'llm-sdk-openai.js' }
+/** The packages kept out of dist/peer.js (the LLM SDKs, and echarts for the report's timeline), and the file each becomes. */
+const SDK_FILES = { '@anthropic-ai/sdk': 'llm-sdk-anthropic.js', openai: 'llm-sdk-openai.js', echarts: 'echarts-ssr.js' }
 
-/** Resolves an SDK import in the peer bundle to its own file next to dist/peer.js. */
+/** Resolves an import of a package of SDK_FILES in the peer bundle to its own file next to dist/peer.js. */
 const sdkFiles = {
   name: 'sdk-files',
   setup (build) {
-    build.onResolve({ filter: /^(@anthropic-ai\/sdk|openai)$/ }, (args) => ({ path: `./${SDK_FILES[args.path]}`, external: true }))
+    const names = Object.keys(SDK_FILES).map((k) => k.replace(/[/.]/g, '\\$&')).join('|')
+    build.onResolve({ filter: new RegExp(`^(${names})$`) }, (args) => ({ path: `./${SDK_FILES[args.path]}`, external: true }))
   }
 }
 

@@ -2,11 +2,12 @@
  * Observer role: no LLM, publishes nothing of its own. Rebuilds the plan tree from its plan
  * state whenever it changes (debounced, and on a slow tick because leases and capability
  * announcements age without any message), prints it when the printed text changes, and with
- * --report-file keeps a Markdown report of it up to date. Until the peer's first sync
+ * --report-file keeps a Markdown report of it up to date, with each plan's timeline as a table
+ * and an SVG chart beside the report (DESIGN "Timeline"). Until the peer's first sync
  * (firstSync.ts) each plan's header says `syncing` instead of counts that may be behind.
  */
 import { existsSync, mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { basename, dirname } from 'node:path'
 import type { Disposable } from '../bus'
 import { LatestFileWriter } from '../net/storage/durableFile'
 import { notFromFuture } from '../../plan/rules/claims'
@@ -17,7 +18,12 @@ import { FirstSyncWatch, isolatedConfig } from '../firstSync'
 import { guard, RoleTimers } from './common'
 import { excerpt } from '../../plan/protocol/text'
 import { announcedNames } from '../../plan/read/peerNames'
-import { failedGoals, renderReportMarkdown, renderTreeText, stoppedBeforeSplit, type PeerNames } from '../../plan/read/report'
+import { failedGoals, peerLabel, renderReportMarkdown, renderTreeText, stoppedBeforeSplit, type PeerNames } from '../../plan/read/report'
+import { planTimeline, type PlanTimeline } from '../../plan/read/timeline'
+import { timelineSvgPath } from '../../plan/read/timelineMarkdown'
+
+/** The report's SVG renderer (plan/read/timelineSvg.ts), loaded on first need: echarts is large. */
+type SvgModule = typeof import('../../plan/read/timelineSvg')
 
 /**
  * How the goals of the winning tree were split (DESIGN R3): by the quorum rule or by the
@@ -70,6 +76,21 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
   const reportWriter = config.reportFile === null ? null : new LatestFileWriter(config.reportFile)
   /** Report write failures already logged, by reason. */
   const reportErrors = new Set<string>()
+  /** One writer per timeline SVG beside the report, by path. */
+  const svgWriters = new Map<string, LatestFileWriter>()
+  /** The report body the SVGs were last written for. */
+  let svgBody: string | null = null
+  /**
+   * The SVG renderer once loaded; false when it could not be (the report then links no SVG).
+   * Loaded in the background from the start, so it is there by the first report with a plan.
+   */
+  let svg: SvgModule | null | false = null
+  if (config.reportFile !== null) {
+    import('../../plan/read/timelineSvg').then((m) => { svg = m; schedule() }, (err: unknown) => {
+      svg = false
+      log.error({ err }, `could not load the timeline chart renderer: the report has no timeline SVG (${err instanceof Error ? err.message : String(err)})`)
+    })
+  }
   const completed = new Set<string>()
   /** Roots seen stuck (planProgress.stuck) at a render, with when (µs): logged once it held for a tick. */
   const stuckSince = new Map<string, number>()
@@ -191,12 +212,23 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
     if (file === null || reportWriter === null) return
     // A report of nothing (no goal seen yet, e.g. a fresh observer) never replaces an earlier run's.
     if (roots.length === 0 && existsSync(file)) return
+    const nowUs = ctx.now()
+    const timelines = new Map<string, { timeline: PlanTimeline, svgHref?: string, svgFile: string }>()
+    for (const [i, root] of roots.entries()) {
+      const timeline = planTimeline(state, ctx.rules, root.id, nowUs)
+      if (timeline === null) continue
+      const svgFile = timelineSvgPath(file, i, root.id)
+      timelines.set(root.id, { timeline, svgFile, ...(svg === false ? {} : { svgHref: encodeURIComponent(basename(svgFile)) }) })
+    }
     // The timestamp alone must not cause a rewrite: compare the report without it.
-    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, names, others })
+    const body = renderReportMarkdown(roots, { generatedAt: '', writer: bus.peerId, prices: config.modelPrices ?? {}, names, others, timelines })
     // At shutdown compare with what is on disk: a write still queued or running is discarded.
-    if (final ? body === lastWritten && !reportWriter.busy : body === lastReport) return
+    if (final ? body === lastWritten && !reportWriter.busy : body === lastReport) {
+      writeSvgs(body, timelines, names, final)
+      return
+    }
     lastReport = body
-    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(ctx.now()), writer: bus.peerId, names, others })
+    const md = renderReportMarkdown(roots, { generatedAt: formatTimestamp(nowUs), writer: bus.peerId, prices: config.modelPrices ?? {}, names, others, timelines })
     // Temp file, fsync, rename: a reader never sees half a report, a crash leaves no temp file.
     // The directory is made synchronously so that writes reach the writer in render order.
     try {
@@ -205,6 +237,7 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
       reportFailed(err, file)
       return
     }
+    writeSvgs(body, timelines, names, final)
     if (final) {
       // At shutdown the process may exit right after dispose: no async work may be left.
       try {
@@ -216,6 +249,33 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
       return
     }
     reportWriter.write(md).then((written) => { if (written) lastWritten = body }, (err: unknown) => { reportFailed(err, file) })
+  }
+
+  /**
+   * Writes the timeline SVG of each plan of the report beside it, rendered from the chart option
+   * every renderer shares (plan/read/timelineChart.ts): once per report body, and once more
+   * when the renderer has loaded after a body was written without it. Synchronously at shutdown.
+   */
+  function writeSvgs (body: string, timelines: ReadonlyMap<string, { timeline: PlanTimeline, svgFile: string }>, names: PeerNames, final: boolean): void {
+    const renderer = svg
+    if (renderer === null || renderer === false || body === svgBody) return
+    svgBody = body
+    for (const { timeline, svgFile } of timelines.values()) {
+      let text: string
+      try {
+        text = renderer.timelineSvg(timeline, (p) => peerLabel(p, names))
+      } catch (err) {
+        reportFailed(err, svgFile)
+        continue
+      }
+      let writer = svgWriters.get(svgFile)
+      if (writer === undefined) { writer = new LatestFileWriter(svgFile); svgWriters.set(svgFile, writer) }
+      if (final) {
+        try { writer.writeSync(text) } catch (err) { reportFailed(err, svgFile) }
+      } else {
+        writer.write(text).catch((err: unknown) => { reportFailed(err, svgFile) })
+      }
+    }
   }
 
   guard(log, 'first render', async () => { render() })

@@ -15,8 +15,11 @@ import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 import { splitFailureText } from './splitFailure'
+import type { ModelPrices } from './pricing'
 import { clockTime, goalWaitWords, taskWaitWords } from './waitWords'
 import { nowMicros, type Micros } from '../protocol/time'
+import type { PlanTimeline } from './timeline'
+import { timelineMarkdown } from './timelineMarkdown'
 
 export { failedGoals, stoppedBeforeSplit }
 
@@ -170,17 +173,28 @@ export interface ReportOptions {
   names?: PeerNames
   /** Plans listed as one line each after the full sections (otherPlanLines). */
   others?: readonly GoalView[]
+  /** The user's model prices (--model-prices, read/pricing.ts): the money of the cost tables. */
+  prices?: ModelPrices
+  /**
+   * Per root goal id: the plan's timeline (read/timeline.ts planTimeline), shown as its section's
+   * Timeline table (timelineMarkdown), with `svgHref`, the relative link to its chart's SVG.
+   */
+  timelines?: ReadonlyMap<string, { timeline: PlanTimeline, svgHref?: string }>
 }
 
 /**
  * The Markdown plan report: a header, then per root goal the plan section of planMarkdown.ts
- * (final answer first, progress, tree, accepted splits with their votes, every result), then
- * `others` as one line each. Escaped by shownText.
+ * (final answer first, progress, tree, accepted splits with their votes, every result) and its
+ * Timeline (opts.timelines), then `others` as one line each. Escaped by shownText.
  */
 export function renderReportMarkdown (roots: readonly GoalView[], opts: ReportOptions): string {
   const out: string[] = ['# Goal Swarm plan report', '', `Generated ${opts.generatedAt}${opts.writer === undefined ? '' : ` by ${opts.writer}`}.`, '']
   if (roots.length === 0) out.push('No goal has been submitted yet.', '')
-  for (const root of roots) out.push(planSection(root, { level: 2, label: (peer) => peerLabel(peer, opts.names) }))
+  for (const root of roots) {
+    out.push(planSection(root, { level: 2, label: (peer) => peerLabel(peer, opts.names), ...(opts.prices === undefined ? {} : { prices: opts.prices }) }))
+    const tl = opts.timelines?.get(root.id)
+    if (tl !== undefined) out.push(timelineMarkdown(tl.timeline, { level: 3, label: (peer) => peerLabel(peer, opts.names), ...(tl.svgHref === undefined ? {} : { svgHref: tl.svgHref }) }))
+  }
   const others = opts.others ?? []
   if (others.length > 0) {
     out.push('## Other plans held by this peer', '', `${others.length} more, one line each (\`--show-all-plans\` reports them in full):`, '')

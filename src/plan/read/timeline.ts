@@ -92,9 +92,13 @@ class Builder {
   /** Per goal: the id of its accept bar. */
   readonly acceptBar = new Map<string, string>()
   private readonly standbyUs: Micros
+  /** The plan's cancelled_at (µs), null while it is not cancelled: work under way then was aborted (DESIGN R13). */
+  private readonly cancelUs: Micros | null
 
-  constructor (readonly ev: Evaluation) {
+  constructor (readonly ev: Evaluation, rootId: string) {
     this.standbyUs = standbyMs(ev.rules.acceptance.timeoutMs) * 1000
+    const c = ev.plan(rootId)?.cancel ?? null
+    this.cancelUs = c === null ? null : parseTimestamp(c.cancelled_at)
   }
 
   private add (bar: Omit<Draft, 'critical' | 'running' | 'after' | 'afterTasks'> & Partial<Pick<Draft, 'running' | 'after' | 'afterTasks'>>): Draft {
@@ -304,6 +308,9 @@ class Builder {
       } else if (r.endUs > ev.nowUs && i === shown.length - 1 && outcome === undefined) {
         endUs = ev.nowUs
         running = true
+      } else if (this.cancelUs !== null && this.cancelUs < r.endUs && this.cancelUs < ev.nowUs) {
+        endUs = Math.max(claimedAt, this.cancelUs)
+        label = 'cancelled'
       } else {
         endUs = Math.min(r.endUs, ev.nowUs)
         label = r.capped ? 'hold limit reached without a result' : 'lease lapsed without a result'
@@ -395,7 +402,7 @@ export function planTimeline (state: PlanState, rules: SwarmRules, rootId: strin
   const ev = evaluate(state, nowUs, rules)
   const root = ev.goal(rootId)
   if (root === undefined || root.parentId !== null) return null
-  const b = new Builder(ev)
+  const b = new Builder(ev, root.id)
   b.goal(root, null, new Set())
   b.cancel(root.id, root.text)
   b.link()
