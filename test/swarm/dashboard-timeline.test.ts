@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url'
 import { peerLabeler } from '../../src/peer/dashboard/snapshot'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { planTimeline } from '../../src/plan/read/timeline'
-import { timelineRowLabel } from '../../src/plan/read/timelineChart'
+import { CRITICAL_COLOR, timelineRowLabel } from '../../src/plan/read/timelineChart'
 import { PlanState } from '../../src/plan/state/planState'
 import { REPO_ROOT, TestSwarm } from '../support/peers'
 import { liveLeaves } from '../support/leaves'
@@ -41,6 +41,21 @@ async function freePort (): Promise<number> {
 
 /** What the page's chart holds and draws: its rows (category axis, whole) and its SVG texts (cut to fit). */
 interface Drawn { plan: string | null, rows: string[], texts: string[], svg: number }
+
+/** Read in the page (this project's TypeScript has no DOM types): a Drawn. */
+const DRAWN = `(() => {
+  const box = document.getElementById('timeline-chart')
+  const axis = echarts.getInstanceByDom(box)?.getOption().yAxis[0]
+  return {
+    plan: box.dataset.plan ?? null,
+    rows: (axis?.data ?? []).map((r) => typeof r === 'object' ? r.value : r),
+    texts: [...box.querySelectorAll('svg text')].map((x) => x.textContent ?? ''),
+    svg: box.querySelectorAll('svg').length
+  }
+})()`
+
+/** Read in the page: how many of the chart's texts are drawn in the critical path's red. */
+const RED_TEXTS = `[...document.querySelectorAll('#timeline-chart svg text')].filter((x) => (x.getAttribute('fill') ?? '').toLowerCase() === '${CRITICAL_COLOR.toLowerCase()}').length`
 
 test('dashboard timeline: the Gantt chart of the plan, live in Chromium, a row per leaf, critical path marked, swarm text never markup', async (t) => {
   const harness = path.join(REPO_ROOT, 'test', 'vscode', 'harness')
@@ -86,17 +101,7 @@ test('dashboard timeline: the Gantt chart of the plan, live in Chromium, a row p
   assert.equal(await page.locator('#timeline-section').isHidden(), true, 'no plan, no timeline panel')
   await page.waitForSelector('#peers tbody tr[data-role="executor"]', { timeout: 20_000 })
 
-  const drawn = async (): Promise<Drawn> => await page.evaluate(() => {
-    const box = document.getElementById('timeline-chart') as HTMLElement
-    const ec = (window as unknown as { echarts: { getInstanceByDom(el: HTMLElement): { getOption(): { yAxis: Array<{ data: Array<string | { value: string }> }> } } | undefined } }).echarts
-    const axis = ec.getInstanceByDom(box)?.getOption().yAxis[0]
-    return {
-      plan: box.dataset.plan ?? null,
-      rows: (axis?.data ?? []).map((r) => typeof r === 'object' ? r.value : r),
-      texts: [...box.querySelectorAll('svg text')].map((x) => x.textContent ?? ''),
-      svg: box.querySelectorAll('svg').length
-    }
-  })
+  const drawn = async (): Promise<Drawn> => await page.evaluate(DRAWN) as Drawn
 
   const goalId = await dash.submitGoal(GOAL)
   // The panel shows up with the plan's first bars, before the plan is complete.
@@ -113,7 +118,7 @@ test('dashboard timeline: the Gantt chart of the plan, live in Chromium, a row p
   assert.ok(timeline !== null)
   const label = peerLabeler(state)
   const want = timeline.bars.map((b) => timelineRowLabel(b, label))
-  await page.waitForFunction((n) => (document.getElementById('timeline-chart')?.dataset.bars ?? '') === String(n), timeline.bars.length, { timeout: 20_000 })
+  await page.waitForSelector(`#timeline-chart[data-bars="${timeline.bars.length}"]`, { timeout: 20_000 })
   const done = await drawn()
   t.diagnostic(`first drawn with ${early.rows.length} rows (plan complete then: ${earlyComplete}), complete with ${done.rows.length}`)
   assert.ok(early.rows.length < done.rows.length || earlyComplete === 'false', 'the panel showed the plan before it was complete')
@@ -139,8 +144,7 @@ test('dashboard timeline: the Gantt chart of the plan, live in Chromium, a row p
   assert.ok(timeline.critical_path.length > 0)
   const finalBar = timeline.bars.find((b) => b.final === true)
   assert.equal(timeline.critical_path.at(-1), finalBar?.id, 'the critical path ends at the final answer')
-  const redRows = await page.evaluate(() => [...document.querySelectorAll('#timeline-chart svg text')]
-    .filter((x) => (x.getAttribute('fill') ?? '').toLowerCase() === '#d62728').length)
+  const redRows = await page.evaluate(RED_TEXTS) as number
   assert.ok(redRows >= timeline.critical_path.length, `${redRows} red row labels for ${timeline.critical_path.length} critical bars`)
 
   // The goal's markup is text: in the chart's title and rows, and in the plan list.
