@@ -16,7 +16,8 @@
 //   dist/dashboard/ — the dashboard page (plain HTML, CSS and JS, no build step), copied from
 //   src/peer/dashboard/page/ and served by a peer started with --dashboard-port.
 //   dist/echarts/ — Apache ECharts' browser build (echarts.min.js) with its LICENSE and NOTICE:
-//   the dashboard serves it (each plan's timeline), offline.
+//   the dashboard serves it (each plan's timeline) and the editor's timeline webview loads it, both offline.
+//   dist/webview/ — the editor's timeline webview page (plain JS and CSS, no build step), from src/views/webview/.
 // Usage: node esbuild.mjs [--production] [--watch] [--if-stale]
 //   --if-stale: build only when dist/ is not the output of these sources with these flags. Each
 //   build records the sha256 of every file esbuild read (its metafile inputs, node_modules
@@ -146,6 +147,7 @@ await mkdir('dist', { recursive: true })
 await writeFile('dist/package.json', '{ "type": "commonjs" }\n')
 // Copied on every run, stale or not: it is a few small files, so the stamp need not track them.
 await cp('src/peer/dashboard/page', 'dist/dashboard', { recursive: true })
+await cp('src/views/webview', 'dist/webview', { recursive: true })
 await mkdir('dist/echarts', { recursive: true })
 for (const file of ['dist/echarts.min.js', 'LICENSE', 'NOTICE']) {
   const from = `node_modules/echarts/${file}`

@@ -22,6 +22,7 @@ export const Commands = {
   openResultPreview: 'goalSwarm.openResultPreview',
   openDashboard: 'goalSwarm.openDashboard',
   cancelPlan: 'goalSwarm.cancelPlan',
+  showPlanTimeline: 'goalSwarm.showPlanTimeline',
   /** Not contributed (no palette entry): the chat's "Show in Plan View" button, with a goal id. */
   revealPlan: 'goalSwarm.revealPlan',
   chooseChatModel: 'goalSwarm.chooseChatModel'

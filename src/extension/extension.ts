@@ -19,6 +19,10 @@ import { Commands, ContextKeys } from './commandIds'
 import { askMcpConsent, readMcpSetting, SettingsService } from './config'
 import { registerOpenDashboard } from './dashboardCommand'
 import { DashboardPanel } from '../views/dashboardPanel'
+import { TimelinePanel } from '../views/timelinePanel'
+import { registerShowPlanTimeline } from './timelineCommand'
+import { planTimeline } from '../plan/read/timeline'
+import { timelineChartOption, timelineChartSize } from '../plan/read/timelineChart'
 import { Disposable, toDisposable } from '../common/disposable'
 import { Log } from './log'
 import { peerPaths, workspaceKey } from './paths'
@@ -51,6 +55,8 @@ export interface GoalSwarmTestApi {
   readonly storageDir: string
   /** The language model tools, the @swarm participant and the MCP server definition. */
   readonly chat: ChatDoors
+  /** The plan timeline panels (Show Plan Timeline): what each page was posted and drew. */
+  readonly timeline: TimelinePanel
 }
 
 class GoalSwarmExtension extends Disposable {
@@ -63,6 +69,7 @@ class GoalSwarmExtension extends Disposable {
   readonly view: PlanView
   readonly results: ResultDocuments
   readonly chat: ChatDoors
+  readonly timeline: TimelinePanel
   private readonly statusBar = this._register(new StatusBar())
   private restartOffered = false
   /** goalSwarm.role as last validated: peers report status every second, settings change rarely. */
@@ -162,6 +169,16 @@ class GoalSwarmExtension extends Disposable {
       showError: (m) => { if (!this.closing) void vscode.window.showErrorMessage(m, 'Show Log').then((a) => { if (a === 'Show Log') this.log.show() }) },
       panel: this._register(new DashboardPanel())
     }))
+    this.timeline = this._register(new TimelinePanel({
+      extensionUri: context.extensionUri,
+      model: this.model,
+      chart: (rootId, nowUs) => {
+        const timeline = planTimeline(this.model.state, this.model.rules, rootId, nowUs)
+        // Peers by the names the Plan view's rows give them ("this editor", "local-executor-1").
+        return timeline === null ? undefined : { timeline, option: timelineChartOption(timeline, (p) => this.view.provider.peerLabel(p)), height: timelineChartSize(timeline).height }
+      }
+    }))
+    for (const r of registerShowPlanTimeline({ log: this.log, model: this.model, panel: this.timeline })) this._register(r)
 
     this._register(this.peers.onDidChange(() => this.onPeersChanged()))
     this._register(this.model.onDidChange(() => this.onPlanChanged()))
@@ -217,7 +234,7 @@ class GoalSwarmExtension extends Disposable {
   }
 
   api (): GoalSwarmTestApi {
-    return { model: this.model, tree: this.view.provider, treeView: this.view.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir, chat: this.chat }
+    return { model: this.model, tree: this.view.provider, treeView: this.view.treeView, peers: this.peers, results: this.results, settings: this.settings, storageDir: this.storageDir, chat: this.chat, timeline: this.timeline }
   }
 
   private fetchOutput (nodeId: string): Promise<string> {

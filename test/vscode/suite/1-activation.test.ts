@@ -11,7 +11,8 @@ const COMMANDS = [
   'goalSwarm.openResult', 'goalSwarm.saveResultAs', 'goalSwarm.exportPlan', 'goalSwarm.copyPrompt',
   'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
   'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans',
-  'goalSwarm.openResultPreview', 'goalSwarm.openDashboard', 'goalSwarm.cancelPlan', 'goalSwarm.chooseChatModel'
+  'goalSwarm.openResultPreview', 'goalSwarm.openDashboard', 'goalSwarm.cancelPlan', 'goalSwarm.chooseChatModel',
+  'goalSwarm.showPlanTimeline'
 ]
 
 suite('Goal Swarm: activation and commands', () => {

@@ -52,8 +52,9 @@ export function errorEntries (text) {
 /**
  * Errors the extension-host suite provokes on purpose: its supervision test kills the main
  * peer until the supervisor gives up, its Connect to Peer test pastes an address without a
- * PeerId, and its chat doors test gives the language model tools bad input; the editor (or
- * VS Code, for a tool's refusal) reports each as an error.
+ * PeerId, its chat doors test gives the language model tools bad input, and its timeline test
+ * asks for the timeline of a plan the editor does not hold; the editor (or VS Code, for a
+ * tool's refusal) reports each as an error.
  */
 export const HOST_SUITE_PROVOKED = [
   /peer main crashed \d+ times within \d+ min; not restarting it again/,
@@ -62,6 +63,7 @@ export const HOST_SUITE_PROVOKED = [
   /\[LanguageModelToolsService#invokeTool\] Error from tool goalSwarm_submitGoal with parameters \{"goal":"Plan a trip","budget":\{"max_calls":0\}\}:/,
   /\[LanguageModelToolsService#invokeTool\] Error from tool goalSwarm_planStatus with parameters \{"goal_id":"(ffffffffffffffff|Lisbon)"\}:/,
   /cannot connect to "\/ip4\/127\.0\.0\.1\/tcp\/4001": The address must end with one \/p2p\/<PeerId>/,
+  /that plan is no longer in this editor's plan state; pick it again in the Plan view/,
   // The "vscode" provider tests: a goal submitted with no chat model, and a request the test's chat model provider sees cancelled.
   /decomposer: decomposing goal [0-9a-f]+ failed: LLM api error after 1 attempt: no chat model is available in VS Code/,
   /\[CHAT\] extension request ERRORED in STREAM Canceled[\s\S]*goal-swarm-test\.lm-provider/
