@@ -37,6 +37,8 @@ export const CRITICAL_COLOR = '#d62728'
 const ROW_PX = 22
 const TOP_PX = 60
 const BOTTOM_PX = 50
+/** Width (px) of the rows' labels left of the plot: a peer name, a role, a kind and ROW_TEXT_CHARS of text at 11 px. */
+const AXIS_LABEL_PX = 440
 /** Width (px) kept right of the plot for the labels beside bars. */
 const LABEL_PX = 240
 /** Characters of a goal's text in a row's label. */
@@ -58,7 +60,7 @@ function offsetS (t: PlanTimeline, us: number): number {
 }
 
 /** Width and height (px) that fit the chart of `t`: one row per bar. */
-export function timelineChartSize (t: PlanTimeline, width = 1100): { width: number, height: number } {
+export function timelineChartSize (t: PlanTimeline, width = 1200): { width: number, height: number } {
   return { width, height: TOP_PX + BOTTOM_PX + Math.max(1, t.bars.length) * ROW_PX }
 }
 
@@ -112,12 +114,12 @@ export function timelineChartOption (t: PlanTimeline, names: (peerId: string) =>
     title: { text: `Timeline: ${excerpt(t.root_text, 80)}`, left: 8, top: 6, textStyle: { fontSize: 14 } },
     legend: { data: kinds, top: 30, left: 8 },
     tooltip: { trigger: 'item' },
-    grid: { left: 380, right: LABEL_PX + 20, top: TOP_PX, bottom: BOTTOM_PX },
+    grid: { left: AXIS_LABEL_PX + 20, right: LABEL_PX + 20, top: TOP_PX, bottom: BOTTOM_PX },
     xAxis: { type: 'value', name: 's', min: 0, max: Math.max(offsetS(t, t.endUs), ...t.bars.map((b) => offsetS(t, b.endUs))), splitLine: { lineStyle: { type: 'dashed' } } },
     yAxis: {
       type: 'category',
       inverse: true,
-      axisLabel: { width: 360, overflow: 'truncate', fontSize: 11 },
+      axisLabel: { width: AXIS_LABEL_PX, overflow: 'truncate', fontSize: 11 },
       data: rows.map((value, i) => (t.bars[i]?.critical === true ? { value, textStyle: { color: CRITICAL_COLOR, fontWeight: 'bold' } } : value))
     },
     series
