@@ -194,6 +194,7 @@ class GoalSwarmExtension extends Disposable {
 
     const s0 = this.settings.read().settings
     this.view.provider.rules = swarmRulesOfSettings(s0)
+    this.view.provider.setPrices(s0.modelPrices)
     this.configuredRole = s0.role
     this.onPeersChanged()
     this.onPlanChanged()
@@ -317,6 +318,7 @@ class GoalSwarmExtension extends Disposable {
   private onSettingsChanged (): void {
     const s = this.settings.current()
     this.view.provider.rules = swarmRulesOfSettings(s)
+    this.view.provider.setPrices(s.modelPrices)
     this.configuredRole = s.role
     this.onPeersChanged()
     const stale = this.peers.staleLabels()

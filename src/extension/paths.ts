@@ -14,6 +14,8 @@ export interface PeerPaths {
   dataDir(name: string): string
   /** `<storage>/identities/<name>.port`: the listen port this identity keeps (stablePort.ts). */
   portFile(name: string): string
+  /** `<storage>/prices/<name>.json`: goalSwarm.cost.modelPrices as the peer's --model-prices file. */
+  pricesFile(name: string): string
 }
 
 /** 8 hex chars naming this workspace (or "no folder"), part of every identity name. */
@@ -25,7 +27,8 @@ export function peerPaths (storageDir: string): PeerPaths {
   return {
     identityDir: path.join(storageDir, 'identities'),
     dataDir: (name) => path.join(storageDir, 'peers', name),
-    portFile: (name) => path.join(storageDir, 'identities', `${name}.port`)
+    portFile: (name) => path.join(storageDir, 'identities', `${name}.port`),
+    pricesFile: (name) => path.join(storageDir, 'prices', `${name}.json`)
   }
 }
 

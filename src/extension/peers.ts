@@ -4,6 +4,8 @@
  * launch from the current settings, stored API keys and storage paths.
  */
 import * as vscode from 'vscode'
+import { mkdir, writeFile } from 'node:fs/promises'
+import * as path from 'node:path'
 import { CAPABILITIES, type Capability, type Role } from '../plan/protocol/schemas'
 import { codeNotOfferedText } from '../peer/ipc/protocol'
 import { Disposable } from '../common/disposable'
@@ -242,7 +244,8 @@ export class PeerManager extends Disposable {
     // Helpers ignore the main peer's role, capabilities, listen address, mDNS and dashboard; they dial the bootstrap list too.
     // The chat model is chosen for each request, so choosing another needs no restart.
     const { llmVscodeModel: _v, ...all } = s
-    const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, ...shared } = all
+    // Only the main peer shows money (its dashboard): the helpers never read the prices.
+    const { role: _r, capabilities: _c, listenHost: _h, listenPort: _p, mdns: _m, dashboardPort: _d, modelPrices: _mp, ...shared } = all
     const executor = label === 'executor' || label.startsWith('local-executor-') || (label === 'main' && s.role === 'executor')
     return JSON.stringify([label === 'main' ? all : shared, executor ? this.deps.tools.fingerprint() : null])
   }
@@ -299,8 +302,29 @@ export class PeerManager extends Disposable {
     spec.port = await choosePort(s.listenPort, s.listenHost, this.deps.paths.portFile(name))
     spec.bootstrap = [...spec.bootstrap, ...siblings]
     if (s.role === 'executor') Object.assign(spec, await this.deps.tools.launchFields(name, s.mcpAllow))
+    const prices = await this.pricesFile(name, s)
+    if (prices !== undefined) spec.modelPrices = prices
     this.launchedWith.set('main', this.fingerprint('main', s))
     return { script: this.deps.script, spec, env: await this.env(), execPath: s.nodePath ?? undefined, ...this.modelsFor(spec) }
+  }
+
+  /**
+   * goalSwarm.cost.modelPrices as the main peer's --model-prices file (DESIGN R13 "Money"), so its
+   * dashboard prices tokens as the Plan view does: written at each launch (the setting's value,
+   * already checked), undefined when the setting is empty; a file that cannot be written is
+   * logged and the peer starts with the built-in prices.
+   */
+  private async pricesFile (identity: string, s: Settings): Promise<string | undefined> {
+    if (Object.keys(s.modelPrices).length === 0) return undefined
+    const file = this.deps.paths.pricesFile(identity)
+    try {
+      await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+      await writeFile(file, `${JSON.stringify(s.modelPrices, null, 2)}\n`)
+      return file
+    } catch (err) {
+      this.deps.log.for('supervisor').warn(`could not write ${file} for ${Keys.modelPrices}: ${(err as Error).message}; the dashboard shows the built-in prices`)
+      return undefined
+    }
   }
 
   private modelsFor (spec: PeerSpec): { models?: VscodeModels } {

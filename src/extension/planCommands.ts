@@ -69,7 +69,7 @@ export class PlanCommands extends CommandFeature {
     }
     // Peers by the names the Plan view shows; their PeerIds in the export's own Peers list.
     const label = (p: string): string => this.d.view.provider.peerLabel(p)
-    const text = format === 'json' ? planJson(goal, outputs, label) : planMarkdown(goal, outputs, label)
+    const text = format === 'json' ? planJson(goal, outputs, label) : planMarkdown(goal, outputs, label, this.d.view.provider.prices)
     const ext = format === 'json' ? 'json' : 'md'
     const uri = opts?.target ?? await vscode.window.showSaveDialog({
       title: 'Export Plan',

@@ -13,6 +13,7 @@ import { rangeText, tunableProblem, TUNABLE_ORDER, TUNABLES, type Tunable, type 
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { clipText } from '../plan/protocol/text'
 import { allowEntryProblem } from '../peer/tools/mcpConfig'
+import { modelPricesProblem, ModelPricesSchema, type ModelPrices } from '../plan/read/pricing'
 import { anchor } from '../peer/cliValues'
 
 /** Setting section; every key below lives under it. */
@@ -59,6 +60,7 @@ export const Keys = {
   minScore: SETTING_TUNABLES.minScore.setting,
   budgetMaxCalls: SETTING_TUNABLES.budgetMaxCalls.setting,
   budgetMaxTokens: SETTING_TUNABLES.budgetMaxTokens.setting,
+  modelPrices: 'goalSwarm.cost.modelPrices',
   nodePath: 'goalSwarm.peer.nodePath',
   mcpAllow: 'goalSwarm.executor.mcpAllow',
   dashboardPort: SETTING_TUNABLES.dashboardPort.setting
@@ -101,6 +103,11 @@ export interface Settings {
   budgetMaxCalls: number | null
   /** Budget of each submitted goal: most tokens (input + output), null = no cap. */
   budgetMaxTokens: number | null
+  /**
+   * USD per million tokens by model name or prefix (read/pricing.ts, DESIGN R13 "Money"): the
+   * money of the editor's tooltips, Export Plan and the main peer's dashboard (its --model-prices); {} = the built-in list prices only.
+   */
+  modelPrices: ModelPrices
   /** Node.js executable for the peers; null = the editor's own runtime. */
   nodePath: string | null
   /** The tools the editor's executors may call, `server/tool` or `server/*` (their --mcp-allow); [] = every tool of their MCP servers. */
@@ -131,6 +138,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   minScore: TUNABLES.minScore.default,
   budgetMaxCalls: TUNABLES.budgetCalls.default,
   budgetMaxTokens: TUNABLES.budgetTokens.default,
+  modelPrices: {},
   nodePath: null,
   mcpAllow: [],
   dashboardPort: TUNABLES.dashboardPort.settingDefault
@@ -179,6 +187,11 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
   minScore: inRange(SETTING_TUNABLES.minScore),
   budgetMaxCalls: inRange(SETTING_TUNABLES.budgetMaxCalls),
   budgetMaxTokens: inRange(SETTING_TUNABLES.budgetMaxTokens),
+  // The message names the model and field ("\"gpt-4o\".input_per_mtok: a price cannot be negative").
+  modelPrices: z.unknown().superRefine((v, ctx) => {
+    const problem = modelPricesProblem(v)
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `${problem} (expected { "model-name-or-prefix": { "input_per_mtok": n, "output_per_mtok": n } })` })
+  }).transform((v) => ModelPricesSchema.parse(v)),
   nodePath: optionalText,
   mcpAllow: z.array(z.string().trim().superRefine((e, ctx) => {
     const problem = allowEntryProblem(e)

@@ -16,9 +16,11 @@ import { clipText, shownText } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/transport/swarmKey'
+import { modelPricesFile } from './cliValues'
 import { isLoopbackHost } from './net/transport/loopback'
 import { firstFreeIdentity } from './net/storage/dataDir'
 import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
+import type { ModelPrices } from '../plan/read/pricing'
 
 /** --role values: the wire's roles plus `anchor`, an observer that also relays (DESIGN "Topology"). */
 export const CLI_ROLES = [...ROLES, 'anchor'] as const
@@ -227,6 +229,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.dashboardPort))
     .option('--dashboard-host <ip>', 'listen address of the dashboard (with --dashboard-port)', host, DEFAULTS.host)
     .option('--report-file <file>', 'observer: write the plan report (Markdown) here', reportPath)
+    .option('--model-prices <file>', 'JSON file of prices in USD per million tokens by model name or prefix, {"<model>": {"input_per_mtok": n, "output_per_mtok": n}}, for the money the plan report, MCP plan_status and the dashboard show; they override the built-in list prices', modelPricesFile)
     .option('--show-all-plans', 'observer: print and report every plan held in full (otherwise a submitting peer shows its own plan, any other the running plans or else the newest, and the rest one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
     .option('-v, --verbose', 'debug logging', false)
@@ -305,6 +308,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.exitWhenComplete === true && o.submitGoal === undefined) return fail('--exit-when-complete', 'needs --submit-goal: it waits for the plan this peer submits')
   if (o.newPlan === true && o.submitGoal === undefined) return fail('--new-plan', 'needs --submit-goal: it decides whether that goal resumes or starts a fresh plan')
   if (o.showAllPlans === true && role !== 'observer') return fail('--show-all-plans', `only an observer prints and reports plans; --role ${role} shows none`)
+  if (o.modelPrices !== undefined && role !== 'observer' && o.dashboardPort === undefined) return fail('--model-prices', `has no use here: money is shown by the plan report and the mcp command (an observer) and by the dashboard (--dashboard-port); --role ${role} shows none without --dashboard-port`)
   if (o.reportFile !== undefined && role !== 'observer') return fail('--report-file', `only an observer writes the plan report; --role ${role} writes none (run an observer with --report-file beside it)`)
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
@@ -381,6 +385,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       showAllPlans: o.showAllPlans === true,
       ...(o.dashboardPort === undefined ? {} : { dashboard: { host: o.dashboardHost as string, port: o.dashboardPort as number } }),
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
+      ...(o.modelPrices === undefined ? {} : { modelPrices: o.modelPrices as ModelPrices }),
       logFormat: o.logFormat,
       verbose: o.verbose === true,
       maxDepth: o.maxDepth,

@@ -3,7 +3,7 @@
  * value or throws commander's InvalidArgumentError with a sentence saying what was expected,
  * which commander prints after the flag's name.
  */
-import { accessSync, constants as fsConstants, statSync, type Stats } from 'node:fs'
+import { accessSync, constants as fsConstants, readFileSync, statSync, type Stats } from 'node:fs'
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { InvalidArgumentError } from 'commander'
@@ -14,6 +14,7 @@ import { textLength } from '../plan/protocol/text'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, type Capability } from '../plan/protocol/schemas'
 import { checkSwarmName } from '../plan/protocol/topics'
 import { readSwarmKey } from './net/transport/swarmKey'
+import { MODEL_PRICES_SHAPE, modelPricesProblem, ModelPricesSchema, type ModelPrices } from '../plan/read/pricing'
 
 /** Identity names follow the swarm-name rule: both become file or topic names. */
 const NAME_RE = SWARM_NAME_RE
@@ -146,6 +147,28 @@ export function folder (v: string): string {
 /** The error code when this process may not access `p` with `mode` (fs.constants), else null. */
 function accessProblem (p: string, mode: number): string | null {
   try { accessSync(p, mode); return null } catch (err) { return (err as NodeJS.ErrnoException).code ?? 'no access' }
+}
+
+/**
+ * A price table file (--model-prices, DESIGN R13 "Money"): JSON of read/pricing.ts
+ * MODEL_PRICES_SHAPE, read and checked at start, so a typo is a usage error rather than money
+ * shown wrong for a whole plan. @throws InvalidArgumentError naming the file and, for a bad
+ * entry, the model and field
+ */
+export function modelPricesFile (v: string): ModelPrices {
+  nonEmpty(v)
+  const file = path.resolve(v)
+  let text: string
+  try { text = readFileSync(file, 'utf8') } catch (err) {
+    throw new InvalidArgumentError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give a JSON file of ${MODEL_PRICES_SHAPE}.`)
+  }
+  let value: unknown
+  try { value = JSON.parse(text) } catch (err) {
+    throw new InvalidArgumentError(`${file} is not JSON (${(err as Error).message}); expected ${MODEL_PRICES_SHAPE}.`)
+  }
+  const problem = modelPricesProblem(value)
+  if (problem !== null) throw new InvalidArgumentError(`${file}: ${problem}; expected ${MODEL_PRICES_SHAPE}.`)
+  return ModelPricesSchema.parse(value)
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { LlmConfig } from './llm/provider'
 import type { AcceptanceConfig } from '../plan/rules/acceptance'
+import type { ModelPrices } from '../plan/read/pricing'
 import { LLM_PROVIDERS, type LlmProviderName } from '../plan/protocol/limits'
 import { TUNABLES } from '../plan/protocol/tunables'
 import type { Budget, Capability, Role } from '../plan/protocol/schemas'
@@ -66,6 +67,11 @@ export interface PeerConfig {
   cancelGoal: string | null
   /** Observer: write the plan report (Markdown) here. */
   reportFile: string | null
+  /**
+   * The user's model prices (CLI --model-prices FILE, read/pricing.ts): the money of the report,
+   * MCP plan_status and the dashboard (DESIGN R13 "Money"); absent = the built-in list prices only.
+   */
+  modelPrices?: ModelPrices
   logFormat: 'text' | 'json'
   /** Debug logging. */
   verbose: boolean

@@ -10,6 +10,7 @@ import { mdEscape, planSection } from '../plan/read/planMarkdown'
 import { peerSuffix } from '../plan/read/peerNames'
 import { shownText } from '../plan/protocol/text'
 import { planProgress, type GoalView, type TreeNode } from '../plan/read/tree'
+import type { ModelPrices } from '../plan/read/pricing'
 
 /** A peer as the export names it; default its PeerId suffix ("…kSCVe2Xo"). */
 export type PeerLabel = (peerId: string) => string
@@ -41,10 +42,11 @@ export function planPeers (root: GoalView): string[] {
  * Markdown of a plan, the same rendering as the observer's report (read/planMarkdown.ts): the
  * final answer first, then progress, tree, votes and every non-superseded leaf's result, each
  * peer by `label`; then a "Peers" table with each named peer's PeerId.
- * `fullOutputs` supplies fetched blob outputs by node id (leaf or synthesis).
+ * `fullOutputs` supplies fetched blob outputs by node id (leaf or synthesis); `prices` is the
+ * user's price table for the money (read/pricing.ts).
  */
-export function planMarkdown (root: GoalView, fullOutputs: ReadonlyMap<string, string> = new Map(), label: PeerLabel = peerSuffix): string {
-  const section = planSection(root, { level: 1, fullOutputs, label: (p) => (p === null ? '-' : label(p)) })
+export function planMarkdown (root: GoalView, fullOutputs: ReadonlyMap<string, string> = new Map(), label: PeerLabel = peerSuffix, prices: ModelPrices = {}): string {
+  const section = planSection(root, { level: 1, fullOutputs, label: (p) => (p === null ? '-' : label(p)), prices })
   const peers = planPeers(root)
   if (peers.length === 0) return section + '\n'
   // Names are anyone's text: escaped as the section is (shownText).

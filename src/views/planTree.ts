@@ -19,6 +19,7 @@ import type { PlanModel } from './planModel'
 import type { SwarmRules } from '../plan/rules/swarmRules'
 import { peerLabel, planItem, type PlanItemModel } from './treeItemModel'
 import { waitCountsTime } from '../plan/read/waitWords'
+import type { ModelPrices } from '../plan/read/pricing'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
 const SETTLE_MS = 100
@@ -267,7 +268,20 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     const parentText = entry?.parentId == null ? undefined : this.model.find(entry.parentId)?.node.text
     let level = 0
     for (let p = entry?.parentId; p != null && level < 16; p = this.model.find(p)?.parentId) level++
-    return planItem(node, { restoring: this.restoring, submittedAt, nowMs: this.clockMs, peerNames: this.names(), answer: entry?.answer === true, parentText, level })
+    const planSpend = entry === undefined ? undefined : (this.model.find(entry.rootId)?.node as GoalView | undefined)?.plan?.spend
+    return planItem(node, { restoring: this.restoring, submittedAt, nowMs: this.clockMs, peerNames: this.names(), answer: entry?.answer === true, parentText, level, prices: this.modelPrices, ...(planSpend === undefined ? {} : { planSpend }) })
+  }
+
+  private modelPrices: ModelPrices = {}
+
+  /** The user's model prices (goalSwarm.cost.modelPrices): the money of the tooltips and Export Plan (DESIGN R13 "Money"). */
+  get prices (): ModelPrices { return this.modelPrices }
+
+  /** Uses `prices` for the tooltips' money from now on; the rows whose tooltips change are redrawn. */
+  setPrices (prices: ModelPrices): void {
+    if (JSON.stringify(prices) === JSON.stringify(this.modelPrices)) return
+    this.modelPrices = prices
+    this.refresh()
   }
 
   private peerNames: ReadonlyMap<string, string> = new Map()

@@ -22,7 +22,9 @@ import { peerSuffix } from '../plan/read/peerNames'
 import { escapeMarkdown, formatScore } from './format'
 import { statusWord } from '../plan/read/statusWords'
 import { clipText, firstLine, shownText, textLength } from '../plan/protocol/text'
-import { costMarkdown } from '../plan/read/planCost'
+import { costMarkdown, planCost, subgoalCostMarkdown } from '../plan/read/planCost'
+import type { ModelPrices } from '../plan/read/pricing'
+import type { PlanSpend } from '../plan/rules/planControl'
 import { DEMO_LABEL, isDemoText, withoutDemoLabel } from '../plan/protocol/demoLabel'
 
 /** A codicon id and an optional theme color id. */
@@ -228,6 +230,10 @@ export interface ItemContext {
   parentText?: string
   /** Rows above this one in its branch of the view (0 for a root): deeper rows have less room (labelBudget). */
   level?: number
+  /** The user's model prices (goalSwarm.cost.modelPrices; read/pricing.ts): the tooltips' money. */
+  prices?: ModelPrices
+  /** The spend of the plan the node belongs to (its root's plan.spend): a subgoal's tooltip gives its subtree's cost (DESIGN R13 "Money"). */
+  planSpend?: PlanSpend
 }
 
 /** A peer as rows and tooltips name it: its local name when this editor runs it, else `…<suffix>`. */
@@ -344,7 +350,11 @@ export function goalTooltip (goal: GoalView, ctx: ItemContext = {}): string {
   }
   if (goal.wait !== null) out.push(`$(clock) **Waiting:** ${escapeMarkdown(goalWaitWords(goal.wait, nowUsOf(ctx), { peer: (p) => peerLabel(p, ctx) }))}${untilWords(goal.wait)}`, '')
   for (const f of goal.failures) out.push(`$(error) **${f.role} ${code(peerLabel(f.reporter_peer, ctx))} gave up:** ${escapeMarkdown(firstLine(f.reason, 300))}`, '')
-  if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx)), '')
+  if (goal.plan !== undefined) out.push(...costMarkdown(goal.plan, (p) => peerLabel(p, ctx), ctx.prices), '')
+  else if (ctx.planSpend !== undefined) {
+    const cost = subgoalCostMarkdown(goal.id, planCost(ctx.planSpend, ctx.prices))
+    if (cost.length > 0) out.push(...cost, '')
+  }
   const named = goalPeers(goal)
   if (named.some((p) => peerLabel(p, ctx) !== p)) out.push('Peer ids:', '', ...named.map((p) => `- ${code(peerLabel(p, ctx))} id ${code(p)}`), '')
   out.push(`Goal id ${code(goal.id)}`)

@@ -170,7 +170,12 @@ describe('dashboard snapshot: final answer and cost', () => {
       kind: 'answer', id: root.synthesis.id, text: root.text, status: root.synthesis.status, status_word: statusWord(root.synthesis.status), capability: 'can_write_text',
       claimer: null, executor: null, has_result: false, success: null, output_chars: null, model_wait: null, wait: null
     })
-    assert.deepEqual(plan.cost, { summary: costSummary(root.plan), stop: null, spend: root.plan.spend, budget: null })
+    const { money, tables, ...cost } = plan.cost!
+    assert.deepEqual(cost, { summary: costSummary(root.plan), stop: null, spend: root.plan.spend, budget: null })
+    // Money and its tables (DESIGN R13 "Money"): this plan spent nothing.
+    assert.equal(money, '$0.00')
+    assert.deepEqual(tables.by_role.map((r) => [r.label, r.calls, r.money]), [['decomposer', 0, '$0.00'], ['scorer', 0, '$0.00'], ['executor', 0, '$0.00'], ['total', 0, '$0.00']])
+    assert.deepEqual([tables.by_goal[0]?.id, tables.by_goal[0]?.depth, tables.by_goal.slice(1).every((r) => r.depth === 1)], [root.id, 0, true])
     assert.equal(findTask([root], root.synthesis.id), root.synthesis)
     const leaf = leaves(plan.root)[0]!
     assert.equal(findTask([root], leaf.id)?.id, leaf.id)

@@ -40,6 +40,7 @@ export async function startPeerDashboard (rt: PeerRuntime, opts: PeerDashboardOp
         connected_peers: rt.node.getPeers().length,
         anchors: rt.anchorStates(),
         drops: rt.drops.snapshot(),
+        ...(config.modelPrices === undefined ? {} : { prices: config.modelPrices }),
         flow: flow.recent()
       }),
       output: async (nodeId) => {

@@ -27,7 +27,8 @@ import { announcedNames, peerSuffix } from '../../plan/read/peerNames'
 import type { PlanState } from '../../plan/state/planState'
 import type { Budget } from '../../plan/protocol/schemas'
 import type { PlanSpend } from '../../plan/rules/planControl'
-import { costSummary, stopLine } from '../../plan/read/planCost'
+import { costSummary, modelName, moneyCell, moneyText, planCost, priceText, spender, stopLine, type CostTotals } from '../../plan/read/planCost'
+import type { ModelPrices } from '../../plan/read/pricing'
 import { buildTree, planProgress, type GoalView, type LeafView, type PlanProgress, type SynthesisView, type TreeNode } from '../../plan/read/tree'
 import { parseTimestamp, type Micros } from '../../plan/protocol/time'
 import { shownStrings, textLength } from '../../plan/protocol/text'
@@ -97,10 +98,33 @@ export interface DashAnswer extends Omit<DashLeaf, 'kind'> {
 export interface DashCost {
   /** "12/20 calls · 3.4k tokens" (planCost.ts costSummary). */
   summary: string
+  /** The money in words: "$0.12", "≥ $0.12 (1 model without a price)" (planCost.ts moneyText, DESIGN R13 "Money"). */
+  money: string
   /** Why the plan stopped ("Budget reached: ..."), null while it runs. */
   stop: string | null
   spend: PlanSpend
   budget: Budget | null
+  /** The cost tables the page shows: by role (with a total row), by peer, by model and by goal subtree. */
+  tables: { by_role: DashCostRow[], by_peer: DashCostRow[], by_model: DashCostRow[], by_goal: DashCostRow[] }
+}
+
+/** One row of a cost table: what it is, its calls, tokens and money (planCost.ts). */
+export interface DashCostRow {
+  /** A role, a peer's label, a model's name, or a goal's text. */
+  label: string
+  calls: number
+  input_tokens: number
+  output_tokens: number
+  /** US dollars of the tokens that have a price, unrounded. */
+  usd: number
+  /** The money as its cell shows it: "$0.12", "≥ $0.12", "price unknown" (planCost.ts moneyCell). */
+  money: string
+  /** By goal: the goal's depth below the root (0 for the root, whose row is the whole plan). */
+  depth?: number
+  /** By goal: the goal id. */
+  id?: string
+  /** By model: its price and where it came from (planCost.ts priceText). */
+  price?: string
 }
 
 export interface DashPlan {
@@ -202,6 +226,8 @@ export interface SnapshotInput {
   anchors?: DashAnchor[]
   drops: Record<string, number>
   flow: FlowEvent[]
+  /** The user's model prices (--model-prices, read/pricing.ts) for the money; default the built-in ones only. */
+  prices?: ModelPrices
 }
 
 /** A peer label function: announced names first, a PeerId suffix otherwise. */
@@ -267,9 +293,31 @@ export function findTask (roots: readonly TreeNode[], id: string): LeafView | Sy
   return undefined
 }
 
-function cost (root: GoalView): DashCost | null {
+function cost (root: GoalView, label: (id: string) => string, prices: ModelPrices): DashCost | null {
   const plan = root.plan
-  return plan === undefined ? null : { summary: costSummary(plan), stop: stopLine(plan), spend: plan.spend, budget: plan.budget }
+  if (plan === undefined) return null
+  const c = planCost(plan.spend, prices)
+  const row = (name: string, t: CostTotals, more: Partial<DashCostRow> = {}): DashCostRow => ({ label: name, calls: t.calls, input_tokens: t.input_tokens, output_tokens: t.output_tokens, usd: t.usd, money: moneyCell(t), ...more })
+  const goals: DashCostRow[] = []
+  const walk = (g: GoalView): void => {
+    const t = c.by_goal[g.id]
+    if (t !== undefined) goals.push(row(g.text, t, { depth: g.depth - root.depth, id: g.id }))
+    for (const child of g.children) if (child.kind === 'goal') walk(child)
+  }
+  walk(root)
+  return {
+    summary: costSummary(plan),
+    money: moneyText(c.total),
+    stop: stopLine(plan),
+    spend: plan.spend,
+    budget: plan.budget,
+    tables: {
+      by_role: [...(['decomposer', 'scorer', 'executor'] as const).map((r) => row(r, c.by_role[r])), row('total', c.total)],
+      by_peer: Object.entries(c.by_peer).sort(([a, x], [b, y]) => (y.calls - x.calls) || (a < b ? -1 : a > b ? 1 : 0)).map(([id, t]) => row(spender(id, label), t)),
+      by_model: c.by_model.map((m) => row(modelName(m.model), m, { price: priceText(m.price) })),
+      by_goal: goals
+    }
+  }
 }
 
 /**
@@ -326,7 +374,7 @@ function snapshotOf (input: SnapshotInput): DashSnapshot {
         state_word: run === 'running' ? null : statusWord(run),
         root: goalNode(r, label, nowUs),
         answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label, nowUs) },
-        cost: cost(r)
+        cost: cost(r, label, input.prices ?? {})
       }
     }),
     peers,

@@ -28,6 +28,8 @@ import { statusWord } from '../../plan/read/statusWords'
 import { formatTimestamp, nowMicros, type Micros } from '../../plan/protocol/time'
 import { goalWaitWords, taskWaitWords, waitCountsTime, waitDueUs } from '../../plan/read/waitWords'
 import { submitOrResume } from '../resume'
+import { moneyText, planCost, type CostTotals } from '../../plan/read/planCost'
+import { BUILTIN_PRICES_TAKEN, type ModelPrices } from '../../plan/read/pricing'
 import { FirstSyncWatch, isolatedConfig } from '../firstSync'
 import type { PeerSyncView } from '../roles/context'
 import { JsonRpcBoundary } from './jsonRpcBoundary'
@@ -209,7 +211,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
 
   server.registerTool('plan_status', {
     title: 'Status of a plan',
-    description: 'Progress, the status of every prompt (subgoal, leaf, synthesis), who ran it, and the plan\'s spend; state "syncing" (with a note) until the server has synced with the swarm.',
+    description: 'Progress, the status of every prompt (subgoal, leaf, synthesis), who ran it, and the plan\'s spend: calls, tokens and US dollars by role, peer, model and subgoal (`cost`); state "syncing" (with a note) until the server has synced with the swarm.',
     inputSchema: toolArgs('plan_status', { goal_id: NodeId })
   }, async ({ goal_id: goalId }, extra) => {
     if (!await caughtUp(extra.signal)) return answer({ goal_id: goalId, state: 'syncing', note: syncingNote(), waiting: null })
@@ -219,7 +221,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const roots = tree(nowUs)
     const root = roots.find((r) => r.id === goalId)
     if (root === undefined) return refuse(unknownGoal(goalId, roots))
-    return answer({ ...statusOf(root, names(), nowUs), waiting: waits(root, nowUs) })
+    return answer({ ...statusOf(root, names(), nowUs, config.modelPrices), waiting: waits(root, nowUs) })
   })
 
   server.registerTool('get_result', {
@@ -395,7 +397,7 @@ function promptsOf (goal: GoalView): Array<LeafView | SynthesisView> {
 }
 
 /** plan_status's answer for one root. */
-export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, nowUs: Micros = nowMicros()): Record<string, unknown> {
+export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, nowUs: Micros = nowMicros(), prices: ModelPrices = {}): Record<string, unknown> {
   const p = planProgress(root)
   const timers: Record<string, unknown>[] = []
   /**
@@ -439,9 +441,51 @@ export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, no
     progress: { leaves: p.leaves, done: p.done, failed: p.failed, running: p.claimed, pending: p.pending, waiting: p.waiting, blocked: p.blocked, capability_gap: p.capability_gap, stopped: p.stopped, complete: stateOf(root) === 'complete', finished: p.complete },
     ...(stoppedNote(root) === null ? {} : { note: stoppedNote(root) }),
     spend: spend === undefined ? null : { calls: spend.calls, input_tokens: spend.input_tokens, output_tokens: spend.output_tokens },
+    cost: costOf(root, names, prices),
     budget: root.plan?.budget ?? null,
     tree,
     timers
+  }
+}
+
+/** A part's figures in `cost`: calls, tokens, US dollars of the priced tokens, and the models without a price (null: not reported). */
+function costFigures (c: CostTotals): Record<string, unknown> {
+  return { calls: c.calls, input_tokens: c.input_tokens, output_tokens: c.output_tokens, usd: c.usd, unpriced_models: c.unpriced_models }
+}
+
+/**
+ * plan_status's `cost` (DESIGN R13 "Money", read/planCost.ts): the plan's calls, tokens and US
+ * dollars (`usd`, of the tokens that have a price; `money` says it in words, "≥" when some do
+ * not), then the same by role, by peer (most calls first), by goal subtree in tree order (the
+ * root is the whole plan) and by model with the price it was charged at. Null for a root
+ * without plan control.
+ * @param prices the user's price table (--model-prices); the built-in list prices fill in
+ */
+export function costOf (root: GoalView, names: ReadonlyMap<string, string>, prices: ModelPrices = {}): Record<string, unknown> | null {
+  if (root.plan === undefined) return null
+  const cost = planCost(root.plan.spend, prices)
+  const goals: Record<string, unknown>[] = []
+  const walk = (g: GoalView): void => {
+    goals.push({ goal_id: g.id, text: clipText(g.text, STATUS_TEXT_CHARS, '…'), depth: g.depth, status: g.status, ...costFigures(cost.by_goal[g.id] ?? { calls: 0, input_tokens: 0, output_tokens: 0, usd: 0, unpriced_tokens: 0, unpriced_models: [] }) })
+    for (const c of g.children) if (c.kind === 'goal') walk(c)
+  }
+  walk(root)
+  return {
+    ...costFigures(cost.total),
+    money: moneyText(cost.total),
+    by_role: { decomposer: costFigures(cost.by_role.decomposer), scorer: costFigures(cost.by_role.scorer), executor: costFigures(cost.by_role.executor) },
+    by_peer: Object.entries(cost.by_peer)
+      .sort(([a, x], [b, y]) => (y.calls - x.calls) || (y.input_tokens + y.output_tokens - x.input_tokens - x.output_tokens) || (a < b ? -1 : a > b ? 1 : 0))
+      .map(([id, c]) => ({ peer: peerLabel(id, names), peer_id: id, ...costFigures(c) })),
+    by_goal: goals,
+    by_model: cost.by_model.map((m) => ({
+      model: m.model,
+      calls: m.calls,
+      input_tokens: m.input_tokens,
+      output_tokens: m.output_tokens,
+      usd: m.price === null ? null : m.usd,
+      price: m.price === null ? null : { input_per_mtok: m.price.price.input_per_mtok, output_per_mtok: m.price.price.output_per_mtok, matched: m.price.key, source: m.price.source === 'user' ? '--model-prices' : `built-in list price of ${BUILTIN_PRICES_TAKEN}` }
+    }))
   }
 }
 

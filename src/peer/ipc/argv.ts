@@ -36,6 +36,8 @@ export interface PeerArgvConfig {
   minScore?: number
   /** Observer: where to write the plan report. */
   reportFile?: string
+  /** A price table file for the money the report, MCP and the dashboard show (--model-prices, read/pricing.ts); unset = the built-in list prices. */
+  modelPrices?: string
   /** Serve the dashboard on 127.0.0.1 at this port (0 = any free port); unset = none. */
   dashboardPort?: number
   /** Executor: the MCP servers file (--mcp-config). */
@@ -75,6 +77,7 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   if (c.llm?.provider !== 'offline-demo' && c.llm?.provider !== 'vscode-lm') opt('--llm-base-url', c.llm?.baseUrl)
   opt('--llm-timeout-ms', c.llm?.timeoutMs)
   opt('--report-file', c.reportFile)
+  opt('--model-prices', c.modelPrices)
   opt('--dashboard-port', c.dashboardPort)
   if (c.role === 'executor' && c.mcpConfig !== undefined) {
     args.push('--mcp-config', c.mcpConfig)

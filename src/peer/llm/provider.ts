@@ -128,6 +128,12 @@ export interface UsageMeter {
    * reached the server; every other counted request did.
    */
   unanswered_request_ids?: string[]
+  /**
+   * The model its requests went to (LlmProvider.model when each was sent, and again once a reply
+   * named it): the message's `usage.model`, what its tokens are priced by (DESIGN R13 "Money").
+   * Absent until a request is counted.
+   */
+  model?: string
 }
 
 /** A meter at zero, listing the ids of the requests it counts. */

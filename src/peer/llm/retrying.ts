@@ -259,6 +259,7 @@ export class RetryingProvider implements LlmProvider {
       if (call.usage !== undefined) {
         call.usage.calls++
         call.usage.request_ids?.push(requestId)
+        call.usage.model = this.model
       }
       const t0 = Date.now()
       const stopNotices = this.waitNotices(call.purpose, st.attempts, call.onWait)
@@ -295,6 +296,8 @@ export class RetryingProvider implements LlmProvider {
       if (call.usage !== undefined) {
         call.usage.input_tokens += reply.usage.input_tokens
         call.usage.output_tokens += reply.usage.output_tokens
+        // vscode-lm learns which chat model answered from the reply itself.
+        call.usage.model = this.model
       }
       try {
         return accept(reply, st.maxTokens)

@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino'
 import type { UsageMeter } from '../llm/provider'
-import type { SpendCause, Usage } from '../../plan/protocol/schemas'
+import { MODEL_NAME_MAX, stripControlChars, type SpendCause, type Usage } from '../../plan/protocol/schemas'
+import { clipText } from '../../plan/protocol/text'
 import type { Bus } from '../bus'
 import { mayStartModelWork } from '../../plan/rules/evaluator'
 import type { SwarmRules } from '../../plan/rules/swarmRules'
@@ -13,10 +14,15 @@ import { formatTimestamp, type Micros } from '../../plan/protocol/time'
 import { rootGoalOf } from '../../plan/rules/planControl'
 import type { PlanState } from '../../plan/state/planState'
 
-/** A meter's figures as the wire's `usage` field (clamped to the schema's bounds). */
+/**
+ * A meter's figures as the wire's `usage` field (clamped to the schema's bounds), with the model
+ * its requests went to (without control characters, at most MODEL_NAME_MAX characters; left out
+ * when the meter names none), which readers price its tokens by (DESIGN R13 "Money").
+ */
 export function wireUsage (m: UsageMeter): Usage {
   const clamp = (n: number, max: number): number => Math.min(max, Math.max(0, Math.round(n)))
-  return { calls: clamp(m.calls, 10_000), input_tokens: clamp(m.input_tokens, 1_000_000_000), output_tokens: clamp(m.output_tokens, 1_000_000_000) }
+  const model = clipText(stripControlChars(m.model ?? '').trim(), MODEL_NAME_MAX)
+  return { calls: clamp(m.calls, 10_000), input_tokens: clamp(m.input_tokens, 1_000_000_000), output_tokens: clamp(m.output_tokens, 1_000_000_000), ...(model === '' ? {} : { model }) }
 }
 
 /**

@@ -53,6 +53,9 @@ export function stripControlChars (text: string): string {
 
 const Text = plainText(TEXT_MAX_CHARS).min(1)
 
+/** Longest model name a usage states, in characters (code points): model ids are far shorter. */
+export const MODEL_NAME_MAX = 128
+
 /**
  * What producing one message cost in model requests (DESIGN R13): `calls` counts requests sent
  * to the model (every attempt, retries included), the tokens are those the provider's replies
@@ -61,7 +64,14 @@ const Text = plainText(TEXT_MAX_CHARS).min(1)
 export const Usage = z.strictObject({
   calls: z.int().min(0).max(10_000),
   input_tokens: z.int().min(0).max(1_000_000_000),
-  output_tokens: z.int().min(0).max(1_000_000_000)
+  output_tokens: z.int().min(0).max(1_000_000_000),
+  /**
+   * The model the requests went to, as the peer's provider names it (`claude-sonnet-4-6`,
+   * `gpt-4o-mini`, `llama3.1:8b`, an editor chat model's `vendor/id`): what a reader prices the
+   * tokens by (DESIGN R13 "Money", read/pricing.ts). Optional: older peers and calls that sent no
+   * request state none, and their tokens have no price.
+   */
+  model: plainText(MODEL_NAME_MAX).min(1).optional()
 })
 export type Usage = z.infer<typeof Usage>
 

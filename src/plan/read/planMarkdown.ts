@@ -10,7 +10,8 @@
 import { holdLimitText } from './holdLimit'
 import { modelWaitText } from './modelWait'
 import { describeSpend } from '../rules/planControl'
-import { costMarkdown } from './planCost'
+import { costMarkdown, goalCostMarkdown, planCost } from './planCost'
+import type { ModelPrices } from './pricing'
 import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
 import { statusWord } from './statusWords'
 import { splitFailureText } from './splitFailure'
@@ -24,6 +25,8 @@ export interface PlanSectionOptions {
   label?: (peer: string | null) => string
   /** Full outputs of results that travelled as blobs, by node id (leaf or synthesis). */
   fullOutputs?: ReadonlyMap<string, string>
+  /** The user's model prices (read/pricing.ts): the money of the cost tables; default the built-in ones only. */
+  prices?: ModelPrices
 }
 
 /** Inline Markdown of one line of user or model text: syntax characters escaped, whitespace collapsed. */
@@ -214,8 +217,12 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
   const textOf = (id: string): string => texts.get(id) ?? id
   const out: string[] = [`${h(0)} ${mdEscape(root.text)}`, '', progressSentence(root), '']
   out.push(`${h(1)} Final answer`, '', ...answerBlock(root, opts, textOf), '')
-  // Calls and tokens by role, and the budget (DESIGN R13).
-  if (root.plan !== undefined) out.push(...costMarkdown(root.plan, (p) => label(p)), '')
+  // Calls, tokens and money by role, peer and model, and the budget (DESIGN R13).
+  if (root.plan !== undefined) out.push(...costMarkdown(root.plan, (p) => label(p), opts.prices), '')
+  // Each goal's subtree, once the plan has subgoals to tell apart (under the cost, no heading of its own).
+  if (root.plan !== undefined && root.children.some((c) => c.kind === 'goal')) {
+    out.push('**Cost by goal** (each goal with everything below it):', '', ...goalCostMarkdown(root, planCost(root.plan.spend, opts.prices)), '')
+  }
   out.push(`${h(1)} Plan tree`, '')
   const leaves: LeafView[] = []
   const goals: GoalView[] = []

@@ -24,6 +24,19 @@ export interface UsageTotals { calls: number, input_tokens: number, output_token
 /** The roles whose messages carry usage. */
 export type SpendingRole = Exclude<Role, 'observer'>
 
+/**
+ * One line of a plan's spend ledger: what the messages of one role signed by one peer on one
+ * goal with one model add up to. A leaf's and a synthesis's work is its goal's (the goal whose
+ * split holds the leaf, the goal it synthesizes); `model` is the messages' usage.model, null for
+ * usage that names none (older peers).
+ */
+export interface SpendLine extends UsageTotals {
+  goal_id: string
+  role: SpendingRole
+  peer: string
+  model: string | null
+}
+
 /** A plan's recorded spend (DESIGN R13). */
 export interface PlanSpend extends UsageTotals {
   /** The same sums by the role that made the calls (proposals: decomposer, scores: scorer, results: executor; failures: their role). */
@@ -32,6 +45,17 @@ export interface PlanSpend extends UsageTotals {
   by_peer: Record<string, UsageTotals>
   /** Cost-bearing messages without a usage field (from older peers): their cost is unknown, counted as nothing. */
   unreported: number
+  /**
+   * The same sums split by goal, role, signing peer and model: one line per distinct
+   * (goal_id, role, peer, model), sorted by them (null model first). What money is priced from
+   * and each goal's own share (DESIGN R13 "Money"; read/pricing.ts).
+   */
+  lines: SpendLine[]
+  /**
+   * Each goal of the plan (the root included) and its subgoals through every accepted split,
+   * losing ones too (a superseded branch spent as well), sorted: the subtree a goal's cost sums over.
+   */
+  subgoals: Record<string, string[]>
 }
 
 /** Where a plan stands: running, or stopped for good by a cancel or by its budget. */
@@ -67,35 +91,68 @@ export function rootGoalOf (state: PlanState, goalId: string): Goal | undefined 
   return undefined
 }
 
+/** The members of a plan (planMembers): its goals and tasks, with where each sits. */
+export interface PlanMembers {
+  goals: Set<string>
+  /** Leaf ids and synthesis task ids. */
+  leaves: Set<string>
+  /** Each task's goal: the goal whose split holds the leaf, or whose synthesis it is (the first found). */
+  goalOf: Map<string, string>
+  /** Each goal's composite children through every accepted split, sorted. */
+  subgoals: Map<string, string[]>
+}
+
 /**
  * Every goal id and leaf id (synthesis tasks included) of a plan, found from the root through the accepted splits (all of
  * them, losing ones too: a superseded branch spent its calls as well).
  */
-export function planMembers (state: PlanState, rootId: string, acceptedFor: (goalId: string) => readonly AcceptedSplit[]): { goals: Set<string>, leaves: Set<string> } {
+export function planMembers (state: PlanState, rootId: string, acceptedFor: (goalId: string) => readonly AcceptedSplit[]): PlanMembers {
   const goals = new Set<string>([rootId])
   const leaves = new Set<string>()
+  const goalOf = new Map<string, string>()
+  const subgoals = new Map<string, string[]>()
   const todo = [rootId]
+  const task = (id: string, goal: string): void => {
+    leaves.add(id)
+    if (!goalOf.has(id)) goalOf.set(id, goal)
+  }
   while (todo.length > 0) {
     const id = todo.pop() as string
+    const below = new Set<string>()
     for (const split of acceptedFor(id)) {
       // The goal's synthesis task under this split is executor work of the plan too (DESIGN R12).
-      leaves.add(synthesisId(id, split.proposal_id))
+      task(synthesisId(id, split.proposal_id), id)
       for (const c of split.children) {
-        if (c.is_atomic) leaves.add(c.child_id)
-        else if (!goals.has(c.child_id)) { goals.add(c.child_id); todo.push(c.child_id) }
+        if (c.is_atomic) { task(c.child_id, id); continue }
+        if (!goals.has(c.child_id)) { goals.add(c.child_id); todo.push(c.child_id); below.add(c.child_id) }
       }
     }
+    subgoals.set(id, [...below].sort(compareStrings))
   }
-  return { goals, leaves }
+  return { goals, leaves, goalOf, subgoals }
 }
 
-function addUsage (spend: PlanSpend, role: SpendingRole, peer: string, u: Usage | undefined): void {
+/** A spend being summed: the PlanSpend without its ledger, and the ledger's lines by key. */
+interface SpendSum { spend: Omit<PlanSpend, 'lines' | 'subgoals'>, lines: Map<string, SpendLine> }
+
+function addUsage (sum: SpendSum, goalId: string, role: SpendingRole, peer: string, u: Usage | undefined): void {
+  const spend = sum.spend
   if (u === undefined) { spend.unreported++; return }
-  for (const s of [spend, spend.by_role[role], spend.by_peer[peer] ??= zero()]) {
+  const model = u.model ?? null
+  const key = JSON.stringify([goalId, role, peer, model])
+  let line = sum.lines.get(key)
+  if (line === undefined) { line = { goal_id: goalId, role, peer, model, ...zero() }; sum.lines.set(key, line) }
+  for (const s of [spend, spend.by_role[role], spend.by_peer[peer] ??= zero(), line]) {
     s.calls += u.calls
     s.input_tokens += u.input_tokens
     s.output_tokens += u.output_tokens
   }
+}
+
+/** Ledger order: goal, role, peer, then model (null first), each by code unit. */
+function compareLines (a: SpendLine, b: SpendLine): number {
+  return compareStrings(a.goal_id, b.goal_id) || compareStrings(a.role, b.role) || compareStrings(a.peer, b.peer) ||
+    (a.model === b.model ? 0 : a.model === null ? -1 : b.model === null ? 1 : compareStrings(a.model, b.model))
 }
 
 /** The outcomes of one task that carry result authority (DESIGN R5), as the task evaluator reads them. */
@@ -129,14 +186,14 @@ function claimBefore (claims: readonly ClaimMsg[], peer: string, at: Micros): st
  * claim it names. The outcomes with result authority are taken first, then the rest in
  * messageKey order: for honest peers (one message per claim) the order changes nothing.
  */
-function addTaskSpend (spend: PlanSpend, state: PlanState, taskId: string, o: AuthorizedOutcomes): void {
+function addTaskSpend (sum: SpendSum, state: PlanState, taskId: string, goalId: string, o: AuthorizedOutcomes): void {
   const claims = state.claimsFor(taskId)
   const held = new Set(claims.map((c) => claimKey(c.claimer_peer, c.claimed_at)))
   const counted = new Set<string>()
   const take = (key: string | null, peer: string, u: Usage | undefined): void => {
     if (key === null || counted.has(key)) return
     counted.add(key)
-    addUsage(spend, 'executor', peer, u)
+    addUsage(sum, goalId, 'executor', peer, u)
   }
   for (const r of [...o.results, ...state.resultsFor(taskId)]) take(claimBefore(claims, r.executor_peer, parseTimestamp(r.finished_at)), r.executor_peer, r.usage)
   for (const f of [...o.notices, ...state.failuresForNode(taskId)]) {
@@ -164,25 +221,25 @@ function addTaskSpend (spend: PlanSpend, state: PlanState, taskId: string, o: Au
  * @param acceptedFor the proven accepted splits of a goal (SwarmRules.acceptedFor)
  */
 export function spendOf (state: PlanState, rootId: string, outcomeOf: (taskId: string) => AuthorizedOutcomes, acceptedFor: (goalId: string) => readonly AcceptedSplit[]): PlanSpend {
-  const spend: PlanSpend = { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, by_peer: {}, unreported: 0 }
-  const { goals, leaves } = planMembers(state, rootId, acceptedFor)
+  const sum: SpendSum = { spend: { ...zero(), by_role: { decomposer: zero(), scorer: zero(), executor: zero() }, by_peer: {}, unreported: 0 }, lines: new Map() }
+  const { goals, leaves, goalOf, subgoals } = planMembers(state, rootId, acceptedFor)
   for (const g of goals) {
-    for (const p of state.proposalBodiesFor(g)) addUsage(spend, 'decomposer', p.proposer_peer, p.usage)
+    for (const p of state.proposalBodiesFor(g)) addUsage(sum, g, 'decomposer', p.proposer_peer, p.usage)
     // One vote per (scorer, proposal) counts (DESIGN R3), and so does its cost: re-sent votes add nothing.
     const votes = state.scoresFor(g)
-    for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(spend, 'scorer', v.scorer_peer, v.usage)
-    for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(spend, f.role, f.reporter_peer, f.usage)
+    for (const p of state.proposalsFor(g)) for (const v of countedVotes(p, votes)) addUsage(sum, g, 'scorer', v.scorer_peer, v.usage)
+    for (const f of state.failuresFor(g)) if (f.node_id === null) addUsage(sum, g, f.role, f.reporter_peer, f.usage)
     const scored = new Set<string>()
     for (const s of state.spendsFor(g)) {
-      if (s.role === 'decomposer') addUsage(spend, 'decomposer', s.spender_peer, s.usage)
+      if (s.role === 'decomposer') addUsage(sum, g, 'decomposer', s.spender_peer, s.usage)
       else if (s.role === 'scorer' && s.proposal_id !== null && state.proposal(g, s.proposal_id) !== undefined) {
         const key = claimKey(s.spender_peer, s.proposal_id)
-        if (!scored.has(key)) { scored.add(key); addUsage(spend, 'scorer', s.spender_peer, s.usage) }
+        if (!scored.has(key)) { scored.add(key); addUsage(sum, g, 'scorer', s.spender_peer, s.usage) }
       }
     }
   }
-  for (const n of leaves) addTaskSpend(spend, state, n, outcomeOf(n))
-  return spend
+  for (const n of leaves) addTaskSpend(sum, state, n, goalOf.get(n) ?? rootId, outcomeOf(n))
+  return { ...sum.spend, lines: [...sum.lines.values()].sort(compareLines), subgoals: Object.fromEntries([...subgoals].sort(([a], [b]) => compareStrings(a, b))) }
 }
 
 /** true when `spend` has reached any limit of `budget` (a limit reached counts: no call beyond it starts). */

@@ -155,10 +155,42 @@ function badge (p) {
   return el('span', { class: 'badge complete' }, pr.failed > 0 || pr.blocked > 0 ? 'complete with failures' : 'complete')
 }
 
-/** Calls and tokens against the budget, and why the plan stopped. */
+/** Calls and tokens against the budget, the money, why the plan stopped, and the cost tables. */
 function costLine (p) {
   if (p.cost === null || p.cost === undefined) return null
-  return el('div', { class: 'cost' }, el('span', { class: 'cost-summary' }, p.cost.summary), p.cost.stop === null ? null : el('span', { class: 'cost-stop' }, p.cost.stop))
+  return el('div', { class: 'cost-block' },
+    el('div', { class: 'cost' }, el('span', { class: 'cost-summary' }, p.cost.summary), el('span', { class: 'cost-money' }, p.cost.money), p.cost.stop === null ? null : el('span', { class: 'cost-stop' }, p.cost.stop)),
+    costTables(p))
+}
+
+/** Plans whose cost tables are open: kept across redraws, like open results. */
+const openCosts = new Set()
+
+/** One cost table: a row per role, peer, model or goal, with calls, tokens and money (texts from the snapshot). */
+function costTable (caption, rows, extra) {
+  if (rows.length === 0) return null
+  const head = [caption, 'calls', 'input tokens', 'output tokens', ...(extra === undefined ? [] : [extra.title]), 'cost']
+  return el('table', { class: 'cost-table', 'data-table': caption },
+    el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))),
+    el('tbody', {}, rows.map((r) => el('tr', r.id === undefined ? {} : { 'data-goal': r.id },
+      el('td', r.depth === undefined ? {} : { class: 'cost-goal', 'data-depth': String(Math.min(r.depth, 8)) }, r.label),
+      el('td', {}, String(r.calls)), el('td', {}, String(r.input_tokens)), el('td', {}, String(r.output_tokens)),
+      extra === undefined ? null : el('td', {}, extra.cell(r)),
+      el('td', { class: 'cost-usd' }, r.money)))))
+}
+
+/** The plan's cost by role, peer, model and goal (snapshot.ts DashCost.tables), folded under the summary. */
+function costTables (p) {
+  const t = p.cost.tables
+  if (t === undefined) return null
+  const details = el('details', { class: 'cost-details', open: openCosts.has(p.id) },
+    el('summary', {}, 'cost by role, peer, model and goal'),
+    costTable('role', t.by_role),
+    costTable('peer', t.by_peer),
+    costTable('model', t.by_model, { title: 'price (input / output)', cell: (r) => r.price }),
+    costTable('goal', t.by_goal))
+  details.addEventListener('toggle', () => { if (details.open) openCosts.add(p.id); else openCosts.delete(p.id) })
+  return details
 }
 
 function planCard (p) {

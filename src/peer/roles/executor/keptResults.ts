@@ -35,7 +35,8 @@ const Kept = z.object({
   output: z.string(),
   success: z.boolean(),
   attempts: z.number().int().min(1),
-  usage: z.object({ calls: z.number().min(0), input_tokens: z.number().min(0), output_tokens: z.number().min(0) }),
+  // model: the message's usage.model (DESIGN R13 "Money"); absent in files written before it existed.
+  usage: z.object({ calls: z.number().min(0), input_tokens: z.number().min(0), output_tokens: z.number().min(0), model: z.string().optional() }),
   /** The MCP tools the call used (ResultMsg.tools_used); absent for none, and in files written before it existed. */
   tools_used: z.array(z.string()).optional(),
   /** When the call began (ResultMsg.started_at); absent in files written before it existed. */
@@ -49,7 +50,7 @@ export interface KeptResult {
   output: string
   success: boolean
   attempts: number
-  usage: { calls: number, input_tokens: number, output_tokens: number }
+  usage: { calls: number, input_tokens: number, output_tokens: number, model?: string }
   tools_used?: string[]
   started_at?: string
 }
