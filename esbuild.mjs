@@ -6,6 +6,8 @@
 //   every peer process holds this text in memory, and tests run what ships.
 //   dist/peer-client.js — the parent-side peer client (src/peer/ipc/parent.ts: fork, IPC, stop,
 //   argv) for the demo scripts, which run on plain Node without a TypeScript loader.
+//   dist/otel-sdk.js — the OpenTelemetry SDK and its OTLP exporter with src/peer/trace/sdk.ts,
+//   required by dist/peer.js only when a peer traces (src/peer/trace/setup.ts startTracing).
 //   dist/llm-sdk-anthropic.js, dist/llm-sdk-openai.js — the two LLM SDKs, each its own CJS file,
 //   required by dist/peer.js only when a provider makes its first request: a peer that never
 //   calls a model never reads, parses or compiles their source.
@@ -91,6 +93,21 @@ const mcpSdkFile = {
   }
 }
 
+/** The file the tracing SDK's wiring (src/peer/trace/sdk.ts and the SDK packages it imports) becomes. */
+const OTEL_SDK_FILE = 'otel-sdk.js'
+
+/**
+ * Resolves src/peer/trace/setup.ts's dynamic import of './sdk' to dist/otel-sdk.js, so a peer
+ * that does not trace never reads the SDK (only @opentelemetry/api, whose no-op tracer the span
+ * helpers use, is in dist/peer.js).
+ */
+const otelSdkFile = {
+  name: 'otel-sdk-file',
+  setup (build) {
+    build.onResolve({ filter: /^\.\/sdk$/ }, (args) => (args.importer.endsWith('/src/peer/trace/setup.ts') ? { path: `./${OTEL_SDK_FILE}`, external: true } : undefined))
+  }
+}
+
 const peerOutput = {
   minify: true,
   // Error and class names stay readable in logs (and for code that inspects them).
@@ -106,7 +123,7 @@ const builds = [
     entryPoints: ['src/peer/main.ts'],
     outfile: 'dist/peer.js',
     banner: { js: `#!/usr/bin/env node\n${withResolversPolyfill}` },
-    plugins: [sdkFiles, mcpSdkFile],
+    plugins: [sdkFiles, mcpSdkFile, otelSdkFile],
     ...peerOutput
   },
   { ...common, entryPoints: ['src/peer/ipc/parent.ts'], outfile: 'dist/peer-client.js' },
@@ -125,6 +142,14 @@ const builds = [
     // use (from its CommonJS build it would keep all of zod, about three times the size).
     stdin: { contents: MCP_SDK_PATHS.map((p) => `export * as '${p}' from '@modelcontextprotocol/sdk/${p}'\n`).join(''), resolveDir: '.', loader: 'js' },
     outfile: `dist/${MCP_SDK_FILE}`
+  },
+  {
+    ...common,
+    ...peerOutput,
+    entryPoints: ['src/peer/trace/sdk.ts'],
+    // The packages' ES module builds, so esbuild keeps only what the wiring uses.
+    mainFields: ['module', 'main'],
+    outfile: `dist/${OTEL_SDK_FILE}`
   }
 ]
 
@@ -169,7 +194,7 @@ if (watch) {
   const results = await Promise.all(builds.map((b) => esbuild.build({ ...b, metafile: true })))
   // One character above U+00FF (esbuild leaves regex literals unescaped) would make V8 hold
   // the whole bundle as a two-byte string: refuse such a build.
-  for (const file of ['peer.js', ...Object.values(SDK_FILES), MCP_SDK_FILE]) {
+  for (const file of ['peer.js', ...Object.values(SDK_FILES), MCP_SDK_FILE, OTEL_SDK_FILE]) {
     const text = await readFile(`dist/${file}`, 'utf8')
     const wide = text.search(/[^\u0000-\u00ff]/u)
     if (wide >= 0) {

@@ -52,7 +52,8 @@ export function specFromSettings (s: Settings, provider: LlmProviderName): Omit<
     minSplits: s.minSplits,
     maxSplits: s.maxSplits,
     quorum: s.quorum,
-    minScore: s.minScore
+    minScore: s.minScore,
+    ...(s.tracingOtlpEndpoint === null ? {} : { tracing: { otlpEndpoint: s.tracingOtlpEndpoint, includeContent: s.tracingIncludeContent } })
   }
 }
 

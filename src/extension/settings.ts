@@ -14,7 +14,7 @@ import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protoco
 import { clipText } from '../plan/protocol/text'
 import { allowEntryProblem } from '../peer/tools/mcpConfig'
 import { modelPricesProblem, ModelPricesSchema, type ModelPrices } from '../plan/read/pricing'
-import { anchor } from '../peer/cliValues'
+import { anchor, otlpEndpoint } from '../peer/cliValues'
 
 /** Setting section; every key below lives under it. */
 export const SECTION = 'goalSwarm'
@@ -63,7 +63,9 @@ export const Keys = {
   modelPrices: 'goalSwarm.cost.modelPrices',
   nodePath: 'goalSwarm.peer.nodePath',
   mcpAllow: 'goalSwarm.executor.mcpAllow',
-  dashboardPort: SETTING_TUNABLES.dashboardPort.setting
+  dashboardPort: SETTING_TUNABLES.dashboardPort.setting,
+  tracingOtlpEndpoint: 'goalSwarm.tracing.otlpEndpoint',
+  tracingIncludeContent: 'goalSwarm.tracing.includeContent'
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
@@ -114,6 +116,10 @@ export interface Settings {
   mcpAllow: string[]
   /** TCP port of the main peer's dashboard on 127.0.0.1 (its --dashboard-port); 0 = a free port, picked once and kept (stablePort.ts). */
   dashboardPort: number
+  /** OTLP/HTTP collector every peer this editor starts sends its traces to (their --otlp-endpoint, DESIGN "Tracing"); null = no tracing. */
+  tracingOtlpEndpoint: string | null
+  /** Spans may carry prompts, replies, goal and result text (--otlp-include-content); only with an endpoint. */
+  tracingIncludeContent: boolean
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
@@ -141,7 +147,9 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   modelPrices: {},
   nodePath: null,
   mcpAllow: [],
-  dashboardPort: TUNABLES.dashboardPort.settingDefault
+  dashboardPort: TUNABLES.dashboardPort.settingDefault,
+  tracingOtlpEndpoint: null,
+  tracingIncludeContent: false
 })
 
 /** A setting whose value could not be used. */
@@ -197,7 +205,13 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
     const problem = allowEntryProblem(e)
     if (problem !== null) ctx.addIssue({ code: 'custom', message: `${problem}, with the server's name from goalSwarm.executor.mcpServers` })
   })).transform((a) => [...new Set(a)]),
-  dashboardPort: inRange(SETTING_TUNABLES.dashboardPort)
+  dashboardPort: inRange(SETTING_TUNABLES.dashboardPort),
+  // The peer's own --otlp-endpoint rule, so the editor never passes a value the CLI refuses.
+  tracingOtlpEndpoint: optionalText.superRefine((s, ctx) => {
+    if (s === null) return
+    try { otlpEndpoint(s) } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/\.$/, '') }) }
+  }),
+  tracingIncludeContent: z.boolean()
 }
 
 /** The numeric setting field of a tunable, when the editor offers it. */

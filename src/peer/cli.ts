@@ -11,7 +11,8 @@ import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { apiKeyFromEnv, DEFAULTS, DEFAULT_EXECUTOR_CAPABILITIES, defaultLlmProvider, LLM_PROVIDERS, type LlmProviderName, type PeerConfig } from './config'
-import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, reportPath, swarm, swarmKey, url } from './cliValues'
+import { addr, anchor as anchorAddr, capabilities, displayName, folder, goalId, goalText, host, name, nonEmpty, otlpEndpoint, reportPath, swarm, swarmKey, url } from './cliValues'
+import { BASE_ENDPOINT_ENV, envEndpoint, TRACES_ENDPOINT_ENV } from './trace/endpoint'
 import { clipText, shownText } from '../plan/protocol/text'
 import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName } from '../plan/protocol/tunables'
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
@@ -75,6 +76,11 @@ function attributeOf (t: Tunable): string {
 /** The usage error of one flag: `flag` and what is wrong with it (`msg`). */
 export function usageErrorLine (flag: string, msg: string): string {
   return `error: option '${flag}': ${msg}\n(run with --help for usage)\n`
+}
+
+/** The usage error of an environment variable the peer reads (`variable`) whose value it cannot use: `msg` says why. */
+export function envErrorLine (variable: string, msg: string): string {
+  return `error: environment variable ${variable}: ${msg}\n(fix or unset it, or give --otlp-endpoint)\n`
 }
 
 /** One flag of a broken TUNABLE_ORDER pair as its usage error shows it: its value, and whether that is its default. */
@@ -232,6 +238,8 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .option('--model-prices <file>', 'JSON file of prices in USD per million tokens by model name or prefix, {"<model>": {"input_per_mtok": n, "output_per_mtok": n}}, for the money the plan report, MCP plan_status and the dashboard show; they override the built-in list prices', modelPricesFile)
     .option('--show-all-plans', 'observer: print and report every plan held in full (otherwise a submitting peer shows its own plan, any other the running plans or else the newest, and the rest one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
+    .option('--otlp-endpoint <url>', `send OpenTelemetry traces (OTLP/HTTP JSON) to this collector, e.g. http://127.0.0.1:4318 (spans go to its /v1/traces); default ${TRACES_ENDPOINT_ENV} or ${BASE_ENDPOINT_ENV} when set, else no tracing`, otlpEndpoint)
+    .option('--otlp-include-content', 'with tracing: span attributes carry prompts, replies, goal and result text (by default they carry none)', false)
     .option('-v, --verbose', 'debug logging', false)
     .allowExcessArguments(false)
     .exitOverride()
@@ -326,6 +334,18 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (usesLlm && provider === 'openai-compatible' && o.model === undefined) return fail('--model', 'required with --llm openai-compatible')
   if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
 
+  // Tracing (DESIGN "Tracing"): the flag, else the standard OTLP variables, else none.
+  let traceUrl = (o.otlpEndpoint as string | undefined) ?? null
+  if (traceUrl === null) {
+    const fromEnv = envEndpoint(io.env)
+    if (fromEnv !== null && 'problem' in fromEnv) {
+      io.err(shownText(envErrorLine(fromEnv.variable, fromEnv.problem)))
+      return { kind: 'exit', code: USAGE_EXIT }
+    }
+    traceUrl = fromEnv?.url ?? null
+  }
+  if (o.otlpIncludeContent === true && traceUrl === null) return fail('--otlp-include-content', `needs --otlp-endpoint (or ${BASE_ENDPOINT_ENV}): without a collector no span is sent`)
+
   const mcp = mcpSettings(o, role, (key) => program.getOptionValueSource(key))
   if ('flag' in mcp) return fail(mcp.flag, mcp.message)
   // can_query_api is offered only while an MCP tool is usable: without servers it never is.
@@ -384,6 +404,7 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
       newPlan: o.newPlan === true,
       showAllPlans: o.showAllPlans === true,
       ...(o.dashboardPort === undefined ? {} : { dashboard: { host: o.dashboardHost as string, port: o.dashboardPort as number } }),
+      ...(traceUrl === null ? {} : { tracing: { url: traceUrl, includeContent: o.otlpIncludeContent === true } }),
       reportFile: o.reportFile === undefined ? null : path.resolve(o.reportFile),
       ...(o.modelPrices === undefined ? {} : { modelPrices: o.modelPrices as ModelPrices }),
       logFormat: o.logFormat,

@@ -13,6 +13,7 @@ import { SWARM_NAME_RE, TEXT_MAX_CHARS } from '../plan/protocol/limits'
 import { textLength } from '../plan/protocol/text'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, type Capability } from '../plan/protocol/schemas'
 import { checkSwarmName } from '../plan/protocol/topics'
+import { tracesUrl } from './trace/endpoint'
 import { readSwarmKey } from './net/transport/swarmKey'
 import { MODEL_PRICES_SHAPE, modelPricesProblem, ModelPricesSchema, type ModelPrices } from '../plan/read/pricing'
 
@@ -96,6 +97,15 @@ export function url (v: string): string {
   try { u = new URL(v) } catch { throw new InvalidArgumentError('expected an absolute URL such as http://127.0.0.1:11434/v1.') }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError(`expected an http:// or https:// URL (an LLM server speaks HTTP), not ${u.protocol}//.`)
   return u.toString()
+}
+
+/** An OTLP collector URL (--otlp-endpoint): the URL traces are POSTed to (trace/endpoint.ts tracesUrl). @throws InvalidArgumentError saying what is wrong */
+export function otlpEndpoint (v: string): string {
+  try {
+    return tracesUrl(v)
+  } catch (err) {
+    throw new InvalidArgumentError(`${(err as Error).message}.`)
+  }
 }
 
 /** Goal text by the Goal message's text rule (non-blank, TEXT_MAX_CHARS code points, no control characters). */

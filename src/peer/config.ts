@@ -11,6 +11,7 @@ import type { Budget, Capability, Role } from '../plan/protocol/schemas'
 import { DEFAULT_SWARM } from '../plan/protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 import type { McpSettings } from './tools/mcpOptions'
+import type { TraceSettings } from './trace/setup'
 
 export { LLM_PROVIDERS, type LlmProviderName }
 
@@ -140,6 +141,11 @@ export interface PeerConfig {
    * --show-all-plans); otherwise only its own plan, the others as one line each.
    */
   showAllPlans?: boolean
+  /**
+   * Send OpenTelemetry traces to an OTLP/HTTP collector (CLI --otlp-endpoint or the OTLP
+   * environment variables, --otlp-include-content; DESIGN "Tracing"); undefined traces nothing.
+   */
+  tracing?: TraceSettings
   /**
    * Serve the live dashboard (dashboard/server.ts) on this address (CLI --dashboard-port,
    * --dashboard-host; port 0 = any free port); undefined serves none.

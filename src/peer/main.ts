@@ -17,6 +17,9 @@ import type { PeerSyncView } from './roles/context'
 import { llmLine, startLines } from './startLines'
 import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cancelRun'
 import { submitFromCli, submitOrResume } from './resume'
+import { startTracing, type Tracing } from './trace/setup'
+import { watchRootSpans } from './trace/rootSpan'
+import type { Disposable } from './bus'
 
 /** Exit status of an --exit-when-complete run interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15). */
 const SIGINT_EXIT = 130
@@ -32,6 +35,11 @@ const STOP_DEADLINE_MS = 1800
  * settle window ends (DESIGN R5); the rest is for the dashboard, the state log and libp2p.
  */
 const DRAIN_MS = 1000
+/**
+ * The part of the stop grace in which the spans ended so far are sent (DESIGN "Tracing"); it runs
+ * beside the runtime's stop, and the stop deadline ends the process whatever the collector does.
+ */
+const TRACE_FLUSH_MS = 500
 
 function fail (code: number, message: string): never {
   process.stderr.write(errorLine(message))
@@ -56,6 +64,8 @@ async function main (): Promise<void> {
   let role: RoleHandle | null = null
   let ipc: IpcChild | null = null
   let dashboard: DashboardServer | null = null
+  let tracing: Tracing | null = null
+  let rootSpans: Disposable | null = null
   let stopping = false
   /** Exit status of a normal stop: 0, or 1 after --exit-when-complete saw the plan fail or stop (DESIGN R13). */
   let exitCode = 0
@@ -68,11 +78,15 @@ async function main (): Promise<void> {
       // The role's work first, while the bus still publishes: finished results must go out or be kept.
       await role?.drain?.(DRAIN_MS)
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
+      rootSpans?.dispose()
+      // The role's spans have ended: they go out while the rest stops, within their own deadline.
+      const traced = tracing?.shutdown(TRACE_FLUSH_MS)
       ipc?.stop()
       forward(null)
       // The page's event streams end first, so its EventSource starts reconnecting at once.
       await dashboard?.close().catch((err: unknown) => { mainLog.warn({ err }, 'closing the dashboard failed') })
       await runtime?.stop()
+      await traced
       process.exit(exitCode)
     })()
   }
@@ -142,6 +156,14 @@ async function main (): Promise<void> {
   }
   if (stopping) return
   const rt = runtime
+  if (config.tracing !== undefined) {
+    // Tracing never stops a peer from running: a tracer that cannot start is said and left off.
+    try {
+      tracing = await startTracing(config.tracing, { peerId: rt.peerId, role: config.anchor === true ? 'anchor' : config.role, name: config.displayName ?? config.name }, log.child({ component: 'trace' }))
+    } catch (err) {
+      mainLog.warn({ event: 'tracing_off', err }, `tracing is off: it could not start (${(err as Error).message})`)
+    }
+  }
   const peerSync: PeerSyncView = {
     syncedPeers: () => rt.sync.syncedPeers,
     connectedPeers: () => rt.node.getPeers().length,
@@ -155,6 +177,8 @@ async function main (): Promise<void> {
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
     fail(1, `cannot start the ${config.role} role: ${(err as Error).message}`)
   }
+  // The plans this peer submits get their root span from it (DESIGN "Tracing"); a no-op untraced.
+  rootSpans = watchRootSpans({ bus: rt.bus, state: rt.state, rules: rt.rules, now: rt.now, role: config.role })
   if (config.dashboard !== undefined) {
     const { host, port } = config.dashboard
     try {

@@ -5,7 +5,12 @@
  * escape what peers wrote.
  */
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { after, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { synthesisId } from '../../src/plan/protocol/ids'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
@@ -232,5 +237,37 @@ describe('timelineChartOption and the report\'s renderings', () => {
     assert.equal(timelineSvgPath('/tmp/x/plan.md', 0, 'abc'), '/tmp/x/plan.timeline.svg')
     assert.equal(timelineSvgPath('/tmp/x/plan', 0, 'abc'), '/tmp/x/plan.timeline.svg')
     assert.equal(timelineSvgPath('/tmp/x/plan.md', 1, 'abc'), '/tmp/x/plan.timeline.abc.svg')
+  })
+})
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+const BUNDLE = path.join(ROOT, 'dist', 'peer.js')
+
+/**
+ * Runs the built observer with the require recorder (test/support/require-recorder.mjs) watching
+ * echarts-ssr.js until its log says `until`, then stops it. @returns the watched files it required
+ */
+async function observerRequires (args: string[], until: string, dir: string): Promise<string[]> {
+  const child = spawn(process.execPath, ['--import', './test/support/require-recorder.mjs', BUNDLE, '--role', 'observer', '--no-mdns', '--log-format', 'json', '--verbose',
+    '--data-dir', path.join(dir, 'data'), '--identity-dir', path.join(dir, 'ids'), ...args], {
+    cwd: ROOT, env: { ...process.env, IMPORT_RECORDER_WATCH: 'echarts-ssr.js' }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  const seen = (d: Buffer): void => { out += d.toString(); if (out.includes(until)) child.kill('SIGTERM') }
+  child.stdout.on('data', seen)
+  child.stderr.on('data', seen)
+  await new Promise((resolve) => child.on('exit', resolve))
+  const line = out.split('\n').find((l) => l.startsWith('REQUIRED_WATCHED '))
+  assert.ok(line !== undefined, out.slice(-2000))
+  return JSON.parse(line.slice('REQUIRED_WATCHED '.length)) as string[]
+}
+
+describe('echarts is loaded only by a peer that writes a report', { skip: existsSync(BUNDLE) ? false : 'dist/peer.js not built (npm run build)', timeout: 120_000 }, () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'goal-swarm-timeline-'))
+  after(() => { rmSync(tmp, { recursive: true, force: true }) })
+
+  it('the built observer requires dist/echarts-ssr.js with --report-file, and never without', async () => {
+    assert.deepEqual(await observerRequires([], '"event":"started"', path.join(tmp, 'plain')), [])
+    assert.deepEqual(await observerRequires(['--report-file', path.join(tmp, 'plan.md')], 'timeline_renderer_loaded', path.join(tmp, 'report')), ['echarts-ssr.js'])
   })
 })

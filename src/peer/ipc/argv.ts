@@ -44,6 +44,8 @@ export interface PeerArgvConfig {
   mcpConfig?: string
   /** Executor: only these tools, `server/tool` or `server/*` (--mcp-allow); unset or [] = every tool. Needs mcpConfig. */
   mcpAllow?: readonly string[]
+  /** Send traces to this OTLP/HTTP collector (--otlp-endpoint), with prompt and result text when `includeContent` (--otlp-include-content); unset = no tracing. */
+  tracing?: { otlpEndpoint: string, includeContent: boolean }
   /** Parents read JSON log records; default 'json'. */
   logFormat?: 'json' | 'text'
   /** Further flags, appended last (a repeated flag's last value wins). */
@@ -82,6 +84,10 @@ export function peerArgv (c: PeerArgvConfig): string[] {
   if (c.role === 'executor' && c.mcpConfig !== undefined) {
     args.push('--mcp-config', c.mcpConfig)
     if (c.mcpAllow !== undefined && c.mcpAllow.length > 0) args.push('--mcp-allow', c.mcpAllow.join(','))
+  }
+  if (c.tracing !== undefined) {
+    args.push('--otlp-endpoint', c.tracing.otlpEndpoint)
+    if (c.tracing.includeContent) args.push('--otlp-include-content')
   }
   for (const addr of c.bootstrap ?? []) args.push('--bootstrap', addr)
   for (const addr of c.anchors ?? []) args.push('--anchor', addr)

@@ -86,7 +86,11 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
    */
   let svg: SvgModule | null | false = null
   if (config.reportFile !== null) {
-    import('../../plan/read/timelineSvg').then((m) => { svg = m; schedule() }, (err: unknown) => {
+    import('../../plan/read/timelineSvg').then((m) => {
+      svg = m
+      log.debug({ event: 'timeline_renderer_loaded' }, 'loaded the timeline chart renderer for the report')
+      schedule()
+    }, (err: unknown) => {
       svg = false
       log.error({ err }, `could not load the timeline chart renderer: the report has no timeline SVG (${err instanceof Error ? err.message : String(err)})`)
     })
