@@ -30,7 +30,10 @@ export class AnthropicBackend implements Backend {
       ...(opts.baseUrl !== null ? { baseURL: opts.baseUrl } : {}),
       // Retries happen in RetryingProvider, where they are counted and logged.
       maxRetries: 0,
-      timeout: this.timeoutMs
+      timeout: this.timeoutMs,
+      // The peer's own `chat` span covers each request (DESIGN "Tracing"); the SDK's spans would
+      // repeat it, and its propagation would send the plan's trace id to the model's server.
+      openTelemetry: false
     })
     this.endpoint = `${this.client.baseURL.replace(/\/+$/, '')}/v1/messages`
   }

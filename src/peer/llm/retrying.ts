@@ -19,6 +19,7 @@ import type { LlmProviderName } from '../../plan/protocol/limits'
 import { excerpt } from '../../plan/protocol/text'
 import { jsonSpecFor, OutputInvalid, parseJsonReply, retryFeedback, unwrapValue, validateValue, type JsonSpec } from './structured'
 import { filteredText, refusedText, replyOutcome, stoppedText } from './outcome'
+import { startChatSpan } from '../trace/genAi'
 
 export interface BackendRequest {
   purpose: LlmPurpose
@@ -263,6 +264,8 @@ export class RetryingProvider implements LlmProvider {
       }
       const t0 = Date.now()
       const stopNotices = this.waitNotices(call.purpose, st.attempts, call.onWait)
+      // One span per request (DESIGN "Tracing"), under the role's span when one is active.
+      const span = startChatSpan({ provider: this.name, model: this.model, purpose: call.purpose, maxTokens: st.maxTokens, attempt: st.attempts, requestId, system: call.system, prompt: req.prompt })
       let reply: BackendReply
       st.inFlight = requestId
       try {
@@ -270,12 +273,14 @@ export class RetryingProvider implements LlmProvider {
       } catch (e) {
         // An abort is the caller's decision, not a model failure: no retry, no LlmError.
         if (aborted(call.signal)) {
+          span.aborted()
           unanswered(call.usage, requestId)
           throw new AbortError(abortReason(call.signal as AbortSignal))
         }
         const failure = e instanceof BackendFailure
           ? e
           : new BackendFailure(`unexpected error: ${(e as Error).message ?? String(e)}`, 'api', false, null, { cause: e })
+        span.failed(failure)
         st.last = failure
         // No HTTP answer: the request may never have reached the server.
         if (failure.status === null) unanswered(call.usage, requestId)
@@ -290,6 +295,7 @@ export class RetryingProvider implements LlmProvider {
         stopNotices()
         this.totals.latency_ms += Date.now() - t0
       }
+      span.answered({ inputTokens: reply.usage.input_tokens, outputTokens: reply.usage.output_tokens, stopReason: reply.stopReason, text: reply.text }, this.model)
       this.totals.input_tokens += reply.usage.input_tokens
       this.totals.output_tokens += reply.usage.output_tokens
       if (reply.usage.estimated === true) this.totals.estimated_requests = (this.totals.estimated_requests ?? 0) + 1

@@ -35,6 +35,8 @@ import { needsSplit } from '../../plan/rules/evaluator'
 import { ancestorTexts, goalIdOf } from '../../plan/read/lineage'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDependencies, type DecomposeInput } from './prompts'
+import { SPAN, SWARM } from '../trace/attributes'
+import { agentAttributes, contentAttributes, otelTime, RoleSpans, type PlanSpan } from '../trace/spans'
 
 /**
  * LLM calls one decomposer runs at once: enough for every child goal of a split it is ranked
@@ -78,6 +80,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   const standby = opts.standbyMs ?? standbyMs(config.acceptance.timeoutMs)
   const gate = new PlanGate(state, rules, ctx.now, log)
   const calls = new PlanCalls(state)
+  const spans = new RoleSpans({ peerId: me, role: config.role }, state)
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     if (env.kind === 'cancel') {
@@ -161,9 +164,12 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const start = rules.goalStartUs(state, goal.goal_id)
     const left = start === null ? standby : Math.max(0, Math.round(standby - (ctx.now() - start) / 1000))
     log.debug({ goal_id: goal.goal_id, standby_left_ms: left }, `standing by for "${excerpt(goal.text)}": another decomposer is ranked to propose`)
+    const since = otelTime(ctx.now())
     timers.after(left, () => {
       standing.delete(goal.goal_id)
-      if (state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)) {
+      const over = state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)
+      spans.interval(SPAN.standby, { goalId: goal.goal_id }, { [SWARM.outcome]: over ? 'proposing' : 'others_proposed' }, since, otelTime(ctx.now()))
+      if (over) {
         log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
         propose(goal, 0)
         return
@@ -232,6 +238,20 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   async function decompose (goal: Goal, attempt: number): Promise<void> {
     if (timers.isDisposed || rules.acceptedFor(state, goal.goal_id).length > 0) return
     if (!gate.allows(goal.goal_id)) return
+    const span = spans.start(SPAN.decompose, { goalId: goal.goal_id }, agentAttributes('decomposer', { [SWARM.depth]: goal.depth, [SWARM.attempt]: attempt, ...contentAttributes({ [SWARM.goalText]: goal.text }) }))
+    try {
+      await decomposeIn(span, goal, attempt)
+    } catch (err) {
+      span.end({ outcome: 'error', error: err })
+      throw err
+    } finally {
+      // Left without an outcome only when the decomposer stopped meanwhile.
+      span.end({ outcome: 'stopped' })
+    }
+  }
+
+  /** One proposal's model call and publication; `span` is its decompose span, ended here with its outcome. */
+  async function decomposeIn (span: PlanSpan, goal: Goal, attempt: number): Promise<void> {
     const { min, max } = countRange(goal)
     const input: DecomposeInput = {
       goal: goal.text,
@@ -247,7 +267,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const usage = newUsageMeter()
     const call = calls.start(goal.goal_id)
     try {
-      out = await llm.generateObject({
+      out = await span.within(() => llm.generateObject({
         purpose: 'decompose',
         system: DECOMPOSE_SYSTEM,
         prompt: decomposePrompt(input),
@@ -255,10 +275,11 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
         schemaName: 'decomposition',
         signal: call.signal,
         usage
-      })
+      }))
     } catch (err) {
       if (timers.isDisposed) return
-      if (call.signal.aborted) { await dropped(goal, 'cancelled', usage); return }
+      if (call.signal.aborted) { span.end({ outcome: 'cancelled' }); await dropped(goal, 'cancelled', usage); return }
+      span.end({ outcome: 'failed', error: err })
       const reason = failureText(`decomposing goal ${goal.goal_id} failed`, err)
       log.error({ goal_id: goal.goal_id }, reason)
       await bus.publish('failure', {
@@ -271,11 +292,13 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (timers.isDisposed) return
     if (isCancelled(state, goal.goal_id)) {
       log.info({ goal_id: goal.goal_id }, 'the plan was cancelled while decomposing; proposal dropped')
+      span.end({ outcome: 'cancelled' })
       await dropped(goal, 'cancelled', usage)
       return
     }
     if (rules.acceptedFor(state, goal.goal_id).length > 0) {
       log.info({ goal_id: goal.goal_id }, 'a split was accepted while decomposing; proposal dropped')
+      span.end({ outcome: 'split_accepted' })
       await dropped(goal, 'split_accepted', usage)
       return
     }
@@ -285,6 +308,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const pid = proposalId(goal.goal_id, subgoals, me, dependsOn)
     if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
       log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
+      span.end({ outcome: 'repeated_split' })
       await dropped(goal, 'repeated_split', usage)
       armReproposal(goal.goal_id)
       return
@@ -300,6 +324,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       usage: wireUsage(usage),
       ...(dependsOn === undefined ? {} : { depends_on: dependsOn })
     })
+    span.end({ outcome: 'proposed', attributes: { [SWARM.proposalId]: pid, [SWARM.subgoals]: subgoals.length } })
     log.info({ event: 'proposal_published', goal_id: goal.goal_id, proposal_id: pid, attempt, calls: usage.calls, request_ids: usage.request_ids ?? [], unanswered_request_ids: usage.unanswered_request_ids ?? [] }, `proposed ${subgoals.length} subgoals for "${excerpt(goal.text)}"`)
     armReproposal(goal.goal_id)
   }

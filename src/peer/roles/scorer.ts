@@ -33,6 +33,9 @@ import { isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
+import { parseTimestamp } from '../../plan/protocol/time'
+import { SPAN, SWARM } from '../trace/attributes'
+import { agentAttributes, otelTime, RoleSpans } from '../trace/spans'
 
 /**
  * Votes one scorer runs at once. Votes are its only model calls and are independent, so the
@@ -117,6 +120,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   const wakeups = new Set<string>()
   const gate = new PlanGate(state, rules, ctx.now, log)
   const calls = new PlanCalls(state)
+  const spans = new RoleSpans({ peerId: me, role: config.role }, state)
+  /** Content keys of accepted splits naming this scorer first that arrived while it runs (its own included): their accept span is this scorer's to emit. */
+  const acceptsToTrace = new Set<string>()
 
   const sub = bus.onMessage((env: AnyEnvelope) => {
     switch (env.kind) {
@@ -129,6 +135,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
       // A scorer that gave up on a vote is no longer waited for.
       case 'failure': if (env.body.role === 'scorer') schedule(env.body.goal_id); break
       case 'accepted':
+        if (env.body.scorer_peer === me) acceptsToTrace.add(messageKey(env))
         schedule(env.body.goal_id)
         // Child goals of a newly winning split become live.
         for (const c of env.body.children) if (!c.is_atomic) schedule(c.child_id)
@@ -158,6 +165,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (isCancelled(state, goalId)) return
     const winner = winningFor(state, goalId, rules)
     if (winner !== undefined) {
+      traceAccept(winner)
       ensureChildren(goal, winner)
       evaluated(goalId, 'split_known')
       return
@@ -292,6 +300,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         usage: wireUsage(earlier === undefined ? got.usage : newUsageMeter())
       }
       await bus.publish('score', body)
+      if (earlier !== undefined) spans.instant(SPAN.score, { goalId: goal.goal_id }, agentAttributes('scorer', { [SWARM.proposalId]: p.proposal_id, [SWARM.score]: out.score, [SWARM.reused]: true, [SWARM.outcome]: 'voted' }), otelTime(parseTimestamp(body.scored_at)))
       const ids = earlier === undefined ? { request_ids: got.usage.request_ids ?? [], unanswered_request_ids: got.usage.unanswered_request_ids ?? [] } : { request_ids: [], unanswered_request_ids: [] }
       log.info({ event: 'vote_published', goal_id: goal.goal_id, proposal_id: p.proposal_id, score: out.score, reused: earlier !== undefined, calls: body.usage?.calls ?? 0, ...ids },
         `scored ${out.score.toFixed(2)} a split of "${excerpt(goal.text)}"${earlier !== undefined ? ' (same subgoals as a split already scored: vote reused)' : ''}`)
@@ -305,8 +314,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (!gate.allows(goal.goal_id)) return null
     const usage = newUsageMeter()
     const call = calls.start(goal.goal_id)
+    const span = spans.start(SPAN.score, { goalId: goal.goal_id }, agentAttributes('scorer', { [SWARM.proposalId]: p.proposal_id, [SWARM.subgoals]: p.subgoals.length, [SWARM.reused]: false }))
     try {
-      const out = await llm.generateObject({
+      const out = await span.within(() => llm.generateObject({
         purpose: 'score',
         system: SCORE_SYSTEM,
         prompt: scorePrompt({ goal: goal.text, ancestors: ancestorTexts(state, goal), subgoals: p.subgoals, rationale: p.rationale, forcedLeaves, dependsOn: p.depends_on, offered: offeredCapabilities(), tools: rules.roster(state, ctx.now()).executorTools(MAX_PROMPT_TOOLS) }),
@@ -314,10 +324,12 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         schemaName: 'score',
         signal: call.signal,
         usage
-      })
+      }))
+      span.end({ outcome: 'voted', attributes: { [SWARM.score]: out.score } })
       return { out, usage }
     } catch (err) {
-      if (timers.isDisposed) return null
+      if (timers.isDisposed) { span.end({ outcome: 'stopped' }); return null }
+      span.end(call.signal.aborted ? { outcome: 'cancelled' } : { outcome: 'failed', error: err })
       if (call.signal.aborted) {
         await publishGoalSpend(bus, log, { goalId: goal.goal_id, role: 'scorer', me, cause: 'cancelled', usage, atUs: ctx.now(), proposalId: p.proposal_id })
         return null
@@ -359,6 +371,26 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         schedule(goal.goal_id)
       }
     })
+  }
+
+  /**
+   * The `accept` span of the winning split `split` (DESIGN "Tracing"): the acceptance instant,
+   * emitted once, by the scorer the split names first (scorer_peer), whoever of the confirming
+   * scorers published it, and only for a split that arrived while this process runs. A fallback
+   * split also gets the wait that led to it: from the goal's earliest proposal to the instant.
+   */
+  function traceAccept (split: AcceptedSplit): void {
+    const key = messageKey({ kind: 'accepted', body: split })
+    if (!acceptsToTrace.delete(key)) return
+    const at = otelTime(parseTimestamp(split.accepted_at))
+    const place = { goalId: split.goal_id }
+    spans.instant(SPAN.accept, place, {
+      [SWARM.proposalId]: split.proposal_id, [SWARM.finalScore]: split.final_score, [SWARM.fallback]: split.fallback, [SWARM.subgoals]: split.children.length
+    }, at)
+    if (split.fallback) {
+      const first = Math.min(...state.proposalsFor(split.goal_id).map((p) => parseTimestamp(p.proposed_at)))
+      if (Number.isFinite(first)) spans.interval(SPAN.acceptanceFallback, place, { [SWARM.proposalId]: split.proposal_id }, otelTime(first), at)
+    }
   }
 
   /** Publishes the winning split's children this state lacks (at once for a split published here). */

@@ -13,6 +13,7 @@ import type { LlmProvider, ModelWait, ToolResultPart, ToolSpec, ToolTurn, TurnMe
 import { executePrompt } from '../llm/taskPrompt'
 import type { McpToolSet } from './mcpClients'
 import { toolEntry } from './toolEntry'
+import { startToolSpan } from '../trace/genAi'
 
 /** Default --mcp-max-tool-calls: tool calls one leaf may make. */
 export const DEFAULT_MAX_TOOL_CALLS = TUNABLES.mcpMaxToolCalls.default
@@ -130,8 +131,10 @@ export async function runToolLeaf (llm: LlmProvider, toolset: McpToolSet, leaf: 
       const t0 = performance.now()
       const known = offered.get(use.name)
       if (known !== undefined) used.add(toolEntry(known))
+      const span = startToolSpan(use.name, use.id, args)
       try {
         const res = await toolset.call(use.name, use.input as Record<string, unknown>, { signal: leaf.signal, timeoutMs: limits.callTimeoutMs })
+        span.end({ output: res.text, isError: res.isError })
         const ms = Math.round(performance.now() - t0)
         const fed = outputLeft <= 0 ? '[tool output cap for this task reached; nothing more is shown]' : clipText(res.text, outputLeft, '… [clipped: tool output cap for this task]')
         outputLeft -= Math.min(res.text.length, outputLeft)
@@ -139,6 +142,7 @@ export async function runToolLeaf (llm: LlmProvider, toolset: McpToolSet, leaf: 
         entry(res.text, ms, res.isError ? 'the tool reported an error' : undefined)
         log.info({ event: 'tool_called', tool: use.name, duration_ms: ms, is_error: res.isError, output_chars: res.text.length }, `tool ${use.name} ${res.isError ? 'reported an error' : 'answered'} in ${ms} ms`)
       } catch (err) {
+        span.end({ failure: leaf.signal.aborted ? 'aborted' : err })
         if (leaf.signal.aborted) throw leaf.signal.reason
         const ms = Math.round(performance.now() - t0)
         const why = failureOf(err)

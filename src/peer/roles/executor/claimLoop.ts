@@ -53,6 +53,8 @@ import type { LeafCall } from './leafCall'
 import type { LeaseRenewals } from './leaseRenewal'
 import type { OfferWatch } from './offerWatch'
 import { hasCountingResult, leaseOf, Lost, type CallOutcome, type Flight, type LeafWork, type LostCause, type WaitSlot, type WorkCounts } from './work'
+import { SPAN, SWARM } from '../../trace/attributes'
+import { agentAttributes, contentAttributes, otelTime, RoleSpans, type PlanSpan } from '../../trace/spans'
 
 /** Longest pause between two looks at the leaves (lease lapses need no message to happen), ms. */
 const MAX_TICK_MS = 1000
@@ -125,6 +127,7 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
   /** What the last look decided and saw (looked). */
   let lastLook = ''
   const planGate = new PlanGate(state, rules, now, log)
+  const spans = new RoleSpans({ peerId: me, role: 'executor' }, state)
   /**
    * How long our claim `mine` still settles, ms (<= 0: over): until settleEndUs with the
    * current adaptive window, on the protocol clock, the same instant the tree's settling label
@@ -353,11 +356,11 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
 
   async function claimAndRun (task: ClaimedTask, flight: Flight, releaseSlot: () => void): Promise<void> {
     const { node, capability: cap } = task
-    const abort = flight.abort
     // DESIGN R5: a claim counts only when dated after its task became claimable, by the
     // finished_at of its inputs' results, whoever's clock stamped them.
     const nowUs = now()
-    const claimedAtUs = claimStamp(nowUs, claimableSince(state, node.node_id, nowUs, rules).sinceUs)
+    const sinceUs = claimableSince(state, node.node_id, nowUs, rules).sinceUs
+    const claimedAtUs = claimStamp(nowUs, sinceUs)
     const mine: ClaimMsg = {
       node_id: node.node_id,
       goal_id: node.goal_id,
@@ -369,6 +372,27 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     const w = work.of(node.node_id)
     w.claims++
     await bus.publish('claim', mine)
+    const span = spans.start(SPAN.claim, { goalId: node.goal_id, nodeId: node.node_id }, { [SWARM.capability]: cap, [SWARM.claimedAt]: mine.claimed_at, [SWARM.settleWindowMs]: settle.windowMs() }, otelTime(claimedAtUs))
+    try {
+      await holdClaim(task, flight, releaseSlot, mine, span, sinceUs)
+    } catch (err) {
+      span.end({ outcome: 'error', error: err })
+      throw err
+    } finally {
+      span.end({ outcome: 'stopped' })
+    }
+  }
+
+  /**
+   * The rest of a published claim `mine`: its call, its settle window, and its result or the
+   * reason it ends without one. `span` is the claim's span, ended here with its outcome; the
+   * call runs in its execute (or synthesis) span under it.
+   */
+  async function holdClaim (task: ClaimedTask, flight: Flight, releaseSlot: () => void, mine: ClaimMsg, span: PlanSpan, sinceUs: Micros | null): Promise<void> {
+    const { node, capability: cap } = task
+    const abort = flight.abort
+    const claimedAtUs = parseTimestamp(mine.claimed_at)
+    const w = work.of(node.node_id)
     const claimedMs = performance.now()
     flight.mine = mine
     log.info({ event: 'claim_published', node_id: node.node_id, goal_id: node.goal_id, claimed_at: mine.claimed_at, capability: cap, settle: settle.figures() }, `claimed "${excerpt(node.text)}"`)
@@ -401,7 +425,11 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     const budgeted = rootGoalOf(state, node.goal_id)?.budget !== undefined
     try {
       if (abort.signal.aborted) throw abort.signal.reason
-      running = call.run(task, w, abort.signal, waiting, usage)
+      const exec = span.child(task.kind === 'synthesis' ? SPAN.synthesis : SPAN.execute, agentAttributes('executor', { [SWARM.capability]: task.capability, ...contentAttributes({ [SWARM.goalText]: node.text }) }))
+      running = exec.within(() => call.run(task, w, abort.signal, waiting, usage))
+      running.then((out) => {
+        exec.end({ outcome: out.success ? 'done' : 'failed', ...(out.success ? {} : { error: 'execution_failed' }), attributes: { [SWARM.success]: out.success, ...contentAttributes({ [SWARM.output]: out.output }) } })
+      }, (err: unknown) => { exec.end({ outcome: err instanceof Lost ? err.code : 'aborted' }) })
       // Awaited below unless the claim is lost first; a stop reads the outcome (drain).
       running.then((out) => { flight.out = out }, () => {})
       if (!budgeted) running.then(releaseSlot, releaseSlot)
@@ -412,6 +440,7 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
         await Promise.race([timers.sleep(left), abortedPromise(abort.signal)])
         if (abort.signal.aborted) throw abort.signal.reason
       }
+      span.event('settled', { [SWARM.settleWindowMs]: settle.windowMs() })
       check()
       if (abort.signal.aborted) throw abort.signal.reason
       log.debug({ node_id: node.node_id, ms: Math.round(performance.now() - claimedMs) }, `won the claim on "${excerpt(node.text)}"`)
@@ -425,16 +454,33 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
       if (skewedOut(node)) throw new Lost('clock_skew', 'clock skew')
       await call.publish(node, mine.claimed_at, out, w)
       flight.published = true
+      span.end({ outcome: 'published', attributes: { [SWARM.settleWindowMs]: settle.windowMs() } })
+      traceBlocked(node, sinceUs)
     } catch (err) {
       if (!(err instanceof Lost)) throw err
       if (!abort.signal.aborted) abort.abort(err)
       // A kept result is published, or reported, after the restart (keptResults.ts).
       const reported = running !== null && err.code !== 'kept' && await reportSpend(node, mine, err.code, running, usage, w)
+      span.end({ outcome: err.code, attributes: err.winner === null ? {} : { 'goal_swarm.lost_to': err.winner } })
       log.info({ event: 'claim_given_up', node_id: node.node_id, goal_id: node.goal_id, claimed_at: mine.claimed_at, cause: err.code, reason: err.message, lost_to: err.winner, spend_reported: reported, ...w },
         `gave up "${excerpt(node.text)}": ${err.message}; no result published${reported ? `, its ${usage.calls} model request${usage.calls === 1 ? '' : 's'} recorded in a spend report` : ''}`)
     } finally {
       stopRenewing()
     }
+  }
+
+  /**
+   * The `blocked` span of a task this executor ran (DESIGN "Tracing"): how long it waited for
+   * the results it builds on (DESIGN R11), from its split's acceptance to the instant it became
+   * claimable (`sinceUs`). Emitted by the executor whose result counts, so once per task; none
+   * for a task that depends on nothing.
+   */
+  function traceBlocked (node: PromptNode, sinceUs: Micros | null): void {
+    if (node.depends_on.length === 0 || sinceUs === null) return
+    const split = rules.acceptedFor(state, node.goal_id).find((a) => a.proposal_id === node.proposal_id)
+    const fromUs = split === undefined ? null : parseTimestamp(split.accepted_at)
+    if (fromUs === null || sinceUs <= fromUs) return
+    spans.interval(SPAN.blocked, { goalId: node.goal_id, nodeId: node.node_id }, { 'goal_swarm.depends_on': node.depends_on.length }, otelTime(fromUs), otelTime(sinceUs))
   }
 
   /**
