@@ -502,6 +502,8 @@ export function chatSwarmStep ({ openEditor, screenshotOf }) {
  */
 export function goalSwarmJourney ({ page, workspace, screenshot, openEditor, artifactsDir, extensionsDir }) {
   let leaf = null
+  /** The labels of the plan's prompt rows, once it is complete. */
+  let leafLabels = []
   /** This editor's address, as Copy My Address copied it. */
   let address = ''
   /** The second editor's page (Restricted Mode), once opened. */
@@ -550,6 +552,16 @@ export function goalSwarmJourney ({ page, workspace, screenshot, openEditor, art
         await pane.getByRole('button', { name: 'Submit Goal' }).first().waitFor({ timeout: 30_000 })
         const width = await widenSideBar(page, 300)
         log(`ui: side bar widened to ${Math.round(width)} px`)
+      }
+    },
+    {
+      name: 'Goal Swarm: Show Plan Timeline with no plan yet says so and opens nothing',
+      timeoutMs: 60_000,
+      run: async () => {
+        await runCommand(page, 'Goal Swarm: Show Plan Timeline')
+        const text = normalize(await waitForNotification(page, 'no plan yet, so no timeline to show', 30_000))
+        log(`ui: notification "${text.split('\n')[0]}"`)
+        if (await page.locator('.tabs-container .tab', { hasText: 'Timeline:' }).count() > 0) throw new Error('a timeline tab opened with no plan')
       }
     },
     {
@@ -657,6 +669,7 @@ export function goalSwarmJourney ({ page, workspace, screenshot, openEditor, art
         const unnamed = leaves.filter((r) => !new RegExp(`^${WORDS.done} · local-executor-\\d · demo$`).test(r.description))
         if (unnamed.length > 0) throw new Error(`leaves should name the local executor that ran them: ${JSON.stringify(unnamed)}`)
         leaf = leaves[0]
+        leafLabels = leaves.map((r) => r.label)
         await screenshot('plan-tree')
       }
     },
@@ -803,6 +816,42 @@ export function goalSwarmJourney ({ page, workspace, screenshot, openEditor, art
         await tab.waitFor({ state: 'detached', timeout: 15_000 })
         const left = await page.locator('.tabs-container .tab').allInnerTexts()
         log(`ui: tabs after closing the dashboard: ${JSON.stringify(left.map((l) => normalize(l).trim()))}`)
+      }
+    },
+    {
+      name: "the goal row's Show Plan Timeline action opens the plan's Gantt chart in a tab, with a row for every prompt's model work named by its executor",
+      timeoutMs: 90_000,
+      run: async () => {
+        const row = planRow(page, GOAL_ROW)
+        await row.hover()
+        // The row's inline action (package.json view/item/context, group inline) on root goal rows.
+        await row.locator('[aria-label="Show Plan Timeline"]').first().click()
+        const tab = page.locator('.tabs-container .tab', { hasText: 'Timeline: Plan a two-week' }).first()
+        await tab.waitFor({ timeout: 30_000 })
+        const view = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame')
+        await view.locator('#chart svg text').first().waitFor({ timeout: 30_000 })
+        const title = normalize(await view.locator('#title').innerText())
+        if (title !== GOAL) throw new Error(`the timeline is headed "${title}", not the goal`)
+        // The rows the chart holds (whole) and the texts it drew on screen (cut to the axis' width).
+        const drawn = await view.locator('#chart').evaluate((box) => ({
+          rows: [echarts.getInstanceByDom(box).getOption().yAxis[0].data].flat().map((r) => (typeof r === 'object' ? r.value : r)),
+          texts: [...box.querySelectorAll('svg text')].map((t) => t.textContent ?? '')
+        }))
+        log(`ui: the timeline has ${drawn.rows.length} rows:\n    ${drawn.rows.join('\n    ')}`)
+        if (leafLabels.length === 0) throw new Error('no prompt rows were read from the Plan view')
+        for (const label of leafLabels) {
+          const text = label.replace(/…$/, '')
+          const mine = drawn.rows.filter((r) => / \(executor\) execute: /.test(r) && r.includes(text))
+          if (mine.length === 0) throw new Error(`no row of model work for the prompt "${label}" in the timeline: ${JSON.stringify(drawn.rows)}`)
+          if (!mine.some((r) => /^local-executor-\d \(executor\) execute: /.test(r))) throw new Error(`the prompt "${label}"'s row does not name its executor: ${JSON.stringify(mine)}`)
+          const shown = mine.some((r) => drawn.texts.some((x) => x === r || (x.endsWith('...') && r.startsWith(x.slice(0, -3)))))
+          if (!shown) throw new Error(`the row of "${label}" is not drawn: ${JSON.stringify(drawn.texts)}`)
+        }
+        await screenshot('timeline')
+        // Close the tab (its own close button): the reload step counts the result tabs that come back.
+        await tab.hover()
+        await tab.locator('.tab-actions [aria-label^="Close"]').first().click()
+        await tab.waitFor({ state: 'detached', timeout: 15_000 })
       }
     },
     {
