@@ -132,7 +132,7 @@ class Builder {
       } else if (g.parentId !== null && startUs !== null) {
         const standby = this.standby(g, p.proposer_peer, startUs, at)
         if (standby !== null) {
-          this.add({ id: `wait:${g.id}:${p.proposal_id}:standby`, kind: 'wait', node_id: g.id, node_text: g.text, peer: p.proposer_peer, role: 'decomposer', startUs, endUs: standby, label: 'standby: another decomposer was ranked to propose', after })
+          this.add({ id: `wait:${g.id}:${p.proposal_id}:standby`, kind: 'wait', node_id: g.id, node_text: g.text, peer: p.proposer_peer, role: 'decomposer', startUs, endUs: standby, label: 'standby: another decomposer ranked first', after })
           start = standby
           after = [`wait:${g.id}:${p.proposal_id}:standby`]
         }
