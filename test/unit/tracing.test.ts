@@ -10,6 +10,7 @@ import { describe, it } from 'node:test'
 import { parseCli, USAGE_EXIT } from '../../src/peer/cli'
 import { peerArgv } from '../../src/peer/ipc/argv'
 import { specFromSettings } from '../../src/extension/peerSpec'
+import { mcpServerArgs } from '../../src/extension/chat/mcpArgs'
 import { Keys, readSettings, type SettingKey } from '../../src/extension/settings'
 import { planIds, planTraceId, PlanIdGenerator, rootSpanId } from '../../src/peer/trace/ids'
 import { envEndpoint, tracesUrl } from '../../src/peer/trace/endpoint'
@@ -127,6 +128,12 @@ describe('tracing in the editor settings', () => {
     const r = parseCli(['--data-dir', '/tmp/gs-trace-unit', '--identity-dir', '/tmp/gs-trace-unit-ids', ...argv], { out: () => {}, err: () => {}, env: {} })
     assert.ok(r.kind === 'run')
     assert.deepEqual(r.config.tracing, { url: 'http://127.0.0.1:4318/v1/traces', includeContent: true })
+  })
+
+  it('the MCP front door the editor offers gets them too', () => {
+    const { settings } = readSettings(reader({ [Keys.tracingOtlpEndpoint]: 'http://127.0.0.1:4318' }))
+    assert.deepEqual(mcpServerArgs('/p.js', settings, undefined).slice(-2), ['--otlp-endpoint', 'http://127.0.0.1:4318'])
+    assert.ok(!mcpServerArgs('/p.js', readSettings(reader({})).settings, undefined).includes('--otlp-endpoint'))
   })
 
   it('unset or empty: no tracing flag at all', () => {
