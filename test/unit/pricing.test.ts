@@ -21,6 +21,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import type { PlanSpend, SpendLine } from '../../src/plan/rules/planControl'
 import { parseCli } from '../../src/peer/cli'
+import { peerArgv } from '../../src/peer/ipc/argv'
 import { costOf } from '../../src/peer/front/mcpServer'
 import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
 import { Keys, readSettings, type SettingKey } from '../../src/extension/settings'
@@ -167,8 +168,12 @@ describe('a bad price table is an error naming the flag or the setting', () => {
   }
   const file = (name: string, text: string): string => { const f = path.join(dir, name); writeFileSync(f, text); return f }
 
-  it('reads a good file into the peer\'s config', () => {
-    assert.deepEqual(cli(file('ok.json', '{ "llama3.1": { "input_per_mtok": 0, "output_per_mtok": 0.5 } }')), { code: 0, err: '', prices: { 'llama3.1': { input_per_mtok: 0, output_per_mtok: 0.5 } } })
+  it('reads a good file into the peer\'s config, also as the editor passes it to its main peer', () => {
+    const ok = file('ok.json', '{ "llama3.1": { "input_per_mtok": 0, "output_per_mtok": 0.5 } }')
+    assert.deepEqual(cli(ok), { code: 0, err: '', prices: { 'llama3.1': { input_per_mtok: 0, output_per_mtok: 0.5 } } })
+    // The editor's main peer: any role, with its dashboard (the only place it shows money).
+    const r = parseCli(peerArgv({ role: 'executor', identityDir: path.join(dir, 'id'), dataDir: path.join(dir, 'data'), dashboardPort: 0, modelPrices: ok }), { out: () => {}, err: () => {}, env: {} })
+    assert.deepEqual(r.kind === 'run' ? r.config.modelPrices : r, { 'llama3.1': { input_per_mtok: 0, output_per_mtok: 0.5 } })
   })
 
   it('refuses a file it cannot read, that is not JSON, or whose entries are wrong, saying which entry and field', () => {
