@@ -113,6 +113,11 @@ async function main (): Promise<void> {
         if (runtime === null) throw new Error('the peer is not running yet')
         return (await runtime.cancelGoal(goalId, reason)).goal_id
       },
+      steer: async (rootId, action, target, note) => {
+        if (runtime === null) throw new Error('the peer is not running yet')
+        const s = await runtime.steer(rootId, action, target, note)
+        return { goalId: s.goal_id, round: s.round }
+      },
       getOutput: async (nodeId) => {
         if (runtime === null) throw new Error('the peer is not running yet')
         return await runtime.getOutput(nodeId)

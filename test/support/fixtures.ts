@@ -13,7 +13,7 @@ import { claimedAuthor } from '../../src/plan/protocol/envelope'
 import { childId, proposalId, rootGoalId } from '../../src/plan/protocol/ids'
 import type {
   AcceptedSplit, AnyEnvelope, BodyOf, CancelMsg, Capability, CapabilityAnnounce, ChildDecision, ClaimMsg,
-  Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SpendMsg, SubgoalProposal
+  Envelope, FailureMsg, Goal, Kind, LeaseRenewal, PromptNode, ResultMsg, Role, ScoreMsg, SpendMsg, SteerAction, SteerMsg, SubgoalProposal
 } from '../../src/plan/protocol/schemas'
 import { signEnvelope } from '../../src/plan/protocol/signing'
 import { formatTimestamp, type Micros } from '../../src/plan/protocol/time'
@@ -206,6 +206,14 @@ export function cancel (g: Goal, opts: { at?: Micros, reason?: string, origin?: 
   return {
     goal_id: g.goal_id, origin_peer: opts.origin ?? g.origin_peer, goal_text: g.text, goal_created_at: g.created_at,
     reason: opts.reason ?? '', cancelled_at: ts(opts.at ?? T0 + sec(20))
+  }
+}
+
+/** The origin's steer of `g`'s plan (DESIGN R14); round 1 for retry/resplit unless given, else 0. */
+export function steer (g: Goal, action: SteerAction, target: string, opts: { at?: Micros, round?: number, note?: string, origin?: string } = {}): SteerMsg {
+  return {
+    goal_id: g.goal_id, origin_peer: opts.origin ?? g.origin_peer, goal_text: g.text, goal_created_at: g.created_at,
+    action, target, round: opts.round ?? (action === 'retry' || action === 'resplit' ? 1 : 0), note: opts.note ?? '', issued_at: ts(opts.at ?? T0 + sec(10))
   }
 }
 

@@ -61,6 +61,10 @@ async function main (): Promise<void> {
   const ipc = new IpcChild(channel, {
     submitGoal: async (text, budget, newPlan) => await submitOrResume(runtime, { text, budget: budget ?? null, newPlan }),
     cancelGoal: async (goalId, reason) => (await runtime.cancelGoal(goalId, reason)).goal_id,
+    steer: async (rootId, action, target, note) => {
+      const s = await runtime.steer(rootId, action, target, note)
+      return { goalId: s.goal_id, round: s.round }
+    },
     getOutput: async (nodeId) => await runtime.getOutput(nodeId),
     status: () => {
       const s = runtime.status()

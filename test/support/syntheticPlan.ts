@@ -10,7 +10,7 @@
  */
 import type { ClaimMsg, Goal, BodyOf, Kind } from '../../src/plan/protocol/schemas'
 import type { Micros } from '../../src/plan/protocol/time'
-import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal, spendReport } from './fixtures'
+import { accepted, cancel, capability, childGoal, claim, evidenceOf, failure, promptNode, proposal, renewal, result, rootGoal, spendReport, steer } from './fixtures'
 
 /** The acceptance rule under which a synthetic plan's one-scorer splits are proven. */
 export const SYNTHETIC_ACCEPTANCE = { quorum: 1, minScore: 0.6 } as const
@@ -31,8 +31,9 @@ export interface SyntheticPlanOptions {
   /** Claim, renew and finish every leaf (default true); false leaves them pending. */
   results?: boolean
   /**
-   * End with the origin's cancel of the plan (default false) and, with results, a spend report
-   * of a call it aborted under the last leaf's claim, so every kind is present.
+   * End with the origin's steer (an approval of the root's proposal, which changes nothing in a
+   * plan without review) and cancel of the plan (default false) and, with results, a spend
+   * report of a call it aborted under the last leaf's claim, so every kind is present.
    */
   cancel?: boolean
 }
@@ -78,6 +79,8 @@ export function syntheticPlan (peer: string, opts: SyntheticPlanOptions): Item[]
   expand(root, 0)
   out.push(item('failure', failure(root.goal_id, peer, { reason: 'synthetic failure notice', at: nowUs })))
   if (opts.cancel === true) {
+    const first = out.find((i) => i.kind === 'proposal')?.body as BodyOf<'proposal'>
+    out.push(item('steer', steer(root, 'approve', first.proposal_id, { at: nowUs + 3000 })))
     out.push(item('cancel', cancel(root, { at: nowUs + 3000, reason: 'synthetic cancel' })))
     if (lastClaim !== null) out.push(item('spend', spendReport(lastClaim, { cause: 'cancelled', at: nowUs + 3000 })))
   }

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test'
 import { proposalId } from '../../src/plan/protocol/ids'
 import {
   AcceptedSplit, BODY_SCHEMAS, CancelMsg, CapabilityAnnounce, ClaimMsg, Envelope, FailureMsg, Goal, KINDS, LeaseRenewal,
-  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SubgoalProposal, Timestamp, stripControlChars
+  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SteerMsg, SubgoalProposal, Timestamp, stripControlChars
 } from '../../src/plan/protocol/schemas'
 import {
-  T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec, spendReport
+  T0, accepted, cancel, capability, claim, failure, promptNode, proposal, renewal, result, rootGoal, score, sec, spendReport, steer
 } from '../support/fixtures'
 
 const g = rootGoal()
@@ -27,7 +27,8 @@ const valid: Record<string, [{ safeParse: (v: unknown) => { success: boolean } }
   failure: [FailureMsg, failure(g.goal_id, 'peer-dec-1')],
   capability: [CapabilityAnnounce, capability('peer-ex-1', T0)],
   cancel: [CancelMsg, cancel(g, { reason: 'not needed any more' })],
-  spend: [SpendMsg, spendReport(c)]
+  spend: [SpendMsg, spendReport(c)],
+  steer: [SteerMsg, steer(g, 'reject', p.proposal_id, { note: 'Keep it to Tokyo' })]
 }
 
 function rejects (schema: { safeParse: (v: unknown) => { success: boolean } }, value: unknown, what: string): void {

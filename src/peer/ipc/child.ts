@@ -9,7 +9,7 @@
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
+import type { AnyEnvelope, Budget, SteerAction } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/rules/planControl'
 import type { Submission } from '../resume'
 import { isResultDamaged, ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
@@ -28,6 +28,8 @@ export interface IpcChildHandlers {
   submitGoal(text: string, budget?: Budget, newPlan?: boolean): Promise<Submission>
   /** Publishes the cancel of a plan this peer submitted; @returns the goal id. */
   cancelGoal(goalId: string, reason?: string): Promise<string>
+  /** Publishes this peer's steer of a plan it submitted (DESIGN R14); @returns its root goal and round. */
+  steer(rootId: string | null, action: SteerAction, target: string, note?: string): Promise<{ goalId: string, round: number }>
   getOutput(nodeId: string): Promise<string>
   status(): Omit<Extract<ChildMessage, { type: 'status' }>, 'type'>
   /** Stop the peer and exit (the caller exits the process). */
@@ -152,6 +154,12 @@ export class IpcChild {
         this.handlers.cancelGoal(msg.goal_id, msg.reason).then(
           (goalId) => this.send({ type: 'cancelled', request_id: msg.request_id, goal_id: goalId }),
           (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message, ...(err instanceof CancelRefused ? { refusal: err.refusal } : {}) })
+        )
+        break
+      case 'steer':
+        this.handlers.steer(msg.root_id ?? null, msg.action, msg.target, msg.note).then(
+          ({ goalId, round }) => this.send({ type: 'steered', request_id: msg.request_id, goal_id: goalId, action: msg.action, target: msg.target, round }),
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
         )
         break
       case 'get-output':

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import split2 from 'split2'
 import { checkEnvelope } from '../../plan/protocol/envelope'
-import type { AnyEnvelope, Budget } from '../../plan/protocol/schemas'
+import type { AnyEnvelope, Budget, SteerAction } from '../../plan/protocol/schemas'
 import { DEFAULT_REQUEST_TIMEOUT_MS, describeExit, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo, type PeerChildLaunch, type PeerClientEvents, type ReadyMsg } from './parentTypes'
 import { ChildMessage, type ParentMessage } from './protocol'
 
@@ -151,6 +151,19 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
   async cancelGoal (goalId: string, reason?: string, timeoutMs?: number): Promise<void> {
     const r = await this.request({ type: 'cancel-goal', goal_id: goalId, ...(reason === undefined ? {} : { reason }) }, timeoutMs)
     if (r.type !== 'cancelled') throw new PeerClientError('refused', `unexpected reply ${r.type} to cancel-goal`)
+  }
+
+  /**
+   * Publishes this peer's steer of a plan it submitted (DESIGN R14): approve or reject a
+   * proposal, retry a task, re-split a goal or cancel its branch. `rootId` undefined: the plan
+   * holding `target`.
+   * @returns the plan's root goal id and the steer's round
+   * @throws PeerClientError 'refused' with the child's reason in words (steerProblem's sentence)
+   */
+  async steer (action: SteerAction, target: string, opts: { note?: string, rootId?: string } = {}, timeoutMs?: number): Promise<{ goalId: string, round: number }> {
+    const r = await this.request({ type: 'steer', action, target, ...(opts.rootId === undefined ? {} : { root_id: opts.rootId }), ...(opts.note === undefined ? {} : { note: opts.note }) }, timeoutMs)
+    if (r.type !== 'steered') throw new PeerClientError('refused', `unexpected reply ${r.type} to steer`)
+    return { goalId: r.goal_id, round: r.round }
   }
 
   /**

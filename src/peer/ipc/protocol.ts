@@ -16,7 +16,7 @@
 import { z } from 'zod'
 import type { Disposable } from '../bus'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
-import { Budget, Capability, Envelope, Id, maxChars, Role } from '../../plan/protocol/schemas'
+import { Budget, Capability, Envelope, Id, maxChars, Role, STEER_ACTIONS, STEER_NOTE_MAX } from '../../plan/protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
 
@@ -69,6 +69,11 @@ export const ParentMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional(), new_plan: z.boolean().optional() }),
   /** Publish the cancel of a plan this peer submitted (DESIGN R13); answered by `cancelled` or `error`. */
   z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
+  /**
+   * Publish this peer's steer of a plan it submitted (DESIGN R14): `root_id` the plan's root goal,
+   * or absent for the plan holding `target`; answered by `steered` or `error` (steerProblem's sentence).
+   */
+  z.strictObject({ type: z.literal('steer'), request_id: RequestId, action: z.enum(STEER_ACTIONS), target: Id, root_id: Id.optional(), note: maxChars(STEER_NOTE_MAX).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
   z.strictObject({ type: z.literal('get-output'), request_id: RequestId, node_id: z.string() }),
   /** Ask for an immediate `status`. */
@@ -190,6 +195,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
   /** A submit-goal's plan; `resumed`: it is this peer's unfinished plan of the same goal, not a new one. */
   z.strictObject({ type: z.literal('submitted'), request_id: RequestId, goal_id: z.string(), resumed: z.boolean().optional() }),
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
+  /** A steer's message as published: its plan's root goal and its round. */
+  z.strictObject({ type: z.literal('steered'), request_id: RequestId, goal_id: z.string(), action: z.enum(STEER_ACTIONS), target: z.string(), round: z.int().min(0) }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
   /**
    * A refused request: `message` in words for people; `refusal`, when the peer knows why a

@@ -15,7 +15,8 @@ import { formatTopic } from '../../plan/protocol/topics'
 import { evaluate, taskOutcome } from '../../plan/rules/evaluator'
 import { PlanState } from '../../plan/state/planState'
 import { CancelRefused, cancelMessage } from '../../plan/rules/planControl'
-import type { Budget, CancelMsg } from '../../plan/protocol/schemas'
+import { steerMessage, steerProblem, steerRoot, SteerRefused } from '../../plan/rules/steerProblem'
+import type { Budget, CancelMsg, SteerAction, SteerMsg } from '../../plan/protocol/schemas'
 import { BlobStore } from './storage/blobs'
 import { BlobService } from './transport/blobService'
 import { ensureDir, lockDataDir, lockIdentity, planDataDir } from './storage/dataDir'
@@ -101,6 +102,12 @@ export interface PeerRuntime {
    * @throws CancelRefused when the goal is unknown here, not a root goal, not this peer's, or its plan is complete
    */
   cancelGoal(goalId: string, reason?: string): Promise<CancelMsg>
+  /**
+   * Publishes this peer's steer of a plan it submitted (DESIGN R14): `rootId` the plan's root
+   * goal (null: the plan holding `target`), round = the next for a retry or re-split.
+   * @returns the steer @throws SteerRefused with steerProblem's sentence when it would change nothing
+   */
+  steer(rootId: string | null, action: SteerAction, target: string, note?: string): Promise<SteerMsg>
   /**
    * The full output of a leaf's result (a successful one first), fetching its blob when it is
    * not stored yet. @throws when there is no result or the blob cannot be fetched
@@ -359,6 +366,15 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
         throw new CancelRefused('plan_complete', `the plan of goal ${goalId} is already complete: nothing to cancel`)
       }
       return (await bus.publish('cancel', cancelMessage(goal, peerId.toString(), now(), reason))).body
+    },
+    steer: async (rootId, action, target, note) => {
+      const ev = evaluate(state, now(), rules)
+      const me = peerId.toString()
+      const problem = steerProblem(ev, me, { action, target, note, ...(rootId === null ? {} : { rootId }) })
+      if (problem !== null) throw new SteerRefused(problem)
+      const root = state.goal(rootId ?? steerRoot(ev, action, target) ?? '')
+      if (root === undefined) throw new SteerRefused(`no plan holding ${target} is known to this peer`)
+      return (await bus.publish('steer', steerMessage(ev, root, me, now(), action, target, note))).body
     },
     getOutput: async (nodeId) => {
       const r = taskOutcome(state, nodeId, now(), rules).shown

@@ -55,6 +55,7 @@ export function claimedAuthor (env: AnyEnvelope): string | null {
     case 'capability': return env.body.peer_id
     case 'cancel': return env.body.origin_peer
     case 'spend': return env.body.spender_peer
+    case 'steer': return env.body.origin_peer
   }
 }
 
@@ -78,6 +79,7 @@ function idProblem (env: AnyEnvelope): string | null {
     case 'goal': {
       const g = env.body
       if (g.parent_id !== null && g.budget !== undefined) return 'only a root goal carries a budget'
+      if (g.parent_id !== null && g.review !== undefined) return 'only a root goal carries a review'
       if (g.parent_id === null) {
         if (g.proposal_id !== null || g.index !== null || g.depth !== 0) return 'a root goal has depth 0 and no proposal_id/index'
         const want = rootGoalId(g.text, parseTimestamp(g.created_at), g.origin_peer)
@@ -117,6 +119,17 @@ function idProblem (env: AnyEnvelope): string | null {
       const c = env.body
       const want = rootGoalId(c.goal_text, parseTimestamp(c.goal_created_at), c.origin_peer)
       return want === c.goal_id ? null : `cancel names goal ${c.goal_id}, but its origin, text and created_at give ${want}: not the root goal's origin`
+    }
+    case 'steer': {
+      // Only the origin steers its plan (DESIGN R14): the root id binds text, created_at and origin.
+      const st = env.body
+      const want = rootGoalId(st.goal_text, parseTimestamp(st.goal_created_at), st.origin_peer)
+      if (want !== st.goal_id) return `steer names goal ${st.goal_id}, but its origin, text and created_at give ${want}: not the root goal's origin`
+      const numbered = st.action === 'retry' || st.action === 'resplit'
+      if (numbered && st.round < 1) return `a ${st.action} states its round, 1 or more`
+      if (!numbered && st.round !== 0) return `${st.action} has round 0, not ${st.round}`
+      if (st.action === 'cancel_branch' && st.target === st.goal_id) return 'a cancel_branch never names the root goal: that is a cancel'
+      return null
     }
     case 'spend': {
       // Each role's report names the work it was for, and only that (DESIGN R13): what it is

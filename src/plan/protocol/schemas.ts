@@ -133,7 +133,13 @@ export const Goal = z.strictObject({
   proposal_id: Id.nullable(),
   index: z.int().min(0).max(63).nullable(),
   /** Root goals only: the plan's spending cap; not part of the goal id. Optional (none = no cap). */
-  budget: Budget.optional()
+  budget: Budget.optional(),
+  /**
+   * Root goals only: the person reviews splits (DESIGN R14). A split of a goal whose depth is
+   * below `depth` is accepted only once the origin approves it (or proposed it). Not part of the
+   * goal id, like the budget. Optional (none = no review).
+   */
+  review: z.strictObject({ depth: z.int().min(1).max(MAX_GOAL_DEPTH) }).optional()
 })
 export type Goal = z.infer<typeof Goal>
 
@@ -419,6 +425,41 @@ export const CancelMsg = z.strictObject({
 })
 export type CancelMsg = z.infer<typeof CancelMsg>
 
+/** Highest round a steer states (DESIGN R14): retries and re-splits of one node are numbered 1, 2, ... up to this. */
+export const STEER_ROUND_MAX = 16
+/** Longest note a steer carries, in characters (code points). */
+export const STEER_NOTE_MAX = 2000
+
+/**
+ * What the origin of a plan asks of it (DESIGN R14): approve or reject a proposal (target: a
+ * proposal_id), retry a failed or blocked task (a leaf's node_id or a synthesis id), re-split a
+ * goal, or cancel a goal's branch (never the root: that is a cancel).
+ */
+export const STEER_ACTIONS = ['approve', 'reject', 'retry', 'resplit', 'cancel_branch'] as const
+export type SteerAction = (typeof STEER_ACTIONS)[number]
+
+/**
+ * The origin's steer of its plan (DESIGN R14). Like CancelMsg it repeats the root goal's text and
+ * created_at, so a receiver recomputes the root id from the message alone and drops a steer not
+ * signed by the root's origin before it knows the goal. `round` numbers a retry or re-split of
+ * one target (1, 2, ...) and is 0 for the other actions (checkEnvelope enforces both).
+ */
+export const SteerMsg = z.strictObject({
+  /** The plan's root goal. */
+  goal_id: Id,
+  /** The root goal's origin peer; must be the signer. */
+  origin_peer: PeerIdStr,
+  goal_text: Text,
+  goal_created_at: Timestamp,
+  action: z.enum(STEER_ACTIONS),
+  target: Id,
+  round: z.int().min(0).max(STEER_ROUND_MAX),
+  /** reject / resplit: the person's words for the decomposers; may be empty. */
+  note: plainText(STEER_NOTE_MAX),
+  issued_at: Timestamp
+})
+export type SteerMsg = z.infer<typeof SteerMsg>
+
 export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
@@ -474,7 +515,8 @@ export const BODY_SCHEMAS = {
   failure: FailureMsg,
   capability: CapabilityAnnounce,
   cancel: CancelMsg,
-  spend: SpendMsg
+  spend: SpendMsg,
+  steer: SteerMsg
 } as const
 export type Kind = keyof typeof BODY_SCHEMAS
 export const KINDS = Object.keys(BODY_SCHEMAS) as Kind[]

@@ -15,7 +15,7 @@ import { compareStrings } from '../protocol/ids'
 import { ByNaturalId, Groups } from './keyedIndexes'
 import type {
   AcceptedSplit, AnyEnvelope, CancelMsg, CapabilityAnnounce, ClaimMsg, FailureMsg, Goal, Kind, LeaseRenewal,
-  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SubgoalProposal
+  PromptNode, ResultMsg, ScoreMsg, SpendMsg, SteerMsg, SubgoalProposal
 } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 
@@ -56,6 +56,8 @@ export class PlanState {
   private readonly proposalsByGoal = new Map<string, ByNaturalId<SubgoalProposal>>()
   private readonly proposalBodiesByGoal = new Groups<SubgoalProposal>()
   private readonly cancelsByGoal = new Groups<CancelMsg>()
+  private readonly steersByGoal = new Groups<SteerMsg>()
+  private readonly steersByTarget = new Groups<SteerMsg>()
   private readonly scoresByGoal = new Groups<ScoreMsg>()
   private readonly acceptedByGoal = new Groups<AcceptedSplit>()
   private readonly nodeById = new ByNaturalId<PromptNode>()
@@ -72,6 +74,7 @@ export class PlanState {
   private readonly evidenceVersions = new Map<string, number>()
   private changes = 0
   private shapeChanges = 0
+  private steerChanges = 0
 
   /**
    * @param envelopes initial content; each must already be verified (checkEnvelope + signature).
@@ -93,6 +96,12 @@ export class PlanState {
   get shapeVersion (): number { return this.shapeChanges }
 
   /**
+   * Bumped by every steer (DESIGN R14): approvals, rejections and re-splits change which splits
+   * count, so verdicts on splits are keyed by it too. Steers are rare; one bump re-judges all.
+   */
+  get steerVersion (): number { return this.steerChanges }
+
+  /**
    * Adds one verified envelope (the caller has run checkEnvelope and the signature check).
    * @returns true when its content was new; false for a repeat (which changes nothing visible
    *   except possibly which signer's copy `envelopes()` returns, see the class doc) and for a
@@ -112,7 +121,8 @@ export class PlanState {
     this.byKey.set(key, env)
     this.sortedKeys = null
     this.changes++
-    if (env.kind === 'goal' || env.kind === 'proposal' || env.kind === 'score' || env.kind === 'accepted') this.shapeChanges++
+    if (env.kind === 'goal' || env.kind === 'proposal' || env.kind === 'score' || env.kind === 'accepted' || env.kind === 'steer') this.shapeChanges++
+    if (env.kind === 'steer') this.steerChanges++
     this.kindCounts.set(env.kind, (this.kindCounts.get(env.kind) ?? 0) + 1)
     this.index(key, env)
     return true
@@ -159,6 +169,10 @@ export class PlanState {
         break
       case 'capability': break // indexed by takeAnnouncement
       case 'cancel': this.cancelsByGoal.add(env.body.goal_id, key, env.body); break
+      case 'steer':
+        this.steersByGoal.add(env.body.goal_id, key, env.body)
+        this.steersByTarget.add(env.body.target, key, env.body)
+        break
       case 'spend':
         this.spendsByGoal.add(env.body.goal_id, key, env.body)
         if (env.body.node_id !== null) this.spendsByNode.add(env.body.node_id, key, env.body)
@@ -232,6 +246,15 @@ export class PlanState {
 
   /** Cancel messages for a root goal (messageKey order); checkEnvelope let only its origin's through. */
   cancelsFor (goalId: string): CancelMsg[] { return this.cancelsByGoal.get(goalId) }
+
+  /**
+   * Steers of the plan of a root goal (DESIGN R14), messageKey order; checkEnvelope let only its
+   * origin's through. Which of them count is a rule: rules/steering.ts.
+   */
+  steersFor (rootId: string): SteerMsg[] { return this.steersByGoal.get(rootId) }
+
+  /** Steers naming `target` (a proposal, task or goal id) in any plan, messageKey order. */
+  steersOn (target: string): SteerMsg[] { return this.steersByTarget.get(target) }
 
   /** Every score message for a goal (all bodies, messageKey order; dedupe with distinctVotes). */
   scoresFor (goalId: string): ScoreMsg[] { return this.scoresByGoal.get(goalId) }
