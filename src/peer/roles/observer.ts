@@ -44,6 +44,11 @@ function splitsBy (root: GoalView): { quorum: number, fallback: number } {
 const DEBOUNCE_MS = 300
 /** Rebuild at least this often, for time-driven status changes (ms). */
 const TICK_MS = 2000
+/**
+ * Draw the report's timeline SVGs at most this often while the report changes (ms): a plan of
+ * 600 bars takes 0.4-0.8 s of this peer's event loop to draw. The last report is drawn at once.
+ */
+const SVG_INTERVAL_MS = 5000
 
 export interface ObserverOptions {
   /** Where the tree text goes (default: stdout). */
@@ -80,6 +85,9 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
   const svgWriters = new Map<string, LatestFileWriter>()
   /** The report body the SVGs were last written for. */
   let svgBody: string | null = null
+  /** When the SVGs were last drawn (performance.now ms), and whether a later draw is scheduled. */
+  let svgAt = Number.NEGATIVE_INFINITY
+  let svgDue = false
   /**
    * The SVG renderer once loaded; false when it could not be (the report then links no SVG).
    * Loaded in the background from the start, so it is there by the first report with a plan.
@@ -257,13 +265,23 @@ export function startObserver (ctx: RoleContext, opts: ObserverOptions = {}): Ob
 
   /**
    * Writes the timeline SVG of each plan of the report beside it, rendered from the chart option
-   * every renderer shares (plan/read/timelineChart.ts): once per report body, and once more
-   * when the renderer has loaded after a body was written without it. Synchronously at shutdown.
+   * every renderer shares (plan/read/timelineChart.ts): once per report body, at most every
+   * SVG_INTERVAL_MS (a render is scheduled for the rest of the interval), and once the renderer
+   * has loaded after a body was written without it. Synchronously at shutdown.
    */
   function writeSvgs (body: string, timelines: ReadonlyMap<string, { timeline: PlanTimeline, svgFile: string }>, names: PeerNames, final: boolean): void {
     const renderer = svg
     if (renderer === null || renderer === false || body === svgBody) return
+    const waitMs = svgAt + SVG_INTERVAL_MS - performance.now()
+    if (!final && waitMs > 0) {
+      if (!svgDue && !timers.isDisposed) {
+        svgDue = true
+        timers.after(waitMs, () => { svgDue = false; render() })
+      }
+      return
+    }
     svgBody = body
+    svgAt = performance.now()
     for (const { timeline, svgFile } of timelines.values()) {
       let text: string
       try {
