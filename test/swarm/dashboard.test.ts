@@ -160,6 +160,14 @@ test('dashboard: the plan fills in live in Chromium, results open in place, and 
   await answerPre.waitFor({ timeout: 10_000 })
   assert.equal(await answerPre.textContent(), await dash.getOutput(answerId))
   assert.match(await plan.locator('.cost-summary').textContent() ?? '', /^\d+ calls? · [\d.]+[kM]? tokens$/)
+  // Its money (DESIGN R13 "Money"): the stand-in's model has no price, so none is made up; the
+  // cost tables fold open, the roles' rows with the plan's total, a row per goal, the model's.
+  assert.equal(await plan.locator('.cost-money').textContent(), 'price unknown (1 model without a price)')
+  await plan.locator('.cost-details > summary').click()
+  assert.deepEqual(await plan.locator('table.cost-table[data-table="role"] tbody td:first-child').allTextContents(), ['decomposer', 'scorer', 'executor', 'total'])
+  assert.equal(await plan.locator('table.cost-table[data-table="role"] tbody tr:last-child td.cost-usd').textContent(), 'price unknown')
+  assert.equal(await plan.locator(`table.cost-table[data-table="goal"] tbody tr[data-goal="${goalId}"] td.cost-goal`).textContent(), GOAL, 'the goal text shows as text')
+  assert.deepEqual(await plan.locator('table.cost-table[data-table="model"] tbody td:first-child').allTextContents(), [treeOf(dash).find((r) => r.id === goalId)?.plan?.spend.lines[0]?.model ?? ''])
 
   // A malformed gossip message shows as a drop with its reason, in the counters and the strip.
   const injector = await swarm.start({ ...INJECTOR_SPEC, name: 'injector', bootstrap: [dash.addr], readyTimeoutMs: 60_000 })
