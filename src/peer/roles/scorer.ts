@@ -29,7 +29,7 @@ import { newUsageMeter, type LlmProvider, type UsageMeter } from '../llm/provide
 import { isCancelled } from '../../plan/rules/planControl'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
-import { isLiveGoal, winningFor } from '../../plan/rules/evaluator'
+import { inCancelledBranch, isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
@@ -161,8 +161,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (timers.isDisposed) return
     const goal = state.goal(goalId)
     if (goal === undefined || !isLiveGoal(state, goalId, rules)) return
-    // A cancelled plan gets no new votes, splits or children (DESIGN R13).
-    if (isCancelled(state, goalId)) return
+    // A cancelled plan or branch gets no new votes, splits or children (DESIGN R13, R14).
+    if (isCancelled(state, goalId) || inCancelledBranch(state, goalId, rules)) return
     const winner = winningFor(state, goalId, rules)
     if (winner !== undefined) {
       traceAccept(winner)

@@ -10,6 +10,9 @@ import { clipText, textLength } from '../../plan/protocol/text'
 export const RESULTS_BUDGET_CHARS = 24_000
 
 
+/** What a prompt shows for a part whose branch the person who asked cancelled (DESIGN R14). */
+export const CANCELLED_PART = '(cancelled by the person who asked: not done, no result)'
+
 /** Marker line the offline demo model and tests recognise a synthesis prompt by. */
 export const SYNTHESIS_HEADER = 'Synthesize the parts into one answer.'
 
@@ -33,7 +36,7 @@ export function budgetedParts (parts: readonly PartResult[], budget: number, lab
   let left = budget
   for (const [i, p] of parts.entries()) {
     const head = label(i, p)
-    const body = p.output.trim()
+    const body = p.cancelled === true ? CANCELLED_PART : p.output.trim()
     if (left <= 0) {
       out.push(`(${parts.length - i} more result${parts.length - i === 1 ? '' : 's'} left out: over the ${budget}-character budget)`)
       break
@@ -53,15 +56,18 @@ export function budgetedParts (parts: readonly PartResult[], budget: number, lab
 
 /**
  * The prompt of a synthesis task: the goal, its ancestors (outermost first), and every child's
- * result in split order (DESIGN R12).
+ * result in split order (DESIGN R12); a part whose branch was cancelled is named as such (DESIGN R14).
  */
 export function synthesisPrompt (x: { goal: string, ancestors: readonly string[], parts: readonly PartResult[], budget?: number }): string {
   const blocks = budgetedParts(x.parts, x.budget ?? RESULTS_BUDGET_CHARS, (i, p) => `### Part ${i + 1}: ${p.title}`)
+  const cancelled = x.parts.filter((p) => p.cancelled === true).map((p) => `"${p.title}"`)
   return [
     `Goal: ${x.goal}`,
     x.ancestors.length === 0 ? 'This is the top-level goal: the answer is the plan\'s final answer.' : `It is part of this larger plan (outermost goal first):\n${numbered(x.ancestors)}`,
     `The goal was split into ${x.parts.length} part${x.parts.length === 1 ? '' : 's'}, done in this order; their results:`,
     ...blocks,
+    // DESIGN R14: the answer says what it leaves out rather than inventing the cancelled part.
+    ...(cancelled.length === 0 ? [] : [`The person who asked cancelled ${cancelled.length === 1 ? 'part' : 'parts'} ${cancelled.join(', ')}: answer from the other parts and say briefly what was left out.`]),
     SYNTHESIS_HEADER
   ].join('\n\n')
 }

@@ -19,8 +19,11 @@ import { ancestorTexts } from './lineage'
  * published): node_id = synthesisId(goal_id, proposal_id), the goal's text, the children as
  * depends_on, capability can_write_text. Claims, renewals and results use this node_id.
  */
-/** One earlier result a prompt builds on: the task's text and its output. */
-export interface PartResult { title: string, output: string }
+/**
+ * One earlier result a prompt builds on: the task's text and its output. `cancelled`: the
+ * origin cancelled this part's branch before it was done (DESIGN R14), so it has no output.
+ */
+export interface PartResult { title: string, output: string, cancelled?: boolean }
 
 export type SynthesisTask = PromptNode & { synthesis: true }
 
@@ -73,7 +76,7 @@ export function liveTasksOf (evaluation: Evaluation): LiveTask[] {
 function partOf (input: TaskInput): PartResult {
   const r = input.result
   const output = r === undefined ? '' : r.output_sha256 === null ? r.output : `${r.output}\n[only the first part of a longer result is shown]`
-  return { title: input.text, output }
+  return input.cancelled === undefined ? { title: input.text, output } : { title: input.text, output, cancelled: true }
 }
 
 /**

@@ -19,10 +19,11 @@
  * the others.
  */
 import { distinctVotes } from './acceptance'
+import { branchCancelOf, retryOpensUs } from './corrections'
 import { synthesisId } from '../protocol/ids'
-import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg } from '../protocol/schemas'
+import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg, SteerMsg } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
-import { leafOutcome, type LeafOutcome } from './leafOutcome'
+import { leafOutcome, type LeafOutcome, type OwnOutcomeOptions } from './leafOutcome'
 import {
   modelWorkGate, planControlOf, rootGoalOf, spendOf, stoppedStatus,
   type ModelWorkGate, type PlanControl, type PlanRunState, type PlanSpend
@@ -30,6 +31,7 @@ import {
 import type { PlanState } from '../state/planState'
 import type { Roster } from './roster'
 import { rankSplits } from './splits'
+import { planSteers, type PlanSteers } from './steering'
 import type { SwarmRules } from './swarmRules'
 
 /**
@@ -42,6 +44,8 @@ import type { SwarmRules } from './swarmRules'
  * - superseded: the goal belongs to a losing accepted split (DESIGN R4).
  * - cancelled / budget_reached: it was still pending when its plan stopped (DESIGN R13); no
  *   split comes after that (scorers accept none for a stopped plan), so the status is final.
+ *   cancelled also: the origin cancelled its branch (it or a goal above it, DESIGN R14), unless
+ *   its synthesis was done already.
  */
 export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'superseded' | 'cancelled' | 'budget_reached'
 
@@ -55,8 +59,9 @@ export type GoalStatus = 'pending_decomposition' | 'decomposed' | 'failed' | 'su
  *   `waitingOn`): the gap is what needs someone to act.
  * - blocked: a task it depends on failed, is blocked itself or is a goal that could not be split
  *   (`blockedBy` says which); it never runs, and it is never shown as pending.
- * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort).
- *   budget_reached: not started when its plan's budget ran out (DESIGN R13).
+ * - cancelled: unfinished when its plan was cancelled (claimed ones too: their calls abort),
+ *   or when the origin cancelled its branch (DESIGN R14). budget_reached: not started when its
+ *   plan's budget ran out (DESIGN R13).
  * A synthesis task takes the same statuses: waiting on (or blocked by) its goal's children.
  */
 export type TaskStatus = 'pending_execution' | 'claimed' | 'done' | 'failed' | 'capability_gap' | 'superseded' | 'waiting' | 'blocked' | 'cancelled' | 'budget_reached'
@@ -146,6 +151,8 @@ export interface TaskInput {
   text: string
   /** The counted result it is done by (a composite child: its goal's synthesis result), else undefined. */
   result: ResultMsg | undefined
+  /** The branch cancel that stopped this part before it was done (DESIGN R14), else undefined: the prompt says it was cancelled. */
+  cancelled?: SteerMsg
 }
 
 /**
@@ -311,6 +318,9 @@ export class Evaluation {
   private readonly goalStatuses = new Map<string, GoalStatus>()
   private readonly plans = new Map<string, PlanControl>()
   private readonly verdicts = new Map<string, PlanVerdict>()
+  private readonly branchCancels = new Map<string, SteerMsg | null>()
+  private readonly retried = new Map<string, Micros | null>()
+  private readonly steerSets = new Map<string, PlanSteers | null>()
   /** Who is live at this clock reading (roster.ts): the one answer every rule here reads. */
   readonly roster: Roster
 
@@ -346,6 +356,7 @@ export class Evaluation {
     if (g.superseded) status = 'superseded'
     else if (g.winner !== null) status = 'decomposed'
     else if (this.noVotes(goalId) && this.gaveUp(g)) status = 'failed'
+    if (!g.superseded && this.branchCancel(goalId) !== null && !this.synthesisDone(g)) status = 'cancelled'
     status = stoppedStatus(status, this.runOf(g.rootId))
     this.goalStatuses.set(goalId, status)
     return status
@@ -400,7 +411,7 @@ export class Evaluation {
       dependsOn: t.decision !== undefined ? [...(t.decision.depends_on ?? [])] : byIndex(t.split).map((c) => c.child_id),
       superseded: t.superseded,
       claimable,
-      runnable: !t.superseded && claimable.open && outcome.shown === undefined && outcome.notices.length === 0,
+      runnable: !t.superseded && claimable.open && outcome.shown === undefined && outcome.notices.length === 0 && this.branchCancel(t.goalId) === null,
       outcome
     }
     this.claims.set(id, answer)
@@ -410,27 +421,109 @@ export class Evaluation {
   /**
    * The lease and outcomes of task `id` (a leaf's node_id or a synthesis id, any task the state
    * holds messages for) at this clock reading (DESIGN R5): leafOutcome with the claims made before
-   * the task became claimable left out (none count while a dependency is not done), and rounds
-   * bounded by the hold limit.
+   * the task became claimable left out (none count while a dependency is not done), rounds
+   * bounded by the hold limit, and what came before its last counting retry set aside
+   * (`earlier`, DESIGN R14 "Retry").
    */
   outcome (id: string): LeafOutcome {
     const held = this.outcomes.get(id)
     if (held !== undefined) return held
-    const c = this.claimable(id)
-    const { settleWindowMs, toleranceMs, maxHoldMs } = this.rules.settings
-    const out = leafOutcome(this.state, id, this.nowUs, { settleWindowMs, toleranceMs, maxHoldMs, claimableSinceUs: c.open ? c.sinceUs : Infinity })
+    const out = leafOutcome(this.state, id, this.nowUs, { ...this.outcomeOptions(id), retriedAtUs: this.retriedAt(id) })
     this.outcomes.set(id, out)
     return out
+  }
+
+  private outcomeOptions (id: string): OwnOutcomeOptions {
+    const c = this.dependenciesDone(id)
+    const { settleWindowMs, toleranceMs, maxHoldMs } = this.rules.settings
+    return { settleWindowMs, toleranceMs, maxHoldMs, claimableSinceUs: c.open ? c.sinceUs : Infinity }
+  }
+
+  /**
+   * The issued_at (µs) of the retry of task `id` that counts last (DESIGN R14 "Retry",
+   * corrections.ts retryOpensUs), null for none: rounds, results and failure notices before it
+   * no longer decide the task.
+   */
+  retriedAt (id: string): Micros | null {
+    const held = this.retried.get(id)
+    if (held !== undefined) return held
+    const retries = this.retriesOf(id)
+    let out: Micros | null = null
+    if (retries.length > 0) {
+      const opts = this.outcomeOptions(id)
+      out = retryOpensUs(retries, (opens, at) => leafOutcome(this.state, id, this.nowUs, { ...opts, retriedAtUs: opens }).results.some((r) => r.success && parseTimestamp(r.finished_at) < at))
+    }
+    this.retried.set(id, out)
+    return out
+  }
+
+  /** The counting retries of task `id` (DESIGN R14), by round; none for a task of no held plan. */
+  private retriesOf (id: string): SteerMsg[] {
+    const t = this.shape.tasks.get(id)
+    if (t === undefined) return []
+    return this.steersOf(t.rootId)?.retries.get(id) ?? []
+  }
+
+  /** The steers that count in the plan of root `rootId` (steering.ts planSteers), null for a root not held. */
+  private steersOf (rootId: string): PlanSteers | null {
+    const held = this.steerSets.get(rootId)
+    if (held !== undefined) return held
+    const root = this.state.goal(rootId)
+    const out = root === undefined || root.parent_id !== null || this.state.steersFor(rootId).length === 0 ? null : planSteers(this.state, root)
+    this.steerSets.set(rootId, out)
+    return out
+  }
+
+  /**
+   * The branch cancel that stops goal `goalId` (DESIGN R14 "Cancel a branch"): the origin's
+   * cancel_branch of the goal or of a goal above it; null when none counts or the goal is of no
+   * held plan.
+   */
+  branchCancel (goalId: string): SteerMsg | null {
+    const held = this.branchCancels.get(goalId)
+    if (held !== undefined) return held
+    const g = this.shape.goals.get(goalId)
+    const cancelled = g === undefined ? undefined : this.steersOf(g.rootId)?.cancelledBranches
+    const out = cancelled === undefined || cancelled.size === 0
+      ? null
+      : branchCancelOf(goalId, cancelled, (id) => this.shape.goals.get(id)?.parentId ?? null, MAX_CHAIN)
+    this.branchCancels.set(goalId, out)
+    return out
+  }
+
+  /** true when the goal's synthesis under its winner has a counting success (its answer exists). */
+  private synthesisDone (g: GoalAnswer): boolean {
+    return g.synthesisId !== null && this.outcome(g.synthesisId).shown?.success === true
+  }
+
+  /**
+   * The branch cancel that stops a composite slot before its goal had an answer (DESIGN R14), or
+   * null: a cancelled part counts as settled for its dependants and its goal's synthesis, which
+   * go on without it.
+   */
+  private cancelledSlot (d: ChildDecision): SteerMsg | null {
+    if (d.is_atomic) return null
+    const s = this.branchCancel(d.child_id)
+    const g = this.shape.goals.get(d.child_id)
+    return s === null || (g !== undefined && this.synthesisDone(g)) ? null : s
   }
 
   /**
    * When task `id` became claimable (DESIGN R5 "A claim counts only once its task is claimable"):
    * a leaf once every sibling it depends on (and every one a composite goal above it depends on)
    * is done, a synthesis once every child of its goal is done; since the latest finished_at among
-   * the results they are done by (a composite child: its goal's synthesis result). A task the
-   * state does not place (no accepted split names it) has no dependency.
+   * the results they are done by (a composite child: its goal's synthesis result), or since
+   * the retry that counts last when that is later (DESIGN R14 "Retry"). A task the state does
+   * not place (no accepted split names it) has no dependency.
    */
   claimable (id: string): Claimable {
+    const deps = this.dependenciesDone(id)
+    const retried = deps.open ? this.retriedAt(id) : null
+    return retried === null || (deps.sinceUs !== null && deps.sinceUs >= retried) ? deps : { open: true, sinceUs: retried }
+  }
+
+  /** claimable without retries: since when every dependency is done. */
+  private dependenciesDone (id: string): Claimable {
     const held = this.claimables.get(id)
     if (held !== undefined) return held
     // A corrupt state could loop back here; the real value replaces this below.
@@ -560,6 +653,8 @@ export class Evaluation {
 
   /** finished_at (µs) of the successful result a slot is done by, else null. */
   private doneAt (d: ChildDecision): Micros | null {
+    const cancel = this.cancelledSlot(d)
+    if (cancel !== null) return parseTimestamp(cancel.issued_at)
     const id = this.slotTask(d)
     if (id === null || this.state.resultsFor(id).length === 0) return null
     const shown = this.outcome(id).shown
@@ -569,7 +664,8 @@ export class Evaluation {
   private input (d: ChildDecision): TaskInput {
     const id = this.slotTask(d)
     const shown = id === null ? undefined : this.outcome(id).shown
-    return { text: d.text, result: shown?.success === true ? shown : undefined }
+    const cancel = this.cancelledSlot(d)
+    return { text: d.text, result: shown?.success === true ? shown : undefined, ...(cancel === null ? {} : { cancelled: cancel }) }
   }
 
   private noVotes (goalId: string): boolean {
@@ -620,6 +716,7 @@ export class Evaluation {
     else if (lease.state === 'settling' || lease.state === 'held') s = 'claimed'
     else if (!this.roster.capabilities().has(this.capabilityOf(t))) s = 'capability_gap'
     if (t.superseded) s = 'superseded'
+    else if (this.branchCancel(t.goalId) !== null) s = stoppedStatus(s, 'cancelled')
     return stoppedStatus(s, this.runOf(t.rootId))
   }
 
@@ -699,6 +796,7 @@ export class Evaluation {
       const s = this.stageAt(t, stageId).status
       return s === 'done' ? { state: 'done', note: '' } : s === 'failed' ? { state: 'failed', note: 'failed' } : s === 'blocked' ? { state: 'failed', note: 'is blocked' } : { state: 'open', note: '' }
     }
+    if (this.cancelledSlot(d) !== null) return { state: 'done', note: 'was cancelled' }
     if (this.goalStatus(d.child_id) === 'failed') return { state: 'failed', note: 'could not be split' }
     const sid = this.shape.goals.get(d.child_id)?.synthesisId ?? null
     const t = sid === null ? undefined : this.shape.tasks.get(sid)
@@ -744,12 +842,26 @@ export function isLiveGoal (state: PlanState, goalId: string, rules: SwarmRules)
 }
 
 /**
- * true for a goal that still needs a split: in the winning tree of a held plan (DESIGN R4) and
- * without a valid accepted split. What the decomposer proposes for. Needs no clock.
+ * true for a goal that still needs a split: in the winning tree of a held plan (DESIGN R4),
+ * without a valid accepted split, and not in a cancelled branch (DESIGN R14). What the
+ * decomposer proposes for. Needs no clock.
  */
 export function needsSplit (state: PlanState, goalId: string, rules: SwarmRules): boolean {
   const g = shapeOf(state, rules).goals.get(goalId)
-  return g !== undefined && !g.superseded && g.winner === null
+  return g !== undefined && !g.superseded && g.winner === null && !inCancelledBranch(state, goalId, rules)
+}
+
+/**
+ * true for a goal of a held plan whose branch the origin cancelled (DESIGN R14 "Cancel a
+ * branch": the goal or one above it): nothing below is proposed, scored or claimed. Needs no clock.
+ */
+export function inCancelledBranch (state: PlanState, goalId: string, rules: SwarmRules): boolean {
+  const shape = shapeOf(state, rules)
+  const g = shape.goals.get(goalId)
+  const root = g === undefined ? undefined : state.goal(g.rootId)
+  if (root === undefined || state.steersFor(root.goal_id).length === 0) return false
+  const cancelled = planSteers(state, root).cancelledBranches
+  return cancelled.size > 0 && branchCancelOf(goalId, cancelled, (id) => shape.goals.get(id)?.parentId ?? null, MAX_CHAIN) !== null
 }
 
 /** The accepted split every peer acts on for this goal (DESIGN R4), if any. Needs no clock. */

@@ -23,6 +23,11 @@ export interface LeafOutcome {
   unauthorizedNotices: FailureMsg[]
   /** The result the leaf shows: the first authorized success, else the first authorized failure. */
   shown: ResultMsg | undefined
+  /**
+   * Results and executor failure notices of rounds a retry closed (DESIGN R14 "Retry"): dated
+   * before the retry that counts last; they no longer decide the outcome. Empty without a retry.
+   */
+  earlier: (ResultMsg | FailureMsg)[]
 }
 
 export interface LeafOutcomeOptions {
@@ -42,6 +47,11 @@ export interface LeafOutcomeOptions {
 export interface OwnOutcomeOptions extends LeafOutcomeOptions {
   /** µs; claims dated before it are ignored; null: no dependency; Infinity: not claimable yet. */
   claimableSinceUs?: Micros | null
+  /**
+   * µs; the issued_at of the retry that counts last (DESIGN R14 "Retry"), null or absent for
+   * none: claims, results and executor failure notices dated before it belong to closed rounds.
+   */
+  retriedAtUs?: Micros | null
 }
 
 /** Earliest finished_at, then executor_peer; input is in messageKey order and the sort is stable. */
@@ -61,22 +71,29 @@ export function firstResult (results: readonly ResultMsg[]): ResultMsg | undefin
  * the dependencies' outcomes; calling this without it reads a task as if it had none.
  */
 export function leafOutcome (state: PlanState, nodeId: string, nowUs: Micros, opts: OwnOutcomeOptions = {}): LeafOutcome {
+  const retried = opts.retriedAtUs ?? null
+  const since = opts.claimableSinceUs ?? null
+  // A retry opens the task again from its issued_at: claims before it make no round.
+  const opens = retried === null ? since : since === null ? retried : Math.max(since, retried)
   const rounds = claimRounds(state.claimsFor(nodeId), state.renewalsFor(nodeId), nowUs, opts.toleranceMs ?? CLAIM_TOLERANCE_MS,
-    { claimableSinceUs: opts.claimableSinceUs ?? null, maxHoldMs: opts.maxHoldMs })
+    { claimableSinceUs: opens, maxHoldMs: opts.maxHoldMs })
   const out: LeafOutcome = {
     lease: leaseAt(rounds, nowUs, opts.settleWindowMs ?? SETTLE_FLOOR_MS),
     results: [],
     unauthorized: [],
     notices: [],
     unauthorizedNotices: [],
-    shown: undefined
+    shown: undefined,
+    earlier: []
   }
   for (const r of state.resultsFor(nodeId)) {
+    if (retried !== null && parseTimestamp(r.finished_at) < retried) { out.earlier.push(r); continue }
     (wonRoundAt(rounds, r.executor_peer, parseTimestamp(r.finished_at)) ? out.results : out.unauthorized).push(r)
   }
   for (const f of state.failuresForNode(nodeId)) {
-    if (f.role !== 'executor') continue;
-    (wonRoundAt(rounds, f.reporter_peer, parseTimestamp(f.failed_at)) ? out.notices : out.unauthorizedNotices).push(f)
+    if (f.role !== 'executor') continue
+    if (retried !== null && parseTimestamp(f.failed_at) < retried) out.earlier.push(f)
+    else (wonRoundAt(rounds, f.reporter_peer, parseTimestamp(f.failed_at)) ? out.notices : out.unauthorizedNotices).push(f)
   }
   out.shown = firstResult(out.results.filter((r) => r.success)) ?? firstResult(out.results.filter((r) => !r.success))
   return out

@@ -173,6 +173,15 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
           if (node !== undefined && isCancelled(state, node.goal_id)) abort.abort(new Lost('cancelled', 'the plan was cancelled'))
         }
         break
+      case 'steer': {
+        // DESIGN R14: a cancelled branch stops its calls now; a retry opens a task again.
+        for (const [nodeId, abort] of working) {
+          if (branchCancelled(nodeId)) abort.abort(new Lost('cancelled', 'its branch was cancelled'))
+          else watchers.get(nodeId)?.()
+        }
+        schedule()
+        break
+      }
       case 'node': case 'accepted': case 'goal':
         schedule()
     }
@@ -190,6 +199,13 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
         log.error({ err }, 'executor look failed')
       }
     })
+  }
+
+  /** true when the origin cancelled the branch task `nodeId` is in (DESIGN R14). */
+  function branchCancelled (nodeId: string): boolean {
+    const ev = evaluate(state, now(), rules)
+    const t = ev.claimTask(nodeId)
+    return t !== undefined && ev.branchCancel(t.goalId) !== null
   }
 
   /** true when the leaf has a result that counts (DESIGN R5 result authority), at this moment. */
@@ -344,6 +360,7 @@ export function startClaimLoop (deps: ClaimLoopDeps): ClaimLoop {
     if (timers.isDisposed) return new Lost('stopped', 'the executor stopped')
     if (twins.stopped) return new Lost('duplicate_identity', 'a second live process uses this identity')
     if (isCancelled(state, node.goal_id)) return new Lost('cancelled', 'the plan was cancelled')
+    if (branchCancelled(node.node_id)) return new Lost('cancelled', 'its branch was cancelled')
     if (finished(node.node_id)) return new Lost('has_result', 'the leaf has a result already')
     const lease = leaseOf(state, node.node_id, now(), rules)
     const h = lease.state === 'settling' || lease.state === 'held' ? lease.holder : null
