@@ -32,9 +32,6 @@ export type TimelineKind =
   | 'cancel' // the plan's cancel instant
   | 'wait' // a labelled wait: acceptance fallback, standby, blocked on a dependency
 
-/** Every kind, in the order a legend lists them. */
-export const TIMELINE_KINDS: readonly TimelineKind[] = ['decompose', 'score', 'accept', 'claim', 'execute', 'synthesis', 'wait', 'cancel']
-
 /** One bar of the timeline. Times are µs since the Unix epoch (protocol/time.ts Micros). */
 export interface TimelineBar {
   /** Stable id: kind + node id + peer (+ message key where one node has several bars). */

@@ -2,7 +2,8 @@
  * The Apache ECharts option of a plan's timeline (DESIGN "Timeline"): one Gantt chart, the same
  * option for every renderer: the dashboard page and the editor's timeline webview hand it to
  * echarts' browser build, the report renders it to SVG with echarts' server-side rendering
- * (timelineSvg.ts). Pure, and free of node-only imports, so a browser bundle can hold it too.
+ * (timelineSvg.ts). Pure, and free of node-only imports (from timeline.ts it takes types only),
+ * so a browser bundle can hold it too.
  *
  * Why a stacked bar chart and not a `custom` series: a custom series draws each bar with a
  * `renderItem` function, and a function cannot travel as JSON (to the dashboard page over HTTP,
@@ -16,9 +17,9 @@
  */
 import type { EChartsOption } from 'echarts'
 import { excerpt } from '../protocol/text'
-import { TIMELINE_KINDS, type PlanTimeline, type TimelineBar, type TimelineKind } from './timeline'
+import type { PlanTimeline, TimelineBar, TimelineKind } from './timeline'
 
-/** One colour per kind (ECharts' default palette where it fits). */
+/** One colour per kind (ECharts' default palette where it fits), in the order the legend lists the kinds. */
 export const TIMELINE_COLORS: Readonly<Record<TimelineKind, string>> = {
   decompose: '#5470c6',
   score: '#91cc75',
@@ -73,7 +74,7 @@ export function timelineChartSize (t: PlanTimeline, width = 1200): { width: numb
  */
 export function timelineChartOption (t: PlanTimeline, names: (peerId: string) => string): EChartsOption {
   const rows = t.bars.map((b) => timelineRowLabel(b, names))
-  const kinds = TIMELINE_KINDS.filter((k) => t.bars.some((b) => b.kind === k))
+  const kinds = (Object.keys(TIMELINE_COLORS) as TimelineKind[]).filter((k) => t.bars.some((b) => b.kind === k))
   const series: NonNullable<EChartsOption['series']> = [{
     // The invisible part of each stack: the bar's start offset.
     type: 'bar', name: 'start', stack: 'timeline', silent: true, tooltip: { show: false },
