@@ -31,6 +31,7 @@ import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { inCancelledBranch, isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
+import { acceptableProposals } from '../../plan/rules/review'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 import { parseTimestamp } from '../../plan/protocol/time'
@@ -132,6 +133,10 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
         break
       }
       case 'goal': case 'proposal': case 'score': schedule(env.body.goal_id); break
+      // An approval or rejection (DESIGN R14) decides which proposals of its goal acceptance may take.
+      case 'steer':
+        if (env.body.action === 'approve' || env.body.action === 'reject') for (const g of state.goals()) if (state.proposal(g.goal_id, env.body.target) !== undefined) schedule(g.goal_id)
+        break
       // A scorer that gave up on a vote is no longer waited for.
       case 'failure': if (env.body.role === 'scorer') schedule(env.body.goal_id); break
       case 'accepted':
@@ -215,7 +220,8 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
   function decide (goalId: string): Acceptance | null {
     const since = firstSeen.get(goalId)
     const elapsed = since === undefined ? 0 : performance.now() - since
-    return decideAcceptance(state.proposalsFor(goalId), state.scoresFor(goalId), elapsed, config.acceptance)
+    // Under review only approved proposals may be accepted, by quorum or fallback (DESIGN R14).
+    return decideAcceptance(acceptableProposals(state, goalId, state.proposalsFor(goalId)), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
   /** Capabilities live executors announce now, in CAPABILITIES order: what the vote's capability verdicts can count on. */
@@ -240,7 +246,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * for the missing votes.
    */
   function informationComplete (goalId: string): boolean {
-    if (votesComplete(state.proposalsFor(goalId), state.scoresFor(goalId), liveScorers(goalId))) return true
+    if (votesComplete(acceptableProposals(state, goalId, state.proposalsFor(goalId)), state.scoresFor(goalId), liveScorers(goalId))) return true
     if (!quorumSince.has(goalId)) quorumSince.set(goalId, performance.now())
     return !wakeWhen(goalId, 'grace', (quorumSince.get(goalId) ?? 0) + grace)
   }

@@ -76,6 +76,11 @@ export function goalWaitWords (w: GoalWait, nowUs: Micros, labels: WaitLabels = 
       const fallback = fallbackAtUs === null ? '' : fallbackAtUs > nowUs ? `; fallback ${dueWords(fallbackAtUs, nowUs, labels)}` : `; fallback due, waiting for ${quorum} votes on one split`
       return `scoring: ${quorum} ${quorum === 1 ? 'vote' : 'votes'} ≥ ${score(minScore)} needed, ${sofar}${fallback}`
     }
+    case 'review': {
+      const n = w.proposals.length
+      const scored = w.proposals.flatMap((p) => p.mean === null ? [] : [p.mean])
+      return `waiting for review: ${n} ${n === 1 ? 'proposal' : 'proposals'} to approve or reject${scored.length === 0 ? '' : ` (best ${score(Math.max(...scored))})`}`
+    }
   }
 }
 

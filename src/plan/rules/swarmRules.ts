@@ -20,6 +20,7 @@ import type { PlanState } from '../state/planState'
 import { fallbackDueUs, splitEvidence, type AcceptanceConfig, type SplitEvidence } from './acceptance'
 import { CLAIM_TOLERANCE_MS } from './claims'
 import { capabilityTtlMs } from './liveness'
+import { proposalReview, reviewingRoot, type ProposalReview } from './review'
 import { Roster } from './roster'
 
 /** The parameters of the plan's rules (DESIGN R3-R13); every peer of a swarm should run with the same ones. */
@@ -144,19 +145,38 @@ export class SwarmRules {
     const splits = state.heldAcceptedFor(goalId)
     // A fallback's validity also depends on when the goal began (its parent's split).
     const start = splits.some((a) => a.fallback) ? this.goalStartUs(state, goalId) : null
+    // Under review (DESIGN R14) the origin's steers decide too; the reviewing root is in the key,
+    // so the goal chain arriving re-judges the splits it puts under review.
+    const review = splits.length > 0 ? reviewingRoot(state, goalId) : null
     // The goal start is in the key, so a goal message arriving re-judges only the splits it concerns.
-    const version = `${state.evidenceVersion(goalId)}/${start ?? ''}`
+    const version = `${state.evidenceVersion(goalId)}/${start ?? ''}/${review === null ? '' : `${review.goal_id}/${state.steerVersion}`}`
     const held = perGoal.get(goalId)
     if (held !== undefined && held.version === version) return held
     const all: JudgedSplit[] = []
     if (splits.length > 0) {
       const votes = state.scoresFor(goalId)
-      for (const split of splits) all.push({ split, evidence: splitEvidence(split, state.proposal(goalId, split.proposal_id), votes, this.settings.acceptance, start) })
+      for (const split of splits) {
+        const proposal = state.proposal(goalId, split.proposal_id)
+        let evidence = splitEvidence(split, proposal, votes, this.settings.acceptance, start)
+        if (review !== null && evidence.verdict === 'valid' && proposal !== undefined) evidence = reviewed(proposalReview(state, goalId, proposal), split.proposal_id) ?? evidence
+        all.push({ split, evidence })
+      }
     }
     const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
     perGoal.set(goalId, out)
     return out
   }
+}
+
+/**
+ * What the review (DESIGN R14) makes of a split its votes prove: null when the proposal is
+ * approved (or free); pending while it waits for the origin's approval (re-checked when the
+ * approval arrives); forged once the origin rejected it, since a rejection is for good.
+ */
+function reviewed (r: ProposalReview, proposalId: string): SplitEvidence | null {
+  if (r.state === 'waiting') return { verdict: 'pending', missing: [`the origin's approval of proposal ${proposalId}`] }
+  if (r.state === 'rejected') return { verdict: 'forged', detail: `its proposal ${proposalId} was rejected by the plan's origin` }
+  return null
 }
 
 /** The rules of a swarm that sets nothing (every tunable at its default). */

@@ -11,6 +11,7 @@ import type { Capability } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import { settleEndUs } from './claims'
 import type { Evaluation } from './evaluator'
+import { allRejected, proposalReview, reviewingRoot } from './review'
 
 /** The best-voted proposal of a goal waiting for votes: its mean over every distinct vote. */
 export interface BestProposal {
@@ -23,6 +24,18 @@ export interface BestProposal {
   qualifying: number
 }
 
+/** A proposal waiting for the origin's review (DESIGN R14), with what the scorers made of it so far. */
+export interface ReviewProposal {
+  proposal_id: string
+  proposer_peer: string
+  subgoals: string[]
+  /** Mean of its distinct votes, 0-1; null before any vote. */
+  mean: number | null
+  voters: number
+  /** The scorers' notes on it, distinct, in scorer order. */
+  notes: string[]
+}
+
 /**
  * Why a goal has no accepted split yet:
  * - decomposer: no live decomposer that has not given up is there to propose (since the goal began).
@@ -32,12 +45,15 @@ export interface BestProposal {
  *   far and the live scorers who have not voted on it) that acceptance needs, the fallback too.
  * - votes: scorers are voting; the acceptance rule takes a split once `quorum` scorers vote
  *   `minScore` or more on one, else the fallback takes the best mean at `fallbackAtUs`.
+ * - review: the plan reviews this goal's splits (DESIGN R14) and no proposal is approved yet:
+ *   `proposals` wait for the origin's approve or reject (scorers still vote on them).
  */
 export type GoalWait =
   | { on: 'decomposer', sinceUs: Micros | null }
   | { on: 'proposal', proposers: string[], sinceUs: Micros | null }
   | { on: 'scorer', sinceUs: Micros | null, online: number, quorum: number }
   | { on: 'votes', quorum: number, minScore: number, best: BestProposal | null, fallbackAtUs: Micros | null }
+  | { on: 'review', proposals: ReviewProposal[] }
 
 /**
  * Why a leaf or synthesis task has no outcome yet:
@@ -69,6 +85,8 @@ export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
   if (role === 'decomposer') {
     return live.size === 0 ? { on: 'decomposer', sinceUs: goal.sinceUs } : { on: 'proposal', proposers: [...live].sort(), sinceUs: goal.sinceUs }
   }
+  const review = reviewWait(ev, goalId)
+  if (review !== null) return review
   const proposals = ev.state.proposalsFor(goalId)
   const fallbackAtUs = ev.rules.fallbackDueUs(ev.state, goalId)
   const { quorum, minScore } = ev.rules.acceptance
@@ -86,6 +104,37 @@ export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
   }
   if (live.size === 0 || reach < quorum) return { on: 'scorer', sinceUs: fallbackAtUs === null ? null : fallbackAtUs - Math.round(ev.rules.acceptance.timeoutMs * 1000), online: live.size, quorum }
   return { on: 'votes', quorum, minScore, best, fallbackAtUs }
+}
+
+/**
+ * The wait of a goal under review (DESIGN R14), or null when review decides nothing now: no
+ * review, or a proposal approved (acceptance then waits on votes as usual). Every proposal
+ * rejected: the live decomposers propose again with the notes.
+ */
+function reviewWait (ev: Evaluation, goalId: string): GoalWait | null {
+  if (reviewingRoot(ev.state, goalId) === null) return null
+  const proposals = ev.state.proposalsFor(goalId)
+  if (allRejected(ev.state, goalId).length > 0) {
+    const proposers = [...ev.roster.peers('decomposer')].sort()
+    return proposers.length === 0 ? { on: 'decomposer', sinceUs: null } : { on: 'proposal', proposers, sinceUs: null }
+  }
+  const waiting = proposals.filter((p) => proposalReview(ev.state, goalId, p).state === 'waiting')
+  if (proposals.some((p) => proposalReview(ev.state, goalId, p).state === 'approved') || waiting.length === 0) return null
+  const votes = ev.state.scoresFor(goalId)
+  return {
+    on: 'review',
+    proposals: waiting.map((p) => {
+      const counted = countedVotes(p, votes)
+      return {
+        proposal_id: p.proposal_id,
+        proposer_peer: p.proposer_peer,
+        subgoals: [...p.subgoals],
+        mean: counted.length === 0 ? null : meanScore(counted),
+        voters: counted.length,
+        notes: [...new Set(counted.map((v) => v.notes.trim()).filter((n) => n !== ''))]
+      }
+    })
+  }
 }
 
 /**
