@@ -21,7 +21,7 @@ import { timelineMarkdown, timelineSvgPath } from '../../src/plan/read/timelineM
 import { timelineSvg } from '../../src/plan/read/timelineSvg'
 import { swarmRules } from '../../src/plan/rules/swarmRules'
 import {
-  T0, accepted, acceptedEnvelopes, cancel, capability, childGoal, claim, envelopeOf, proposal, result, rootGoal, sec, ts
+  T0, accepted, acceptedEnvelopes, cancel, capability, childGoal, claim, envelopeOf, proposal, result, rootGoal, sec, steer, ts
 } from '../support/fixtures'
 import { syntheticPlan, SYNTHETIC_ACCEPTANCE } from '../support/syntheticPlan'
 
@@ -190,6 +190,37 @@ describe('planTimeline while the plan runs', () => {
     const t = planTimeline(new PlanState([...upTo, envelopeOf('cancel', cancel(root, { at: T0 + sec(49.5), reason: 'enough' }))]), rules, ids.root!, T0 + sec(70))!
     const c = bar(t, `cancel:${ids.root}`)
     assert.deepEqual([span(c), c.peer, c.role], [[49.5, 49.5], 'peer-user', 'origin'])
+    const stopped = bar(t, `execute:${ids.C2}:peer-ex-2:${T0 + sec(48.5)}`)
+    assert.deepEqual([span(stopped), stopped.running, stopped.label], [[48.5, 49.5], false, 'cancelled'])
+  })
+})
+
+describe('planTimeline after the origin steered (DESIGN R14)', () => {
+  const { envs, ids } = scripted()
+  const root = envs.find((e) => e.kind === 'goal' && e.body.parent_id === null)!.body as Parameters<typeof steer>[0]
+
+  it('keeps a retried task\'s earlier work, labelled, and runs the path through its new round', () => {
+    // "Book hotels" fails at 9 s and is retried at 12 s; ex-1 runs it again from 12.5 s to 14 s.
+    const failed = envs.map((e) => (e.kind === 'result' && e.body.node_id === ids.B ? envelopeOf('result', { ...e.body, success: false, output: 'the model failed' }) : e))
+    const retried = [...failed, envelopeOf('steer', steer(root, 'retry', ids.B!, { at: T0 + sec(12) })),
+      envelopeOf('claim', claim(ids.B!, ids.root!, 'peer-ex-1', T0 + sec(12.5))),
+      envelopeOf('result', { ...result(ids.B!, ids.root!, 'peer-ex-1', { at: T0 + sec(14), output: 'again' }), started_at: ts(T0 + sec(12.6)) })]
+    const t = planTimeline(new PlanState(retried), rules, ids.root!, T0 + sec(80))!
+    const before = bar(t, `execute:${ids.B}:peer-ex-2:${T0 + sec(6.2)}`)
+    assert.deepEqual([span(before), before.label], [[6.2, 9], 'failed, then retried'])
+    assert.deepEqual(span(bar(t, `wait:${ids.B}:dependency`)), [3, 6], 'the dependency wait ends at the dependency, not at the retry')
+    const again = bar(t, `execute:${ids.B}:peer-ex-1:${T0 + sec(12.5)}`)
+    assert.deepEqual([span(again), again.label], [[12.6, 14], undefined])
+    const claimAgain = bar(t, `claim:${ids.B}:peer-ex-1:${T0 + sec(12.5)}`)
+    assert.deepEqual(span(claimAgain), [12.5, 12.6])
+    const order = (retriedOrder: AnyEnvelope[]): PlanTimeline | null => planTimeline(new PlanState(retriedOrder), rules, ids.root!, T0 + sec(80))
+    assert.deepEqual(order([...retried].reverse()), t, 'in any order')
+  })
+
+  it('ends work under a cancelled branch at the cancel', () => {
+    const upTo = envs.filter((e) => !(e.kind === 'result' && [ids.C1, ids.C2, ids.sC, ids.sR].includes(e.body.node_id)) &&
+      !(e.kind === 'claim' && [ids.sC, ids.sR].includes(e.body.node_id)))
+    const t = planTimeline(new PlanState([...upTo, envelopeOf('steer', steer(root, 'cancel_branch', ids.days!, { at: T0 + sec(49.5) }))]), rules, ids.root!, T0 + sec(55))!
     const stopped = bar(t, `execute:${ids.C2}:peer-ex-2:${T0 + sec(48.5)}`)
     assert.deepEqual([span(stopped), stopped.running, stopped.label], [[48.5, 49.5], false, 'cancelled'])
   })

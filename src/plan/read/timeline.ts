@@ -216,6 +216,12 @@ class Builder {
       case 'votes': {
         const last = this.ev.state.proposalsFor(g.id).reduce((m, p) => Math.max(m, parseTimestamp(p.proposed_at)), since)
         this.add({ ...base, id: `wait:${g.id}:votes`, kind: 'wait', peer: null, role: null, startUs: last, label: 'waiting for votes' })
+        return
+      }
+      default: {
+        // A wait this timeline has no words of its own for yet: named as rules/waits.ts names it.
+        const on = String((w as { on: unknown }).on)
+        this.add({ ...base, id: `wait:${g.id}:${on}`, kind: 'wait', peer: null, role: null, startUs: since, label: `waiting (${on})` })
       }
     }
   }
@@ -266,60 +272,78 @@ class Builder {
     const inputs = this.inputsOf(t).map((d) => ({ d, task: this.slotTask(d) }))
     const inputTasks = inputs.map((x) => x.task).filter((x): x is string => x !== null)
     const first = { after: acceptId === undefined ? [] : [acceptId], afterTasks: inputTasks }
+    // A retry (DESIGN R14) reopens the task at its issued_at; its dependencies were done before.
+    const retriedUs = ev.retriedAt(t.id)
+    const done = inputs.map((x) => ({ ...x, at: this.doneAt(x.task) }))
+    const lastDone = done.filter((x) => x.at !== null).sort((a, b) => (b.at as number) - (a.at as number) || a.d.index - b.d.index)[0]
+    const depsSinceUs = retriedUs === null ? t.claimable.sinceUs : Math.min(lastDone?.at ?? retriedUs, retriedUs)
     // A leaf with dependencies waits for them from its split's acceptance (DESIGN R11).
     if (t.kind === 'leaf' && inputs.length > 0) {
-      const done = inputs.map((x) => ({ ...x, at: this.doneAt(x.task) }))
       const open = done.filter((x) => x.at === null)
-      const last = done.filter((x) => x.at !== null).sort((a, b) => (b.at as number) - (a.at as number) || a.d.index - b.d.index)[0]
-      const waitingOn = open[0] ?? last
-      const endUs = t.claimable.open && t.claimable.sinceUs !== null ? t.claimable.sinceUs : ev.nowUs
+      const waitingOn = open[0] ?? lastDone
+      const endUs = t.claimable.open && depsSinceUs !== null ? depsSinceUs : ev.nowUs
       const running = !t.claimable.open && (t.status === 'waiting' || t.status === 'capability_gap')
       if (waitingOn !== undefined && (running || t.claimable.open) && endUs > readyUs) {
         const more = running && open.length > 1 ? ` and ${open.length - 1} more` : ''
         this.add({ id: `wait:${t.id}:dependency`, kind: 'wait', node_id: t.id, node_text: text, peer: null, role: null, startUs: readyUs, endUs, running, label: `blocked on "${waitingOn.d.text}"${more}`, after: first.after })
       }
     }
+    // Work running when the plan or the task's branch was cancelled was aborted then (DESIGN R13, R14).
+    const branch = ev.branchCancel(t.goalId)
+    const stops = [this.cancelUs, branch === null ? null : parseTimestamp(branch.issued_at)].filter((x): x is Micros => x !== null && x <= ev.nowUs)
+    const stopUs = stops.length === 0 ? null : Math.min(...stops)
     const { toleranceMs, maxHoldMs } = ev.rules.settings
-    const sinceUs = t.claimable.open ? t.claimable.sinceUs : Infinity
-    const rounds = claimRounds(ev.state.claimsFor(t.id), ev.state.renewalsFor(t.id), ev.nowUs, toleranceMs, { claimableSinceUs: sinceUs, maxHoldMs })
+    const claims = ev.state.claimsFor(t.id)
+    const renewals = ev.state.renewalsFor(t.id)
+    const work = t.kind === 'synthesis' ? 'synthesis' : 'execute'
+    let prev: string | null = null
+    /** One claim round's bars; `outcome` the result or failure notice that ended it, if any. */
+    const round = (r: ClaimRound, outcome: ResultMsg | FailureMsg | undefined, end: { endUs: Micros, running: boolean, label?: string }): void => {
+      const peer = r.winner.claimer_peer
+      const claimedAt = r.atUs
+      const key = `${t.id}:${peer}:${claimedAt}`
+      // The claim loop starts the call at once, overlapping the settle window (DESIGN R5): an
+      // outcome without started_at (an older peer) has its work start at the claim.
+      const started = outcome?.started_at
+      const startUs = Math.min(Math.max(started === undefined ? claimedAt : parseTimestamp(started), claimedAt), end.endUs)
+      const claimId = `claim:${key}`
+      this.add({ id: claimId, kind: 'claim', node_id: t.id, node_text: text, peer, role: 'executor', startUs: claimedAt, endUs: startUs, ...(prev === null ? first : { after: [prev] }) })
+      const workId = `${work}:${key}`
+      this.add({ id: workId, kind: work, node_id: t.id, node_text: text, peer, role: 'executor', startUs, endUs: end.endUs, running: end.running, ...(end.label === undefined ? {} : { label: end.label }), ...(final ? { final: true } : {}), after: [claimId] })
+      prev = workId
+    }
+    /** How a round without an outcome ended by `cutUs` (a retry or a cancel, µs), else by its lease. */
+    const unfinished = (r: ClaimRound, last: boolean, cut: { atUs: Micros, label: string } | null): { endUs: Micros, running: boolean, label?: string } => {
+      if (cut !== null && cut.atUs < r.endUs) return { endUs: Math.max(r.atUs, cut.atUs), running: false, label: cut.label }
+      if (last && r.endUs > ev.nowUs) return { endUs: ev.nowUs, running: true }
+      return { endUs: Math.min(r.endUs, ev.nowUs), running: false, label: r.capped ? 'hold limit reached without a result' : 'lease lapsed without a result' }
+    }
+    const cancelCut = stopUs === null ? null : { atUs: stopUs, label: 'cancelled' }
+    if (retriedUs !== null) {
+      // The rounds the retry closed, with the outcomes set aside then (LeafOutcome.earlier).
+      const before = claimRounds(claims.filter((c) => parseTimestamp(c.claimed_at) < retriedUs), renewals, ev.nowUs, toleranceMs, { claimableSinceUs: depsSinceUs, maxHoldMs })
+      const earlier = t.outcome.earlier.map((m) => ({ m, at: parseTimestamp('finished_at' in m ? m.finished_at : m.failed_at), by: 'finished_at' in m ? m.executor_peer : m.reporter_peer }))
+      const retryCut = { atUs: retriedUs, label: 'retried' }
+      for (const [i, r] of before.entries()) {
+        const mine = earlier.filter((x) => x.by === r.winner.claimer_peer && ownerRound(before, x.at) === i).sort((a, b) => a.at - b.at)[0]
+        if (mine === undefined) { round(r, undefined, unfinished(r, false, cancelCut !== null && cancelCut.atUs < retriedUs ? cancelCut : retryCut)); continue }
+        const failed = !('finished_at' in mine.m) || !mine.m.success
+        round(r, mine.m, { endUs: mine.at, running: false, label: failed ? 'failed, then retried' : 'retried' })
+      }
+    }
+    const rounds = claimRounds(claims, renewals, ev.nowUs, toleranceMs, { claimableSinceUs: t.claimable.open ? t.claimable.sinceUs : Infinity, maxHoldMs })
     const o = t.outcome
     const outcome: ResultMsg | FailureMsg | undefined = o.shown ?? o.notices[0]
     const outcomeAt = outcome === undefined ? null : parseTimestamp('finished_at' in outcome ? outcome.finished_at : outcome.failed_at)
     const owner = outcomeAt === null ? -1 : ownerRound(rounds, outcomeAt)
-    const work = t.kind === 'synthesis' ? 'synthesis' : 'execute'
-    let prev: string | null = null
     // Rounds after the one the outcome belongs to do not count (the task had its outcome then).
     const shown = owner >= 0 ? rounds.slice(0, owner + 1) : rounds
     for (const [i, r] of shown.entries()) {
-      const peer = r.winner.claimer_peer
-      const claimedAt = r.atUs
-      const key = `${t.id}:${peer}:${claimedAt}`
-      let endUs: Micros
-      let running = false
-      let label: string | undefined
-      let started: string | undefined
       if (i === owner && outcome !== undefined && outcomeAt !== null) {
-        endUs = outcomeAt
-        started = outcome.started_at
-        if (!('finished_at' in outcome) || !outcome.success) label = 'failed'
-      } else if (r.endUs > ev.nowUs && i === shown.length - 1 && outcome === undefined) {
-        endUs = ev.nowUs
-        running = true
-      } else if (this.cancelUs !== null && this.cancelUs < r.endUs && this.cancelUs < ev.nowUs) {
-        endUs = Math.max(claimedAt, this.cancelUs)
-        label = 'cancelled'
+        round(r, outcome, { endUs: outcomeAt, running: false, ...('finished_at' in outcome && outcome.success ? {} : { label: 'failed' }) })
       } else {
-        endUs = Math.min(r.endUs, ev.nowUs)
-        label = r.capped ? 'hold limit reached without a result' : 'lease lapsed without a result'
+        round(r, undefined, unfinished(r, i === shown.length - 1 && outcome === undefined, cancelCut))
       }
-      // The claim loop starts the call at once, overlapping the settle window (DESIGN R5): an
-      // outcome without started_at (an older peer) has its work start at the claim.
-      const startUs = Math.min(Math.max(started === undefined ? claimedAt : parseTimestamp(started), claimedAt), endUs)
-      const claimId = `claim:${key}`
-      this.add({ id: claimId, kind: 'claim', node_id: t.id, node_text: text, peer, role: 'executor', startUs: claimedAt, endUs: startUs, ...(prev === null ? first : { after: [prev] }) })
-      const workId = `${work}:${key}`
-      this.add({ id: workId, kind: work, node_id: t.id, node_text: text, peer, role: 'executor', startUs, endUs, running, ...(label === undefined ? {} : { label }), ...(final ? { final: true } : {}), after: [claimId] })
-      prev = workId
     }
     if (prev !== null) { this.lastBar.set(t.id, prev); return }
     // Unclaimed: waiting for an executor from the moment it became claimable (rules/waits.ts taskWait).
@@ -383,7 +407,9 @@ function latest (a: TimelineBar, b: TimelineBar): number {
  * - accept: the winning split's accepted_at (an instant);
  * - claim and execute (synthesis for a synthesis task): per claim round, claimed_at to the
  *   outcome's started_at, then to its finished_at (a result) or failed_at (a failure notice); a
- *   round without an outcome runs to `nowUs` while its lease runs, else ends at its lease end;
+ *   round without an outcome runs to `nowUs` while its lease runs, else ends at its lease end, at
+ *   the plan's or its branch's cancel, or at a retry (DESIGN R14), whose closed rounds stay
+ *   drawn ("retried", "failed, then retried") before the rounds it opened;
  * - wait: the acceptance fallback (last confirming vote to accepted_at), a decomposer's
  *   standby, a leaf blocked on a dependency (its split's accepted_at to the dependency's
  *   finished_at), and what an unsplit goal or an unclaimed task waits on now;
