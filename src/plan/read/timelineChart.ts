@@ -116,7 +116,8 @@ export function timelineChartOption (t: PlanTimeline, names: (peerId: string) =>
     legend: { data: kinds, top: 30, left: 8 },
     tooltip: { trigger: 'item' },
     grid: { left: AXIS_LABEL_PX + 20, right: LABEL_PX + 20, top: TOP_PX, bottom: BOTTOM_PX },
-    xAxis: { type: 'value', name: 's', min: 0, max: Math.max(offsetS(t, t.endUs), ...t.bars.map((b) => offsetS(t, b.endUs))), splitLine: { lineStyle: { type: 'dashed' } } },
+    // A whole second as the axis end: a fractional one is printed as its own label over the last tick.
+    xAxis: { type: 'value', name: 's', min: 0, max: Math.ceil(Math.max(offsetS(t, t.endUs), ...t.bars.map((b) => offsetS(t, b.endUs)))), splitLine: { lineStyle: { type: 'dashed' } } },
     yAxis: {
       type: 'category',
       inverse: true,
