@@ -112,7 +112,7 @@ export function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId
  * the next. An executor of the plan that is not connected keeps the wait open until the
  * timeout, which then names it.
  */
-function confirmHeard (rt: PeerRuntime, goalId: string, key: string, ends: CancelEnds): void {
+export function confirmHeard (rt: PeerRuntime, goalId: string, key: string, ends: Pick<CancelEnds, 'confirmed' | 'unconfirmed'>): void {
   const confirmed = new Set<string>()
   let over = false
   const executors = (): string[] => {

@@ -18,6 +18,7 @@ import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/transport/swarmKey'
 import { modelPricesFile } from './cliValues'
+import { contentIdArg, reviewDepthArg, steerNoteArg } from './cliValues'
 import { isLoopbackHost } from './net/transport/loopback'
 import { firstFreeIdentity } from './net/storage/dataDir'
 import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
@@ -167,6 +168,10 @@ export const MCP_REFUSED_FLAGS: ReadonlyMap<string, string> = new Map([
   ['--budget-calls', `${TOOLS_DO_IT} (submit_goal's budget.max_calls)`],
   ['--budget-tokens', `${TOOLS_DO_IT} (submit_goal's budget.max_tokens)`],
   ['--cancel-goal', TOOLS_DO_IT],
+  ['--review-depth', `${TOOLS_DO_IT} (submit_goal's review)`],
+  ['--approve', TOOLS_DO_IT],
+  ['--reject', TOOLS_DO_IT],
+  ['--note', TOOLS_DO_IT],
   ['--exit-when-complete', `${TOOLS_DO_IT} (submit_goal's wait)`],
   ['--report-file', TOOLS_DO_IT],
   ['--show-all-plans', `${TOOLS_DO_IT} (list_plans)`],
@@ -192,6 +197,10 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.budgetCalls))
     .addOption(tunableOption(TUNABLES.budgetTokens))
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state and a sync with a peer completed; exit 0 once the connected peers and the plan\'s executors hold the cancel, 1 when that is not confirmed within 30 s, when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
+    .option('--review-depth <n>', 'with --submit-goal: review the splits of goals above this depth (1 = the root goal\'s split) before they are accepted: each waits until you --approve or --reject it (DESIGN R14); 1-16', reviewDepthArg)
+    .option('--approve <proposal-id>', 'approve this proposal of a plan this identity submitted with --review-depth, once it is known and a sync with a peer completed; exit 0 once the connected peers hold the approval, 2 when it would change nothing (the reason is named)', contentIdArg)
+    .option('--reject <proposal-id>', 'reject this proposal of a plan this identity submitted with --review-depth (the decomposers propose again, with --note in their prompt); exits like --approve', contentIdArg)
+    .option('--note <text>', 'with --reject: what the decomposers should do differently (at most 2000 characters)', steerNoteArg)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--anchor <multiaddr...>', 'anchors (peers started with --role anchor) to dial, reserve a relay slot on and reach other members through; each ends in /p2p/<PeerId> (repeatable)', anchorAddr)
@@ -319,6 +328,16 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.modelPrices !== undefined && role !== 'observer' && o.dashboardPort === undefined) return fail('--model-prices', `has no use here: money is shown by the plan report and the mcp command (an observer) and by the dashboard (--dashboard-port); --role ${role} shows none without --dashboard-port`)
   if (o.reportFile !== undefined && role !== 'observer') return fail('--report-file', `only an observer writes the plan report; --role ${role} writes none (run an observer with --report-file beside it)`)
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
+  if (o.reviewDepth !== undefined && o.submitGoal === undefined) return fail('--review-depth', 'needs --submit-goal: a review belongs to the goal this peer submits')
+  // One steer per run, like one cancel (DESIGN R14).
+  const steerFlags = ([['--approve', 'approve', o.approve], ['--reject', 'reject', o.reject]] as const).filter(([, , v]) => v !== undefined)
+  if (steerFlags.length > 1) return fail(steerFlags[1]?.[0] ?? '--reject', `cannot be combined with ${steerFlags[0]?.[0] ?? '--approve'}: a run publishes one steer`)
+  const steerFlag = steerFlags[0]
+  if (steerFlag !== undefined) {
+    if (anchor) return fail(steerFlag[0], 'has no use with --role anchor: an anchor relays and keeps the plan, and publishes nothing of its own')
+    if (o.submitGoal !== undefined || o.cancelGoal !== undefined) return fail(steerFlag[0], `cannot be combined with ${o.submitGoal !== undefined ? '--submit-goal' : '--cancel-goal'}: a run either submits, cancels or steers a plan`)
+  }
+  if (o.note !== undefined && steerFlag?.[1] !== 'reject') return fail('--note', 'needs --reject: the note goes to the decomposers with the rejection')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 
@@ -400,6 +419,8 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
         ? null
         : { ...(o.budgetCalls !== undefined ? { max_calls: o.budgetCalls as number } : {}), ...(o.budgetTokens !== undefined ? { max_tokens: o.budgetTokens as number } : {}) },
       cancelGoal: o.cancelGoal ?? null,
+      reviewDepth: (o.reviewDepth as number | undefined) ?? null,
+      steer: steerFlag === undefined ? null : { flag: steerFlag[0], action: steerFlag[1], target: steerFlag[2] as string, note: (o.note as string | undefined) ?? '' },
       exitWhenComplete: o.exitWhenComplete === true,
       newPlan: o.newPlan === true,
       showAllPlans: o.showAllPlans === true,

@@ -7,7 +7,7 @@ import type { AcceptanceConfig } from '../plan/rules/acceptance'
 import type { ModelPrices } from '../plan/read/pricing'
 import { LLM_PROVIDERS, type LlmProviderName } from '../plan/protocol/limits'
 import { TUNABLES } from '../plan/protocol/tunables'
-import type { Budget, Capability, Role } from '../plan/protocol/schemas'
+import type { Budget, Capability, Role, SteerAction } from '../plan/protocol/schemas'
 import { DEFAULT_SWARM } from '../plan/protocol/topics'
 import type { SandboxLimits } from './sandbox/limits'
 import type { McpSettings } from './tools/mcpOptions'
@@ -66,6 +66,10 @@ export interface PeerConfig {
   submitBudget: Budget | null
   /** A root goal id whose plan this peer (its origin) cancels once the goal is in its state (CLI --cancel-goal). */
   cancelGoal: string | null
+  /** With submitGoal: review the splits of goals above this depth (CLI --review-depth, DESIGN R14); null = no review. */
+  reviewDepth?: number | null
+  /** A steer this peer (the plan's origin) publishes once its target is known (CLI --approve, --reject with --note; DESIGN R14). */
+  steer?: { action: SteerAction, target: string, note: string, flag: string } | null
   /** Observer: write the plan report (Markdown) here. */
   reportFile: string | null
   /**

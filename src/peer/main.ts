@@ -17,6 +17,7 @@ import type { PeerSyncView } from './roles/context'
 import { llmLine, startLines } from './startLines'
 import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cancelRun'
 import { submitFromCli, submitOrResume } from './resume'
+import { steerWhenKnown } from './steerRun'
 import { startTracing, type Tracing } from './trace/setup'
 import { watchRootSpans } from './trace/rootSpan'
 import type { Disposable } from './bus'
@@ -235,6 +236,20 @@ async function main (): Promise<void> {
         mainLog.error({ event: 'cancel_unconfirmed', goal_id: goalId, confirmed, missing },
           `published the cancel, but could not confirm it within ${CANCEL_CONFIRM_MS / 1000} s: ${missing.length === 0 ? 'no peer stayed connected to show it' : `${missing.length} peer${missing.length === 1 ? '' : 's'} connected or working on the plan (${missing.join(', ')}) did not show it`}; it still spreads by gossip and sync once they are reachable`)
         shutdown('cancel unconfirmed')
+      }
+    })
+  }
+  if (config.steer !== undefined && config.steer !== null) {
+    const steer = config.steer
+    // Refused as a usage error (exit 2) naming the flag, like a bad flag value: the person asked for something that changes nothing.
+    steerWhenKnown(rt, peerSync, steer, config.syncGraceMs, mainLog, {
+      refused: (why) => { exitCode = 2; mainLog.error({ event: 'steer_refused', flag: steer.flag, target: steer.target }, `${steer.flag}: ${why}`); shutdown('steer refused') },
+      failed: (why) => { exitCode = 1; mainLog.error({ event: 'steer_failed', flag: steer.flag, target: steer.target }, `${steer.flag}: ${why}`); shutdown('steer not published') },
+      confirmed: (peers) => { mainLog.info({ event: 'steer_confirmed', flag: steer.flag, target: steer.target, peers }, `${steer.flag} ${steer.target}: ${peers.length} connected peer${peers.length === 1 ? '' : 's'} hold${peers.length === 1 ? 's' : ''} it; exiting`); shutdown('steer confirmed') },
+      unconfirmed: (confirmed, missing) => {
+        exitCode = 1
+        mainLog.error({ event: 'steer_unconfirmed', flag: steer.flag, target: steer.target, confirmed, missing }, `${steer.flag}: published, but ${missing.length} peer${missing.length === 1 ? '' : 's'} (${missing.join(', ')}) did not show it within ${CANCEL_CONFIRM_MS / 1000} s; it still spreads by gossip and sync`)
+        shutdown('steer unconfirmed')
       }
     })
   }

@@ -68,7 +68,13 @@ export type SubmittingPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'n
  * its text, its budget (null: none), and `newPlan` to publish a fresh plan even while one of the
  * same text and budget is unfinished.
  */
-export interface SubmitRequest { text: string, budget: Budget | null, newPlan?: boolean }
+export interface SubmitRequest {
+  text: string
+  budget: Budget | null
+  newPlan?: boolean
+  /** The plan's review (DESIGN R14); an unfinished plan is resumed only when it was submitted with the same one. */
+  review?: Goal['review']
+}
 
 /** What a submit did: the plan's root goal id, and the unfinished plan it took up (null: it published a new one). */
 export interface Submission { goalId: string, resumed: ResumablePlan | null }
@@ -118,8 +124,8 @@ export async function submitOrResume (peer: SubmittingPeer, request: SubmitReque
   const key = JSON.stringify([peer.peerId, text, budget?.max_calls ?? null, budget?.max_tokens ?? null])
   return await submitting.run(key, async () => {
     const resumed = request.newPlan === true ? null : resumablePlan(peer.state, peer.peerId, text, budget, { nowUs: peer.now(), rules: peer.rules })
-    if (resumed !== null) return { goalId: resumed.goal.goal_id, resumed }
-    return { goalId: await peer.submitGoal(text, budget ?? undefined), resumed: null }
+    if (resumed !== null && resumed.goal.review?.depth === request.review?.depth) return { goalId: resumed.goal.goal_id, resumed }
+    return { goalId: await peer.submitGoal(text, budget ?? undefined, request.review), resumed: null }
   })
 }
 
@@ -129,7 +135,7 @@ export async function submitOrResume (peer: SubmittingPeer, request: SubmitReque
  */
 export async function submitFromCli (rt: SubmittingPeer, config: PeerConfig, log: Logger): Promise<string> {
   const text = config.submitGoal as string
-  const { goalId, resumed } = await submitOrResume(rt, { text, budget: config.submitBudget, newPlan: config.newPlan })
+  const { goalId, resumed } = await submitOrResume(rt, { text, budget: config.submitBudget, newPlan: config.newPlan, ...(config.reviewDepth === undefined || config.reviewDepth === null ? {} : { review: { depth: config.reviewDepth } }) })
   if (resumed !== null) {
     log.info({ event: 'goal_resumed', goal_id: goalId, age_ms: resumed.ageMs, budget: config.submitBudget },
       resumeLine(text, goalId, resumed.ageMs))

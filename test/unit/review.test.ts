@@ -10,7 +10,8 @@ import fc from 'fast-check'
 import type { AnyEnvelope, Goal } from '../../src/plan/protocol/schemas'
 import { goalWaitWords } from '../../src/plan/read/waitWords'
 import { evaluate } from '../../src/plan/rules/evaluator'
-import { acceptableProposals, allRejected, splitProblem } from '../../src/plan/rules/review'
+import { acceptableProposals, allRejected, ancestorRepeat, rejectionNotes, splitProblem } from '../../src/plan/rules/review'
+import { decomposePrompt } from '../../src/peer/roles/prompts'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { goalWait } from '../../src/plan/rules/waits'
 import { PlanState } from '../../src/plan/state/planState'
@@ -95,5 +96,25 @@ describe('splitProblem: one check for every split', () => {
     assert.equal(splitProblem(['a', 'A'], undefined, bounds), 'subgoal 2 repeats an earlier one')
     assert.equal(splitProblem(['a', 'b'], [[1], []], bounds), 'subgoal 1 depends on 2, which is not an earlier subgoal')
     assert.equal(splitProblem(['a', 'b\u0007'], undefined, bounds), 'subgoal 2 holds a control character')
+  })
+})
+
+describe('reject: the notes reach the decomposers (DESIGN R14)', () => {
+  it('quotes every rejection note in the next decomposition prompt', () => {
+    const p = plan(reviewed)
+    const state = new PlanState([...p.base, envelopeOf('steer', steer(reviewed, 'reject', p.pB.proposal_id, { note: 'Travel by train' }))])
+    const notes = rejectionNotes(state, reviewed.goal_id)
+    assert.deepEqual(notes, ['Travel by train'])
+    const prompt = decomposePrompt({ goal: reviewed.text, depth: 0, maxDepth: 2, ancestors: [], min: 2, max: 3, feedback: [], rejections: notes })
+    assert.match(prompt, /^The person who asked rejected an earlier split: Travel by train$/m)
+    assert.doesNotMatch(decomposePrompt({ goal: reviewed.text, depth: 0, maxDepth: 2, ancestors: [], min: 2, max: 3, feedback: [] }), /rejected/)
+  })
+})
+
+describe('ancestor repeat: a split that goes in a circle (DESIGN R14)', () => {
+  it('names a subgoal repeating the goal or an ancestor, whitespace and case aside', () => {
+    assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Book hotels', '  plan  TOKYO days ']), "subgoal 2 repeats the goal it splits ('  plan  TOKYO days '): a split must make progress")
+    assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Plan a trip to japan', 'Book hotels']), "subgoal 1 repeats 'Plan a trip to Japan', a goal above it: a split must make progress")
+    assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Day 1', 'Day 2']), null)
   })
 })

@@ -116,8 +116,8 @@ export class GossipBus implements Bus {
     return env
   }
 
-  /** Publishes a new root goal for `text` (DESIGN R1 id), with an optional budget (DESIGN R13), see publish. */
-  async submitGoal (text: string, budget?: Budget): Promise<Envelope<'goal'>> {
+  /** Publishes a new root goal for `text` (DESIGN R1 id), with an optional budget (DESIGN R13) and review (DESIGN R14), see publish. */
+  async submitGoal (text: string, budget?: Budget, review?: Goal['review']): Promise<Envelope<'goal'>> {
     const at = this.deps.now()
     const body: Goal = {
       goal_id: rootGoalId(text, at, this.peerId),
@@ -128,7 +128,8 @@ export class GossipBus implements Bus {
       created_at: formatTimestamp(at),
       proposal_id: null,
       index: null,
-      ...(budget !== undefined ? { budget } : {})
+      ...(budget !== undefined ? { budget } : {}),
+      ...(review !== undefined ? { review } : {})
     }
     return await this.publish('goal', body)
   }

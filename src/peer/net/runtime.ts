@@ -16,7 +16,7 @@ import { evaluate, taskOutcome } from '../../plan/rules/evaluator'
 import { PlanState } from '../../plan/state/planState'
 import { CancelRefused, cancelMessage } from '../../plan/rules/planControl'
 import { steerMessage, steerProblem, steerRoot, SteerRefused } from '../../plan/rules/steerProblem'
-import type { Budget, CancelMsg, SteerAction, SteerMsg } from '../../plan/protocol/schemas'
+import type { Budget, CancelMsg, Goal, SteerAction, SteerMsg } from '../../plan/protocol/schemas'
 import { BlobStore } from './storage/blobs'
 import { BlobService } from './transport/blobService'
 import { ensureDir, lockDataDir, lockIdentity, planDataDir } from './storage/dataDir'
@@ -95,8 +95,8 @@ export interface PeerRuntime {
   anchorStates(): AnchorStatus[]
   /** The --anchor addresses whose peer runs no relay server (net/dialer.ts notAnchors). */
   notAnchors(): string[]
-  /** Publishes a root goal (kept until a decomposer/scorer is in the mesh). @returns its goal_id */
-  submitGoal(text: string, budget?: Budget): Promise<string>
+  /** Publishes a root goal (kept until a decomposer/scorer is in the mesh), with its budget and review (DESIGN R13, R14). @returns its goal_id */
+  submitGoal(text: string, budget?: Budget, review?: Goal['review']): Promise<string>
   /**
    * Publishes the cancel of a plan this peer submitted (DESIGN R13). @returns the cancel
    * @throws CancelRefused when the goal is unknown here, not a root goal, not this peer's, or its plan is complete
@@ -356,7 +356,7 @@ async function build (config: PeerConfig, log: Logger, opts: RuntimeOptions, now
       connections: node.getConnections().filter((c) => c.status === 'open').map((c) => ({ peer: c.remotePeer.toString(), addr: c.remoteAddr.toString() })).sort((a, b) => a.peer.localeCompare(b.peer) || a.addr.localeCompare(b.addr)),
       damaged_blobs: blobs.store.damagedCount
     }),
-    submitGoal: async (text, budget) => (await bus.submitGoal(text, budget)).body.goal_id,
+    submitGoal: async (text, budget, review) => (await bus.submitGoal(text, budget, review)).body.goal_id,
     cancelGoal: async (goalId, reason) => {
       const goal = state.goal(goalId)
       if (goal === undefined) throw new CancelRefused('unknown_goal', `goal ${goalId} is not known to this peer`)

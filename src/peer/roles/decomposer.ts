@@ -32,6 +32,7 @@ import { isCancelled } from '../../plan/rules/planControl'
 import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { needsSplit } from '../../plan/rules/evaluator'
+import { allRejected, rejectionNotes, reviewingRoot } from '../../plan/rules/review'
 import { ancestorTexts, goalIdOf } from '../../plan/read/lineage'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { decomposePrompt, decompositionSchema, DECOMPOSE_SYSTEM, proposalDependencies, type DecomposeInput } from './prompts'
@@ -43,6 +44,8 @@ import { agentAttributes, contentAttributes, otelTime, RoleSpans, type PlanSpan 
  * first for, so sibling goals do not queue behind each other on the plan's critical path.
  */
 const CONCURRENCY = 4
+/** The highest attempt a proposal states (SubgoalProposal.attempt): re-proposals after rejections stop there. */
+const MAX_ATTEMPT = 16
 /** Longest wait after a proposal for the scorers beyond their acceptance timeout. */
 const MAX_GRACE_MS = 5000
 
@@ -86,6 +89,11 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (env.kind === 'cancel') {
       const n = calls.abortPlan(env.body.goal_id, 'the plan was cancelled')
       if (n > 0) log.info({ goal_id: env.body.goal_id, aborted: n }, 'plan cancelled: aborted its model calls in flight')
+      return
+    }
+    // The origin's rejection of a goal's proposals (DESIGN R14) may call for a new one.
+    if (env.kind === 'steer') {
+      if (env.body.action === 'reject') for (const g of state.goals()) if (state.proposal(g.goal_id, env.body.target) !== undefined) consider(g.goal_id)
       return
     }
     // A ranked proposer's failure notice hands its place to the next decomposer.
@@ -139,7 +147,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     log.debug({ goal_id: goalId, consideration: decide(goalId) }, 'decomposer considered a goal')
   }
 
-  function decide (goalId: string): 'in_flight' | 'unknown' | 'depth_cap' | 'decided' | 'plan_stopped' | 'proposed_here' | 'gave_up' | 'proposing' | 'others_proposed' | 'standing_by' {
+  function decide (goalId: string): 'in_flight' | 'unknown' | 'depth_cap' | 'decided' | 'plan_stopped' | 'proposed_here' | 'gave_up' | 'proposing' | 'others_proposed' | 'standing_by' | 'rejected_reproposing' | 'rejected_bound' {
     if (inflight.has(goalId)) return 'in_flight'
     const goal = state.goal(goalId)
     if (goal === undefined) return 'unknown'
@@ -147,6 +155,13 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (!needsSplit(state, goalId, rules)) return 'decided'
     if (!gate.allows(goalId)) return 'plan_stopped'
     const all = state.proposalsFor(goalId)
+    // Every proposal rejected by the person who asked (DESIGN R14): the ranked propose again, with the notes.
+    if (allRejected(state, goalId).length > 0 && rankedToPropose(goal)) {
+      const next = nextAttempt(goalId)
+      if (next > MAX_ATTEMPT) return 'rejected_bound'
+      propose(goal, next)
+      return 'rejected_reproposing'
+    }
     if (all.some((p) => p.proposer_peer === me)) { armReproposal(goalId); return 'proposed_here' }
     if (gaveUpHere(goalId)) return 'gave_up'
     if (rankedToPropose(goal)) { propose(goal, 0); return 'proposing' }
@@ -190,6 +205,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   async function checkReproposal (goalId: string): Promise<void> {
     const goal = state.goal(goalId)
     if (goal === undefined || !needsSplit(state, goalId, rules)) return
+    // A goal under review waits for the person, not for a timeout (DESIGN R14).
+    if (reviewingRoot(state, goalId) !== null) return
     const next = nextAttempt(goalId)
     if (next > config.maxReproposals || (madeHere.get(goalId) ?? 0) > config.maxReproposals) {
       log.warn({ goal_id: goalId, proposals: state.proposalsFor(goalId).length, reproposal: 'bound_reached', max_reproposals: config.maxReproposals },
@@ -260,7 +277,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       ancestors: ancestorTexts(state, goal),
       min,
       max,
-      feedback: attempt === 0 ? [] : feedbackFor(goal.goal_id)
+      feedback: attempt === 0 ? [] : feedbackFor(goal.goal_id),
+      rejections: rejectionNotes(state, goal.goal_id)
     }
     log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${excerpt(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
     let out

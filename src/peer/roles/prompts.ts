@@ -110,6 +110,8 @@ export interface DecomposeInput {
   max: number
   /** Scorers' comments on earlier splits of this goal, for a re-proposal; empty on the first. */
   feedback: readonly { subgoals: readonly string[], score: number | null, notes: readonly string[] }[]
+  /** The notes of the person's rejections of earlier splits (DESIGN R14); absent or empty: none. */
+  rejections?: readonly string[]
 }
 
 export function decomposePrompt (x: DecomposeInput): string {
@@ -129,6 +131,7 @@ export function decomposePrompt (x: DecomposeInput): string {
       (f.notes.length > 0 ? f.notes.map((n) => `  - ${n}`).join('\n') : '  - (no notes)')).join('\n') +
       '\nPropose a different split that answers these comments.')
   }
+  for (const note of x.rejections ?? []) parts.push(`The person who asked rejected an earlier split: ${note}`)
   return parts.join('\n\n')
 }
 

@@ -31,7 +31,7 @@ import type { RoleContext } from './context'
 import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { inCancelledBranch, isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
-import { acceptableProposals } from '../../plan/rules/review'
+import { acceptableProposals, ancestorRepeat } from '../../plan/rules/review'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 import { parseTimestamp } from '../../plan/protocol/time'
@@ -318,6 +318,9 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     if (timers.isDisposed || rules.acceptedFor(state, goal.goal_id).length > 0) return null
     // A plan's stop is for good (a cancel stays, spend only grows): the vote is never retried.
     if (!gate.allows(goal.goal_id)) return null
+    // A split repeating its goal or an ancestor goes in a circle: voted 0 without a model call (DESIGN R14).
+    const circle = ancestorRepeat(goal.text, ancestorTexts(state, goal), p.subgoals)
+    if (circle !== null) return { out: { score: 0, notes: circle, subgoals: p.subgoals.map(() => ({ is_atomic: true, required_capability: 'can_write_text' as const })) }, usage: newUsageMeter() }
     const usage = newUsageMeter()
     const call = calls.start(goal.goal_id)
     const span = spans.start(SPAN.score, { goalId: goal.goal_id }, agentAttributes('scorer', { [SWARM.proposalId]: p.proposal_id, [SWARM.subgoals]: p.subgoals.length, [SWARM.reused]: false }))

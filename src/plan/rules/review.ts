@@ -93,6 +93,43 @@ export function allRejected (state: PlanState, goalId: string): SteerMsg[] {
   return out
 }
 
+/**
+ * The notes of the origin's rejections of goal `goalId`'s proposals, in proposal order, empty
+ * ones left out: what the decomposers' next prompt quotes (DESIGN R14 "Reject").
+ */
+export function rejectionNotes (state: PlanState, goalId: string): string[] {
+  const notes: string[] = []
+  for (const p of state.proposalsFor(goalId)) {
+    const r = proposalReview(state, goalId, p)
+    if (r.state === 'rejected' && r.steer.note.trim() !== '') notes.push(r.steer.note.trim())
+  }
+  return [...new Set(notes)]
+}
+
+/** Whitespace- and case-insensitive form of a goal's text, for the ancestor repeat check. */
+function normalized (s: string): string {
+  return s.trim().replace(/\s+/g, ' ').toLowerCase()
+}
+
+/**
+ * Why a proposed split goes in a circle, or null (DESIGN R14 "Ancestor repeat"): a subgoal whose
+ * text (whitespace and case aside) is the goal's own or an ancestor's would split the same goal
+ * again, level after level. Scorers vote 0 on such a proposal with this sentence as their note,
+ * without a model call.
+ * @param ancestors the goal's ancestors' texts, outermost first
+ */
+export function ancestorRepeat (goalText: string, ancestors: readonly string[], subgoals: readonly string[]): string | null {
+  const goal = normalized(goalText)
+  const above = new Map(ancestors.map((a) => [normalized(a), a]))
+  for (const [i, s] of subgoals.entries()) {
+    const n = normalized(s)
+    if (n === goal) return `subgoal ${i + 1} repeats the goal it splits ('${s}'): a split must make progress`
+    const a = above.get(n)
+    if (a !== undefined) return `subgoal ${i + 1} repeats '${a}', a goal above it: a split must make progress`
+  }
+  return null
+}
+
 /** The split bounds a split's subgoal count is checked against (SwarmRules settings minSplits, maxSplits). */
 export interface SplitBounds { minSplits: number, maxSplits: number }
 
