@@ -14,6 +14,7 @@ import { test, type TestContext } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { budgetProblem } from '../../src/plan/protocol/schemas'
+import { MAX_GOAL_DEPTH } from '../../src/plan/protocol/limits'
 import { waitUntil } from '../support/wait'
 import { call, frontDoor, frontDoorCommand, json, setUp } from './mcp-front-support'
 
@@ -117,7 +118,7 @@ test('with the SDK client: params that are no object of arguments get -32602 nam
     [{ name: 'submit_goal', arguments: null }, '"arguments" must be an object of the tool\'s arguments, not null'],
     [{ arguments: { goal: 'Plan a trip' } }, '"name" is missing: give the name of a tool from tools/list'],
     [{ name: 7, arguments: {} }, '"name" must be the name of a tool (a string), not a number'],
-    [{ name: 'submit_goals', arguments: { goal: 'Plan a trip' } }, '"name": no tool "submit_goals" here; the tools are submit_goal, plan_status, get_result, cancel_goal, list_plans']
+    [{ name: 'submit_goals', arguments: { goal: 'Plan a trip' } }, '"name": no tool "submit_goals" here; the tools are submit_goal, plan_status, get_result, cancel_goal, list_plans, approve_split, reject_split, retry, resplit, cancel_branch']
   ]
   for (const [params, message] of invalid) {
     const err = await raw(params)
@@ -137,6 +138,36 @@ test('with the SDK client: params that are no object of arguments get -32602 nam
     const r = await call(client, 'submit_goal', args)
     assert.equal(r.isError, true, r.text)
     assert.match(r.text, new RegExp(`^MCP error -32602: Input validation error: Invalid arguments for tool submit_goal: [^\\n]+ at ${field.replace('.', '\\.')}$`), r.text)
+  }
+
+  // review (DESIGN R14): refused by a sentence naming the field, like the budget.
+  const reviews: Array<[unknown, RegExp]> = [
+    [{ depth: 0 }, new RegExp(`^review: depth must be a whole number from 1 \\(review the goal's own split\\) to ${MAX_GOAL_DEPTH}, not 0$`)],
+    [{ depth: 1.5 }, /^review: depth must be a whole number from 1 .*, not 1\.5$/],
+    [{ depth: MAX_GOAL_DEPTH + 1 }, /^review: depth must be a whole number/],
+    [{}, /^review: depth is missing/],
+    [{ depth: 1, foo: 1 }, /^review: unknown key "foo": review takes depth only$/]
+  ]
+  for (const [review, message] of reviews) {
+    const r = await call(client, 'submit_goal', { goal: 'Plan a trip', review })
+    assert.equal(r.isError, true, r.text)
+    assert.match(r.text, message)
+  }
+  // The steer tools: ids checked by their schema, a blank note refused by name, and a target no
+  // plan holds refused with steerProblem's sentence; nothing is published.
+  const id = '0123456789abcdef'
+  const steers: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['approve_split', { proposal_id: 'nope' }, /expected a proposal_id of 16 lowercase hex characters[^\n]* at proposal_id$/],
+    ['reject_split', { proposal_id: id, note: '  ' }, /^note: say what to change/],
+    ['resplit', { goal_id: id }, /Input validation error: [^\n]* at note$/],
+    ['approve_split', { proposal_id: id }, new RegExp(`^not published: no proposal ${id} in any plan this peer holds$`)],
+    ['retry', { node_id: id }, new RegExp(`^not published: no task ${id} in any plan this peer holds$`)],
+    ['cancel_branch', { goal_id: id, note: 'x' }, /unknown argument "note": cancel_branch takes goal_id/]
+  ]
+  for (const [tool, args, message] of steers) {
+    const r = await call(client, tool, args)
+    assert.equal(r.isError, true, `${tool}: ${r.text}`)
+    assert.match(r.text, message, tool)
   }
 
   // No refusal ran a plan, and the server still serves.

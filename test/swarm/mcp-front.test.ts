@@ -28,7 +28,7 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
   const client = new Client({ name: 'goal-swarm-test-client', version: '1.0.0' })
   await client.connect(transport)
   const tools = (await client.listTools()).tools.map((x) => x.name).sort()
-  assert.deepEqual(tools, ['cancel_goal', 'get_result', 'list_plans', 'plan_status', 'submit_goal'])
+  assert.deepEqual(tools, ['approve_split', 'cancel_branch', 'cancel_goal', 'get_result', 'list_plans', 'plan_status', 'reject_split', 'resplit', 'retry', 'submit_goal'])
 
   // Submit and wait: progress notifications while the plan runs, the final answer at the end.
   const progress: Array<{ progress: number, total?: number, message?: string }> = []

@@ -3,7 +3,10 @@
  * the Model Context Protocol over stdio with the SDK's McpServer, so any MCP client (Claude
  * Code, Cursor, VS Code agent mode) can hand the swarm a goal and read the plan. The tools only
  * do what the CLI already does for a person: submit a goal (this peer is its origin), read the
- * tree this peer rebuilds from gossip, fetch results, cancel a plan it submitted. Bad input is a
+ * tree this peer rebuilds from gossip, fetch results, cancel a plan it submitted, and steer it
+ * (DESIGN R14: approve or reject a split under review, retry a task, re-split a goal, cancel a
+ * branch; a client that declared elicitation is asked about a split waiting for review while
+ * submit_goal waits). Bad input is a
  * tool error with a sentence saying what to change; a malformed message a JSON-RPC error
  * (jsonRpcBoundary.ts); the server keeps running.
  */
@@ -23,6 +26,11 @@ import { announcedNames } from '../../plan/read/peerNames'
 import { peerLabel, splitFailedLine, stoppedBeforeSplit } from '../../plan/read/report'
 import { splitFailureText } from '../../plan/read/splitFailure'
 import { CancelRefused } from '../../plan/rules/planControl'
+import { SteerRefused } from '../../plan/rules/steerProblem'
+import { RESPLIT_BOUND, RETRY_BOUND } from '../../plan/rules/steering'
+import type { ReviewProposal } from '../../plan/rules/waits'
+import { STEER_NOTE_MAX, type SteerAction, type SteerMsg } from '../../plan/protocol/schemas'
+import { MAX_GOAL_DEPTH } from '../../plan/protocol/limits'
 import { clipText, shownStrings, shownText } from '../../plan/protocol/text'
 import { statusWord } from '../../plan/read/statusWords'
 import { formatTimestamp, nowMicros, type Micros } from '../../plan/protocol/time'
@@ -47,14 +55,22 @@ const PROGRESS_KEEPALIVE_MS = 15_000
 /** Longest wait a submit_goal may ask for (ms): one hour. */
 export const MAX_WAIT_MS = 3_600_000
 /** The tools this server offers (tools/list); a tools/call of another name is refused (jsonRpcBoundary.ts). */
-const TOOLS = ['submit_goal', 'plan_status', 'get_result', 'cancel_goal', 'list_plans']
+const TOOLS = ['submit_goal', 'plan_status', 'get_result', 'cancel_goal', 'list_plans', 'approve_split', 'reject_split', 'retry', 'resplit', 'cancel_branch']
 /** Characters of a prompt's text in plan_status (its full text is in get_result). */
 const STATUS_TEXT_CHARS = 200
 /** Characters of a failed prompt's reason in plan_status (`error`; the whole of it is get_result's). */
 const ERROR_TEXT_CHARS = 300
+/**
+ * How long a split waiting for review may go without a vote on each of its proposals before a
+ * waiting submit_goal asks the client anyway (ms): the person should see the scores, but a
+ * scorer that never votes must not keep the question from being asked.
+ */
+const REVIEW_ASK_UNSCORED_MS = 10_000
+/** Characters of a subgoal's text in an elicitation's message (the whole text is in plan_status). */
+const REVIEW_SUBGOAL_CHARS = 160
 
 /** What the front door needs of the running peer. */
-export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'getOutput' | 'status' | 'sync'>
+export type FrontDoorPeer = Pick<PeerRuntime, 'peerId' | 'state' | 'rules' | 'bus' | 'now' | 'submitGoal' | 'cancelGoal' | 'steer' | 'getOutput' | 'status' | 'sync'>
 
 /** What the front door may be handed besides the peer. */
 export interface FrontDoorOptions {
@@ -82,6 +98,35 @@ const refuse = (message: string): ToolAnswer => ({ content: [{ type: 'text', tex
 
 /** A goal or node id as the tools take it: 16 lowercase hex characters. */
 const NodeId = z.string().regex(/^[0-9a-f]{16}$/, 'expected an id of 16 lowercase hex characters, as submit_goal and list_plans give')
+/** A proposal id as approve_split and reject_split take it: 16 lowercase hex characters. */
+const ProposalId = z.string().regex(/^[0-9a-f]{16}$/, 'expected a proposal_id of 16 lowercase hex characters, as plan_status lists them under review')
+/** A steer's note (reject_split, resplit): the person's words for the decomposers. */
+const SteerNote = z.string().describe(`What to change, in words the decomposers read in their prompt (at most ${STEER_NOTE_MAX} characters)`)
+
+/**
+ * Why `review` (submit_goal's argument) is not a plan's review, in words, or null: an object
+ * with `depth` only, a whole number from 1 (the root's split) to the deepest goal the wire
+ * allows (schemas.ts Goal.review, DESIGN R14).
+ */
+export function reviewArgProblem (review: Record<string, unknown>): string | null {
+  const extra = Object.keys(review).filter((k) => k !== 'depth')
+  if (extra.length > 0) return `unknown key${extra.length === 1 ? '' : 's'} ${extra.map((k) => `"${k}"`).join(', ')}: review takes depth only`
+  const depth = review.depth
+  if (depth === undefined) return 'depth is missing: give the depth above which splits wait for your approval (1: the goal\'s own split)'
+  if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 1 || depth > MAX_GOAL_DEPTH) return `depth must be a whole number from 1 (review the goal's own split) to ${MAX_GOAL_DEPTH}, not ${JSON.stringify(depth)}`
+  return null
+}
+
+/** What a published steer sets going, in words: submit's and the steer tools' `next`. */
+function steerNext (msg: SteerMsg): string {
+  switch (msg.action) {
+    case 'approve': return 'the split is accepted once enough scorers vote for it (or the acceptance fallback takes it); then its parts are claimed and run: follow plan_status'
+    case 'reject': return 'this split will never be accepted; once every proposal of the goal is rejected the decomposers propose again with your note, and the new split waits for your review'
+    case 'retry': return `retry ${msg.round} of ${RETRY_BOUND}: executors claim the task again; once it succeeds its dependants and its goal's synthesis follow`
+    case 'resplit': return `re-split ${msg.round} of ${RESPLIT_BOUND}: the goal's current split is superseded and the decomposers propose again with your note`
+    case 'cancel_branch': return 'nothing more runs under the goal; its parent\'s other parts and synthesis go on without it, and the synthesis says what was cancelled'
+  }
+}
 
 /**
  * A tool's arguments as a strict object: an unknown argument is refused by name with the ones
@@ -169,11 +214,14 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         max_calls: z.number().int().optional().describe(`Most model requests the whole plan may make (${TUNABLES.budgetCalls.min}-${TUNABLES.budgetCalls.max})`),
         max_tokens: z.number().int().optional().describe(`Most tokens (input + output) the whole plan may use (${TUNABLES.budgetTokens.min}-${TUNABLES.budgetTokens.max})`)
       }).meta({ additionalProperties: false }).optional().describe('Optional cap on the whole plan\'s spend: max_calls and/or max_tokens, no other key'),
+      review: z.looseObject({
+        depth: z.number().optional().describe(`Splits of goals above this depth wait for your approval (1: the goal's own split; at most ${MAX_GOAL_DEPTH})`)
+      }).meta({ additionalProperties: false }).optional().describe('Review splits before they run: approve_split or reject_split each one (with wait, a client that supports elicitation is asked)'),
       wait: z.boolean().optional().describe('Wait until the plan is complete and return its final answer'),
       wait_ms: z.number().int().min(1000).max(MAX_WAIT_MS).optional().describe('With wait: give up waiting after this many ms (default 600000); the plan keeps running'),
       new_plan: z.boolean().optional().describe('Start a fresh plan even when this server already runs an unfinished one for the same goal and budget (by default that one is resumed, so a retried call costs nothing)')
     })
-  }, async ({ goal, budget, wait, wait_ms: waitMs, new_plan: newPlan }, extra) => {
+  }, async ({ goal, budget, review: reviewArg, wait, wait_ms: waitMs, new_plan: newPlan }, extra) => {
     try { goalText(goal) } catch (err) { return refuse(`goal: ${(err as Error).message}`) }
     let cap: Budget | undefined
     if (budget !== undefined) {
@@ -181,12 +229,18 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
       if (problem !== null) return refuse(`budget: ${problem}`)
       cap = Budget.parse(budget)
     }
+    let review: { depth: number } | undefined
+    if (reviewArg !== undefined) {
+      const problem = reviewArgProblem(reviewArg)
+      if (problem !== null) return refuse(`review: ${problem}`)
+      review = { depth: reviewArg.depth as number }
+    }
     // Whether this server already runs the plan is read from the plans it holds: caught up
     // first, when the swarm answers within --mcp-sync-wait-ms; submitted either way.
     await caughtUp(extra.signal)
     // A client that retries a call (a timeout, a restart, calls that overlap) gets the plan it
     // already started: one plan per goal and budget while it is unfinished.
-    const { goalId, resumed } = await submitOrResume(peer, { text: goal, budget: cap ?? null, newPlan })
+    const { goalId, resumed } = await submitOrResume(peer, { text: goal, budget: cap ?? null, newPlan, ...(review === undefined ? {} : { review }) })
     if (resumed !== null) log.info({ event: 'mcp_goal_resumed', goal_id: goalId }, `MCP client resubmitted the unfinished goal ${goalId}: resumed it`)
     else log.info({ event: 'mcp_goal_submitted', goal_id: goalId }, `MCP client submitted goal ${goalId}`)
     const submitted = resumed === null
@@ -196,17 +250,29 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
     const waiting = held === undefined ? null : waits(held)
     if (wait !== true) return answer({ goal_id: goalId, ...submitted, ...(waiting === null ? {} : { waiting }) })
     const progressToken = extra._meta?.progressToken
-    const done = await waitForPlan(goalId, waitMs ?? 600_000, extra.signal, (p) => {
-      if (progressToken === undefined) return
-      // No total until the split says how many parts there are (0/0 would read as done).
-      const total = p.leaves === 0 ? {} : { total: Math.max(p.leaves, Math.ceil(p.progress)) }
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: shownText(p.message) } }).catch(() => {})
-    })
+    // A question still open when the call returns is withdrawn (its request aborted).
+    const asking = new AbortController()
+    const onAbort = (): void => { asking.abort() }
+    extra.signal.addEventListener('abort', onAbort)
+    const asker = elicits() ? reviewAsker(goalId, asking.signal, waitMs ?? 600_000) : null
+    let done: boolean
+    try {
+      done = await waitForPlan(goalId, waitMs ?? 600_000, extra.signal, (p) => {
+        if (progressToken === undefined) return
+        // No total until the split says how many parts there are (0/0 would read as done).
+        const total = p.leaves === 0 ? {} : { total: Math.max(p.leaves, Math.ceil(p.progress)) }
+        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: p.progress, ...total, message: shownText(p.message) } }).catch(() => {})
+      }, asker?.look)
+    } finally {
+      extra.signal.removeEventListener('abort', onAbort)
+      asking.abort()
+    }
     const root = rootOf(goalId)
     // A resumed plan says so whether or not the call waited for it.
     const again = resumed === null ? {} : { resumed: true, resumed_note: submitted.note }
-    if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later', ...again })
-    return answer({ goal_id: goalId, ...(await finalAnswer(root)), ...again })
+    const reviewed = asker === null || asker.answers.length === 0 ? {} : { reviewed: asker.answers }
+    if (root === undefined || !done) return answer({ goal_id: goalId, status: 'running', note: 'the plan is still running: ask plan_status or get_result later', ...again, ...reviewed })
+    return answer({ goal_id: goalId, ...(await finalAnswer(root)), ...again, ...reviewed })
   })
 
   server.registerTool('plan_status', {
@@ -291,10 +357,143 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
   })
 
   /**
-   * Resolves true once `goalId`'s plan is complete, false after `timeoutMs` or an abort;
-   * `onProgress` gets every change of the done count.
+   * Publishes this peer's steer of a plan it submitted (DESIGN R14) through the runtime, which
+   * asks steerProblem first: a steer that would change nothing (unknown or finished target, a
+   * plan another peer submitted, a round past its bound) is a tool error with that sentence and
+   * nothing is published. Judged on a caught-up state, like cancel_goal.
    */
-  async function waitForPlan (goalId: string, timeoutMs: number, signal: AbortSignal, onProgress: (p: { progress: number, leaves: number, message: string }) => void): Promise<boolean> {
+  const steerTool = async (action: SteerAction, target: string, note: string | undefined, signal: AbortSignal): Promise<ToolAnswer> => {
+    if (!await caughtUp(signal)) return refuse(`not published yet: ${syncingNote()}`)
+    let msg: SteerMsg
+    try {
+      msg = await peer.steer(null, action, target, note)
+    } catch (err) {
+      if (err instanceof SteerRefused) return refuse(`not published: ${err.message}`)
+      throw err
+    }
+    log.info({ event: 'mcp_steer_published', goal_id: msg.goal_id, action: msg.action, target: msg.target, round: msg.round }, `MCP client steered plan ${msg.goal_id}: ${msg.action} ${msg.target}`)
+    return answer({ status: 'published', goal_id: msg.goal_id, action: msg.action, target: msg.target, round: msg.round, ...(msg.note === '' ? {} : { note: msg.note }), next: steerNext(msg) })
+  }
+  /** A reject's or re-split's note: words the decomposers can act on, so not blank. */
+  const blankNote = (note: string, what: string): ToolAnswer | null => note.trim() === '' ? refuse(`note: say what to change; ${what}`) : null
+
+  server.registerTool('approve_split', {
+    title: 'Approve a split waiting for review',
+    description: 'For a plan submitted with review: approves one proposed split of a goal (its proposal_id from plan_status\'s review list), so it may be accepted and run. Only the server that submitted the plan may.',
+    inputSchema: toolArgs('approve_split', { proposal_id: ProposalId })
+  }, async ({ proposal_id: proposalId }, extra) => await steerTool('approve', proposalId, undefined, extra.signal))
+
+  server.registerTool('reject_split', {
+    title: 'Reject a split waiting for review',
+    description: 'For a plan submitted with review: rejects one proposed split for good, with a note; once every split of the goal is rejected the decomposers propose again, reading the note.',
+    inputSchema: toolArgs('reject_split', { proposal_id: ProposalId, note: SteerNote })
+  }, async ({ proposal_id: proposalId, note }, extra) => blankNote(note, 'the decomposers read the note when they propose again') ?? await steerTool('reject', proposalId, note, extra.signal))
+
+  server.registerTool('retry', {
+    title: 'Retry a failed prompt',
+    description: `Runs a failed or blocked leaf or synthesis again (its node_id from plan_status), at most ${RETRY_BOUND} times per prompt; its dependants and its goal's synthesis follow its new result.`,
+    inputSchema: toolArgs('retry', { node_id: NodeId })
+  }, async ({ node_id: nodeId }, extra) => await steerTool('retry', nodeId, undefined, extra.signal))
+
+  server.registerTool('resplit', {
+    title: 'Split a goal again',
+    description: `Supersedes a goal's accepted split (its goal_id from plan_status) and has the decomposers propose again with a note, at most ${RESPLIT_BOUND} times per goal.`,
+    inputSchema: toolArgs('resplit', { goal_id: NodeId, note: SteerNote })
+  }, async ({ goal_id: goalId, note }, extra) => blankNote(note, 'the decomposers read it when they split the goal again') ?? await steerTool('resplit', goalId, note, extra.signal))
+
+  server.registerTool('cancel_branch', {
+    title: 'Cancel one branch of a plan',
+    description: 'Stops a subgoal and everything under it (its goal_id from plan_status; the plan\'s own goal is cancelled with cancel_goal); the rest of the plan goes on and its answer says what was cancelled.',
+    inputSchema: toolArgs('cancel_branch', { goal_id: NodeId })
+  }, async ({ goal_id: goalId }, extra) => await steerTool('cancel_branch', goalId, undefined, extra.signal))
+
+  /** Whether the client declared form elicitation (MCP `elicitation/create`): only then is it asked. */
+  const elicits = (): boolean => server.server.getClientCapabilities()?.elicitation?.form !== undefined
+
+  /**
+   * The elicitation side of review for the plan of `rootId`, which a waiting submit_goal drives:
+   * `look` (called at each look at the tree) asks the client about a goal whose split waits for
+   * review, once per goal and set of waiting proposals and one question at a time (a person
+   * answers one form at a time); it waits for a vote on each proposal first, at most
+   * REVIEW_ASK_UNSCORED_MS, so the question shows the scores. An approve or reject is published
+   * like approve_split / reject_split and listed in `answers`; a declined or cancelled question
+   * is not asked again (the tools remain). `signal` withdraws an open question.
+   */
+  function reviewAsker (rootId: string, signal: AbortSignal, timeoutMs: number): { look: (root: GoalView) => void, answers: Array<Record<string, unknown>> } {
+    const asked = new Set<string>()
+    const firstSeen = new Map<string, number>()
+    const answers: Array<Record<string, unknown>> = []
+    let open = false
+    const look = (root: GoalView): void => {
+      if (open || signal.aborted) return
+      for (const waiting of reviewsOf(root)) {
+        const key = `${waiting.goal.id}:${waiting.proposals.map((p) => p.proposal_id).sort().join(',')}`
+        if (asked.has(key)) continue
+        const seen = firstSeen.get(key) ?? Date.now()
+        firstSeen.set(key, seen)
+        if (waiting.proposals.some((p) => p.voters === 0) && Date.now() - seen < REVIEW_ASK_UNSCORED_MS) continue
+        asked.add(key)
+        open = true
+        void askReview(rootId, waiting, signal, timeoutMs, answers).finally(() => { open = false })
+        return
+      }
+    }
+    return { look, answers }
+  }
+
+  /** Asks the client about one goal waiting for review (elicitation/create) and publishes the answer. */
+  async function askReview (rootId: string, waiting: ReviewWaiting, signal: AbortSignal, timeoutMs: number, answers: Array<Record<string, unknown>>): Promise<void> {
+    const labels = names()
+    const proposals = [...waiting.proposals].sort((a, b) => (b.mean ?? -1) - (a.mean ?? -1) || (a.proposal_id < b.proposal_id ? -1 : 1))
+    const several = proposals.length > 1
+    const goalId = waiting.goal.id
+    const requestedSchema = {
+      type: 'object' as const,
+      properties: {
+        ...(several
+          ? { proposal: { type: 'string' as const, title: 'Split', description: 'The split your decision is about', oneOf: proposals.map((p, i) => ({ const: p.proposal_id, title: `Split ${i + 1} by ${peerLabel(p.proposer_peer, labels)}${p.mean === null ? '' : `, score ${p.mean.toFixed(2)}`}` })), default: proposals[0]!.proposal_id } }
+          : {}),
+        decision: { type: 'string' as const, title: 'Decision', description: 'approve: the split may be accepted and run; reject: it never runs, and the decomposers propose again', enum: ['approve', 'reject'] },
+        note: { type: 'string' as const, title: 'Note', description: 'With reject: what to change, for the decomposers\' next split', maxLength: STEER_NOTE_MAX }
+      },
+      required: several ? ['proposal', 'decision'] : ['decision']
+    }
+    log.info({ event: 'mcp_review_asked', goal_id: rootId, reviewed_goal: goalId, proposals: proposals.map((p) => p.proposal_id) }, `asking the MCP client to review the split of goal ${goalId}`)
+    let result
+    try {
+      result = await server.server.elicitInput({ mode: 'form', message: shownText(reviewMessage(waiting.goal, proposals, labels)), requestedSchema }, { signal, timeout: timeoutMs })
+    } catch (err) {
+      if (!signal.aborted) log.warn({ event: 'mcp_review_unanswered', goal_id: rootId, reviewed_goal: goalId, err: (err as Error).message }, `the MCP client gave no review of goal ${goalId}: approve_split / reject_split remain`)
+      return
+    }
+    if (result.action !== 'accept') {
+      log.info({ event: 'mcp_review_declined', goal_id: rootId, reviewed_goal: goalId, action: result.action }, `the MCP client ${result.action === 'decline' ? 'declined' : 'cancelled'} the review of goal ${goalId}: approve_split / reject_split remain`)
+      return
+    }
+    const content = result.content ?? {}
+    const proposalId = several ? content.proposal : proposals[0]!.proposal_id
+    const decision = content.decision
+    const note = typeof content.note === 'string' ? content.note : ''
+    if (typeof proposalId !== 'string' || !proposals.some((p) => p.proposal_id === proposalId) || (decision !== 'approve' && decision !== 'reject')) {
+      log.warn({ event: 'mcp_review_unanswered', goal_id: rootId, reviewed_goal: goalId }, `the MCP client's review of goal ${goalId} names no proposal or decision asked about: nothing published`)
+      return
+    }
+    try {
+      const msg = await peer.steer(rootId, decision, proposalId, decision === 'reject' ? note : '')
+      answers.push({ goal_id: goalId, proposal_id: proposalId, decision, ...(msg.note === '' ? {} : { note: msg.note }) })
+      log.info({ event: 'mcp_steer_published', goal_id: rootId, action: msg.action, target: msg.target, round: msg.round, elicited: true }, `the MCP client's review: ${msg.action} ${msg.target}`)
+    } catch (err) {
+      if (!(err instanceof SteerRefused)) throw err
+      log.warn({ event: 'mcp_review_refused', goal_id: rootId, reviewed_goal: goalId, reason: err.message }, `the MCP client's review was not published: ${err.message}`)
+    }
+  }
+
+  /**
+   * Resolves true once `goalId`'s plan is complete, false after `timeoutMs` or an abort;
+   * `onProgress` gets every change of the done count, `onLook` the root at each look while the
+   * plan is unfinished.
+   */
+  async function waitForPlan (goalId: string, timeoutMs: number, signal: AbortSignal, onProgress: (p: { progress: number, leaves: number, message: string }) => void, onLook?: (root: GoalView) => void): Promise<boolean> {
     return await new Promise<boolean>((resolve) => {
       let last = ''
       let sentAt = 0
@@ -316,7 +515,9 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         const p = planProgress(root)
         // A timer the plan waits on ("best split 0.53 < 0.60: taking it in 38 s") is said too.
         const timer = (statusOf(root, names()).timers as { text: string, wait: string }[])[0]
-        const message = progressMessage(p, waits(root), timer === undefined ? null : `"${timer.text}": ${timer.wait}`)
+        const review = reviewsOf(root)[0]
+        const asked = review === undefined ? null : `waiting for your review of "${clipText(review.goal.text, 60, '…')}" (approve_split or reject_split)`
+        const message = progressMessage(p, waits(root), asked ?? (timer === undefined ? null : `"${timer.text}": ${timer.wait}`))
         // MCP wants every notification's progress above the last: a new message at an unchanged
         // count, and a repeat, add a thousandth.
         const send = (): void => {
@@ -327,6 +528,7 @@ export async function startMcpFrontDoor (peer: FrontDoorPeer, config: PeerConfig
         }
         if (message !== last) { last = message; send() } else if (Date.now() - sentAt >= PROGRESS_KEEPALIVE_MS) send()
         if (p.complete) finish(true)
+        else onLook?.(root)
       }
       const onAbort = (): void => { finish(false) }
       const sub = peer.bus.onMessage(() => { pending ??= setTimeout(look, WAIT_DEBOUNCE_MS) })
@@ -443,9 +645,45 @@ export function statusOf (root: GoalView, names: ReadonlyMap<string, string>, no
     spend: spend === undefined ? null : { calls: spend.calls, input_tokens: spend.input_tokens, output_tokens: spend.output_tokens },
     cost: costOf(root, names, prices),
     budget: root.plan?.budget ?? null,
+    review: reviewsOf(root).map((w) => ({
+      goal_id: w.goal.id,
+      goal: clipText(w.goal.text, STATUS_TEXT_CHARS, '…'),
+      depth: w.goal.depth,
+      proposals: w.proposals.map((p) => ({ proposal_id: p.proposal_id, proposer: peerLabel(p.proposer_peer, names), proposer_peer: p.proposer_peer, mean_score: p.mean, votes: p.voters, subgoals: p.subgoals, notes: p.notes }))
+    })),
     tree,
     timers
   }
+}
+
+/** A goal of a plan whose split waits for the origin's review (DESIGN R14), with the proposals waiting. */
+export interface ReviewWaiting { goal: GoalView, proposals: ReviewProposal[] }
+
+/**
+ * The goals of `root`'s plan (superseded branches left out) whose split waits for review, in
+ * tree order: read from each goal's wait (rules/waits.ts goalWait 'review'), not recomputed.
+ */
+export function reviewsOf (root: GoalView): ReviewWaiting[] {
+  const out: ReviewWaiting[] = []
+  const walk = (g: GoalView): void => {
+    if (g.status === 'superseded') return
+    if (g.wait?.on === 'review' && g.wait.proposals.length > 0) out.push({ goal: g, proposals: g.wait.proposals })
+    for (const c of g.children) if (c.kind === 'goal') walk(c)
+  }
+  walk(root)
+  return out
+}
+
+/** An elicitation's message for a goal waiting for review: the goal, each proposed split with its proposer, score and the scorers' notes, and what to do. */
+function reviewMessage (goal: GoalView, proposals: readonly ReviewProposal[], names: ReadonlyMap<string, string>): string {
+  const splits = proposals.map((p, i) => {
+    const score = p.mean === null ? 'not scored yet' : `score ${p.mean.toFixed(2)} from ${p.voters} ${p.voters === 1 ? 'scorer' : 'scorers'}`
+    const parts = p.subgoals.map((t, j) => `  ${j + 1}. ${clipText(t, REVIEW_SUBGOAL_CHARS, '…')}`).join('\n')
+    const notes = p.notes.length === 0 ? '' : `\n  Scorers' notes: ${p.notes.map((n) => clipText(n, REVIEW_SUBGOAL_CHARS, '…')).join(' | ')}`
+    return `Split ${i + 1} by ${peerLabel(p.proposer_peer, names)} (${score}):\n${parts}${notes}`
+  }).join('\n\n')
+  const which = goal.parent_id === null ? 'Your goal' : 'The subgoal'
+  return `${which} "${clipText(goal.text, STATUS_TEXT_CHARS, '…')}" waits for your review before any part of it runs.\n\n${splits}\n\nApprove a split to run it, or reject it with a note saying what to change (once every split is rejected the decomposers propose again).`
 }
 
 /** A part's figures in `cost`: calls, tokens, US dollars of the priced tokens, and the models without a price (null: not reported). */
