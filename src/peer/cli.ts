@@ -18,7 +18,7 @@ import { orderProblems, tunableProblem, TUNABLES, type Tunable, type TunableName
 import { CAPABILITIES, ROLES, type Capability, type Role } from '../plan/protocol/schemas'
 import { writeNewSwarmKey } from './net/transport/swarmKey'
 import { modelPricesFile } from './cliValues'
-import { contentIdArg, reviewDepthArg, steerNoteArg } from './cliValues'
+import { contentIdArg, steerNoteArg } from './cliValues'
 import { isLoopbackHost } from './net/transport/loopback'
 import { firstFreeIdentity } from './net/storage/dataDir'
 import { addMcpOptions, mcpSettings } from './tools/mcpOptions'
@@ -197,7 +197,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.budgetCalls))
     .addOption(tunableOption(TUNABLES.budgetTokens))
     .option('--cancel-goal <goal-id>', 'cancel the plan of this root goal, submitted by this identity, once the goal is in the local state and a sync with a peer completed; exit 0 once the connected peers and the plan\'s executors hold the cancel, 1 when that is not confirmed within 30 s, when another peer submitted it, or when it is still unknown after a first sync (or --sync-grace-ms alone)', goalId)
-    .option('--review-depth <n>', 'with --submit-goal: review the splits of goals above this depth (1 = the root goal\'s split) before they are accepted: each waits until you --approve or --reject it (DESIGN R14); 1-16', reviewDepthArg)
+    .addOption(tunableOption(TUNABLES.reviewDepth))
     .option('--approve <proposal-id>', 'approve this proposal of a plan this identity submitted with --review-depth, once it is known and a sync with a peer completed; exit 0 once the connected peers hold the approval, 2 when it would change nothing (the reason is named)', contentIdArg)
     .option('--reject <proposal-id>', 'reject this proposal of a plan this identity submitted with --review-depth (the decomposers propose again, with --note in their prompt); exits like --approve', contentIdArg)
     .option('--note <text>', 'with --reject: what the decomposers should do differently (at most 2000 characters)', steerNoteArg)

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { InvalidArgumentError } from 'commander'
 import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { MAX_GOAL_DEPTH, SWARM_NAME_RE, TEXT_MAX_CHARS } from '../plan/protocol/limits'
+import { SWARM_NAME_RE, TEXT_MAX_CHARS } from '../plan/protocol/limits'
 import { textLength } from '../plan/protocol/text'
 import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, STEER_NOTE_MAX, type Capability } from '../plan/protocol/schemas'
 import { checkSwarmName } from '../plan/protocol/topics'
@@ -212,13 +212,6 @@ function statOrNull (p: string): Stats | null {
 export function contentIdArg (v: string): string {
   if (!/^[0-9a-f]{16}$/.test(v)) throw new InvalidArgumentError('expected an id: 16 lowercase hex characters (a proposal_id, node_id or goal_id as the tree and report show it).')
   return v
-}
-
-/** --review-depth: a whole number from 1 to MAX_GOAL_DEPTH (the deepest goal the wire allows). */
-export function reviewDepthArg (v: string): number {
-  const n = Number(v)
-  if (!/^\d+$/.test(v) || n < 1 || n > MAX_GOAL_DEPTH) throw new InvalidArgumentError(`expected a whole number from 1 (review the root goal's split) to ${MAX_GOAL_DEPTH}.`)
-  return n
 }
 
 /** --note: the person's words for the decomposers, at most 2000 characters, no control characters but tab and line breaks. */

@@ -74,6 +74,10 @@ export const TUNABLES = {
     doc: 'with --submit-goal: the plan starts no model request past this many tokens (input + output), counted swarm-wide',
     settingDoc: 'Budget of each goal you submit, in tokens (input + output) over every model request of its plan. Empty = no cap.'
   },
+  reviewDepth: {
+    flag: '--review-depth', min: 1, max: 16, integer: true, default: null, unit: 'levels',
+    doc: 'with --submit-goal: review the splits of goals above this depth (1 = the root goal\'s split) before they are accepted: each waits until you --approve or --reject it'
+  },
   maxDepth: {
     flag: '--max-depth', setting: 'goalSwarm.maxDepth', min: 1, max: 16, integer: true, default: 3, unit: 'levels',
     doc: 'depth cap of the goal tree',
