@@ -115,3 +115,37 @@ test('(2) a cancelled branch stops its calls; the root still synthesizes and its
   // Cancelling it again is refused.
   await assert.rejects(observer.client.steer('cancel_branch', branch.child_id), (e: unknown) => e instanceof PeerClientError && /already cancelled/.test(e.message))
 })
+
+test('(3) a re-split supersedes the split: the decomposer is told why, the new split runs and the plan completes', async (t) => {
+  const swarm = new TestSwarm()
+  let refusedOnce = false
+  const standin = await startStandin((req) => {
+    if (req.purpose !== 'execute' || refusedOnce) return null
+    refusedOnce = true
+    return { text: '', refusal: 'I can\'t help with that.' }
+  })
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 3 })
+  const observer = await startPlanners(swarm, args)
+  await swarm.start({ role: 'executor', name: 'ex', args })
+  const goalId = await observer.submitGoal(GOAL)
+  await observer.waitFor(() => evaluationOf(observer).verdict(goalId)?.complete === true, 'the plan complete with a failed leaf', 60_000)
+  const before = evaluationOf(observer)
+  assert.equal(before.verdict(goalId)?.ok, false)
+  const oldSplit = before.goal(goalId)?.winner
+  assert.ok(oldSplit !== undefined && oldSplit !== null)
+  const r = await observer.client.steer('resplit', goalId, { note: 'Split it by city instead' })
+  assert.deepEqual(r, { goalId, round: 1 })
+  await observer.waitFor(() => evaluationOf(observer).verdict(goalId)?.ok === true, 'the re-split plan done', 90_000)
+  const ev = evaluationOf(observer)
+  const winner = ev.goal(goalId)?.winner
+  assert.ok(winner !== undefined && winner !== null)
+  assert.notEqual(winner.proposal_id, oldSplit.proposal_id)
+  assert.equal(ev.state.proposal(goalId, winner.proposal_id)?.round, 1)
+  const superseded = (ev.goal(goalId)?.slots ?? []).filter((s) => s.superseded).map((s) => s.decision.child_id)
+  assert.deepEqual(superseded.sort(), oldSplit.children.map((c) => c.child_id).sort(), 'the old split\'s work shows superseded')
+  assert.ok(oldSplit.children.every((c) => ev.task(c.child_id)?.status === 'superseded'))
+  const told = standin.requests.filter((x) => x.purpose === 'decompose' && x.prompt.includes('The goal is being split again: Split it by city instead'))
+  assert.equal(told.length >= 1, true, 'the decomposer\'s prompt carries the note')
+  await observer.waitFor(() => new Set(hashes(swarm.all)).size === 1, 'identical trees', 20_000)
+})

@@ -11,10 +11,11 @@ import fc from 'fast-check'
 import { PlanState } from '../../src/plan/state/planState'
 import { evaluate, inCancelledBranch, needsSplit } from '../../src/plan/rules/evaluator'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
-import { synthesisId } from '../../src/plan/protocol/ids'
+import { proposalId, synthesisId } from '../../src/plan/protocol/ids'
 import { synthesisInputs, synthesisTaskOf } from '../../src/plan/read/synthesis'
 import { synthesisPrompt } from '../../src/peer/roles/synthesisPrompts'
-import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { decomposePrompt, RESPLIT_PREFIX } from '../../src/peer/roles/prompts'
+import type { AnyEnvelope, SubgoalProposal } from '../../src/plan/protocol/schemas'
 import {
   accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, sec, steer, samplePlan, T0
 } from '../support/fixtures'
@@ -171,5 +172,75 @@ describe('cancel a branch (DESIGN R14)', () => {
     }
     const want = read(msgs)
     fc.assert(fc.property(fc.shuffledSubarray(msgs, { minLength: msgs.length }), (order) => { assert.deepEqual(read(order), want) }), { numRuns: 40 })
+  })
+})
+
+describe('re-split (DESIGN R14)', () => {
+  const resplit = (at: number, round = 1, origin?: string): AnyEnvelope =>
+    envelopeOf('steer', steer(g, 'resplit', g.goal_id, { at, round, note: 'fewer steps', ...(origin === undefined ? {} : { origin }) }), origin ?? g.origin_peer)
+  /** A proposal of the root for re-split round `round`. */
+  const again = (subgoals: string[], round: number, proposer = 'peer-dec-1'): SubgoalProposal =>
+    ({ ...proposal(g.goal_id, subgoals, proposer, { at: T0 + sec(13) }), round, proposal_id: proposalId(g.goal_id, subgoals, proposer, undefined, round) })
+  const round1 = again(['Choose the dates and flights', 'Book the hotels'], 1)
+  const split1 = accepted(round1, { at: T0 + sec(14) })
+  const read = (envs: AnyEnvelope[]): { winner: string | null, superseded: string[], status: string | undefined, start: number | null } => {
+    const st = new PlanState(envs)
+    const ev = evaluate(st, NOW, DEFAULT_RULES)
+    const goal = ev.goal(g.goal_id)
+    return {
+      winner: goal?.winner?.proposal_id ?? null,
+      superseded: (goal?.slots ?? []).filter((x) => x.superseded).map((x) => x.decision.child_id),
+      status: ev.goalStatus(g.goal_id),
+      start: DEFAULT_RULES.goalStartUs(st, g.goal_id)
+    }
+  }
+
+  it('supersedes the goal\'s split: the goal waits for a split of the new round, the old work shows superseded', () => {
+    const envs = [...base, ...ran(A, 'peer-ex-1', T0 + sec(4), T0 + sec(5), false), resplit(T0 + sec(12))]
+    const st = new PlanState(envs)
+    assert.deepEqual(DEFAULT_RULES.splitRound(st, g.goal_id).round, 1)
+    assert.deepEqual(DEFAULT_RULES.acceptedFor(st, g.goal_id), [])
+    assert.deepEqual(DEFAULT_RULES.earlierSplits(st, g.goal_id).map((x) => x.proposal_id), [chain.proposal_id])
+    assert.deepEqual(DEFAULT_RULES.roundProposals(st, g.goal_id), [], 'round 0 proposals are not voted on again')
+    assert.equal(needsSplit(st, g.goal_id, DEFAULT_RULES), true)
+    const r = read(envs)
+    assert.deepEqual([r.winner, r.status, r.start], [null, 'pending_decomposition', T0 + sec(12)], 'the fallback counts from the re-split')
+    assert.deepEqual(r.superseded, split.children.map((c) => c.child_id))
+    assert.deepEqual(statuses(envs), ['superseded', 'superseded'])
+  })
+
+  it('a split of the new round wins; the same subgoals proposed again are a new proposal; the old split\'s votes do not count for it', () => {
+    assert.notEqual(again(chain.subgoals, 1).proposal_id, proposalId(g.goal_id, chain.subgoals, 'peer-dec-1'), 'the round is in the id')
+    const envs = [...base, resplit(T0 + sec(12)), ...acceptedEnvelopes(split1)]
+    const r = read(envs)
+    assert.equal(r.winner, round1.proposal_id)
+    assert.equal(r.status, 'decomposed')
+    assert.deepEqual(r.superseded, split.children.map((c) => c.child_id))
+    // Without the re-split the round-1 split waits (its round is not this peer's yet).
+    assert.equal(read([...base, ...acceptedEnvelopes(split1)]).winner, chain.proposal_id)
+  })
+
+  it('the decomposers\' prompt quotes the note and the split it replaces', () => {
+    const prompt = decomposePrompt({ goal: g.text, depth: 0, maxDepth: 2, ancestors: [], min: 2, max: 4, feedback: [], resplit: { note: 'fewer steps', earlier: chain.subgoals } })
+    assert.ok(prompt.includes(`${RESPLIT_PREFIX} fewer steps The earlier split was:\n1. Pick the dates\n2. Book flights for the dates\n3. Book hotels near the airports\nPropose a different split.`), prompt)
+    assert.ok(!decomposePrompt({ goal: g.text, depth: 0, maxDepth: 2, ancestors: [], min: 2, max: 4, feedback: [] }).includes(RESPLIT_PREFIX))
+  })
+
+  it('a forged re-split, a gap in the rounds or a round past the bound changes nothing', () => {
+    for (const extra of [resplit(T0 + sec(12), 1, 'peer-mallory'), resplit(T0 + sec(12), 2), resplit(T0 + sec(12), 3)]) {
+      assert.equal(read([...base, extra]).winner, chain.proposal_id)
+    }
+  })
+
+  it('the winner is the same for any order and repetition (fast-check)', () => {
+    const round2 = again(['Plan it all in one go', 'Check the plan'], 2)
+    const msgs = [...base, resplit(T0 + sec(12)), resplit(T0 + sec(11)), ...acceptedEnvelopes(split1), resplit(T0 + sec(20), 2),
+      ...acceptedEnvelopes(accepted(round2, { at: T0 + sec(22) }))]
+    const want = read(msgs)
+    assert.equal(want.winner, round2.proposal_id)
+    assert.equal(want.start, T0 + sec(20))
+    fc.assert(fc.property(fc.shuffledSubarray(msgs, { minLength: msgs.length }), fc.array(fc.nat(msgs.length - 1), { maxLength: 5 }), (order, dups) => {
+      assert.deepEqual(read([...order, ...dups.map((i) => msgs[i] as AnyEnvelope)]), want)
+    }), { numRuns: 50 })
   })
 })

@@ -91,6 +91,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       if (n > 0) log.info({ goal_id: env.body.goal_id, aborted: n }, 'plan cancelled: aborted its model calls in flight')
       return
     }
+    // A re-split (DESIGN R14) opens a new round of proposals for its goal.
+    if (env.kind === 'steer' && env.body.action === 'resplit') { consider(env.body.target); return }
     // The origin's rejection of a goal's proposals (DESIGN R14) may call for a new one.
     if (env.kind === 'steer') {
       if (env.body.action === 'reject') for (const g of state.goals()) if (state.proposal(g.goal_id, env.body.target) !== undefined) consider(g.goal_id)
@@ -154,7 +156,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     if (goal.depth >= config.maxDepth) return 'depth_cap'
     if (!needsSplit(state, goalId, rules)) return 'decided'
     if (!gate.allows(goalId)) return 'plan_stopped'
-    const all = state.proposalsFor(goalId)
+    const all = rules.roundProposals(state, goalId)
     // Every proposal rejected by the person who asked (DESIGN R14): the ranked propose again, with the notes.
     if (allRejected(state, goalId).length > 0 && rankedToPropose(goal)) {
       const next = nextAttempt(goalId)
@@ -182,7 +184,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     const since = otelTime(ctx.now())
     timers.after(left, () => {
       standing.delete(goal.goal_id)
-      const over = state.proposalsFor(goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)
+      const over = rules.roundProposals(state, goal.goal_id).length === 0 && needsSplit(state, goal.goal_id, rules) && !inflight.has(goal.goal_id)
       spans.interval(SPAN.standby, { goalId: goal.goal_id }, { [SWARM.outcome]: over ? 'proposing' : 'others_proposed' }, since, otelTime(ctx.now()))
       if (over) {
         log.info({ goal_id: goal.goal_id, standby_ms: standby, consideration: 'standby_over' }, `no proposal for "${excerpt(goal.text)}" within ${standby} ms: proposing`)
@@ -227,13 +229,26 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
   }
 
   function nextAttempt (goalId: string): number {
-    const attempts = state.proposalsFor(goalId).map((p) => p.attempt)
+    const attempts = rules.roundProposals(state, goalId).map((p) => p.attempt)
     return attempts.length === 0 ? 0 : Math.max(...attempts) + 1
+  }
+
+  /**
+   * Why the goal is split again (DESIGN R14 "Re-split"), for the prompt: the re-split's note and
+   * the subgoals of the split it supersedes; undefined in round 0.
+   */
+  function resplitOf (goalId: string): DecomposeInput['resplit'] {
+    const { steer } = rules.splitRound(state, goalId)
+    if (steer === null) return undefined
+    const earlier = rules.earlierSplits(state, goalId).map((a) => state.proposal(goalId, a.proposal_id)?.round ?? 0)
+    const last = Math.max(-1, ...earlier)
+    const split = rules.earlierSplits(state, goalId).find((a) => (state.proposal(goalId, a.proposal_id)?.round ?? 0) === last)
+    return { note: steer.note, earlier: split?.subgoals ?? [] }
   }
 
   function feedbackFor (goalId: string): DecomposeInput['feedback'] {
     const votes = state.scoresFor(goalId)
-    return state.proposalsFor(goalId).map((p) => {
+    return rules.roundProposals(state, goalId).map((p) => {
       const vs = distinctVotes(p, votes)
       const notes = votes.filter((v) => v.proposal_id === p.proposal_id && v.notes.trim() !== '').map((v) => v.notes.trim())
       return { subgoals: p.subgoals, score: vs.length === 0 ? null : meanScore(vs), notes: [...new Set(notes)] }
@@ -278,6 +293,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       min,
       max,
       feedback: attempt === 0 ? [] : feedbackFor(goal.goal_id),
+      resplit: resplitOf(goal.goal_id),
       rejections: rejectionNotes(state, goal.goal_id)
     }
     log.info({ goal_id: goal.goal_id, depth: goal.depth, attempt }, `decomposing "${excerpt(goal.text)}" into ${min === max ? min : `${min}-${max}`} subgoals`)
@@ -323,7 +339,8 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
     // The wire refuses control characters in text (DESIGN R1); a model's stray ones are dropped.
     const subgoals = out.subgoals.map((s) => stripControlChars(s).trim().replace(/\s+/g, ' '))
     const dependsOn = proposalDependencies(out.depends_on, subgoals.length)
-    const pid = proposalId(goal.goal_id, subgoals, me, dependsOn)
+    const { round } = rules.splitRound(state, goal.goal_id)
+    const pid = proposalId(goal.goal_id, subgoals, me, dependsOn, round)
     if (state.proposalsFor(goal.goal_id).some((p) => p.proposal_id === pid)) {
       log.warn({ goal_id: goal.goal_id, proposal_id: pid }, 'the model repeated an earlier split; not re-published')
       span.end({ outcome: 'repeated_split' })
@@ -338,6 +355,7 @@ export function startDecomposer (ctx: RoleContext, llm: LlmProvider, opts: Decom
       subgoals,
       rationale: clipText(stripControlChars(out.rationale), TEXT_MAX_CHARS),
       attempt,
+      ...(round === 0 ? {} : { round }),
       proposed_at: formatTimestamp(ctx.now()),
       usage: wireUsage(usage),
       ...(dependsOn === undefined ? {} : { depends_on: dependsOn })

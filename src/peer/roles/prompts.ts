@@ -110,9 +110,17 @@ export interface DecomposeInput {
   max: number
   /** Scorers' comments on earlier splits of this goal, for a re-proposal; empty on the first. */
   feedback: readonly { subgoals: readonly string[], score: number | null, notes: readonly string[] }[]
+  /**
+   * Set when the goal is split again (DESIGN R14 "Re-split"): the note of the re-split (the
+   * person's words, or the reason of an automatic one) and the subgoals of the split it replaces.
+   */
+  resplit?: { note: string, earlier: readonly string[] }
   /** The notes of the person's rejections of earlier splits (DESIGN R14); absent or empty: none. */
   rejections?: readonly string[]
 }
+
+/** The line a decomposer's prompt carries when its goal is split again (DESIGN R14), before the note. */
+export const RESPLIT_PREFIX = 'The goal is being split again:'
 
 export function decomposePrompt (x: DecomposeInput): string {
   const levelsLeft = x.maxDepth - x.depth - 1
@@ -132,6 +140,10 @@ export function decomposePrompt (x: DecomposeInput): string {
       '\nPropose a different split that answers these comments.')
   }
   for (const note of x.rejections ?? []) parts.push(`The person who asked rejected an earlier split: ${note}`)
+  if (x.resplit !== undefined) {
+    const before = x.resplit.earlier.length === 0 ? '' : ` The earlier split was:\n${numbered(x.resplit.earlier)}`
+    parts.push(`${RESPLIT_PREFIX}${x.resplit.note.trim() === '' ? ' (no note)' : ` ${x.resplit.note.trim()}`}${before}\nPropose a different split.`)
+  }
   return parts.join('\n\n')
 }
 

@@ -178,11 +178,13 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     // Nor does a plan stopped by its budget: accepting costs no call, but a split now would only
     // add stopped parts after every peer has judged the plan over (DESIGN R13).
     if (!gate.allows(goalId)) { evaluated(goalId, 'plan_stopped'); return }
-    const proposals = state.proposalsFor(goalId)
+    // Only the proposals of the goal's split round count (DESIGN R14 "Re-split").
+    const proposals = rules.roundProposals(state, goalId)
     if (proposals.length === 0) return
-    if (!firstSeen.has(goalId)) firstSeen.set(goalId, performance.now() - waitedByMessages(goalId))
+    const seen = seenKey(goalId)
+    if (!firstSeen.has(seen)) firstSeen.set(seen, performance.now() - waitedByMessages(goalId))
     // The fallback applies once the timeout passes, even if no message arrives then.
-    wakeWhen(goalId, 'fallback', (firstSeen.get(goalId) ?? 0) + config.acceptance.timeoutMs)
+    wakeWhen(goalId, 'fallback', (firstSeen.get(seen) ?? 0) + config.acceptance.timeoutMs)
     const votes = state.scoresFor(goalId)
     for (const p of proposals) {
       if (scoring.has(p.proposal_id)) continue
@@ -202,7 +204,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * `in_flight` is true while an accepted split of its own is being published.
    */
   function evaluated (goalId: string, evaluation: 'split_known' | 'plan_stopped' | 'accept_in_flight' | 'nothing_qualifies' | 'waiting_for_votes' | 'accepting'): void {
-    const since = firstSeen.get(goalId)
+    const since = firstSeen.get(seenKey(goalId))
     log.debug({ goal_id: goalId, evaluation, in_flight: accepting.has(goalId), votes: state.scoresFor(goalId).length, waited_ms: since === undefined ? 0 : Math.round(performance.now() - since) }, 'scorer evaluated a goal')
   }
 
@@ -217,11 +219,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return Math.max(0, config.acceptance.timeoutMs - (due - ctx.now()) / 1000)
   }
 
+  /** What firstSeen keys a goal by: each re-split round (DESIGN R14) waits its own timeout. */
+  function seenKey (goalId: string): string {
+    const { round } = rules.splitRound(state, goalId)
+    return round === 0 ? goalId : `${goalId}\u0000${round}`
+  }
+
   function decide (goalId: string): Acceptance | null {
-    const since = firstSeen.get(goalId)
+    const since = firstSeen.get(seenKey(goalId))
     const elapsed = since === undefined ? 0 : performance.now() - since
     // Under review only approved proposals may be accepted, by quorum or fallback (DESIGN R14).
-    return decideAcceptance(acceptableProposals(state, goalId, state.proposalsFor(goalId)), state.scoresFor(goalId), elapsed, config.acceptance)
+    return decideAcceptance(acceptableProposals(state, goalId, rules.roundProposals(state, goalId)), state.scoresFor(goalId), elapsed, config.acceptance)
   }
 
   /** Capabilities live executors announce now, in CAPABILITIES order: what the vote's capability verdicts can count on. */
@@ -246,7 +254,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
    * for the missing votes.
    */
   function informationComplete (goalId: string): boolean {
-    if (votesComplete(acceptableProposals(state, goalId, state.proposalsFor(goalId)), state.scoresFor(goalId), liveScorers(goalId))) return true
+    if (votesComplete(acceptableProposals(state, goalId, rules.roundProposals(state, goalId)), state.scoresFor(goalId), liveScorers(goalId))) return true
     if (!quorumSince.has(goalId)) quorumSince.set(goalId, performance.now())
     return !wakeWhen(goalId, 'grace', (quorumSince.get(goalId) ?? 0) + grace)
   }

@@ -91,7 +91,7 @@ function idProblem (env: AnyEnvelope): string | null {
     }
     case 'proposal': {
       const p = env.body
-      const want = proposalId(p.goal_id, p.subgoals, p.proposer_peer, p.depends_on)
+      const want = proposalId(p.goal_id, p.subgoals, p.proposer_peer, p.depends_on, p.round)
       return want === p.proposal_id ? null : `proposal_id ${p.proposal_id} != ${want}`
     }
     case 'accepted': {

@@ -25,11 +25,15 @@ export function rootGoalId (text: string, createdAt: Micros, originPeer: string)
  * A proposal with dependencies between its subgoals (`dependsOn`, earlier indices per subgoal)
  * also covers them, as H(..., proposer_peer, "depends_on", JSON of the lists): the same subgoals
  * in another order of work are another proposal. Without any dependency (absent or all lists
- * empty) the id is H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer).
+ * empty) the id is H(goal_id, subgoal_1, ..., subgoal_n, proposer_peer). A proposal of re-split
+ * round r >= 1 (DESIGN R14) appends "round", r: the same split proposed again in a new round is
+ * a new proposal, so no vote or accepted split of an earlier round counts for it.
  */
-export function proposalId (goalId: string, subgoals: readonly string[], proposerPeer: string, dependsOn?: readonly (readonly number[])[]): string {
-  if (dependsOn === undefined || dependsOn.every((d) => d.length === 0)) return contentId(goalId, ...subgoals, proposerPeer)
-  return contentId(goalId, ...subgoals, proposerPeer, 'depends_on', JSON.stringify(dependsOn))
+export function proposalId (goalId: string, subgoals: readonly string[], proposerPeer: string, dependsOn?: readonly (readonly number[])[], round?: number): string {
+  const deps = dependsOn === undefined || dependsOn.every((d) => d.length === 0) ? [] : ['depends_on', JSON.stringify(dependsOn)]
+  // DESIGN R14: a re-split round's proposal is another proposal than the same split of round 0.
+  const again = round === undefined || round === 0 ? [] : ['round', String(round)]
+  return contentId(goalId, ...subgoals, proposerPeer, ...deps, ...again)
 }
 
 /**

@@ -166,6 +166,12 @@ export const SubgoalProposal = z.strictObject({
   rationale: plainText(TEXT_MAX_CHARS),
   /** 0 for a first proposal; n for the n-th re-proposal after no acceptance. */
   attempt: z.int().min(0).max(16),
+  /**
+   * The re-split round of the goal this proposal is for (DESIGN R14 "Re-split"): 1, 2, ... after
+   * the origin's re-splits; absent for round 0 (one form per round, so equal
+   * proposals stay equal). Covered by proposal_id, so a proposal counts in its own round only.
+   */
+  round: z.int().min(1).max(16).optional(),
   proposed_at: Timestamp,
   /** The model requests behind this proposal (DESIGN R13). */
   usage: Usage.optional(),

@@ -49,3 +49,24 @@ export function branchCancelOf (
   }
   return null
 }
+
+/** The round a goal's splits are counted in (DESIGN R14 "Re-split") and the re-split that opened it. */
+export interface SplitRound {
+  /** 0 until a re-split counts; then 1, 2, ... */
+  round: number
+  /** The re-split steer that opened the round, null for round 0. */
+  steer: SteerMsg | null
+}
+
+/**
+ * The current split round of a goal from its counting re-splits (DESIGN R14 "Re-split"):
+ * rounds count in order, 1, 2, ... without a gap (`resplits` holds at most one steer per round,
+ * rounds past the bound already left out by steering.ts), so the round only grows as steers
+ * arrive, whatever their order.
+ */
+export function splitRound (resplits: readonly SteerMsg[]): SplitRound {
+  const byRound = new Map(resplits.map((s) => [s.round, s]))
+  let out: SplitRound = { round: 0, steer: null }
+  for (let round = 1; byRound.has(round); round++) out = { round, steer: byRound.get(round) as SteerMsg }
+  return out
+}

@@ -98,7 +98,10 @@ export interface GoalAnswer {
   splits: AcceptedSplit[]
   /** The split every peer adopts (splits[0]), or null. */
   winner: AcceptedSplit | null
-  /** The winner's children in index order, then each losing proposal's (once), superseded. */
+  /**
+   * The winner's children in index order, then each losing proposal's (once), superseded, then
+   * those of the splits of earlier re-split rounds (DESIGN R14), superseded too.
+   */
   slots: GoalSlot[]
   /** The goal's synthesis task under the winner (ids.ts synthesisId), or null. */
   synthesisId: string | null
@@ -237,11 +240,13 @@ function buildShape (state: PlanState, rules: SwarmRules): Shape {
     const winner = splits[0] ?? null
     const answer: GoalAnswer = { ...g, splits, winner, slots: [], synthesisId: winner === null ? null : synthesisId(g.id, winner.proposal_id) }
     shape.goals.set(g.id, answer)
-    if (winner === null) return
+    // Splits of earlier re-split rounds (DESIGN R14) stay in the tree, superseded.
+    const earlier = rules.earlierSplits(state, g.id)
+    if (winner === null && earlier.length === 0) return
     // Splits of the winner's proposal derive the same children (same ids): each proposal once,
     // its best-ranked split deciding (atomic or not) for its children.
     const seen = new Set<string>()
-    for (const split of splits) {
+    for (const split of [...splits, ...earlier]) {
       if (seen.has(split.proposal_id)) continue
       seen.add(split.proposal_id)
       const lost = g.superseded || split !== winner
@@ -255,6 +260,7 @@ function buildShape (state: PlanState, rules: SwarmRules): Shape {
         }
       }
     }
+    if (winner === null) return
     const sid = answer.synthesisId as string
     shape.places.set(sid, { kind: 'synthesis', goalId: g.id, split: winner })
     if (rooted) shape.tasks.set(sid, { id: sid, kind: 'synthesis', goalId: g.id, rootId: g.rootId, split: winner, decision: undefined, superseded: g.superseded })
@@ -670,7 +676,7 @@ export class Evaluation {
 
   private noVotes (goalId: string): boolean {
     const votes = this.state.scoresFor(goalId)
-    return this.state.proposalsFor(goalId).every((p) => distinctVotes(p, votes).length === 0)
+    return this.rules.roundProposals(this.state, goalId).every((p) => distinctVotes(p, votes).length === 0)
   }
 
   /**
@@ -691,16 +697,20 @@ export class Evaluation {
    * nobody has proposed, its scorers once someone has; and the peers of that role whose
    * failure notices gave up on it. In a cancelled plan only notices dated at or before the
    * cancel count: a call aborted by the cancel is not a peer giving up, and the goal stays
-   * cancelled (DESIGN R13).
+   * cancelled (DESIGN R13); after a re-split only notices dated from it on (DESIGN R14).
    */
   givenUpBy (goalId: string): { role: 'decomposer' | 'scorer', gaveUp: Set<string> } {
-    const role = this.state.proposalsFor(goalId).length === 0 ? 'decomposer' : 'scorer'
+    const role = this.rules.roundProposals(this.state, goalId).length === 0 ? 'decomposer' : 'scorer'
     const root = this.shape.goals.get(goalId)?.rootId
     const cancel = root === undefined ? null : this.plan(root)?.cancel ?? null
     const cutoff = cancel === null ? Infinity : parseTimestamp(cancel.cancelled_at)
+    // A re-split round (DESIGN R14) starts afresh: giving up on an earlier round is not on this one.
+    const again = this.rules.splitRound(this.state, goalId).steer
+    const from = again === null ? -Infinity : parseTimestamp(again.issued_at)
     const gaveUp = new Set<string>()
     for (const f of this.state.failuresFor(goalId)) {
-      if (f.node_id === null && f.role === role && parseTimestamp(f.failed_at) <= cutoff) gaveUp.add(f.reporter_peer)
+      const at = parseTimestamp(f.failed_at)
+      if (f.node_id === null && f.role === role && at <= cutoff && at >= from) gaveUp.add(f.reporter_peer)
     }
     return { role, gaveUp }
   }

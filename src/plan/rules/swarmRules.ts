@@ -13,12 +13,14 @@
  *   messages; the verdicts are cached here per (state, goal) until a message about that goal
  *   arrives.
  */
-import type { AcceptedSplit } from '../protocol/schemas'
+import type { AcceptedSplit, Goal, SubgoalProposal } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import { TUNABLES } from '../protocol/tunables'
 import type { PlanState } from '../state/planState'
 import { fallbackDueUs, splitEvidence, type AcceptanceConfig, type SplitEvidence } from './acceptance'
 import { CLAIM_TOLERANCE_MS } from './claims'
+import { splitRound, type SplitRound } from './corrections'
+import { planSteers } from './steering'
 import { capabilityTtlMs } from './liveness'
 import { proposalReview, reviewingRoot, type ProposalReview } from './review'
 import { Roster } from './roster'
@@ -64,7 +66,13 @@ export const DEFAULT_RULE_SETTINGS: Readonly<RuleSettings> = Object.freeze({
 /** One held accepted split and what the held votes say of it (SwarmRules.judgedSplits). */
 export interface JudgedSplit { split: AcceptedSplit, evidence: SplitEvidence }
 
-interface Judged { version: string, all: JudgedSplit[], valid: AcceptedSplit[] }
+interface Judged { version: string, all: JudgedSplit[], valid: AcceptedSplit[], earlier: AcceptedSplit[] }
+
+/** The split round of a goal no re-split touched. */
+const ROUND_ZERO: SplitRound = Object.freeze({ round: 0, steer: null })
+
+/** Longest parent chain followed to a root; deeper chains only come from a corrupt state. */
+const MAX_CHAIN = 32
 
 /**
  * The rule parameters of one peer and the answers that need no task evaluation (see the module
@@ -110,6 +118,36 @@ export class SwarmRules {
    */
   acceptedFor (state: PlanState, goalId: string): AcceptedSplit[] { return [...this.judge(state, goalId).valid] }
 
+  /**
+   * The accepted splits of a goal its votes prove but whose proposals are of an earlier split
+   * round than the goal's current one (DESIGN R14 "Re-split"): superseded, shown, never acted
+   * on. Empty for a goal no re-split touched.
+   */
+  earlierSplits (state: PlanState, goalId: string): AcceptedSplit[] { return [...this.judge(state, goalId).earlier] }
+
+  /**
+   * The split round goal `goalId` is in (DESIGN R14 "Re-split", corrections.ts splitRound): 0
+   * until a re-split of it by its root's origin counts.
+   */
+  splitRound (state: PlanState, goalId: string): SplitRound {
+    if (state.steerVersion === 0) return ROUND_ZERO
+    let root: Goal | undefined = state.goal(goalId)
+    for (let i = 0; i < MAX_CHAIN && root !== undefined && root.parent_id !== null; i++) root = state.goal(root.parent_id)
+    if (root === undefined || root.parent_id !== null) return ROUND_ZERO
+    const resplits = planSteers(state, root).resplits.get(goalId)
+    return resplits === undefined ? ROUND_ZERO : splitRound(resplits)
+  }
+
+  /**
+   * The proposals of a goal in its current split round (DESIGN R14 "Re-split"), messageKey order:
+   * what scorers vote on and acceptance decides among, what decomposers re-propose after. All
+   * of a goal's proposals while no re-split touched it (they are round 0).
+   */
+  roundProposals (state: PlanState, goalId: string): SubgoalProposal[] {
+    const { round } = this.splitRound(state, goalId)
+    return state.proposalsFor(goalId).filter((p) => (p.round ?? 0) === round)
+  }
+
   /** Every held accepted split of a goal with its evidence verdict, messageKey order (audits, views). */
   judgedSplits (state: PlanState, goalId: string): JudgedSplit[] { return [...this.judge(state, goalId).all] }
 
@@ -121,7 +159,15 @@ export class SwarmRules {
   goalStartUs (state: PlanState, goalId: string): Micros | null {
     const g = state.goal(goalId)
     if (g === undefined) return null
+    const again = this.splitRound(state, goalId).steer
+    const start = this.firstStartUs(state, g)
+    // A re-split round (DESIGN R14) begins at its re-split: its fallback is due a timeout later.
+    return again === null || start === null ? start : Math.max(start, parseTimestamp(again.issued_at))
+  }
+
+  private firstStartUs (state: PlanState, g: Goal): Micros | null {
     if (g.parent_id === null) return parseTimestamp(g.created_at)
+    const goalId = g.goal_id
     let start: Micros | null = null
     for (const split of this.judge(state, g.parent_id).valid) {
       if (split.proposal_id !== g.proposal_id || !split.children.some((c) => c.child_id === goalId)) continue
@@ -136,7 +182,7 @@ export class SwarmRules {
    * what scorers wait for and what views count down to; null while it has no proposal.
    */
   fallbackDueUs (state: PlanState, goalId: string): Micros | null {
-    return fallbackDueUs(this.goalStartUs(state, goalId), state.proposalsFor(goalId), this.settings.acceptance.timeoutMs)
+    return fallbackDueUs(this.goalStartUs(state, goalId), this.roundProposals(state, goalId), this.settings.acceptance.timeoutMs)
   }
 
   private judge (state: PlanState, goalId: string): Judged {
@@ -149,7 +195,9 @@ export class SwarmRules {
     // so the goal chain arriving re-judges the splits it puts under review.
     const review = splits.length > 0 ? reviewingRoot(state, goalId) : null
     // The goal start is in the key, so a goal message arriving re-judges only the splits it concerns.
-    const version = `${state.evidenceVersion(goalId)}/${start ?? ''}/${review === null ? '' : `${review.goal_id}/${state.steerVersion}`}`
+    // A re-split (DESIGN R14) moves the goal to a new round: the round is in the key too.
+    const round = splits.length > 0 ? this.splitRound(state, goalId).round : 0
+    const version = `${state.evidenceVersion(goalId)}/${start ?? ''}/${review === null ? '' : `${review.goal_id}/${state.steerVersion}`}/${round}`
     const held = perGoal.get(goalId)
     if (held !== undefined && held.version === version) return held
     const all: JudgedSplit[] = []
@@ -162,7 +210,17 @@ export class SwarmRules {
         all.push({ split, evidence })
       }
     }
-    const out = { version, all, valid: all.filter((j) => j.evidence.verdict === 'valid').map((j) => j.split) }
+    // Proven splits of proposals of another round than the goal's (DESIGN R14): those of earlier
+    // rounds are superseded; one of a later round (its re-split not held here yet) waits.
+    const valid: AcceptedSplit[] = []
+    const earlier: AcceptedSplit[] = []
+    for (const j of all) {
+      if (j.evidence.verdict !== 'valid') continue
+      const r = state.proposal(goalId, j.split.proposal_id)?.round ?? 0
+      if (r === round) valid.push(j.split)
+      else if (r < round) earlier.push(j.split)
+    }
+    const out = { version, all, valid, earlier }
     perGoal.set(goalId, out)
     return out
   }

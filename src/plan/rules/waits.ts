@@ -87,7 +87,7 @@ export function goalWait (ev: Evaluation, goalId: string): GoalWait | null {
   }
   const review = reviewWait(ev, goalId)
   if (review !== null) return review
-  const proposals = ev.state.proposalsFor(goalId)
+  const proposals = ev.rules.roundProposals(ev.state, goalId)
   const fallbackAtUs = ev.rules.fallbackDueUs(ev.state, goalId)
   const { quorum, minScore } = ev.rules.acceptance
   const votes = ev.state.scoresFor(goalId)
