@@ -24,9 +24,10 @@ import { startup } from './startup'
 import { memory } from './memory'
 import { faults } from './faults'
 import { wan } from './wan'
+import { tracing } from './tracing'
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, memory, faults, wan]
+const BENCHMARKS: Benchmark[] = [overhead, exactlyOnce, scale, lateJoin, startup, memory, faults, wan, tracing]
 const ORDER = BENCHMARKS.map((b) => b.name)
 
 async function main (): Promise<number> {

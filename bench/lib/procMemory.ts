@@ -6,6 +6,7 @@
  * - pss: Pss from smaps_rollup, each shared page divided by the processes mapping it, so the
  *   PSS of all peers on a machine adds up to the memory they really use together.
  * Fields are NaN when the process is gone or the kernel does not report them.
+ * procPeakRss: VmHWM, the largest RSS the process has had since it started.
  */
 import { readFileSync } from 'node:fs'
 
@@ -24,4 +25,9 @@ function read (file: string): string {
 export function procMemory (pid: number): ProcMemory {
   const status = read(`/proc/${pid}/status`)
   return { rss: field(status, 'VmRSS'), anon: field(status, 'RssAnon'), pss: field(read(`/proc/${pid}/smaps_rollup`), 'Pss') }
+}
+
+/** Peak RSS of process `pid` since it started (VmHWM), MB; NaN when it is gone or unknown. */
+export function procPeakRss (pid: number): number {
+  return field(read(`/proc/${pid}/status`), 'VmHWM')
 }
