@@ -172,6 +172,9 @@ export const MCP_REFUSED_FLAGS: ReadonlyMap<string, string> = new Map([
   ['--approve', TOOLS_DO_IT],
   ['--reject', TOOLS_DO_IT],
   ['--note', TOOLS_DO_IT],
+  ['--retry', TOOLS_DO_IT],
+  ['--resplit', TOOLS_DO_IT],
+  ['--cancel-branch', TOOLS_DO_IT],
   ['--exit-when-complete', `${TOOLS_DO_IT} (submit_goal's wait)`],
   ['--report-file', TOOLS_DO_IT],
   ['--show-all-plans', `${TOOLS_DO_IT} (list_plans)`],
@@ -200,7 +203,10 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .addOption(tunableOption(TUNABLES.reviewDepth))
     .option('--approve <proposal-id>', 'approve this proposal of a plan this identity submitted with --review-depth, once it is known and a sync with a peer completed; exit 0 once the connected peers hold the approval, 2 when it would change nothing (the reason is named)', contentIdArg)
     .option('--reject <proposal-id>', 'reject this proposal of a plan this identity submitted with --review-depth (the decomposers propose again, with --note in their prompt); exits like --approve', contentIdArg)
-    .option('--note <text>', 'with --reject: what the decomposers should do differently (at most 2000 characters)', steerNoteArg)
+    .option('--note <text>', 'with --reject or --resplit: what the decomposers should do differently (at most 2000 characters)', steerNoteArg)
+    .option('--retry <node-id>', 'run this failed leaf or synthesis task of a plan this identity submitted again (a new claim round; at most 2 retries per task); exits like --approve', contentIdArg)
+    .option('--resplit <goal-id>', 'split this goal of a plan this identity submitted again (its split and the work under it are superseded; --note goes to the decomposers; at most 2 per goal); exits like --approve', contentIdArg)
+    .option('--cancel-branch <goal-id>', 'stop this subgoal of a plan this identity submitted and everything under it; its parent answers with the rest; exits like --approve', contentIdArg)
     .option('--exit-when-complete', 'with --submit-goal: exit once the plan is complete, 0 when every part is done (final answer included), 1 when a part failed or was stopped (cancel, budget)', false)
     .option('--bootstrap <multiaddr...>', 'peers to dial at start and re-dial while not connected (repeatable)', addr)
     .option('--anchor <multiaddr...>', 'anchors (peers started with --role anchor) to dial, reserve a relay slot on and reach other members through; each ends in /p2p/<PeerId> (repeatable)', anchorAddr)
@@ -330,14 +336,15 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (o.cancelGoal !== undefined && o.submitGoal !== undefined) return fail('--cancel-goal', 'cannot be combined with --submit-goal: a run either submits a goal or cancels one')
   if (o.reviewDepth !== undefined && o.submitGoal === undefined) return fail('--review-depth', 'needs --submit-goal: a review belongs to the goal this peer submits')
   // One steer per run, like one cancel (DESIGN R14).
-  const steerFlags = ([['--approve', 'approve', o.approve], ['--reject', 'reject', o.reject]] as const).filter(([, , v]) => v !== undefined)
+  const steerFlags = ([['--approve', 'approve', o.approve], ['--reject', 'reject', o.reject], ['--retry', 'retry', o.retry], ['--resplit', 'resplit', o.resplit], ['--cancel-branch', 'cancel_branch', o.cancelBranch]] as const)
+    .filter(([, , v]) => v !== undefined)
   if (steerFlags.length > 1) return fail(steerFlags[1]?.[0] ?? '--reject', `cannot be combined with ${steerFlags[0]?.[0] ?? '--approve'}: a run publishes one steer`)
   const steerFlag = steerFlags[0]
   if (steerFlag !== undefined) {
     if (anchor) return fail(steerFlag[0], 'has no use with --role anchor: an anchor relays and keeps the plan, and publishes nothing of its own')
     if (o.submitGoal !== undefined || o.cancelGoal !== undefined) return fail(steerFlag[0], `cannot be combined with ${o.submitGoal !== undefined ? '--submit-goal' : '--cancel-goal'}: a run either submits, cancels or steers a plan`)
   }
-  if (o.note !== undefined && steerFlag?.[1] !== 'reject') return fail('--note', 'needs --reject: the note goes to the decomposers with the rejection')
+  if (o.note !== undefined && steerFlag?.[1] !== 'reject' && steerFlag?.[1] !== 'resplit') return fail('--note', 'needs --reject or --resplit: the note goes to the decomposers')
   if (o.dashboardPort === undefined && program.getOptionValueSource('dashboardHost') === 'cli') return fail('--dashboard-host', 'needs --dashboard-port')
   if (o.capabilities !== undefined && role !== 'executor') return fail('--capabilities', `only an executor runs leaves; --role ${role} takes no capabilities`)
 

@@ -32,6 +32,7 @@ import { failureText, guard, jitterMs, RoleTimers } from './common'
 import { inCancelledBranch, isLiveGoal, winningFor } from '../../plan/rules/evaluator'
 import { ancestorTexts } from '../../plan/read/lineage'
 import { acceptableProposals, ancestorRepeat } from '../../plan/rules/review'
+import { nodeBoundForcesLeaves } from '../../plan/rules/nodeBound'
 import { PlanCalls, PlanGate, publishGoalSpend, wireUsage } from './planGate'
 import { MAX_PROMPT_TOOLS, scorePrompt, scoreSchema, SCORE_SYSTEM, type ScoreOutput } from './prompts'
 import { parseTimestamp } from '../../plan/protocol/time'
@@ -276,9 +277,17 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     return true
   }
 
+  /**
+   * true when every child of a split of `goal` into `n` subgoals is a leaf: the depth cap (DESIGN
+   * R4), or the node bound (DESIGN R14, rules/nodeBound.ts), both functions of the goal's chain.
+   */
+  function leavesOnly (goal: Goal, n: number): boolean {
+    return goal.depth + 1 >= config.maxDepth || nodeBoundForcesLeaves(state, goal.goal_id, n, config.maxSplits)
+  }
+
   function score (goal: Goal, p: SubgoalProposal): void {
     scoring.add(p.proposal_id)
-    const forcedLeaves = goal.depth + 1 >= config.maxDepth
+    const forcedLeaves = leavesOnly(goal, p.subgoals.length)
     // The order of work is judged too (rubric), so other dependencies are another question.
     const key = contentId(goal.goal_id, forcedLeaves ? 'leaves' : 'open', JSON.stringify(p.depends_on ?? []), ...p.subgoals)
     const earlier = answers.get(key)
@@ -374,7 +383,7 @@ export function startScorer (ctx: RoleContext, llm: LlmProvider, opts: ScorerOpt
     }
     // A fallback is dated no earlier than the goal's start + the timeout, as receivers check (DESIGN R4).
     const start = decision.fallback ? rules.goalStartUs(state, goal.goal_id) : null
-    const split: AcceptedSplit = acceptedSplitFor(proposal, decision, goal.depth + 1 >= config.maxDepth, start === null ? null : start + config.acceptance.timeoutMs * 1000)
+    const split: AcceptedSplit = acceptedSplitFor(proposal, decision, leavesOnly(goal, proposal.subgoals.length), start === null ? null : start + config.acceptance.timeoutMs * 1000)
     accepting.add(goal.goal_id)
     guard(log, `accepting a split of goal ${goal.goal_id}`, async () => {
       try {
