@@ -79,7 +79,7 @@ describe('review gates acceptance (DESIGN R14)', () => {
     const w = goalWait(ev, reviewed.goal_id)
     assert.equal(w?.on, 'review')
     assert.deepEqual(w?.on === 'review' ? w.proposals.map((x) => x.proposal_id).sort() : [], [p.pA.proposal_id, p.pB.proposal_id].sort())
-    assert.match(goalWaitWords(w as NonNullable<typeof w>, T0 + sec(6)), /^waiting for review: 2 proposals to approve or reject/)
+    assert.match(goalWaitWords(w as NonNullable<typeof w>, T0 + sec(6)), /^waiting for review: 2 proposals to approve or reject: [0-9a-f]{16} \((mean 0\.80|no votes yet)\) and [0-9a-f]{16} \((mean 0\.80|no votes yet)\)$/)
     const rejected = [...p.base, envelopeOf('steer', steer(reviewed, 'reject', p.pA.proposal_id, { note: 'a' })), envelopeOf('steer', steer(reviewed, 'reject', p.pB.proposal_id, { note: 'b' }))]
     const state = new PlanState(rejected)
     assert.deepEqual(allRejected(state, reviewed.goal_id).map((s) => s.note).sort(), ['a', 'b'])

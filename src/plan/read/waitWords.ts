@@ -78,8 +78,8 @@ export function goalWaitWords (w: GoalWait, nowUs: Micros, labels: WaitLabels = 
     }
     case 'review': {
       const n = w.proposals.length
-      const scored = w.proposals.flatMap((p) => p.mean === null ? [] : [p.mean])
-      return `waiting for review: ${n} ${n === 1 ? 'proposal' : 'proposals'} to approve or reject${scored.length === 0 ? '' : ` (best ${score(Math.max(...scored))})`}`
+      const each = w.proposals.slice(0, 3).map((p) => `${p.proposal_id} (${p.mean === null ? 'no votes yet' : `mean ${score(p.mean)}`})`)
+      return `waiting for review: ${n === 1 ? 'approve or reject proposal' : `${n} proposals to approve or reject:`} ${list(each)}${n > 3 ? ` and ${n - 3} more` : ''}`
     }
   }
 }
