@@ -18,6 +18,7 @@ import { llmLine, startLines } from './startLines'
 import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cancelRun'
 import { submitFromCli, submitOrResume } from './resume'
 import { steerWhenKnown } from './steerRun'
+import { publishOwnSplit } from './ownSplit'
 import { startTracing, type Tracing } from './trace/setup'
 import { watchRootSpans } from './trace/rootSpan'
 import type { Disposable } from './bus'
@@ -104,9 +105,9 @@ async function main (): Promise<void> {
     ipc = new IpcChild(process, {
       // The editor's Submit Goal resumes this identity's unfinished plan of the same goal and
       // budget, as --submit-goal and the MCP front door do, unless it asks for a new plan.
-      submitGoal: async (text, budget, newPlan) => {
+      submitGoal: async (text, budget, newPlan, review) => {
         if (runtime === null) throw new Error('the peer is not running yet')
-        const submission = await submitOrResume(runtime, { text, budget: budget ?? null, newPlan })
+        const submission = await submitOrResume(runtime, { text, budget: budget ?? null, newPlan, ...(review === undefined ? {} : { review }) })
         if (submission.resumed !== null) mainLog.info({ event: 'goal_resumed', goal_id: submission.goalId, age_ms: submission.resumed.ageMs, budget: budget ?? null }, `the editor submitted the unfinished goal ${submission.goalId} again: resumed it`)
         return submission
       },
@@ -118,6 +119,12 @@ async function main (): Promise<void> {
         if (runtime === null) throw new Error('the peer is not running yet')
         const s = await runtime.steer(rootId, action, target, note)
         return { goalId: s.goal_id, round: s.round }
+      },
+      proposeSplit: async (goalId, subgoals, dependsOn) => {
+        if (runtime === null) throw new Error('the peer is not running yet')
+        const p = await publishOwnSplit(runtime, goalId, { subgoals, ...(dependsOn === undefined ? {} : { dependsOn }) })
+        mainLog.info({ event: 'own_split_published', goal_id: goalId, proposal_id: p.proposal_id }, `published the editor's own split of goal ${goalId}: ${p.subgoals.length} subgoals`)
+        return p.proposal_id
       },
       getOutput: async (nodeId) => {
         if (runtime === null) throw new Error('the peer is not running yet')

@@ -22,6 +22,7 @@ import { createLogger } from '../../src/peer/log'
 import { loadOrCreateIdentity } from '../../src/peer/net/storage/identity'
 import { startRuntime } from '../../src/peer/net/runtime'
 import { submitOrResume } from '../../src/peer/resume'
+import { publishOwnSplit } from '../../src/peer/ownSplit'
 import { messageKey } from '../../src/plan/protocol/envelope'
 import type { AnyEnvelope, BodyOf, Kind } from '../../src/plan/protocol/schemas'
 import { signEnvelope } from '../../src/plan/protocol/signing'
@@ -65,6 +66,7 @@ async function main (): Promise<void> {
       const s = await runtime.steer(rootId, action, target, note)
       return { goalId: s.goal_id, round: s.round }
     },
+    proposeSplit: async (goalId, subgoals, dependsOn) => (await publishOwnSplit(runtime, goalId, { subgoals, ...(dependsOn === undefined ? {} : { dependsOn }) })).proposal_id,
     getOutput: async (nodeId) => await runtime.getOutput(nodeId),
     status: () => {
       const s = runtime.status()

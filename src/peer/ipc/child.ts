@@ -4,12 +4,12 @@
  * whole state first, then each new one), sends `status` every second (with the typed facts a
  * parent shows, e.g. unreachable bootstrap peers), forwards its logs (for people), and
  * answers submit-goal (resuming this peer's unfinished plan of the same goal, resume.ts),
- * get-output, status-query and shutdown. Every incoming message is zod-validated; an invalid
+ * propose-split, get-output, status-query and shutdown. Every incoming message is zod-validated; an invalid
  * one is logged and dropped.
  */
 import type { Disposable } from '../bus'
 import type { ForwardedLog, Logger } from '../log'
-import type { AnyEnvelope, Budget, SteerAction } from '../../plan/protocol/schemas'
+import type { AnyEnvelope, Budget, Goal, SteerAction } from '../../plan/protocol/schemas'
 import { CancelRefused } from '../../plan/rules/planControl'
 import type { Submission } from '../resume'
 import { isResultDamaged, ParentMessage, type ChildMessage, type ModelAnswer, type ModelChannel } from './protocol'
@@ -25,11 +25,13 @@ export interface IpcChildHandlers {
    * Publishes a root goal, or takes up this peer's unfinished plan of the same text and budget
    * (resume.ts submitOrResume) unless `newPlan`. @returns its goal id and whether it was resumed
    */
-  submitGoal(text: string, budget?: Budget, newPlan?: boolean): Promise<Submission>
+  submitGoal(text: string, budget?: Budget, newPlan?: boolean, review?: Goal['review']): Promise<Submission>
   /** Publishes the cancel of a plan this peer submitted; @returns the goal id. */
   cancelGoal(goalId: string, reason?: string): Promise<string>
   /** Publishes this peer's steer of a plan it submitted (DESIGN R14); @returns its root goal and round. */
   steer(rootId: string | null, action: SteerAction, target: string, note?: string): Promise<{ goalId: string, round: number }>
+  /** Publishes this peer's own split of a goal of a plan it submitted (DESIGN R14, ownSplit.ts); @returns the proposal id. */
+  proposeSplit(goalId: string, subgoals: string[], dependsOn?: number[][]): Promise<string>
   getOutput(nodeId: string): Promise<string>
   status(): Omit<Extract<ChildMessage, { type: 'status' }>, 'type'>
   /** Stop the peer and exit (the caller exits the process). */
@@ -145,7 +147,7 @@ export class IpcChild {
     const msg = parsed.data
     switch (msg.type) {
       case 'submit-goal':
-        this.handlers.submitGoal(msg.text, msg.budget, msg.new_plan).then(
+        this.handlers.submitGoal(msg.text, msg.budget, msg.new_plan, msg.review).then(
           ({ goalId, resumed }) => this.send({ type: 'submitted', request_id: msg.request_id, goal_id: goalId, resumed: resumed !== null }),
           (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
         )
@@ -159,6 +161,12 @@ export class IpcChild {
       case 'steer':
         this.handlers.steer(msg.root_id ?? null, msg.action, msg.target, msg.note).then(
           ({ goalId, round }) => this.send({ type: 'steered', request_id: msg.request_id, goal_id: goalId, action: msg.action, target: msg.target, round }),
+          (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
+        )
+        break
+      case 'propose-split':
+        this.handlers.proposeSplit(msg.goal_id, msg.subgoals, msg.depends_on).then(
+          (proposalId) => this.send({ type: 'proposed', request_id: msg.request_id, goal_id: msg.goal_id, proposal_id: proposalId }),
           (err: Error) => this.send({ type: 'error', request_id: msg.request_id, message: err.message })
         )
         break

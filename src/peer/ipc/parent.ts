@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import split2 from 'split2'
 import { checkEnvelope } from '../../plan/protocol/envelope'
-import type { AnyEnvelope, Budget, SteerAction } from '../../plan/protocol/schemas'
+import type { AnyEnvelope, Budget, Goal, SteerAction } from '../../plan/protocol/schemas'
 import { DEFAULT_REQUEST_TIMEOUT_MS, describeExit, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type ExitInfo, type PeerChildLaunch, type PeerClientEvents, type ReadyMsg } from './parentTypes'
 import { ChildMessage, type ParentMessage } from './protocol'
 
@@ -134,11 +134,11 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
   }
 
   /**
-   * Publishes a root goal through this peer, with an optional budget (DESIGN R13).
+   * Publishes a root goal through this peer, with an optional budget (DESIGN R13) and review of its splits (DESIGN R14).
    * @returns its goal_id @throws PeerClientError
    */
-  async submitGoal (text: string, budget?: Budget, timeoutMs?: number): Promise<string> {
-    const r = await this.request({ type: 'submit-goal', text, ...(budget === undefined ? {} : { budget }) }, timeoutMs)
+  async submitGoal (text: string, budget?: Budget, timeoutMs?: number, review?: Goal['review']): Promise<string> {
+    const r = await this.request({ type: 'submit-goal', text, ...(budget === undefined ? {} : { budget }), ...(review === undefined ? {} : { review }) }, timeoutMs)
     if (r.type !== 'submitted') throw new PeerClientError('refused', `unexpected reply ${r.type} to submit-goal`)
     return r.goal_id
   }
@@ -164,6 +164,18 @@ export class PeerClient extends EventEmitter<PeerClientEvents> {
     const r = await this.request({ type: 'steer', action, target, ...(opts.rootId === undefined ? {} : { root_id: opts.rootId }), ...(opts.note === undefined ? {} : { note: opts.note }) }, timeoutMs)
     if (r.type !== 'steered') throw new PeerClientError('refused', `unexpected reply ${r.type} to steer`)
     return { goalId: r.goal_id, round: r.round }
+  }
+
+  /**
+   * Publishes this peer's own split of goal `goalId`, of a plan it submitted (DESIGN R14
+   * "Review"): `subgoals` in order, `dependsOn` per subgoal the 0-based indices of earlier ones.
+   * @returns the proposal id
+   * @throws PeerClientError 'refused' with the broken split rule or why it would change nothing
+   */
+  async proposeSplit (goalId: string, subgoals: string[], dependsOn?: number[][], timeoutMs?: number): Promise<string> {
+    const r = await this.request({ type: 'propose-split', goal_id: goalId, subgoals, ...(dependsOn === undefined ? {} : { depends_on: dependsOn }) }, timeoutMs)
+    if (r.type !== 'proposed') throw new PeerClientError('refused', `unexpected reply ${r.type} to propose-split`)
+    return r.proposal_id
   }
 
   /**

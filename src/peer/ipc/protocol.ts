@@ -16,7 +16,7 @@
 import { z } from 'zod'
 import type { Disposable } from '../bus'
 import { TEXT_MAX_CHARS } from '../../plan/protocol/limits'
-import { Budget, Capability, Envelope, Id, maxChars, Role, STEER_ACTIONS, STEER_NOTE_MAX } from '../../plan/protocol/schemas'
+import { Budget, Capability, Envelope, Goal, Id, maxChars, Role, STEER_ACTIONS, STEER_NOTE_MAX } from '../../plan/protocol/schemas'
 
 const RequestId = z.string().min(1).max(64)
 
@@ -66,7 +66,7 @@ export const ParentMessage = z.discriminatedUnion('type', [
    * peer's plan of the same text and budget is unfinished, that plan is the answer (`resumed`),
    * unless `new_plan` asks for a fresh one.
    */
-  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional(), new_plan: z.boolean().optional() }),
+  z.strictObject({ type: z.literal('submit-goal'), request_id: RequestId, text: maxChars(TEXT_MAX_CHARS).min(1), budget: Budget.optional(), new_plan: z.boolean().optional(), review: Goal.shape.review }),
   /** Publish the cancel of a plan this peer submitted (DESIGN R13); answered by `cancelled` or `error`. */
   z.strictObject({ type: z.literal('cancel-goal'), request_id: RequestId, goal_id: Id, reason: z.string().max(500).optional() }),
   /**
@@ -74,6 +74,12 @@ export const ParentMessage = z.discriminatedUnion('type', [
    * or absent for the plan holding `target`; answered by `steered` or `error` (steerProblem's sentence).
    */
   z.strictObject({ type: z.literal('steer'), request_id: RequestId, action: z.enum(STEER_ACTIONS), target: Id, root_id: Id.optional(), note: maxChars(STEER_NOTE_MAX).optional() }),
+  /**
+   * Publish this peer's own split of a goal of a plan it submitted (DESIGN R14 "Review"):
+   * `subgoals` in order, `depends_on` per subgoal the 0-based indices of earlier ones it needs;
+   * answered by `proposed` or `error` (the broken split rule or why it would change nothing).
+   */
+  z.strictObject({ type: z.literal('propose-split'), request_id: RequestId, goal_id: Id, subgoals: z.array(maxChars(TEXT_MAX_CHARS)).max(64), depends_on: z.array(z.array(z.int().min(0).max(63)).max(64)).max(64).optional() }),
   /** Full output of a leaf (large outputs travel as blobs); answered by `output` or `error`. */
   z.strictObject({ type: z.literal('get-output'), request_id: RequestId, node_id: z.string() }),
   /** Ask for an immediate `status`. */
@@ -197,6 +203,8 @@ export const ChildMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('cancelled'), request_id: RequestId, goal_id: z.string() }),
   /** A steer's message as published: its plan's root goal and its round. */
   z.strictObject({ type: z.literal('steered'), request_id: RequestId, goal_id: z.string(), action: z.enum(STEER_ACTIONS), target: z.string(), round: z.int().min(0) }),
+  /** A propose-split's proposal as published. */
+  z.strictObject({ type: z.literal('proposed'), request_id: RequestId, goal_id: z.string(), proposal_id: z.string() }),
   z.strictObject({ type: z.literal('output'), request_id: RequestId, node_id: z.string(), text: z.string() }),
   /**
    * A refused request: `message` in words for people; `refusal`, when the peer knows why a
