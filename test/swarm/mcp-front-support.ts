@@ -75,12 +75,13 @@ export async function stopFrontDoor (transport: StdioClientTransport | null): Pr
 }
 
 /**
- * What each test starts: a swarm, the LLM stand-in and a scratch folder; `door.transport` holds
+ * What each test starts: a swarm, the LLM stand-in (answering like the demo model unless
+ * `responder` decides otherwise) and a scratch folder; `door.transport` holds
  * the test's MCP server, stopped with the rest when the test ends (pass or fail).
  */
-export async function setUp (t: TestContext, stem: string): Promise<{ swarm: TestSwarm, standin: Awaited<ReturnType<typeof startStandin>>, dir: string, door: { transport: StdioClientTransport | null } }> {
+export async function setUp (t: TestContext, stem: string, responder?: Parameters<typeof startStandin>[0]): Promise<{ swarm: TestSwarm, standin: Awaited<ReturnType<typeof startStandin>>, dir: string, door: { transport: StdioClientTransport | null } }> {
   const swarm = new TestSwarm()
-  const standin = await startStandin()
+  const standin = await startStandin(responder)
   const door: { transport: StdioClientTransport | null } = { transport: null }
   t.after(async () => {
     await stopFrontDoor(door.transport)
