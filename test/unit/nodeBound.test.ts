@@ -8,7 +8,10 @@ import { describe, it } from 'node:test'
 import type { AnyEnvelope, Goal } from '../../src/plan/protocol/schemas'
 import { NODE_BOUND, nodeBoundForcesLeaves, nodeShare } from '../../src/plan/rules/nodeBound'
 import { PlanState } from '../../src/plan/state/planState'
-import { accepted, childGoal, envelopeOf, proposal, rootGoal } from '../support/fixtures'
+import { T0, accepted, acceptedEnvelopes, childGoal, envelopeOf, proposal, rootGoal, sec } from '../support/fixtures'
+import { buildTree } from '../../src/plan/read/tree'
+import { planSection } from '../../src/plan/read/planMarkdown'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 
 const MAX_SPLITS = 6
 
@@ -59,5 +62,22 @@ describe('node bound (DESIGN R14)', () => {
     const lone = new PlanState([envelopeOf('goal', (levels[1] as Goal[])[0] as Goal)])
     assert.equal(nodeShare(lone, (levels[1] as Goal[])[0]?.goal_id as string), null)
     assert.equal(nodeBoundForcesLeaves(lone, (levels[1] as Goal[])[0]?.goal_id as string, 6, MAX_SPLITS), false)
+  })
+})
+
+describe('where the node bound shows', () => {
+  it('the tree and the report say the bound made a goal\'s subgoals leaves', () => {
+    const root = rootGoal('Plan everything', 'peer-user')
+    const p = proposal(root.goal_id, Array.from({ length: 6 }, (_, i) => `Part ${i + 1}`))
+    const a = accepted(p, { atomic: Array.from({ length: 6 }, () => false) })
+    const child = childGoal(a, 0, root)
+    const pc = proposal(child.goal_id, Array.from({ length: 6 }, (_, i) => `Step ${i + 1}`))
+    const ac = accepted(pc, { atomic: Array.from({ length: 6 }, () => true) })
+    const envs = [envelopeOf('goal', root), ...acceptedEnvelopes(a), envelopeOf('goal', child), ...acceptedEnvelopes(ac)]
+    const [view] = buildTree(new PlanState(envs), { nowUs: T0 + sec(10), rules: DEFAULT_RULES })
+    const childView = view?.children.find((c) => c.id === child.goal_id)
+    assert.equal(childView?.kind === 'goal' ? childView.node_bound : null, NODE_BOUND)
+    assert.equal(view?.node_bound, undefined)
+    assert.match(planSection(view as NonNullable<typeof view>, { level: 1 }), new RegExp(`^Node bound ${NODE_BOUND} reached: its subgoals run as one prompt each\\.$`, 'm'))
   })
 })

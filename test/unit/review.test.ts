@@ -12,6 +12,8 @@ import { goalWaitWords } from '../../src/plan/read/waitWords'
 import { evaluate } from '../../src/plan/rules/evaluator'
 import { acceptableProposals, allRejected, ancestorRepeat, rejectionNotes, splitProblem } from '../../src/plan/rules/review'
 import { decomposePrompt } from '../../src/peer/roles/prompts'
+import { buildTree } from '../../src/plan/read/tree'
+import { planSection } from '../../src/plan/read/planMarkdown'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import { goalWait } from '../../src/plan/rules/waits'
 import { PlanState } from '../../src/plan/state/planState'
@@ -116,5 +118,21 @@ describe('ancestor repeat: a split that goes in a circle (DESIGN R14)', () => {
     assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Book hotels', '  plan  TOKYO days ']), "subgoal 2 repeats the goal it splits ('  plan  TOKYO days '): a split must make progress")
     assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Plan a trip to japan', 'Book hotels']), "subgoal 1 repeats 'Plan a trip to Japan', a goal above it: a split must make progress")
     assert.equal(ancestorRepeat('Plan Tokyo days', ['Plan a trip to Japan'], ['Day 1', 'Day 2']), null)
+  })
+})
+
+describe('where the circle and the node bound show (DESIGN R14)', () => {
+  it('the tree marks a proposal repeating an ancestor and the report says so; a plan without one shows nothing new', () => {
+    const root = rootGoal('Plan a trip', 'peer-user')
+    const circular = proposal(root.goal_id, ['Plan a trip', 'Book hotels'])
+    const fine = proposal(root.goal_id, ['Book flights', 'Book hotels'], 'peer-dec-2')
+    const state = new PlanState([envelopeOf('goal', root), envelopeOf('proposal', circular), envelopeOf('proposal', fine)])
+    const [view] = buildTree(state, { nowUs: T0 + sec(6), rules: DEFAULT_RULES })
+    const byId = new Map(view?.proposals.map((p) => [p.proposal_id, p]))
+    assert.equal(byId.get(circular.proposal_id)?.circle, "subgoal 1 repeats the goal it splits ('Plan a trip'): a split must make progress")
+    assert.equal('circle' in (byId.get(fine.proposal_id) ?? {}), false)
+    assert.equal('node_bound' in (view ?? {}), false)
+    const md = planSection(view as NonNullable<typeof view>, { level: 1 })
+    assert.match(md, new RegExp(`^Proposal \`${circular.proposal_id}\` goes in a circle, voted 0: subgoal 1 repeats the goal it splits`, 'm'))
   })
 })

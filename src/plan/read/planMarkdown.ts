@@ -258,6 +258,8 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
       out.push(`| \`${pv.proposal_id}\` | \`${label(pv.proposer_peer)}\` | ${pv.subgoals.map(mdEscape).join('; ')} | ` +
         `${pv.votes.map((v) => v.score.toFixed(2)).join(', ') || '-'} | ${pv.mean === null ? '-' : pv.mean.toFixed(2)} | ${pv.accepted ? 'yes' : ''} |`)
     }
+    for (const pv of g.proposals) if (pv.circle !== undefined) out.push('', `Proposal \`${pv.proposal_id}\` goes in a circle, voted 0: ${mdEscape(pv.circle)}`)
+    if (g.node_bound !== undefined) out.push('', `Node bound ${g.node_bound} reached: its subgoals run as one prompt each.`)
     for (const f of g.failures) out.push('', `Failure (${f.role}, \`${label(f.reporter_peer)}\`): ${mdEscape(f.reason)}`)
     out.push('')
   }

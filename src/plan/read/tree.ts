@@ -21,6 +21,9 @@ import { evaluate, type Evaluation, type GoalAnswer, type GoalStatus, type PlanV
 import { rankSplits, winningSplit } from '../rules/splits'
 import { modelWaitOf, type ModelWaitView } from './modelWait'
 import { goalWait, taskWait, type GoalWait, type TaskWait } from '../rules/waits'
+import { ancestorRepeat } from '../rules/review'
+import { NODE_BOUND, nodeBoundForcesLeaves } from '../rules/nodeBound'
+import { ancestorTexts } from './lineage'
 import type { PlanState } from '../state/planState'
 import type { PlanControl } from '../rules/planControl'
 import type { SwarmRules } from '../rules/swarmRules'
@@ -43,6 +46,8 @@ export interface ProposalView {
   mean: number | null
   /** true for the proposal of the winning accepted split. */
   accepted: boolean
+  /** Why scorers vote 0 on it: a subgoal repeats the goal or an ancestor (DESIGN R14 "Ancestor repeat"); absent otherwise. */
+  circle?: string
 }
 
 export interface GoalView {
@@ -68,6 +73,8 @@ export interface GoalView {
   synthesis: SynthesisView | null
   /** While it has no split: what it waits on and until when (rules/waits.ts goalWait); else null. */
   wait: GoalWait | null
+  /** The node bound (DESIGN R14) that made every child of its winning split a leaf, run as one prompt; absent otherwise. */
+  node_bound?: number
 }
 
 export interface LeafView {
@@ -189,6 +196,20 @@ function taskView (ev: Evaluation, t: TaskAnswer): LeafView {
   return view
 }
 
+/** `{ circle }` when a proposal's subgoals repeat goal `g` or an ancestor (review.ts ancestorRepeat), else nothing. */
+function circleOf (state: PlanState, g: GoalAnswer, subgoals: readonly string[]): { circle?: string } {
+  const goal = state.goal(g.id)
+  const circle = goal === undefined ? null : ancestorRepeat(g.text, ancestorTexts(state, goal), subgoals)
+  return circle === null ? {} : { circle }
+}
+
+/** true when the node bound, not the depth cap, made every child of `g`'s winning split a leaf (DESIGN R14). */
+function boundByNodes (ev: Evaluation, g: GoalAnswer): boolean {
+  const w = g.winner
+  if (w === null || g.depth + 1 >= ev.rules.settings.maxDepth || !w.children.every((c) => c.is_atomic)) return false
+  return nodeBoundForcesLeaves(ev.state, g.id, w.children.length, ev.rules.settings.maxSplits)
+}
+
 function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
   const { state } = ev
   const winner = g.winner
@@ -202,7 +223,8 @@ function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
       rationale: p.rationale,
       votes: vs,
       mean: vs.length === 0 ? null : meanScore(vs),
-      accepted: winner !== null && winner.proposal_id === p.proposal_id
+      accepted: winner !== null && winner.proposal_id === p.proposal_id,
+      ...circleOf(state, g, p.subgoals)
     }
   })
   const view: GoalView = {
@@ -210,6 +232,7 @@ function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
     accepted: winner, proposals, failures: state.failuresFor(g.id).filter((f) => f.node_id === null), children: [], synthesis: null,
     wait: goalWait(ev, g.id)
   }
+  if (boundByNodes(ev, g)) view.node_bound = NODE_BOUND
   if (winner === null || path.has(g.id)) return view
   path.add(g.id)
   for (const slot of g.slots) {
