@@ -15,6 +15,9 @@ import { proposalId, synthesisId } from '../../src/plan/protocol/ids'
 import { synthesisInputs, synthesisTaskOf } from '../../src/plan/read/synthesis'
 import { synthesisPrompt } from '../../src/peer/roles/synthesisPrompts'
 import { decomposePrompt, RESPLIT_PREFIX } from '../../src/peer/roles/prompts'
+import { buildTree } from '../../src/plan/read/tree'
+import { renderTreeText } from '../../src/plan/read/report'
+import { planSection } from '../../src/plan/read/planMarkdown'
 import type { AnyEnvelope, SubgoalProposal } from '../../src/plan/protocol/schemas'
 import {
   accepted, acceptedEnvelopes, capability, childGoal, claim, envelopeOf, promptNode, proposal, result, rootGoal, sec, steer, samplePlan, T0
@@ -242,5 +245,26 @@ describe('re-split (DESIGN R14)', () => {
     fc.assert(fc.property(fc.shuffledSubarray(msgs, { minLength: msgs.length }), fc.array(fc.nat(msgs.length - 1), { maxLength: 5 }), (order, dups) => {
       assert.deepEqual(read([...order, ...dups.map((i) => msgs[i] as AnyEnvelope)]), want)
     }), { numRuns: 50 })
+  })
+})
+
+describe('the tree and the report say what the origin did (DESIGN R14)', () => {
+  it('a retried task, a re-split goal and a cancelled branch', () => {
+    const retried = [...base, ...ran(A, 'peer-ex-1', T0 + sec(4), T0 + sec(5), false), retry(A, T0 + sec(8)), ...ran(A, 'peer-ex-2', T0 + sec(9), T0 + sec(10), true)]
+    const [root] = buildTree(new PlanState(retried), { nowUs: NOW, rules: DEFAULT_RULES })
+    assert.ok(root !== undefined)
+    assert.equal(root.children[0]?.kind === 'leaf' ? root.children[0].retries : undefined, 1)
+    assert.match(renderTreeText([root], { nowUs: NOW }), /- Pick the dates \[done.*, retried\]/)
+    assert.match(planSection(root, { level: 2, label: (p) => p ?? '' }), /Pick the dates — \*done\*.*, retried/)
+    const resplit = envelopeOf('steer', steer(g, 'resplit', g.goal_id, { at: T0 + sec(12), note: 'fewer steps' }), g.origin_peer)
+    const [again] = buildTree(new PlanState([...retried, resplit]), { nowUs: NOW, rules: DEFAULT_RULES })
+    assert.deepEqual(again?.resplit, { round: 1, note: 'fewer steps' })
+    assert.match(renderTreeText(again === undefined ? [] : [again], { nowUs: NOW }), /Plan a two-week trip to Japan \[splitting, re-split 1: fewer steps/)
+    const s = samplePlan()
+    const cut = envelopeOf('steer', steer(s.root, 'cancel_branch', s.tokyo.goal_id, { at: T0 + sec(12), note: 'not going there' }), s.root.origin_peer)
+    const [plan] = buildTree(new PlanState([...s.envelopes, cut]), { nowUs: s.nowUs, rules: DEFAULT_RULES })
+    const tokyo = plan?.children.find((c) => c.kind === 'goal')
+    assert.deepEqual(tokyo?.kind === 'goal' ? tokyo.branch_cancel : undefined, { note: 'not going there' })
+    assert.match(renderTreeText(plan === undefined ? [] : [plan], { nowUs: s.nowUs }), /\* Plan Tokyo days \[cancelled.*, branch cancelled by its origin: not going there\]/)
   })
 })

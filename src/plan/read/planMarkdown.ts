@@ -13,7 +13,7 @@ import { describeSpend } from '../rules/planControl'
 import { costMarkdown, goalCostMarkdown, planCost } from './planCost'
 import type { ModelPrices } from './pricing'
 import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
-import { statusWord } from './statusWords'
+import { goalSteerWords, statusWord, taskSteerWords } from './statusWords'
 import { splitFailureText } from './splitFailure'
 import { planProgress, type GoalView, type LeafView, type SynthesisView, type TreeNode } from './tree'
 
@@ -234,14 +234,14 @@ export function planSection (root: GoalView, opts: PlanSectionOptions): string {
       const score = n.accepted === null ? '' : `, score ${n.accepted.final_score.toFixed(2)}`
       const syn = n.synthesis === null || n.status === 'superseded' ? '' : `, synthesis *${statusWord(n.synthesis.status)}*`
       const why = n.status === 'failed' ? ` (${splitFailureMd(n, label)})` : ''
-      out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}${score}*${syn}${why}`)
+      out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}${score}*${syn}${why}${goalSteerWords(n, treeText)}`)
       if (n.status !== 'superseded') for (const c of n.children) walk(c, depth + 1)
       return
     }
     if (n.status !== 'superseded') { leaves.push(n); numbers.set(n.id, leaves.length) }
     const ref = n.output !== null && numbers.has(n.id) ? ` (result ${numbers.get(n.id)})` : ''
     const deps = n.depends_on.length === 0 ? '' : `, after ${n.depends_on.map((id) => numbers.has(id) ? `result ${numbers.get(id)}` : `"${treeText(textOf(id))}"`).join(', ')}`
-    out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${deps}${ref}`)
+    out.push(`${pad}- ${treeText(n.text)} — *${statusWord(n.status)}*, needs \`${n.required_capability}\`${n.executor !== null ? `, by \`${label(n.executor)}\`` : ''}${waitNote(n)}${statusNote(n, textOf, label)}${taskSteerWords(n)}${deps}${ref}`)
   }
   walk(root, 0)
   out.push('', `${h(1)} Accepted splits and votes`, '')

@@ -12,7 +12,7 @@ import { planProgress } from './tree'
 import { peerSuffix } from './peerNames'
 import { describeSpend } from '../rules/planControl'
 import { excerpt, shownText, TREE_TEXT_CHARS } from '../protocol/text'
-import { statusWord } from './statusWords'
+import { goalSteerWords, statusWord, taskSteerWords } from './statusWords'
 import { failedGoals, mdEscape, planSection, stoppedBeforeSplit } from './planMarkdown'
 import { splitFailureText } from './splitFailure'
 import type { ModelPrices } from './pricing'
@@ -132,26 +132,28 @@ export function renderTreeText (roots: readonly GoalView[], opts: TextTreeOption
   // when (DESIGN "No silent wait"), in clock times: the tree is printed again only when it changes.
   const labels = { peer: (p: string): string => peerLabel(p, opts.names), at: clockTime }
   const goalWaitNote = (g: GoalView): string => g.wait === null ? '' : `: ${goalWaitWords(g.wait, nowUs, labels)}`
+  // A steer's note is the person's words: one line, clipped like a goal's text.
+  const clipNote = (t: string): string => excerpt(t, TREE_TEXT_CHARS)
   const taskWaitNote = (t: LeafView | SynthesisView): string => t.wait?.on === 'lease' && !t.wait.holderLive ? `, ${taskWaitWords(t.wait, nowUs, labels)}` : ''
   const walk = (n: TreeNode, indent: string): void => {
     if (n.status === 'superseded' && opts.showSuperseded !== true) return
     if (n.kind === 'goal') {
       const votes = acceptedText(n)
-      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}${goalWaitNote(n)}]`)
+      lines.push(`${indent}* ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${votes}${goalSteerWords(n, clipNote)}${goalWaitNote(n)}]`)
       if (n.status === 'failed') lines.push(`${indent}    error: ${splitFailedLine(n, opts.names)}`)
       for (const c of n.children) walk(c, indent + '  ')
     } else {
-      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}${taskWaitNote(n)}]`)
+      lines.push(`${indent}- ${excerpt(n.text, TREE_TEXT_CHARS)} [${statusWord(n.status)}${n.status === 'capability_gap' ? `: needs ${n.required_capability}` : ''}${depNote(n)}${holdNote(n, opts.names)}${byNote(n, opts.names)}${waitNote(n)}${taskWaitNote(n)}${taskSteerWords(n)}]`)
       if (n.output !== null && resultChars > 0) lines.push(`${indent}    ${n.success === true ? 'result' : 'error'}: ${excerpt(n.output, resultChars)}`)
     }
   }
   for (const root of roots) {
     lines.push(`=== plan for goal ${root.id}: ${opts.syncing === true ? SYNCING_LINE : progressLine(root)} ===`)
-    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}${goalWaitNote(root)}]`)
+    lines.push(`${excerpt(root.text, TREE_TEXT_CHARS)} [${statusWord(root.status)}${acceptedText(root)}${goalSteerWords(root, clipNote)}${goalWaitNote(root)}]`)
     if (root.status === 'failed') lines.push(`  error: ${splitFailedLine(root, opts.names)}`)
     const s = root.synthesis
     if (s !== null) {
-      lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}${taskWaitNote(s)}]`)
+      lines.push(`  > final answer [${statusWord(s.status)}${depNote(s)}${holdNote(s, opts.names)}${byNote(s, opts.names)}${waitNote(s)}${taskWaitNote(s)}${taskSteerWords(s)}]`)
       if (s.output !== null && resultChars > 0) lines.push(`      ${s.success === true ? 'answer' : 'error'}: ${excerpt(s.output, resultChars)}`)
     }
     for (const c of root.children) walk(c, '  ')

@@ -61,3 +61,21 @@ export const RESULT_DAMAGED_WORDS = 'result damaged, fetching from peers'
 export function resultDamagedText (sha256: string): string {
   return `${RESULT_DAMAGED_WORDS}: this peer's stored copy of the full output (sha256 ${sha256.slice(0, 12)}…) failed its sha256 check and was set aside; the text shows once a good copy arrives`
 }
+
+/**
+ * What the origin's steers did to a goal, for a tree line (DESIGN R14): ", re-split 1: fewer
+ * steps" and ", branch cancelled by its origin"; '' when nothing. `note` words the note (the
+ * text tree clips it, the report escapes it).
+ */
+export function goalSteerWords (g: { resplit?: { round: number, note: string }, branch_cancel?: { note: string } }, note: (text: string) => string = (t) => t): string {
+  const out: string[] = []
+  if (g.resplit !== undefined) out.push(`re-split ${g.resplit.round}${g.resplit.note.trim() === '' ? '' : `: ${note(g.resplit.note.trim())}`}`)
+  if (g.branch_cancel !== undefined) out.push(`branch cancelled by its origin${g.branch_cancel.note.trim() === '' ? '' : `: ${note(g.branch_cancel.note.trim())}`}`)
+  return out.map((w) => `, ${w}`).join('')
+}
+
+/** ", retried" or ", retried 2 times" for a task the origin retried (DESIGN R14); '' when never. */
+export function taskSteerWords (t: { retries?: number }): string {
+  const n = t.retries ?? 0
+  return n === 0 ? '' : n === 1 ? ', retried' : `, retried ${n} times`
+}

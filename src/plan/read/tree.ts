@@ -75,6 +75,10 @@ export interface GoalView {
   wait: GoalWait | null
   /** The node bound (DESIGN R14) that made every child of its winning split a leaf, run as one prompt; absent otherwise. */
   node_bound?: number
+  /** Split again (DESIGN R14 "Re-split"): its current split round and the note of the re-split that opened it; absent in round 0. */
+  resplit?: { round: number, note: string }
+  /** The origin cancelled this goal's branch (DESIGN R14), with the cancel's note; absent otherwise (and for goals below it). */
+  branch_cancel?: { note: string }
 }
 
 export interface LeafView {
@@ -123,6 +127,8 @@ export interface LeafView {
   held_out: HeldOut | null
   /** While it has no outcome and is not blocked or stopped: what it waits on (rules/waits.ts taskWait); else null. */
   wait: TaskWait | null
+  /** How many of the origin's retries of it count (DESIGN R14 "Retry"); absent for none. */
+  retries?: number
 }
 
 /** A claim round that ended at the hold limit without a result: its holder and the hold (ms). */
@@ -176,6 +182,8 @@ function taskView (ev: Evaluation, t: TaskAnswer): LeafView {
     held_out: null,
     wait: taskWait(ev, t.id)
   }
+  const retries = ev.retryCount(t.id)
+  if (retries > 0) view.retries = retries
   // DESIGN R5 result authority: only outcomes from the winner of their claim round count.
   if (shown !== undefined) {
     view.executor = shown.executor_peer
@@ -233,6 +241,10 @@ function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
     wait: goalWait(ev, g.id)
   }
   if (boundByNodes(ev, g)) view.node_bound = NODE_BOUND
+  const again = ev.rules.splitRound(state, g.id)
+  if (again.steer !== null) view.resplit = { round: again.round, note: again.steer.note }
+  const cut = ev.branchCancel(g.id)
+  if (cut !== null && cut.target === g.id) view.branch_cancel = { note: cut.note }
   if (winner === null || path.has(g.id)) return view
   path.add(g.id)
   for (const slot of g.slots) {

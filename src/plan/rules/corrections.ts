@@ -7,9 +7,17 @@
 import type { SteerMsg } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
 
+/** What a task's retries do (retryOpensUs): from when its claim rounds count, and how many retries counted. */
+export interface RetryOpening {
+  /** µs; null when no retry counts. */
+  opensUs: Micros | null
+  /** The retries that count (0 for none). */
+  count: number
+}
+
 /**
- * The instant (µs) from which a task's claim rounds count after its retries, or null when no
- * retry counts (DESIGN R14 "Retry"). Retries count in round order, 1, 2, ... without a gap
+ * The instant (µs) from which a task's claim rounds count after its retries, null when no retry
+ * counts, and how many did (DESIGN R14 "Retry"). Retries count in round order, 1, 2, ... without a gap
  * (`retries` holds at most one steer per round, rounds past the bound already left out by
  * steering.ts); a retry counts only when the task had no counting success dated before it, read
  * with the retries before it applied: a retry of a done task changes nothing, however late it
@@ -18,15 +26,17 @@ import { parseTimestamp, type Micros } from '../protocol/time'
  * @param succeededBefore whether, with the rounds opened at `opensUs` (null: no retry yet), a
  *   counting successful result of the task finished before `atUs` (µs)
  */
-export function retryOpensUs (retries: readonly SteerMsg[], succeededBefore: (opensUs: Micros | null, atUs: Micros) => boolean): Micros | null {
+export function retryOpensUs (retries: readonly SteerMsg[], succeededBefore: (opensUs: Micros | null, atUs: Micros) => boolean): RetryOpening {
   const byRound = new Map(retries.map((s) => [s.round, s]))
   let opens: Micros | null = null
+  let count = 0
   for (let round = 1; byRound.has(round); round++) {
     const at = parseTimestamp((byRound.get(round) as SteerMsg).issued_at)
     if (succeededBefore(opens, at)) break
     opens = opens === null ? at : Math.max(opens, at)
+    count = round
   }
-  return opens
+  return { opensUs: opens, count }
 }
 
 /**

@@ -19,7 +19,7 @@
  * the others.
  */
 import { distinctVotes } from './acceptance'
-import { branchCancelOf, retryOpensUs } from './corrections'
+import { branchCancelOf, retryOpensUs, type RetryOpening } from './corrections'
 import { synthesisId } from '../protocol/ids'
 import type { AcceptedSplit, Capability, ChildDecision, Goal, ResultMsg, SteerMsg } from '../protocol/schemas'
 import { parseTimestamp, type Micros } from '../protocol/time'
@@ -325,7 +325,7 @@ export class Evaluation {
   private readonly plans = new Map<string, PlanControl>()
   private readonly verdicts = new Map<string, PlanVerdict>()
   private readonly branchCancels = new Map<string, SteerMsg | null>()
-  private readonly retried = new Map<string, Micros | null>()
+  private readonly retried = new Map<string, RetryOpening>()
   private readonly steerSets = new Map<string, PlanSteers | null>()
   /** Who is live at this clock reading (roster.ts): the one answer every rule here reads. */
   readonly roster: Roster
@@ -451,10 +451,19 @@ export class Evaluation {
    * no longer decide the task.
    */
   retriedAt (id: string): Micros | null {
+    return this.retryOpening(id).opensUs
+  }
+
+  /** How many retries of task `id` count (DESIGN R14 "Retry"): what the tree and report show. */
+  retryCount (id: string): number {
+    return this.retryOpening(id).count
+  }
+
+  private retryOpening (id: string): RetryOpening {
     const held = this.retried.get(id)
     if (held !== undefined) return held
     const retries = this.retriesOf(id)
-    let out: Micros | null = null
+    let out: RetryOpening = { opensUs: null, count: 0 }
     if (retries.length > 0) {
       const opts = this.outcomeOptions(id)
       out = retryOpensUs(retries, (opens, at) => leafOutcome(this.state, id, this.nowUs, { ...opts, retriedAtUs: opens }).results.some((r) => r.success && parseTimestamp(r.finished_at) < at))
