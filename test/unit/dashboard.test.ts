@@ -26,7 +26,9 @@ import { PlanState } from '../../src/plan/state/planState'
 import { buildTree } from '../../src/plan/read/tree'
 import { swarmRules } from '../../src/plan/rules/swarmRules'
 import { startLines } from '../../src/peer/startLines'
-import { cancel, capability, envelopeOf, rootGoal, sec, T0 } from '../support/fixtures'
+import { accepted, acceptedEnvelopes, cancel, capability, envelopeOf, proposal, rootGoal, score, sec, steer, T0 } from '../support/fixtures'
+import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
+import type { Goal } from '../../src/plan/protocol/schemas'
 import { REPO_ROOT } from '../support/peers'
 import { SYNTHETIC_ACCEPTANCE, syntheticPlan } from '../support/syntheticPlan'
 import { waitUntil } from '../support/wait'
@@ -180,6 +182,66 @@ describe('dashboard snapshot: final answer and cost', () => {
     const leaf = leaves(plan.root)[0]!
     assert.equal(findTask([root], leaf.id)?.id, leaf.id)
     assert.equal(findTask([root], '0123456789abcdef'), undefined)
+  })
+})
+
+describe('dashboard snapshot: review and steers (DESIGN R14)', () => {
+  const root: Goal = { ...rootGoal('Plan a trip', 'peer-user', T0), review: { depth: 1 } }
+  const pA = proposal(root.goal_id, ['Book flights', 'Book <i>hotels</i>'], 'peer-dec-1', { at: T0 + sec(1) })
+  const pB = proposal(root.goal_id, ['Research', 'Write it up'], 'peer-dec-2', { at: T0 + sec(1) })
+  const pC = proposal(root.goal_id, ['Ask a friend'], 'peer-dec-2', { at: T0 + sec(1) })
+  const held = (): AnyEnvelope[] => [
+    envelopeOf('goal', root),
+    envelopeOf('capability', { ...capability('peer-user', T0 + sec(20), [], 'observer'), name: 'alice' }),
+    envelopeOf('capability', { ...capability('peer-dec-1', T0 + sec(20), [], 'decomposer'), name: 'dec-one' }),
+    envelopeOf('capability', capability('peer-sc-1', T0 + sec(20), [], 'scorer')),
+    envelopeOf('proposal', pA), envelopeOf('proposal', pB), envelopeOf('proposal', pC),
+    envelopeOf('score', score(pA, 'peer-sc-1', 0.8, { notes: 'covers it' })),
+    // Held out of order: the list is by issued_at.
+    envelopeOf('steer', steer(root, 'reject', pC.proposal_id, { at: T0 + sec(9), note: 'too thin \u202e<b>' }), 'peer-user'),
+    envelopeOf('steer', steer(root, 'reject', pB.proposal_id, { at: T0 + sec(4), note: '' }), 'peer-user'),
+    // Not the origin's: never shown (the rules ignore it).
+    envelopeOf('steer', steer(root, 'approve', pA.proposal_id, { at: T0 + sec(5), origin: 'peer-evil' }), 'peer-evil')
+  ]
+  const shot = (state: PlanState): DashSnapshot => dashboardSnapshot({
+    state, nowUs: T0 + sec(21), rules: DEFAULT_RULES,
+    self: { peer_id: 'peer-user', role: 'observer', swarm: 'default' },
+    booted_at_ms: 1, connected_peers: 3, drops: {}, flow: []
+  })
+
+  test('the proposals waiting come from the goal\'s wait; each counted steer with its target\'s text, who and when, oldest first', () => {
+    const state = new PlanState(held())
+    const plan = shot(state).plans[0]!
+    const tree = buildTree(state, { nowUs: T0 + sec(21), rules: DEFAULT_RULES })[0]!
+    assert.equal(tree.wait?.on, 'review')
+    assert.deepEqual(plan.reviews, [{
+      goal_id: root.goal_id,
+      goal_text: 'Plan a trip',
+      depth: 0,
+      proposals: [{ proposal_id: pA.proposal_id, proposer: 'dec-one', mean: 0.8, voters: 1, subgoals: ['Book flights', 'Book <i>hotels</i>'], notes: ['covers it'] }]
+    }])
+    assert.deepEqual(plan.steers.map((s) => ({ ...s, at: s.at.length })), [
+      { action: 'reject', target: pB.proposal_id, target_text: 'Plan a trip', round: 0, note: '', by: 'alice', at_ms: (T0 + sec(4)) / 1000, at: 8 },
+      { action: 'reject', target: pC.proposal_id, target_text: 'Plan a trip', round: 0, note: 'too thin \\u202e<b>', by: 'alice', at_ms: (T0 + sec(9)) / 1000, at: 8 }
+    ], 'the bidi control is escaped, the markup stays text for the page')
+    assert.match(plan.steers[0]!.at, /^\d\d:\d\d:\d\d$/)
+  })
+
+  test('an approval ends the wait and joins the list; a plan without steers or review has neither', () => {
+    const a = accepted(pA, { atomic: [true, true], confirming: [{ scorer_peer: 'peer-sc-1', score: 0.8 }], at: T0 + sec(12) })
+    const state = new PlanState([...held(), envelopeOf('steer', steer(root, 'approve', pA.proposal_id, { at: T0 + sec(11) }), 'peer-user'), ...acceptedEnvelopes(a)])
+    const plan = shot(state).plans[0]!
+    assert.deepEqual(plan.reviews, [])
+    assert.deepEqual(plan.steers.map((s) => [s.action, s.target]), [['reject', pB.proposal_id], ['reject', pC.proposal_id], ['approve', pA.proposal_id]])
+    const plain = snap(planState()).plans[0]!
+    assert.deepEqual([plain.reviews, plain.steers], [[], []])
+  })
+
+  test('the page shows reviews and steers as text nodes only', () => {
+    const js = readFileSync(path.join(PAGE_DIR, 'dashboard.js'), 'utf8')
+    assert.match(js, /function reviewBlock/)
+    assert.match(js, /function steerBlock/)
+    assert.doesNotMatch(js, /innerHTML|outerHTML|insertAdjacentHTML/)
   })
 })
 

@@ -36,6 +36,8 @@ import { statusWord } from '../../plan/read/statusWords'
 import type { FlowEvent } from './flow'
 import { planTimeline } from '../../plan/read/timeline'
 import { timelineChartOption, timelineChartSize } from '../../plan/read/timelineChart'
+import { planSteers } from '../../plan/rules/steering'
+import type { SteerAction } from '../../plan/protocol/schemas'
 
 /** A vote as shown: the scorer's label and its score (0-1). */
 export interface DashVote { scorer: string, score: number }
@@ -144,6 +146,56 @@ export interface DashPlan {
   answer: DashAnswer | null
   /** Null only for a root without plan control (never for a built tree). */
   cost: DashCost | null
+  /** Goals whose splits wait for the origin's approve or reject (DESIGN R14 review), tree order. */
+  reviews: DashReview[]
+  /** What the origin did to the plan (DESIGN R14 steers), oldest first. */
+  steers: DashSteer[]
+}
+
+/**
+ * A goal waiting for review: its proposals as the evaluator's goalWait 'review' answers them
+ * (rules/waits.ts, read from the tree's GoalView.wait, not recomputed).
+ */
+export interface DashReview {
+  goal_id: string
+  goal_text: string
+  depth: number
+  proposals: DashReviewProposal[]
+}
+
+/** One proposal waiting for review: the id --approve / --reject take, who proposed it, its votes so far and its subgoals. */
+export interface DashReviewProposal {
+  proposal_id: string
+  /** The proposer's label (announced name, else PeerId suffix). */
+  proposer: string
+  /** Mean of its distinct votes (0-1), null before any vote. */
+  mean: number | null
+  voters: number
+  subgoals: string[]
+  /** The scorers' notes on it, distinct. */
+  notes: string[]
+}
+
+/**
+ * One steer of the origin that counts (rules/steering.ts planSteers: one per action, target and
+ * round, the earliest issued): what it did, to what, and when.
+ */
+export interface DashSteer {
+  action: SteerAction
+  /** A proposal_id (approve, reject), a task id (retry) or a goal id (resplit, cancel_branch). */
+  target: string
+  /** The text of the target: a goal's or task's text; for a proposal, the text of the goal it splits; null when this peer does not hold it. */
+  target_text: string | null
+  /** Retry or re-split number (1, 2, ...), 0 for the other actions. */
+  round: number
+  /** The note for the decomposers (reject, resplit); may be empty. */
+  note: string
+  /** The origin's label (its announced name, else PeerId suffix). */
+  by: string
+  /** issued_at, ms since the epoch. */
+  at_ms: number
+  /** issued_at as a clock time ("14:05:38", this peer's time zone). */
+  at: string
 }
 
 export interface DashPeer {
@@ -320,6 +372,51 @@ function cost (root: GoalView, label: (id: string) => string, prices: ModelPrice
   }
 }
 
+/** The goals of `root`'s tree waiting for review, in tree order, from each goal's wait (goalWait 'review'). */
+function reviews (root: GoalView, label: (id: string) => string): DashReview[] {
+  const out: DashReview[] = []
+  const walk = (g: GoalView): void => {
+    if (g.wait?.on === 'review' && g.wait.proposals.length > 0) {
+      out.push({
+        goal_id: g.id,
+        goal_text: g.text,
+        depth: g.depth,
+        proposals: g.wait.proposals.map((p) => ({ proposal_id: p.proposal_id, proposer: label(p.proposer_peer), mean: p.mean, voters: p.voters, subgoals: [...p.subgoals], notes: [...p.notes] }))
+      })
+    }
+    for (const c of g.children) if (c.kind === 'goal') walk(c)
+  }
+  walk(root)
+  return out
+}
+
+/** Texts of every goal, task and proposal (by the text of the goal it splits) of `root`'s tree, by id. */
+function textsById (root: GoalView): Map<string, string> {
+  const out = new Map<string, string>()
+  const walk = (n: TreeNode): void => {
+    out.set(n.id, n.text)
+    if (n.kind !== 'goal') return
+    for (const p of n.proposals) out.set(p.proposal_id, n.text)
+    if (n.synthesis !== null) out.set(n.synthesis.id, n.synthesis.text)
+    for (const c of n.children) walk(c)
+  }
+  walk(root)
+  return out
+}
+
+/** The origin's steers of the plan of `root` that count (planSteers), oldest first. */
+function steers (state: PlanState, root: GoalView, label: (id: string) => string): DashSteer[] {
+  const goal = state.goal(root.id)
+  if (goal === undefined) return []
+  const held = planSteers(state, goal)
+  const all = [...held.approved.values(), ...held.rejected.values(), ...[...held.retries.values()].flat(), ...[...held.resplits.values()].flat(), ...held.cancelledBranches.values()]
+  const texts = textsById(root)
+  return all
+    .map((s) => ({ s, us: parseTimestamp(s.issued_at) }))
+    .sort((a, b) => a.us - b.us || (a.s.action < b.s.action ? -1 : a.s.action > b.s.action ? 1 : 0) || a.s.round - b.s.round)
+    .map(({ s, us }) => ({ action: s.action, target: s.target, target_text: texts.get(s.target) ?? null, round: s.round, note: s.note, by: label(s.origin_peer), at_ms: Math.round(microsToMs(us)), at: clockTime(us) }))
+}
+
 /**
  * A plan's progress line: leaves done, then what else there is, each count with its status word
  * ("3/5 done · 1 failed · 1 running · 1 goal splitting · 1/2 synthesized").
@@ -374,7 +471,9 @@ function snapshotOf (input: SnapshotInput): DashSnapshot {
         state_word: run === 'running' ? null : statusWord(run),
         root: goalNode(r, label, nowUs),
         answer: r.synthesis === null ? null : { kind: 'answer', ...task(r.synthesis, label, nowUs) },
-        cost: cost(r, label, input.prices ?? {})
+        cost: cost(r, label, input.prices ?? {}),
+        reviews: reviews(r, label),
+        steers: steers(state, r, label)
       }
     }),
     peers,

@@ -193,6 +193,42 @@ function costTables (p) {
   return details
 }
 
+/** "0.80 from 2 votes", "no votes yet": a proposal's score so far (snapshot.ts DashReviewProposal). */
+function reviewScore (r) {
+  return r.mean === null ? 'no votes yet' : `mean ${r.mean.toFixed(2)} from ${r.voters} vote${r.voters === 1 ? '' : 's'}`
+}
+
+/** The goals whose splits wait for the origin (DESIGN R14 review): each proposal's id, proposer, score and subgoals. */
+function reviewBlock (p) {
+  const reviews = p.reviews ?? []
+  if (reviews.length === 0) return null
+  return el('section', { class: 'reviews', 'aria-label': 'Splits waiting for review' },
+    el('h4', {}, 'Waiting for review'),
+    reviews.map((g) => el('div', { class: 'review', 'data-goal': g.goal_id },
+      el('div', { class: 'review-goal' }, g.goal_text),
+      el('ol', { class: 'review-proposals' }, g.proposals.map((r) => el('li', { class: 'review-proposal', 'data-proposal': r.proposal_id },
+        el('div', { class: 'review-head' },
+          el('code', { class: 'proposal-id' }, r.proposal_id),
+          el('span', { class: 'muted' }, ` by ${r.proposer} \u00b7 ${reviewScore(r)}`)),
+        el('ol', { class: 'review-subgoals' }, r.subgoals.map((t) => el('li', {}, t))),
+        r.notes.length === 0 ? null : el('div', { class: 'review-notes muted' }, r.notes.map((n) => el('div', {}, n)))))))))
+}
+
+/** How each steer action reads in the list of what the origin did. */
+const STEER_WORDS = { approve: 'approved the split', reject: 'rejected the split', retry: 'retried', resplit: 're-split', cancel_branch: 'cancelled the branch' }
+
+/** Every steer of the origin that counts (snapshot.ts DashSteer), oldest first: who, what, on which target, when, the note. */
+function steerBlock (p) {
+  const steers = p.steers ?? []
+  if (steers.length === 0) return null
+  return el('section', { class: 'steers', 'aria-label': 'What the origin did' },
+    el('h4', {}, 'Steered by its origin'),
+    el('ol', { class: 'steer-list' }, steers.map((s) => el('li', { class: 'steer', 'data-action': s.action, 'data-target': s.target, title: new Date(s.at_ms).toISOString() },
+      el('span', { class: 'time' }, s.at), ` ${s.by} ${STEER_WORDS[s.action] ?? s.action}${s.round > 0 ? ` (${s.round})` : ''} `,
+      s.target_text === null ? el('code', {}, s.target) : el('span', { class: 'steer-target' }, s.target_text),
+      s.note === '' ? null : el('div', { class: 'steer-note' }, s.note)))))
+}
+
 function planCard (p) {
   const pr = p.progress
   return el('article', { class: 'plan', 'data-id': p.id, 'data-complete': String(pr.complete) },
@@ -202,6 +238,8 @@ function planCard (p) {
       el('span', { class: 'progress-text' }, p.progress_text),
       badge(p)),
     costLine(p),
+    reviewBlock(p),
+    steerBlock(p),
     p.answer === null || p.answer === undefined ? null : el('ul', { class: 'tree root answer-tree' }, answerNode(p.answer)),
     el('ul', { class: 'tree root' }, goalNode(p.root)))
 }
