@@ -2,8 +2,9 @@
  * The origin steering its plan through the MCP front door (DESIGN R14, "Front doors"), on real
  * peer processes with the LLM stand-in and the MCP SDK's own Client over stdio:
  * (1) a plan submitted with review and wait by a client that declared elicitation: the server
- *     asks (elicitation/create) about the root's split, the client answers approve, and the plan
- *     runs to its final answer; no part ran before the approval;
+ *     asks (elicitation/create) about the root's split, the client rejects it with a note, which
+ *     reaches the decomposer; asked about the new split it approves, and the plan runs to its
+ *     final answer; no part ran before the approval;
  * (2) a client without elicitation is never asked and uses the tools: plan_status lists the
  *     split waiting for review (proposer, mean score, subgoals); a second MCP server, not the
  *     plan's origin, and bad targets are refused with steerProblem's sentence and change
@@ -40,8 +41,8 @@ interface Status {
 
 const executes = (requests: readonly StandinRequest[]): StandinRequest[] => requests.filter((r) => r.purpose === 'execute')
 
-test('(1) review by elicitation: the client is asked about the split, approves it, and the plan runs to its end; nothing ran before the approval', { timeout: 180_000 }, async (t) => {
-  const { swarm, standin, dir, door } = await setUp(t, 'mcp-review-ask-')
+test('(1) review by elicitation: the client is asked about the split, rejects it with a note, is asked about the new split, approves it, and the plan runs to its end; nothing ran before the approval', { timeout: 240_000 }, async (t) => {
+  const { swarm, standin, dir, door } = await setUp(t, 'mcp-review-ask-', (req) => req.purpose === 'decompose' && req.prompt.includes(NOTE) ? { json: { subgoals: BY_CITY, rationale: 'by city, as asked' } } : null)
   const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
   await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex', args })
@@ -52,21 +53,25 @@ test('(1) review by elicitation: the client is asked about the split, approves i
     const params = req.params as { message: string, requestedSchema: (typeof asked)[number]['schema'] }
     asked.push({ message: params.message, schema: params.requestedSchema, executesBefore: executes(standin.requests).length })
     const proposal = params.requestedSchema.properties.proposal?.default
-    return { action: 'accept', content: { decision: 'approve', note: '', ...(proposal === undefined ? {} : { proposal }) } }
+    const decision = asked.length === 1 ? { decision: 'reject', note: NOTE } : { decision: 'approve', note: '' }
+    return { action: 'accept', content: { ...decision, ...(proposal === undefined ? {} : { proposal }) } }
   })
   await client.connect(transport)
 
   const done = await json(client, 'submit_goal', { goal: GOAL, review: { depth: 1 }, wait: true }, { onprogress: () => {}, timeout: 150_000, resetTimeoutOnProgress: true }) as unknown as { state: string, final_answer: string | null, reviewed: Array<{ decision: string, proposal_id: string }> }
   assert.equal(done.state, 'complete', JSON.stringify(done))
   assert.ok(typeof done.final_answer === 'string' && done.final_answer.length > 0)
-  assert.equal(asked.length, 1, 'one question: the root\'s split')
+  assert.equal(asked.length, 2, 'two questions: the root\'s first split, then the one proposed after the rejection')
   const q = asked[0]!
   assert.match(q.message, new RegExp(`^Your goal "${GOAL}" waits for your review before any part of it runs\\.`))
   assert.match(q.message, /Split 1 by dec \(score \d\.\d\d from \d scorers?\):\n {2}1\. /)
   assert.deepEqual(q.schema.properties.decision?.enum, ['approve', 'reject'])
   assert.ok('note' in q.schema.properties)
-  assert.equal(q.executesBefore, 0, 'no part ran before the approval')
-  assert.deepEqual(done.reviewed.map((r) => r.decision), ['approve'])
+  // The rejection's note reached the decomposer; the second question is about its new split.
+  assert.ok(standin.requests.some((r) => r.purpose === 'decompose' && r.prompt.includes(NOTE)), 'the note in the decomposer\'s prompt')
+  assert.match(asked[1]!.message, new RegExp(`1\\. ${BY_CITY[0]!}\n {2}2\\. ${BY_CITY[1]!}`))
+  assert.deepEqual(asked.map((a) => a.executesBefore), [0, 0], 'no part ran before the approval')
+  assert.deepEqual(done.reviewed.map((r) => r.decision), ['reject', 'approve'])
   assert.ok(executes(standin.requests).length >= 2, 'the parts ran after it')
 })
 
