@@ -3,7 +3,7 @@
  * value or throws commander's InvalidArgumentError with a sentence saying what was expected,
  * which commander prints after the flag's name.
  */
-import { accessSync, constants as fsConstants, readFileSync, statSync, type Stats } from 'node:fs'
+import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync, type Stats } from 'node:fs'
 import { isIP } from 'node:net'
 import path from 'node:path'
 import { InvalidArgumentError } from 'commander'
@@ -15,7 +15,7 @@ import { CAPABILITIES, CONTROL_CHARS, PEER_NAME_MAX, PeerName, STEER_NOTE_MAX, t
 import { checkSwarmName } from '../plan/protocol/topics'
 import { tracesUrl } from './trace/endpoint'
 import { readSwarmKey } from './net/transport/swarmKey'
-import { MODEL_PRICES_SHAPE, modelPricesProblem, ModelPricesSchema, type ModelPrices } from '../plan/read/pricing'
+import { MODEL_PRICES_SHAPE, modelPricesProblem, ModelPricesSchema, PRICES_MAX_ENTRIES, type ModelPrices } from '../plan/read/pricing'
 
 /** Identity names follow the swarm-name rule: both become file or topic names. */
 const NAME_RE = SWARM_NAME_RE
@@ -160,6 +160,35 @@ function accessProblem (p: string, mode: number): string | null {
 }
 
 /**
+ * The most bytes a --model-prices file may hold: PRICES_MAX_ENTRIES entries with the longest
+ * model names take about a fifth of it. Read with this bound, so a huge file or a device such as
+ * /dev/zero is refused at once instead of filling memory (a pipe, e.g. `<(jq ...)`, still works).
+ */
+export const PRICES_FILE_MAX_BYTES = 1024 * 1024
+
+/**
+ * The text of `file` (UTF-8) when it holds at most `maxBytes` bytes, else null; reads no more
+ * than `maxBytes` + 1 bytes, whatever the file is (regular file, pipe, device).
+ * @throws the fs error of opening or reading it (ENOENT, EACCES, EISDIR, ...)
+ */
+function readAtMost (file: string, maxBytes: number): string | null {
+  const fd = openSync(file, 'r')
+  try {
+    const buf = Buffer.alloc(maxBytes + 1)
+    let n = 0
+    for (;;) {
+      const got = readSync(fd, buf, n, buf.length - n, null)
+      if (got === 0) break
+      n += got
+      if (n > maxBytes) return null
+    }
+    return buf.subarray(0, n).toString('utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
  * A price table file (--model-prices, DESIGN R13 "Money"): JSON of read/pricing.ts
  * MODEL_PRICES_SHAPE, read and checked at start, so a typo is a usage error rather than money
  * shown wrong for a whole plan. @throws InvalidArgumentError naming the file and, for a bad
@@ -168,10 +197,11 @@ function accessProblem (p: string, mode: number): string | null {
 export function modelPricesFile (v: string): ModelPrices {
   nonEmpty(v)
   const file = path.resolve(v)
-  let text: string
-  try { text = readFileSync(file, 'utf8') } catch (err) {
+  let text: string | null
+  try { text = readAtMost(file, PRICES_FILE_MAX_BYTES) } catch (err) {
     throw new InvalidArgumentError(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give a JSON file of ${MODEL_PRICES_SHAPE}.`)
   }
+  if (text === null) throw new InvalidArgumentError(`${file} is larger than ${PRICES_FILE_MAX_BYTES / 1024} KiB, far more than a table of ${PRICES_MAX_ENTRIES} models takes; give a JSON file of ${MODEL_PRICES_SHAPE}.`)
   let value: unknown
   try { value = JSON.parse(text) } catch (err) {
     throw new InvalidArgumentError(`${file} is not JSON (${(err as Error).message}); expected ${MODEL_PRICES_SHAPE}.`)

@@ -7,6 +7,7 @@
  * dashboard snapshot.
  */
 import assert from 'node:assert/strict'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -21,6 +22,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { DEFAULT_RULES } from '../../src/plan/rules/swarmRules'
 import type { PlanSpend, SpendLine } from '../../src/plan/rules/planControl'
 import { parseCli } from '../../src/peer/cli'
+import { PRICES_FILE_MAX_BYTES } from '../../src/peer/cliValues'
 import { peerArgv } from '../../src/peer/ipc/argv'
 import { costOf } from '../../src/peer/front/mcpServer'
 import { dashboardSnapshot } from '../../src/peer/dashboard/snapshot'
@@ -192,6 +194,28 @@ describe('a bad price table is an error naming the flag or the setting', () => {
       assert.equal(r.code, 2, f)
       assert.match(r.err, /option '--model-prices <file>'/, r.err)
       assert.match(r.err, want, r.err)
+    }
+  })
+
+  it('refuses a file past its size bound without reading it all (a huge file, /dev/zero), and reads a pipe', () => {
+    const big = file('big.json', `{ "m": { "input_per_mtok": 1, "output_per_mtok": 2 } ${' '.repeat(PRICES_FILE_MAX_BYTES)}}`)
+    for (const f of [big, '/dev/zero']) {
+      const r = cli(f)
+      assert.equal(r.code, 2, f)
+      assert.match(r.err, /option '--model-prices <file>'/, r.err)
+      assert.match(r.err, /is larger than 1024 KiB, far more than a table of 1000 models takes/, r.err)
+    }
+    // Exactly at the bound is read, so the bound is the file's size and not one byte less.
+    const edge = '{ "m": { "input_per_mtok": 1, "output_per_mtok": 2 } }'
+    assert.deepEqual(cli(file('edge.json', edge + ' '.repeat(PRICES_FILE_MAX_BYTES - edge.length))), { code: 0, err: '', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } })
+    // A named pipe (what a shell's `<(...)` gives) is read to its end.
+    const fifo = path.join(dir, 'prices.fifo')
+    execFileSync('mkfifo', [fifo])
+    const writer = spawn('sh', ['-c', `printf '%s' '${edge}' > "$1"`, 'sh', fifo])
+    try {
+      assert.deepEqual(cli(fifo), { code: 0, err: '', prices: { m: { input_per_mtok: 1, output_per_mtok: 2 } } })
+    } finally {
+      writer.kill()
     }
   })
 
