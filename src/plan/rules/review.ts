@@ -149,7 +149,7 @@ export function splitProblem (subgoals: readonly string[], dependsOn: readonly (
     if (s.trim() === '') return `subgoal ${n} is empty`
     if (CONTROL_CHARS.test(s)) return `subgoal ${n} holds a control character`
     if (textLength(s) > TEXT_MAX_CHARS) return `subgoal ${n} is ${textLength(s)} characters; a subgoal holds at most ${TEXT_MAX_CHARS}`
-    const key = s.trim().toLowerCase()
+    const key = normalized(s)
     if (seen.has(key)) return `subgoal ${n} repeats an earlier one`
     seen.add(key)
   }
