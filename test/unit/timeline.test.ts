@@ -13,6 +13,7 @@ import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { synthesisId } from '../../src/plan/protocol/ids'
+import { excerpt, TREE_TEXT_CHARS } from '../../src/plan/protocol/text'
 import type { AnyEnvelope } from '../../src/plan/protocol/schemas'
 import { PlanState } from '../../src/plan/state/planState'
 import { planTimeline, type PlanTimeline, type TimelineBar } from '../../src/plan/read/timeline'
@@ -37,9 +38,9 @@ const s = (us: number): number => Math.round((us - T0) / 1000) / 1000
  * 45 s timeout). ex-3's claim on "Book flights" lapses; ex-1 runs it; "Book hotels" waits for
  * it and its result has no started_at (an older executor).
  */
-function scripted (): { envs: AnyEnvelope[], ids: Record<string, string> } {
+function scripted (flights = 'Book flights'): { envs: AnyEnvelope[], ids: Record<string, string> } {
   const g = rootGoal('Plan a trip', 'peer-user', T0)
-  const p = proposal(g.goal_id, ['Book flights', 'Book hotels', 'Plan days'], 'peer-dec-1', { at: T0 + sec(1), dependsOn: [[], [0], []] })
+  const p = proposal(g.goal_id, [flights, 'Book hotels', 'Plan days'], 'peer-dec-1', { at: T0 + sec(1), dependsOn: [[], [0], []] })
   const lost = proposal(g.goal_id, ['Do everything'], 'peer-dec-2', { at: T0 + sec(2) })
   const a = accepted(p, { atomic: [true, true, false], at: T0 + sec(3) })
   const c = childGoal(a, 2, g, T0 + sec(3))
@@ -114,6 +115,17 @@ describe('planTimeline (DESIGN "Timeline")', () => {
     assert.equal(bar(t, `synthesis:${ids.sC}:peer-ex-1:${T0 + sec(52.2)}`).final, undefined)
     assert.ok(t.bars.every((b) => !b.running), 'nothing runs in a finished plan')
     for (let i = 1; i < t.bars.length; i++) assert.ok(t.bars[i - 1]!.startUs <= t.bars[i]!.startUs, 'sorted by start')
+  })
+
+  it('names a long dependency in a wait cut as the trees cut it, so a 4000-character prompt does not fill the report\'s table', () => {
+    const long = `Book flights ${'with a long list of constraints '.repeat(120)}`.slice(0, 3900)
+    const { envs: longEnvs, ids: longIds } = scripted(long)
+    const lt = planTimeline(new PlanState(longEnvs), rules, longIds.root!, NOW)!
+    const label = bar(lt, `wait:${longIds.B}:dependency`).label ?? ''
+    assert.equal(label, `blocked on "${excerpt(long, TREE_TEXT_CHARS)}"`)
+    assert.ok(label.length < TREE_TEXT_CHARS + 20, `${label.length} characters`)
+    const row = timelineMarkdown(lt, { level: 3, label: (p) => p }).split('\n').find((l) => l.includes('| wait |') && l.includes('blocked on'))
+    assert.ok(row !== undefined && row.length < 400, `the wait's row: ${row?.length} characters`)
   })
 
   it('walks the critical path back from the final answer to the goal', () => {

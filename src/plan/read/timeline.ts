@@ -18,6 +18,7 @@ import type { SwarmRules } from '../rules/swarmRules'
 import { goalWait, taskWait } from '../rules/waits'
 import { compareStrings } from '../protocol/ids'
 import type { ChildDecision, FailureMsg, ResultMsg } from '../protocol/schemas'
+import { excerpt, TREE_TEXT_CHARS } from '../protocol/text'
 import { parseTimestamp, type Micros } from '../protocol/time'
 import type { PlanState } from '../state/planState'
 
@@ -285,7 +286,7 @@ class Builder {
       const running = !t.claimable.open && (t.status === 'waiting' || t.status === 'capability_gap')
       if (waitingOn !== undefined && (running || t.claimable.open) && endUs > readyUs) {
         const more = running && open.length > 1 ? ` and ${open.length - 1} more` : ''
-        this.add({ id: `wait:${t.id}:dependency`, kind: 'wait', node_id: t.id, node_text: text, peer: null, role: null, startUs: readyUs, endUs, running, label: `blocked on "${waitingOn.d.text}"${more}`, after: first.after })
+        this.add({ id: `wait:${t.id}:dependency`, kind: 'wait', node_id: t.id, node_text: text, peer: null, role: null, startUs: readyUs, endUs, running, label: `blocked on "${excerpt(waitingOn.d.text, TREE_TEXT_CHARS)}"${more}`, after: first.after })
       }
     }
     // Work running when the plan or the task's branch was cancelled was aborted then (DESIGN R13, R14).
