@@ -259,6 +259,8 @@ describe('the tree and the report say what the origin did (DESIGN R14)', () => {
     const resplit = envelopeOf('steer', steer(g, 'resplit', g.goal_id, { at: T0 + sec(12), note: 'fewer steps' }), g.origin_peer)
     const [again] = buildTree(new PlanState([...retried, resplit]), { nowUs: NOW, rules: DEFAULT_RULES })
     assert.deepEqual(again?.resplit, { round: 1, note: 'fewer steps' })
+    assert.deepEqual(again?.children.map((c) => c.status), ['superseded', 'superseded', 'superseded'], 'the replaced split shows superseded while the new round waits')
+    assert.equal(again?.synthesis, null)
     assert.match(renderTreeText(again === undefined ? [] : [again], { nowUs: NOW }), /Plan a two-week trip to Japan \[splitting, re-split 1: fewer steps/)
     const s = samplePlan()
     const cut = envelopeOf('steer', steer(s.root, 'cancel_branch', s.tokyo.goal_id, { at: T0 + sec(12), note: 'not going there' }), s.root.origin_peer)

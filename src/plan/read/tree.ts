@@ -245,7 +245,8 @@ function goalView (ev: Evaluation, g: GoalAnswer, path: Set<string>): GoalView {
   if (again.steer !== null) view.resplit = { round: again.round, note: again.steer.note }
   const cut = ev.branchCancel(g.id)
   if (cut !== null && cut.target === g.id) view.branch_cancel = { note: cut.note }
-  if (winner === null || path.has(g.id)) return view
+  // Without a winner only a re-split's superseded splits (DESIGN R14) leave slots to show.
+  if ((winner === null && g.slots.length === 0) || path.has(g.id)) return view
   path.add(g.id)
   for (const slot of g.slots) {
     const id = slot.decision.child_id
