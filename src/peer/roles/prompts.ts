@@ -111,8 +111,8 @@ export interface DecomposeInput {
   /** Scorers' comments on earlier splits of this goal, for a re-proposal; empty on the first. */
   feedback: readonly { subgoals: readonly string[], score: number | null, notes: readonly string[] }[]
   /**
-   * Set when the goal is split again (DESIGN R14 "Re-split"): the note of the re-split (the
-   * person's words, or the reason of an automatic one) and the subgoals of the split it replaces.
+   * Set when the goal is split again (DESIGN R14 "Re-split"): the note of the origin's re-split
+   * (the person's words) and the subgoals of the split it replaces.
    */
   resplit?: { note: string, earlier: readonly string[] }
   /** The notes of the person's rejections of earlier splits (DESIGN R14); absent or empty: none. */
