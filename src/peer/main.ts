@@ -19,6 +19,7 @@ import { CANCEL_CONFIRM_MS, cancelConfirmedLine, cancelWhenKnown } from './cance
 import { submitFromCli, submitOrResume } from './resume'
 import { steerWhenKnown } from './steerRun'
 import { publishOwnSplit } from './ownSplit'
+import { startCliReview } from './reviewTerminal'
 import { startTracing, type Tracing } from './trace/setup'
 import { watchRootSpans } from './trace/rootSpan'
 import type { Disposable } from './bus'
@@ -182,9 +183,20 @@ async function main (): Promise<void> {
     connectedPeers: () => rt.node.getPeers().length,
     onSynced: (fn: (peer: string) => void) => rt.sync.onSynced(fn)
   }
+  // A submitting peer that reviews its splits at the terminal (DESIGN R14) asks on stdin and
+  // stdout: while a question waits, the tree is held back and printed once it is answered.
+  const reviewing = config.submitGoal !== null && config.reviewDepth !== null && config.reviewDepth !== undefined && config.frontDoor !== 'mcp'
+  const interactive = reviewing && process.stdin.isTTY && process.stdout.isTTY
+  let asking = false
+  let heldTree: string | null = null
+  const onAsking = (now: boolean): void => {
+    asking = now
+    if (!now && heldTree !== null) { process.stdout.write(heldTree); heldTree = null }
+  }
+  const printTree = interactive ? { print: (text: string) => { if (asking) heldTree = text; else process.stdout.write(text) } } : {}
   try {
     // Behind the MCP front door stdout carries MCP messages alone: the tree is never printed.
-    role = await startRole({ bus: rt.bus, state: rt.state, rules: rt.rules, config: rt.config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : {}) })
+    role = await startRole({ bus: rt.bus, state: rt.state, rules: rt.rules, config: rt.config, log: log.child({ component: config.role }), now: rt.now, peerSync }, { models: ipc?.models ?? null, ...(config.frontDoor === 'mcp' ? { print: () => {} } : printTree) })
   } catch (err) {
     await rt.discard()
     if (err instanceof ConfigError) fail(USAGE_EXIT, `${err.option}: ${err.message}`)
@@ -263,6 +275,7 @@ async function main (): Promise<void> {
   if (config.submitGoal !== null) {
     const goalId = await submitFromCli(rt, config, mainLog)
     role?.showPlan?.(goalId)
+    if (reviewing) startCliReview(rt, goalId, { interactive, input: process.stdin, output: process.stdout, onAsking })
     if (config.exitWhenComplete === true) {
       watchPlanCompletion({
         bus: rt.bus,
