@@ -48,6 +48,9 @@ test('review holds the split until the origin approves; a rejection\'s note reac
   const wait = goalWait(evaluationOf(watcher), goalId)
   assert.equal(wait?.on, 'review')
   assert.deepEqual(wait?.on === 'review' ? wait.proposals.map((p) => p.proposal_id) : [], [first.proposal_id])
+  // Not on a terminal the submitting peer prints the proposal with the commands to run (reviewTerminal.ts).
+  await origin.waitFor(() => origin.stdout.some((l) => l.includes(`approve: goal-swarm-peer --approve ${first.proposal_id}`)), 'the origin printing the approve command', 30_000)
+  assert.ok(origin.stdout.some((l) => l.includes(`reject:  goal-swarm-peer --reject ${first.proposal_id} --note`)))
 
   // Reject it with a note, from the origin's identity.
   await origin.stop()
