@@ -225,7 +225,9 @@ function steerBlock (p) {
     el('h4', {}, 'Steered by its origin'),
     el('ol', { class: 'steer-list' }, steers.map((s) => el('li', { class: 'steer', 'data-action': s.action, 'data-target': s.target, title: new Date(s.at_ms).toISOString() },
       el('span', { class: 'time' }, s.at), ` ${s.by} ${STEER_WORDS[s.action] ?? s.action}${s.round > 0 ? ` (${s.round})` : ''} `,
-      s.target_text === null ? el('code', {}, s.target) : el('span', { class: 'steer-target' }, s.target_text),
+      // A proposal is named by its id (the one --approve took) and the goal it splits.
+      s.action === 'approve' || s.action === 'reject' ? [el('code', { class: 'proposal-id' }, s.target), s.target_text === null ? null : ' of '] : null,
+      s.target_text === null ? (s.action === 'approve' || s.action === 'reject' ? null : el('code', {}, s.target)) : el('span', { class: 'steer-target' }, s.target_text),
       s.note === '' ? null : el('div', { class: 'steer-note' }, s.note)))))
 }
 
