@@ -101,8 +101,8 @@ test('an MCP client submits a goal, follows its progress, reads the final answer
     ['submit_goal', { goal: 'Plan a trip', budget: {} }, /^budget: a budget needs max_calls or max_tokens$/],
     ['submit_goal', {}, /Invalid arguments for tool submit_goal.*goal/],
     // A misplaced budget must not run a plan without one.
-    ['submit_goal', { goal: 'Plan a trip', max_calls: 3 }, /Invalid arguments for tool submit_goal: unknown argument "max_calls": submit_goal takes goal, budget, wait, wait_ms, new_plan$/],
-    ['submit_goal', { goal: 'Plan a trip', budjet: { max_calls: 3 } }, /unknown argument "budjet": submit_goal takes goal, budget, wait, wait_ms, new_plan$/],
+    ['submit_goal', { goal: 'Plan a trip', max_calls: 3 }, /Invalid arguments for tool submit_goal: unknown argument "max_calls": submit_goal takes goal, budget, review, wait, wait_ms, new_plan$/],
+    ['submit_goal', { goal: 'Plan a trip', budjet: { max_calls: 3 } }, /unknown argument "budjet": submit_goal takes goal, budget, review, wait, wait_ms, new_plan$/],
     ['plan_status', { goal_id: leaves[0]!.node_id }, new RegExp(`^${leaves[0]!.node_id} is a prompt of the plan "Plan a two-week trip to Japan" \\(goal_id ${goalId}\\), not a plan: get_result takes it as node_id$`)],
     ['get_result', { node_id: goalId }, new RegExp(`^${goalId} is the goal_id of the plan "Plan a two-week trip to Japan", not a prompt: give it as goal_id for the plan's final answer$`)],
     ['plan_status', { goal_id: 'not-an-id' }, /expected an id of 16 lowercase hex characters/],
