@@ -43,6 +43,14 @@ const DRAIN_MS = 1000
  * beside the runtime's stop, and the stop deadline ends the process whatever the collector does.
  */
 const TRACE_FLUSH_MS = 500
+/**
+ * The same, when a plan this run waited for has completed (--exit-when-complete): nobody waits on
+ * this stop, and the plan's root span has only just ended, so its export gets longer.
+ */
+const TRACE_FLUSH_DONE_MS = 3000
+
+/** The stop reason of an --exit-when-complete run whose plan completed. */
+const PLAN_COMPLETE = 'plan complete'
 
 function fail (code: number, message: string): never {
   process.stderr.write(errorLine(message))
@@ -76,14 +84,15 @@ async function main (): Promise<void> {
     if (stopping) return
     stopping = true
     mainLog.info({ reason }, 'stopping')
-    setTimeout(() => { process.exit(exitCode) }, STOP_DEADLINE_MS).unref()
+    const flushMs = reason === PLAN_COMPLETE && tracing !== null ? TRACE_FLUSH_DONE_MS : TRACE_FLUSH_MS
+    setTimeout(() => { process.exit(exitCode) }, STOP_DEADLINE_MS + flushMs - TRACE_FLUSH_MS).unref()
     void (async () => {
       // The role's work first, while the bus still publishes: finished results must go out or be kept.
       await role?.drain?.(DRAIN_MS)
       try { role?.dispose() } catch (err) { mainLog.error({ err }, 'stopping the role failed') }
       rootSpans?.dispose()
       // The role's spans have ended: they go out while the rest stops, within their own deadline.
-      const traced = tracing?.shutdown(TRACE_FLUSH_MS)
+      const traced = tracing?.shutdown(flushMs)
       ipc?.stop()
       forward(null)
       // The page's event streams end first, so its EventSource starts reconnecting at once.
@@ -287,7 +296,7 @@ async function main (): Promise<void> {
           // `stopped` names what stopped the plan (cancelled, budget_reached), null when nothing did.
           mainLog.info({ event: 'plan_complete_exit', goal_id: goalId, ok: o.ok, stopped: o.stopped === 'running' ? null : o.stopped, split: o.split, leaves: o.leaves, done: o.done, failed: o.failed, failed_goals: o.failedGoals, stopped_parts: o.stoppedParts, answer_status: o.answer }, planExitLine(o))
           exitCode = o.ok ? 0 : 1
-          shutdown('plan complete')
+          shutdown(PLAN_COMPLETE)
         }
       })
     }

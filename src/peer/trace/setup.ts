@@ -45,16 +45,22 @@ export interface ExportLimits {
   exportTimeoutMs: number
 }
 
-/** The limits a peer runs with: a collector that never answers costs one pending request and at most 2048 spans of memory. */
-export const EXPORT_LIMITS: ExportLimits = { maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMs: 1000, exportTimeoutMs: 2000 }
+/**
+ * The limits a peer runs with: a collector that never answers costs one pending request and at
+ * most 2048 spans of memory. An export may take OpenTelemetry's default 10 s: on a loaded machine
+ * a shorter one timed out against a healthy collector and dropped spans, and the stop does not
+ * wait on it (Tracing.shutdown has its own deadline).
+ */
+export const EXPORT_LIMITS: ExportLimits = { maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMs: 1000, exportTimeoutMs: 10_000 }
 
 /** Running tracing: flush and stop it. */
 export interface Tracing {
   /**
    * Exports the spans ended so far and stops the provider, waiting at most `deadlineMs`; then
-   * resolves whatever the collector does (spans not out by then are lost). Never rejects.
+   * resolves whatever the collector does (spans not out by then are lost, said in one warning).
+   * Never rejects. @returns true when every span went out in time
    */
-  shutdown(deadlineMs: number): Promise<void>
+  shutdown(deadlineMs: number): Promise<boolean>
 }
 
 /** The process's tracing while on: the content rule and the id source of the root spans. */
@@ -96,11 +102,16 @@ export async function startTracing (settings: TraceSettings, peer: TracedPeer, l
   return {
     async shutdown (deadlineMs) {
       let timer: NodeJS.Timeout | undefined
-      const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, deadlineMs)); timer.unref() })
-      await Promise.race([provider.shutdown().catch(() => {}), deadline])
+      const deadline = new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false) }, Math.max(0, deadlineMs)); timer.unref() })
+      const flushed = await Promise.race([provider.shutdown().then(() => true, () => false), deadline])
       clearTimeout(timer)
       active = null
       trace.disable()
+      if (!flushed) {
+        log.warn({ event: 'trace_flush_incomplete', url: settings.url, deadline_ms: deadlineMs },
+          `spans not yet sent to the OTLP collector at ${settings.url} within ${deadlineMs} ms of stopping are dropped`)
+      }
+      return flushed
     }
   }
 }
