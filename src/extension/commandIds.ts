@@ -23,6 +23,13 @@ export const Commands = {
   openDashboard: 'goalSwarm.openDashboard',
   cancelPlan: 'goalSwarm.cancelPlan',
   showPlanTimeline: 'goalSwarm.showPlanTimeline',
+  approveSplit: 'goalSwarm.approveSplit',
+  rejectSplit: 'goalSwarm.rejectSplit',
+  editSplit: 'goalSwarm.editSplit',
+  publishSplit: 'goalSwarm.publishSplit',
+  retryPrompt: 'goalSwarm.retryPrompt',
+  resplitGoal: 'goalSwarm.resplitGoal',
+  cancelBranch: 'goalSwarm.cancelBranch',
   /** Not contributed (no palette entry): the chat's "Show in Plan View" button, with a goal id. */
   revealPlan: 'goalSwarm.revealPlan',
   chooseChatModel: 'goalSwarm.chooseChatModel'

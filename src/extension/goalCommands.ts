@@ -28,6 +28,12 @@ export interface SubmitGoalOptions {
   progress?: boolean
   /** The goal's budget; default from goalSwarm.budget.* (goalBudget). */
   budget?: Budget
+  /**
+   * Review the splits of goals above this depth before they are accepted (DESIGN R14 "Review");
+   * 0 = no review. Default goalSwarm.review.depth (none when empty), which the input box's
+   * "Review the split first" button turns on or off for this goal.
+   */
+  reviewDepth?: number
 }
 
 /** How long Submit Goal waits for announcements from a just-started peer, ms. */
@@ -41,6 +47,50 @@ const SWARM_UP_WAIT_MS = 90_000
 /** The no-workers dialog's detail: what each answer does with the goal typed. */
 export function noWorkersDetail (text: string): string {
   return `Start Local Swarm runs decomposers, scorers and executors on this machine and submits "${firstLine(text, 80)}" once they are online. Submit Anyway publishes it now; it is planned when decomposers and scorers join. Cancel drops it.`
+}
+
+/** The input box's prompt, saying whether the split waits for the person's review. */
+export function goalPrompt (reviewDepth: number): string {
+  return reviewDepth > 0
+    ? `Describe the goal; you review its split first${reviewDepth > 1 ? ` (and the splits ${reviewDepth - 1} level${reviewDepth === 2 ? '' : 's'} below)` : ''}, then the swarm runs it`
+    : 'Describe the goal; the swarm splits it into prompts and runs them'
+}
+
+/**
+ * Submit Goal's input box: the goal text, and a title-bar toggle "Review the split first" (the
+ * eye) that starts from `reviewDepth` (0 = off; turning it on without a depth set reviews the
+ * root's split). @returns the text and the review depth chosen, or undefined when dismissed
+ */
+async function askGoal (reviewDepth: number): Promise<{ text: string, reviewDepth: number } | undefined> {
+  const box = vscode.window.createInputBox()
+  const onDepth = reviewDepth > 0 ? reviewDepth : 1
+  let depth = reviewDepth
+  const show = (): void => {
+    box.prompt = goalPrompt(depth)
+    box.buttons = [{ iconPath: new vscode.ThemeIcon(depth > 0 ? 'eye' : 'eye-closed'), tooltip: depth > 0 ? 'Reviewing the split first: click to let the swarm run it at once' : 'Review the split first' }]
+  }
+  box.title = 'Goal Swarm: Submit Goal'
+  box.placeholder = 'Plan a two-week trip to Japan'
+  box.ignoreFocusOut = true
+  show()
+  return await new Promise((resolve) => {
+    let done = false
+    const finish = (v: { text: string, reviewDepth: number } | undefined): void => {
+      if (done) return
+      done = true
+      resolve(v)
+      box.dispose()
+    }
+    box.onDidTriggerButton(() => { depth = depth > 0 ? 0 : onDepth; show() })
+    box.onDidChangeValue((v) => { box.validationMessage = v === '' ? undefined : validateGoalText(v) })
+    box.onDidAccept(() => {
+      const problem = validateGoalText(box.value)
+      if (problem !== undefined) { box.validationMessage = problem; return }
+      finish({ text: box.value, reviewDepth: depth })
+    })
+    box.onDidHide(() => finish(undefined))
+    box.show()
+  })
 }
 
 export class GoalCommands extends CommandFeature {
@@ -59,15 +109,12 @@ export class GoalCommands extends CommandFeature {
   async submitGoal (opts?: SubmitGoalOptions | string): Promise<string | undefined> {
     const o: SubmitGoalOptions = typeof opts === 'string' ? { text: opts } : opts ?? {}
     let text = o.text?.trim()
+    let reviewDepth = o.reviewDepth ?? this.d.settings.current().reviewDepth ?? 0
     if (text === undefined) {
-      text = (await vscode.window.showInputBox({
-        title: 'Goal Swarm: Submit Goal',
-        prompt: 'Describe the goal; the swarm splits it into prompts and runs them',
-        placeHolder: 'Plan a two-week trip to Japan',
-        ignoreFocusOut: true,
-        validateInput: validateGoalText
-      }))?.trim()
-      if (text === undefined) return undefined
+      const asked = await askGoal(reviewDepth)
+      if (asked === undefined) return undefined
+      text = asked.text.trim()
+      reviewDepth = asked.reviewDepth
     }
     const invalid = validateGoalText(text)
     if (invalid !== undefined) throw new Error(invalid)
@@ -85,8 +132,9 @@ export class GoalCommands extends CommandFeature {
     const proc = this.d.peers.main.process
     if (proc === undefined) throw new Error('the peer stopped before the goal could be submitted')
     const budget = o.budget ?? goalBudget(this.d.settings.current())
-    const goalId = await proc.submitGoal(text, budget)
-    this.log.info(`submitted goal ${goalId} through ${main.peerId}${budget === undefined ? '' : ` with budget ${JSON.stringify(budget)}`}: ${firstLine(text, 100)}`)
+    const review = reviewDepth > 0 ? { depth: reviewDepth } : undefined
+    const goalId = await proc.submitGoal(text, budget, review)
+    this.log.info(`submitted goal ${goalId} through ${main.peerId}${budget === undefined ? '' : ` with budget ${JSON.stringify(budget)}`}${review === undefined ? '' : ` for review of splits above depth ${review.depth}`}: ${firstLine(text, 100)}`)
     this.d.view.reveal(goalId).catch((err: unknown) => this.log.debug(`reveal ${goalId}`, err))
     if (o.progress !== false) void this.showPlanProgress(goalId, text)
     return goalId

@@ -9,7 +9,7 @@
 import * as vscode from 'vscode'
 import { describeExit, PeerClient, PeerClientError, STOP_GRACE_MS, TERM_GRACE_MS, type CodeSandbox, type ExitInfo, type StatusMsg, type UnreachableBootstrap } from '../peer/ipc/parent'
 import { peerArgv } from '../peer/ipc/argv'
-import type { AnyEnvelope, Budget, Role } from '../plan/protocol/schemas'
+import type { AnyEnvelope, Budget, Goal, Role, SteerAction } from '../plan/protocol/schemas'
 import { clipText } from '../plan/protocol/text'
 import { Disposable } from '../common/disposable'
 import type { ComponentLog } from './log'
@@ -127,12 +127,29 @@ export class PeerProcess extends Disposable {
   }
 
   /**
-   * Publishes a root goal through this peer.
+   * Publishes a root goal through this peer, with its budget and review (DESIGN R13, R14).
    * @returns the goal_id
    * @throws PeerClientError with the child's message when it refuses, or on timeout / exit.
    */
-  async submitGoal (text: string, budget?: Budget): Promise<string> {
-    return await this.running().submitGoal(text, budget)
+  async submitGoal (text: string, budget?: Budget, review?: Goal['review']): Promise<string> {
+    return await this.running().submitGoal(text, budget, undefined, review)
+  }
+
+  /**
+   * Publishes this peer's steer of a plan it submitted (DESIGN R14).
+   * @returns the plan's root goal id and the steer's round
+   * @throws PeerClientError with the child's refusal (steerProblem's sentence), or on timeout / exit
+   */
+  async steer (action: SteerAction, target: string, opts: { note?: string, rootId?: string } = {}): Promise<{ goalId: string, round: number }> {
+    return await this.running().steer(action, target, opts)
+  }
+
+  /**
+   * Publishes this peer's own split of a goal of a plan it submitted (DESIGN R14 "Review").
+   * @returns the proposal id @throws PeerClientError naming the broken split rule, or on timeout / exit
+   */
+  async proposeSplit (goalId: string, subgoals: string[], dependsOn?: number[][]): Promise<string> {
+    return await this.running().proposeSplit(goalId, subgoals, dependsOn)
   }
 
   /**

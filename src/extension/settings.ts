@@ -33,6 +33,7 @@ export const SETTING_TUNABLES = {
   minScore: TUNABLES.minScore,
   budgetMaxCalls: TUNABLES.budgetCalls,
   budgetMaxTokens: TUNABLES.budgetTokens,
+  reviewDepth: TUNABLES.reviewDepth,
   dashboardPort: TUNABLES.dashboardPort
 } as const satisfies Record<string, Tunable & { setting: string }>
 type NumericField = keyof typeof SETTING_TUNABLES
@@ -65,7 +66,8 @@ export const Keys = {
   mcpAllow: 'goalSwarm.executor.mcpAllow',
   dashboardPort: SETTING_TUNABLES.dashboardPort.setting,
   tracingOtlpEndpoint: 'goalSwarm.tracing.otlpEndpoint',
-  tracingIncludeContent: 'goalSwarm.tracing.includeContent'
+  tracingIncludeContent: 'goalSwarm.tracing.includeContent',
+  reviewDepth: SETTING_TUNABLES.reviewDepth.setting
 } as const
 export type SettingKey = (typeof Keys)[keyof typeof Keys]
 
@@ -120,6 +122,11 @@ export interface Settings {
   tracingOtlpEndpoint: string | null
   /** Spans may carry prompts, replies, goal and result text (--otlp-include-content); only with an endpoint. */
   tracingIncludeContent: boolean
+  /**
+   * Review the splits of each goal you submit (DESIGN R14 "Review"): the splits of its goals above
+   * this depth wait for your approval; null = no review, 1 = the goal's own split.
+   */
+  reviewDepth: number | null
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
@@ -149,7 +156,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze<Settings>({
   mcpAllow: [],
   dashboardPort: TUNABLES.dashboardPort.settingDefault,
   tracingOtlpEndpoint: null,
-  tracingIncludeContent: false
+  tracingIncludeContent: false,
+  reviewDepth: TUNABLES.reviewDepth.default
 })
 
 /** A setting whose value could not be used. */
@@ -211,7 +219,8 @@ const RULES: { [K in keyof Settings]: z.ZodType<Settings[K] | null> } = {
     if (s === null) return
     try { otlpEndpoint(s) } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/\.$/, '') }) }
   }),
-  tracingIncludeContent: z.boolean()
+  tracingIncludeContent: z.boolean(),
+  reviewDepth: inRange(SETTING_TUNABLES.reviewDepth)
 }
 
 /** The numeric setting field of a tunable, when the editor offers it. */

@@ -20,6 +20,7 @@ import type { SwarmRules } from '../plan/rules/swarmRules'
 import { peerLabel, planItem, type PlanItemModel } from './treeItemModel'
 import { waitCountsTime } from '../plan/read/waitWords'
 import type { ModelPrices } from '../plan/read/pricing'
+import { reviewIndex, reviewItem, type ReviewIndex, type ReviewRow } from './reviewRows'
 
 /** Quiet time after VS Code last asked for rows before a redraw is signalled, ms. */
 const SETTLE_MS = 100
@@ -110,6 +111,33 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     return this.model.find(element.id)?.node
   }
 
+  private reviewCache: { hash: string, index: ReviewIndex } | undefined
+
+  /** The review rows of the current model (reviewRows.ts), rebuilt when the tree changed. */
+  reviews (): ReviewIndex {
+    const hash = this.model.hash()
+    if (this.reviewCache?.hash !== hash) this.reviewCache = { hash, index: reviewIndex(indexOf(this.model), this.model.state) }
+    return this.reviewCache.index
+  }
+
+  /** The review row (a proposal waiting for review, or one of its subgoals) with this id, if shown. */
+  reviewRow (id: string): ReviewRow | undefined {
+    return this.reviews().rows.get(id)
+  }
+
+  /** true while `id` is a row of the current model: a plan node or a review row. */
+  private present (id: string): boolean {
+    return this.model.find(id) !== undefined || this.reviewRow(id) !== undefined
+  }
+
+  /** The item model of any row, or undefined for one no longer present. */
+  private rowModel (element: PlanElement): PlanItemModel | undefined {
+    const node = this.node(element)
+    if (node !== undefined) return this.itemModel(node)
+    const row = this.reviewRow(element.id)
+    return row === undefined ? undefined : reviewItem(row, { peerNames: this.names() })
+  }
+
   getChildren (element?: PlanElement): PlanElement[] {
     const kids = this.children(element)
     this.askedAt = Date.now()
@@ -138,7 +166,11 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   private children (element?: PlanElement): PlanElement[] {
     if (element === undefined) return this.visibleRoots().map((r) => this.element(r.id))
     const entry = this.model.find(element.id)
-    if (entry === undefined || entry.node.kind !== 'goal') return []
+    if (entry === undefined) return (this.reviews().byProposal.get(element.id) ?? []).map((r) => this.element(r.id))
+    if (entry.node.kind !== 'goal') return []
+    // A goal waiting for review lists the proposals waiting (DESIGN R14 "Review").
+    const review = (this.reviews().byGoal.get(element.id) ?? []).map((r) => this.element(r.id))
+    if (review.length > 0) return [...review, ...entry.node.children.filter((c) => this.model.find(c.id)?.parentId === element.id).map((c) => this.element(c.id))]
     // A node is listed only under the parent the index gives it, so no id appears twice.
     const kids = entry.node.children
       .filter((c) => this.model.find(c.id)?.parentId === element.id)
@@ -149,12 +181,16 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   }
 
   getParent (element: PlanElement): PlanElement | undefined {
+    const row = this.model.find(element.id) === undefined ? this.reviewRow(element.id) : undefined
+    if (row !== undefined) return this.element(row.kind === 'proposal' ? row.goalId : row.proposalId)
     const parentId = this.model.find(element.id)?.parentId
     return parentId === null || parentId === undefined ? undefined : this.element(parentId)
   }
 
   getTreeItem (element: PlanElement): vscode.TreeItem {
     const node = this.node(element)
+    const row = node === undefined ? this.reviewRow(element.id) : undefined
+    if (row !== undefined) return reviewTreeItem(reviewItem(row, { peerNames: this.names() }))
     if (node === undefined) {
       // Asked for an element that left the tree between refreshes; show it inert.
       const gone = new vscode.TreeItem('(no longer in the plan)', vscode.TreeItemCollapsibleState.None)
@@ -203,7 +239,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     if (this.frozen) return
     this.clockMs = Date.now()
     let counting = false
-    for (const id of this.elements.keys()) if (this.model.find(id) === undefined) this.elements.delete(id)
+    for (const id of this.elements.keys()) if (!this.present(id)) this.elements.delete(id)
     const roots = this.children().map((e) => e.id).join(',')
     const shown = new Map<string, string>()
     const changed: PlanElement[] = []
@@ -214,10 +250,11 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     let parents = false
     const visit = (el: PlanElement): void => {
       const node = this.node(el)
-      if (node === undefined) return
-      if (node.wait !== null && waitCountsTime(node.wait)) counting = true
+      const item = this.rowModel(el)
+      if (item === undefined) return
+      if (node !== undefined && node.wait !== null && waitCountsTime(node.wait)) counting = true
       const children = this.children(el)
-      const key = JSON.stringify(this.itemModel(node)) + '|' + children.map((c) => c.id).join(',')
+      const key = JSON.stringify(item) + '|' + children.map((c) => c.id).join(',')
       const before = this.shown.get(el.id)
       // A redrawn row that has rows below makes the extension host forget them until VS Code
       // lists them again; a row expanded meanwhile is asked for by an id it no longer knows.
@@ -269,7 +306,9 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
     let level = 0
     for (let p = entry?.parentId; p != null && level < 16; p = this.model.find(p)?.parentId) level++
     const planSpend = entry === undefined ? undefined : (this.model.find(entry.rootId)?.node as GoalView | undefined)?.plan?.spend
-    return planItem(node, { restoring: this.restoring, submittedAt, nowMs: this.clockMs, peerNames: this.names(), answer: entry?.answer === true, parentText, level, prices: this.modelPrices, ...(planSpend === undefined ? {} : { planSpend }) })
+    const m = planItem(node, { restoring: this.restoring, submittedAt, nowMs: this.clockMs, peerNames: this.names(), answer: entry?.answer === true, parentText, level, prices: this.modelPrices, ...(planSpend === undefined ? {} : { planSpend }) })
+    // A subgoal waiting for review has its proposals below it: open, so they show at once.
+    return m.collapsible === 'none' && (this.reviews().byGoal.get(node.id)?.length ?? 0) > 0 ? { ...m, collapsible: 'expanded' } : m
   }
 
   private modelPrices: ModelPrices = {}
@@ -377,6 +416,34 @@ export function toTreeItem (node: TreeNode, m: PlanItemModel = planItem(node)): 
     item.command = { command: OPEN_RESULT_COMMAND, title: 'Open Result', arguments: [node.id] }
   }
   return item
+}
+
+/** vscode.TreeItem of a review row (reviewRows.ts): no click command, the actions are inline. */
+function reviewTreeItem (m: PlanItemModel): vscode.TreeItem {
+  const item = new vscode.TreeItem(m.label, COLLAPSIBLE[m.collapsible])
+  item.id = m.id
+  item.description = m.description
+  item.iconPath = new vscode.ThemeIcon(m.icon.id, m.icon.color !== undefined ? new vscode.ThemeColor(m.icon.color) : undefined)
+  const tooltip = new vscode.MarkdownString(m.tooltip, true)
+  tooltip.isTrusted = false
+  item.tooltip = tooltip
+  item.contextValue = m.contextValue
+  return item
+}
+
+/** Every node of the model's current tree by id (the review rows are read from it). */
+function indexOf (model: PlanModel): Map<string, import('./planModel').NodeEntry> {
+  const out = new Map<string, import('./planModel').NodeEntry>()
+  for (const r of model.roots()) {
+    const walk = (n: TreeNode): void => {
+      const e = model.find(n.id)
+      if (e === undefined || out.has(n.id)) return
+      out.set(n.id, e)
+      if (n.kind === 'goal') for (const c of n.children) walk(c)
+    }
+    walk(r)
+  }
+  return out
 }
 
 /**

@@ -47,7 +47,7 @@ export class ChatDoors extends Disposable {
     const chatPlans = new ChatPlans(d.model, d.peers, d.results)
     this.tools = this._register(new GoalTools({ goals: d.goals, plans: chatPlans, settings: d.settings }))
     const lacksChatModel = async (): Promise<boolean> => d.settings.current().llmProvider === 'vscode' && d.models !== undefined && !(await d.models.available())
-    this.participant = this._register(new SwarmParticipant({ goals: d.goals, plans: d.plans, chatPlans, model: d.model, log: d.log.for('chat'), lacksChatModel }, vscode.Uri.joinPath(d.extensionUri, 'media', 'goal-swarm.png')))
+    this.participant = this._register(new SwarmParticipant({ goals: d.goals, plans: d.plans, chatPlans, model: d.model, log: d.log.for('chat'), lacksChatModel, peerLabel: (p) => d.view.provider.peerLabel(p) }, vscode.Uri.joinPath(d.extensionUri, 'media', 'goal-swarm.png')))
     this.mcp = this._register(new McpDefinitions(d.peers, d.settings, vscode.Uri.joinPath(d.extensionUri, 'dist', 'peer.js').fsPath, d.version))
     for (const r of registerCommands(d.log, { [Commands.revealPlan]: (goalId: string) => d.view.reveal(goalId) })) this._register(r)
   }

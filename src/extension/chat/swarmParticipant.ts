@@ -64,6 +64,8 @@ export interface SwarmParticipantDeps {
   log: ComponentLog
   /** true when a goal would run on a VS Code chat model (provider "vscode") and VS Code has none. */
   lacksChatModel?: () => Promise<boolean>
+  /** A peer as the Plan view names it (PlanTreeProvider.peerLabel); default its PeerId. */
+  peerLabel?: (peerId: string) => string
 }
 
 /** What a handled request returns: the goal it was about, for follow-ups. */
@@ -131,6 +133,7 @@ export class SwarmChatHandler {
           lines.push(`- ${l.status === 'done' ? '✓' : '✗'} ${escapeMarkdown(firstLine(withoutDemoLabel(l.text), 100))}${l.status === 'done' ? '' : ` (${statusWord(l.status)})`}`)
         }
         if (lines.length > 0) stream.markdown(lines.join('\n') + '\n')
+        this.reviews(root, stream, told)
         const line = chatProgressText(root)
         if (line !== lastProgress) { lastProgress = line; stream.progress(line) }
         return root
@@ -151,6 +154,30 @@ export class SwarmChatHandler {
       if (token.isCancellationRequested) done(undefined)
       else if (over(first)) done(first)
     })
+  }
+
+  /**
+   * Each split of the plan waiting for the person's review (DESIGN R14 "Review"), once: its
+   * subgoals, proposer and mean score, with Approve and Reject buttons (Reject asks for a note).
+   */
+  private reviews (root: GoalView, stream: vscode.ChatResponseStream, told: Set<string>): void {
+    const walk = (g: GoalView): void => {
+      if (g.wait?.on === 'review') {
+        for (const p of g.wait.proposals) {
+          if (told.has(p.proposal_id)) continue
+          told.add(p.proposal_id)
+          const mean = p.mean === null ? 'no votes yet' : `mean score ${p.mean.toFixed(2)}`
+          stream.markdown([
+            '', `**A split of ${chatName(g.text)} waits for your review** (by ${escapeMarkdown((this.d.peerLabel ?? String)(p.proposer_peer))}, ${mean}):`, '',
+            ...p.subgoals.map((t, i) => `${i + 1}. ${escapeMarkdown(firstLine(t, 200))}`), ''
+          ].join('\n'))
+          stream.button({ command: Commands.approveSplit, title: 'Approve', arguments: [p.proposal_id] })
+          stream.button({ command: Commands.rejectSplit, title: 'Reject…', arguments: [p.proposal_id] })
+        }
+      }
+      for (const c of g.children) if (c.kind === 'goal') walk(c)
+    }
+    walk(root)
   }
 
   /** The plan is over: the final answer (or why there is none), then the buttons. */

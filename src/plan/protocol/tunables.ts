@@ -75,8 +75,9 @@ export const TUNABLES = {
     settingDoc: 'Budget of each goal you submit, in tokens (input + output) over every model request of its plan. Empty = no cap.'
   },
   reviewDepth: {
-    flag: '--review-depth', min: 1, max: 16, integer: true, default: null, unit: 'levels',
-    doc: 'with --submit-goal: review the splits of goals above this depth (1 = the root goal\'s split) before they are accepted: each waits until you --approve or --reject it'
+    flag: '--review-depth', setting: 'goalSwarm.review.depth', min: 1, max: 16, integer: true, default: null, unit: 'levels',
+    doc: 'with --submit-goal: review the splits of goals above this depth (1 = the root goal\'s split) before they are accepted: each waits until you --approve or --reject it',
+    settingDoc: 'Review the splits of each goal you submit before they are accepted: the splits of its goals above this depth wait in the Plan view until you approve, reject or edit them; 1 = the goal\'s own split. Empty = no review. Submit Goal can also turn it on for one goal.'
   },
   maxDepth: {
     flag: '--max-depth', setting: 'goalSwarm.maxDepth', min: 1, max: 16, integer: true, default: 3, unit: 'levels',
