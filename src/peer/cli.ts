@@ -253,7 +253,7 @@ export function buildProgram (io: CliIo, command: 'peer' | 'mcp' = 'peer'): Comm
     .option('--model-prices <file>', 'JSON file of prices in USD per million tokens by model name or prefix, {"<model>": {"input_per_mtok": n, "output_per_mtok": n}}, for the money the plan report, MCP plan_status and the dashboard show; they override the built-in list prices', modelPricesFile)
     .option('--show-all-plans', 'observer: print and report every plan held in full (otherwise a submitting peer shows its own plan, any other the running plans or else the newest, and the rest one line each)', false)
     .addOption(new Option('--log-format <format>', 'log format on stderr').choices(['text', 'json']).default('text'))
-    .option('--otlp-endpoint <url>', `send OpenTelemetry traces (OTLP/HTTP JSON) to this collector, e.g. http://127.0.0.1:4318 (spans go to its /v1/traces); default ${TRACES_ENDPOINT_ENV} or ${BASE_ENDPOINT_ENV} when set, else no tracing`, otlpEndpoint)
+    .option('--otlp-endpoint <url>', `send OpenTelemetry traces (OTLP/HTTP JSON) to this collector, e.g. http://127.0.0.1:4318 (spans go to its /v1/traces); default ${TRACES_ENDPOINT_ENV} or ${BASE_ENDPOINT_ENV} when set, else no tracing`)
     .option('--otlp-include-content', 'with tracing: span attributes carry prompts, replies, goal and result text (by default they carry none)', false)
     .option('-v, --verbose', 'debug logging', false)
     .allowExcessArguments(false)
@@ -361,8 +361,12 @@ export function parseCli (argv: string[], io: CliIo): CliResult {
   if (usesLlm && provider === 'anthropic' && apiKey === null) return fail('--llm', 'anthropic needs ANTHROPIC_API_KEY in the environment')
 
   // Tracing (DESIGN "Tracing"): the flag, else the standard OTLP variables, else none.
-  let traceUrl = (o.otlpEndpoint as string | undefined) ?? null
-  if (traceUrl === null) {
+  // Checked here rather than by an option parser: commander's own error quotes the value, and an
+  // endpoint may carry a password.
+  let traceUrl: string | null = null
+  if (typeof o.otlpEndpoint === 'string') {
+    try { traceUrl = otlpEndpoint(o.otlpEndpoint) } catch (err) { return fail('--otlp-endpoint', (err as Error).message) }
+  } else {
     const fromEnv = envEndpoint(io.env)
     if (fromEnv !== null && 'problem' in fromEnv) {
       io.err(shownText(envErrorLine(fromEnv.variable, fromEnv.problem)))

@@ -99,13 +99,9 @@ export function url (v: string): string {
   return u.toString()
 }
 
-/** An OTLP collector URL (--otlp-endpoint): the URL traces are POSTed to (trace/endpoint.ts tracesUrl). @throws InvalidArgumentError saying what is wrong */
+/** An OTLP collector URL (--otlp-endpoint): the URL traces are POSTed to (trace/endpoint.ts tracesUrl). @throws EndpointError saying what is wrong, never quoting the value (it may hold a password) */
 export function otlpEndpoint (v: string): string {
-  try {
-    return tracesUrl(v)
-  } catch (err) {
-    throw new InvalidArgumentError(`${(err as Error).message}.`)
-  }
+  return tracesUrl(v)
 }
 
 /** Goal text by the Goal message's text rule (non-blank, TEXT_MAX_CHARS code points, no control characters). */

@@ -96,9 +96,16 @@ describe('tracing on the peer CLI', () => {
     for (const bad of ['127.0.0.1:4318', 'ftp://127.0.0.1/x', '']) {
       const { result, err } = cli(['--otlp-endpoint', bad])
       assert.deepEqual(result, { kind: 'exit', code: USAGE_EXIT }, bad)
-      assert.match(err, /option '--otlp-endpoint <url>'/, bad)
+      assert.match(err, /option '--otlp-endpoint'/, bad)
       assert.match(err, /http or https URL/, bad)
     }
+  })
+
+  it('an --otlp-endpoint with credentials is refused without printing them', () => {
+    const { result, err } = cli(['--otlp-endpoint', 'http://user:s3cret-pw@127.0.0.1:4318'])
+    assert.deepEqual(result, { kind: 'exit', code: USAGE_EXIT })
+    assert.match(err, /option '--otlp-endpoint': the URL carries credentials/)
+    assert.ok(!err.includes('s3cret-pw'), err)
   })
 
   it('a malformed OTLP variable is a usage error naming the variable; --otlp-endpoint makes it moot', () => {
