@@ -95,7 +95,8 @@ export async function editInEditor (text: string, dir = tmpdir()): Promise<strin
   const file = path.join(folder, 'split.md')
   try {
     await writeFile(file, text, { mode: 0o600 })
-    const editor = process.env.VISUAL ?? process.env.EDITOR ?? 'vi'
+    // An empty variable counts as unset, as shells and other programs read them.
+    const editor = [process.env.VISUAL, process.env.EDITOR].find((v) => v !== undefined && v.trim() !== '') ?? 'vi'
     // Through the shell: $EDITOR may carry arguments ("code --wait").
     await new Promise<void>((resolve, reject) => {
       const child = spawn(`${editor} "$GOAL_SWARM_SPLIT_FILE"`, { shell: true, stdio: 'inherit', env: { ...process.env, GOAL_SWARM_SPLIT_FILE: file } })

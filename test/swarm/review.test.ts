@@ -4,17 +4,22 @@
  * claimed and no prompt sent to a model, until its origin approves; `--reject --note` makes the
  * decomposer propose again with the note in its prompt; `--approve` of the new proposal lets
  * the scorers accept it and the plan run; a peer that is not the origin is refused with exit 2
- * naming the flag, before anything is published.
+ * naming the flag, before anything is published. On a pseudo-terminal (`script`) the submitting
+ * peer asks about the split: an edited split breaking the split rule is refused naming it and
+ * edited again, then runs as the origin's own split.
  * Run `npm run build` first.
  */
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { test } from 'node:test'
 import { nowMicros } from '../../src/plan/protocol/time'
 import { evaluate, type Evaluation } from '../../src/plan/rules/evaluator'
 import { goalWait } from '../../src/plan/rules/waits'
 import { PlanState } from '../../src/plan/state/planState'
 import type { StandinRequest } from '../support/llm-standin'
-import { TestSwarm, type TestPeer } from '../support/peers'
+import { PEER_BUNDLE, REPO_ROOT, TestSwarm, type TestPeer } from '../support/peers'
 import { roleArgs, rulesOf, startPlanners, startStandin } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -86,4 +91,46 @@ test('review holds the split until the origin approves; a rejection\'s note reac
   await watcher.waitFor(() => evaluationOf(watcher).verdict(goalId)?.ok === true, 'the plan done', 90_000)
   assert.equal(evaluationOf(watcher).goal(goalId)?.winner?.proposal_id, second.proposal_id)
   assert.ok(executes().length >= BY_TRAIN.length + 1, 'the leaves and the synthesis ran')
+})
+
+test('on a terminal the submitting peer asks about the split; an edited split is checked by the split rule and runs as the origin\'s own', { timeout: 240_000 }, async (t) => {
+  const swarm = new TestSwarm()
+  const standin = await startStandin(() => null)
+  t.after(async () => { await swarm.close(); await standin.close() })
+  const args = roleArgs(standin, { maxDepth: 1, rootSplitCount: 2 })
+  const watcher = await startPlanners(swarm, args)
+  await swarm.start({ role: 'executor', name: 'ex', args })
+  // The "editor": its first save breaks the split rule (one subgoal), its second is a good split.
+  const editor = path.join(swarm.baseDir, 'edit.sh')
+  writeFileSync(editor, `if [ -e "$0.once" ]; then printf '# mine\\n- ${BY_TRAIN[0]}\\n- ${BY_TRAIN[1]}\\n' > "$1"; else : > "$0.once"; printf -- '- Only one\\n' > "$1"; fi\n`)
+  const argv = swarm.argsFor({ role: 'observer', name: 'tty-origin', port: 0, host: '127.0.0.1', args: [...args, '--submit-goal', GOAL, '--review-depth', '1', '--exit-when-complete'] }, swarm.dataDirOf('tty-origin'))
+  const command = `exec ${[process.execPath, PEER_BUNDLE, ...argv].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')}`
+  const env: NodeJS.ProcessEnv = { ...process.env, EDITOR: `sh ${editor}`, TMPDIR: swarm.baseDir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '' }
+  delete env.VISUAL
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  const waiters: Array<() => void> = []
+  child.stdout.on('data', (b: Buffer) => { out += b.toString(); for (const w of waiters.splice(0)) w() })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { for (const w of waiters.splice(0)) w(); resolve(code) }))
+  const until = async (text: string, n = 1): Promise<void> => {
+    while (out.split(text).length - 1 < n) {
+      if (child.exitCode !== null) assert.fail(`the peer exited (${child.exitCode}) before "${text}": ${out.slice(-2000)}`)
+      await new Promise<void>((resolve) => waiters.push(resolve))
+    }
+  }
+  const PROMPT = '[a]pprove, [r]eject, [e]dit, [s]kip? '
+  await until(PROMPT)
+  assert.match(out, /Split of 'Plan a two-week trip to Japan' waiting for your review:\r?\n {2}proposal [0-9a-f]{16} by dec, /)
+  child.stdin.write('e\r')
+  await until('edit it again? [y/n] ')
+  assert.match(out, /your split was not published: a split has 2-3 subgoals; this one has 1/)
+  child.stdin.write('y\r')
+  await until('published your own split of \'Plan a two-week trip to Japan\'')
+  assert.equal(await exited, 0, out.slice(-3000))
+  const goalId = stateOf(watcher).rootGoals().find((g) => g.text === GOAL)?.goal_id
+  assert.ok(goalId !== undefined)
+  await watcher.waitFor(() => evaluationOf(watcher).verdict(goalId)?.ok === true, 'the plan done', 60_000)
+  const winner = stateOf(watcher).proposalsFor(goalId).find((p) => p.proposal_id === evaluationOf(watcher).goal(goalId)?.winner?.proposal_id)
+  assert.deepEqual(winner?.subgoals, BY_TRAIN, 'the edited split ran')
 })
