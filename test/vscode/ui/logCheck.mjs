@@ -53,8 +53,9 @@ export function errorEntries (text) {
  * Errors the extension-host suite provokes on purpose: its supervision test kills the main
  * peer until the supervisor gives up, its Connect to Peer test pastes an address without a
  * PeerId, its chat doors test gives the language model tools bad input, and its timeline test
- * asks for the timeline of a plan the editor does not hold; the editor (or VS Code, for a
- * tool's refusal) reports each as an error.
+ * asks for the timeline of a plan the editor does not hold, and its steering test asks for
+ * steps the peer or the editor refuses; the editor (or VS Code, for a tool's refusal) reports
+ * each as an error.
  */
 export const HOST_SUITE_PROVOKED = [
   /peer main crashed \d+ times within \d+ min; not restarting it again/,
@@ -66,7 +67,10 @@ export const HOST_SUITE_PROVOKED = [
   /that plan is no longer in this editor's plan state; pick it again in the Plan view/,
   // The "vscode" provider tests: a goal submitted with no chat model, and a request the test's chat model provider sees cancelled.
   /decomposer: decomposing goal [0-9a-f]+ failed: LLM api error after 1 attempt: no chat model is available in VS Code/,
-  /\[CHAT\] extension request ERRORED in STREAM Canceled[\s\S]*goal-swarm-test\.lm-provider/
+  /\[CHAT\] extension request ERRORED in STREAM Canceled[\s\S]*goal-swarm-test\.lm-provider/,
+  // The steering test retries a done prompt (the peer refuses) and cancels the root as a branch.
+  /'.+' is done: only a failed or blocked task can be retried/,
+  /that is the plan's root goal: use "Cancel Plan" to stop the whole plan/
 ]
 
 /**
