@@ -1,11 +1,10 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { NO_CHAT_MODEL } from '../../../src/extension/llm/vscodeModels'
 import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/read/tree'
 import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../../support/llm-standin'
-import { api, applySettings, rootById, TEST_SETTINGS, until, waitForPlan, walk, withShownMessages } from './helpers'
+import { api, applySettings, rootById, TEST_SETTINGS, until, waitForPlan, walk, withShownMessages, startTestSwarm } from './helpers'
 
 /** The test-only chat model extension (test/vscode/fixtures/lm-provider-extension), loaded next to Goal Swarm by the harness. */
 const LM_EXTENSION = 'goal-swarm-test.lm-provider'
@@ -44,13 +43,7 @@ suite('Goal Swarm: goalSwarm.llm.provider "vscode" (peers call a VS Code chat mo
     await until(() => a.settings.current().llmProvider === 'vscode', 10_000, 'the provider setting read')
     assert.equal(await vscode.commands.executeCommand<string>('goalSwarm.chooseChatModel', TEST_MODEL), TEST_MODEL)
     await until(() => a.settings.current().llmVscodeModel === TEST_MODEL, 10_000, 'the chosen chat model read')
-    // can_run_code too: a plan may hold a code step, which needs an executor offering it to complete.
-    const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text', 'can_run_code'])
-    assert.ok(info)
-    const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
-    assert.ok(Array.isArray(members) && members.length === 4)
-    const ids = [info.peerId, ...members.map((m) => m.peerId)]
-    await waitForPlan(a, () => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
+    await startTestSwarm(a)
   })
 
   suiteTeardown(async function () {

@@ -1,12 +1,11 @@
 import '../../../src/extension/zodSetup'
 import assert from 'node:assert/strict'
 import * as vscode from 'vscode'
-import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
 import { planProgress, type GoalView, type LeafView } from '../../../src/plan/read/tree'
 import type { ProposalRow } from '../../../src/views/reviewRows'
 import { demoResponder, LlmStandin, scoreReply, type StandinReply, type StandinRequest } from '../../support/llm-standin'
-import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, walk } from './helpers'
+import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, walk, startTestSwarm } from './helpers'
 
 type Api = Awaited<ReturnType<typeof api>>
 
@@ -73,12 +72,7 @@ suite('Goal Swarm: the person steers a plan from the Plan view (review, reject, 
     })
     await applySettings({ ...TEST_SETTINGS, 'goalSwarm.llm.provider': 'openai-compatible', 'goalSwarm.llm.baseUrl': llm.openaiBaseUrl, 'goalSwarm.llm.model': 'standin-model' })
     await until(() => a.settings.current().llmProvider === 'openai-compatible' && a.settings.current().llmBaseUrl === llm.openaiBaseUrl, 10_000, 'the LLM settings read')
-    const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text', 'can_run_code'])
-    assert.ok(info)
-    const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
-    assert.ok(Array.isArray(members) && members.length === 4)
-    const ids = [info.peerId, ...members.map((m) => m.peerId)]
-    await waitForPlan(a, () => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
+    await startTestSwarm(a)
   })
 
   suiteTeardown(async function () {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import * as vscode from 'vscode'
 import type { GoalSwarmTestApi } from '../../../src/extension/extension'
+import type { ReadyInfo } from '../../../src/extension/peerProcess'
 import { planProgress, type GoalView, type TreeNode } from '../../../src/plan/read/tree'
 import { liveLeaves } from '../../support/leaves'
 import { waitUntil } from '../../support/wait'
@@ -229,4 +230,18 @@ export async function answeringDialogs<T> (pick: (d: AskedDialog) => string | un
 export function workersLive (a: GoalSwarmTestApi): boolean {
   const live = a.model.livePeers()
   return live.some((p) => p.role === 'decomposer') && live.filter((p) => p.role === 'scorer').length >= a.settings.current().quorum
+}
+
+/**
+ * This editor contributes an executor (can_write_text, can_run_code: a plan may hold a code step)
+ * and starts 2 decomposers and 2 scorers beside it; resolves once the Plan view's model holds
+ * every one's announcement (at most 60 s).
+ */
+export async function startTestSwarm (a: GoalSwarmTestApi): Promise<void> {
+  const info = await vscode.commands.executeCommand<ReadyInfo>('goalSwarm.contributeExecutor', ['can_write_text', 'can_run_code'])
+  assert.ok(info)
+  const members = await vscode.commands.executeCommand<ReadyInfo[]>('goalSwarm.startLocalSwarm', { decomposers: 2, scorers: 2, executors: 0 })
+  assert.ok(Array.isArray(members) && members.length === 4)
+  const ids = [info.peerId, ...members.map((m) => m.peerId)]
+  await waitForPlan(a, () => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
 }
