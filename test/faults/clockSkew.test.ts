@@ -60,10 +60,13 @@ test('claims of a +7 s executor are rejected and counted; +0 s and +3 s executor
     assert.ok(from.has(e7.peer.peerId), `${m.peer.name}: the +7 s executor's claims are among the clock_skew drops`)
     assert.deepEqual([...from].filter((p) => p !== e7.peer.peerId && p !== e3.peer.peerId), [], `${m.peer.name}: every clock_skew drop is a skewed executor's`)
   }
-  // The +3 s executor is within ±5 s of everyone (+7 s is 4 s ahead of it): it drops nothing,
-  // and its own claims are valid for the others.
-  const e3Drops = await swarm.freshDrops(e3.peer)
-  assert.equal(e3Drops.clock_skew ?? 0, 0, 'the +3 s executor drops no claim for skew')
+  // The +3 s executor is within ±5 s of everyone (+7 s is 4 s ahead of it): it drops none of the
+  // +7 s executor's claims, and its own claims are valid for the others. A live claim of the
+  // correct clock reaches it 3 s behind its own clock, so one delivered more than 2 s late (a
+  // loaded machine) is more than the tolerance behind: only such claims may be dropped there.
+  const e3Skewed = e3.peer.logRecords().filter((r) => r.event === 'message_dropped' && r.reason === 'clock_skew')
+  const lateOnly = e3Skewed.filter((r) => !(r.from === e0.peer.peerId && typeof r.offset_ms === 'number' && r.offset_ms <= -5000))
+  assert.deepEqual(lateOnly.map((r) => ({ from: r.from, offset_ms: r.offset_ms, detail: r.detail })), [], 'the +3 s executor drops no claim for skew but late-delivered ones of the correct clock')
   assert.ok(ownClaims(e3).length > 0, 'the +3 s executor made claims')
   // Counted over every claim the observer holds: a split accepted first may lose to one with
   // more proven votes (DESIGN R4), and the +3 s executor may have claimed only synthesis tasks,
