@@ -61,7 +61,7 @@ test('raw lines on stdin: not JSON gets -32700 with id null, JSON that is no JSO
   assert.deepEqual(all[4], { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Invalid params: "arguments" must be an object of the tool\'s arguments, not a string' } })
   // Still serving: the request after them is answered.
   assert.equal(all[5]?.id, 4)
-  assert.deepEqual(((all[5]?.result as { tools: Array<{ name: string }> }).tools).map((x) => x.name).sort(), ['cancel_goal', 'get_result', 'list_plans', 'plan_status', 'submit_goal'])
+  assert.deepEqual(((all[5]?.result as { tools: Array<{ name: string }> }).tools).map((x) => x.name).sort(), ['approve_split', 'cancel_branch', 'cancel_goal', 'get_result', 'list_plans', 'plan_status', 'reject_split', 'resplit', 'retry', 'submit_goal'])
   assert.equal(child.exitCode, null, 'the server is still running')
   assert.ok(stderr().split('\n').some((l) => l.includes('"event":"mcp_parse_error"')), 'the parse error is logged on stderr')
 
