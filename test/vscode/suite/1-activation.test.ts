@@ -12,7 +12,8 @@ const COMMANDS = [
   'goalSwarm.showLog', 'goalSwarm.setApiKey', 'goalSwarm.clearApiKey',
   'goalSwarm.copyMyAddress', 'goalSwarm.connectToPeer', 'goalSwarm.removeFromView', 'goalSwarm.clearFinishedPlans',
   'goalSwarm.openResultPreview', 'goalSwarm.openDashboard', 'goalSwarm.cancelPlan', 'goalSwarm.chooseChatModel',
-  'goalSwarm.showPlanTimeline'
+  'goalSwarm.showPlanTimeline', 'goalSwarm.approveSplit', 'goalSwarm.rejectSplit', 'goalSwarm.editSplit', 'goalSwarm.publishSplit',
+  'goalSwarm.retryPrompt', 'goalSwarm.resplitGoal', 'goalSwarm.cancelBranch'
 ]
 
 suite('Goal Swarm: activation and commands', () => {
