@@ -12,8 +12,8 @@ import { messageKey } from '../plan/protocol/envelope'
 import { cancelMessage, CancelRefused, planMembers, type CancelRefusal } from '../plan/rules/planControl'
 import type { Goal } from '../plan/protocol/schemas'
 
-/** --cancel-goal gives up on a goal it never hears of after at most this long, even while connected peers never complete a sync (ms). */
-const CANCEL_WAIT_MAX_MS = 60_000
+/** A --cancel-goal or steer run gives up on a target it never hears of after at most this long, even while connected peers never complete a sync (ms). */
+const MAX_WAIT_MS = 60_000
 /** --cancel-goal waits this long after publishing for the peers it is connected to to show they hold the cancel (ms). */
 export const CANCEL_CONFIRM_MS = 30_000
 /** The line a --cancel-goal run logs (`cancel_confirmed`) as it exits: `peers` connected peers showed they hold the cancel. */
@@ -57,6 +57,57 @@ export interface CancelEnds {
  * when no sync completed within CANCEL_WAIT_MAX_MS (`waited_ms`).
  */
 export function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId: string, graceMs: number, log: Logger, ends: CancelEnds): void {
+  whenKnownAndSynced(rt, peerSync, graceMs, log, {
+    what: `cancelling goal ${goalId}`,
+    logFields: { goal_id: goalId },
+    attempt: () => {
+      const goal = rt.state.goal(goalId)
+      if (goal === undefined) return false
+      // Whose goal it is never changes with a sync: a peer that may not cancel it is told at once.
+      const refusal = authorRefusal(goal, rt.peerId)
+      if (refusal !== null) return () => { ends.failed(refusal.message, { refusal: refusal.refusal }) }
+      if (rt.sync.syncedPeers === 0) return false
+      return () => {
+        rt.cancelGoal(goalId, 'cancelled from the command line').then(
+          (cancel) => {
+            log.info({ event: 'cancel_published', goal_id: goalId, peers: rt.node.getPeers().length }, `published the cancel of the plan; waiting until the connected peers hold it (at most ${CANCEL_CONFIRM_MS / 1000} s)`)
+            confirmHeard(rt, goalId, messageKey({ kind: 'cancel', body: cancel }), ends)
+          },
+          (err: Error) => { ends.failed(err.message, { refusal: err instanceof CancelRefused ? err.refusal : null }) }
+        )
+      }
+    },
+    giveUp: (why, fields) => {
+      if (rt.state.goal(goalId) !== undefined) ends.failed(`nothing was published, no peer would hear it: ${why}`, { refusal: null, ...fields })
+      else ends.failed(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`, { refusal: 'unknown_goal', ...fields })
+    }
+  })
+}
+
+/** What a CLI run that publishes one message of the origin (--cancel-goal, the steer flags) does once it can. */
+export interface KnownWait {
+  /** What the run waits to do, for its log line ("cancelling goal …"). */
+  what: string
+  /** Fields of that log line. */
+  logFields: Record<string, unknown>
+  /**
+   * Called on every message, every completed sync and once more at the give-up: false while
+   * the run must wait (its target unknown, or no sync completed yet), else the step that ends
+   * the run (publish, or refuse), which runs once the waiting has stopped.
+   */
+  attempt: () => false | (() => void)
+  /** The run ends unpublished: why in words, and the fields of its record. */
+  giveUp: (why: string, fields: Record<string, unknown>) => void
+}
+
+/**
+ * The wait of a CLI run that publishes one message of the origin: on a connected peer that has
+ * synced, so it is judged against the swarm's state. `w.attempt` is asked on every message and
+ * sync; with no answer it is asked once more and `w.giveUp` called when the first sync came
+ * without it (`synced_with`), no peer was connected for `graceMs` (`alone_ms`), or no sync
+ * completed within MAX_WAIT_MS (`waited_ms`).
+ */
+export function whenKnownAndSynced (rt: PeerRuntime, peerSync: PeerSyncView, graceMs: number, log: Logger, w: KnownWait): void {
   let settled = false
   let wait: { dispose: () => void } | null = null
   let deadline: NodeJS.Timeout | null = null
@@ -67,40 +118,30 @@ export function cancelWhenKnown (rt: PeerRuntime, peerSync: PeerSyncView, goalId
     wait?.dispose()
     if (deadline !== null) clearTimeout(deadline)
   }
-  const tryCancel = (): void => {
-    const goal = rt.state.goal(goalId)
-    if (settled || goal === undefined) return
-    // Whose goal it is never changes with a sync: a peer that may not cancel it is told at once.
-    const refusal = authorRefusal(goal, rt.peerId)
-    if (refusal !== null) { settle(); ends.failed(refusal.message, { refusal: refusal.refusal }); return }
-    if (rt.sync.syncedPeers === 0) return
+  const tryNow = (): void => {
+    if (settled) return
+    const step = w.attempt()
+    if (step === false) return
     settle()
-    rt.cancelGoal(goalId, 'cancelled from the command line').then(
-      (cancel) => {
-        log.info({ event: 'cancel_published', goal_id: goalId, peers: rt.node.getPeers().length }, `published the cancel of the plan; waiting until the connected peers hold it (at most ${CANCEL_CONFIRM_MS / 1000} s)`)
-        confirmHeard(rt, goalId, messageKey({ kind: 'cancel', body: cancel }), ends)
-      },
-      (err: Error) => { ends.failed(err.message, { refusal: err instanceof CancelRefused ? err.refusal : null }) }
-    )
+    step()
   }
   const giveUp = (why: string, fields: Record<string, unknown>): void => {
+    tryNow()
     if (settled) return
-    if (rt.state.goal(goalId) !== undefined && rt.sync.syncedPeers > 0) { tryCancel(); return }
     settle()
-    if (rt.state.goal(goalId) !== undefined) ends.failed(`nothing was published, no peer would hear it: ${why}`, { refusal: null, ...fields })
-    else ends.failed(`no goal ${goalId} is known: ${why}; nothing to cancel (check the id: it is the goal_id of a root goal this identity submitted)`, { refusal: 'unknown_goal', ...fields })
+    w.giveUp(why, fields)
   }
-  const sub = rt.bus.onMessage(tryCancel)
-  const synced = rt.sync.onSynced(tryCancel)
-  tryCancel()
+  const sub = rt.bus.onMessage(tryNow)
+  const synced = rt.sync.onSynced(tryNow)
+  tryNow()
   if (settled) return
-  log.info({ goal_id: goalId, grace_ms: graceMs }, `waiting for a sync with a peer (or ${(graceMs / 1000).toFixed(1)} s with no peer connected) before cancelling goal ${goalId}`)
+  log.info({ ...w.logFields, grace_ms: graceMs }, `waiting for a sync with a peer (or ${(graceMs / 1000).toFixed(1)} s with no peer connected) before ${w.what}`)
   wait = whenFirstSynced(peerSync, graceMs, (r) => {
     if (r.synced) giveUp(`this peer has synced with ${r.peer ?? 'a peer'} and neither holds it`, { synced_with: r.peer })
     else giveUp(`no peer was connected for ${(r.aloneMs / 1000).toFixed(1)} s to sync with (--bootstrap, --sync-grace-ms)`, { alone_ms: r.aloneMs })
   })
   if (settled) return
-  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${CANCEL_WAIT_MAX_MS / 1000} s`, { waited_ms: CANCEL_WAIT_MAX_MS }) }, CANCEL_WAIT_MAX_MS)
+  deadline = setTimeout(() => { giveUp(`no sync with a peer completed within ${MAX_WAIT_MS / 1000} s`, { waited_ms: MAX_WAIT_MS }) }, MAX_WAIT_MS)
   deadline.unref()
 }
 
