@@ -190,7 +190,7 @@ export class PlanTreeProvider implements vscode.TreeDataProvider<PlanElement>, v
   getTreeItem (element: PlanElement): vscode.TreeItem {
     const node = this.node(element)
     const row = node === undefined ? this.reviewRow(element.id) : undefined
-    if (row !== undefined) return reviewTreeItem(reviewItem(row, { peerNames: this.names() }))
+    if (row !== undefined) return itemOf(reviewItem(row, { peerNames: this.names() }))
     if (node === undefined) {
       // Asked for an element that left the tree between refreshes; show it inert.
       const gone = new vscode.TreeItem('(no longer in the plan)', vscode.TreeItemCollapsibleState.None)
@@ -404,22 +404,15 @@ const COLLAPSIBLE = {
 
 /** vscode.TreeItem of a node, from the pure item model. */
 export function toTreeItem (node: TreeNode, m: PlanItemModel = planItem(node)): vscode.TreeItem {
-  const item = new vscode.TreeItem(m.label, COLLAPSIBLE[m.collapsible])
-  item.id = m.id
-  item.description = m.description
-  item.iconPath = new vscode.ThemeIcon(m.icon.id, m.icon.color !== undefined ? new vscode.ThemeColor(m.icon.color) : undefined)
-  const tooltip = new vscode.MarkdownString(m.tooltip, true)
-  tooltip.isTrusted = false
-  item.tooltip = tooltip
-  item.contextValue = m.contextValue
+  const item = itemOf(m)
   if (node.kind === 'leaf') {
     item.command = { command: OPEN_RESULT_COMMAND, title: 'Open Result', arguments: [node.id] }
   }
   return item
 }
 
-/** vscode.TreeItem of a review row (reviewRows.ts): no click command, the actions are inline. */
-function reviewTreeItem (m: PlanItemModel): vscode.TreeItem {
+/** vscode.TreeItem of an item model: a plan node's, or a review row's (reviewRows.ts: no click command, the actions are inline). */
+function itemOf (m: PlanItemModel): vscode.TreeItem {
   const item = new vscode.TreeItem(m.label, COLLAPSIBLE[m.collapsible])
   item.id = m.id
   item.description = m.description
