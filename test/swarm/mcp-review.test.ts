@@ -21,9 +21,9 @@ import path from 'node:path'
 import { test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { demoResponder, proposedSubgoals, scoreReply, type StandinRequest } from '../support/llm-standin'
+import type { StandinRequest } from '../support/llm-standin'
 import { waitUntil } from '../support/wait'
-import { roleArgs, startPlanners } from './roles-support'
+import { longBranch, roleArgs, startPlanners } from './roles-support'
 import { call, frontDoor, json, setUp, stopFrontDoor } from './mcp-front-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
@@ -185,20 +185,9 @@ test('(2) the tools, for a client without elicitation: plan_status lists the spl
 })
 
 test('(3) cancel_branch stops one branch; the rest of the plan and the root\'s synthesis go on', { timeout: 240_000 }, async (t) => {
-  let branchText: string | null = null
-  const { swarm, standin, dir, door } = await setUp(t, 'mcp-review-branch-', async (req) => {
-    if (req.purpose === 'score' && req.prompt.startsWith(`Goal: ${GOAL}\n`)) {
-      // The root's first subgoal is a branch of its own; the rest are leaves.
-      branchText ??= proposedSubgoals(req.prompt)[0] ?? null
-      return scoreReply(req, 0.9, (_text, i) => ({ is_atomic: i !== 0, required_capability: 'can_write_text' }))
-    }
-    // The branch's calls run long, so the cancel finds the branch unfinished.
-    if (req.purpose === 'execute' && branchText !== null && req.prompt.includes(branchText)) {
-      const reply = await demoResponder(req)
-      return typeof reply === 'object' ? { ...reply, latencyMs: 60_000 } : reply
-    }
-    return null
-  })
+  // The root's first subgoal is a branch whose calls run long, so the cancel finds it unfinished.
+  const long = longBranch(GOAL)
+  const { swarm, standin, dir, door } = await setUp(t, 'mcp-review-branch-', long.respond)
   const args = roleArgs(standin, { maxDepth: 2, rootSplitCount: 3 })
   await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex', args })
@@ -210,9 +199,9 @@ test('(3) cancel_branch stops one branch; the rest of the plan and the root\'s s
   const branch = await waitUntil('the branch split and one of its calls in flight', async () => {
     const s = await status()
     const b = s.tree.children.find((c) => c.kind === 'goal' && c.status === 'decomposed')
-    return b !== undefined && standin.requests.some((r) => r.purpose === 'execute' && branchText !== null && r.prompt.includes(branchText) && r.outcome === null) ? b : undefined
+    return b !== undefined && standin.requests.some((r) => r.purpose === 'execute' && long.branchText() !== null && r.prompt.includes(long.branchText() as string) && r.outcome === null) ? b : undefined
   }, 120_000)
-  assert.equal(branch.text, branchText)
+  assert.equal(branch.text, long.branchText())
   const cancelled = await json(client, 'cancel_branch', { goal_id: branch.goal_id }) as unknown as Record<string, unknown>
   assert.deepEqual([cancelled.status, cancelled.action, cancelled.target, cancelled.round], ['published', 'cancel_branch', branch.goal_id, 0])
   const end = await waitUntil('the root synthesized without the branch', async () => {

@@ -8,7 +8,7 @@ import { PlanState } from '../../src/plan/state/planState'
 import { swarmRules, type SwarmRules } from '../../src/plan/rules/swarmRules'
 import { buildTree, planProgress, treeHash, type GoalView, type PlanProgress } from '../../src/plan/read/tree'
 import { nowMicros } from '../../src/plan/protocol/time'
-import { demoResponder, LlmStandin, type StandinReply, type StandinRequest } from '../support/llm-standin'
+import { demoResponder, LlmStandin, proposedSubgoals, scoreReply, type StandinReply, type StandinRequest } from '../support/llm-standin'
 import type { TestPeer, TestSwarm } from '../support/peers'
 import { waitUntil } from '../support/wait'
 
@@ -65,6 +65,29 @@ export async function startStandinRequiring (capability: string): Promise<LlmSta
 }
 
 /** A stand-in answering like the demo model, unless `responder` decides otherwise (null = demo). */
+/**
+ * A stand-in responder for a plan of `goal` whose root's first subgoal is a branch of its own (the
+ * rest are leaves) and whose branch's execute calls take 60 s, so a branch cancel finds one in
+ * flight; `branchText()` is that subgoal's text once the root's split was scored (else null).
+ */
+export function longBranch (goal: string): { respond: (req: StandinRequest) => Promise<StandinReply | null>, branchText: () => string | null } {
+  let branchText: string | null = null
+  return {
+    branchText: () => branchText,
+    respond: async (req) => {
+      if (req.purpose === 'score' && req.prompt.startsWith(`Goal: ${goal}\n`)) {
+        branchText ??= proposedSubgoals(req.prompt)[0] ?? null
+        return scoreReply(req, 0.9, (_text, i) => ({ is_atomic: i !== 0, required_capability: 'can_write_text' }))
+      }
+      if (req.purpose === 'execute' && branchText !== null && req.prompt.includes(branchText)) {
+        const reply = await demoResponder(req)
+        return typeof reply === 'object' ? { ...reply, latencyMs: 60_000 } : reply
+      }
+      return null
+    }
+  }
+}
+
 export async function startStandin (responder?: (req: StandinRequest) => StandinReply | null | Promise<StandinReply | null>): Promise<LlmStandin> {
   return await LlmStandin.start({ script: async (req) => (responder === undefined ? null : await responder(req)) ?? await demoResponder(req) })
 }

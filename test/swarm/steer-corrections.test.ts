@@ -15,9 +15,9 @@ import { nowMicros } from '../../src/plan/protocol/time'
 import { evaluate, type Evaluation } from '../../src/plan/rules/evaluator'
 import { PlanState } from '../../src/plan/state/planState'
 import { PeerClientError } from '../../src/peer/ipc/parent'
-import { demoResponder, proposedSubgoals, scoreReply, type StandinRequest } from '../support/llm-standin'
+import type { StandinRequest } from '../support/llm-standin'
 import { TestSwarm, type TestPeer } from '../support/peers'
-import { hashes, roleArgs, rulesOf, startPlanners, startStandin } from './roles-support'
+import { hashes, longBranch, roleArgs, rulesOf, startPlanners, startStandin } from './roles-support'
 
 const GOAL = 'Plan a two-week trip to Japan'
 
@@ -72,32 +72,21 @@ test('(1) a retried failed leaf succeeds and unblocks its dependant and the synt
 
 test('(2) a cancelled branch stops its calls; the root still synthesizes and its prompt names the cancelled part', async (t) => {
   const swarm = new TestSwarm()
-  let branchText: string | null = null
-  const standin = await startStandin(async (req) => {
-    if (req.purpose === 'score' && req.prompt.startsWith(`Goal: ${GOAL}\n`)) {
-      // The root's first subgoal is a branch of its own; the rest are leaves.
-      branchText ??= proposedSubgoals(req.prompt)[0] ?? null
-      return scoreReply(req, 0.9, (_text, i) => ({ is_atomic: i !== 0, required_capability: 'can_write_text' }))
-    }
-    // Calls for the branch's leaves run long, so the cancel finds one in flight.
-    if (req.purpose === 'execute' && branchText !== null && req.prompt.includes(branchText)) {
-      const reply = await demoResponder(req)
-      return typeof reply === 'object' ? { ...reply, latencyMs: 60_000 } : reply
-    }
-    return null
-  })
+  // The root's first subgoal is a branch whose calls run long, so the cancel finds one in flight.
+  const long = longBranch(GOAL)
+  const standin = await startStandin(long.respond)
   t.after(async () => { await swarm.close(); await standin.close() })
   const args = roleArgs(standin, { maxDepth: 2, rootSplitCount: 3 })
   const observer = await startPlanners(swarm, args)
   await swarm.start({ role: 'executor', name: 'ex1', args })
   await swarm.start({ role: 'executor', name: 'ex2', args })
   const goalId = await observer.submitGoal(GOAL)
-  const branchCalls = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute' && branchText !== null && r.prompt.includes(branchText))
+  const branchCalls = (): StandinRequest[] => standin.requests.filter((r) => r.purpose === 'execute' && long.branchText() !== null && r.prompt.includes(long.branchText() as string))
   await observer.waitFor(() => branchCalls().some((r) => r.outcome === null), 'a call for a leaf of the branch in flight', 90_000)
   const ev = evaluationOf(observer)
   const branch = ev.goal(goalId)?.winner?.children.find((c) => !c.is_atomic)
   assert.ok(branch !== undefined)
-  assert.equal(branchText, branch.text)
+  assert.equal(long.branchText(), branch.text)
   const inFlight = branchCalls().filter((r) => r.outcome === null)
   await observer.client.steer('cancel_branch', branch.child_id)
   const cancelledEverywhere = (): boolean => swarm.all.every((p) => evaluationOf(p).goalStatus(branch.child_id) === 'cancelled')

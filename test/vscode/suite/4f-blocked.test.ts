@@ -5,7 +5,7 @@ import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
 import type { GoalView } from '../../../src/plan/read/tree'
 import { statusWord } from '../../../src/plan/read/statusWords'
 import { demoResponder, LlmStandin, type StandinRequest } from '../../support/llm-standin'
-import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, startTestSwarm } from './helpers'
+import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, startTestSwarm, stopStandinSwarm } from './helpers'
 
 const GOAL4 = 'Plan a vegetable garden on a small balcony'
 
@@ -32,11 +32,7 @@ suite('Goal Swarm: a failed prompt blocks the prompts that build on it (real Ope
   suiteTeardown(async function () {
     this.timeout(120_000)
     const a = await api()
-    await applySettings({ ...TEST_SETTINGS, 'goalSwarm.llm.baseUrl': undefined, 'goalSwarm.llm.model': undefined })
-    await until(() => a.settings.current().llmProvider === 'offline-demo', 10_000, 'the offline demo model set again')
-    await a.peers.stopContributing()
-    await a.peers.stopLocalSwarm()
-    await llm.close()
+    await stopStandinSwarm(a, llm)
   })
 
   test('the dependent prompt and the final answer show "blocked" with the reason, and never run', async function () {

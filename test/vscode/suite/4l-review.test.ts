@@ -5,7 +5,7 @@ import { PROGRAM_SCHEMA_NAME } from '../../../src/peer/roles/prompts'
 import { planProgress, type GoalView, type LeafView } from '../../../src/plan/read/tree'
 import type { ProposalRow } from '../../../src/views/reviewRows'
 import { demoResponder, LlmStandin, scoreReply, type StandinReply, type StandinRequest } from '../../support/llm-standin'
-import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, walk, startTestSwarm } from './helpers'
+import { api, applySettings, leaves, rootById, TEST_SETTINGS, until, waitForPlan, walk, startTestSwarm, stopStandinSwarm } from './helpers'
 
 type Api = Awaited<ReturnType<typeof api>>
 
@@ -79,11 +79,7 @@ suite('Goal Swarm: the person steers a plan from the Plan view (review, reject, 
     this.timeout(120_000)
     messages.restore()
     const a = await api()
-    await applySettings({ ...TEST_SETTINGS, 'goalSwarm.llm.baseUrl': undefined, 'goalSwarm.llm.model': undefined })
-    await until(() => a.settings.current().llmProvider === 'offline-demo', 10_000, 'the offline demo model set again')
-    await a.peers.stopContributing()
-    await a.peers.stopLocalSwarm()
-    await llm.close()
+    await stopStandinSwarm(a, llm)
   })
 
   test('a goal submitted for review shows its proposals as rows, says so once, and runs to its end once a proposal is approved from its row', async function () {

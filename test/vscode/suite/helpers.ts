@@ -245,3 +245,16 @@ export async function startTestSwarm (a: GoalSwarmTestApi): Promise<void> {
   const ids = [info.peerId, ...members.map((m) => m.peerId)]
   await waitForPlan(a, () => ids.every((id) => a.model.livePeers().some((p) => p.peer_id === id)), 60_000, 'announcements of the restarted peers')
 }
+
+/**
+ * Undoes a suite that ran its test swarm on a stand-in model server (startTestSwarm): the LLM
+ * settings back to the offline demo model, this editor's executor and local swarm stopped, and
+ * the stand-in `llm` closed.
+ */
+export async function stopStandinSwarm (a: GoalSwarmTestApi, llm: { close(): Promise<void> }): Promise<void> {
+  await applySettings({ ...TEST_SETTINGS, 'goalSwarm.llm.baseUrl': undefined, 'goalSwarm.llm.model': undefined })
+  await until(() => a.settings.current().llmProvider === 'offline-demo', 10_000, 'the offline demo model set again')
+  await a.peers.stopContributing()
+  await a.peers.stopLocalSwarm()
+  await llm.close()
+}
