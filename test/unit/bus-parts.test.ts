@@ -15,7 +15,8 @@ import { PlanIngest } from '../../src/peer/net/ingest/ingest'
 import { prepareOutgoing } from '../../src/peer/net/transport/outbound'
 import { DEFAULT_SKEW_LEASE_MS, SkewEvidence } from '../../src/peer/net/ingest/skewEvidence'
 import { canonicalJson, messageKey } from '../../src/plan/protocol/envelope'
-import { MAX_INLINE_OUTPUT, type AnyEnvelope } from '../../src/plan/protocol/schemas'
+import { MAX_INLINE_OUTPUT, type AnyEnvelope, type SteerMsg } from '../../src/plan/protocol/schemas'
+import { formatTimestamp } from '../../src/plan/protocol/time'
 import { verifyEnvelopeSignature } from '../../src/plan/protocol/signing'
 import { PlanState } from '../../src/plan/state/planState'
 import { accepted, capability, claim, newIdentity, promptNode, proposal, renewal, result, rootGoal, sec, signedEnvelope, T0 } from '../support/fixtures'
@@ -90,6 +91,19 @@ describe('ingest: merge, log, blobs, fan-out', () => {
     const id = await newIdentity()
     assert.equal(await ingest.ingest(canonicalJson(await signedEnvelope(id.key, 'capability', capability(id.peerId, NOW, [], 'scorer'))), 'gossip'), 'new')
     assert.equal(capabilityChecks(), 1)
+  })
+
+  it('drops a steer dated ahead of its clock by more than the tolerance (a retry dated ahead would close every claim until then)', async () => {
+    const { ingest, drops } = ingestRig()
+    const id = await newIdentity()
+    const g = rootGoal('Plan a trip', id.peerId)
+    const steer = (issuedAt: number): SteerMsg => ({
+      goal_id: g.goal_id, origin_peer: id.peerId, goal_text: g.text, goal_created_at: g.created_at,
+      action: 'cancel_branch', target: '0123456789abcdef', round: 0, note: '', issued_at: formatTimestamp(issuedAt)
+    })
+    assert.equal(await ingest.ingest(canonicalJson(await signedEnvelope(id.key, 'steer', steer(NOW + sec(3600)))), 'sync'), 'clock_skew')
+    assert.equal(drops.snapshot().clock_skew, 1)
+    assert.equal(await ingest.ingest(canonicalJson(await signedEnvelope(id.key, 'steer', steer(NOW))), 'gossip'), 'new')
   })
 
   it('notes a live claim from our past as skew evidence, a synced one not at all', async () => {

@@ -107,10 +107,12 @@ export async function verifyIncoming (input: VerifyInput, ctx: VerifyContext): P
       return { ok: false, reason: 'clock_skew', detail: `${env.kind} timestamp is ${Math.abs(off).toFixed(3)} s ${dir} local time (tolerance ${tolerance / 1000} s)`, from: env.from, skew, fields: { kind: env.kind, offset_ms: skew.offsetMs } }
     }
   }
-  if (env.kind === 'score' || env.kind === 'accepted') {
+  if (env.kind === 'score' || env.kind === 'accepted' || env.kind === 'steer') {
     // A fallback split may exist only once the acceptance timeout has passed (DESIGN R4
-    // "Evidence"), and its time is its votes': neither may be dated ahead of this clock.
-    const at = parseTimestamp(env.kind === 'score' ? env.body.scored_at : env.body.accepted_at)
+    // "Evidence"), and its time is its votes': neither may be dated ahead of this clock. A steer's
+    // time decides which claims a retry closes and when a re-split's round begins (DESIGN R14): a
+    // retry dated ahead would make every claim until then count for nothing.
+    const at = parseTimestamp(env.kind === 'score' ? env.body.scored_at : env.kind === 'accepted' ? env.body.accepted_at : env.body.issued_at)
     const now = ctx.now()
     const tolerance = ctx.toleranceMs ?? CLAIM_TOLERANCE_MS
     if (!notFromFuture(at, now, tolerance)) {
